@@ -1,0 +1,67 @@
+/**
+ * What a verifier reports about itself, for metrics and logs: JWKS fetches, verification failures,
+ * result-cache hits and misses, key removals. No event carries a token, a key or a claim value.
+ *
+ * @module paygate-auth
+ */
+import type { AuthErrorCode } from './errors.js';
+import type { JwksFailureReason } from './jwks-fetch.js';
+
+/** Why a JWKS was fetched. */
+export type JwksFetchTrigger = 'initial' | 'max_age' | 'kid_miss' | 'refresh' | 'warm_up';
+
+/** A JWKS download finished. */
+export interface JwksFetchEvent {
+  readonly type: 'jwks_fetch';
+  readonly issuer: string;
+  readonly trigger: JwksFetchTrigger;
+  readonly outcome: 'ok' | 'error';
+  /** Wall-clock milliseconds the download took. */
+  readonly durationMs: number;
+  /** Usable keys in the new set (`ok` only). */
+  readonly keys?: number;
+  /** Entries ignored because they broke a key rule (`ok` only). */
+  readonly ignoredKeys?: number;
+  /** Why it failed (`error` only). */
+  readonly reason?: JwksFailureReason | 'key_import';
+  /** The HTTP status, when the endpoint answered one other than 200. */
+  readonly status?: number;
+}
+
+/** A verification failed. `issuer` is set once the token's issuer was recognised. */
+export interface VerifyFailureEvent {
+  readonly type: 'verify_failure';
+  readonly code: AuthErrorCode;
+  readonly issuer: string | null;
+  readonly claim?: string;
+}
+
+/** A verification was answered from the result cache (`hit`) or verified in full (`miss`). */
+export interface CacheEvent {
+  readonly type: 'cache';
+  readonly outcome: 'hit' | 'miss';
+}
+
+/** Keys stopped verifying: removed from the JWKS on a refresh, or revoked by an operator. */
+export interface KeysRemovedEvent {
+  readonly type: 'keys_removed';
+  readonly issuer: string;
+  readonly kids: readonly string[];
+  readonly cause: 'jwks' | 'revoked';
+}
+
+/** Every event a verifier reports. */
+export type VerifierEvent = JwksFetchEvent | VerifyFailureEvent | CacheEvent | KeysRemovedEvent;
+
+/** Receives {@link VerifierEvent}s. It must not throw; if it does, the error is ignored. */
+export type VerifierEventListener = (event: VerifierEvent) => void;
+
+/** Calls `listener`, if any, shielding the caller from its failures. */
+export function emit(listener: VerifierEventListener | undefined, event: VerifierEvent): void {
+  if (listener === undefined) return;
+  try {
+    listener(event);
+  } catch {
+    // A metrics hook must never change the outcome of a verification.
+  }
+}

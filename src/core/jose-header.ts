@@ -1,0 +1,47 @@
+/**
+ * The JOSE header rules (SPEC §3.2), in order: `alg` on the allow-list, `kid` present, `typ` (when
+ * present) `JWT` or `at+jwt`, no `crit`. `jku`, `x5u`, `jwk` and `x5c` are never read: keys come only
+ * from the registered issuer's JWKS.
+ *
+ * @module paygate-auth
+ */
+import { AuthError } from './errors.js';
+
+/** The algorithms a verifier may be configured to accept: RSA signatures only. */
+export const RSA_ALGORITHMS = Object.freeze(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const);
+
+/** An RSA signature algorithm. */
+export type RsaAlgorithm = (typeof RSA_ALGORITHMS)[number];
+
+/** The header fields verification goes on with. */
+export interface CheckedHeader {
+  readonly alg: RsaAlgorithm;
+  readonly kid: string;
+}
+
+/** Longest `kid` accepted. */
+export const MAX_KID_LENGTH = 256;
+
+function isAllowedTyp(typ: string): boolean {
+  const lower = typ.toLowerCase();
+  const bare = lower.startsWith('application/') ? lower.slice('application/'.length) : lower;
+  return bare === 'jwt' || bare === 'at+jwt';
+}
+
+/** Applies the header rules. @throws {AuthError} the first rule broken. */
+export function checkJoseHeader(header: Record<string, unknown>, algorithms: ReadonlySet<string>): CheckedHeader {
+  const { alg, kid, typ } = header;
+  if (typeof alg !== 'string' || !algorithms.has(alg)) {
+    throw new AuthError('unsupported_algorithm', `The token's "alg" must be one of ${[...algorithms].join(', ')}.`);
+  }
+  if (typeof kid !== 'string' || kid === '' || kid.length > MAX_KID_LENGTH) {
+    throw new AuthError('missing_kid', 'The token header must name its signing key in "kid".');
+  }
+  if (typ !== undefined && (typeof typ !== 'string' || !isAllowedTyp(typ))) {
+    throw new AuthError('invalid_typ', 'The token\'s "typ" must be "JWT" or "at+jwt".');
+  }
+  if (Object.hasOwn(header, 'crit')) {
+    throw new AuthError('unsupported_crit', 'The token header carries "crit"; no extension is supported.');
+  }
+  return { alg: alg as RsaAlgorithm, kid };
+}

@@ -1,0 +1,108 @@
+/**
+ * Which keys of a JWKS may verify (SPEC §3.4): `kty` `RSA`, `use` absent or `sig`, `alg` absent or
+ * an accepted algorithm, a `kid`, a modulus of at least 2048 bits. A key breaking a rule is ignored;
+ * the rest of the set still counts.
+ *
+ * @module paygate-auth
+ */
+import { decodeBase64Url, isBase64Url } from './base64url.js';
+import { isJsonObject } from './json-object.js';
+import { MAX_KID_LENGTH } from './jose-header.js';
+
+/** An RSA public key as published, reduced to the members verification reads. */
+export interface RsaPublicJwk {
+  readonly kty: 'RSA';
+  readonly kid: string;
+  readonly n: string;
+  readonly e: string;
+  readonly alg?: string;
+  readonly use?: 'sig';
+}
+
+/** Smallest modulus accepted, in bits. */
+export const MIN_MODULUS_BITS = 2048;
+/** Largest modulus accepted, in bits (bounds the cost of one verification). */
+export const MAX_MODULUS_BITS = 8192;
+
+const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth'] as const;
+
+/** Bits in the big-endian unsigned integer `bytes`. */
+function bitLength(bytes: Uint8Array): number {
+  let start = 0;
+  while (start < bytes.length && bytes[start] === 0) start += 1;
+  if (start === bytes.length) return 0;
+  return (bytes.length - start - 1) * 8 + (32 - Math.clz32(bytes[start] as number));
+}
+
+function isUsableExponent(bytes: Uint8Array): boolean {
+  const bits = bitLength(bytes);
+  if (bits < 2 || bits > 32) return false;
+  const last = bytes[bytes.length - 1] as number;
+  return (last & 1) === 1;
+}
+
+/** Why a key was ignored, or `null` when it is usable. */
+export function rejectReason(key: unknown, algorithms: ReadonlySet<string>): string | null {
+  if (!isJsonObject(key)) return 'not an object';
+  if (key.kty !== 'RSA') return 'kty is not RSA';
+  if (key.use !== undefined && key.use !== 'sig') return 'use is not sig';
+  if (key.alg !== undefined && (typeof key.alg !== 'string' || !algorithms.has(key.alg))) return 'alg is not accepted';
+  if (typeof key.kid !== 'string' || key.kid === '' || key.kid.length > MAX_KID_LENGTH) return 'kid is missing';
+  if (Array.isArray(key.key_ops) && !key.key_ops.includes('verify')) return 'key_ops excludes verify';
+  if (PRIVATE_MEMBERS.some((member) => member in key)) return 'private key material is published';
+  if (typeof key.n !== 'string' || !isBase64Url(key.n)) return 'n is not base64url';
+  if (typeof key.e !== 'string' || !isBase64Url(key.e)) return 'e is not base64url';
+  const bits = bitLength(decodeBase64Url(key.n));
+  if (bits < MIN_MODULUS_BITS) return `modulus under ${MIN_MODULUS_BITS} bits`;
+  if (bits > MAX_MODULUS_BITS) return `modulus over ${MAX_MODULUS_BITS} bits`;
+  if (!isUsableExponent(decodeBase64Url(key.e))) return 'exponent is not an odd number from 3 to 2^32';
+  return null;
+}
+
+/** The outcome of reading a JWKS document's keys. */
+export interface KeySelection {
+  /** Usable keys by `kid`. */
+  readonly keys: ReadonlyMap<string, RsaPublicJwk>;
+  /** How many entries were ignored. */
+  readonly ignored: number;
+}
+
+function reduce(key: Record<string, unknown>): RsaPublicJwk {
+  return Object.freeze({
+    kty: 'RSA',
+    kid: key.kid as string,
+    n: key.n as string,
+    e: key.e as string,
+    ...(key.alg === undefined ? {} : { alg: key.alg as string }),
+    ...(key.use === undefined ? {} : { use: 'sig' as const }),
+  });
+}
+
+function sameKey(a: RsaPublicJwk, b: RsaPublicJwk): boolean {
+  return a.n === b.n && a.e === b.e && a.alg === b.alg;
+}
+
+/**
+ * The usable keys of a JWKS `keys` array. Two different keys under one `kid` are ambiguous: both
+ * are ignored.
+ */
+export function selectUsableKeys(entries: readonly unknown[], algorithms: ReadonlySet<string>): KeySelection {
+  const keys = new Map<string, RsaPublicJwk>();
+  const ambiguous = new Set<string>();
+  let ignored = 0;
+  for (const entry of entries) {
+    if (rejectReason(entry, algorithms) !== null) {
+      ignored += 1;
+      continue;
+    }
+    const key = reduce(entry as Record<string, unknown>);
+    const seen = keys.get(key.kid);
+    if (seen === undefined && !ambiguous.has(key.kid)) keys.set(key.kid, key);
+    else if (seen === undefined || !sameKey(seen, key)) {
+      ambiguous.add(key.kid);
+      ignored += seen === undefined ? 1 : 2;
+      keys.delete(key.kid);
+    } else ignored += 1;
+  }
+  return { keys, ignored };
+}

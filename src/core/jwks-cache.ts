@@ -1,0 +1,374 @@
+/**
+ * The keys of every registered issuer (SPEC §3.4, §4): loaded from the issuer's JWKS only, kept for
+ * a max-age, refetched once on an unknown `kid` (at most once per cooldown), shared by concurrent
+ * callers (one download in flight per issuer), served stale for a bounded time when a refresh
+ * fails, with a back-off between failed downloads. Every time decision reads the verifier's clock.
+ *
+ * @module paygate-auth
+ */
+import { AuthError } from './errors.js';
+import { emit, type JwksFetchTrigger, type VerifierEventListener } from './events.js';
+import { type FetchLike, JwksFetchError, fetchJwks } from './jwks-fetch.js';
+import { type RsaPublicJwk, selectUsableKeys } from './jwk.js';
+import type { RegisteredIssuer } from './registry.js';
+import type { PreparedKey, SignatureEngine } from './signature.js';
+
+/** The settings of a {@link JwksCache}; times in seconds, the clock in milliseconds. */
+export interface JwksCacheSettings {
+  readonly maxAge: number;
+  readonly timeout: number;
+  readonly maxBytes: number;
+  readonly maxRedirects: number;
+  readonly staleWindow: number;
+  readonly cooldown: number;
+  readonly backoffInitial: number;
+  readonly backoffMax: number;
+  readonly algorithms: ReadonlySet<string>;
+  readonly fetch: FetchLike | undefined;
+  readonly now: () => number;
+  readonly engine: SignatureEngine;
+  readonly onEvent: VerifierEventListener | undefined;
+  /** Called when keys stop verifying, so results verified with them can be dropped. */
+  readonly onKeysRemoved: (issuer: string, kids: readonly string[]) => void;
+}
+
+/** One issuer's keys as exported by {@link JwksCache.export}. */
+export interface IssuerKeySnapshot {
+  readonly issuer: string;
+  readonly jwksUri: string;
+  /** When the keys were downloaded, in milliseconds since the epoch (the verifier's clock). */
+  readonly fetchedAt: number;
+  readonly keys: readonly RsaPublicJwk[];
+}
+
+/** A JSON-safe copy of the key cache, for `createVerifier({ keys })`. Public keys only. */
+export interface KeySnapshot {
+  readonly version: 1;
+  readonly issuers: readonly IssuerKeySnapshot[];
+}
+
+/** What {@link JwksCache.check} says of a key that verified a cached result. */
+export type KeyStanding = 'current' | 'reload' | 'gone';
+
+/** One issuer's outcome in a `refresh()` or `warmUp()`. */
+export interface KeyLoadReport {
+  readonly issuer: string;
+  readonly ok: boolean;
+  /** Usable keys after the load. */
+  readonly keys?: number;
+  /** Why it failed (no key material, no token). */
+  readonly error?: string;
+}
+
+interface IssuerState {
+  readonly registered: RegisteredIssuer;
+  keys: ReadonlyMap<string, PreparedKey> | null;
+  fetchedAt: number;
+  freshUntil: number;
+  /** Set after a failed download while keys are held: they serve until this moment. */
+  failingSince: number | null;
+  staleUntil: number;
+  inflight: Promise<boolean> | null;
+  lastKidMissAt: number;
+  retryAt: number;
+  failures: number;
+  readonly revoked: Set<string>;
+}
+
+function elapsedMs(startedAt: number): number {
+  return Math.round((performance.now() - startedAt) * 100) / 100;
+}
+
+/** The key cache of one verifier. */
+export class JwksCache {
+  readonly #settings: JwksCacheSettings;
+  readonly #states = new Map<string, IssuerState>();
+
+  constructor(issuers: Iterable<RegisteredIssuer>, settings: JwksCacheSettings) {
+    this.#settings = settings;
+    for (const registered of issuers) {
+      this.#states.set(registered.issuer, {
+        registered,
+        keys: null,
+        fetchedAt: 0,
+        freshUntil: 0,
+        failingSince: null,
+        staleUntil: 0,
+        inflight: null,
+        lastKidMissAt: Number.NEGATIVE_INFINITY,
+        retryAt: Number.NEGATIVE_INFINITY,
+        failures: 0,
+        revoked: new Set(),
+      });
+    }
+  }
+
+  #state(issuer: string): IssuerState {
+    const state = this.#states.get(issuer);
+    if (state === undefined) throw new TypeError(`${JSON.stringify(issuer)} is not a registered issuer`);
+    return state;
+  }
+
+  /**
+   * The keys that may verify now: fresh ones; past their max-age while a reload is pending (the
+   * reload replaces them); or, after a failed reload, until the stale window closes.
+   */
+  #usable(state: IssuerState, now: number): ReadonlyMap<string, PreparedKey> | null {
+    if (state.keys === null) return null;
+    if (now < state.freshUntil || state.failingSince === null || now < state.staleUntil) return state.keys;
+    // The stale window is over: these keys are no longer trusted at all.
+    this.#drop(state, 'jwks');
+    return null;
+  }
+
+  #drop(state: IssuerState, cause: 'jwks' | 'revoked'): void {
+    const kids = state.keys === null ? [] : [...state.keys.keys()];
+    state.keys = null;
+    this.#removed(state, kids, cause);
+  }
+
+  #removed(state: IssuerState, kids: readonly string[], cause: 'jwks' | 'revoked'): void {
+    if (kids.length === 0) return;
+    emit(this.#settings.onEvent, { type: 'keys_removed', issuer: state.registered.issuer, kids, cause });
+    this.#settings.onKeysRemoved(state.registered.issuer, kids);
+  }
+
+  #retryAfter(state: IssuerState, now: number): number {
+    return Math.max(1, Math.ceil((state.retryAt - now) / 1000));
+  }
+
+  #unavailable(state: IssuerState, now: number, cause?: unknown): AuthError {
+    return new AuthError('jwks_unavailable', "The issuer's signing keys cannot be loaded right now.", {
+      retryAfter: this.#retryAfter(state, now),
+      issuer: state.registered.issuer,
+      cause,
+    });
+  }
+
+  /** Shares one download per issuer among every caller. Resolves `true` when it succeeded; never rejects. */
+  #load(state: IssuerState, trigger: JwksFetchTrigger): Promise<boolean> {
+    return state.inflight ?? this.#track(state, this.#download(state, trigger));
+  }
+
+  /** Makes `work` the issuer's one operation in flight until it settles. */
+  #track(state: IssuerState, work: Promise<boolean>): Promise<boolean> {
+    const inflight: Promise<boolean> = work.finally(() => {
+      if (state.inflight === inflight) state.inflight = null;
+    });
+    state.inflight = inflight;
+    return inflight;
+  }
+
+  async #prepare(state: IssuerState, jwks: ReadonlyMap<string, RsaPublicJwk>): Promise<Map<string, PreparedKey>> {
+    const prepared = new Map<string, PreparedKey>();
+    for (const [kid, jwk] of jwks) {
+      const held = state.keys?.get(kid);
+      if (held !== undefined && held.jwk.n === jwk.n && held.jwk.e === jwk.e && held.jwk.alg === jwk.alg) {
+        prepared.set(kid, held);
+        continue;
+      }
+      try {
+        prepared.set(kid, await this.#settings.engine.prepare(jwk));
+      } catch {
+        // A key the runtime cannot import is as good as absent.
+      }
+    }
+    return prepared;
+  }
+
+  /** Replaces the issuer's keys; keys no longer present (or changed) stop verifying at once. */
+  #install(state: IssuerState, keys: Map<string, PreparedKey>, fetchedAt: number): void {
+    const removed = state.keys === null ? [] : [...state.keys].filter(([kid, key]) => keys.get(kid) !== key).map(([kid]) => kid);
+    state.keys = keys;
+    state.fetchedAt = fetchedAt;
+    state.freshUntil = fetchedAt + this.#settings.maxAge * 1000;
+    state.failingSince = null;
+    state.staleUntil = 0;
+    state.failures = 0;
+    state.retryAt = Number.NEGATIVE_INFINITY;
+    this.#removed(state, removed, 'jwks');
+  }
+
+  #fail(state: IssuerState, error: unknown): void {
+    const { backoffInitial, backoffMax, staleWindow, now } = this.#settings;
+    const at = now();
+    state.failures += 1;
+    let delay = Math.min(backoffMax, backoffInitial * 2 ** (state.failures - 1));
+    if (error instanceof JwksFetchError && error.retryAfter !== undefined) delay = Math.max(delay, error.retryAfter);
+    state.retryAt = at + delay * 1000;
+    if (state.keys !== null && state.failingSince === null) {
+      state.failingSince = at;
+      state.staleUntil = at + staleWindow * 1000;
+    }
+  }
+
+  async #download(state: IssuerState, trigger: JwksFetchTrigger): Promise<boolean> {
+    const { registered } = state;
+    const settings = this.#settings;
+    const startedAt = performance.now();
+    try {
+      const entries = await fetchJwks(registered.jwksUri, settings.fetch ?? globalThis.fetch, settings, settings.now());
+      const selection = selectUsableKeys(entries, settings.algorithms);
+      const keys = await this.#prepare(state, selection.keys);
+      this.#install(state, keys, settings.now());
+      emit(settings.onEvent, {
+        type: 'jwks_fetch',
+        issuer: registered.issuer,
+        trigger,
+        outcome: 'ok',
+        durationMs: elapsedMs(startedAt),
+        keys: keys.size,
+        ignoredKeys: selection.ignored + selection.keys.size - keys.size,
+      });
+      return true;
+    } catch (error) {
+      this.#fail(state, error);
+      emit(settings.onEvent, {
+        type: 'jwks_fetch',
+        issuer: registered.issuer,
+        trigger,
+        outcome: 'error',
+        durationMs: elapsedMs(startedAt),
+        reason: error instanceof JwksFetchError ? error.reason : 'key_import',
+        ...(error instanceof JwksFetchError && error.status !== undefined ? { status: error.status } : {}),
+      });
+      return false;
+    }
+  }
+
+  /**
+   * The key `kid` of `issuer` when it is held, fresh and not revoked, without waiting: the hot path.
+   * `undefined` means "ask {@link resolve}", not "unknown".
+   */
+  peek(issuer: string, kid: string): PreparedKey | undefined {
+    const state = this.#states.get(issuer);
+    if (state === undefined || state.keys === null || state.revoked.has(kid)) return undefined;
+    return this.#settings.now() < state.freshUntil ? state.keys.get(kid) : undefined;
+  }
+
+  /**
+   * The key `kid` of `issuer`, loading or refetching the JWKS as the rules allow. Keys past their
+   * max-age keep verifying while a reload runs in the background; an unknown `kid` waits for a
+   * download (one per cooldown).
+   * @throws {AuthError} `key_revoked`, `unknown_key` or `jwks_unavailable`.
+   */
+  async resolve(issuer: string, kid: string): Promise<PreparedKey> {
+    const state = this.#state(issuer);
+    const { now, cooldown } = this.#settings;
+    if (state.revoked.has(kid)) throw this.#revokedError(issuer);
+    const at = now();
+    const held = this.#usable(state, at);
+    const mayFetch = state.inflight !== null || at >= state.retryAt;
+    if (held === null) {
+      if (mayFetch) await this.#load(state, state.keys === null && state.fetchedAt === 0 ? 'initial' : 'max_age');
+      return this.#pick(state, kid, now());
+    }
+    if (at >= state.freshUntil && mayFetch) void this.#load(state, 'max_age');
+    const key = held.get(kid);
+    if (key !== undefined) return key;
+    if (state.inflight !== null) {
+      await state.inflight;
+      return this.#pick(state, kid, now());
+    }
+    if (at - state.lastKidMissAt >= cooldown * 1000 && at >= state.retryAt) {
+      state.lastKidMissAt = at;
+      await this.#load(state, 'kid_miss');
+      return this.#pick(state, kid, now());
+    }
+    return this.#pick(state, kid, at);
+  }
+
+  #revokedError(issuer: string): AuthError {
+    return new AuthError('key_revoked', 'The key that signed the token has been revoked.', { issuer });
+  }
+
+  /** Picks `kid` from the keys usable now, after any load this call waited for. */
+  #pick(state: IssuerState, kid: string, now: number): PreparedKey {
+    if (state.revoked.has(kid)) throw this.#revokedError(state.registered.issuer);
+    const keys = this.#usable(state, now);
+    if (keys === null) throw this.#unavailable(state, now);
+    const key = keys.get(kid);
+    if (key !== undefined) return key;
+    if (state.failingSince !== null) throw this.#unavailable(state, now);
+    throw new AuthError('unknown_key', "The token's key is not in its issuer's JWKS.", { issuer: state.registered.issuer });
+  }
+
+  /** Whether `key`, which verified a cached result, may still vouch for it. */
+  check(issuer: string, key: PreparedKey): KeyStanding {
+    const state = this.#states.get(issuer);
+    if (state === undefined || state.keys === null || state.revoked.has(key.kid) || state.keys.get(key.kid) !== key) {
+      return 'gone';
+    }
+    return this.#settings.now() < state.freshUntil ? 'current' : 'reload';
+  }
+
+  /**
+   * Downloads `issuer`'s JWKS now, whatever the max-age, cooldown or back-off (after any download
+   * already in flight, which may predate the change being acted on).
+   * @throws {AuthError} `jwks_unavailable` when the download fails (the held keys are kept).
+   */
+  async refresh(issuer: string): Promise<KeyLoadReport> {
+    const state = this.#state(issuer);
+    if (state.inflight !== null) await state.inflight;
+    const ok = await this.#load(state, 'refresh');
+    if (!ok) throw this.#unavailable(state, this.#settings.now());
+    return { issuer, ok, keys: state.keys?.size ?? 0 };
+  }
+
+  /** Stops `kid` of `issuer` verifying at once, even if its JWKS still lists it. */
+  revoke(issuer: string, kid: string): void {
+    const state = this.#state(issuer);
+    if (typeof kid !== 'string' || kid === '') throw new TypeError('revokeKey: kid must be a non-empty string');
+    state.revoked.add(kid);
+    this.#removed(state, [kid], 'revoked');
+  }
+
+  /** Loads every issuer whose keys are not fresh; reports each one; never rejects. */
+  async warmUp(): Promise<KeyLoadReport[]> {
+    const now = this.#settings.now();
+    return Promise.all(
+      [...this.#states.values()].map(async (state): Promise<KeyLoadReport> => {
+        const issuer = state.registered.issuer;
+        const ok = state.inflight === null && state.keys !== null && now < state.freshUntil ? true : await this.#load(state, 'warm_up');
+        if (ok) return { issuer, ok, keys: state.keys?.size ?? 0 };
+        return { issuer, ok, error: "The issuer's JWKS could not be loaded." };
+      }),
+    );
+  }
+
+  /** The held keys of every issuer, JSON-safe. */
+  export(): KeySnapshot {
+    const issuers: IssuerKeySnapshot[] = [];
+    for (const state of this.#states.values()) {
+      if (state.keys === null) continue;
+      issuers.push({
+        issuer: state.registered.issuer,
+        jwksUri: state.registered.jwksUri,
+        fetchedAt: state.fetchedAt,
+        keys: [...state.keys.values()].map((key) => key.jwk),
+      });
+    }
+    return { version: 1, issuers };
+  }
+
+  /**
+   * Installs keys from a snapshot, as if downloaded at its `fetchedAt`. Issuers no longer
+   * registered, or registered with another `jwksUri`, are skipped. The import runs in the
+   * background; verifications wait for it.
+   */
+  import(snapshot: KeySnapshot): void {
+    for (const entry of snapshot.issuers) {
+      const state = this.#states.get(entry.issuer);
+      if (state === undefined || state.registered.jwksUri !== entry.jwksUri) continue;
+      const selection = selectUsableKeys(entry.keys, this.#settings.algorithms);
+      const imported = this.#prepare(state, selection.keys).then(
+        (keys) => {
+          if (state.keys === null) this.#install(state, keys, entry.fetchedAt);
+          return true;
+        },
+        () => false,
+      );
+      void this.#track(state, imported);
+    }
+  }
+}

@@ -1,0 +1,178 @@
+/**
+ * One bounded JWKS download (SPEC §3.10, §4): a time limit over the whole exchange, a size limit
+ * that stops reading, redirects followed by hand up to a limit and only to allowed URLs, and any
+ * answer other than 200 with a JSON object holding a `keys` array counted as a failure.
+ *
+ * @module paygate-auth
+ */
+import { isJsonObject } from './json-object.js';
+import { isAllowedJwksUrl } from './loopback.js';
+
+/** The `fetch` this package calls: the global one, or one injected. */
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
+
+/** Limits of one download. */
+export interface JwksFetchLimits {
+  /** Seconds for the whole exchange, redirects and body included. */
+  readonly timeout: number;
+  readonly maxBytes: number;
+  readonly maxRedirects: number;
+}
+
+/** Why a download failed. */
+export type JwksFailureReason =
+  | 'timeout'
+  | 'network'
+  | 'status'
+  | 'too_large'
+  | 'redirects'
+  | 'redirect_target'
+  | 'invalid_json'
+  | 'no_keys';
+
+/** A failed download. `retryAfter` is the server's `Retry-After`, in seconds, when it sent one. */
+export class JwksFetchError extends Error {
+  override readonly name = 'JwksFetchError';
+  readonly reason: JwksFailureReason;
+  readonly status: number | undefined;
+  readonly retryAfter: number | undefined;
+
+  constructor(reason: JwksFailureReason, message: string, details: { status?: number; retryAfter?: number; cause?: unknown } = {}) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+    this.reason = reason;
+    this.status = details.status;
+    this.retryAfter = details.retryAfter;
+  }
+}
+
+const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+const MAX_RETRY_AFTER = 86_400;
+
+/** Reads `Retry-After` (seconds or an HTTP date) as whole seconds from `nowMs`. */
+export function parseRetryAfter(value: string | null, nowMs: number): number | undefined {
+  if (value === null) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Math.min(Number(text), MAX_RETRY_AFTER);
+  const date = Date.parse(text);
+  if (Number.isNaN(date)) return undefined;
+  return Math.min(Math.max(0, Math.ceil((date - nowMs) / 1000)), MAX_RETRY_AFTER);
+}
+
+async function discard(response: Response): Promise<void> {
+  try {
+    await response.body?.cancel();
+  } catch {
+    // The body is of no interest; a failure to cancel it changes nothing.
+  }
+}
+
+async function readLimited(response: Response, maxBytes: number): Promise<string> {
+  const declared = Number(response.headers.get('content-length'));
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    await discard(response);
+    throw new JwksFetchError('too_large', `The JWKS is larger than ${maxBytes} bytes.`);
+  }
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw new JwksFetchError('too_large', `The JWKS is larger than ${maxBytes} bytes.`);
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
+
+function nextUrl(response: Response, current: URL): URL {
+  const location = response.headers.get('location');
+  let target: URL;
+  try {
+    target = new URL(location ?? '', current);
+  } catch {
+    throw new JwksFetchError('redirect_target', 'The JWKS endpoint redirected to an invalid URL.');
+  }
+  if (location === null || !isAllowedJwksUrl(target) || target.username !== '' || target.password !== '') {
+    throw new JwksFetchError('redirect_target', 'The JWKS endpoint redirected to a URL that is not allowed.');
+  }
+  return target;
+}
+
+function parseDocument(text: string): readonly unknown[] {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (cause) {
+    throw new JwksFetchError('invalid_json', 'The JWKS is not JSON.', { cause });
+  }
+  if (!isJsonObject(document) || !Array.isArray(document.keys)) {
+    throw new JwksFetchError('no_keys', 'The JWKS is not an object with a "keys" array.');
+  }
+  return document.keys;
+}
+
+async function exchange(
+  url: string,
+  fetchImpl: FetchLike,
+  limits: JwksFetchLimits,
+  signal: AbortSignal,
+  nowMs: number,
+): Promise<readonly unknown[]> {
+  let current = new URL(url);
+  for (let redirects = 0; ; redirects += 1) {
+    const response = await fetchImpl(current.href, {
+      redirect: 'manual',
+      signal,
+      headers: { accept: 'application/jwk-set+json, application/json' },
+    });
+    if (REDIRECTS.has(response.status)) {
+      await discard(response);
+      if (redirects >= limits.maxRedirects) {
+        throw new JwksFetchError('redirects', `The JWKS endpoint redirected more than ${limits.maxRedirects} times.`);
+      }
+      current = nextUrl(response, current);
+      continue;
+    }
+    if (response.status !== 200) {
+      await discard(response);
+      throw new JwksFetchError('status', `The JWKS endpoint answered ${response.status}.`, {
+        status: response.status,
+        retryAfter: parseRetryAfter(response.headers.get('retry-after'), nowMs),
+      });
+    }
+    return parseDocument(await readLimited(response, limits.maxBytes));
+  }
+}
+
+/**
+ * Downloads the JWKS at `url` and returns its `keys` array.
+ * @param nowMs the verifier's clock, to read an HTTP-date `Retry-After`
+ * @throws {JwksFetchError} on any failure.
+ */
+export async function fetchJwks(url: string, fetchImpl: FetchLike, limits: JwksFetchLimits, nowMs: number): Promise<readonly unknown[]> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), limits.timeout * 1000);
+  (timer as { unref?: () => void }).unref?.();
+  try {
+    return await exchange(url, fetchImpl, limits, controller.signal, nowMs);
+  } catch (error) {
+    if (error instanceof JwksFetchError) throw error;
+    if (controller.signal.aborted) {
+      throw new JwksFetchError('timeout', `The JWKS endpoint did not answer within ${limits.timeout} s.`, { cause: error });
+    }
+    throw new JwksFetchError('network', 'The JWKS endpoint could not be reached.', { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+}

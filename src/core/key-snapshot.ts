@@ -1,0 +1,33 @@
+/**
+ * The shape check of a key snapshot handed to `createVerifier({ keys })`. Which keys are usable is
+ * decided later by the same rules as a download.
+ *
+ * @module paygate-auth
+ */
+import { isJsonObject } from './json-object.js';
+import type { KeySnapshot } from './jwks-cache.js';
+
+/**
+ * Returns `value` when it has the shape of a {@link KeySnapshot}.
+ * @throws {TypeError} naming the field at fault.
+ */
+export function checkKeySnapshot(owner: string, value: unknown): KeySnapshot {
+  const fail = (field: string, rule: string): never => {
+    throw new TypeError(`${owner}: keys${field} ${rule}`);
+  };
+  if (!isJsonObject(value)) return fail('', 'must be a snapshot from exportKeys()');
+  if (value.version !== 1) fail('.version', 'must be 1');
+  if (!Array.isArray(value.issuers)) fail('.issuers', 'must be an array');
+  (value.issuers as unknown[]).forEach((entry, index) => {
+    const at = `.issuers[${index}]`;
+    if (!isJsonObject(entry)) return fail(at, 'must be an object');
+    if (typeof entry.issuer !== 'string') fail(`${at}.issuer`, 'must be a string');
+    if (typeof entry.jwksUri !== 'string') fail(`${at}.jwksUri`, 'must be a string');
+    if (typeof entry.fetchedAt !== 'number' || !Number.isFinite(entry.fetchedAt) || entry.fetchedAt < 0) {
+      fail(`${at}.fetchedAt`, 'must be a time in milliseconds since the epoch');
+    }
+    if (!Array.isArray(entry.keys)) fail(`${at}.keys`, 'must be an array of JWKs');
+    return undefined;
+  });
+  return value as unknown as KeySnapshot;
+}

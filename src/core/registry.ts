@@ -1,0 +1,194 @@
+/**
+ * The issuer registry: which issuers are trusted, where their keys are, and which resource-name
+ * namespaces (products, and for a limited integration, tenants) each may act for.
+ *
+ * @module paygate-auth
+ */
+import { MAX_NAME_PART_LENGTH } from './ern.js';
+import { isAllowedJwksUrl } from './loopback.js';
+
+/** One trusted issuer, as registered. */
+export interface IssuerEntry {
+  /** The exact `iss` of its tokens; compared byte for byte, never normalised. */
+  readonly issuer: string;
+  /** Where its JWKS is published: `https:`, or `http:` on a loopback host only (tests, examples). */
+  readonly jwksUri: string;
+  /** The ERN products this issuer may act for; its tokens' `tenant_ern` must name one of them. */
+  readonly products: readonly string[];
+  /**
+   * For a limited integration: the only tenant ids it may act for (the public tenant only if
+   * `public` is listed).
+   * @default undefined (every tenant of its products)
+   */
+  readonly tenants?: readonly string[];
+  /**
+   * Longest accepted token lifetime, `expiry − (nbf ?? iat)`, in seconds; overrides the verifier's.
+   * @default the verifier's `maxTokenLifetime` (86 400 s)
+   */
+  readonly maxTokenLifetime?: number;
+  /**
+   * Require `sub` to equal `iss`, as the gateway's contract states.
+   * @default true
+   */
+  readonly subjectMustEqualIssuer?: boolean;
+}
+
+/** An entry as the registry holds it: checked, frozen, with sets for the lookups. */
+export interface RegisteredIssuer {
+  readonly issuer: string;
+  readonly jwksUri: string;
+  readonly products: ReadonlySet<string>;
+  readonly tenants: ReadonlySet<string> | null;
+  readonly maxTokenLifetime: number | undefined;
+  readonly subjectMustEqualIssuer: boolean;
+  /** The entry as given (frozen copy). */
+  readonly entry: Readonly<IssuerEntry>;
+}
+
+/** Longest `maxTokenLifetime` an entry may set: 7 days. */
+export const MAX_ENTRY_LIFETIME = 7 * 86_400;
+
+const ENTRY_KEYS: ReadonlySet<string> = new Set([
+  'issuer',
+  'jwksUri',
+  'products',
+  'tenants',
+  'maxTokenLifetime',
+  'subjectMustEqualIssuer',
+]);
+const NAME_PART = /^[A-Za-z0-9._-]+$/;
+
+function fail(where: string, field: string, problem: string): never {
+  throw new TypeError(`IssuerRegistry: ${where}.${field} ${problem}`);
+}
+
+function checkJwksUri(where: string, value: unknown): string {
+  if (typeof value !== 'string' || value === '') fail(where, 'jwksUri', 'must be a non-empty URL string');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return fail(where, 'jwksUri', 'is not an absolute URL');
+  }
+  if (url.username !== '' || url.password !== '') fail(where, 'jwksUri', 'must not carry credentials');
+  if (!isAllowedJwksUrl(url)) fail(where, 'jwksUri', 'must use https: (http: is allowed only for loopback hosts)');
+  return value;
+}
+
+function checkNames(where: string, field: string, value: unknown, required: boolean): ReadonlySet<string> | null {
+  if (value === undefined && !required) return null;
+  if (!Array.isArray(value) || value.length === 0) {
+    fail(where, field, 'must be a non-empty array of names');
+  }
+  const names = new Set<string>();
+  value.forEach((name, index) => {
+    if (typeof name !== 'string' || name.length > MAX_NAME_PART_LENGTH || !NAME_PART.test(name)) {
+      fail(where, `${field}[${index}]`, 'must be a name of letters, digits, "-", "_" and "."');
+    }
+    if (names.has(name)) fail(where, `${field}[${index}]`, `repeats ${JSON.stringify(name)}`);
+    names.add(name);
+  });
+  return names;
+}
+
+function checkEntry(raw: unknown, index: number): RegisteredIssuer {
+  let where = `entries[${index}]`;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    throw new TypeError(`IssuerRegistry: ${where} must be an object`);
+  }
+  const entry = raw as Record<string, unknown>;
+  const issuer = entry.issuer;
+  if (typeof issuer !== 'string' || issuer === '' || issuer.trim() !== issuer) {
+    fail(where, 'issuer', 'must be a non-empty string without surrounding white space');
+  }
+  where = `${where} (${JSON.stringify(issuer)})`;
+  for (const key of Object.keys(entry)) {
+    if (!ENTRY_KEYS.has(key)) fail(where, key, `is not an entry field (expected one of ${[...ENTRY_KEYS].join(', ')})`);
+  }
+  const jwksUri = checkJwksUri(where, entry.jwksUri);
+  const products = checkNames(where, 'products', entry.products, true) as ReadonlySet<string>;
+  const tenants = checkNames(where, 'tenants', entry.tenants, false);
+  const lifetime = entry.maxTokenLifetime;
+  if (lifetime !== undefined && (typeof lifetime !== 'number' || !Number.isFinite(lifetime) || lifetime <= 0 || lifetime > MAX_ENTRY_LIFETIME)) {
+    fail(where, 'maxTokenLifetime', `must be a number of seconds above 0 and at most ${MAX_ENTRY_LIFETIME}`);
+  }
+  const subject = entry.subjectMustEqualIssuer;
+  if (subject !== undefined && typeof subject !== 'boolean') fail(where, 'subjectMustEqualIssuer', 'must be a boolean');
+  const frozen: IssuerEntry = Object.freeze({
+    ...(entry as unknown as IssuerEntry),
+    products: Object.freeze([...products]),
+    ...(tenants ? { tenants: Object.freeze([...tenants]) } : {}),
+  });
+  return Object.freeze({
+    issuer,
+    jwksUri,
+    products,
+    tenants,
+    maxTokenLifetime: lifetime as number | undefined,
+    subjectMustEqualIssuer: subject !== false,
+    entry: frozen,
+  });
+}
+
+/**
+ * The issuers a verifier trusts, keyed by their exact `iss`. Every entry is checked when the
+ * registry is built; a bad one fails with a `TypeError` naming the entry and the field.
+ *
+ * @example
+ * ```ts
+ * const registry = new IssuerRegistry([
+ *   { issuer: 'https://auth.acme.example', jwksUri: 'https://auth.acme.example/jwks.json', products: ['acme'] },
+ * ]);
+ * ```
+ */
+export class IssuerRegistry {
+  readonly #issuers: ReadonlyMap<string, RegisteredIssuer>;
+
+  constructor(entries: Iterable<IssuerEntry>) {
+    if (entries === null || typeof entries !== 'object' || typeof (entries as Iterable<unknown>)[Symbol.iterator] !== 'function') {
+      throw new TypeError('IssuerRegistry: entries must be an array of issuer entries');
+    }
+    const issuers = new Map<string, RegisteredIssuer>();
+    let index = 0;
+    for (const raw of entries) {
+      const checked = checkEntry(raw, index);
+      if (issuers.has(checked.issuer)) {
+        throw new TypeError(`IssuerRegistry: entries[${index}].issuer repeats ${JSON.stringify(checked.issuer)}`);
+      }
+      issuers.set(checked.issuer, checked);
+      index += 1;
+    }
+    if (issuers.size === 0) throw new TypeError('IssuerRegistry: entries must hold at least one issuer');
+    this.#issuers = issuers;
+  }
+
+  /** The registered issuer whose `iss` is exactly `issuer`, if any. */
+  get(issuer: string): RegisteredIssuer | undefined {
+    return this.#issuers.get(issuer);
+  }
+
+  /** `true` when `issuer` is registered (exact match). */
+  has(issuer: string): boolean {
+    return this.#issuers.has(issuer);
+  }
+
+  /** The registered `iss` values, in registration order. */
+  get issuers(): readonly string[] {
+    return [...this.#issuers.keys()];
+  }
+
+  /** How many issuers are registered. */
+  get size(): number {
+    return this.#issuers.size;
+  }
+
+  /** Every registered issuer, checked, in registration order. */
+  registered(): readonly RegisteredIssuer[] {
+    return [...this.#issuers.values()];
+  }
+
+  /** The entries as registered (frozen copies). */
+  entries(): readonly Readonly<IssuerEntry>[] {
+    return [...this.#issuers.values()].map((registered) => registered.entry);
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * Scopes (SPEC §3.7): the known scopes, the `scope` claim's parser and the requirement checker.
+ *
+ * @module paygate-auth
+ */
+
+/** The scopes the gateway knows. Every request needs at least one of them (the default policy). */
+export const SCOPES = Object.freeze({
+  /** Payment requests, processing payments and refunds, tokenized cards. */
+  processPayments: 'pay:processPayments',
+  /** Charges with payment methods tokenized for a shopper. */
+  chargeToken: 'pay:chargeToken',
+  /** All tenant settings, transactions, payouts and reports. */
+  manageIntegration: 'pay:manageIntegration',
+  /** Subscriptions in the notification hub. */
+  hubSubscribe: 'hub:subscribe',
+} as const);
+
+/** One of the known scopes. */
+export type KnownScope = (typeof SCOPES)[keyof typeof SCOPES];
+
+/** The known scopes as a list, in a stable order. */
+export const KNOWN_SCOPES: readonly KnownScope[] = Object.freeze(Object.values(SCOPES));
+
+const KNOWN: ReadonlySet<string> = new Set<string>(KNOWN_SCOPES);
+
+/** RFC 6749 §3.3 scope-token: %x21 / %x23-5B / %x5D-7E. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
+/** `true` when `scope` is one of {@link SCOPES}. */
+export function isKnownScope(scope: string): scope is KnownScope {
+  return KNOWN.has(scope);
+}
+
+/** A set of scopes that cannot be changed after it is made. */
+export class ScopeSet extends Set<string> implements ReadonlySet<string> {
+  #sealed = false;
+
+  constructor(scopes: Iterable<string> = []) {
+    super();
+    for (const scope of scopes) super.add(scope);
+    this.#sealed = true;
+    Object.freeze(this);
+  }
+
+  override add(value: string): this {
+    if (this.#sealed) throw new TypeError('A ScopeSet cannot be changed');
+    return super.add(value);
+  }
+
+  override delete(_value: string): boolean {
+    throw new TypeError('A ScopeSet cannot be changed');
+  }
+
+  override clear(): void {
+    throw new TypeError('A ScopeSet cannot be changed');
+  }
+
+  /** The scopes, space-delimited, as in a `scope` claim. */
+  override toString(): string {
+    return [...this].join(' ');
+  }
+
+  toJSON(): string[] {
+    return [...this];
+  }
+}
+
+/** Raised by {@link parseScopes} for a value that is not a valid space-delimited scope list. */
+export class ScopeError extends TypeError {
+  override readonly name = 'ScopeError';
+  readonly code = 'invalid_scope' as const;
+}
+
+/**
+ * Parses a `scope` claim: scope tokens (RFC 6749 §3.3) separated by single spaces. An empty string
+ * is no scopes; unknown scopes are kept (they simply grant nothing known).
+ * @throws {ScopeError} when `value` is not a string or holds an invalid scope token.
+ */
+export function parseScopes(value: unknown): ScopeSet {
+  if (typeof value !== 'string') {
+    throw new ScopeError(`A scope list must be a string, got ${value === null ? 'null' : typeof value}`);
+  }
+  if (value === '') return new ScopeSet();
+  const tokens = value.split(' ');
+  for (const token of tokens) {
+    if (!SCOPE_TOKEN.test(token)) {
+      throw new ScopeError('A scope list holds scope tokens separated by single spaces');
+    }
+  }
+  return new ScopeSet(tokens);
+}
+
+/**
+ * What a route requires: one scope, an array (all of them), `{ allOf }` or `{ anyOf }`.
+ */
+export type ScopeRequirement =
+  | string
+  | readonly string[]
+  | { readonly allOf: readonly string[] }
+  | { readonly anyOf: readonly string[] };
+
+/** A {@link ScopeRequirement} in its one canonical shape. */
+export interface NormalizedScopeRequirement {
+  readonly mode: 'allOf' | 'anyOf';
+  readonly scopes: readonly string[];
+}
+
+function checkScopeList(list: unknown, label: string): readonly string[] {
+  if (!Array.isArray(list) || list.length === 0) {
+    throw new TypeError(`${label} must be a non-empty array of scopes`);
+  }
+  list.forEach((scope, index) => {
+    if (typeof scope !== 'string' || !SCOPE_TOKEN.test(scope)) {
+      throw new TypeError(`${label}[${index}] must be a scope token (no spaces), got ${JSON.stringify(scope)}`);
+    }
+  });
+  return Object.freeze([...new Set(list as string[])]);
+}
+
+/**
+ * Checks a {@link ScopeRequirement} and returns its canonical shape.
+ * @throws {TypeError} naming `label` when the requirement is malformed.
+ */
+export function normalizeScopeRequirement(requirement: unknown, label = 'requiredScopes'): NormalizedScopeRequirement {
+  if (typeof requirement === 'string') {
+    return { mode: 'allOf', scopes: checkScopeList([requirement], label) };
+  }
+  if (Array.isArray(requirement)) {
+    return { mode: 'allOf', scopes: checkScopeList(requirement, label) };
+  }
+  if (typeof requirement === 'object' && requirement !== null) {
+    const keys = Object.keys(requirement);
+    if (keys.length === 1 && keys[0] === 'allOf') {
+      return { mode: 'allOf', scopes: checkScopeList((requirement as { allOf: unknown }).allOf, `${label}.allOf`) };
+    }
+    if (keys.length === 1 && keys[0] === 'anyOf') {
+      return { mode: 'anyOf', scopes: checkScopeList((requirement as { anyOf: unknown }).anyOf, `${label}.anyOf`) };
+    }
+  }
+  throw new TypeError(`${label} must be a scope, an array of scopes (all of), { allOf: [...] } or { anyOf: [...] }`);
+}
+
+/** The default policy: at least one known scope. */
+export const DEFAULT_SCOPE_POLICY: NormalizedScopeRequirement = Object.freeze({ mode: 'anyOf', scopes: KNOWN_SCOPES });
+
+function satisfies(granted: ReadonlySet<string>, requirement: NormalizedScopeRequirement): boolean {
+  return requirement.mode === 'allOf'
+    ? requirement.scopes.every((scope) => granted.has(scope))
+    : requirement.scopes.some((scope) => granted.has(scope));
+}
+
+/**
+ * `true` when `granted` satisfies `requirement` (a scope, all of an array, `{ allOf }` or `{ anyOf }`).
+ * @throws {TypeError} when the requirement is malformed.
+ */
+export function hasScopes(granted: ReadonlySet<string> | Iterable<string>, requirement: ScopeRequirement): boolean {
+  const set = granted instanceof Set ? (granted as ReadonlySet<string>) : new Set(granted);
+  return satisfies(set, normalizeScopeRequirement(requirement));
+}
+
+/** {@link hasScopes} for a requirement already normalized (no validation on the hot path). */
+export function satisfiesScopes(granted: ReadonlySet<string>, requirement: NormalizedScopeRequirement): boolean {
+  return satisfies(granted, requirement);
+}

@@ -1,0 +1,410 @@
+/**
+ * The verifier: every rule of SPEC §3, in order, over keys from the registered issuer's JWKS only.
+ *
+ * @module paygate-auth
+ */
+import { type AuthContext, createAuthContext } from './auth-context.js';
+import { asciiBytes } from './base64url.js';
+import { type ClaimPolicy, checkClaims, checkTimeWindow } from './claims.js';
+import { parseCompactJws } from './compact-jws.js';
+import { AuthError, invalidClaim, isAuthError } from './errors.js';
+import { emit, type VerifierEventListener } from './events.js';
+import type { FetchLike } from './jwks-fetch.js';
+import { JwksCache, type KeyLoadReport, type KeySnapshot } from './jwks-cache.js';
+import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
+import { sanitizeAndFreeze } from './json-object.js';
+import { numberOption, rejectUnknownOptions } from './options.js';
+import { type IssuerEntry, IssuerRegistry } from './registry.js';
+import { type CachedResult, ResultCache } from './result-cache.js';
+import { type PreparedKey, type SignatureEngine, type SignatureEngineName, signatureEngine } from './signature.js';
+import { checkKeySnapshot } from './key-snapshot.js';
+
+/** Options of {@link createVerifier}. Times are in seconds unless a name says otherwise. */
+export interface VerifierOptions {
+  /** The trusted issuers: a registry, or its entries. */
+  readonly registry: IssuerRegistry | readonly IssuerEntry[];
+  /**
+   * This service's audience(s): a token's `aud` must name one of them. Required; there is no way
+   * to skip the audience check.
+   */
+  readonly audience: string | readonly string[];
+  /**
+   * The clock, in milliseconds since the epoch. Drives every time decision: claims, JWKS max-age,
+   * cooldown, back-off and stale window (not network timeouts).
+   * @default Date.now
+   */
+  readonly now?: () => number;
+  /**
+   * Seconds of clock skew allowed on `exp`/`expt`, `iat` and `nbf`.
+   * @default 30
+   */
+  readonly clockTolerance?: number;
+  /**
+   * Largest token accepted, in bytes; a larger one is `token_too_large` before any parsing.
+   * @default 8192
+   */
+  readonly maxTokenBytes?: number;
+  /**
+   * Longest lifetime, `expiry − (nbf ?? iat)`, in seconds; an issuer entry may set its own.
+   * @default 86400 (24 h)
+   */
+  readonly maxTokenLifetime?: number;
+  /**
+   * Accepted signature algorithms (RSA only: `none` and HMAC can never be enabled).
+   * @default ['RS256']
+   */
+  readonly algorithms?: readonly RsaAlgorithm[];
+  /**
+   * Seconds a downloaded JWKS is used before it is reloaded (in the background; the held keys
+   * verify meanwhile). Keep it under 1 h so that normal rotation never meets an unseen key.
+   * @default 600
+   */
+  readonly jwksMaxAge?: number;
+  /**
+   * Seconds for one JWKS download, redirects and body included.
+   * @default 5
+   */
+  readonly jwksTimeout?: number;
+  /**
+   * Largest JWKS document read, in bytes; reading stops there.
+   * @default 262144 (256 KiB)
+   */
+  readonly jwksMaxBytes?: number;
+  /**
+   * Redirects followed per JWKS download (each to `https:`, or `http:` on loopback).
+   * @default 3
+   */
+  readonly jwksMaxRedirects?: number;
+  /**
+   * Seconds the last good keys keep verifying after a reload first fails.
+   * @default 86400 (24 h)
+   */
+  readonly jwksStaleWindow?: number;
+  /**
+   * Seconds between two refetches caused by an unknown `kid`, per issuer (counted from the last
+   * such refetch, not from scheduled loads).
+   * @default 30
+   */
+  readonly jwksCooldown?: number;
+  /**
+   * Seconds to wait after a failed download before the next; doubles on each failure up to
+   * `jwksBackoffMax`. A `Retry-After` from the endpoint lengthens it.
+   * @default 1
+   */
+  readonly jwksBackoff?: number;
+  /**
+   * Longest back-off between failed downloads, in seconds.
+   * @default 60
+   */
+  readonly jwksBackoffMax?: number;
+  /**
+   * The `fetch` used for JWKS downloads, looked up on every download (so test interceptors that
+   * patch `globalThis.fetch` are honoured).
+   * @default globalThis.fetch
+   */
+  readonly fetch?: FetchLike;
+  /**
+   * Cache verified results, keyed on the exact token. A hit is still re-checked for time,
+   * suspension, revocation and key removal.
+   * @default true
+   */
+  readonly cache?: boolean;
+  /**
+   * Most results cached.
+   * @default 10000
+   */
+  readonly cacheMaxEntries?: number;
+  /**
+   * Most token bytes held by the result cache.
+   * @default 33554432 (32 MiB)
+   */
+  readonly cacheMaxBytes?: number;
+  /**
+   * Keys to start with, from another verifier's `exportKeys()`; used as if downloaded at the
+   * snapshot's `fetchedAt`.
+   * @default undefined (keys are downloaded on first use)
+   */
+  readonly keys?: KeySnapshot;
+  /**
+   * Which engine checks signatures: `node` (`node:crypto`) or `webcrypto` (`crypto.subtle`).
+   * @default 'node' where `node:crypto` is available, else 'webcrypto'
+   */
+  readonly crypto?: SignatureEngineName;
+  /**
+   * Receives {@link VerifierEvent}s (JWKS fetches, failures, cache hits) for metrics. Must not throw.
+   * @default undefined
+   */
+  readonly onEvent?: VerifierEventListener;
+}
+
+/** A configured verifier. Build one per process and share it. */
+export interface Verifier {
+  /**
+   * Verifies a compact JWS and returns its frozen {@link AuthContext}.
+   * @throws {AuthError} for every failure, with its stable `code`.
+   */
+  verify(token: string): Promise<AuthContext>;
+  /**
+   * Reloads `issuer`'s JWKS now (after a key compromise, say); results verified with keys no
+   * longer published are dropped.
+   * @throws {AuthError} `jwks_unavailable` when the download fails (the held keys are kept).
+   * @throws {TypeError} when `issuer` is not registered.
+   */
+  refresh(issuer: string): Promise<KeyLoadReport>;
+  /** Stops key `kid` of `issuer` verifying at once (`key_revoked`), cached results included. */
+  revokeKey(issuer: string, kid: string): void;
+  /** Rejects every token of `issuer` (`issuer_suspended`) until {@link resumeIssuer}. */
+  suspendIssuer(issuer: string): void;
+  /** Lifts {@link suspendIssuer}. */
+  resumeIssuer(issuer: string): void;
+  /** Loads every issuer's keys; reports each issuer's outcome; never rejects. */
+  warmUp(): Promise<KeyLoadReport[]>;
+  /** The held public keys, JSON-safe, for `createVerifier({ keys })`. */
+  exportKeys(): KeySnapshot;
+  readonly registry: IssuerRegistry;
+  readonly audiences: readonly string[];
+  readonly maxTokenBytes: number;
+}
+
+const OWNER = 'createVerifier';
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
+  'registry', 'audience', 'now', 'clockTolerance', 'maxTokenBytes', 'maxTokenLifetime', 'algorithms',
+  'jwksMaxAge', 'jwksTimeout', 'jwksMaxBytes', 'jwksMaxRedirects', 'jwksStaleWindow', 'jwksCooldown',
+  'jwksBackoff', 'jwksBackoffMax', 'fetch', 'cache', 'cacheMaxEntries', 'cacheMaxBytes', 'keys', 'crypto', 'onEvent',
+]);
+
+/** The names of every {@link VerifierOptions} member, for code that passes options through. */
+export const VERIFIER_OPTION_NAMES: ReadonlySet<string> = KNOWN_OPTIONS;
+
+const DAY = 86_400;
+
+function checkAudiences(value: unknown): readonly string[] {
+  const list = typeof value === 'string' ? [value] : value;
+  if (!Array.isArray(list) || list.length === 0 || !list.every((item) => typeof item === 'string' && item !== '')) {
+    throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them (it cannot be skipped)`);
+  }
+  return Object.freeze([...list]);
+}
+
+function checkAlgorithms(value: unknown): ReadonlySet<string> {
+  if (value === undefined) return new Set(['RS256']);
+  const allowed: ReadonlySet<string> = new Set(RSA_ALGORITHMS);
+  if (!Array.isArray(value) || value.length === 0 || !value.every((alg) => typeof alg === 'string' && allowed.has(alg))) {
+    throw new TypeError(`${OWNER}: algorithms must be a non-empty array of ${RSA_ALGORITHMS.join(', ')}`);
+  }
+  return new Set(value);
+}
+
+function checkFunction<T>(name: string, value: unknown): T | undefined {
+  if (value !== undefined && typeof value !== 'function') throw new TypeError(`${OWNER}: ${name} must be a function`);
+  return value as T | undefined;
+}
+
+function checkBoolean(name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new TypeError(`${OWNER}: ${name} must be a boolean`);
+  return value;
+}
+
+function checkEngine(value: unknown): SignatureEngine {
+  if (value !== undefined && value !== 'node' && value !== 'webcrypto') {
+    throw new TypeError(`${OWNER}: crypto must be "node" or "webcrypto"`);
+  }
+  return signatureEngine(value);
+}
+
+/** Bytes of `token` in UTF-8, computed only when its length alone cannot settle the limit. */
+function exceedsBytes(token: string, maxBytes: number): boolean {
+  if (token.length > maxBytes) return true;
+  if (token.length * 3 <= maxBytes) return false;
+  return new TextEncoder().encode(token).byteLength > maxBytes;
+}
+
+class TokenVerifier implements Verifier {
+  readonly registry: IssuerRegistry;
+  readonly audiences: readonly string[];
+  readonly maxTokenBytes: number;
+  readonly verify: (token: string) => Promise<AuthContext>;
+  readonly #now: () => number;
+  readonly #policy: ClaimPolicy;
+  readonly #algorithms: ReadonlySet<string>;
+  readonly #engine: SignatureEngine;
+  readonly #keys: JwksCache;
+  readonly #cache: ResultCache | null;
+  readonly #suspended = new Set<string>();
+  readonly #onEvent: VerifierEventListener | undefined;
+
+  constructor(options: VerifierOptions) {
+    if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
+    rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
+    const o = options as unknown as Record<string, unknown>;
+    this.registry = o.registry instanceof IssuerRegistry ? o.registry : new IssuerRegistry(o.registry as IssuerEntry[]);
+    this.audiences = checkAudiences(o.audience);
+    this.#now = checkFunction<() => number>('now', o.now) ?? Date.now;
+    this.maxTokenBytes = numberOption(OWNER, 'maxTokenBytes', o.maxTokenBytes, 8192, { min: 256, max: 1_048_576, integer: true });
+    this.#policy = {
+      audiences: new Set(this.audiences),
+      clockTolerance: numberOption(OWNER, 'clockTolerance', o.clockTolerance, 30, { min: 0, max: 600 }),
+      maxTokenLifetime: numberOption(OWNER, 'maxTokenLifetime', o.maxTokenLifetime, DAY, { min: 0, max: 7 * DAY, exclusiveMin: true }),
+    };
+    this.#algorithms = checkAlgorithms(o.algorithms);
+    this.#engine = checkEngine(o.crypto);
+    this.#onEvent = checkFunction<VerifierEventListener>('onEvent', o.onEvent);
+    const useCache = checkBoolean('cache', o.cache, true);
+    const maxEntries = numberOption(OWNER, 'cacheMaxEntries', o.cacheMaxEntries, 10_000, { min: 1, max: 10_000_000, integer: true });
+    const maxBytes = numberOption(OWNER, 'cacheMaxBytes', o.cacheMaxBytes, 32 * 1024 * 1024, { min: 1024, max: 2 ** 40, integer: true });
+    this.#cache = useCache ? new ResultCache({ maxEntries, maxBytes }) : null;
+    this.#keys = new JwksCache(this.registry.registered(), {
+      maxAge: numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY }),
+      timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, 5, { min: 0, max: 120, exclusiveMin: true }),
+      maxBytes: numberOption(OWNER, 'jwksMaxBytes', o.jwksMaxBytes, 262_144, { min: 1024, max: 16 * 1024 * 1024, integer: true }),
+      maxRedirects: numberOption(OWNER, 'jwksMaxRedirects', o.jwksMaxRedirects, 3, { min: 0, max: 10, integer: true }),
+      staleWindow: numberOption(OWNER, 'jwksStaleWindow', o.jwksStaleWindow, DAY, { min: 0, max: 30 * DAY }),
+      cooldown: numberOption(OWNER, 'jwksCooldown', o.jwksCooldown, 30, { min: 0, max: DAY }),
+      backoffInitial: numberOption(OWNER, 'jwksBackoff', o.jwksBackoff, 1, { min: 0, max: DAY }),
+      backoffMax: numberOption(OWNER, 'jwksBackoffMax', o.jwksBackoffMax, 60, { min: 0, max: DAY }),
+      algorithms: this.#algorithms,
+      fetch: checkFunction<FetchLike>('fetch', o.fetch),
+      now: this.#now,
+      engine: this.#engine,
+      onEvent: this.#onEvent,
+      onKeysRemoved: (issuer, kids) => this.#cache?.dropKeys(issuer, new Set(kids)),
+    });
+    if (o.keys !== undefined) this.#keys.import(checkKeySnapshot(OWNER, o.keys));
+    this.verify = this.#onEvent === undefined ? (token) => this.#verify(token) : (token) => this.#verifyReporting(token);
+  }
+
+  async #verifyReporting(token: string): Promise<AuthContext> {
+    try {
+      return await this.#verify(token);
+    } catch (error) {
+      if (isAuthError(error)) {
+        emit(this.#onEvent, {
+          type: 'verify_failure',
+          code: error.code,
+          issuer: error.issuer ?? null,
+          ...(error.claim === undefined ? {} : { claim: error.claim }),
+        });
+      }
+      throw error;
+    }
+  }
+
+  async #verify(token: string): Promise<AuthContext> {
+    if (typeof token !== 'string') throw new AuthError('malformed_token', 'The token must be a string.');
+    if (exceedsBytes(token, this.maxTokenBytes)) {
+      throw new AuthError('token_too_large', `The token is larger than ${this.maxTokenBytes} bytes.`);
+    }
+    const hit = this.#cache?.get(token);
+    if (hit !== undefined) {
+      const context = await this.#fromCache(token, hit);
+      if (context !== undefined) return context;
+    } else if (this.#cache !== null) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
+    return this.#verifyInFull(token);
+  }
+
+  /** The cached context, re-checked; `undefined` when its key no longer vouches for it. */
+  async #fromCache(token: string, hit: CachedResult): Promise<AuthContext | undefined> {
+    if (this.#suspended.size > 0 && this.#suspended.has(hit.issuer)) throw this.#suspendedError(hit.issuer);
+    const standing = this.#keys.check(hit.issuer, hit.key);
+    if (standing === 'reload' && (await this.#keys.resolve(hit.issuer, hit.key.kid)) !== hit.key) {
+      this.#cache?.delete(token);
+      return undefined;
+    }
+    if (standing === 'gone') {
+      this.#cache?.delete(token);
+      return undefined;
+    }
+    try {
+      checkTimeWindow(hit.times, this.#now() / 1000, this.#policy.clockTolerance);
+    } catch (error) {
+      this.#cache?.delete(token);
+      throw this.#withIssuer(error, hit.issuer);
+    }
+    emit(this.#onEvent, { type: 'cache', outcome: 'hit' });
+    return hit.context;
+  }
+
+  #suspendedError(issuer: string): AuthError {
+    return new AuthError('issuer_suspended', 'The token\'s issuer is suspended.', { issuer });
+  }
+
+  /** Tags a claim error with the issuer, for events; other errors pass through. */
+  #withIssuer(error: unknown, issuer: string): unknown {
+    if (!(error instanceof AuthError) || error.issuer !== undefined) return error;
+    return new AuthError(error.code, error.message, { claim: error.claim, issuer });
+  }
+
+  async #verifyInFull(token: string): Promise<AuthContext> {
+    const jws = parseCompactJws(token);
+    const { alg, kid } = checkJoseHeader(jws.header, this.#algorithms);
+    const issuer = jws.payload.iss;
+    if (typeof issuer !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).');
+    const registered = this.registry.get(issuer);
+    if (registered === undefined) throw new AuthError('unknown_issuer', 'The token\'s issuer ("iss") is not registered.');
+    if (this.#suspended.has(issuer)) throw this.#suspendedError(issuer);
+    const key = this.#keys.peek(issuer, kid) ?? (await this.#keys.resolve(issuer, kid));
+    try {
+      await this.#checkSignature(alg, key, jws.signingInput, jws.signature);
+      const checked = checkClaims(jws.payload, registered, this.#policy, this.#now() / 1000);
+      const context = createAuthContext(issuer, checked, sanitizeAndFreeze(jws.payload));
+      this.#cache?.set(token, { context, issuer, key, times: checked.times });
+      return context;
+    } catch (error) {
+      throw this.#withIssuer(error, issuer);
+    }
+  }
+
+  async #checkSignature(alg: RsaAlgorithm, key: PreparedKey, signingInput: string, signature: Uint8Array): Promise<void> {
+    if (key.jwk.alg !== undefined && key.jwk.alg !== alg) {
+      throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${alg}.`);
+    }
+    if (signature.byteLength === 0 || !(await this.#engine.verify(alg, key, asciiBytes(signingInput), signature))) {
+      throw new AuthError('invalid_signature', 'The token\'s signature does not verify.');
+    }
+  }
+
+  #registered(method: string, issuer: unknown): string {
+    if (typeof issuer !== 'string' || !this.registry.has(issuer)) {
+      throw new TypeError(`${method}: ${JSON.stringify(issuer)} is not a registered issuer`);
+    }
+    return issuer;
+  }
+
+  refresh(issuer: string): Promise<KeyLoadReport> {
+    return this.#keys.refresh(this.#registered('refresh', issuer));
+  }
+
+  revokeKey(issuer: string, kid: string): void {
+    this.#keys.revoke(this.#registered('revokeKey', issuer), kid);
+  }
+
+  suspendIssuer(issuer: string): void {
+    this.#suspended.add(this.#registered('suspendIssuer', issuer));
+  }
+
+  resumeIssuer(issuer: string): void {
+    this.#suspended.delete(this.#registered('resumeIssuer', issuer));
+  }
+
+  warmUp(): Promise<KeyLoadReport[]> {
+    return this.#keys.warmUp();
+  }
+
+  exportKeys(): KeySnapshot {
+    return this.#keys.export();
+  }
+}
+
+/**
+ * Builds a verifier. Every option is checked here; a bad one throws a `TypeError` naming it.
+ *
+ * @example
+ * ```ts
+ * const verifier = createVerifier({ registry, audience: 'https://payments.example' });
+ * const auth = await verifier.verify(token);
+ * ```
+ */
+export function createVerifier(options: VerifierOptions): Verifier {
+  return new TokenVerifier(options);
+}

@@ -1,0 +1,104 @@
+/**
+ * The framework-agnostic heart every adapter calls: header → token → verified context → scopes.
+ * It never throws for a client's fault: it returns `{ ok: true, auth }` or `{ ok: false, error }`.
+ *
+ * @module paygate-auth
+ */
+import type { AuthContext } from '../core/auth-context.js';
+import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
+import {
+  DEFAULT_SCOPE_POLICY,
+  type NormalizedScopeRequirement,
+  type ScopeRequirement,
+  normalizeScopeRequirement,
+  satisfiesScopes,
+} from '../core/scopes.js';
+import type { Verifier } from '../core/verifier.js';
+import { type AuthorizationInput, extractBearerToken } from './authorization.js';
+
+/** The outcome of {@link authenticate}. */
+export type AuthResult = { readonly ok: true; readonly auth: AuthContext } | { readonly ok: false; readonly error: AuthError };
+
+/** What {@link authenticate} reads of a request. */
+export interface AuthenticateInput {
+  /** Every `Authorization` value received (Node's `req.headersDistinct.authorization`), or the one value. */
+  readonly authorization: AuthorizationInput;
+  /**
+   * Scopes this route needs on top of the default policy (at least one known scope): a scope, an
+   * array (all of), `{ allOf }` or `{ anyOf }`.
+   * @default undefined (the default policy only)
+   */
+  readonly requiredScopes?: ScopeRequirement;
+}
+
+/** The verifier members {@link authenticate} uses. */
+export type AuthenticatingVerifier = Pick<Verifier, 'verify' | 'maxTokenBytes'>;
+
+const normalized = new WeakMap<object, NormalizedScopeRequirement>();
+
+/** Normalizes a requirement once per requirement object. */
+function requirementOf(requirement: ScopeRequirement): NormalizedScopeRequirement {
+  if (typeof requirement === 'string') return normalizeScopeRequirement(requirement);
+  let done = normalized.get(requirement);
+  if (done === undefined) {
+    done = normalizeScopeRequirement(requirement);
+    normalized.set(requirement, done);
+  }
+  return done;
+}
+
+function insufficient(requirement: NormalizedScopeRequirement): AuthError {
+  const list = requirement.scopes.join(', ');
+  const message =
+    requirement === DEFAULT_SCOPE_POLICY
+      ? `The token grants none of the gateway's scopes (${list}).`
+      : `The token lacks ${requirement.mode === 'allOf' ? 'all of' : 'any of'} the scopes this route needs (${list}).`;
+  return new AuthError('insufficient_scope', message, { requiredScopes: requirement.scopes });
+}
+
+/**
+ * The scope failure of `auth` against the default policy and `requirement`, or `null`.
+ * @throws {TypeError} when `requirement` is malformed (a server misconfiguration).
+ */
+export function scopeFailure(auth: AuthContext, requirement?: ScopeRequirement): AuthError | null {
+  if (!satisfiesScopes(auth.scopes, DEFAULT_SCOPE_POLICY)) return insufficient(DEFAULT_SCOPE_POLICY);
+  if (requirement === undefined) return null;
+  const required = requirementOf(requirement);
+  return satisfiesScopes(auth.scopes, required) ? null : insufficient(required);
+}
+
+/**
+ * A route's own scope check, for `requireScopes(...)`: where no verification ran (`auth` is `null`
+ * or `undefined`) it fails as a {@link ConfigurationError} (500), never as a pass.
+ */
+export function authorizeScopes(
+  auth: AuthContext | null | undefined,
+  requirement: ScopeRequirement,
+): { readonly ok: true } | { readonly ok: false; readonly error: AuthError | ConfigurationError } {
+  if (auth === null || auth === undefined) {
+    return {
+      ok: false,
+      error: new ConfigurationError('requireScopes() ran where no verification did: mount the auth middleware before it.'),
+    };
+  }
+  const error = scopeFailure(auth, requirement);
+  return error === null ? { ok: true } : { ok: false, error };
+}
+
+/**
+ * Authenticates one request: extracts the bearer token, verifies it, applies the scope policy.
+ * Resolves `{ ok: false, error }` for every client fault; rejects only for a server fault (a
+ * malformed `requiredScopes`, a bug).
+ */
+export async function authenticate(verifier: AuthenticatingVerifier, input: AuthenticateInput): Promise<AuthResult> {
+  if (input.requiredScopes !== undefined) requirementOf(input.requiredScopes);
+  try {
+    const token = extractBearerToken(input.authorization, verifier.maxTokenBytes);
+    const auth = await verifier.verify(token);
+    const error = scopeFailure(auth, input.requiredScopes);
+    return error === null ? { ok: true, auth } : { ok: false, error };
+  } catch (error) {
+    if (isAuthError(error)) return { ok: false, error };
+    throw error;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Failures as HTTP responses: one builder for the RFC 6750 `WWW-Authenticate` challenge and the
+ * RFC 9457 `application/problem+json` body. Neither ever carries the token or key material.
+ *
+ * @module paygate-auth
+ */
+import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
+
+/** An RFC 9457 problem, with this package's stable `code` (and the `claim` at fault, if one). */
+export interface ProblemDetails {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly code: string;
+  readonly claim?: string;
+}
+
+/** A response, framework-neutral: adapters copy it to their framework. */
+export interface ErrorResponse {
+  readonly status: number;
+  /** Lower-case header names. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: ProblemDetails;
+}
+
+/** Options of {@link toErrorResponse}. */
+export interface ErrorResponseOptions {
+  /**
+   * The `realm` of every challenge.
+   * @default 'paygate'
+   */
+  readonly realm?: string;
+}
+
+/** The default challenge realm. */
+export const DEFAULT_REALM = 'paygate';
+
+/** The base of every problem `type` URI. */
+export const PROBLEM_TYPE_BASE = 'urn:paygate-auth:problem:';
+
+/** RFC 6750 §3: realm and error_description are quoted strings of %x20-21 / %x23-5B / %x5D-7E. */
+const QUOTABLE = /^[\x20\x21\x23-\x5B\x5D-\x7E]*$/;
+
+/**
+ * Checks a realm option.
+ * @throws {TypeError} when it cannot stand in a quoted challenge parameter.
+ */
+export function checkRealm(realm: unknown, owner = 'realm'): string {
+  if (realm === undefined) return DEFAULT_REALM;
+  if (typeof realm !== 'string' || realm === '' || !QUOTABLE.test(realm)) {
+    throw new TypeError(`${owner} must be a non-empty string of printable ASCII without '"' or '\\'`);
+  }
+  return realm;
+}
+
+function quotable(text: string): string {
+  return text.replace(/"/g, "'").replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, '');
+}
+
+/** The `WWW-Authenticate` value for `error`, or `undefined` where none belongs (503). */
+export function challenge(error: AuthError, realm: string): string | undefined {
+  if (error.status !== 400 && error.status !== 401 && error.status !== 403) return undefined;
+  let value = `Bearer realm="${realm}"`;
+  if (error.error !== null) value += `, error="${error.error}", error_description="${quotable(error.message)}"`;
+  if (error.code === 'insufficient_scope' && error.requiredScopes !== undefined) {
+    value += `, scope="${error.requiredScopes.join(' ')}"`;
+  }
+  return value;
+}
+
+function problem(status: number, code: string, title: string, detail: string, claim?: string): ProblemDetails {
+  return {
+    type: `${PROBLEM_TYPE_BASE}${code}`,
+    title,
+    status,
+    detail,
+    code,
+    ...(claim === undefined ? {} : { claim }),
+  };
+}
+
+const BASE_HEADERS = { 'content-type': 'application/problem+json', 'cache-control': 'no-store' } as const;
+
+function fromAuthError(error: AuthError, realm: string): ErrorResponse {
+  const headers: Record<string, string> = { ...BASE_HEADERS };
+  const value = challenge(error, realm);
+  if (value !== undefined) headers['www-authenticate'] = value;
+  if (error.retryAfter !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfter)));
+  return { status: error.status, headers, body: problem(error.status, error.code, error.title, error.message, error.claim) };
+}
+
+/**
+ * Turns a failure into `{ status, headers, body }`. An {@link AuthError} keeps its status and code;
+ * a {@link ConfigurationError} is 500 `configuration_error`; anything else is 500 `internal_error`
+ * with no detail of its own (it may hold secrets).
+ */
+export function toErrorResponse(error: unknown, options: ErrorResponseOptions = {}): ErrorResponse {
+  const realm = checkRealm(options.realm);
+  if (isAuthError(error)) return fromAuthError(error, realm);
+  const detail = 'The server is not able to check this request\'s authorization.';
+  if (error instanceof ConfigurationError) {
+    return { status: 500, headers: { ...BASE_HEADERS }, body: problem(500, error.code, 'Server misconfiguration', detail) };
+  }
+  return { status: 500, headers: { ...BASE_HEADERS }, body: problem(500, 'internal_error', 'Internal server error', detail) };
+}

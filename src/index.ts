@@ -1,0 +1,83 @@
+/**
+ * paygate-auth: verification of the payment gateway's JWT bearer tokens.
+ *
+ * @module paygate-auth
+ */
+export { type AuthContext, type AuthTenant } from './core/auth-context.js';
+export { type TokenTimes } from './core/claims.js';
+export {
+  type Ern,
+  ErnError,
+  type ErnErrorReason,
+  type ErnKind,
+  MAX_NAME_PART_LENGTH,
+  PUBLIC_TENANT_ID,
+  type ReferenceCollection,
+  type RelativeReference,
+  type TenantErn,
+  type UserReference,
+  type UserReferenceParts,
+  formatReference,
+  formatTenantErn,
+  formatUserReference,
+  parseErn,
+  parseReference,
+  parseTenantErn,
+  parseUserReference,
+} from './core/ern.js';
+export {
+  AUTH_ERROR_CODES,
+  AuthError,
+  type AuthErrorCode,
+  type AuthErrorOptions,
+  type BearerErrorCode,
+  ConfigurationError,
+  isAuthError,
+} from './core/errors.js';
+export {
+  type CacheEvent,
+  type JwksFetchEvent,
+  type JwksFetchTrigger,
+  type KeysRemovedEvent,
+  type VerifierEvent,
+  type VerifierEventListener,
+  type VerifyFailureEvent,
+} from './core/events.js';
+export { type FetchLike, type JwksFailureReason } from './core/jwks-fetch.js';
+export { type IssuerKeySnapshot, type KeyLoadReport, type KeySnapshot } from './core/jwks-cache.js';
+export { RSA_ALGORITHMS, type RsaAlgorithm } from './core/jose-header.js';
+export { type RsaPublicJwk, MIN_MODULUS_BITS } from './core/jwk.js';
+export { type IssuerEntry, IssuerRegistry, MAX_ENTRY_LIFETIME, type RegisteredIssuer } from './core/registry.js';
+export {
+  KNOWN_SCOPES,
+  type KnownScope,
+  type NormalizedScopeRequirement,
+  SCOPES,
+  ScopeError,
+  type ScopeRequirement,
+  ScopeSet,
+  hasScopes,
+  isKnownScope,
+  normalizeScopeRequirement,
+  parseScopes,
+} from './core/scopes.js';
+export { type SignatureEngineName } from './core/signature.js';
+export { VERIFIER_OPTION_NAMES, type Verifier, type VerifierOptions, createVerifier } from './core/verifier.js';
+export {
+  type AuthResult,
+  type AuthenticateInput,
+  type AuthenticatingVerifier,
+  authenticate,
+  authorizeScopes,
+  scopeFailure,
+} from './http/authenticate.js';
+export { type AuthorizationInput, extractBearerToken } from './http/authorization.js';
+export {
+  DEFAULT_REALM,
+  type ErrorResponse,
+  type ErrorResponseOptions,
+  PROBLEM_TYPE_BASE,
+  type ProblemDetails,
+  checkRealm,
+  toErrorResponse,
+} from './http/error-response.js';

@@ -1,0 +1,18 @@
+/**
+ * paygate-auth/testing: issuers, keys, JWKS endpoints and tokens for tests. Nothing here touches
+ * the network beyond 127.0.0.1.
+ *
+ * @module paygate-auth/testing
+ */
+export {
+  type AddKeyOptions,
+  type RotateOptions,
+  type TestClaims,
+  type TestHeader,
+  type TestIssuer,
+  type TestIssuerOptions,
+  createTestIssuer,
+} from './test-issuer.js';
+export { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
+export { type PublishedJwk, type TestKey, type TestKeyOptions, encodeSegment, generateTestKey, signCompact } from './test-key.js';
+export { type TestVerifierOptions, createTestVerifier } from './test-verifier.js';

@@ -1,0 +1,71 @@
+/**
+ * A real JWKS endpoint on 127.0.0.1, for tests that must not depend on request interception.
+ *
+ * @module paygate-auth/testing
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** A JWKS endpoint listening on loopback. */
+export interface JwksServer {
+  /** The JWKS URL (`http://127.0.0.1:<port><path>`). */
+  readonly url: string;
+  /** How many requests it has answered. */
+  readonly requests: number;
+  /** Stops listening and closes open connections. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link serveJwks}. */
+export interface ServeJwksOptions {
+  /**
+   * The path the JWKS is served at; every other path is 404.
+   * @default '/.well-known/jwks.json'
+   */
+  readonly path?: string;
+  /**
+   * Answers a request in place of the JWKS (to simulate a failing endpoint); return `false` to
+   * serve the JWKS as usual.
+   * @default undefined
+   */
+  readonly respond?: (request: IncomingMessage, response: ServerResponse) => boolean | Promise<boolean>;
+  /** Called on every request, before it is answered. */
+  readonly onRequest?: () => void;
+}
+
+/** Serves `document()` as a JWKS on 127.0.0.1 at an ephemeral port. */
+export async function serveJwks(document: () => unknown, options: ServeJwksOptions = {}): Promise<JwksServer> {
+  const { createServer } = await import('node:http');
+  const path = options.path ?? '/.well-known/jwks.json';
+  let requests = 0;
+  const server = createServer((request, response) => {
+    requests += 1;
+    options.onRequest?.();
+    void (async () => {
+      if (options.respond !== undefined && (await options.respond(request, response))) return;
+      if (request.method !== 'GET' || request.url !== path) {
+        response.writeHead(404).end();
+        return;
+      }
+      const body = JSON.stringify(document());
+      response.writeHead(200, { 'content-type': 'application/jwk-set+json', 'content-length': Buffer.byteLength(body) });
+      response.end(body);
+    })().catch(() => response.destroy());
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('The JWKS server has no TCP address');
+  return {
+    url: `http://127.0.0.1:${address.port}${path}`,
+    get requests() {
+      return requests;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

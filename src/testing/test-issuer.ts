@@ -1,0 +1,280 @@
+/**
+ * A test issuer: an integration's keys, JWKS and tokens, for a consuming app's tests (and ours).
+ * Every claim has a default that makes a valid token for the audience and tenant given; any claim
+ * or header member can be overridden, or removed with `undefined`.
+ *
+ * @module paygate-auth/testing
+ */
+import type { HttpHandler } from 'msw';
+import { parseTenantErn } from '../core/ern.js';
+import type { IssuerEntry } from '../core/registry.js';
+import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
+import { type PublishedJwk, type TestKey, generateTestKey, signCompact } from './test-key.js';
+
+/** Options of {@link createTestIssuer}. */
+export interface TestIssuerOptions {
+  /**
+   * The ERN product the issuer acts for (its entry's `products`).
+   * @default 'acme'
+   */
+  readonly product?: string;
+  /**
+   * The `aud` of its tokens.
+   * @default 'https://payments.test'
+   */
+  readonly audience?: string | readonly string[];
+  /**
+   * Its `iss` (and `sub`).
+   * @default 'https://issuer.test'
+   */
+  readonly issuer?: string;
+  /**
+   * The `tenant_ern` of its tokens.
+   * @default `ern:<product>/tenants/t-1`
+   */
+  readonly tenant?: string;
+  /**
+   * The `scope` of its tokens.
+   * @default 'pay:processPayments'
+   */
+  readonly scope?: string;
+  /**
+   * The `tenant_name` of its tokens.
+   * @default 'Test Tenant'
+   */
+  readonly tenantName?: string;
+  /**
+   * Where its JWKS is served (by the msw `handlers`); `listen()` replaces it with a loopback URL.
+   * @default `<issuer>/.well-known/jwks.json`
+   */
+  readonly jwksUri?: string;
+  /**
+   * Seconds from `iat` to `expt` of its tokens.
+   * @default 300
+   */
+  readonly lifetime?: number;
+  /**
+   * The clock its tokens are issued by, in milliseconds (share it with the verifier's `now`).
+   * @default Date.now
+   */
+  readonly now?: () => number;
+  /**
+   * The `kid` of its first key; later keys get `<kid>-2`, `<kid>-3`…
+   * @default 'test-key'
+   */
+  readonly kid?: string;
+  /** Its entry's `tenants` (a limited integration). @default undefined */
+  readonly tenants?: readonly string[];
+  /** Its entry's `maxTokenLifetime`. @default undefined */
+  readonly maxTokenLifetime?: number;
+  /** Its entry's `subjectMustEqualIssuer`. @default undefined (true) */
+  readonly subjectMustEqualIssuer?: boolean;
+}
+
+/** Claims to set on a token; `undefined` removes a default claim. */
+export type TestClaims = Readonly<Record<string, unknown>>;
+/** Header members to set on a token; `undefined` removes a default member. */
+export type TestHeader = Readonly<Record<string, unknown>>;
+
+/** Options of {@link TestIssuer.addKey}. */
+export interface AddKeyOptions {
+  /** @default the next `<kid>-<n>` */
+  readonly kid?: string;
+  /** @default 2048 */
+  readonly modulusLength?: number;
+  /** Members to set on (or remove from) the published JWK. @default {} */
+  readonly jwk?: Readonly<Record<string, unknown>>;
+  /**
+   * Publish it in the JWKS.
+   * @default true
+   */
+  readonly publish?: boolean;
+}
+
+/** Options of {@link TestIssuer.rotate}. */
+export interface RotateOptions {
+  /** @default the next `<kid>-<n>` */
+  readonly kid?: string;
+  /**
+   * Unpublish every other key (as after their tokens expired, or a compromise).
+   * @default false
+   */
+  readonly retire?: boolean;
+}
+
+/** A test issuer made by {@link createTestIssuer}. */
+export interface TestIssuer {
+  /** Its `iss`. */
+  readonly issuer: string;
+  readonly product: string;
+  /** The default `tenant_ern`. */
+  readonly tenant: string;
+  readonly audience: string | readonly string[];
+  /** Its registry entry, for `new IssuerRegistry([issuer.entry])`; follows `listen()`. */
+  readonly entry: IssuerEntry;
+  /** The JWKS document as served now. */
+  readonly jwks: { readonly keys: readonly Readonly<Record<string, unknown>>[] };
+  /** The key that signs by default. */
+  readonly signingKey: TestKey;
+  /** How many JWKS requests its msw handlers and servers have answered. */
+  readonly jwksRequests: number;
+  /** msw handlers serving the JWKS at `entry.jwksUri` (needs the optional peer `msw`). */
+  readonly handlers: readonly HttpHandler[];
+  /** The claims a token gets, with `overrides` applied. */
+  claims(overrides?: TestClaims): Record<string, unknown>;
+  /** Mints a token: default claims and header, with overrides; signed by `key` or the signing key. */
+  token(claims?: TestClaims, header?: TestHeader, options?: { readonly key?: TestKey }): Promise<string>;
+  /** A new key, published (unless told otherwise) but not signing by default. */
+  addKey(options?: AddKeyOptions): Promise<TestKey>;
+  /** A new key, published and signing from now on. */
+  rotate(options?: RotateOptions): Promise<TestKey>;
+  /** Adds raw entries to the JWKS as given (malformed ones included). */
+  publish(...entries: readonly Readonly<Record<string, unknown>>[]): void;
+  /** Removes every JWKS entry whose `kid` is `kid`. */
+  unpublish(kid: string): void;
+  /** Serves the JWKS from a real HTTP server on 127.0.0.1; `entry.jwksUri` points there from now on. */
+  listen(options?: ServeJwksOptions): Promise<JwksServer>;
+  /** Closes every server `listen()` opened. */
+  close(): Promise<void>;
+}
+
+function withOverrides(base: Record<string, unknown>, overrides: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
+  const result = { ...base };
+  for (const [name, value] of Object.entries(overrides ?? {})) {
+    if (value === undefined) delete result[name];
+    else result[name] = value;
+  }
+  return result;
+}
+
+type MswModule = typeof import('msw');
+
+async function loadMsw(): Promise<MswModule | undefined> {
+  try {
+    return await import('msw');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Creates a test issuer with a fresh 2048-bit RS256 key.
+ *
+ * @example
+ * ```ts
+ * const issuer = await createTestIssuer({ product: 'acme', audience: 'https://payments.test' });
+ * server.use(...issuer.handlers);
+ * const verifier = createVerifier({ registry: new IssuerRegistry([issuer.entry]), audience: 'https://payments.test' });
+ * const auth = await verifier.verify(await issuer.token({ scope: 'hub:subscribe' }));
+ * ```
+ */
+export async function createTestIssuer(options: TestIssuerOptions = {}): Promise<TestIssuer> {
+  const product = options.product ?? 'acme';
+  const issuer = options.issuer ?? 'https://issuer.test';
+  const audience = options.audience ?? 'https://payments.test';
+  const tenant = options.tenant ?? `ern:${product}/tenants/t-1`;
+  parseTenantErn(tenant);
+  const now = options.now ?? Date.now;
+  const lifetime = options.lifetime ?? 300;
+  const kidPrefix = options.kid ?? 'test-key';
+  let jwksUri = options.jwksUri ?? `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`;
+  let keyCount = 0;
+  let jwksRequests = 0;
+  let published: Readonly<Record<string, unknown>>[] = [];
+  const servers: JwksServer[] = [];
+  const msw = await loadMsw();
+  const nextKid = (): string => {
+    keyCount += 1;
+    return keyCount === 1 ? kidPrefix : `${kidPrefix}-${keyCount}`;
+  };
+  const addKey = async (add: AddKeyOptions = {}): Promise<TestKey> => {
+    const key = await generateTestKey({ kid: add.kid ?? nextKid(), modulusLength: add.modulusLength, jwk: add.jwk });
+    if (add.publish !== false) published = [...published, key.publicJwk as PublishedJwk];
+    return key;
+  };
+  let signingKey = await addKey();
+  const document = () => ({ keys: published });
+  const entry = (): IssuerEntry => ({
+    issuer,
+    jwksUri,
+    products: [product],
+    ...(options.tenants === undefined ? {} : { tenants: options.tenants }),
+    ...(options.maxTokenLifetime === undefined ? {} : { maxTokenLifetime: options.maxTokenLifetime }),
+    ...(options.subjectMustEqualIssuer === undefined ? {} : { subjectMustEqualIssuer: options.subjectMustEqualIssuer }),
+  });
+  const claims = (overrides?: TestClaims): Record<string, unknown> => {
+    const iat = Math.floor(now() / 1000);
+    const base: Record<string, unknown> = {
+      iss: issuer,
+      sub: issuer,
+      aud: audience,
+      iat,
+      expt: iat + lifetime,
+      tenant_ern: tenant,
+      tenant_name: options.tenantName ?? 'Test Tenant',
+      scope: options.scope ?? 'pay:processPayments',
+    };
+    return withOverrides(base, overrides);
+  };
+
+  return {
+    issuer,
+    product,
+    tenant,
+    audience,
+    get entry() {
+      return entry();
+    },
+    get jwks() {
+      return document();
+    },
+    get signingKey() {
+      return signingKey;
+    },
+    get jwksRequests() {
+      return jwksRequests;
+    },
+    get handlers(): readonly HttpHandler[] {
+      if (msw === undefined) throw new Error('issuer.handlers needs the optional peer dependency "msw"; or serve the JWKS with issuer.listen()');
+      return [
+        msw.http.get(jwksUri, () => {
+          jwksRequests += 1;
+          return msw.HttpResponse.json(document());
+        }),
+      ];
+    },
+    claims,
+    token(overrides, header, tokenOptions) {
+      const key = tokenOptions?.key ?? signingKey;
+      return signCompact(key, withOverrides({ alg: 'RS256', typ: 'JWT', kid: key.kid }, header), claims(overrides));
+    },
+    addKey,
+    async rotate(rotation = {}) {
+      const key = await addKey({ kid: rotation.kid });
+      if (rotation.retire === true) published = published.filter((jwk) => jwk.kid === key.kid);
+      signingKey = key;
+      return key;
+    },
+    publish(...entries) {
+      published = [...published, ...entries];
+    },
+    unpublish(kid) {
+      published = published.filter((jwk) => jwk.kid !== kid);
+    },
+    async listen(listenOptions = {}) {
+      const server = await serveJwks(document, {
+        ...listenOptions,
+        onRequest: () => {
+          jwksRequests += 1;
+          listenOptions.onRequest?.();
+        },
+      });
+      servers.push(server);
+      jwksUri = server.url;
+      return server;
+    },
+    async close() {
+      await Promise.all(servers.splice(0).map((server) => server.close()));
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { defineConfig } from 'tsup';
+
+/**
+ * One entry per public subpath (see package.json#exports). `splitting` keeps a single copy of the
+ * core shared by every subpath, so `AuthError` is one class whichever subpath throws it.
+ */
+export default defineConfig({
+  entry: {
+    index: 'src/index.ts',
+    'express/index': 'src/adapters/express/index.ts',
+    'fastify/index': 'src/adapters/fastify/index.ts',
+    'koa/index': 'src/adapters/koa/index.ts',
+    'fetch/index': 'src/adapters/fetch/index.ts',
+    'payment-links/index': 'src/payment-links/index.ts',
+    'testing/index': 'src/testing/index.ts',
+  },
+  format: ['esm', 'cjs'],
+  dts: true,
+  splitting: true,
+  sourcemap: true,
+  clean: true,
+  target: 'node20',
+  treeshake: true,
+});
