@@ -1,0 +1,170 @@
+import { describe, expect, test } from 'vitest';
+import {
+  ErnError,
+  formatReference,
+  formatTenantErn,
+  formatUserReference,
+  parseErn,
+  parseReference,
+  parseTenantErn,
+  parseUserReference,
+} from '../../src/index.js';
+
+function ernError(action: () => unknown): ErnError {
+  try {
+    action();
+  } catch (error) {
+    if (error instanceof ErnError) return error;
+    throw error;
+  }
+  throw new Error('expected an ErnError');
+}
+
+describe('parseTenantErn', () => {
+  test('parses ern:<product>/tenants/<id> into its parts', () => {
+    expect(parseTenantErn('ern:acme/tenants/t-1')).toEqual({ ern: 'ern:acme/tenants/t-1', product: 'acme', id: 't-1', isPublic: false });
+  });
+
+  test('recognises the public tenant', () => {
+    expect(parseTenantErn('ern:acme/tenants/public').isPublic).toBe(true);
+  });
+
+  test('is case-sensitive: "Public" is a private tenant', () => {
+    expect(parseTenantErn('ern:acme/tenants/Public').isPublic).toBe(false);
+  });
+
+  test('accepts letters, digits, "-", "_" and "."', () => {
+    expect(parseTenantErn('ern:Acme.Pay_2/tenants/T-1.a_b').product).toBe('Acme.Pay_2');
+  });
+
+  test('returns a frozen object', () => {
+    expect(Object.isFrozen(parseTenantErn('ern:acme/tenants/t-1'))).toBe(true);
+  });
+
+  test.each([
+    ['not a string', 42, 'not_a_string'],
+    ['no ern: prefix', 'acme/tenants/t-1', 'prefix'],
+    ['an upper-case prefix', 'ERN:acme/tenants/t-1', 'prefix'],
+    ['an empty product', 'ern:/tenants/t-1', 'product'],
+    ['a product with a space', 'ern:ac me/tenants/t-1', 'product'],
+    ['a product with a colon', 'ern:a:b/tenants/t-1', 'product'],
+    ['another collection', 'ern:acme/companies/t-1', 'shape'],
+    ['an empty tenant id', 'ern:acme/tenants/', 'tenant_id'],
+    ['a tenant id with "/"-separated extra parts', 'ern:acme/tenants/t-1/x', 'shape'],
+    ['a tenant id with unicode', 'ern:acme/tenants/t\u00e9', 'tenant_id'],
+    ['a user ERN', 'ern:acme/tenants/t-1/users/u-1', 'shape'],
+    ['a tenant id longer than 256 characters', `ern:acme/tenants/${'a'.repeat(257)}`, 'tenant_id'],
+  ])('rejects %s, naming what is wrong', (_name, value, reason) => {
+    const error = ernError(() => parseTenantErn(value));
+    expect(error.code).toBe('invalid_ern');
+    expect(error.reason).toBe(reason);
+    expect(error.kind).toBe('tenant ERN');
+    expect(error.message).toMatch(/^Invalid tenant ERN: /);
+  });
+});
+
+describe('parseErn', () => {
+  test('parses a tenant ERN', () => {
+    expect(parseErn('ern:acme/tenants/t-1')).toMatchObject({ type: 'tenant', id: 't-1' });
+  });
+
+  test('parses a tenant user ERN', () => {
+    expect(parseErn('ern:acme/tenants/t-1/users/u-1')).toEqual({
+      type: 'user',
+      form: 'tenant_user',
+      ern: 'ern:acme/tenants/t-1/users/u-1',
+      product: 'acme',
+      tenantId: 't-1',
+      userId: 'u-1',
+    });
+  });
+
+  test('parses a product user ERN', () => {
+    expect(parseErn('ern:acme/tenants/users/u-1')).toMatchObject({ type: 'user', form: 'product_user', tenantId: null, userId: 'u-1' });
+  });
+
+  test('reads ern:<product>/tenants/users as the tenant "users"', () => {
+    expect(parseErn('ern:acme/tenants/users')).toMatchObject({ type: 'tenant', id: 'users' });
+  });
+
+  test.each([
+    ['a relative reference', '//users/u-1', 'prefix'],
+    ['an empty user id', 'ern:acme/tenants/t-1/users/', 'user_id'],
+    ['another sub-collection', 'ern:acme/tenants/t-1/departments/d-1', 'shape'],
+  ])('rejects %s', (_name, value, reason) => {
+    expect(ernError(() => parseErn(value)).reason).toBe(reason);
+  });
+});
+
+describe('parseReference', () => {
+  test.each([
+    ['//departments/d-1', 'departments', 'd-1'],
+    ['//customers/c_9', 'customers', 'c_9'],
+    ['//users/u.1', 'users', 'u.1'],
+  ])('parses %s', (ref, collection, id) => {
+    expect(parseReference(ref)).toEqual({ ref, collection, id });
+  });
+
+  test('checks the expected collection', () => {
+    const error = ernError(() => parseReference('//customers/c-1', 'departments'));
+    expect(error.reason).toBe('collection');
+    expect(error.message).toContain('//departments/<id>');
+  });
+
+  test.each([
+    ['an absolute ERN', 'ern:acme/tenants/t-1', 'prefix'],
+    ['a single slash', '/departments/d-1', 'prefix'],
+    ['an unknown collection', '//stores/s-1', 'collection'],
+    ['no id', '//departments/', 'id'],
+    ['a nested path', '//departments/d-1/x', 'shape'],
+    ['a path traversal', '//departments/../users', 'shape'],
+  ])('rejects %s', (_name, value, reason) => {
+    expect(ernError(() => parseReference(value)).reason).toBe(reason);
+  });
+});
+
+describe('parseUserReference', () => {
+  test('accepts the public tenant ERN as a system actor', () => {
+    expect(parseUserReference('ern:acme/tenants/public')).toEqual({
+      form: 'system',
+      ern: 'ern:acme/tenants/public',
+      product: 'acme',
+      tenantId: 'public',
+      userId: null,
+    });
+  });
+
+  test('refuses a private tenant ERN', () => {
+    expect(ernError(() => parseUserReference('ern:acme/tenants/t-1')).reason).toBe('not_public');
+  });
+
+  test('accepts //users/<id>', () => {
+    expect(parseUserReference('//users/u-1')).toMatchObject({ form: 'relative', userId: 'u-1' });
+  });
+
+  test('refuses a relative reference to another collection', () => {
+    expect(ernError(() => parseUserReference('//customers/c-1')).reason).toBe('collection');
+  });
+});
+
+describe('formatting round-trips', () => {
+  test('formatTenantErn is the inverse of parseTenantErn', () => {
+    const parsed = parseTenantErn('ern:acme/tenants/t-1');
+    expect(formatTenantErn(parsed)).toBe('ern:acme/tenants/t-1');
+  });
+
+  test('formatTenantErn refuses an invalid part', () => {
+    expect(ernError(() => formatTenantErn({ product: 'acme', id: 't/1' })).reason).toBe('tenant_id');
+  });
+
+  test.each(['//departments/d-1', '//customers/c-1', '//users/u-1'])('formatReference(parseReference(%s)) is the same text', (ref) => {
+    expect(formatReference(parseReference(ref))).toBe(ref);
+  });
+
+  test.each(['ern:acme/tenants/t-1/users/u-1', 'ern:acme/tenants/users/u-1', '//users/u-1', 'ern:acme/tenants/public'])(
+    'formatUserReference(parseUserReference(%s)) is the same text',
+    (ref) => {
+      expect(formatUserReference(parseUserReference(ref))).toBe(ref);
+    },
+  );
+});

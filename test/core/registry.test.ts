@@ -1,0 +1,72 @@
+import { describe, expect, test } from 'vitest';
+import { type IssuerEntry, IssuerRegistry } from '../../src/index.js';
+
+const entry: IssuerEntry = { issuer: 'https://auth.acme.example', jwksUri: 'https://auth.acme.example/jwks.json', products: ['acme'] };
+
+describe('IssuerRegistry', () => {
+  test('looks issuers up by their exact iss', () => {
+    const registry = new IssuerRegistry([entry]);
+    expect(registry.get('https://auth.acme.example')?.products.has('acme')).toBe(true);
+    expect(registry.get('https://auth.acme.example/')).toBeUndefined();
+    expect(registry.has('https://AUTH.acme.example')).toBe(false);
+  });
+
+  test('lists issuers and entries in registration order', () => {
+    const registry = new IssuerRegistry([entry, { ...entry, issuer: 'https://b.example' }]);
+    expect(registry.issuers).toEqual(['https://auth.acme.example', 'https://b.example']);
+    expect(registry.size).toBe(2);
+    expect(registry.entries()[1]?.issuer).toBe('https://b.example');
+  });
+
+  test('keeps frozen copies: changing the given entry changes nothing', () => {
+    const products = ['acme'];
+    const registry = new IssuerRegistry([{ ...entry, products }]);
+    products.push('beta');
+    expect(registry.get(entry.issuer)?.products.has('beta')).toBe(false);
+    expect(Object.isFrozen(registry.entries()[0])).toBe(true);
+  });
+
+  test('defaults: every tenant, the verifier\'s lifetime, sub must equal iss', () => {
+    const registered = new IssuerRegistry([entry]).get(entry.issuer);
+    expect(registered).toMatchObject({ tenants: null, maxTokenLifetime: undefined, subjectMustEqualIssuer: true });
+  });
+
+  test.each([
+    ['http://127.0.0.1:8080/jwks.json'],
+    ['http://localhost/jwks.json'],
+    ['http://[::1]:9000/jwks.json'],
+    ['http://127.8.9.10/jwks.json'],
+  ])('allows http: on the loopback host %s', (jwksUri) => {
+    expect(() => new IssuerRegistry([{ ...entry, jwksUri }])).not.toThrow();
+  });
+
+  test.each<[string, unknown, RegExp]>([
+    ['no entries', [], /at least one issuer/],
+    ['a non-array', 'x', /entries must be an array/],
+    ['an entry that is not an object', [null], /entries\[0\] must be an object/],
+    ['an empty issuer', [{ ...entry, issuer: '' }], /entries\[0\]\.issuer must be a non-empty string/],
+    ['an issuer with surrounding space', [{ ...entry, issuer: ' https://a ' }], /entries\[0\]\.issuer/],
+    ['a repeated issuer', [entry, entry], /entries\[1\]\.issuer repeats "https:\/\/auth\.acme\.example"/],
+    ['an http: JWKS on a public host (attack: keys fetched in clear text)', [{ ...entry, jwksUri: 'http://auth.acme.example/jwks.json' }], /jwksUri must use https:/],
+    ['a JWKS URL on 127.0.0.1.evil.test', [{ ...entry, jwksUri: 'http://127.0.0.1.evil.test/jwks.json' }], /jwksUri must use https:/],
+    ['a file: JWKS URL', [{ ...entry, jwksUri: 'file:///etc/jwks.json' }], /jwksUri must use https:/],
+    ['a relative JWKS URL', [{ ...entry, jwksUri: '/jwks.json' }], /jwksUri is not an absolute URL/],
+    ['a JWKS URL with credentials', [{ ...entry, jwksUri: 'https://u:p@auth.acme.example/jwks.json' }], /must not carry credentials/],
+    ['no products', [{ ...entry, products: [] }], /products must be a non-empty array/],
+    ['a product that is not a name', [{ ...entry, products: ['ac me'] }], /products\[0\] must be a name/],
+    ['a repeated product', [{ ...entry, products: ['a', 'a'] }], /products\[1\] repeats "a"/],
+    ['an empty tenants list', [{ ...entry, tenants: [] }], /tenants must be a non-empty array/],
+    ['a tenant id with a slash', [{ ...entry, tenants: ['t/1'] }], /tenants\[0\] must be a name/],
+    ['a zero lifetime', [{ ...entry, maxTokenLifetime: 0 }], /maxTokenLifetime must be a number of seconds above 0/],
+    ['a lifetime over 7 days', [{ ...entry, maxTokenLifetime: 8 * 86_400 }], /maxTokenLifetime/],
+    ['a lifetime that is not a number', [{ ...entry, maxTokenLifetime: '3600' }], /maxTokenLifetime/],
+    ['a non-boolean subject switch', [{ ...entry, subjectMustEqualIssuer: 'no' }], /subjectMustEqualIssuer must be a boolean/],
+    ['a misspelt field', [{ ...entry, jwks_uri: 'x' }], /jwks_uri is not an entry field/],
+  ])('rejects %s, naming the entry and the field', (_name, entries, message) => {
+    expect(() => new IssuerRegistry(entries as IssuerEntry[])).toThrow(message);
+  });
+
+  test('names the entry by its issuer in field errors', () => {
+    expect(() => new IssuerRegistry([{ ...entry, products: [] }])).toThrow('entries[0] ("https://auth.acme.example").products');
+  });
+});

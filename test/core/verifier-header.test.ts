@@ -1,0 +1,256 @@
+import { createHmac, createPublicKey } from 'node:crypto';
+import { describe, expect, test } from 'vitest';
+import { encodeSegment, generateTestKey, signCompact } from '../../src/testing/index.js';
+import { rejection, useFixture } from '../support/fixture.js';
+
+const fx = useFixture();
+
+/** A token with the issuer's valid claims, the given header, and `signature` as its third part. */
+function unsigned(header: Record<string, unknown>, claims = fx.issuer.claims(), signature = 'c2ln'): string {
+  return `${encodeSegment(header)}.${encodeSegment(claims)}.${signature}`;
+}
+
+describe('token shape (SPEC §3.2, §3.9): anything but three unpadded base64url JSON segments is malformed_token', () => {
+  const header = encodeSegment({ alg: 'RS256', kid: 'test-key' });
+  const payload = encodeSegment({ iss: 'https://issuer.test' });
+  test.each([
+    ['an empty string', ''],
+    ['one segment', 'abc'],
+    ['two segments', `${header}.${payload}`],
+    ['four segments', `${header}.${payload}.c2ln.c2ln`],
+    ['padding', `${header}=.${payload}.c2ln`],
+    ['standard base64 "+"', `${header}.${payload}+.c2ln`],
+    ['standard base64 "/"', `${header}.${payload}/.c2ln`],
+    ['white space', `${header} .${payload}.c2ln`],
+    ['a trailing newline', `${header}.${payload}.c2ln\n`],
+    ['non-ASCII characters', `${header}.${payload}.c2ln\u00e9`],
+    ['an empty header segment', `.${payload}.c2ln`],
+    ['an empty payload segment', `${header}..c2ln`],
+    ['a segment length base64url cannot produce', `${header}.${payload}.c2lnA`],
+    ['a header that is not JSON', `${encodeSegment('x').slice(0, 2)}.${payload}.c2ln`],
+    ['a header that is a JSON array', `${encodeSegment(['RS256'])}.${payload}.c2ln`],
+    ['a header that is JSON null', `${encodeSegment(null)}.${payload}.c2ln`],
+    ['a payload that is a JSON string', `${header}.${encodeSegment('claims')}.c2ln`],
+    ['a payload that is not JSON', `${header}.${Buffer.from('{"iss":').toString('base64url')}.c2ln`],
+  ])('%s is malformed_token', async (_name, token) => {
+    const error = await rejection(fx.verifier().verify(token));
+    expect(error.code).toBe('malformed_token');
+    expect(error.status).toBe(401);
+    expect(error.error).toBe('invalid_token');
+  });
+
+  test('a value that is not a string is malformed_token', async () => {
+    const error = await rejection(fx.verifier().verify(42 as unknown as string));
+    expect(error.code).toBe('malformed_token');
+  });
+});
+
+describe('token size (SPEC §3.1): over the limit is token_too_large, before any parsing', () => {
+  test('a token of 8193 bytes is token_too_large', async () => {
+    const error = await rejection(fx.verifier().verify('a'.repeat(8193)));
+    expect(error.code).toBe('token_too_large');
+    expect(error.status).toBe(401);
+  });
+
+  test('a token of exactly 8192 bytes is parsed (and here found malformed)', async () => {
+    const error = await rejection(fx.verifier().verify('a'.repeat(8192)));
+    expect(error.code).toBe('malformed_token');
+  });
+
+  test('the size counts UTF-8 bytes, not characters', async () => {
+    const error = await rejection(fx.verifier().verify('\u00e9'.repeat(4097)));
+    expect(error.code).toBe('token_too_large');
+  });
+
+  test('maxTokenBytes sets the limit', async () => {
+    const token = await fx.issuer.token();
+    const error = await rejection(fx.verifier({ maxTokenBytes: token.length - 1 }).verify(token));
+    expect(error.code).toBe('token_too_large');
+  });
+});
+
+describe('alg (SPEC §3.2): RS256 only, never none or HMAC', () => {
+  test.each(['none', 'None', 'NONE', 'nOnE'])('alg "%s" with an empty signature is unsupported_algorithm (attack: unsigned token)', async (alg) => {
+    const error = await rejection(fx.verifier().verify(unsigned({ alg, kid: 'test-key' }, fx.issuer.claims(), '')));
+    expect(error.code).toBe('unsupported_algorithm');
+    expect(error.status).toBe(401);
+  });
+
+  test('HS256 signed with the RSA public key as the HMAC secret is unsupported_algorithm (attack: key confusion)', async () => {
+    const pem = createPublicKey({ key: fx.issuer.signingKey.publicJwk as never, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
+    const input = `${encodeSegment({ alg: 'HS256', typ: 'JWT', kid: 'test-key' })}.${encodeSegment(fx.issuer.claims())}`;
+    const forged = `${input}.${createHmac('sha256', pem).update(input).digest('base64url')}`;
+    const error = await rejection(fx.verifier().verify(forged));
+    expect(error.code).toBe('unsupported_algorithm');
+  });
+
+  test.each(['HS256', 'HS512', 'ES256', 'EdDSA', 'RS384', 'PS256', 'rs256'])('alg "%s" is unsupported_algorithm by default', async (alg) => {
+    const error = await rejection(fx.verifier().verify(await fx.issuer.token({}, { alg })));
+    expect(error.code).toBe('unsupported_algorithm');
+  });
+
+  test.each([
+    ['missing', undefined],
+    ['not a string', ['RS256']],
+    ['null', null],
+  ])('an alg that is %s is unsupported_algorithm', async (_name, alg) => {
+    const error = await rejection(fx.verifier().verify(await fx.issuer.token({}, { alg })));
+    expect(error.code).toBe('unsupported_algorithm');
+  });
+
+  test('an unsupported alg is reported before any key is looked up', async () => {
+    const before = fx.issuer.jwksRequests;
+    const error = await rejection(fx.verifier().verify(await fx.issuer.token({}, { alg: 'ES256' })));
+    expect(error.code).toBe('unsupported_algorithm');
+    expect(fx.issuer.jwksRequests).toBe(before);
+  });
+
+  test('an algorithm enabled by the algorithms option verifies', async () => {
+    const psKey = await fx.issuer.addKey({ jwk: { alg: 'PS256' } });
+    try {
+      const token = await fx.issuer.token({}, { alg: 'PS256' }, { key: psKey });
+      await expect(fx.verifier({ algorithms: ['RS256', 'PS256'] }).verify(token)).resolves.toMatchObject({ issuer: fx.issuer.issuer });
+    } finally {
+      fx.issuer.unpublish(psKey.kid);
+    }
+  });
+
+  test('a token whose alg differs from its key\'s published alg is unknown_key (attack: algorithm substitution)', async () => {
+    const token = await fx.issuer.token({}, { alg: 'PS256' });
+    const error = await rejection(fx.verifier({ algorithms: ['RS256', 'PS256'] }).verify(token));
+    expect(error.code).toBe('unknown_key');
+  });
+
+  test('the algorithms option refuses anything but RSA algorithms', () => {
+    expect(() => fx.verifier({ algorithms: ['HS256' as 'RS256'] })).toThrow(/algorithms must be/);
+    expect(() => fx.verifier({ algorithms: [] })).toThrow(/algorithms must be/);
+  });
+});
+
+describe('kid (SPEC §3.2): required', () => {
+  test.each([
+    ['missing', undefined],
+    ['empty', ''],
+    ['a number', 7],
+  ])('a kid that is %s is missing_kid', async (_name, kid) => {
+    const error = await rejection(fx.verifier().verify(await fx.issuer.token({}, { kid })));
+    expect(error.code).toBe('missing_kid');
+    expect(error.status).toBe(401);
+  });
+
+  test('a token with no kid is missing_kid whatever its claims', async () => {
+    const token = await fx.issuer.token({ iss: 'https://unknown.test', aud: 'elsewhere', expt: 1 }, { kid: undefined });
+    expect((await rejection(fx.verifier().verify(token))).code).toBe('missing_kid');
+  });
+});
+
+describe('typ (SPEC §3.2): JWT or at+jwt when present', () => {
+  test.each(['JWT', 'jwt', 'at+jwt', 'AT+JWT', 'application/jwt', 'application/at+jwt', 'Application/AT+JWT'])('typ "%s" is accepted', async (typ) => {
+    await expect(fx.verifier().verify(await fx.issuer.token({}, { typ }))).resolves.toMatchObject({ issuer: fx.issuer.issuer });
+  });
+
+  test('a token without typ is accepted', async () => {
+    await expect(fx.verifier().verify(await fx.issuer.token({}, { typ: undefined }))).resolves.toBeDefined();
+  });
+
+  test.each([
+    ['JOSE', 'JOSE'],
+    ['application/json', 'application/json'],
+    ['a JWE content type', 'JWE'],
+    ['a number', 1],
+    ['null', null],
+  ])('typ %s is invalid_typ (attack: a token of another kind replayed as an access token)', async (_name, typ) => {
+    const error = await rejection(fx.verifier().verify(await fx.issuer.token({}, { typ })));
+    expect(error.code).toBe('invalid_typ');
+  });
+});
+
+describe('crit (SPEC §3.2): rejected', () => {
+  test.each([
+    ['an empty list', []],
+    ['a list of extensions', ['exp']],
+    ['null', null],
+  ])('crit as %s is unsupported_crit (attack: an extension this verifier would silently ignore)', async (_name, crit) => {
+    const error = await rejection(fx.verifier().verify(await fx.issuer.token({}, { crit })));
+    expect(error.code).toBe('unsupported_crit');
+  });
+});
+
+describe('jku, x5u, jwk, x5c (SPEC §3.2): ignored, keys come only from the registered JWKS', () => {
+  test.each(['jku', 'x5u'])('a %s header pointing at an attacker URL is never fetched and the token fails (attack: attacker-hosted keys)', async (member) => {
+    const attacker = await generateTestKey({ kid: 'attacker' });
+    const token = await signCompact(attacker, { alg: 'RS256', kid: 'attacker', [member]: 'https://attacker.test/jwks.json' }, fx.issuer.claims());
+    const fetched: string[] = [];
+    const recordingFetch = (input: string, init: RequestInit) => {
+      fetched.push(input);
+      return fetch(input, init);
+    };
+    const error = await rejection(fx.verifier({ fetch: recordingFetch }).verify(token));
+    expect(error.code).toBe('unknown_key');
+    expect(fetched.length).toBeGreaterThan(0);
+    expect(fetched.every((url) => url === fx.issuer.entry.jwksUri)).toBe(true);
+  });
+
+  test('an embedded jwk header with the attacker key is ignored (attack: self-signed key injection)', async () => {
+    const attacker = await generateTestKey({ kid: 'test-key' });
+    const token = await signCompact(attacker, { alg: 'RS256', kid: 'test-key', jwk: attacker.publicJwk }, fx.issuer.claims());
+    const error = await rejection(fx.verifier().verify(token));
+    expect(error.code).toBe('invalid_signature');
+  });
+
+  test('an embedded x5c header is ignored', async () => {
+    const attacker = await generateTestKey({ kid: 'test-key' });
+    const token = await signCompact(attacker, { alg: 'RS256', kid: 'test-key', x5c: ['MIIB'] }, fx.issuer.claims());
+    expect((await rejection(fx.verifier().verify(token))).code).toBe('invalid_signature');
+  });
+});
+
+describe('signature (SPEC §3.5): RS256 over the exact received bytes', () => {
+  test('a token signed by the issuer verifies', async () => {
+    await expect(fx.verifier().verify(await fx.issuer.token())).resolves.toMatchObject({ issuer: fx.issuer.issuer });
+  });
+
+  test('RS256 with an empty signature is invalid_signature', async () => {
+    const token = await fx.issuer.token();
+    const error = await rejection(fx.verifier().verify(token.slice(0, token.lastIndexOf('.') + 1)));
+    expect(error.code).toBe('invalid_signature');
+  });
+
+  test('a changed claim is invalid_signature (attack: tampering with the payload)', async () => {
+    const [header, , signature] = (await fx.issuer.token()).split('.');
+    const tampered = `${header}.${encodeSegment(fx.issuer.claims({ tenant_ern: 'ern:acme/tenants/t-2' }))}.${signature}`;
+    expect((await rejection(fx.verifier().verify(tampered))).code).toBe('invalid_signature');
+  });
+
+  test('the same header re-encoded with other bytes is invalid_signature (the signature covers the received bytes)', async () => {
+    const [header = '', payload, signature] = (await fx.issuer.token()).split('.');
+    const reordered = JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(Buffer.from(header, 'base64url').toString())).reverse()));
+    const token = `${Buffer.from(reordered).toString('base64url')}.${payload}.${signature}`;
+    expect((await rejection(fx.verifier().verify(token))).code).toBe('invalid_signature');
+  });
+
+  test('a truncated signature is invalid_signature', async () => {
+    const token = await fx.issuer.token();
+    expect((await rejection(fx.verifier().verify(token.slice(0, -4)))).code).toBe('invalid_signature');
+  });
+
+  test('the webcrypto engine reaches the same verdicts', async () => {
+    const verifier = fx.verifier({ crypto: 'webcrypto' });
+    await expect(verifier.verify(await fx.issuer.token())).resolves.toMatchObject({ issuer: fx.issuer.issuer });
+    const [header, , signature] = (await fx.issuer.token()).split('.');
+    const tampered = `${header}.${encodeSegment(fx.issuer.claims({ scope: 'pay:manageIntegration' }))}.${signature}`;
+    expect((await rejection(verifier.verify(tampered))).code).toBe('invalid_signature');
+  });
+
+  test('many verifications in one turn of the event loop all reach the right verdict', async () => {
+    const verifier = fx.verifier({ cache: false });
+    const good = await fx.issuer.token();
+    const [header, , signature] = good.split('.');
+    const bad = `${header}.${encodeSegment(fx.issuer.claims({ scope: 'hub:subscribe' }))}.${signature}`;
+    const outcomes = await Promise.allSettled(Array.from({ length: 40 }, (_, index) => verifier.verify(index % 2 === 0 ? good : bad)));
+    outcomes.forEach((outcome, index) => {
+      if (index % 2 === 0) expect(outcome.status).toBe('fulfilled');
+      else expect(outcome.status === 'rejected' && (outcome.reason as { code: string }).code).toBe('invalid_signature');
+    });
+  });
+});

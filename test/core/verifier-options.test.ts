@@ -1,0 +1,130 @@
+import { describe, expect, test } from 'vitest';
+import { IssuerRegistry, type VerifierEvent, type VerifierOptions, createVerifier } from '../../src/index.js';
+import { AUDIENCE, useFixture } from '../support/fixture.js';
+
+const fx = useFixture();
+const base = (): VerifierOptions => ({ registry: new IssuerRegistry([fx.issuer.entry]), audience: AUDIENCE, now: fx.clock });
+
+describe('createVerifier options', () => {
+  test('accepts the registry as a list of entries', async () => {
+    const verifier = createVerifier({ ...base(), registry: [fx.issuer.entry] });
+    await expect(verifier.verify(await fx.issuer.token())).resolves.toBeDefined();
+    expect(verifier.registry.issuers).toEqual([fx.issuer.issuer]);
+  });
+
+  test('exposes its audiences and token size limit', () => {
+    const verifier = createVerifier({ ...base(), audience: ['https://a.test', 'https://b.test'], maxTokenBytes: 4096 });
+    expect(verifier.audiences).toEqual(['https://a.test', 'https://b.test']);
+    expect(verifier.maxTokenBytes).toBe(4096);
+  });
+
+  test('refuses an unknown option (a misspelt option is a silent misconfiguration)', () => {
+    expect(() => createVerifier({ ...base(), clockTolerence: 5 } as VerifierOptions)).toThrow('createVerifier: unknown option "clockTolerence"');
+  });
+
+  test('refuses a missing audience: the check cannot be skipped', () => {
+    expect(() => createVerifier({ registry: base().registry } as VerifierOptions)).toThrow(/audience must be/);
+  });
+
+  test.each<[keyof VerifierOptions, unknown]>([
+    ['clockTolerance', -1],
+    ['clockTolerance', Number.NaN],
+    ['clockTolerance', '30'],
+    ['maxTokenBytes', 100],
+    ['maxTokenBytes', 8192.5],
+    ['maxTokenLifetime', 0],
+    ['maxTokenLifetime', Number.POSITIVE_INFINITY],
+    ['jwksMaxAge', -5],
+    ['jwksTimeout', 0],
+    ['jwksMaxBytes', 10],
+    ['jwksMaxRedirects', 1.5],
+    ['jwksStaleWindow', -1],
+    ['jwksCooldown', Number.NaN],
+    ['jwksBackoff', -1],
+    ['jwksBackoffMax', '60'],
+    ['cacheMaxEntries', 0],
+    ['cacheMaxBytes', 12],
+    ['cache', 'yes'],
+    ['now', 5],
+    ['fetch', 'fetch'],
+    ['onEvent', {}],
+    ['crypto', 'openssl'],
+  ])('refuses %s = %j, naming the option', (name, value) => {
+    expect(() => createVerifier({ ...base(), [name]: value })).toThrow(new RegExp(`createVerifier: ${name} must be`));
+  });
+
+  test.each<[string, unknown, string]>([
+    ['not an object', 'snapshot', 'keys must be a snapshot'],
+    ['another version', { version: 2, issuers: [] }, 'keys.version must be 1'],
+    ['issuers not an array', { version: 1, issuers: {} }, 'keys.issuers must be an array'],
+    ['a bad fetchedAt', { version: 1, issuers: [{ issuer: 'x', jwksUri: 'y', fetchedAt: -1, keys: [] }] }, 'keys.issuers[0].fetchedAt'],
+  ])('refuses a key snapshot that is %s, naming the field', (_name, keys, message) => {
+    expect(() => createVerifier({ ...base(), keys: keys as never })).toThrow(message);
+  });
+});
+
+describe('the result cache', () => {
+  const recording = () => {
+    const events: VerifierEvent[] = [];
+    return { events, onEvent: (event: VerifierEvent) => events.push(event) };
+  };
+  const cacheOutcomes = (events: VerifierEvent[]) => events.flatMap((event) => (event.type === 'cache' ? [event.outcome] : []));
+
+  test('answers a token verified before from the cache, with the same frozen context', async () => {
+    const { events, onEvent } = recording();
+    const verifier = createVerifier({ ...base(), onEvent });
+    const token = await fx.issuer.token();
+    const first = await verifier.verify(token);
+    const second = await verifier.verify(token);
+    expect(second).toBe(first);
+    expect(cacheOutcomes(events)).toEqual(['miss', 'hit']);
+  });
+
+  test('is keyed on the exact token: another token is a miss', async () => {
+    const { events, onEvent } = recording();
+    const verifier = createVerifier({ ...base(), onEvent });
+    await verifier.verify(await fx.issuer.token());
+    await verifier.verify(await fx.issuer.token({ tenant_name: 'Other' }));
+    expect(cacheOutcomes(events)).toEqual(['miss', 'miss']);
+  });
+
+  test('never caches a failure', async () => {
+    const { events, onEvent } = recording();
+    const verifier = createVerifier({ ...base(), onEvent });
+    const token = await fx.issuer.token({ aud: 'https://elsewhere.test' });
+    await expect(verifier.verify(token)).rejects.toMatchObject({ code: 'audience_mismatch' });
+    await expect(verifier.verify(token)).rejects.toMatchObject({ code: 'audience_mismatch' });
+    expect(cacheOutcomes(events)).toEqual(['miss', 'miss']);
+  });
+
+  test('is bounded by cacheMaxEntries (least recently used goes first)', async () => {
+    const { events, onEvent } = recording();
+    const verifier = createVerifier({ ...base(), onEvent, cacheMaxEntries: 2 });
+    const tokens = await Promise.all(['a', 'b', 'c'].map((name) => fx.issuer.token({ tenant_name: name })));
+    for (const token of tokens) await verifier.verify(token);
+    await verifier.verify(tokens[2]!);
+    await verifier.verify(tokens[0]!);
+    expect(cacheOutcomes(events)).toEqual(['miss', 'miss', 'miss', 'hit', 'miss']);
+  });
+
+  test('is bounded by cacheMaxBytes', async () => {
+    const { events, onEvent } = recording();
+    const first = await fx.issuer.token({ tenant_name: 'a' });
+    const verifier = createVerifier({ ...base(), onEvent, cacheMaxBytes: Math.max(1024, first.length + 10) });
+    await verifier.verify(first);
+    await verifier.verify(await fx.issuer.token({ tenant_name: 'b' }));
+    await verifier.verify(first);
+    expect(cacheOutcomes(events)).toEqual(['miss', 'miss', 'miss']);
+  });
+
+  test('cache: false verifies every time in full', async () => {
+    const { events, onEvent } = recording();
+    const verifier = createVerifier({ ...base(), onEvent, cache: false });
+    const token = await fx.issuer.token();
+    const first = await verifier.verify(token);
+    const second = await verifier.verify(token);
+    expect(second).not.toBe(first);
+    expect(second).toEqual(first);
+    expect(cacheOutcomes(events)).toEqual([]);
+  });
+});

@@ -1,0 +1,87 @@
+import { describe, expect, test } from 'vitest';
+import { type AuthResult, authenticate, authorizeScopes, toErrorResponse } from '../../src/index.js';
+import { useFixture } from '../support/fixture.js';
+
+const fx = useFixture();
+
+function failed(result: AuthResult) {
+  if (result.ok) throw new Error('expected a failure');
+  return result.error;
+}
+
+describe('authenticate (SPEC §1)', () => {
+  test('a valid bearer token with a known scope yields its AuthContext', async () => {
+    const result = await authenticate(fx.verifier(), { authorization: `Bearer ${await fx.issuer.token()}` });
+    expect(result.ok && result.auth.tenant.ern).toBe('ern:acme/tenants/t-1');
+  });
+
+  test('accepts every Authorization value as an array', async () => {
+    const result = await authenticate(fx.verifier(), { authorization: [`Bearer ${await fx.issuer.token()}`] });
+    expect(result.ok).toBe(true);
+  });
+
+  test('a missing header is a missing_token result, not an exception', async () => {
+    expect(failed(await authenticate(fx.verifier(), { authorization: undefined })).code).toBe('missing_token');
+  });
+
+  test('a bad token is a result carrying the verifier\'s code', async () => {
+    expect(failed(await authenticate(fx.verifier(), { authorization: 'Bearer abc.def.ghi' })).code).toBe('malformed_token');
+  });
+
+  test('two Authorization headers are invalid_request (attack: credential smuggling)', async () => {
+    const token = await fx.issuer.token();
+    const error = failed(await authenticate(fx.verifier(), { authorization: [`Bearer ${token}`, `Bearer ${token}`] }));
+    expect(error.code).toBe('invalid_request');
+  });
+
+  test('a token with no known scope is insufficient_scope by the default policy, naming every known scope', async () => {
+    const error = failed(await authenticate(fx.verifier(), { authorization: `Bearer ${await fx.issuer.token({ scope: 'custom:x' })}` }));
+    expect(error.code).toBe('insufficient_scope');
+    expect(error.status).toBe(403);
+    expect(toErrorResponse(error).headers['www-authenticate']).toContain(
+      'scope="pay:processPayments pay:chargeToken pay:manageIntegration hub:subscribe"',
+    );
+  });
+
+  test('route scopes add to the default policy: both must hold', async () => {
+    const token = await fx.issuer.token({ scope: 'pay:processPayments' });
+    const error = failed(await authenticate(fx.verifier(), { authorization: `Bearer ${token}`, requiredScopes: 'hub:subscribe' }));
+    expect(error.code).toBe('insufficient_scope');
+    expect(error.requiredScopes).toEqual(['hub:subscribe']);
+  });
+
+  test.each([
+    ['a single scope', 'hub:subscribe', true],
+    ['an array (all of)', ['pay:processPayments', 'hub:subscribe'], true],
+    ['an array (all of), one missing', ['pay:processPayments', 'pay:chargeToken'], false],
+    ['{ allOf }', { allOf: ['pay:processPayments', 'hub:subscribe'] }, true],
+    ['{ anyOf }', { anyOf: ['pay:chargeToken', 'hub:subscribe'] }, true],
+    ['{ anyOf }, none granted', { anyOf: ['pay:chargeToken', 'pay:manageIntegration'] }, false],
+  ])('requiredScopes as %s', async (_name, requiredScopes, ok) => {
+    const token = await fx.issuer.token({ scope: 'pay:processPayments hub:subscribe' });
+    const result = await authenticate(fx.verifier(), { authorization: `Bearer ${token}`, requiredScopes });
+    expect(result.ok).toBe(ok);
+  });
+
+  test('a malformed requiredScopes rejects (a server misconfiguration, not a client fault)', async () => {
+    await expect(authenticate(fx.verifier(), { authorization: undefined, requiredScopes: [] })).rejects.toThrow(TypeError);
+  });
+});
+
+describe('authorizeScopes', () => {
+  test('passes a context that holds the scopes', async () => {
+    const auth = await fx.verifier().verify(await fx.issuer.token({ scope: 'hub:subscribe' }));
+    expect(authorizeScopes(auth, 'hub:subscribe')).toEqual({ ok: true });
+  });
+
+  test('fails with insufficient_scope when a scope is missing', async () => {
+    const auth = await fx.verifier().verify(await fx.issuer.token({ scope: 'hub:subscribe' }));
+    const result = authorizeScopes(auth, 'pay:chargeToken');
+    expect(!result.ok && result.error.code).toBe('insufficient_scope');
+  });
+
+  test('fails as a configuration error (500), never a pass, where no verification ran', () => {
+    const result = authorizeScopes(null, 'hub:subscribe');
+    expect(!result.ok && toErrorResponse(result.error).status).toBe(500);
+  });
+});

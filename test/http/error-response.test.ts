@@ -1,0 +1,88 @@
+import { describe, expect, test } from 'vitest';
+import { AUTH_ERROR_CODES, AuthError, type AuthErrorCode, ConfigurationError, toErrorResponse } from '../../src/index.js';
+
+describe('toErrorResponse (SPEC §1, §3)', () => {
+  test('missing_token is 401 with a challenge that carries no error', () => {
+    const response = toErrorResponse(new AuthError('missing_token', 'No token.'));
+    expect(response.status).toBe(401);
+    expect(response.headers['www-authenticate']).toBe('Bearer realm="paygate"');
+  });
+
+  test('an invalid token is 401 with error="invalid_token" and a description', () => {
+    const response = toErrorResponse(new AuthError('token_expired', 'The token has expired.', { claim: 'exp' }));
+    expect(response.status).toBe(401);
+    expect(response.headers['www-authenticate']).toBe(
+      'Bearer realm="paygate", error="invalid_token", error_description="The token has expired."',
+    );
+  });
+
+  test('invalid_request is 400 with error="invalid_request"', () => {
+    const response = toErrorResponse(new AuthError('invalid_request', 'Two headers.'));
+    expect(response.status).toBe(400);
+    expect(response.headers['www-authenticate']).toBe('Bearer realm="paygate", error="invalid_request", error_description="Two headers."');
+  });
+
+  test('insufficient_scope is 403 with the scopes needed in scope="…"', () => {
+    const error = new AuthError('insufficient_scope', 'Lacks scopes.', { requiredScopes: ['pay:processPayments', 'hub:subscribe'] });
+    const response = toErrorResponse(error);
+    expect(response.status).toBe(403);
+    expect(response.headers['www-authenticate']).toBe(
+      'Bearer realm="paygate", error="insufficient_scope", error_description="Lacks scopes.", scope="pay:processPayments hub:subscribe"',
+    );
+  });
+
+  test('jwks_unavailable is 503 with Retry-After in whole seconds and no challenge', () => {
+    const response = toErrorResponse(new AuthError('jwks_unavailable', 'Keys unavailable.', { retryAfter: 2.2 }));
+    expect(response.status).toBe(503);
+    expect(response.headers['retry-after']).toBe('3');
+    expect(response.headers['www-authenticate']).toBeUndefined();
+  });
+
+  test('the realm is configurable and appears in every challenge', () => {
+    const response = toErrorResponse(new AuthError('malformed_token', 'Bad.'), { realm: 'payments-eu' });
+    expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="payments-eu", /);
+  });
+
+  test('a realm that cannot be quoted is refused', () => {
+    expect(() => toErrorResponse(new AuthError('malformed_token', 'Bad.'), { realm: 'a"b' })).toThrow(TypeError);
+  });
+
+  test('the body is RFC 9457 problem+json carrying the code and the claim', () => {
+    const response = toErrorResponse(new AuthError('invalid_claim', 'The "aud" claim must be a string.', { claim: 'aud' }));
+    expect(response.headers['content-type']).toBe('application/problem+json');
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(response.body).toEqual({
+      type: 'urn:paygate-auth:problem:invalid_claim',
+      title: 'Invalid claim',
+      status: 401,
+      detail: 'The "aud" claim must be a string.',
+      code: 'invalid_claim',
+      claim: 'aud',
+    });
+  });
+
+  test('quotes in a description become apostrophes, keeping the challenge well-formed', () => {
+    const response = toErrorResponse(new AuthError('invalid_typ', 'The token\'s "typ" must be "JWT".'));
+    expect(response.headers['www-authenticate']).toContain('error_description="The token\'s \'typ\' must be \'JWT\'."');
+  });
+
+  test.each(Object.keys(AUTH_ERROR_CODES) as AuthErrorCode[])('%s keeps its documented status', (code) => {
+    const response = toErrorResponse(new AuthError(code, 'x'));
+    expect(response.status).toBe(AUTH_ERROR_CODES[code].status);
+    expect(response.body.code).toBe(code);
+  });
+
+  test('a configuration error is 500 configuration_error without its message', () => {
+    const response = toErrorResponse(new ConfigurationError('requireScopes() ran where no verification did'));
+    expect(response.status).toBe(500);
+    expect(response.body.code).toBe('configuration_error');
+    expect(response.body.detail).not.toContain('requireScopes');
+  });
+
+  test('any other error is 500 internal_error and says nothing of it (it may hold secrets)', () => {
+    const response = toErrorResponse(new Error('database password is hunter2'));
+    expect(response.status).toBe(500);
+    expect(response.body.code).toBe('internal_error');
+    expect(JSON.stringify(response)).not.toContain('hunter2');
+  });
+});

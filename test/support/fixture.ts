@@ -1,0 +1,79 @@
+/**
+ * A verifier and a test issuer on a frozen clock, with the JWKS served by msw: the common ground
+ * of the verifier's specification tests.
+ */
+import { setupServer } from 'msw/node';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { AuthError, type Verifier, type VerifierOptions } from '../../src/index.js';
+import { type TestIssuer, type TestIssuerOptions, createTestIssuer, createTestVerifier } from '../../src/testing/index.js';
+
+/** 2026-01-01T00:00:00Z, in milliseconds. */
+export const T0 = Date.UTC(2026, 0, 1);
+export const AUDIENCE = 'https://payments.test';
+
+/** A clock the tests move by hand. */
+export interface ManualClock {
+  (): number;
+  set(ms: number): void;
+  advance(seconds: number): void;
+}
+
+export function manualClock(start = T0): ManualClock {
+  let now = start;
+  const clock = (() => now) as ManualClock;
+  clock.set = (ms) => {
+    now = ms;
+  };
+  clock.advance = (seconds) => {
+    now += seconds * 1000;
+  };
+  return clock;
+}
+
+/** Seconds since the epoch on `clock`. */
+export const seconds = (clock: () => number): number => Math.floor(clock() / 1000);
+
+export interface Fixture {
+  readonly clock: ManualClock;
+  readonly issuer: TestIssuer;
+  /** Every issuer of the fixture (the first is `issuer`). */
+  readonly issuers: readonly TestIssuer[];
+  verifier(options?: Omit<VerifierOptions, 'registry' | 'audience'> & { audience?: string | readonly string[] }): Verifier;
+}
+
+/**
+ * Registers hooks that create the issuers (each serving its JWKS through msw) and reset the clock
+ * to {@link T0} before each test; returns accessors usable inside tests.
+ */
+export function useFixture(...issuerOptions: TestIssuerOptions[]): Fixture {
+  const clock = manualClock();
+  const issuers: TestIssuer[] = [];
+  const server = setupServer();
+  beforeAll(async () => {
+    const options = issuerOptions.length === 0 ? [{}] : issuerOptions;
+    for (const option of options) issuers.push(await createTestIssuer({ audience: AUDIENCE, now: clock, ...option }));
+    server.use(...issuers.flatMap((issuer) => issuer.handlers));
+    server.listen({ onUnhandledRequest: 'error' });
+  });
+  beforeEach(() => clock.set(T0));
+  afterAll(() => server.close());
+  return {
+    clock,
+    get issuer() {
+      return issuers[0] as TestIssuer;
+    },
+    issuers,
+    verifier: (options = {}) => createTestVerifier(issuers, { now: clock, ...options }),
+  };
+}
+
+/** The AuthError a promise rejects with; fails the test when it resolves or rejects otherwise. */
+export async function rejection(promise: Promise<unknown>): Promise<AuthError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof AuthError) return error;
+    throw new Error(`expected an AuthError, got ${String(error)}`, { cause: error });
+  }
+  throw new Error('expected an AuthError, but the promise resolved');
+}

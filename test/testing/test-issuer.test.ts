@@ -1,0 +1,142 @@
+import { setupServer } from 'msw/node';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { IssuerRegistry, createVerifier } from '../../src/index.js';
+import { type TestIssuer, createTestIssuer, createTestVerifier } from '../../src/testing/index.js';
+
+const decode = (token: string, part: 0 | 1) => JSON.parse(Buffer.from(token.split('.')[part]!, 'base64url').toString());
+
+describe('createTestIssuer', () => {
+  let issuer: TestIssuer;
+  const server = setupServer();
+  beforeAll(async () => {
+    issuer = await createTestIssuer({ product: 'acme', audience: 'https://payments.test', now: () => Date.UTC(2026, 0, 1) });
+    server.use(...issuer.handlers);
+    server.listen({ onUnhandledRequest: 'error' });
+  });
+  afterAll(() => server.close());
+
+  test('defaults: issuer https://issuer.test, tenant ern:acme/tenants/t-1, scope pay:processPayments', async () => {
+    const claims = decode(await issuer.token(), 1);
+    expect(claims).toEqual({
+      iss: 'https://issuer.test',
+      sub: 'https://issuer.test',
+      aud: 'https://payments.test',
+      iat: Date.UTC(2026, 0, 1) / 1000,
+      expt: Date.UTC(2026, 0, 1) / 1000 + 300,
+      tenant_ern: 'ern:acme/tenants/t-1',
+      tenant_name: 'Test Tenant',
+      scope: 'pay:processPayments',
+    });
+  });
+
+  test('signs with RS256 under its kid, typ JWT', async () => {
+    expect(decode(await issuer.token(), 0)).toEqual({ alg: 'RS256', typ: 'JWT', kid: 'test-key' });
+  });
+
+  test('overrides claims and header members, and removes them with undefined', async () => {
+    const token = await issuer.token({ scope: 'hub:subscribe', tenant_name: undefined }, { kid: 'other', typ: undefined });
+    expect(decode(token, 1)).toMatchObject({ scope: 'hub:subscribe' });
+    expect(decode(token, 1)).not.toHaveProperty('tenant_name');
+    expect(decode(token, 0)).toEqual({ alg: 'RS256', kid: 'other' });
+  });
+
+  test('publishes a 2048-bit RSA key for signatures', () => {
+    const [jwk] = issuer.jwks.keys;
+    expect(jwk).toMatchObject({ kty: 'RSA', kid: 'test-key', alg: 'RS256', use: 'sig', e: 'AQAB' });
+    expect(Buffer.from(String(jwk?.n), 'base64url').length).toBe(256);
+    expect(jwk).not.toHaveProperty('d');
+  });
+
+  test('gives a registry entry for its issuer, JWKS URL and product', () => {
+    expect(issuer.entry).toEqual({ issuer: 'https://issuer.test', jwksUri: 'https://issuer.test/.well-known/jwks.json', products: ['acme'] });
+  });
+
+  test('its msw handlers serve the JWKS at the entry URL and count the requests', async () => {
+    const before = issuer.jwksRequests;
+    const response = await fetch(issuer.entry.jwksUri);
+    expect(await response.json()).toEqual(issuer.jwks);
+    expect(issuer.jwksRequests).toBe(before + 1);
+  });
+
+  test('its tokens verify with a verifier trusting its entry', async () => {
+    const verifier = createVerifier({
+      registry: new IssuerRegistry([issuer.entry]),
+      audience: 'https://payments.test',
+      now: () => Date.UTC(2026, 0, 1),
+    });
+    await expect(verifier.verify(await issuer.token())).resolves.toMatchObject({ tenant: { id: 't-1' } });
+  });
+});
+
+describe('TestIssuer key management', () => {
+  test('rotate() publishes a new key that signs from then on, keeping the old one published', async () => {
+    const issuer = await createTestIssuer();
+    const key = await issuer.rotate();
+    expect(key.kid).toBe('test-key-2');
+    expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toEqual(['test-key', 'test-key-2']);
+    expect(decode(await issuer.token(), 0).kid).toBe('test-key-2');
+  });
+
+  test('rotate({ retire: true }) unpublishes every other key', async () => {
+    const issuer = await createTestIssuer();
+    await issuer.rotate({ kid: 'k-2026-01', retire: true });
+    expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toEqual(['k-2026-01']);
+  });
+
+  test('addKey() publishes a key that signs only when asked', async () => {
+    const issuer = await createTestIssuer();
+    const weak = await issuer.addKey({ modulusLength: 1024, jwk: { use: undefined } });
+    expect(issuer.jwks.keys.find((jwk) => jwk.kid === weak.kid)).not.toHaveProperty('use');
+    expect(decode(await issuer.token(), 0).kid).toBe('test-key');
+    expect(decode(await issuer.token({}, {}, { key: weak }), 0).kid).toBe(weak.kid);
+  });
+
+  test('publish() and unpublish() edit the JWKS as given', async () => {
+    const issuer = await createTestIssuer();
+    issuer.publish({ kty: 'EC', kid: 'ec-1' });
+    expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toEqual(['test-key', 'ec-1']);
+    issuer.unpublish('test-key');
+    expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toEqual(['ec-1']);
+  });
+});
+
+describe('TestIssuer.listen', () => {
+  test('serves the JWKS from a real server on 127.0.0.1 and points the entry at it', async () => {
+    const issuer = await createTestIssuer({ audience: 'https://payments.test' });
+    const server = await issuer.listen();
+    try {
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\.well-known\/jwks\.json$/);
+      expect(issuer.entry.jwksUri).toBe(server.url);
+      const verifier = createTestVerifier(issuer);
+      await expect(verifier.verify(await issuer.token())).resolves.toBeDefined();
+      expect(server.requests).toBe(1);
+      expect(issuer.jwksRequests).toBe(1);
+    } finally {
+      await issuer.close();
+    }
+  });
+
+  test('answers 404 on other paths', async () => {
+    const issuer = await createTestIssuer();
+    const server = await issuer.listen();
+    try {
+      expect((await fetch(server.url.replace('jwks.json', 'other'))).status).toBe(404);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('createTestVerifier', () => {
+  test('trusts the given issuers for the first one\'s audience', async () => {
+    const acme = await createTestIssuer({ audience: 'https://payments.test' });
+    const beta = await createTestIssuer({ issuer: 'https://beta.test', product: 'beta' });
+    const verifier = createTestVerifier([acme, beta], { keys: { version: 1, issuers: [] } });
+    expect(verifier.registry.issuers).toEqual(['https://issuer.test', 'https://beta.test']);
+    expect(verifier.audiences).toEqual(['https://payments.test']);
+  });
+
+  test('needs at least one issuer', () => {
+    expect(() => createTestVerifier([])).toThrow(TypeError);
+  });
+});
