@@ -1,1 +1,61 @@
-export {};
+/**
+ * paygate-auth/express: `auth(options)` verifies each request and sets `req.auth`;
+ * `requireScopes(...)` guards a route. Works with Express 4 and 5; loads no framework code.
+ *
+ * @example
+ * ```ts
+ * app.use(auth({ verifier }));
+ * app.post('/payments', requireScopes('pay:processPayments'), (req, res) => res.json(req.auth?.tenant));
+ * ```
+ *
+ * @module paygate-auth/express
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { AuthContext } from '../../core/auth-context.js';
+import { type AdapterOptions, resolveAdapterOptions } from '../../http/adapter-options.js';
+import { type ErrorResponse } from '../../http/error-response.js';
+import { type GateFailure, gateRequest, gateScopes } from '../../http/request-gate.js';
+import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** The verified caller, set by `auth()`; `null` where no verification ran (an allowed preflight). */
+      auth: AuthContext | null;
+    }
+  }
+}
+
+/** Options of {@link auth}: a verifier (or its options), `requiredScopes`, `realm`, `allowPreflight`, `forwardErrors`. */
+export type AuthOptions = AdapterOptions;
+export type { AuthContext, RequireScopesArguments };
+
+function send(res: Response, response: ErrorResponse): void {
+  res.status(response.status).set(response.headers).end(JSON.stringify(response.body));
+}
+
+function fail(failure: GateFailure, res: Response, next: NextFunction): void {
+  if (failure.response === undefined) next(failure.error);
+  else send(res, failure.response);
+}
+
+/** Middleware that verifies every request and sets `req.auth`; failures are answered (or forwarded). */
+export function auth(options: AuthOptions): RequestHandler {
+  const settings = resolveAdapterOptions('auth', options);
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const result = await gateRequest(settings, req);
+    if (!result.ok) return fail(result, res, next);
+    req.auth = result.auth;
+    next();
+  };
+}
+
+/** Route middleware: several scopes are all needed; or one scope, array, `{ allOf }` or `{ anyOf }`. */
+export function requireScopes(...scopes: RequireScopesArguments): RequestHandler {
+  const requirement = requirementFromArguments(scopes);
+  return (req: Request, res: Response, next: NextFunction) => {
+    const result = gateScopes(req, req.auth, requirement);
+    if (!result.ok) return fail(result, res, next);
+    next();
+  };
+}

@@ -1,1 +1,80 @@
-export {};
+/**
+ * paygate-auth/fetch: `withAuth(handler, options)` for Web `Request` → `Response` runtimes (Hono,
+ * Cloudflare Workers, Next.js route handlers, Deno, Bun, Node). Imports no framework.
+ *
+ * @example
+ * ```ts
+ * export const POST = withAuth((request, auth) => Response.json(auth.tenant), { verifier });
+ * ```
+ *
+ * @module paygate-auth/fetch
+ */
+import type { AuthContext } from '../../core/auth-context.js';
+import { type AdapterOptions, resolveAdapterOptions } from '../../http/adapter-options.js';
+import type { ErrorResponse } from '../../http/error-response.js';
+import { type GateFailure, gateRequest, gateScopes } from '../../http/request-gate.js';
+import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
+
+/** Options of {@link withAuth}: a verifier (or its options), `requiredScopes`, `realm`, `allowPreflight`, `forwardErrors`. */
+export type WithAuthOptions = AdapterOptions;
+export type { AuthContext, RequireScopesArguments };
+
+/** A handler given the verified caller; `Auth` is `AuthContext | null` when preflights are let through. */
+export type AuthenticatedHandler<Args extends unknown[], Auth extends AuthContext | null = AuthContext> = (
+  request: Request,
+  auth: Auth,
+  ...rest: Args
+) => Response | Promise<Response>;
+
+/** A Web handler: the runtime's own `(request, ...rest)` signature. */
+export type FetchHandler<Args extends unknown[]> = (request: Request, ...rest: Args) => Promise<Response>;
+
+function answer(failure: GateFailure): Response {
+  if (failure.response === undefined) throw failure.error;
+  const { status, headers, body }: ErrorResponse = failure.response;
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+/**
+ * Verifies each request, then calls `handler(request, auth, ...rest)` with the runtime's extra
+ * arguments (Workers' `env, ctx`, Next's `context`) passed on; the request is not changed.
+ * Failures are answered (or, with `forwardErrors`, the returned promise rejects with them).
+ */
+export function withAuth<Args extends unknown[]>(
+  handler: AuthenticatedHandler<Args>,
+  options: WithAuthOptions & { readonly allowPreflight?: false },
+): FetchHandler<Args>;
+export function withAuth<Args extends unknown[]>(
+  handler: AuthenticatedHandler<Args, AuthContext | null>,
+  options: WithAuthOptions,
+): FetchHandler<Args>;
+export function withAuth<Args extends unknown[]>(handler: AuthenticatedHandler<Args>, options: WithAuthOptions): FetchHandler<Args> {
+  if (typeof handler !== 'function') throw new TypeError('withAuth: handler must be a function');
+  const settings = resolveAdapterOptions('withAuth', options);
+  return async (request: Request, ...rest: Args) => {
+    const result = await gateRequest(settings, request);
+    if (!result.ok) return answer(result);
+    return handler(request, result.auth as AuthContext, ...rest); // null only where allowPreflight let it through
+  };
+}
+
+/**
+ * Wraps a `withAuth` handler with a route's scope check: several scopes are all needed; or one
+ * scope, array, `{ allOf }` or `{ anyOf }`. Where no verification ran (`auth` is `null`) it
+ * fails as a configuration error (500).
+ *
+ * @example
+ * ```ts
+ * export const POST = withAuth(requireScopes('pay:processPayments')((request, auth) => Response.json(auth.tenant)), { verifier });
+ * ```
+ */
+export function requireScopes(
+  ...scopes: RequireScopesArguments
+): <Args extends unknown[]>(handler: AuthenticatedHandler<Args>) => AuthenticatedHandler<Args, AuthContext | null> {
+  const requirement = requirementFromArguments(scopes);
+  return (handler) => async (request, auth, ...rest) => {
+    const result = gateScopes(request, auth, requirement);
+    if (!result.ok) return answer(result);
+    return handler(request, auth as AuthContext, ...rest);
+  };
+}

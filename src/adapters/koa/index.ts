@@ -1,1 +1,59 @@
-export {};
+/**
+ * paygate-auth/koa: `auth(options)` verifies each request and sets `ctx.state.auth`;
+ * `requireScopes(...)` guards a route. Works with Koa 2 and 3; loads no framework code.
+ *
+ * @example
+ * ```ts
+ * app.use(auth({ verifier }));
+ * router.post('/payments', requireScopes('pay:processPayments'), (ctx) => { ctx.body = ctx.state.auth?.tenant; });
+ * ```
+ *
+ * @module paygate-auth/koa
+ */
+import type { Context, Middleware, Next } from 'koa';
+import type { AuthContext } from '../../core/auth-context.js';
+import { type AdapterOptions, resolveAdapterOptions } from '../../http/adapter-options.js';
+import { type GateFailure, gateRequest, gateScopes } from '../../http/request-gate.js';
+import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
+
+/** The state `auth()` adds: for apps that type their own state, `new Koa<MyState & AuthState>()`. */
+export interface AuthState {
+  /** The verified caller, set by `auth()`; `null` where no verification ran (an allowed preflight). */
+  auth: AuthContext | null;
+}
+
+declare module 'koa' {
+  interface DefaultState extends AuthState {}
+}
+
+/** Options of {@link auth}: a verifier (or its options), `requiredScopes`, `realm`, `allowPreflight`, `forwardErrors`. */
+export type AuthOptions = AdapterOptions;
+export type { AuthContext, RequireScopesArguments };
+
+function fail(failure: GateFailure, ctx: Context): void {
+  if (failure.response === undefined) throw failure.error;
+  ctx.status = failure.response.status;
+  ctx.set(failure.response.headers);
+  ctx.body = JSON.stringify(failure.response.body);
+}
+
+/** Middleware that verifies every request and sets `ctx.state.auth`; failures are answered (or thrown). */
+export function auth(options: AuthOptions): Middleware<AuthState> {
+  const settings = resolveAdapterOptions('auth', options);
+  return async (ctx, next: Next) => {
+    const result = await gateRequest(settings, ctx.req);
+    if (!result.ok) return fail(result, ctx);
+    ctx.state.auth = result.auth;
+    return next();
+  };
+}
+
+/** Route middleware: several scopes are all needed; or one scope, array, `{ allOf }` or `{ anyOf }`. */
+export function requireScopes(...scopes: RequireScopesArguments): Middleware<AuthState> {
+  const requirement = requirementFromArguments(scopes);
+  return (ctx, next: Next) => {
+    const result = gateScopes(ctx.req, ctx.state.auth, requirement);
+    if (!result.ok) return fail(result, ctx);
+    return next();
+  };
+}

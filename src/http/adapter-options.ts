@@ -1,0 +1,131 @@
+/**
+ * The one options object every framework adapter takes, checked once when the middleware is made.
+ *
+ * @module paygate-auth
+ */
+import { describe, rejectUnknownOptions } from '../core/options.js';
+import { type ScopeRequirement, normalizeScopeRequirement } from '../core/scopes.js';
+import { VERIFIER_OPTION_NAMES, type VerifierOptions, createVerifier } from '../core/verifier.js';
+import type { AuthenticatingVerifier } from './authenticate.js';
+import { checkRealm } from './error-response.js';
+
+/** The adapter's own options, beside the verifier (or the verifier's options). */
+export interface AdapterBaseOptions {
+  /**
+   * Scopes every request needs on top of the default policy (at least one known scope): a scope,
+   * an array (all of), `{ allOf }` or `{ anyOf }`. A route's `requireScopes(...)` adds to it: both
+   * must hold. Missing: 403 `insufficient_scope`.
+   * @default undefined (the default policy only)
+   */
+  readonly requiredScopes?: ScopeRequirement;
+  /**
+   * The `realm` of every `WWW-Authenticate` challenge sent (printable ASCII, no `"` or `\`).
+   * @default 'paygate'
+   */
+  readonly realm?: string;
+  /**
+   * Let a real CORS preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) reach
+   * the app unverified, its auth `null`. Every other request, `OPTIONS` included, is verified.
+   * @default false
+   */
+  readonly allowPreflight?: boolean;
+  /**
+   * Hand failures to the framework's error path instead of answering them: Express `next(err)`,
+   * Fastify's error handler, Koa's upstream middleware (thrown), or a rejected promise from
+   * `withAuth`. The error is the `AuthError` itself (`code`, `status`), or a
+   * `ConfigurationError` (500); `toErrorResponse(err, { realm })` builds the usual answer from it.
+   * @default false (failures are answered with `toErrorResponse(err, { realm })`)
+   */
+  readonly forwardErrors?: boolean;
+}
+
+/** Options naming a verifier built elsewhere (share one verifier per process). */
+export type AdapterOptionsWithVerifier = AdapterBaseOptions & {
+  /**
+   * The verifier, from `createVerifier(...)`. Required, unless the verifier's own options stand
+   * in its place.
+   * @default none
+   */
+  readonly verifier: AuthenticatingVerifier;
+} & { readonly [K in keyof VerifierOptions]?: never };
+
+/** Options carrying the verifier's own options flat: the adapter builds one verifier, once. */
+export type AdapterOptionsWithVerifierOptions = AdapterBaseOptions & VerifierOptions & { readonly verifier?: never };
+
+/** Options of every adapter: a verifier, or the options to build one, and the adapter's own. */
+export type AdapterOptions = AdapterOptionsWithVerifier | AdapterOptionsWithVerifierOptions;
+
+/** {@link AdapterOptions} checked and resolved. */
+export interface AdapterSettings {
+  /** The verifier given, or the one built from the verifier's options. */
+  readonly verifier: AuthenticatingVerifier;
+  /** `requiredScopes` in a stable `{ allOf }` / `{ anyOf }` shape (normalized once), or `undefined`. */
+  readonly requiredScopes: ScopeRequirement | undefined;
+  /** `realm`, or `'paygate'`. */
+  readonly realm: string;
+  /** `allowPreflight`, or `false`. */
+  readonly allowPreflight: boolean;
+  /** `forwardErrors`, or `false`. */
+  readonly forwardErrors: boolean;
+}
+
+const OWN_OPTIONS = ['verifier', 'requiredScopes', 'realm', 'allowPreflight', 'forwardErrors'] as const;
+
+/** Every option name an adapter accepts. */
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set([...OWN_OPTIONS, ...VERIFIER_OPTION_NAMES]);
+
+function checkBoolean(owner: string, name: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new TypeError(`${owner}: ${name} must be a boolean, got ${describe(value)}`);
+  return value;
+}
+
+/**
+ * Checks `requirement` and returns it in one stable, frozen shape (`{ allOf }` or `{ anyOf }`), so
+ * that it is normalized once, not on every request.
+ * @throws {TypeError} naming `label` when it is malformed.
+ */
+export function stableRequirement(requirement: unknown, label: string): ScopeRequirement {
+  const { mode, scopes } = normalizeScopeRequirement(requirement, label);
+  return Object.freeze(mode === 'allOf' ? { allOf: scopes } : { anyOf: scopes });
+}
+
+function checkVerifier(owner: string, value: unknown): AuthenticatingVerifier {
+  const candidate = value as Partial<AuthenticatingVerifier> | null;
+  if (typeof candidate !== 'object' || candidate === null || typeof candidate.verify !== 'function' || typeof candidate.maxTokenBytes !== 'number') {
+    throw new TypeError(`${owner}: verifier must be a verifier from createVerifier(), got ${describe(value)}`);
+  }
+  return candidate as AuthenticatingVerifier;
+}
+
+function verifierFrom(owner: string, options: Record<string, unknown>): AuthenticatingVerifier {
+  const flat = Object.keys(options).filter((key) => VERIFIER_OPTION_NAMES.has(key));
+  if (options.verifier !== undefined) {
+    if (flat.length > 0) {
+      throw new TypeError(`${owner}: give verifier or the verifier's options, not both (found ${JSON.stringify(flat[0])})`);
+    }
+    return checkVerifier(owner, options.verifier);
+  }
+  if (flat.length === 0) throw new TypeError(`${owner}: verifier is required (or the verifier's options: registry, audience, …)`);
+  return createVerifier(Object.fromEntries(flat.map((key) => [key, options[key]])) as unknown as VerifierOptions);
+}
+
+/**
+ * Checks an adapter's options and builds its verifier when given the verifier's options.
+ * @param owner the name errors start with (`auth`, `paygateAuth`, `withAuth`)
+ * @throws {TypeError} naming the option at fault.
+ */
+export function resolveAdapterOptions(owner: string, options: unknown): AdapterSettings {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`${owner}: options must be an object, got ${describe(options)}`);
+  }
+  rejectUnknownOptions(owner, options, KNOWN_OPTIONS);
+  const o = options as Record<string, unknown>;
+  return Object.freeze({
+    requiredScopes: o.requiredScopes === undefined ? undefined : stableRequirement(o.requiredScopes, `${owner}: requiredScopes`),
+    realm: checkRealm(o.realm, `${owner}: realm`),
+    allowPreflight: checkBoolean(owner, 'allowPreflight', o.allowPreflight),
+    forwardErrors: checkBoolean(owner, 'forwardErrors', o.forwardErrors),
+    verifier: verifierFrom(owner, o),
+  });
+}

@@ -1,0 +1,79 @@
+/**
+ * What every adapter does with a request, framework-neutral: let a CORS preflight through when
+ * allowed, else authenticate; and, for `requireScopes(...)`, check a route's scopes. A failure
+ * comes with the response to send, or none when the adapter's options forward failures.
+ *
+ * @module paygate-auth
+ */
+import type { AuthContext } from '../core/auth-context.js';
+import type { ScopeRequirement } from '../core/scopes.js';
+import type { AdapterSettings } from './adapter-options.js';
+import { authenticate, authorizeScopes } from './authenticate.js';
+import { DEFAULT_REALM, type ErrorResponse, toErrorResponse } from './error-response.js';
+import { type HeadersInput, readHeader } from './headers-input.js';
+import { isCorsPreflight } from './preflight.js';
+
+/** The request members the gate reads: Node's `IncomingMessage` or a Web `Request`. */
+export interface GatedRequest {
+  readonly method?: string | undefined;
+  readonly headers: HeadersInput;
+  /** Node's `headersDistinct`: every `Authorization` value received (`headers` is read without it). */
+  readonly headersDistinct?: Readonly<Record<string, readonly string[] | undefined>>;
+}
+
+/** A failure and, unless failures are forwarded to the framework, the response to send. */
+export interface GateFailure {
+  readonly ok: false;
+  /** An `AuthError`, a `ConfigurationError`, or (a server fault) whatever was thrown. */
+  readonly error: unknown;
+  /** `undefined` when the adapter's options forward failures to the framework. */
+  readonly response: ErrorResponse | undefined;
+}
+
+/** The outcome of {@link gateRequest}: the context (`null` for an allowed preflight), or a failure. */
+export type GateResult = { readonly ok: true; readonly auth: AuthContext | null } | GateFailure;
+
+/** The settings each gated request ran with, for its `requireScopes(...)`. */
+const settingsOf = new WeakMap<object, AdapterSettings>();
+
+const UNGATED: Pick<AdapterSettings, 'realm' | 'forwardErrors'> = { realm: DEFAULT_REALM, forwardErrors: false };
+
+function failure(error: unknown, settings: Pick<AdapterSettings, 'realm' | 'forwardErrors'>): GateFailure {
+  return { ok: false, error, response: settings.forwardErrors ? undefined : toErrorResponse(error, { realm: settings.realm }) };
+}
+
+function authorizationOf(request: GatedRequest): string | readonly string[] | null | undefined {
+  return request.headersDistinct?.authorization ?? readHeader(request.headers, 'authorization');
+}
+
+/**
+ * Authenticates `request` with the adapter's settings, then checks `routeScopes` (both the
+ * settings' `requiredScopes` and `routeScopes` must hold). Never rejects.
+ */
+export async function gateRequest(settings: AdapterSettings, request: GatedRequest, routeScopes?: ScopeRequirement): Promise<GateResult> {
+  settingsOf.set(request, settings);
+  if (settings.allowPreflight && isCorsPreflight(request)) return { ok: true, auth: null };
+  try {
+    const result = await authenticate(settings.verifier, { authorization: authorizationOf(request), requiredScopes: settings.requiredScopes });
+    if (!result.ok) return failure(result.error, settings);
+    if (routeScopes === undefined) return result;
+    const scoped = authorizeScopes(result.auth, routeScopes);
+    return scoped.ok ? result : failure(scoped.error, settings);
+  } catch (error) {
+    return failure(error, settings);
+  }
+}
+
+/**
+ * A route's `requireScopes(...)` check of `auth` for `request`. Where no verification ran it
+ * fails as a configuration error (500), answered with the default realm unless the request was
+ * gated with other settings.
+ */
+export function gateScopes(
+  request: object,
+  auth: AuthContext | null | undefined,
+  requirement: ScopeRequirement,
+): { readonly ok: true } | GateFailure {
+  const checked = authorizeScopes(auth, requirement);
+  return checked.ok ? checked : failure(checked.error, settingsOf.get(request) ?? UNGATED);
+}

@@ -1,0 +1,64 @@
+import type { AddressInfo } from 'node:net';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { describe, expect, it } from 'vitest';
+import { auth, requireScopes } from '../../../src/adapters/express/index.js';
+import { AuthError } from '../../../src/core/errors.js';
+import type { AdapterOptions } from '../../../src/http/adapter-options.js';
+import { describeAdapterTable } from '../adapter-table.js';
+import { type AdapterHarness, AppError, ROUTE_SCOPES, type RunningApp, appErrorResponse, describeAuth } from '../reference-app.js';
+
+function referenceApp(options: AdapterOptions): express.Express {
+  const app = express();
+  const me = (req: Request, res: Response) => void res.json(describeAuth(req.auth));
+  app.get('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), me);
+  app.use(auth(options));
+  app.get('/me', me);
+  app.options('/me', me);
+  app.get('/manage', requireScopes(...ROUTE_SCOPES.manage), me);
+  app.get('/both', requireScopes(...ROUTE_SCOPES.both), me);
+  app.get('/either', requireScopes(...ROUTE_SCOPES.either), me);
+  app.get('/boom', () => {
+    throw new AppError('boom');
+  });
+  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const { status, body } = appErrorResponse(error);
+    res.status(status).json(body);
+  });
+  return app;
+}
+
+async function listen(app: express.Express): Promise<RunningApp> {
+  const server = await new Promise<import('node:http').Server>((resolve, reject) => {
+    const started = app.listen(0, '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(started)));
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const harness: AdapterHarness = {
+  name: 'Express',
+  start: (options) => listen(referenceApp(options)),
+  create: (options) => auth(options as AdapterOptions),
+  requireScopes: (...scopes) => requireScopes(...(scopes as [string])),
+};
+
+describeAdapterTable(harness);
+
+describe('the Express adapter', () => {
+  it('passes the AuthError itself to next(err) when forwardErrors is set', async () => {
+    const middleware = auth({ verifier: { verify: async () => Promise.reject(new Error('unreachable')), maxTokenBytes: 8192 }, forwardErrors: true });
+    const forwarded = await new Promise<unknown>((resolve) => {
+      const req = { method: 'GET', headers: {}, headersDistinct: {} } as unknown as Request;
+      void middleware(req, {} as Response, resolve);
+    });
+    expect(forwarded).toBeInstanceOf(AuthError);
+    expect(forwarded).toMatchObject({ code: 'missing_token', status: 401 });
+  });
+});

@@ -1,0 +1,148 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import defaultExport, { paygateAuth, requireScopes } from '../../../src/adapters/fastify/index.js';
+import type { Verifier } from '../../../src/core/verifier.js';
+import type { AdapterOptions } from '../../../src/http/adapter-options.js';
+import { type TestIssuer, createTestIssuer, createTestVerifier } from '../../../src/testing/index.js';
+import { describeAdapterTable } from '../adapter-table.js';
+import { type AdapterHarness, AppError, ROUTE_SCOPES, type RunningApp, appErrorResponse, describeAuth } from '../reference-app.js';
+
+const me = async (request: FastifyRequest) => describeAuth(request.auth);
+
+async function referenceApp(options: AdapterOptions): Promise<FastifyInstance> {
+  const app = Fastify();
+  app.setErrorHandler((error, _request, reply: FastifyReply) => {
+    const { status, body } = appErrorResponse(error);
+    return reply.code(status).send(body);
+  });
+  await app.register(paygateAuth, options);
+  app.get('/unguarded', { config: { auth: false }, preHandler: requireScopes(...ROUTE_SCOPES.unguarded) }, me);
+  app.get('/me', me);
+  app.options('/me', me);
+  app.get('/manage', { preHandler: requireScopes(...ROUTE_SCOPES.manage) }, me);
+  app.get('/both', { preHandler: requireScopes(...ROUTE_SCOPES.both) }, me);
+  app.get('/either', { config: { scopes: ROUTE_SCOPES.either[0] } }, me);
+  app.get('/boom', async () => {
+    throw new AppError('boom');
+  });
+  return app;
+}
+
+async function listen(app: FastifyInstance): Promise<RunningApp> {
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { url, close: () => app.close() };
+}
+
+const harness: AdapterHarness = {
+  name: 'Fastify',
+  start: async (options) => listen(await referenceApp(options)),
+  create: async (options) => {
+    const app = Fastify();
+    try {
+      await app.register(paygateAuth, options as AdapterOptions);
+    } finally {
+      await app.close();
+    }
+  },
+  requireScopes: (...scopes) => requireScopes(...(scopes as [string])),
+};
+
+describeAdapterTable(harness);
+
+describe('the Fastify adapter', () => {
+  let issuer: TestIssuer;
+  let verifier: Verifier;
+  let closeJwks: () => Promise<void>;
+
+  beforeAll(async () => {
+    issuer = await createTestIssuer();
+    closeJwks = (await issuer.listen()).close;
+    verifier = createTestVerifier(issuer);
+  });
+  afterAll(async () => {
+    await closeJwks();
+  });
+
+  async function started(build: (app: FastifyInstance) => unknown): Promise<RunningApp> {
+    const app = Fastify();
+    await app.register(paygateAuth, { verifier, realm: 'test-realm' });
+    await build(app);
+    return listen(app);
+  }
+
+  it('is also the default export', () => {
+    expect(defaultExport).toBe(paygateAuth);
+  });
+
+  it('is not encapsulated: request.auth reaches routes of sibling plugins', async () => {
+    const app = await started((fastify) =>
+      fastify.register(async (child) => {
+        child.get('/child', me);
+      }),
+    );
+    try {
+      const response = await fetch(`${app.url}/child`, { headers: { authorization: `Bearer ${await issuer.token()}` } });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ tenant: 'ern:acme/tenants/t-1' });
+      expect((await fetch(`${app.url}/child`)).status).toBe(401);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('enforces a route config.scopes given as an array, all of them', async () => {
+    const app = await started((fastify) => {
+      fastify.get('/scoped', { config: { scopes: ['pay:processPayments', 'hub:subscribe'] } }, me);
+    });
+    try {
+      const partial = await fetch(`${app.url}/scoped`, { headers: { authorization: `Bearer ${await issuer.token()}` } });
+      expect(partial.status).toBe(403);
+      expect(partial.headers.get('www-authenticate')).toContain('scope="pay:processPayments hub:subscribe"');
+      expect(await partial.json()).toMatchObject({ code: 'insufficient_scope' });
+      const full = await fetch(`${app.url}/scoped`, {
+        headers: { authorization: `Bearer ${await issuer.token({ scope: 'pay:processPayments hub:subscribe' })}` },
+      });
+      expect(full.status).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('lets a route with config.auth false through unverified, its request.auth null', async () => {
+    const app = await started((fastify) => {
+      fastify.get('/public', { config: { auth: false } }, me);
+    });
+    try {
+      const response = await fetch(`${app.url}/public`);
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ auth: null });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('rejects a malformed route config.scopes when the route is declared', async () => {
+    const app = Fastify();
+    await app.register(paygateAuth, { verifier });
+    expect(() => app.get('/bad', { config: { scopes: 'two scopes' } }, me)).toThrow(/config\.scopes/);
+    await app.close();
+  });
+
+  it('rejects config.scopes on a route with config.auth false when the route is declared', async () => {
+    const app = Fastify();
+    await app.register(paygateAuth, { verifier });
+    expect(() => app.get('/bad', { config: { auth: false, scopes: 'pay:processPayments' } }, me)).toThrow(/config\.auth false/);
+    await app.close();
+  });
+
+  it('answers an unknown route with 401 before 404, so that routes are not probed unauthenticated', async () => {
+    const app = await started(() => undefined);
+    try {
+      expect((await fetch(`${app.url}/nowhere`)).status).toBe(401);
+      const known = await fetch(`${app.url}/nowhere`, { headers: { authorization: `Bearer ${await issuer.token()}` } });
+      expect(known.status).toBe(404);
+    } finally {
+      await app.close();
+    }
+  });
+});

@@ -1,0 +1,40 @@
+import Router from '@koa/router';
+import Koa, { type DefaultState } from 'koa';
+import { describe, expectTypeOf, it } from 'vitest';
+import { type AuthState, auth, requireScopes } from '../../../src/adapters/koa/index.js';
+import type { AuthContext } from '../../../src/core/auth-context.js';
+import type { Verifier } from '../../../src/core/verifier.js';
+
+declare const verifier: Verifier;
+
+describe('paygate-auth/koa types', () => {
+  it('types ctx.state.auth as AuthContext | null through declaration merging', () => {
+    expectTypeOf<DefaultState['auth']>().toEqualTypeOf<AuthContext | null>();
+    const app = new Koa();
+    app.use(auth({ verifier }));
+    app.use((ctx) => {
+      expectTypeOf(ctx.state.auth).toEqualTypeOf<AuthContext | null>();
+      // @ts-expect-error ctx.state.auth may be null: it must be checked before use
+      ctx.body = ctx.state.auth.tenant;
+      // @ts-expect-error a number is not an AuthContext
+      ctx.state.auth = 42;
+    });
+  });
+
+  it('adds to an app state of its own through AuthState', () => {
+    const app = new Koa<{ requestId: string } & AuthState>();
+    app.use(auth({ verifier }));
+    app.use((ctx) => {
+      expectTypeOf(ctx.state.auth).toEqualTypeOf<AuthContext | null>();
+      expectTypeOf(ctx.state.requestId).toEqualTypeOf<string>();
+    });
+  });
+
+  it('fits requireScopes into @koa/router routes', () => {
+    new Router().post('/payments', requireScopes('pay:processPayments'), (ctx) => {
+      ctx.body = ctx.state.auth?.tenant.ern;
+    });
+    // @ts-expect-error a verifier and the verifier's options together
+    auth({ verifier, registry: [] });
+  });
+});

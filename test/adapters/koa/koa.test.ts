@@ -1,0 +1,74 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Router from '@koa/router';
+import Koa, { type Context } from 'koa';
+import { describe, expect, it } from 'vitest';
+import { auth, requireScopes } from '../../../src/adapters/koa/index.js';
+import { AuthError } from '../../../src/core/errors.js';
+import type { AdapterOptions } from '../../../src/http/adapter-options.js';
+import { describeAdapterTable } from '../adapter-table.js';
+import { type AdapterHarness, AppError, ROUTE_SCOPES, type RunningApp, appErrorResponse, describeAuth } from '../reference-app.js';
+
+function referenceApp(options: AdapterOptions): Koa {
+  const app = new Koa();
+  const me = (ctx: Context) => {
+    ctx.body = describeAuth(ctx.state.auth);
+  };
+  const unguarded = new Router().get('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), me);
+  const guarded = new Router()
+    .get('/me', me)
+    .options('/me', me)
+    .get('/manage', requireScopes(...ROUTE_SCOPES.manage), me)
+    .get('/both', requireScopes(...ROUTE_SCOPES.both), me)
+    .get('/either', requireScopes(...ROUTE_SCOPES.either), me)
+    .get('/boom', () => {
+      throw new AppError('boom');
+    });
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      const { status, body } = appErrorResponse(error);
+      ctx.status = status;
+      ctx.body = body;
+    }
+  });
+  app.use(unguarded.routes());
+  app.use(auth(options));
+  app.use(guarded.routes());
+  return app;
+}
+
+async function listen(app: Koa): Promise<RunningApp> {
+  const server = await new Promise<Server>((resolve, reject) => {
+    const started = app.listen(0, '127.0.0.1', () => resolve(started)).once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+const harness: AdapterHarness = {
+  name: 'Koa',
+  start: (options) => listen(referenceApp(options)),
+  create: (options) => auth(options as AdapterOptions),
+  requireScopes: (...scopes) => requireScopes(...(scopes as [string])),
+};
+
+describeAdapterTable(harness);
+
+describe('the Koa adapter', () => {
+  it('throws the AuthError itself to upstream middleware when forwardErrors is set', async () => {
+    const middleware = auth({ verifier: { verify: () => Promise.reject(new Error('not called')), maxTokenBytes: 8192 }, forwardErrors: true });
+    const ctx = { req: { method: 'GET', headers: {}, headersDistinct: {} }, state: {} } as unknown as Context;
+    const thrown = await Promise.resolve(middleware(ctx, async () => undefined)).catch((error: unknown) => error);
+    expect(thrown).toBeInstanceOf(AuthError);
+    expect(thrown).toMatchObject({ code: 'missing_token', status: 401 });
+  });
+});

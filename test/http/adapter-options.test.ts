@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { IssuerRegistry } from '../../src/core/registry.js';
+import { createVerifier } from '../../src/core/verifier.js';
+import { resolveAdapterOptions } from '../../src/http/adapter-options.js';
+
+const entry = { issuer: 'https://issuer.test', jwksUri: 'https://issuer.test/jwks.json', products: ['acme'] };
+const verifier = createVerifier({ registry: new IssuerRegistry([entry]), audience: 'https://payments.test' });
+
+describe('resolveAdapterOptions', () => {
+  it('keeps a given verifier and fills in the defaults', () => {
+    expect(resolveAdapterOptions('auth', { verifier })).toEqual({
+      verifier,
+      requiredScopes: undefined,
+      realm: 'paygate',
+      allowPreflight: false,
+      forwardErrors: false,
+    });
+  });
+
+  it('builds a verifier from the verifier options given flat', () => {
+    const settings = resolveAdapterOptions('auth', { registry: [entry], audience: 'https://payments.test', maxTokenBytes: 4096 });
+    expect(settings.verifier).not.toBe(verifier);
+    expect(settings.verifier.maxTokenBytes).toBe(4096);
+  });
+
+  it('reports a bad flat verifier option through createVerifier, naming it', () => {
+    expect(() => resolveAdapterOptions('auth', { registry: [entry], audience: [] })).toThrow(/audience/);
+  });
+
+  it('keeps the adapter options beside the verifier options', () => {
+    const settings = resolveAdapterOptions('withAuth', {
+      registry: [entry],
+      audience: 'https://payments.test',
+      requiredScopes: 'pay:processPayments',
+      realm: 'payments',
+      allowPreflight: true,
+      forwardErrors: true,
+    });
+    expect(settings).toMatchObject({ requiredScopes: { allOf: ['pay:processPayments'] }, realm: 'payments', allowPreflight: true, forwardErrors: true });
+  });
+
+  it('puts requiredScopes in a stable, frozen shape', () => {
+    const settings = resolveAdapterOptions('auth', { verifier, requiredScopes: { anyOf: ['pay:chargeToken', 'hub:subscribe'] } });
+    expect(settings.requiredScopes).toEqual({ anyOf: ['pay:chargeToken', 'hub:subscribe'] });
+    expect(Object.isFrozen(settings.requiredScopes)).toBe(true);
+  });
+
+  it.each([
+    ['options that are not an object', null, /^auth: options must be an object/],
+    ['an array for options', [], /^auth: options must be an object/],
+    ['neither a verifier nor its options', {}, /^auth: verifier is required/],
+    ['a verifier together with its options', { verifier, audience: 'https://payments.test' }, /^auth: give verifier or the verifier's options, not both \(found "audience"\)/],
+    ['a verifier without verify()', { verifier: { maxTokenBytes: 8192 } }, /^auth: verifier must be/],
+    ['a verifier without maxTokenBytes', { verifier: { verify: async () => undefined } }, /^auth: verifier must be/],
+    ['an unknown option', { verifier, allowPreflights: true }, /^auth: unknown option "allowPreflights"/],
+    ['a realm with a quote', { verifier, realm: 'a"b' }, /^auth: realm must be/],
+    ['an empty realm', { verifier, realm: '' }, /^auth: realm must be/],
+    ['a non-boolean allowPreflight', { verifier, allowPreflight: 'true' }, /^auth: allowPreflight must be a boolean/],
+    ['a non-boolean forwardErrors', { verifier, forwardErrors: 0 }, /^auth: forwardErrors must be a boolean/],
+    ['a malformed requiredScopes', { verifier, requiredScopes: { anyOf: 'pay:chargeToken' } }, /^auth: requiredScopes\.anyOf must be/],
+  ])('rejects %s with a TypeError naming the option', (_name, options, message) => {
+    expect(() => resolveAdapterOptions('auth', options)).toThrow(TypeError);
+    expect(() => resolveAdapterOptions('auth', options)).toThrow(message);
+  });
+
+  it('returns frozen settings', () => {
+    expect(Object.isFrozen(resolveAdapterOptions('auth', { verifier }))).toBe(true);
+  });
+});

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { requirementFromArguments } from '../../src/http/scope-arguments.js';
+
+describe('requirementFromArguments', () => {
+  it('takes several scopes as all of them', () => {
+    expect(requirementFromArguments(['pay:processPayments', 'hub:subscribe'])).toEqual({ allOf: ['pay:processPayments', 'hub:subscribe'] });
+  });
+
+  it('takes one scope as that scope', () => {
+    expect(requirementFromArguments(['pay:chargeToken'])).toEqual({ allOf: ['pay:chargeToken'] });
+  });
+
+  it('takes an array as all of its scopes', () => {
+    expect(requirementFromArguments([['pay:chargeToken', 'hub:subscribe']])).toEqual({ allOf: ['pay:chargeToken', 'hub:subscribe'] });
+  });
+
+  it('keeps { anyOf } and { allOf } as they are', () => {
+    expect(requirementFromArguments([{ anyOf: ['pay:chargeToken', 'hub:subscribe'] }])).toEqual({ anyOf: ['pay:chargeToken', 'hub:subscribe'] });
+    expect(requirementFromArguments([{ allOf: ['pay:chargeToken'] }])).toEqual({ allOf: ['pay:chargeToken'] });
+  });
+
+  it('returns a frozen requirement, so it is normalized once', () => {
+    expect(Object.isFrozen(requirementFromArguments(['pay:chargeToken']))).toBe(true);
+  });
+
+  it.each([
+    ['no arguments', []],
+    ['a scope with a space', ['pay:a pay:b']],
+    ['an empty scope', ['']],
+    ['a number', [42]],
+    ['an empty anyOf', [{ anyOf: [] }]],
+    ['an object with another key', [{ oneOf: ['pay:chargeToken'] }]],
+    ['several arguments that are not all scopes', ['pay:chargeToken', { anyOf: ['hub:subscribe'] }]],
+  ])('rejects %s with a TypeError naming requireScopes', (_name, args) => {
+    expect(() => requirementFromArguments(args)).toThrow(TypeError);
+    expect(() => requirementFromArguments(args)).toThrow(/^requireScopes/);
+  });
+});

@@ -1,0 +1,125 @@
+/**
+ * The package as published: `npm pack`, unpacked into a node_modules of its own (its runtime
+ * dependency and the optional peers linked from this repository's node_modules), then loaded by
+ * plain node through `require()` and `import()`. Needs the build (`npm test` runs it first).
+ */
+import { execFile } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, readdir, rename, rm, symlink } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ALLOWED_FRAMEWORKS, EXPECTED_EXPORTS, FRAMEWORKS, LINKED_PACKAGES } from './fixtures.js';
+
+const run = promisify(execFile);
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const SUBPATHS = Object.keys(EXPECTED_EXPORTS);
+const MODES = ['require', 'import'] as const;
+
+let workdir: string;
+let unpacked: string;
+
+async function packAndUnpack(): Promise<void> {
+  workdir = await mkdtemp(join(tmpdir(), 'paygate-auth-pack-'));
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', workdir], { cwd: root });
+  const [{ filename }] = JSON.parse(stdout.slice(stdout.indexOf('['))) as [{ filename: string }];
+  await run('tar', ['-xzf', join(workdir, filename), '-C', workdir]);
+  const modules = join(workdir, 'node_modules');
+  await mkdir(modules);
+  unpacked = join(modules, 'paygate-auth');
+  await rename(join(workdir, 'package'), unpacked);
+  for (const name of LINKED_PACKAGES) await symlink(join(root, 'node_modules', name), join(modules, name), 'dir');
+  await cp(join(here, 'probe.cjs'), join(workdir, 'probe.cjs'));
+}
+
+const probes = new Map<string, Promise<Record<string, unknown>>>();
+
+/** What `probe.cjs` reports of loading `target` with `mode` in a fresh node process (once per pair). */
+function probe(mode: (typeof MODES)[number], target: string): Promise<Record<string, unknown>> {
+  const key = `${mode} ${target}`;
+  let result = probes.get(key);
+  if (result === undefined) {
+    result = spawnProbe(mode, target);
+    probes.set(key, result);
+  }
+  return result;
+}
+
+async function spawnProbe(mode: (typeof MODES)[number], target: string): Promise<Record<string, unknown>> {
+  const { stdout } = await run(process.execPath, [join(workdir, 'probe.cjs'), mode, target], {
+    cwd: workdir,
+    env: { ...process.env, PROBE_FRAMEWORKS: JSON.stringify(FRAMEWORKS), PROBE_SUBPATHS: JSON.stringify(SUBPATHS) },
+  });
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
+/** Bare specifiers reachable from `file` through its relative imports (ESM) or requires (CJS). */
+async function bareImports(file: string, seen = new Set<string>()): Promise<Set<string>> {
+  const found = new Set<string>();
+  if (seen.has(file)) return found;
+  seen.add(file);
+  const source = await readFile(file, 'utf8');
+  const specifiers = [...source.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)['"]([^'"]+)['"]/g)].map((match) => match[1] as string);
+  for (const specifier of specifiers) {
+    if (specifier.startsWith('.')) for (const name of await bareImports(resolve(dirname(file), specifier), seen)) found.add(name);
+    else found.add(specifier);
+  }
+  return found;
+}
+
+function entryFile(subpath: string, mode: (typeof MODES)[number]): string {
+  const name = subpath === 'paygate-auth' ? 'index' : `${subpath.slice('paygate-auth/'.length)}/index`;
+  return join(unpacked, 'dist', `${name}.${mode === 'require' ? 'cjs' : 'js'}`);
+}
+
+describe('the packed package', () => {
+  beforeAll(packAndUnpack, 60_000);
+  afterAll(async () => {
+    if (workdir !== undefined) await rm(workdir, { recursive: true, force: true });
+  });
+
+  it('holds only dist, the README, the changelog and package.json', async () => {
+    const entries = await readdir(unpacked);
+    expect(entries.filter((name) => !['dist', 'package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'].includes(name))).toEqual([]);
+  });
+
+  describe.each(MODES)('loaded with %s()', (mode) => {
+    it.each(SUBPATHS)('offers the expected exports from %s', async (subpath) => {
+      const { exports } = await probe(mode, subpath);
+      expect(exports).toEqual(expect.arrayContaining([...(EXPECTED_EXPORTS[subpath] ?? [])]));
+    });
+
+    it.each(SUBPATHS)('loads no framework but its own when %s is imported alone', async (subpath) => {
+      const { frameworks } = (await probe(mode, subpath)) as { frameworks: string[] };
+      const foreign = frameworks.filter((name) => !(ALLOWED_FRAMEWORKS[subpath] ?? []).includes(name));
+      expect(foreign).toEqual([]);
+    });
+
+    it.each(SUBPATHS)('statically imports no framework but its own, and no package but lru-cache, from %s', async (subpath) => {
+      const packages = [...(await bareImports(entryFile(subpath, mode)))].filter((name) => !isBuiltin(name));
+      const isFramework = (name: string) => (FRAMEWORKS as readonly string[]).some((fw) => name === fw || name.startsWith(`${fw}/`));
+      const allowed = ALLOWED_FRAMEWORKS[subpath] ?? [];
+      expect(packages.filter((name) => isFramework(name) && !allowed.includes(name))).toEqual([]);
+      expect(packages.filter((name) => !isFramework(name) && name !== 'lru-cache')).toEqual([]);
+    });
+
+    it('throws one AuthError class, whichever subpath raised it', async () => {
+      const { authErrors } = (await probe(mode, 'all')) as { authErrors: Record<string, { code: string; sameClass: boolean }> };
+      expect(authErrors).toEqual({
+        fetch: { code: 'missing_token', sameClass: true },
+        express: { code: 'missing_token', sameClass: true },
+        koa: { code: 'missing_token', sameClass: true },
+        fastify: { code: 'missing_token', sameClass: true },
+        testing: { code: 'malformed_token', sameClass: true },
+      });
+    });
+  });
+
+  it('makes the fastify plugin load the fastify-plugin wrapper and not fastify itself', async () => {
+    const { frameworks } = (await probe('require', 'paygate-auth/fastify')) as { frameworks: string[] };
+    expect(frameworks).toEqual(['fastify-plugin']);
+  });
+});
