@@ -1,0 +1,75 @@
+/**
+ * The example gateway as a Web fetch handler, `(request, log) => Promise<Response>`, through the
+ * paygate-auth/fetch adapter and the reference handlers of paygate-auth/payment-links.
+ *
+ *   GET  /info/               any valid token (default scope policy)
+ *   POST /payment-links/      pay:processPayments, a private tenant
+ *   GET  /payment-links/:id   pay:processPayments, a private tenant
+ *
+ * `log` is filled in for the request log: `tenant` once the token is verified, `code` when the
+ * answer is a problem. Authentication failures are forwarded (`forwardErrors`) so that their code
+ * can be logged; they are answered with `toErrorResponse`, as the adapter would.
+ */
+import { toErrorResponse } from 'paygate-auth';
+import { withAuth } from 'paygate-auth/fetch';
+import { createGetPaymentLinkHandler, createInfoHandler, createPaymentLinkHandler } from 'paygate-auth/payment-links';
+
+const LINK_PATH = /^\/payment-links\/([^/]+)\/?$/;
+
+function json(status, headers, body) {
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+function problem(status, code, title, detail, extraHeaders = {}) {
+  const headers = { 'content-type': 'application/problem+json', ...extraHeaders };
+  return json(status, headers, { type: `urn:paygate-auth:problem:${code}`, title, status, detail, code });
+}
+
+/** Finds the route of a request: `{ handler, params }`, or a 404/405 response. */
+function route(routes, method, pathname) {
+  if (pathname === '/info' || pathname === '/info/') return method === 'GET' ? { handler: routes.info } : { allow: 'GET' };
+  if (pathname === '/payment-links' || pathname === '/payment-links/') return method === 'POST' ? { handler: routes.create } : { allow: 'POST' };
+  const match = LINK_PATH.exec(pathname);
+  if (match !== null) return method === 'GET' ? { handler: routes.read, params: { id: decodeURIComponent(match[1]) } } : { allow: 'GET' };
+  return {};
+}
+
+/**
+ * Creates the gateway.
+ * @param {{ verifier: import('paygate-auth').Verifier, directory: import('paygate-auth/payment-links').Directory,
+ *           payPageUrl: string, onLinkCreated?: Function }} options
+ */
+export function createGateway({ verifier, directory, payPageUrl, onLinkCreated }) {
+  const create = createPaymentLinkHandler({ payPageUrl, directory, onLinkCreated });
+  const routes = { info: createInfoHandler(), create, read: createGetPaymentLinkHandler({ store: create.store }) };
+
+  const authenticated = withAuth(
+    async (request, auth, log, handler, params) => {
+      log.tenant = auth.tenant.ern;
+      const result = await handler({ auth, headers: request.headers, body: request.body, params });
+      if (typeof result.body?.code === 'string') log.code = result.body.code;
+      return json(result.status, result.headers, result.body);
+    },
+    { verifier, forwardErrors: true },
+  );
+
+  const gateway = async (request, log) => {
+    const { pathname } = new URL(request.url);
+    const found = route(routes, request.method, pathname);
+    if (found.handler === undefined) {
+      log.code = found.allow === undefined ? 'not_found' : 'method_not_allowed';
+      return found.allow === undefined
+        ? problem(404, 'not_found', 'Not found', 'No such route. Try GET /info/ or POST /payment-links/.')
+        : problem(405, 'method_not_allowed', 'Method not allowed', `Use ${found.allow}.`, { allow: found.allow });
+    }
+    try {
+      return await authenticated(request, log, found.handler, found.params);
+    } catch (error) {
+      const { status, headers, body } = toErrorResponse(error);
+      log.code = body.code;
+      if (status >= 500 && body.code === 'internal_error') console.error(error);
+      return json(status, headers, body);
+    }
+  };
+  return Object.assign(gateway, { store: create.store });
+}

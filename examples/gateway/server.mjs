@@ -1,0 +1,89 @@
+/**
+ * The example gateway: `npm run example` (PORT=… to change the port, default 3000).
+ *
+ * Starts, all on 127.0.0.1: the demo integration's JWKS endpoint, and the gateway (GET /info/,
+ * POST /payment-links/, GET /payment-links/:id) trusting that integration for product `demo`,
+ * with two seeded tenants. Prints curl commands with freshly minted tokens, then one log line
+ * per request. `npm run example:token -- --scope … --tenant …` mints more tokens.
+ */
+import { randomUUID } from 'node:crypto';
+import { IssuerRegistry, createVerifier } from 'paygate-auth';
+import { createGateway } from './app.mjs';
+import {
+  AUDIENCE,
+  ISSUER,
+  PAY_PAGE_URL,
+  TENANT_SEEDS,
+  demoDirectory,
+  loadDemoKey,
+  mintToken,
+  publishJwks,
+  sampleLinkBody,
+  shownPath,
+} from './demo.mjs';
+import { serve } from './node-server.mjs';
+
+function portFromEnvironment() {
+  const text = process.env.PORT ?? '3000';
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port > 65_535) {
+    console.error(`PORT must be a port number (0 for any free port), got ${JSON.stringify(text)}`);
+    process.exit(2);
+  }
+  return port;
+}
+
+function banner({ url, jwksUrl, keyFile, created, infoToken, linkToken }) {
+  const [clinic] = TENANT_SEEDS;
+  const departments = clinic.departments.map((department) => `//departments/${department.ref}`).join(', ');
+  const body = JSON.stringify(sampleLinkBody());
+  return [
+    'paygate-auth example gateway',
+    `  gateway    ${url}`,
+    `  issuer     ${ISSUER}`,
+    `  JWKS       ${jwksUrl}`,
+    `  audience   ${AUDIENCE}`,
+    `  tenant     ${clinic.tenant} (Demo Clinic): ${departments}, customer //customers/c-1001`,
+    `  also       ern:demo/tenants/clinic-2 (//departments/dermatology), and the public tenant`,
+    `  demo key   ${shownPath(keyFile)}${created ? ' (new)' : ''}`,
+    '',
+    'Tokens below are valid for 1 hour. More: npm run -s example:token -- --scope "pay:processPayments" --tenant clinic-2',
+    '',
+    '# Is authentication configured?',
+    `curl -s ${url}/info/ -H "Authorization: Bearer ${infoToken}"`,
+    '',
+    '# Create a payment link (send it twice: the second answer is the first one replayed)',
+    `curl -s -i ${url}/payment-links/ -H "Authorization: Bearer ${linkToken}" -H "Content-Type: application/json" -H "Idempotency-Key: ${randomUUID()}" -d '${body}'`,
+    '',
+    'Request log (method, path, status, tenant, error code):',
+  ].join('\n');
+}
+
+async function main() {
+  const port = portFromEnvironment();
+  const { key, file, created } = await loadDemoKey();
+  const jwks = await publishJwks(key);
+  const verifier = createVerifier({ registry: new IssuerRegistry([jwks.entry]), audience: AUDIENCE });
+  const gateway = createGateway({ verifier, directory: demoDirectory(), payPageUrl: PAY_PAGE_URL });
+  const server = await serve(gateway, { port });
+  const [infoToken, linkToken] = await Promise.all([
+    mintToken(key, { scope: 'pay:processPayments hub:subscribe' }),
+    mintToken(key, { scope: 'pay:processPayments' }),
+  ]);
+  console.log(banner({ url: server.url, jwksUrl: jwks.entry.jwksUri, keyFile: file, created, infoToken, linkToken }));
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await Promise.all([server.close(), jwks.server.close()]);
+    process.exit(0);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

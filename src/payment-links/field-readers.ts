@@ -1,0 +1,144 @@
+/**
+ * Readers for the fields of a JSON object: each returns the valid value, or `undefined` after
+ * recording why it is not valid, so that one pass reports every invalid field.
+ *
+ * @module paygate-auth/payment-links
+ */
+import { parseDecimal } from './decimal.js';
+import { type FieldErrors, memberPath } from './field-errors.js';
+
+/** A JSON object as parsed (own enumerable string keys). */
+export type JsonObject = Readonly<Record<string, unknown>>;
+
+/** `true` for a JSON object (not an array, not `null`). */
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The JSON type of a value, for messages. */
+export function jsonType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'object') return 'an object';
+  if (typeof value === 'string') return 'a string';
+  if (typeof value === 'number') return 'a number';
+  if (typeof value === 'boolean') return 'a boolean';
+  return typeof value;
+}
+
+/** Records `unknown_field` for every member of `object` not in `known`. */
+export function rejectUnknownFields(object: JsonObject, known: ReadonlySet<string>, parent: string, errors: FieldErrors): void {
+  for (const name of Object.keys(object)) {
+    if (!known.has(name)) errors.add(memberPath(parent, name), 'unknown_field', `"${name.length > 40 ? `${name.slice(0, 40)}…` : name}" is not a field of this request.`);
+  }
+}
+
+/** A member's value: `undefined` when absent or `null`; `required` recorded when it must be present. */
+export function member(object: JsonObject, name: string, path: string, errors: FieldErrors, required: boolean): unknown {
+  const value = Object.hasOwn(object, name) ? object[name] : undefined;
+  if (value === undefined || value === null) {
+    if (required) errors.add(path, 'required', `${name} is required.`);
+    return undefined;
+  }
+  return value;
+}
+
+/** Rules of a text field. */
+export interface TextRule {
+  readonly required: boolean;
+  /** Fewest characters. @default 0 */
+  readonly minLength?: number;
+  readonly maxLength: number;
+}
+
+/** A string member within its length bounds. */
+export function readText(object: JsonObject, name: string, path: string, errors: FieldErrors, rule: TextRule): string | undefined {
+  const value = member(object, name, path, errors, rule.required);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    errors.add(path, 'invalid_type', `${name} must be a string, not ${jsonType(value)}.`);
+    return undefined;
+  }
+  const minLength = rule.minLength ?? 0;
+  if (value.length < minLength || value.length > rule.maxLength) {
+    const bounds = minLength > 0 ? `${minLength} to ${rule.maxLength} characters` : `at most ${rule.maxLength} characters`;
+    errors.add(path, 'invalid_length', `${name} must be ${bounds} long.`);
+    return undefined;
+  }
+  return value;
+}
+
+/** A string member matching `pattern`. */
+export function readPatterned(
+  object: JsonObject,
+  name: string,
+  path: string,
+  errors: FieldErrors,
+  rule: TextRule & { readonly pattern: RegExp; readonly expected: string },
+): string | undefined {
+  const value = readText(object, name, path, errors, rule);
+  if (value === undefined) return undefined;
+  if (!rule.pattern.test(value)) {
+    errors.add(path, 'invalid_format', `${name} must be ${rule.expected}.`);
+    return undefined;
+  }
+  return value;
+}
+
+/** A whole-number member within bounds (a JSON number; a numeric string is refused). */
+export function readInteger(
+  object: JsonObject,
+  name: string,
+  path: string,
+  errors: FieldErrors,
+  rule: { readonly required: boolean; readonly min: number; readonly max: number },
+): number | undefined {
+  const value = member(object, name, path, errors, rule.required);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value)) {
+    errors.add(path, 'invalid_type', `${name} must be a whole number, not ${typeof value === 'number' ? 'a fraction' : jsonType(value)}.`);
+    return undefined;
+  }
+  if (value < rule.min || value > rule.max) {
+    errors.add(path, 'out_of_range', `${name} must be from ${rule.min} to ${rule.max}.`);
+    return undefined;
+  }
+  return value;
+}
+
+/** Bounds of a decimal field, in units of 1/10 000. */
+export interface DecimalRule {
+  readonly required: boolean;
+  /** Smallest value allowed. */
+  readonly min: bigint;
+  /** `min` itself is not allowed. */
+  readonly exclusiveMin?: boolean;
+  /** Largest value allowed. @default no bound beyond the digit limits */
+  readonly max?: bigint;
+  /** The bounds, for messages ("greater than 0"). */
+  readonly expected: string;
+}
+
+/** A decimal-string member (never a JSON number), in units of 1/10 000. */
+export function readDecimal(object: JsonObject, name: string, path: string, errors: FieldErrors, rule: DecimalRule): bigint | undefined {
+  const value = member(object, name, path, errors, rule.required);
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    const hint = typeof value === 'number' ? ' (money is sent as a decimal string such as "12.50", never as a JSON number)' : '';
+    errors.add(path, 'invalid_type', `${name} must be a decimal string, not ${jsonType(value)}${hint}.`);
+    return undefined;
+  }
+  const parsed = parseDecimal(value);
+  if (!parsed.ok) {
+    if (parsed.problem === 'too_many_decimals') errors.add(path, 'too_many_decimals', `${name} has more than 4 fractional digits.`);
+    else if (parsed.problem === 'too_large') errors.add(path, 'out_of_range', `${name} has more than 15 integer digits.`);
+    else errors.add(path, 'invalid_format', `${name} must be a decimal number with a point, such as "12.50".`);
+    return undefined;
+  }
+  const belowMin = rule.exclusiveMin === true ? parsed.units <= rule.min : parsed.units < rule.min;
+  if (belowMin || (rule.max !== undefined && parsed.units > rule.max)) {
+    errors.add(path, 'out_of_range', `${name} must be ${rule.expected}.`);
+    return undefined;
+  }
+  return parsed.units;
+}

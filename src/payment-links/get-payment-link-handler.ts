@@ -1,0 +1,43 @@
+/**
+ * `GET /payment-links/:id`: a link of the caller's tenant, where a new link's `Location` points.
+ * Another tenant's link is 404, as if it did not exist.
+ *
+ * @module paygate-auth/payment-links
+ */
+import { SCOPES, checkRealm } from '../index.js';
+import { checkCaller } from './caller.js';
+import { PaymentLinkError, problemResponse } from './errors.js';
+import type { Handler, HandlerResponse } from './handler-request.js';
+import { isUuid } from './ids.js';
+import { toPaymentLink } from './payment-link.js';
+import type { PaymentLinkStore } from './payment-link-store.js';
+
+/** Options of {@link createGetPaymentLinkHandler}. */
+export interface GetPaymentLinkHandlerOptions {
+  /** The store the links were created in (`createPaymentLinkHandler(...).store`). */
+  readonly store: PaymentLinkStore;
+  /**
+   * The `realm` of challenges (insufficient scope).
+   * @default 'paygate'
+   */
+  readonly realm?: string;
+}
+
+/**
+ * Creates the `GET /payment-links/:id` handler; it reads `request.params.id`. Needs
+ * `pay:processPayments` and a private tenant.
+ * @throws {TypeError} naming the option at fault.
+ */
+export function createGetPaymentLinkHandler(options: GetPaymentLinkHandlerOptions): Handler {
+  const store = options?.store;
+  if (typeof store?.get !== 'function') throw new TypeError('createGetPaymentLinkHandler: store must be a PaymentLinkStore');
+  const realm = checkRealm(options.realm, 'createGetPaymentLinkHandler: realm');
+  return async (request): Promise<HandlerResponse> => {
+    const caller = checkCaller(request.auth, { requiredScopes: SCOPES.processPayments, allowPublicTenant: false, realm });
+    if (!caller.ok) return caller.response;
+    const id = request.params?.id;
+    const link = isUuid(id) ? await store.get(caller.auth.tenant.ern, id) : null;
+    if (link === null) return problemResponse(new PaymentLinkError('payment_link_not_found', 'No payment link of this tenant has this id.'));
+    return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: toPaymentLink(link) };
+  };
+}

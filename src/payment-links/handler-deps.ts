@@ -1,0 +1,198 @@
+/**
+ * What `createPaymentLinkHandler` is given: storage, directory, clock, ids, the pay-page URL and
+ * the notification hook, each checked once, at creation.
+ *
+ * @module paygate-auth/payment-links
+ */
+import { checkRealm } from '../index.js';
+import { type Directory, InMemoryDirectory } from './directory.js';
+import { type IdempotencyStore, InMemoryIdempotencyStore } from './idempotency-store.js';
+import { type IdGenerator, randomIds } from './ids.js';
+import type { PaymentLink } from './payment-link.js';
+import { InMemoryPaymentLinkStore, type PaymentLinkStore } from './payment-link-store.js';
+import { DEFAULT_MAX_BODY_BYTES } from './request-body.js';
+
+/** What the notification hook receives for each new link. */
+export interface LinkCreatedEvent {
+  /** The owning tenant's ERN. */
+  readonly tenant: string;
+  /** The link as returned to the caller. */
+  readonly link: PaymentLink;
+  /** The link's `meta`: later transaction notifications carry it as `merchant_meta`. */
+  readonly merchant_meta: Readonly<Record<string, string>>;
+}
+
+/** Dependencies and options of `createPaymentLinkHandler`. */
+export interface PaymentLinkHandlerDeps {
+  /**
+   * Base URL of the pay-by-link page; a link's `payment_url` is `<payPageUrl>/<link code>`.
+   * `https:` (or `http:` on a loopback host), no query or fragment; a trailing `/` is dropped.
+   */
+  readonly payPageUrl: string;
+  /**
+   * Where links are stored.
+   * @default new InMemoryPaymentLinkStore()
+   */
+  readonly store?: PaymentLinkStore;
+  /**
+   * Tenants' departments, stores, shoppers and payment methods.
+   * @default new InMemoryDirectory() (no tenants: every department is `not_found`)
+   */
+  readonly directory?: Directory;
+  /**
+   * Where `Idempotency-Key` records are kept.
+   * @default new InMemoryIdempotencyStore()
+   */
+  readonly idempotency?: IdempotencyStore;
+  /**
+   * The clock: milliseconds since the epoch; a fraction fills the microseconds of `sent`.
+   * @default Date.now
+   */
+  readonly now?: () => number;
+  /**
+   * Where link ids, shopper ids and link codes come from.
+   * @default crypto.randomUUID() and 192-bit random codes
+   */
+  readonly ids?: IdGenerator;
+  /**
+   * Called once per new link, after it is stored and before the 201 is sent (awaited). A failure
+   * does not undo the link; it goes to `onNotificationError`.
+   * @default undefined
+   */
+  readonly onLinkCreated?: (event: LinkCreatedEvent) => void | Promise<void>;
+  /**
+   * Receives a failure of `onLinkCreated`.
+   * @default writes one line to console.error
+   */
+  readonly onNotificationError?: (error: unknown, event: LinkCreatedEvent) => void;
+  /**
+   * Seconds an `Idempotency-Key` is remembered, counted from its first request; 60 to 2 592 000 (30 days).
+   * @default 86400 (24 h)
+   */
+  readonly idempotencyKeyTtl?: number;
+  /**
+   * Largest request body, in bytes; a larger one is 413. 1024 to 1 048 576.
+   * @default 65536 (64 KiB)
+   */
+  readonly maxBodyBytes?: number;
+  /**
+   * The `Location` of a new link is this prefix followed by its id.
+   * @default '/payment-links/'
+   */
+  readonly locationPrefix?: string;
+  /**
+   * The `realm` of challenges (insufficient scope).
+   * @default 'paygate'
+   */
+  readonly realm?: string;
+}
+
+/** {@link PaymentLinkHandlerDeps} with every default applied. */
+export interface ResolvedDeps {
+  readonly payPageUrl: string;
+  readonly store: PaymentLinkStore;
+  readonly directory: Directory;
+  readonly idempotency: IdempotencyStore;
+  readonly now: () => number;
+  readonly ids: IdGenerator;
+  readonly onLinkCreated: ((event: LinkCreatedEvent) => void | Promise<void>) | undefined;
+  readonly onNotificationError: (error: unknown, event: LinkCreatedEvent) => void;
+  /** Milliseconds. */
+  readonly idempotencyKeyTtl: number;
+  readonly maxBodyBytes: number;
+  readonly locationPrefix: string;
+  readonly realm: string;
+}
+
+const OWNER = 'createPaymentLinkHandler';
+
+const KNOWN: ReadonlySet<string> = new Set([
+  'payPageUrl',
+  'store',
+  'directory',
+  'idempotency',
+  'now',
+  'ids',
+  'onLinkCreated',
+  'onNotificationError',
+  'idempotencyKeyTtl',
+  'maxBodyBytes',
+  'locationPrefix',
+  'realm',
+]);
+
+function fail(name: string, rule: string): TypeError {
+  return new TypeError(`${OWNER}: ${name} ${rule}`);
+}
+
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+function checkPayPageUrl(value: unknown): string {
+  const rule = 'must be an https: URL (http: only on a loopback host) without query or fragment';
+  if (typeof value !== 'string') throw fail('payPageUrl', rule);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw fail('payPageUrl', rule);
+  }
+  const loopback = LOOPBACK_HOSTS.has(url.hostname) || url.hostname.endsWith('.localhost');
+  if (!(url.protocol === 'https:' || (url.protocol === 'http:' && loopback)) || url.search !== '' || url.hash !== '' || url.username !== '') {
+    throw fail('payPageUrl', rule);
+  }
+  return url.href.replace(/\/+$/, '');
+}
+
+function checkObject<T>(name: string, value: unknown, methods: readonly string[], fallback: () => T): T {
+  if (value === undefined) return fallback();
+  if (typeof value !== 'object' || value === null || methods.some((method) => typeof (value as Record<string, unknown>)[method] !== 'function')) {
+    throw fail(name, `must have the methods ${methods.join(', ')}`);
+  }
+  return value as T;
+}
+
+function checkFunction<T>(name: string, value: unknown): T | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'function') throw fail(name, 'must be a function');
+  return value as T;
+}
+
+function checkInteger(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw fail(name, `must be a whole number from ${min} to ${max}, got ${typeof value === 'number' ? value : typeof value}`);
+  }
+  return value;
+}
+
+function defaultNotificationError(error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  console.error(`paygate-auth/payment-links: onLinkCreated failed: ${message}`);
+}
+
+/**
+ * Checks `deps` and applies the defaults.
+ * @throws {TypeError} naming the option at fault.
+ */
+export function resolveDeps(deps: PaymentLinkHandlerDeps): ResolvedDeps {
+  if (typeof deps !== 'object' || deps === null) throw new TypeError(`${OWNER}: deps must be an object with at least payPageUrl`);
+  for (const key of Object.keys(deps)) if (!KNOWN.has(key)) throw new TypeError(`${OWNER}: unknown option ${JSON.stringify(key)}`);
+  const locationPrefix = deps.locationPrefix ?? '/payment-links/';
+  if (typeof locationPrefix !== 'string' || locationPrefix === '' || /[\s"<>]/.test(locationPrefix)) {
+    throw fail('locationPrefix', 'must be a non-empty URL path or URL without spaces');
+  }
+  return {
+    payPageUrl: checkPayPageUrl(deps.payPageUrl),
+    store: checkObject('store', deps.store, ['insert', 'get', 'getByCode', 'list'], () => new InMemoryPaymentLinkStore()),
+    directory: checkObject('directory', deps.directory, ['findDepartment', 'storeFor', 'resolveShopper', 'paymentMethods'], () => new InMemoryDirectory()),
+    idempotency: checkObject('idempotency', deps.idempotency, ['claim', 'complete', 'release'], () => new InMemoryIdempotencyStore()),
+    now: checkFunction<() => number>('now', deps.now) ?? Date.now,
+    ids: checkObject('ids', deps.ids, ['uuid', 'linkCode'], () => randomIds),
+    onLinkCreated: checkFunction('onLinkCreated', deps.onLinkCreated),
+    onNotificationError: checkFunction('onNotificationError', deps.onNotificationError) ?? defaultNotificationError,
+    idempotencyKeyTtl: checkInteger('idempotencyKeyTtl', deps.idempotencyKeyTtl, 86_400, 60, 2_592_000) * 1000,
+    maxBodyBytes: checkInteger('maxBodyBytes', deps.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, 1024, 1_048_576),
+    locationPrefix,
+    realm: checkRealm(deps.realm, `${OWNER}: realm`),
+  };
+}

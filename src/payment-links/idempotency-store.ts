@@ -1,0 +1,179 @@
+/**
+ * Idempotency records: `Idempotency-Key` → the body's fingerprint and the first response. Keys
+ * are per tenant. A database implements {@link IdempotencyStore} with one atomic
+ * insert-if-absent (`claim`) and two updates.
+ *
+ * @module paygate-auth/payment-links
+ */
+
+/** A response as recorded for replay: JSON-safe. */
+export interface RecordedResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: unknown;
+}
+
+/** What {@link IdempotencyStore.claim} is asked to do. */
+export interface ClaimRequest {
+  /** The caller's tenant ERN: keys of different tenants never meet. */
+  readonly tenant: string;
+  readonly key: string;
+  /** SHA-256 of the request body (hex), to tell a replay from a reuse. */
+  readonly fingerprint: string;
+  /** Now, in milliseconds since the epoch (the handler's clock). */
+  readonly now: number;
+  /** When the record may be forgotten, in milliseconds since the epoch. */
+  readonly expiresAt: number;
+}
+
+/** The outcome of {@link IdempotencyStore.claim}. */
+export type ClaimResult =
+  /** The key was free (or expired) and is now held, pending, by this request, under `lease`. */
+  | { readonly state: 'claimed'; readonly lease: Lease }
+  /** A request with this key completed: replay `response` when `fingerprint` matches. */
+  | { readonly state: 'completed'; readonly fingerprint: string; readonly response: RecordedResponse }
+  /** Another request with this key is still running. */
+  | { readonly state: 'pending'; readonly fingerprint: string };
+
+/** Proof of a claim: {@link IdempotencyStore.complete} and `release` act only on the record it names. */
+export interface Lease {
+  readonly tenant: string;
+  readonly key: string;
+  /** Unique per claim; a record claimed again after expiry has another. */
+  readonly id: string;
+}
+
+/** Raised when a store cannot take another key (answered 503 `idempotency_unavailable`). */
+export class IdempotencyCapacityError extends Error {
+  override readonly name = 'IdempotencyCapacityError';
+  readonly code = 'idempotency_capacity' as const;
+}
+
+/** Storage of idempotency records. */
+export interface IdempotencyStore {
+  /**
+   * Atomically: when no live record holds `key` for `tenant`, creates a pending one and answers
+   * `claimed`; otherwise answers the record's state. A store may wait for a pending record with
+   * the same fingerprint to settle before answering (the in-memory store does).
+   */
+  claim(request: ClaimRequest): Promise<ClaimResult>;
+  /** Marks the record held by `lease` completed, with the response to replay; a no-op when the lease was lost. */
+  complete(lease: Lease, response: RecordedResponse): Promise<void>;
+  /** Forgets the record held by `lease` (the request created nothing); a no-op when the lease was lost. */
+  release(lease: Lease): Promise<void>;
+}
+
+/** Options of {@link InMemoryIdempotencyStore}. */
+export interface InMemoryIdempotencyStoreOptions {
+  /**
+   * Most live records (pending and completed, all tenants); a new key beyond it is refused with
+   * {@link IdempotencyCapacityError} rather than forgetting a live key early.
+   * @default 100000
+   */
+  readonly maxRecords?: number;
+}
+
+interface PendingRecord {
+  readonly state: 'pending';
+  readonly lease: string;
+  readonly fingerprint: string;
+  readonly expiresAt: number;
+  readonly settled: Promise<void>;
+  readonly settle: () => void;
+}
+
+interface CompletedRecord {
+  readonly state: 'completed';
+  readonly fingerprint: string;
+  readonly expiresAt: number;
+  readonly response: RecordedResponse;
+}
+
+type IdempotencyRecord = PendingRecord | CompletedRecord;
+
+function pending(lease: string, fingerprint: string, expiresAt: number): PendingRecord {
+  let settle = (): void => {};
+  const settled = new Promise<void>((resolve) => {
+    settle = resolve;
+  });
+  return { state: 'pending', lease, fingerprint, expiresAt, settled, settle };
+}
+
+/**
+ * An {@link IdempotencyStore} in memory. A request that finds its key pending with the same
+ * fingerprint waits for the first to finish, then replays it: concurrent retries create one link
+ * and all get its response. Records expire at `expiresAt` and are swept oldest first.
+ */
+export class InMemoryIdempotencyStore implements IdempotencyStore {
+  readonly #records = new Map<string, IdempotencyRecord>();
+  readonly #maxRecords: number;
+  #leases = 0;
+
+  constructor(options: InMemoryIdempotencyStoreOptions = {}) {
+    const max = options.maxRecords ?? 100_000;
+    if (typeof max !== 'number' || !Number.isInteger(max) || max < 1) {
+      throw new TypeError(`InMemoryIdempotencyStore: maxRecords must be a whole number of at least 1, got ${String(max)}`);
+    }
+    this.#maxRecords = max;
+  }
+
+  async claim(request: ClaimRequest): Promise<ClaimResult> {
+    const id = `${request.tenant}\u0000${request.key}`;
+    for (;;) {
+      this.#sweep(request.now);
+      const record = this.#records.get(id);
+      if (record === undefined || record.expiresAt <= request.now) {
+        if (record === undefined && this.#records.size >= this.#maxRecords) {
+          throw new IdempotencyCapacityError(`More than ${this.#maxRecords} idempotency keys are live`);
+        }
+        this.#records.delete(id);
+        // A request still running past its record's expiry loses the key; its waiters look again.
+        if (record?.state === 'pending') record.settle();
+        this.#leases += 1;
+        const lease = String(this.#leases);
+        this.#records.set(id, pending(lease, request.fingerprint, request.expiresAt));
+        return { state: 'claimed', lease: { tenant: request.tenant, key: request.key, id: lease } };
+      }
+      if (record.state === 'completed') {
+        return { state: 'completed', fingerprint: record.fingerprint, response: structuredClone(record.response) };
+      }
+      if (record.fingerprint !== request.fingerprint) return { state: 'pending', fingerprint: record.fingerprint };
+      await record.settled;
+    }
+  }
+
+  async complete(lease: Lease, response: RecordedResponse): Promise<void> {
+    const id = `${lease.tenant}\u0000${lease.key}`;
+    const record = this.#records.get(id);
+    if (record?.state !== 'pending' || record.lease !== lease.id) return;
+    this.#records.set(id, {
+      state: 'completed',
+      fingerprint: record.fingerprint,
+      expiresAt: record.expiresAt,
+      response: structuredClone(response),
+    });
+    record.settle();
+  }
+
+  async release(lease: Lease): Promise<void> {
+    const id = `${lease.tenant}\u0000${lease.key}`;
+    const record = this.#records.get(id);
+    if (record?.state !== 'pending' || record.lease !== lease.id) return;
+    this.#records.delete(id);
+    record.settle();
+  }
+
+  /** Live records, all tenants together. */
+  get size(): number {
+    return this.#records.size;
+  }
+
+  /** Drops expired records from the front (oldest claims first); pending records are left alone. */
+  #sweep(now: number): void {
+    for (const [id, record] of this.#records) {
+      if (record.expiresAt > now) break;
+      if (record.state === 'pending') continue;
+      this.#records.delete(id);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * `GET /info/`: lets an integrator confirm that authentication is configured. Any valid token
+ * with one of the gateway's scopes (the default policy) gets 200 with what the gateway
+ * understood of it.
+ *
+ * @module paygate-auth/payment-links
+ */
+import { checkRealm } from '../index.js';
+import { checkCaller } from './caller.js';
+import type { Handler, HandlerResponse } from './handler-request.js';
+import { formatSeconds } from './timestamps.js';
+
+/** The body of a 200 answer of `GET /info/`. */
+export interface InfoBody {
+  /** `ern:<product>/tenants/<id>` */
+  readonly tenant_ern: string;
+  readonly tenant_id: string;
+  /** `true` when the product acts as itself. */
+  readonly public_tenant: boolean;
+  /** `tenant_name`, or `null`. */
+  readonly tenant_name: string | null;
+  readonly product: string;
+  /** The registered issuer (`iss`). */
+  readonly issuer: string;
+  /** The gateway audience the token's `aud` matched. */
+  readonly audience: string;
+  /** The token's scopes, in the token's order. */
+  readonly scopes: readonly string[];
+  /** `user_ern` as given, or `null`. */
+  readonly user_ern: string | null;
+  /** The token's expiry: ISO 8601 UTC, second precision, `Z`. */
+  readonly expires: string;
+}
+
+/** Options of {@link createInfoHandler}. */
+export interface InfoHandlerOptions {
+  /**
+   * The `realm` of the challenge when the scopes fall short.
+   * @default 'paygate'
+   */
+  readonly realm?: string;
+}
+
+/** Creates the `GET /info/` handler. */
+export function createInfoHandler(options: InfoHandlerOptions = {}): Handler {
+  const realm = checkRealm(options.realm, 'createInfoHandler: realm');
+  return async (request): Promise<HandlerResponse> => {
+    const caller = checkCaller(request.auth, { allowPublicTenant: true, realm });
+    if (!caller.ok) return caller.response;
+    const { auth } = caller;
+    const body: InfoBody = {
+      tenant_ern: auth.tenant.ern,
+      tenant_id: auth.tenant.id,
+      public_tenant: auth.tenant.isPublic,
+      tenant_name: auth.tenantName,
+      product: auth.tenant.product,
+      issuer: auth.issuer,
+      audience: auth.audience,
+      scopes: [...auth.scopes],
+      user_ern: auth.user?.ern ?? null,
+      expires: formatSeconds(auth.expiresAt.getTime()),
+    };
+    return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body };
+  };
+}

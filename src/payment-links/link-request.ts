@@ -1,0 +1,206 @@
+/**
+ * The body of `POST /payment-links/`, checked field by field. Every invalid field is recorded;
+ * nothing is looked up or stored here.
+ *
+ * | field | rule |
+ * |---|---|
+ * | `amount` | required; decimal string, > 0, at most 4 fractional digits, at most 15 integer digits |
+ * | `currency` | required; an ISO 4217 payment currency, upper case (`EUR`) |
+ * | `department` | required; `//departments/<id>` |
+ * | `shopper` | required; `//customers/<id>` |
+ * | `email` | `email` or `phone` required; an address `local@domain.tld`, at most 254 characters |
+ * | `phone` | `+` then 7 to 15 digits, the first not 0 (E.164, no spaces) |
+ * | `tokenize` | `"no"` (default) or `"yes"` |
+ * | `duration` | whole minutes, 1 to 525 600 (365 days); default 20 160 (14 days) |
+ * | `locale` | `<language>-<REGION>`: two lower-case letters, `-`, two upper-case letters (`da-DK`) |
+ * | `description` | at most 1000 characters |
+ * | `meta` | see {@link META_LIMITS} |
+ * | `payment_details` | `{ line_items: [...] }`, see {@link LINE_ITEM_LIMITS} |
+ *
+ * `null` counts as absent. Any other field is `unknown_field`.
+ *
+ * @module paygate-auth/payment-links
+ */
+import { ErnError, parseReference } from '../index.js';
+import { isPaymentCurrency } from './currencies.js';
+import type { FieldErrors } from './field-errors.js';
+import { type JsonObject, member, readDecimal, readInteger, readPatterned, readText, rejectUnknownFields } from './field-readers.js';
+import { type LineItem, readPaymentDetails } from './line-items.js';
+import { readMeta } from './meta.js';
+
+/** Bounds and defaults of the link fields. */
+export const LINK_LIMITS = Object.freeze({
+  /** `duration` when none is given: 14 days, in minutes. */
+  defaultDuration: 20_160,
+  /** Shortest `duration`, in minutes. */
+  minDuration: 1,
+  /** Longest `duration`, in minutes (365 days). */
+  maxDuration: 525_600,
+  /** Longest `description`, in characters. */
+  maxDescriptionLength: 1000,
+  /** Longest `email`, in characters (RFC 5321 path limit). */
+  maxEmailLength: 254,
+});
+
+/** Allowed values of `tokenize`. */
+export const TOKENIZE_VALUES = Object.freeze(['no', 'yes'] as const);
+
+/** A value of `tokenize`. */
+export type Tokenize = (typeof TOKENIZE_VALUES)[number];
+
+/** A valid request body. Amounts in units of 1/10 000. */
+export interface LinkRequest {
+  readonly amount: bigint;
+  readonly currency: string;
+  /** The `<id>` of `//departments/<id>`. */
+  readonly departmentRef: string;
+  /** The `<id>` of `//customers/<id>`. */
+  readonly customerRef: string;
+  readonly email: string | null;
+  readonly phone: string | null;
+  readonly tokenize: Tokenize;
+  /** Minutes. */
+  readonly duration: number;
+  readonly locale: string | null;
+  readonly description: string | null;
+  readonly meta: Readonly<Record<string, string>>;
+  readonly lineItems: readonly LineItem[] | null;
+}
+
+const FIELDS: ReadonlySet<string> = new Set([
+  'amount',
+  'currency',
+  'meta',
+  'email',
+  'phone',
+  'department',
+  'shopper',
+  'tokenize',
+  'duration',
+  'locale',
+  'description',
+  'payment_details',
+]);
+
+/** A pragmatic address check: one `@`, no spaces or control characters, a dot in the domain. */
+const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}.]+(?:\.[^\s@\p{Cc}.]+)+$/u;
+const PHONE = /^\+[1-9][0-9]{6,14}$/;
+const LOCALE = /^[a-z]{2}-[A-Z]{2}$/;
+const CURRENCY = /^[A-Z]{3}$/;
+
+function readReference(body: JsonObject, name: string, collection: 'departments' | 'customers', errors: FieldErrors): string | undefined {
+  const value = readText(body, name, name, errors, { required: true, maxLength: 2 + collection.length + 1 + 256 + 1 });
+  if (value === undefined) return undefined;
+  try {
+    return parseReference(value, collection).id;
+  } catch (error) {
+    if (!(error instanceof ErnError)) throw error;
+    errors.add(name, 'invalid_format', `${name} must be "//${collection}/<id>" (letters, digits, "-", "_", "." in the id).`);
+    return undefined;
+  }
+}
+
+function readCurrency(body: JsonObject, errors: FieldErrors): string | undefined {
+  const code = readPatterned(body, 'currency', 'currency', errors, {
+    required: true,
+    maxLength: 3,
+    pattern: CURRENCY,
+    expected: 'three upper-case letters (ISO 4217), such as "EUR"',
+  });
+  if (code === undefined) return undefined;
+  if (!isPaymentCurrency(code)) {
+    errors.add('currency', 'unknown_currency', `"${code}" is not an ISO 4217 currency a payment can be made in.`);
+    return undefined;
+  }
+  return code;
+}
+
+function readTokenize(body: JsonObject, errors: FieldErrors): Tokenize | undefined {
+  const value = readText(body, 'tokenize', 'tokenize', errors, { required: false, maxLength: 16 });
+  if (value === undefined) return member(body, 'tokenize', 'tokenize', errors, false) === undefined ? 'no' : undefined;
+  if (!(TOKENIZE_VALUES as readonly string[]).includes(value)) {
+    errors.add('tokenize', 'invalid_value', `tokenize must be one of ${TOKENIZE_VALUES.map((v) => `"${v}"`).join(', ')}.`);
+    return undefined;
+  }
+  return value as Tokenize;
+}
+
+function readContact(body: JsonObject, errors: FieldErrors): { email: string | null; phone: string | null } | undefined {
+  const hasEmail = member(body, 'email', 'email', errors, false) !== undefined;
+  const hasPhone = member(body, 'phone', 'phone', errors, false) !== undefined;
+  if (!hasEmail && !hasPhone) {
+    errors.add('email', 'email_or_phone_required', 'Give email, phone or both: the shopper is sent the link through them.');
+    return undefined;
+  }
+  const email = readPatterned(body, 'email', 'email', errors, {
+    required: false,
+    maxLength: LINK_LIMITS.maxEmailLength,
+    pattern: EMAIL,
+    expected: 'an e-mail address such as "jane@example.com"',
+  });
+  const phone = readPatterned(body, 'phone', 'phone', errors, {
+    required: false,
+    maxLength: 16,
+    pattern: PHONE,
+    expected: 'a telephone number in international form: "+", then 7 to 15 digits, no spaces',
+  });
+  if ((hasEmail && email === undefined) || (hasPhone && phone === undefined)) return undefined;
+  return { email: email ?? null, phone: phone ?? null };
+}
+
+/**
+ * Checks a parsed body (a JSON object) and returns the request, or `undefined` when any field is
+ * invalid (each recorded in `errors`).
+ */
+export function readLinkRequest(body: JsonObject, errors: FieldErrors): LinkRequest | undefined {
+  const amount = readDecimal(body, 'amount', 'amount', errors, { required: true, min: 0n, exclusiveMin: true, expected: 'greater than 0' });
+  const currency = readCurrency(body, errors);
+  const departmentRef = readReference(body, 'department', 'departments', errors);
+  const customerRef = readReference(body, 'shopper', 'customers', errors);
+  const contact = readContact(body, errors);
+  const tokenize = readTokenize(body, errors);
+  const duration = readInteger(body, 'duration', 'duration', errors, {
+    required: false,
+    min: LINK_LIMITS.minDuration,
+    max: LINK_LIMITS.maxDuration,
+  });
+  const durationGiven = member(body, 'duration', 'duration', errors, false) !== undefined;
+  const locale = readPatterned(body, 'locale', 'locale', errors, {
+    required: false,
+    maxLength: 5,
+    pattern: LOCALE,
+    expected: 'a language tag "<language>-<REGION>" such as "da-DK"',
+  });
+  const description = readText(body, 'description', 'description', errors, { required: false, maxLength: LINK_LIMITS.maxDescriptionLength });
+  const meta = readMeta(body, errors);
+  const lineItems = readPaymentDetails(body, amount, errors);
+  rejectUnknownFields(body, FIELDS, '', errors);
+  if (
+    errors.size > 0 ||
+    amount === undefined ||
+    currency === undefined ||
+    departmentRef === undefined ||
+    customerRef === undefined ||
+    contact === undefined ||
+    tokenize === undefined ||
+    (durationGiven && duration === undefined) ||
+    meta === undefined ||
+    lineItems === undefined
+  ) {
+    return undefined;
+  }
+  return {
+    amount,
+    currency,
+    departmentRef,
+    customerRef,
+    email: contact.email,
+    phone: contact.phone,
+    tokenize,
+    duration: duration ?? LINK_LIMITS.defaultDuration,
+    locale: locale ?? null,
+    description: description ?? null,
+    meta,
+    lineItems,
+  };
+}

@@ -1,0 +1,243 @@
+/**
+ * `POST /payment-links/`: creates a payment link for a shopper of the caller's tenant.
+ *
+ * Order of checks: the caller (500 without verification, 403 `insufficient_scope` without
+ * `pay:processPayments`, 403 `public_tenant_not_allowed`), `Idempotency-Key` syntax (400),
+ * `Content-Type` (415), size (413), JSON (400), idempotent replay or conflict (409), fields and
+ * directory lookups (400 `validation_failed`, every invalid field at once), then the link is
+ * stored and 201 returned with `Location`.
+ *
+ * Idempotency: only a 201 is recorded. A request refused for its fields records nothing, so the
+ * client may correct it and retry with the same key.
+ *
+ * @module paygate-auth/payment-links
+ */
+import { SCOPES, parseReference } from '../index.js';
+import { checkCaller } from './caller.js';
+import { formatDecimal } from './decimal.js';
+import type { Directory } from './directory.js';
+import { PaymentLinkError, problemResponse } from './errors.js';
+import { FieldErrors } from './field-errors.js';
+import { type JsonObject, isJsonObject } from './field-readers.js';
+import type { Handler, HandlerRequest, HandlerResponse } from './handler-request.js';
+import { type LinkCreatedEvent, type PaymentLinkHandlerDeps, type ResolvedDeps, resolveDeps } from './handler-deps.js';
+import { IdempotencyCapacityError, type RecordedResponse } from './idempotency-store.js';
+import { fingerprint, readIdempotencyKey } from './idempotency-key.js';
+import type { IdGenerator } from './ids.js';
+import { lineItemRecord } from './line-items.js';
+import { type LinkRequest, readLinkRequest } from './link-request.js';
+import { type StoredPaymentLink, toPaymentLink } from './payment-link.js';
+import type { PaymentLinkStore } from './payment-link-store.js';
+import { readJsonBody } from './request-body.js';
+import { epochMicros, formatMicros, formatSeconds } from './timestamps.js';
+
+/** The `POST /payment-links/` handler, with the stores it uses (the defaults, when none were given). */
+export interface PaymentLinkHandler extends Handler {
+  readonly store: PaymentLinkStore;
+  readonly directory: Directory;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-store' } as const;
+
+/** A created link: the response, and the event for the notification hook. */
+interface Creation {
+  readonly response: HandlerResponse;
+  readonly event: LinkCreatedEvent | null;
+}
+
+function checkClock(now: () => number): number {
+  const value = now();
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new TypeError('createPaymentLinkHandler: now() must return milliseconds since the epoch');
+  }
+  return value;
+}
+
+/** The department reference of the body when it parses, to look it up even when other fields are invalid. */
+function departmentRefOf(body: JsonObject): string | undefined {
+  try {
+    return parseReference(body.department, 'departments').id;
+  } catch {
+    return undefined;
+  }
+}
+
+function validationFailed(errors: FieldErrors): PaymentLinkError {
+  const count = errors.size;
+  return new PaymentLinkError('validation_failed', `${count} field${count === 1 ? ' is' : 's are'} invalid; see errors.`, {
+    errors: errors.list(),
+  });
+}
+
+async function buildLink(
+  deps: ResolvedDeps,
+  tenant: string,
+  request: LinkRequest,
+  resolved: { readonly departmentId: string; readonly storeId: string },
+): Promise<StoredPaymentLink> {
+  const ids: IdGenerator = deps.ids;
+  const now = checkClock(deps.now);
+  const id = ids.uuid();
+  const [shopper, methods] = await Promise.all([
+    deps.directory.resolveShopper(tenant, request.customerRef, ids.uuid()),
+    deps.directory.paymentMethods(tenant),
+  ]);
+  const code = ids.linkCode();
+  const sent = epochMicros(now);
+  const sentSecond = Math.floor(sent / 1_000_000) * 1000;
+  return {
+    id,
+    amount: formatDecimal(request.amount),
+    shopper: shopper.id,
+    department: resolved.departmentId,
+    store: resolved.storeId,
+    currency: request.currency,
+    description: request.description,
+    email: request.email,
+    phone: request.phone,
+    expires: formatSeconds(sentSecond + request.duration * 60_000),
+    sent: formatMicros(sent),
+    status: 'active',
+    meta: request.meta,
+    payment_url: `${deps.payPageUrl}/${code}`,
+    allowed_payment_methods: [...methods.allowed],
+    blocked_payment_methods: [...methods.blocked],
+    tenant,
+    link_code: code,
+    tokenize: request.tokenize,
+    locale: request.locale,
+    duration: request.duration,
+    customer_ref: request.customerRef,
+    payment_details: request.lineItems === null ? null : { line_items: request.lineItems.map(lineItemRecord) },
+  };
+}
+
+/**
+ * The department named by the body and its store, looked up in `tenant` (read only) whenever the
+ * reference parses, so that `not_found` is reported beside every other invalid field.
+ */
+async function resolveDepartment(
+  directory: Directory,
+  tenant: string,
+  body: JsonObject,
+  errors: FieldErrors,
+): Promise<{ readonly departmentId: string; readonly storeId: string } | undefined> {
+  const ref = departmentRefOf(body);
+  if (ref === undefined) return undefined;
+  const department = await directory.findDepartment(tenant, ref);
+  if (department === null) {
+    errors.add('department', 'not_found', `The department "${ref}" does not exist in this tenant.`);
+    return undefined;
+  }
+  const store = await directory.storeFor(tenant, department);
+  if (store === null) {
+    errors.add('department', 'no_store', 'No store takes payments for this department.');
+    return undefined;
+  }
+  return { departmentId: department.id, storeId: store.id };
+}
+
+/** Validates `body` in full, looks up the department and its store, stores the link. */
+async function create(deps: ResolvedDeps, tenant: string, body: unknown): Promise<Creation> {
+  if (!isJsonObject(body)) throw new PaymentLinkError('invalid_body', 'The body must be a JSON object.');
+  const errors = new FieldErrors();
+  const request = readLinkRequest(body, errors);
+  const resolved = await resolveDepartment(deps.directory, tenant, body, errors);
+  if (request === undefined || resolved === undefined || errors.size > 0) throw validationFailed(errors);
+  const stored = await buildLink(deps, tenant, request, resolved);
+  await deps.store.insert(stored);
+  const link = toPaymentLink(stored);
+  return {
+    response: { status: 201, headers: { ...JSON_HEADERS, location: `${deps.locationPrefix}${link.id}` }, body: link },
+    event: { tenant, link, merchant_meta: link.meta },
+  };
+}
+
+/** A refusal as a creation without event. */
+function refused(error: PaymentLinkError): Creation {
+  return { response: problemResponse(error), event: null };
+}
+
+function replay(recorded: RecordedResponse): HandlerResponse {
+  return { status: recorded.status, headers: { ...recorded.headers, 'idempotent-replayed': 'true' }, body: recorded.body };
+}
+
+/** Runs `create` at most once per (tenant, key, body); replays, or refuses a reused key. */
+async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body: unknown): Promise<Creation> {
+  const now = checkClock(deps.now);
+  const print = await fingerprint(body);
+  let claim;
+  try {
+    claim = await deps.idempotency.claim({ tenant, key, fingerprint: print, now, expiresAt: now + deps.idempotencyKeyTtl });
+  } catch (error) {
+    if (!(error instanceof IdempotencyCapacityError)) throw error;
+    return refused(new PaymentLinkError('idempotency_unavailable', 'Too many idempotency keys are live; retry later.', { retryAfter: 60, cause: error }));
+  }
+  if (claim.state !== 'claimed') {
+    if (claim.fingerprint !== print) {
+      return refused(new PaymentLinkError('idempotency_key_reused', 'This Idempotency-Key was used with a different body; use a new key for a new request.'));
+    }
+    if (claim.state === 'pending') {
+      return refused(new PaymentLinkError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed.', { retryAfter: 1 }));
+    }
+    return { response: replay(claim.response), event: null };
+  }
+  let creation: Creation;
+  try {
+    creation = await create(deps, tenant, body);
+  } catch (error) {
+    await deps.idempotency.release(claim.lease);
+    throw error;
+  }
+  const { status, headers, body: responseBody } = creation.response;
+  await deps.idempotency.complete(claim.lease, { status, headers, body: responseBody });
+  return creation;
+}
+
+async function notify(deps: ResolvedDeps, event: LinkCreatedEvent | null): Promise<void> {
+  if (event === null || deps.onLinkCreated === undefined) return;
+  try {
+    await deps.onLinkCreated(event);
+  } catch (error) {
+    deps.onNotificationError(error, event);
+  }
+}
+
+/**
+ * Creates the `POST /payment-links/` handler.
+ * @throws {TypeError} naming the dependency or option at fault.
+ *
+ * @example
+ * ```ts
+ * const createLink = createPaymentLinkHandler({ payPageUrl: 'https://pay.example.com/l', directory });
+ * // behind paygate-auth/express's auth(); the request stream is the body (no body parser)
+ * app.post('/payment-links/', async (req, res, next) => {
+ *   try {
+ *     const { status, headers, body } = await createLink({ auth: req.auth, headers: req.headers, body: req });
+ *     res.status(status).set(headers).send(JSON.stringify(body));
+ *   } catch (error) {
+ *     next(error);
+ *   }
+ * });
+ * ```
+ */
+export function createPaymentLinkHandler(deps: PaymentLinkHandlerDeps): PaymentLinkHandler {
+  const resolved = resolveDeps(deps);
+  const policy = { requiredScopes: SCOPES.processPayments, allowPublicTenant: false, realm: resolved.realm } as const;
+  const handler = async (request: HandlerRequest): Promise<HandlerResponse> => {
+    const caller = checkCaller(request.auth, policy);
+    if (!caller.ok) return caller.response;
+    const tenant = caller.auth.tenant.ern;
+    try {
+      const key = readIdempotencyKey(request.headers);
+      const body = await readJsonBody(request, resolved.maxBodyBytes);
+      const creation = key === null ? await create(resolved, tenant, body) : await createOnce(resolved, tenant, key, body);
+      await notify(resolved, creation.event);
+      return creation.response;
+    } catch (error) {
+      if (error instanceof PaymentLinkError) return problemResponse(error);
+      throw error;
+    }
+  };
+  return Object.assign(handler, { store: resolved.store, directory: resolved.directory });
+}

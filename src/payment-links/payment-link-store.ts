@@ -1,0 +1,73 @@
+/**
+ * Where payment links are kept. Every read names the tenant: one tenant never reads another's
+ * links. A database implements the same interface (each method one statement or transaction).
+ *
+ * @module paygate-auth/payment-links
+ */
+import type { StoredPaymentLink } from './payment-link.js';
+
+/** Raised by {@link PaymentLinkStore.insert} when the id or link code is taken (a server fault). */
+export class DuplicatePaymentLinkError extends Error {
+  override readonly name = 'DuplicatePaymentLinkError';
+  readonly code = 'duplicate_payment_link' as const;
+}
+
+/** Storage of payment links. */
+export interface PaymentLinkStore {
+  /**
+   * Stores a new link atomically.
+   * @throws {DuplicatePaymentLinkError} when its `id` or `link_code` is already stored.
+   */
+  insert(link: StoredPaymentLink): Promise<void>;
+  /** The link `id` of `tenant`, or `null` (also when it belongs to another tenant). */
+  get(tenant: string, id: string): Promise<StoredPaymentLink | null>;
+  /** The link whose pay-page code is `code`, whatever its tenant (for the pay page itself), or `null`. */
+  getByCode(code: string): Promise<StoredPaymentLink | null>;
+  /** Every link of `tenant`, oldest first. */
+  list(tenant: string): Promise<readonly StoredPaymentLink[]>;
+}
+
+/**
+ * A {@link PaymentLinkStore} in memory, for tests, examples and single-process demos. Links are
+ * frozen when stored; each method completes without yielding, so concurrent calls never
+ * interleave inside one.
+ */
+export class InMemoryPaymentLinkStore implements PaymentLinkStore {
+  readonly #byId = new Map<string, StoredPaymentLink>();
+  readonly #byCode = new Map<string, StoredPaymentLink>();
+
+  async insert(link: StoredPaymentLink): Promise<void> {
+    if (this.#byId.has(link.id)) throw new DuplicatePaymentLinkError(`A payment link with id ${link.id} exists already`);
+    if (this.#byCode.has(link.link_code)) throw new DuplicatePaymentLinkError('A payment link with this link code exists already');
+    const frozen = deepFreeze(structuredClone(link));
+    this.#byId.set(link.id, frozen);
+    this.#byCode.set(link.link_code, frozen);
+  }
+
+  async get(tenant: string, id: string): Promise<StoredPaymentLink | null> {
+    const link = this.#byId.get(id);
+    return link !== undefined && link.tenant === tenant ? link : null;
+  }
+
+  async getByCode(code: string): Promise<StoredPaymentLink | null> {
+    return this.#byCode.get(code) ?? null;
+  }
+
+  async list(tenant: string): Promise<readonly StoredPaymentLink[]> {
+    return [...this.#byId.values()].filter((link) => link.tenant === tenant);
+  }
+
+  /** How many links are stored, all tenants together. */
+  get size(): number {
+    return this.#byId.size;
+  }
+}
+
+/** Freezes a JSON-like value and everything in it. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
+}

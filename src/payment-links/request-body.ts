@@ -1,0 +1,127 @@
+/**
+ * The JSON body of a request: media type (415), size (413) and syntax (400) are decided here,
+ * before any field is looked at.
+ *
+ * @module paygate-auth/payment-links
+ */
+import { PaymentLinkError } from './errors.js';
+import type { HandlerRequest } from './handler-request.js';
+import { headerValues } from './headers.js';
+
+/** The default body limit: 64 KiB. */
+export const DEFAULT_MAX_BODY_BYTES = 65_536;
+
+const decoder = new TextDecoder('utf-8', { fatal: true });
+const encoder = new TextEncoder();
+
+function unsupported(message: string): PaymentLinkError {
+  return new PaymentLinkError('unsupported_media_type', message);
+}
+
+function tooLarge(maxBytes: number): PaymentLinkError {
+  return new PaymentLinkError('payload_too_large', `The body is larger than ${maxBytes} bytes.`);
+}
+
+/**
+ * Checks `Content-Type`: `application/json`, with `charset=utf-8` or no charset. Any other type,
+ * charset or a missing header is 415.
+ */
+export function checkJsonContentType(request: HandlerRequest): void {
+  const values = headerValues(request.headers, 'content-type');
+  if (values.length === 0) throw unsupported('The body must be sent as Content-Type: application/json.');
+  if (values.length > 1) throw unsupported('The request carries more than one Content-Type header.');
+  const [mediaType = '', ...parameters] = (values[0] ?? '').split(';').map((part) => part.trim());
+  if (mediaType.toLowerCase() !== 'application/json') {
+    throw unsupported('The body must be sent as Content-Type: application/json.');
+  }
+  for (const parameter of parameters) {
+    const [name = '', value = ''] = parameter.split('=').map((part) => part.trim());
+    if (name.toLowerCase() === 'charset' && value.replace(/^"|"$/g, '').toLowerCase() !== 'utf-8') {
+      throw unsupported('A JSON body must be encoded as UTF-8.');
+    }
+  }
+}
+
+/** Refuses early a body whose declared `Content-Length` is over the limit. */
+function checkDeclaredLength(request: HandlerRequest, maxBytes: number): void {
+  const [declared] = headerValues(request.headers, 'content-length');
+  if (declared !== undefined && /^\d+$/.test(declared.trim()) && Number(declared.trim()) > maxBytes) throw tooLarge(maxBytes);
+}
+
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof value === 'object' && value !== null && typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function';
+}
+
+function chunkBytes(chunk: unknown): Uint8Array {
+  if (chunk instanceof Uint8Array) return chunk;
+  if (typeof chunk === 'string') return encoder.encode(chunk);
+  if (chunk instanceof ArrayBuffer) return new Uint8Array(chunk);
+  throw new TypeError('The request body stream yielded a chunk that is neither bytes nor text');
+}
+
+/**
+ * Reads a stream up to `maxBytes`; on the first byte beyond it stops reading (the rest is left
+ * unread, never buffered) and throws 413.
+ */
+async function readStream(stream: AsyncIterable<unknown>, maxBytes: number): Promise<Uint8Array> {
+  const iterator = stream[Symbol.asyncIterator]();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const next = await iterator.next();
+    if (next.done === true) break;
+    const bytes = chunkBytes(next.value);
+    total += bytes.byteLength;
+    if (total > maxBytes) throw tooLarge(maxBytes);
+    chunks.push(bytes);
+  }
+  const body = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}
+
+/** The raw body as bytes, or `undefined` when `body` is an already parsed value. */
+async function rawBytes(body: unknown, maxBytes: number): Promise<Uint8Array | undefined> {
+  if (body === undefined || body === null) return new Uint8Array(0);
+  if (typeof body === 'string') {
+    // Every UTF-16 code unit takes at least one UTF-8 byte: a longer string is over the limit.
+    if (body.length > maxBytes) throw tooLarge(maxBytes);
+    return encoder.encode(body);
+  }
+  if (body instanceof Uint8Array) return body;
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  if (isAsyncIterable(body)) return readStream(body, maxBytes);
+  return undefined;
+}
+
+function parseJson(bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch (error) {
+    throw new PaymentLinkError('invalid_json', 'The body is not valid UTF-8.', { cause: error });
+  }
+  if (text.trim() === '') throw new PaymentLinkError('invalid_json', 'The body is empty; send a JSON object.');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new PaymentLinkError('invalid_json', 'The body is not valid JSON.', { cause: error });
+  }
+}
+
+/**
+ * The request's JSON body.
+ * @throws {PaymentLinkError} `unsupported_media_type` (415), `payload_too_large` (413) or `invalid_json` (400).
+ */
+export async function readJsonBody(request: HandlerRequest, maxBytes: number): Promise<unknown> {
+  checkJsonContentType(request);
+  checkDeclaredLength(request, maxBytes);
+  const bytes = await rawBytes(request.body, maxBytes);
+  if (bytes === undefined) return request.body;
+  if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
+  return parseJson(bytes);
+}

@@ -1,0 +1,174 @@
+/**
+ * The example gateway, end to end: started as a child process (as `npm run example` starts it,
+ * on dist/ built beforehand), driven with fetch over 127.0.0.1 with the tokens it prints.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const stateDir = mkdtempSync(join(tmpdir(), 'paygate-example-'));
+const env = { ...process.env, PORT: '0', PAYGATE_EXAMPLE_STATE_DIR: stateDir };
+
+let child: ChildProcess | undefined;
+let output = '';
+let gateway = '';
+let infoToken = '';
+let linkToken = '';
+let printedBody: Record<string, unknown> = {};
+
+function waitFor(pattern: RegExp, timeoutMs = 15_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; output so far:\n${output}`)), timeoutMs);
+    const check = (): void => {
+      if (pattern.test(output)) {
+        clearTimeout(timer);
+        child?.stdout?.off('data', check);
+        resolve();
+      }
+    };
+    child?.stdout?.on('data', check);
+    check();
+  });
+}
+
+function logLines(): string[] {
+  return output.split('\n').filter((line) => /^\d{4}-\d\d-\d\dT\S+Z (GET|POST|PUT|DELETE) /.test(line));
+}
+
+async function post(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${gateway}/payment-links/`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${linkToken}`, 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+beforeAll(async () => {
+  if (!existsSync(join(root, 'dist', 'payment-links', 'index.js'))) {
+    throw new Error('dist/ is missing: run `npm run build` (the pretest script does) before this test');
+  }
+  child = spawn(process.execPath, ['examples/gateway/server.mjs'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    output += chunk;
+  });
+  await waitFor(/^Request log/m);
+  gateway = /^ {2}gateway +(http:\/\/127\.0\.0\.1:\d+)$/m.exec(output)?.[1] ?? '';
+  const tokens = [...output.matchAll(/Authorization: Bearer ([A-Za-z0-9_.-]+)"/g)].map((match) => match[1] ?? '');
+  [infoToken = '', linkToken = ''] = tokens;
+  printedBody = JSON.parse(/ -d '(\{.*\})'$/m.exec(output)?.[1] ?? '{}') as Record<string, unknown>;
+});
+
+afterAll(async () => {
+  if (child !== undefined && child.exitCode === null) {
+    const exited = new Promise((resolve) => child?.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  rmSync(stateDir, { recursive: true, force: true });
+});
+
+describe('the example gateway', () => {
+  it('prints its address, curl commands with two tokens, and a sample body', () => {
+    expect(gateway).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(infoToken.split('.')).toHaveLength(3);
+    expect(linkToken.split('.')).toHaveLength(3);
+    expect(printedBody).toMatchObject({ amount: '125.5', currency: 'EUR' });
+    expect(output).toContain(`curl -s ${gateway}/info/`);
+  });
+
+  it('answers GET /info/ with the printed token', async () => {
+    const response = await fetch(`${gateway}/info/`, { headers: { authorization: `Bearer ${infoToken}` } });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ tenant_ern: 'ern:demo/tenants/clinic-1', tenant_name: 'Demo Clinic', product: 'demo' });
+  });
+
+  it('creates a link, replays it, refuses a reused key and reports invalid fields', async () => {
+    const key = crypto.randomUUID();
+    const created = await post(printedBody, { 'idempotency-key': key });
+    expect(created.status).toBe(201);
+    const link = (await created.json()) as { id: string; amount: string; status: string; payment_url: string };
+    expect(link).toMatchObject({ amount: '125.5000', status: 'active' });
+    expect(link.payment_url).toMatch(/^https:\/\/pay\.example\/l\/[A-Za-z0-9_-]{32}$/);
+    expect(created.headers.get('location')).toBe(`/payment-links/${link.id}`);
+
+    const replayed = await post(printedBody, { 'idempotency-key': key });
+    expect(replayed.status).toBe(201);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.headers.get('location')).toBe(created.headers.get('location'));
+    expect(await replayed.json()).toEqual(link);
+
+    const conflict = await post({ ...printedBody, amount: '99.00', payment_details: undefined }, { 'idempotency-key': key });
+    expect(conflict.status).toBe(409);
+    expect(await conflict.json()).toMatchObject({ code: 'idempotency_key_reused' });
+
+    const invalid = await post({ ...printedBody, amount: '12,50', currency: 'eur', unknown: 1 });
+    expect(invalid.status).toBe(400);
+    expect(invalid.headers.get('content-type')).toBe('application/problem+json');
+    const problem = (await invalid.json()) as { code: string; errors: { field: string; code: string }[] };
+    expect(problem.code).toBe('validation_failed');
+    expect(problem.errors.map(({ field, code }) => ({ field, code }))).toEqual([
+      { field: 'amount', code: 'invalid_format' },
+      { field: 'currency', code: 'invalid_format' },
+      { field: 'unknown', code: 'unknown_field' },
+    ]);
+
+    const read = await fetch(`${gateway}${created.headers.get('location')}`, { headers: { authorization: `Bearer ${linkToken}` } });
+    expect(read.status).toBe(200);
+    expect(await read.json()).toEqual(link);
+  });
+
+  it('accepts tokens minted by npm run example:token in another process, and keeps tenants apart', async () => {
+    const created = (await (await post(printedBody)).json()) as { id: string };
+    const { stdout } = await promisify(execFile)(process.execPath, ['examples/gateway/token.mjs', '--tenant', 'clinic-2'], { cwd: root, env });
+    const otherTenant = stdout.trim();
+    const info = await fetch(`${gateway}/info/`, { headers: { authorization: `Bearer ${otherTenant}` } });
+    expect(await info.json()).toMatchObject({ tenant_ern: 'ern:demo/tenants/clinic-2' });
+    const read = await fetch(`${gateway}/payment-links/${created.id}`, { headers: { authorization: `Bearer ${otherTenant}` } });
+    expect(read.status).toBe(404);
+    const department = await fetch(`${gateway}/payment-links/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${otherTenant}`, 'content-type': 'application/json' },
+      body: JSON.stringify(printedBody),
+    });
+    expect(((await department.json()) as { errors: { field: string; code: string }[] }).errors).toContainEqual(
+      expect.objectContaining({ field: 'department', code: 'not_found' }),
+    );
+  });
+
+  it('answers 401 without a token and 403 for the public tenant', async () => {
+    const missing = await fetch(`${gateway}/info/`);
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="paygate"');
+    const { stdout } = await promisify(execFile)(process.execPath, ['examples/gateway/token.mjs', '--tenant', 'public'], { cwd: root, env });
+    const response = await fetch(`${gateway}/payment-links/`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${stdout.trim()}`, 'content-type': 'application/json' },
+      body: JSON.stringify(printedBody),
+    });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toMatchObject({ code: 'public_tenant_not_allowed' });
+  });
+
+  it('logs one line per request with method, path, status, tenant and error code, never a token', async () => {
+    // Each line is written before its response is sent; a pipe may still deliver it a little later.
+    await waitFor(/ POST \/payment-links\/ 403 tenant=ern:demo\/tenants\/public code=public_tenant_not_allowed /);
+    const before = logLines().length;
+    await fetch(`${gateway}/info/?access_token=secret`, { headers: { authorization: 'Bearer not.a.jwt' } });
+    await waitFor(/ GET \/info\/ 401 tenant=- code=malformed_token /);
+    const lines = logLines();
+    expect(lines).toHaveLength(before + 1);
+    expect(lines.at(-1)).toMatch(/ GET \/info\/ 401 tenant=- code=malformed_token \d+\.\dms$/);
+    expect(lines.some((line) => / POST \/payment-links\/ 201 tenant=ern:demo\/tenants\/clinic-1 code=- /.test(line))).toBe(true);
+    expect(lines.some((line) => / POST \/payment-links\/ 409 tenant=ern:demo\/tenants\/clinic-1 code=idempotency_key_reused /.test(line))).toBe(true);
+    const log = lines.join('\n');
+    for (const token of [infoToken, linkToken, 'not.a.jwt', 'secret']) expect(log).not.toContain(token);
+  });
+});

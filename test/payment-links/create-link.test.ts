@@ -1,0 +1,193 @@
+import { describe, expect, it, vi } from 'vitest';
+import { type LinkCreatedEvent, type PaymentLink } from '../../src/payment-links/index.js';
+import {
+  CARDIOLOGY_A,
+  PAY_PAGE_URL,
+  RADIOLOGY_A,
+  SHOPPER_A,
+  STORE_A,
+  STORE_A2,
+  TENANT_A,
+  jsonRequest,
+  makeHandler,
+  useCallers,
+  validBody,
+} from './support.js';
+
+const callers = useCallers();
+
+describe('POST /payment-links/ creating a link', () => {
+  it('answers 201 with Location and every field of the payment link', async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), validBody()));
+    expect(response.status).toBe(201);
+    expect(response.headers).toMatchObject({
+      'content-type': 'application/json',
+      location: '/payment-links/00000000-0000-4000-8000-000000000001',
+    });
+    expect(response.body).toEqual({
+      id: '00000000-0000-4000-8000-000000000001',
+      amount: '125.5000',
+      shopper: SHOPPER_A,
+      department: CARDIOLOGY_A,
+      store: STORE_A,
+      currency: 'EUR',
+      description: 'Consultation',
+      email: 'jane@example.com',
+      phone: null,
+      expires: '2026-03-15T12:00:00Z',
+      sent: '2026-03-01T12:00:00.123456Z',
+      status: 'active',
+      meta: { order_id: 'A-1001' },
+      payment_url: `${PAY_PAGE_URL}/${'code-1'.padEnd(32, 'x')}`,
+      allowed_payment_methods: ['mc', 'visa', 'walley', 'mobilepay', 'visa'],
+      blocked_payment_methods: [],
+    });
+  });
+
+  it('returns the amount with exactly four fractional digits whatever precision was sent', async () => {
+    const handler = makeHandler();
+    const auth = await callers.auth();
+    for (const [sent, returned] of [['12.5', '12.5000'], ['7', '7.0000'], ['0.0001', '0.0001'], ['10.1234', '10.1234']]) {
+      const response = await handler(jsonRequest(auth, validBody({ amount: sent })));
+      expect((response.body as PaymentLink).amount).toBe(returned);
+    }
+  });
+
+  it('sets expires to now plus duration minutes, to the second', async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), validBody({ duration: 90 })));
+    expect((response.body as PaymentLink).expires).toBe('2026-03-01T13:30:00Z');
+  });
+
+  it('defaults duration to 20160 minutes (14 days)', async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), validBody()));
+    const link = response.body as PaymentLink;
+    expect(Date.parse(link.expires) - Date.parse(link.sent.replace(/\.\d+Z$/, 'Z'))).toBe(20_160 * 60_000);
+  });
+
+  it('writes sent with microseconds and expires with seconds, both UTC with Z', async () => {
+    const handler = makeHandler({ now: () => Date.UTC(2026, 6, 4, 23, 59, 59, 999) + 0.999 });
+    const link = (await handler(jsonRequest(await callers.auth(), validBody({ duration: 1 })))).body as PaymentLink;
+    expect(link.sent).toBe('2026-07-04T23:59:59.999999Z');
+    expect(link.expires).toBe('2026-07-05T00:00:59Z');
+  });
+
+  it('chooses the store configured for the department', async () => {
+    const handler = makeHandler();
+    const link = (await handler(jsonRequest(await callers.auth(), validBody({ department: '//departments/radiology' })))).body as PaymentLink;
+    expect(link).toMatchObject({ department: RADIOLOGY_A, store: STORE_A2 });
+  });
+
+  it('registers an unknown shopper once and reuses its UUID', async () => {
+    const handler = makeHandler();
+    const auth = await callers.auth();
+    const first = (await handler(jsonRequest(auth, validBody({ shopper: '//customers/new-1' })))).body as PaymentLink;
+    const second = (await handler(jsonRequest(auth, validBody({ shopper: '//customers/new-1' })))).body as PaymentLink;
+    expect(first.shopper).toMatch(/^[0-9a-f-]{36}$/);
+    expect(second.shopper).toBe(first.shopper);
+    expect(first.id).not.toBe(second.id);
+  });
+
+  it('accepts a phone in place of an e-mail address', async () => {
+    const handler = makeHandler();
+    const body = validBody({ phone: '+4512345678' });
+    delete body.email;
+    const link = (await handler(jsonRequest(await callers.auth(), body))).body as PaymentLink;
+    expect(link).toMatchObject({ phone: '+4512345678', email: null });
+  });
+
+  it('echoes meta as given and {} when none is given', async () => {
+    const handler = makeHandler();
+    const auth = await callers.auth();
+    const meta = { order_id: 'A-1', 'odd key': 'ünïcode ✓', empty: '' };
+    expect(((await handler(jsonRequest(auth, validBody({ meta })))).body as PaymentLink).meta).toEqual(meta);
+    const body = validBody();
+    delete body.meta;
+    expect(((await handler(jsonRequest(auth, body))).body as PaymentLink).meta).toEqual({});
+  });
+
+  it('stores the link under the caller tenant with what the pay page needs', async () => {
+    const handler = makeHandler();
+    const response = await handler(
+      jsonRequest(
+        await callers.auth(),
+        validBody({
+          tokenize: 'yes',
+          locale: 'da-DK',
+          payment_details: {
+            line_items: [
+              { quantity: 2, description: 'Consultation', id: 'SKU-1', amount_excluding_tax: '100.4', tax_percentage: '25', tax_amount: '25.1', amount_including_tax: '125.5' },
+            ],
+          },
+        }),
+      ),
+    );
+    const link = response.body as PaymentLink;
+    const stored = await handler.store.get(TENANT_A, link.id);
+    expect(stored).toMatchObject({
+      tenant: TENANT_A,
+      link_code: link.payment_url.slice(PAY_PAGE_URL.length + 1),
+      tokenize: 'yes',
+      locale: 'da-DK',
+      customer_ref: 'c-100',
+      payment_details: {
+        line_items: [
+          { quantity: 2, description: 'Consultation', id: 'SKU-1', amount_excluding_tax: '100.4000', tax_percentage: '25.0000', tax_amount: '25.1000', amount_including_tax: '125.5000' },
+        ],
+      },
+    });
+    expect(await handler.store.getByCode(stored?.link_code ?? '')).toEqual(stored);
+  });
+
+  it('hands the new link and its meta as merchant_meta to the notification hook', async () => {
+    const events: LinkCreatedEvent[] = [];
+    const handler = makeHandler({ onLinkCreated: (event) => void events.push(event) });
+    const response = await handler(jsonRequest(await callers.auth(), validBody({ meta: { order_id: 'A-7' } })));
+    expect(events).toEqual([{ tenant: TENANT_A, link: response.body, merchant_meta: { order_id: 'A-7' } }]);
+  });
+
+  it('keeps the link when the notification hook fails, and reports the failure', async () => {
+    const failures: unknown[] = [];
+    const handler = makeHandler({
+      onLinkCreated: () => Promise.reject(new Error('hub down')),
+      onNotificationError: (error) => void failures.push(error),
+    });
+    const response = await handler(jsonRequest(await callers.auth(), validBody()));
+    expect(response.status).toBe(201);
+    expect(failures).toEqual([new Error('hub down')]);
+    expect(await handler.store.list(TENANT_A)).toHaveLength(1);
+  });
+
+  it('writes a failing hook to console.error when no error handler is given', async () => {
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const handler = makeHandler({ onLinkCreated: () => { throw new Error('hub down'); } });
+      expect((await handler(jsonRequest(await callers.auth(), validBody()))).status).toBe(201);
+      expect(spy).toHaveBeenCalledWith(expect.stringContaining('hub down'));
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('makes link codes of at least 128 random bits by default', async () => {
+    const handler = makeHandler({ ids: undefined });
+    const auth = await callers.auth();
+    const codes = new Set<string>();
+    for (let i = 0; i < 20; i += 1) {
+      const link = (await handler(jsonRequest(auth, validBody()))).body as PaymentLink;
+      const code = link.payment_url.slice(PAY_PAGE_URL.length + 1);
+      expect(code).toMatch(/^[A-Za-z0-9_-]{32}$/); // 32 base64url characters = 192 bits
+      expect(link.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      codes.add(code);
+    }
+    expect(codes.size).toBe(20);
+  });
+
+  it('drops a trailing slash of the pay-page URL', async () => {
+    const handler = makeHandler({ payPageUrl: 'https://pay.example.test/l/' });
+    const link = (await handler(jsonRequest(await callers.auth(), validBody()))).body as PaymentLink;
+    expect(link.payment_url.startsWith('https://pay.example.test/l/code-1')).toBe(true);
+  });
+});

@@ -1,0 +1,219 @@
+import { describe, expect, it } from 'vitest';
+import { LINK_LIMITS, META_LIMITS } from '../../src/payment-links/index.js';
+import { TENANT_A, fieldErrors, jsonRequest, makeHandler, useCallers, validBody } from './support.js';
+
+const callers = useCallers();
+
+const line = (overrides: Record<string, unknown> = {}): Record<string, unknown> => ({
+  quantity: 1,
+  description: 'Consultation',
+  amount_excluding_tax: '100.4',
+  tax_percentage: '25',
+  tax_amount: '25.1',
+  amount_including_tax: '125.5',
+  ...overrides,
+});
+
+const withLines = (...lines: unknown[]): Record<string, unknown> => validBody({ payment_details: { line_items: lines } });
+
+const without = (...names: string[]): Record<string, unknown> => {
+  const body = validBody();
+  for (const name of names) delete body[name];
+  return body;
+};
+
+type Case = [label: string, body: Record<string, unknown>, field: string, code: string];
+
+const cases: Case[] = [
+  // amount
+  ['amount missing', without('amount'), 'amount', 'required'],
+  ['amount null', validBody({ amount: null }), 'amount', 'required'],
+  ['amount as a JSON number', validBody({ amount: 12.5 }), 'amount', 'invalid_type'],
+  ['amount with a comma', validBody({ amount: '12,50' }), 'amount', 'invalid_format'],
+  ['amount with an exponent', validBody({ amount: '1e2' }), 'amount', 'invalid_format'],
+  ['amount with five fractional digits', validBody({ amount: '1.00001' }), 'amount', 'too_many_decimals'],
+  ['amount zero', validBody({ amount: '0.0000' }), 'amount', 'out_of_range'],
+  ['amount negative', validBody({ amount: '-5' }), 'amount', 'out_of_range'],
+  ['amount of sixteen integer digits', validBody({ amount: '1000000000000000' }), 'amount', 'out_of_range'],
+  // currency
+  ['currency missing', without('currency'), 'currency', 'required'],
+  ['currency lower case', validBody({ currency: 'eur' }), 'currency', 'invalid_format'],
+  ['currency of four letters', validBody({ currency: 'EURO' }), 'currency', 'invalid_length'],
+  ['currency not in ISO 4217', validBody({ currency: 'ABC' }), 'currency', 'unknown_currency'],
+  ['currency withdrawn from ISO 4217', validBody({ currency: 'HRK' }), 'currency', 'unknown_currency'],
+  ['currency "no currency"', validBody({ currency: 'XXX' }), 'currency', 'unknown_currency'],
+  ['currency as a number', validBody({ currency: 978 }), 'currency', 'invalid_type'],
+  // department and shopper
+  ['department missing', without('department'), 'department', 'required'],
+  ['department not a reference', validBody({ department: 'cardiology' }), 'department', 'invalid_format'],
+  ['department a customer reference', validBody({ department: '//customers/c-1' }), 'department', 'invalid_format'],
+  ['department unknown in the tenant', validBody({ department: '//departments/oncology' }), 'department', 'not_found'],
+  ['shopper missing', without('shopper'), 'shopper', 'required'],
+  ['shopper a department reference', validBody({ shopper: '//departments/cardiology' }), 'shopper', 'invalid_format'],
+  ['shopper with a slash in its id', validBody({ shopper: '//customers/a/b' }), 'shopper', 'invalid_format'],
+  // contact
+  ['neither email nor phone', without('email'), 'email', 'email_or_phone_required'],
+  ['email without a domain dot', validBody({ email: 'jane@example' }), 'email', 'invalid_format'],
+  ['email with a space', validBody({ email: 'jane doe@example.com' }), 'email', 'invalid_format'],
+  ['email too long', validBody({ email: `${'a'.repeat(250)}@example.com` }), 'email', 'invalid_length'],
+  ['phone without a plus', validBody({ phone: '4512345678' }), 'phone', 'invalid_format'],
+  ['phone with spaces', validBody({ phone: '+45 12 34 56 78' }), 'phone', 'invalid_format'],
+  ['phone too short', validBody({ phone: '+451234' }), 'phone', 'invalid_format'],
+  ['phone as a number', validBody({ phone: 4512345678 }), 'phone', 'invalid_type'],
+  // tokenize, duration, locale, description
+  ['tokenize as a boolean', validBody({ tokenize: false }), 'tokenize', 'invalid_type'],
+  ['tokenize another word', validBody({ tokenize: 'maybe' }), 'tokenize', 'invalid_value'],
+  ['duration as a string', validBody({ duration: '20160' }), 'duration', 'invalid_type'],
+  ['duration a fraction', validBody({ duration: 1.5 }), 'duration', 'invalid_type'],
+  ['duration zero', validBody({ duration: 0 }), 'duration', 'out_of_range'],
+  ['duration beyond 365 days', validBody({ duration: LINK_LIMITS.maxDuration + 1 }), 'duration', 'out_of_range'],
+  ['locale with an underscore', validBody({ locale: 'da_DK' }), 'locale', 'invalid_format'],
+  ['locale region in lower case', validBody({ locale: 'da-dk' }), 'locale', 'invalid_format'],
+  ['locale language only', validBody({ locale: 'da' }), 'locale', 'invalid_format'],
+  ['description too long', validBody({ description: 'x'.repeat(LINK_LIMITS.maxDescriptionLength + 1) }), 'description', 'invalid_length'],
+  ['description as an object', validBody({ description: { text: 'x' } }), 'description', 'invalid_type'],
+  // meta
+  ['meta as an array', validBody({ meta: ['a'] }), 'meta', 'invalid_type'],
+  ['meta as a string', validBody({ meta: 'order=1' }), 'meta', 'invalid_type'],
+  ['meta value a number', validBody({ meta: { order_id: 1 } }), 'meta.order_id', 'invalid_type'],
+  ['meta value an object', validBody({ meta: { nested: { a: 'b' } } }), 'meta.nested', 'invalid_type'],
+  ['meta value too long', validBody({ meta: { note: 'x'.repeat(META_LIMITS.maxValueLength + 1) } }), 'meta.note', 'invalid_length'],
+  ['meta key too long', validBody({ meta: { ['k'.repeat(META_LIMITS.maxKeyLength + 1)]: 'v' } }), `meta.${'k'.repeat(META_LIMITS.maxKeyLength + 1)}`, 'invalid_length'],
+  ['meta key empty', validBody({ meta: { '': 'v' } }), 'meta[""]', 'invalid_length'],
+  ['meta key "constructor"', validBody({ meta: { constructor: 'v' } }), 'meta.constructor', 'reserved_key'],
+  ['meta with too many entries', validBody({ meta: Object.fromEntries(Array.from({ length: META_LIMITS.maxEntries + 1 }, (_, i) => [`k${i}`, 'v'])) }), 'meta', 'invalid_count'],
+  // payment_details
+  ['payment_details as an array', validBody({ payment_details: [] }), 'payment_details', 'invalid_type'],
+  ['payment_details without line_items', validBody({ payment_details: {} }), 'payment_details.line_items', 'required'],
+  ['payment_details with an unknown member', validBody({ payment_details: { line_items: [line()], total: '1' } }), 'payment_details.total', 'unknown_field'],
+  ['line_items empty', withLines(), 'payment_details.line_items', 'invalid_count'],
+  ['line_items not an array', validBody({ payment_details: { line_items: line() } }), 'payment_details.line_items', 'invalid_type'],
+  ['a line that is not an object', withLines('x'), 'payment_details.line_items[0]', 'invalid_type'],
+  ['a line without quantity', withLines(line({ quantity: undefined })), 'payment_details.line_items[0].quantity', 'required'],
+  ['a line with quantity 0', withLines(line({ quantity: 0 })), 'payment_details.line_items[0].quantity', 'out_of_range'],
+  ['a line with a fractional quantity', withLines(line({ quantity: 1.5 })), 'payment_details.line_items[0].quantity', 'invalid_type'],
+  ['a line without description', withLines(line({ description: undefined })), 'payment_details.line_items[0].description', 'required'],
+  ['a line with an empty description', withLines(line({ description: '' })), 'payment_details.line_items[0].description', 'invalid_length'],
+  ['a line with a numeric id', withLines(line({ id: 7 })), 'payment_details.line_items[0].id', 'invalid_type'],
+  ['a line amount as a JSON number', withLines(line({ amount_excluding_tax: 100.4 })), 'payment_details.line_items[0].amount_excluding_tax', 'invalid_type'],
+  ['a negative tax amount', withLines(line({ tax_amount: '-25.1', amount_excluding_tax: '150.6' })), 'payment_details.line_items[0].tax_amount', 'out_of_range'],
+  ['a tax percentage above 100', withLines(line({ tax_percentage: '100.01' })), 'payment_details.line_items[0].tax_percentage', 'out_of_range'],
+  ['a line amount with five fractional digits', withLines(line({ amount_including_tax: '125.50000' })), 'payment_details.line_items[0].amount_including_tax', 'too_many_decimals'],
+  ['a line whose parts do not add up', withLines(line({ tax_amount: '25.0' })), 'payment_details.line_items[0].amount_including_tax', 'amount_mismatch'],
+  ['a line with an unknown member', withLines(line({ discount: '1' })), 'payment_details.line_items[0].discount', 'unknown_field'],
+  // unknown fields
+  ['an unknown top-level field', validBody({ amount_cents: 12550 }), 'amount_cents', 'unknown_field'],
+  ['a misspelt field', validBody({ curency: 'EUR' }), 'curency', 'unknown_field'],
+];
+
+describe('POST /payment-links/ field rules', () => {
+  it.each(cases)('refuses %s: %s %s', async (_label, body, field, code) => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), body));
+    expect(response.status).toBe(400);
+    expect(response.headers['content-type']).toBe('application/problem+json');
+    expect(fieldErrors(response)).toContainEqual({ field, code });
+    expect(await handler.store.list(TENANT_A)).toEqual([]);
+  });
+
+  it('reports every invalid field at once, with paths into line items', async () => {
+    const handler = makeHandler();
+    const body = validBody({
+      amount: '10.00001',
+      currency: 'eur',
+      department: '//departments/oncology',
+      email: 'nope',
+      duration: -1,
+      extra: true,
+      payment_details: {
+        line_items: [line(), line(), line({ tax_amount: '1', amount_including_tax: '2' })],
+      },
+    });
+    const response = await handler(jsonRequest(await callers.auth(), body));
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({
+      type: 'urn:paygate-auth:problem:validation_failed',
+      title: 'Invalid request fields',
+      status: 400,
+      code: 'validation_failed',
+    });
+    expect(fieldErrors(response)).toEqual([
+      { field: 'amount', code: 'too_many_decimals' },
+      { field: 'currency', code: 'invalid_format' },
+      { field: 'email', code: 'invalid_format' },
+      { field: 'duration', code: 'out_of_range' },
+      { field: 'payment_details.line_items[2].amount_including_tax', code: 'amount_mismatch' },
+      { field: 'extra', code: 'unknown_field' },
+      { field: 'department', code: 'not_found' },
+    ]);
+    for (const error of (response.body as { errors: { message: string }[] }).errors) expect(error.message).not.toBe('');
+  });
+
+  it('checks that the lines add up to the amount exactly', async () => {
+    const handler = makeHandler();
+    const response = await handler(
+      jsonRequest(
+        await callers.auth(),
+        validBody({
+          amount: '0.3',
+          payment_details: {
+            line_items: [
+              line({ amount_excluding_tax: '0.1', tax_amount: '0', tax_percentage: '0', amount_including_tax: '0.1' }),
+              line({ amount_excluding_tax: '0.2', tax_amount: '0', tax_percentage: '0', amount_including_tax: '0.2' }),
+            ],
+          },
+        }),
+      ),
+    );
+    expect(response.status).toBe(201);
+  });
+
+  it('refuses lines that add up to another amount, naming both sums', async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), withLines(line(), line())));
+    expect(fieldErrors(response)).toEqual([{ field: 'payment_details.line_items', code: 'amount_mismatch' }]);
+    expect(JSON.stringify(response.body)).toContain('251.0000');
+  });
+
+  it('does not multiply line amounts by quantity: amounts are per line', async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), withLines(line({ quantity: 3 }))));
+    expect(response.status).toBe(201);
+  });
+
+  it('accepts a link with many lines whose cents add up exactly', async () => {
+    const handler = makeHandler();
+    const lines = Array.from({ length: 100 }, () => line({ amount_excluding_tax: '0.08', tax_percentage: '25', tax_amount: '0.02', amount_including_tax: '0.1' }));
+    const response = await handler(jsonRequest(await callers.auth(), validBody({ amount: '10', payment_details: { line_items: lines } })));
+    expect(response.status).toBe(201);
+  });
+
+  it('accepts null for an optional field as if it were absent', async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), validBody({ phone: null, locale: null, meta: null, payment_details: null })));
+    expect(response.status).toBe(201);
+  });
+
+  it('accepts both tokenize values', async () => {
+    const handler = makeHandler();
+    const auth = await callers.auth();
+    for (const tokenize of ['yes', 'no']) {
+      expect((await handler(jsonRequest(auth, validBody({ tokenize })))).status).toBe(201);
+    }
+  });
+
+  it('refuses a meta key "__proto__" without touching any prototype', async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), '{"amount":"1","currency":"EUR","department":"//departments/cardiology","shopper":"//customers/c-1","email":"a@b.co","meta":{"__proto__":{"polluted":"yes"}}}'));
+    expect(fieldErrors(response)).toEqual([{ field: 'meta.__proto__', code: 'reserved_key' }]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('registers no shopper when the request is refused', async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), validBody({ shopper: '//customers/brand-new', amount: '0' })));
+    expect(response.status).toBe(400);
+    const directory = handler.directory as unknown as { shoppers(tenant: string): readonly { ref: string }[] };
+    expect(directory.shoppers(TENANT_A).map((shopper) => shopper.ref)).toEqual(['c-100']);
+  });
+});

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { createPaymentLinkHandler } from '../../src/payment-links/index.js';
+
+const base = { payPageUrl: 'https://pay.example.test/l' };
+
+describe('createPaymentLinkHandler options', () => {
+  it('works with only the pay-page URL, on in-memory defaults', () => {
+    const handler = createPaymentLinkHandler(base);
+    expect(typeof handler).toBe('function');
+    expect(typeof handler.store.insert).toBe('function');
+  });
+
+  it.each([
+    ['payPageUrl missing', {}, /payPageUrl/],
+    ['payPageUrl over plain http', { payPageUrl: 'http://pay.example.test/l' }, /payPageUrl/],
+    ['payPageUrl with a query', { payPageUrl: 'https://pay.example.test/l?x=1' }, /payPageUrl/],
+    ['payPageUrl not a URL', { payPageUrl: 'pay page' }, /payPageUrl/],
+    ['a store without its methods', { ...base, store: {} }, /store/],
+    ['a directory without its methods', { ...base, directory: { findDepartment() {} } }, /directory/],
+    ['a clock that is not a function', { ...base, now: 5 }, /now/],
+    ['an id generator without linkCode', { ...base, ids: { uuid: () => 'x' } }, /ids/],
+    ['idempotencyKeyTtl below a minute', { ...base, idempotencyKeyTtl: 59 }, /idempotencyKeyTtl/],
+    ['idempotencyKeyTtl NaN', { ...base, idempotencyKeyTtl: Number.NaN }, /idempotencyKeyTtl/],
+    ['maxBodyBytes above 1 MiB', { ...base, maxBodyBytes: 2 ** 21 }, /maxBodyBytes/],
+    ['a misspelt option', { ...base, payPageURL: 'https://x.test' }, /payPageURL/],
+    ['a realm with a quote', { ...base, realm: 'a"b' }, /realm/],
+  ])('throws a TypeError naming the option for %s', (_label, deps, pattern) => {
+    expect(() => createPaymentLinkHandler(deps as never)).toThrow(TypeError);
+    expect(() => createPaymentLinkHandler(deps as never)).toThrow(pattern);
+  });
+
+  it('accepts an http pay-page URL on a loopback host', () => {
+    expect(() => createPaymentLinkHandler({ payPageUrl: 'http://127.0.0.1:3000/pay' })).not.toThrow();
+  });
+});

@@ -1,0 +1,259 @@
+import { describe, expect, it } from 'vitest';
+import { InMemoryIdempotencyStore, InMemoryPaymentLinkStore, type PaymentLink } from '../../src/payment-links/index.js';
+import { NOW, TENANT_A, TENANT_B, jsonRequest, makeHandler, useCallers, validBody } from './support.js';
+
+const callers = useCallers();
+
+/**
+ * A handler whose first link insert waits until `claims` requests have reached the idempotency
+ * store, so that they really overlap (in-memory work alone would finish each request at once).
+ */
+function heldUntilClaims(claims: number) {
+  const idempotency = new InMemoryIdempotencyStore();
+  const store = new InMemoryPaymentLinkStore();
+  let seen = 0;
+  let release = (): void => {};
+  const allClaimed = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const handler = makeHandler({
+    idempotency: {
+      claim: (request) => {
+        seen += 1;
+        if (seen === claims) release();
+        return idempotency.claim(request);
+      },
+      complete: (lease, response) => idempotency.complete(lease, response),
+      release: (lease) => idempotency.release(lease),
+    },
+    store: {
+      insert: async (link) => {
+        await allClaimed;
+        return store.insert(link);
+      },
+      get: (tenant, id) => store.get(tenant, id),
+      getByCode: (code) => store.getByCode(code),
+      list: (tenant) => store.list(tenant),
+    },
+  });
+  return { handler, store };
+}
+const KEY = { 'idempotency-key': '7c4a1f9e-2b1d-4f7e-9a3c-5d6e7f8a9b0c' };
+
+describe('POST /payment-links/ with Idempotency-Key', () => {
+  it('replays the first response (status, body, Location) for the same key and body, creating nothing', async () => {
+    const handler = makeHandler();
+    const auth = await callers.auth();
+    const first = await handler(jsonRequest(auth, validBody(), KEY));
+    const again = await handler(jsonRequest(auth, validBody(), KEY));
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.location).toBe(first.headers.location);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    expect(await handler.store.list(TENANT_A)).toHaveLength(1);
+  });
+
+  it('treats the same body with members reordered and other whitespace as the same request', async () => {
+    const handler = makeHandler();
+    const auth = await callers.auth();
+    const body = validBody();
+    const reordered = Object.fromEntries(Object.entries(body).reverse());
+    await handler(jsonRequest(auth, JSON.stringify(body), KEY));
+    const again = await handler(jsonRequest(auth, JSON.stringify(reordered, null, 2), KEY));
+    expect(again.status).toBe(201);
+    expect(await handler.store.list(TENANT_A)).toHaveLength(1);
+  });
+
+  it('answers 409 for the same key with another body, and makes no second link', async () => {
+    const handler = makeHandler();
+    const auth = await callers.auth();
+    await handler(jsonRequest(auth, validBody(), KEY));
+    const reused = await handler(jsonRequest(auth, validBody({ amount: '99' }), KEY));
+    expect(reused.status).toBe(409);
+    expect(reused.body).toMatchObject({ code: 'idempotency_key_reused', status: 409 });
+    expect(await handler.store.list(TENANT_A)).toHaveLength(1);
+  });
+
+  it('creates exactly one link for concurrent requests with one key, and answers each with it', async () => {
+    const { handler, store } = heldUntilClaims(10);
+    const auth = await callers.auth();
+    const responses = await Promise.all(Array.from({ length: 10 }, () => handler(jsonRequest(auth, validBody(), KEY))));
+    expect(store.size).toBe(1);
+    const ids = new Set(responses.map((response) => (response.body as PaymentLink).id));
+    expect(ids.size).toBe(1);
+    expect(responses.map((response) => response.status)).toEqual(Array(10).fill(201));
+    expect(responses.filter((response) => response.headers['idempotent-replayed'] === 'true')).toHaveLength(9);
+  });
+
+  it('answers 409 to a concurrent request with the same key and another body', async () => {
+    const { handler } = heldUntilClaims(2);
+    const auth = await callers.auth();
+    const responses = await Promise.all([
+      handler(jsonRequest(auth, validBody(), KEY)),
+      handler(jsonRequest(auth, validBody({ amount: '1' }), KEY)),
+    ]);
+    // Whichever claims the key first creates the link; the other is refused.
+    expect(responses.map((response) => response.status).sort()).toEqual([201, 409]);
+    expect(responses.find((response) => response.status === 409)?.body).toMatchObject({ code: 'idempotency_key_reused' });
+    expect(await handler.store.list(TENANT_A)).toHaveLength(1);
+  });
+
+  it('answers 409 idempotency_key_in_use, with Retry-After, when a store reports the same request still running elsewhere', async () => {
+    const handler = makeHandler({
+      idempotency: {
+        claim: async (request) => ({ state: 'pending', fingerprint: request.fingerprint }),
+        complete: async () => {},
+        release: async () => {},
+      },
+    });
+    const response = await handler(jsonRequest(await callers.auth(), validBody(), KEY));
+    expect(response.status).toBe(409);
+    expect(response.body).toMatchObject({ code: 'idempotency_key_in_use' });
+    expect(response.headers['retry-after']).toBe('1');
+    expect(await handler.store.list(TENANT_A)).toEqual([]);
+  });
+
+  it('records nothing for a refused request, so the corrected request may reuse the key', async () => {
+    const handler = makeHandler();
+    const auth = await callers.auth();
+    const refused = await handler(jsonRequest(auth, validBody({ amount: 'ten' }), KEY));
+    const corrected = await handler(jsonRequest(auth, validBody(), KEY));
+    expect(refused.status).toBe(400);
+    expect(corrected.status).toBe(201);
+  });
+
+  it('keeps keys per tenant: one key in two tenants makes two links', async () => {
+    const handler = makeHandler();
+    const inA = await handler(jsonRequest(await callers.auth(), validBody(), KEY));
+    const inB = await handler(jsonRequest(await callers.auth({ tenant_ern: TENANT_B }), validBody(), KEY));
+    expect(inA.status).toBe(201);
+    expect(inB.status).toBe(201);
+    expect((inB.body as PaymentLink).id).not.toBe((inA.body as PaymentLink).id);
+    expect(inB.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('forgets a key after idempotencyKeyTtl seconds', async () => {
+    let now = NOW;
+    const handler = makeHandler({ now: () => now, idempotencyKeyTtl: 3600 });
+    const auth = await callers.auth();
+    await handler(jsonRequest(auth, validBody(), KEY));
+    now += 3_599_000;
+    expect((await handler(jsonRequest(auth, validBody(), KEY))).headers['idempotent-replayed']).toBe('true');
+    now += 1000;
+    const later = await handler(jsonRequest(auth, validBody(), KEY));
+    expect(later.headers['idempotent-replayed']).toBeUndefined();
+    expect(await handler.store.list(TENANT_A)).toHaveLength(2);
+  });
+
+  it('remembers keys for 24 hours by default', async () => {
+    let now = NOW;
+    const handler = makeHandler({ now: () => now });
+    const auth = await callers.auth();
+    await handler(jsonRequest(auth, validBody(), KEY));
+    now += 86_399_000;
+    expect((await handler(jsonRequest(auth, validBody(), KEY))).headers['idempotent-replayed']).toBe('true');
+    now += 1000;
+    expect((await handler(jsonRequest(auth, validBody(), KEY))).headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('accepts the key as a quoted string', async () => {
+    const handler = makeHandler();
+    const auth = await callers.auth();
+    await handler(jsonRequest(auth, validBody(), { 'idempotency-key': 'abc-123' }));
+    const quoted = await handler(jsonRequest(auth, validBody(), { 'idempotency-key': '"abc-123"' }));
+    expect(quoted.headers['idempotent-replayed']).toBe('true');
+  });
+
+  it.each([
+    ['empty', ''],
+    ['with a space', 'a b'],
+    ['with a comma (two keys joined)', 'a, b'],
+    ['longer than 255 characters', 'k'.repeat(256)],
+    ['with a non-ASCII character', 'clé'],
+  ])('refuses a key %s with 400 invalid_idempotency_key', async (_label, key) => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), validBody(), { 'idempotency-key': key }));
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'invalid_idempotency_key' });
+    expect(await handler.store.list(TENANT_A)).toEqual([]);
+  });
+
+  it('refuses two Idempotency-Key headers', async () => {
+    const handler = makeHandler();
+    const response = await handler({
+      auth: await callers.auth(),
+      headers: { 'content-type': 'application/json', 'idempotency-key': ['a', 'b'] },
+      body: JSON.stringify(validBody()),
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'invalid_idempotency_key' });
+  });
+
+  it('answers 503 when the idempotency store is full, rather than forgetting live keys', async () => {
+    const handler = makeHandler({ idempotency: new InMemoryIdempotencyStore({ maxRecords: 1 }) });
+    const auth = await callers.auth();
+    expect((await handler(jsonRequest(auth, validBody(), { 'idempotency-key': 'one' }))).status).toBe(201);
+    const full = await handler(jsonRequest(auth, validBody(), { 'idempotency-key': 'two' }));
+    expect(full.status).toBe(503);
+    expect(full.body).toMatchObject({ code: 'idempotency_unavailable' });
+    expect(full.headers['retry-after']).toBe('60');
+    expect((await handler(jsonRequest(auth, validBody(), { 'idempotency-key': 'one' }))).headers['idempotent-replayed']).toBe('true');
+  });
+
+  it('releases the key when storing the link fails, so a retry can succeed', async () => {
+    let fail = true;
+    const base = makeHandler();
+    const store = {
+      insert: async (link: Parameters<typeof base.store.insert>[0]) => {
+        if (fail) throw new Error('database down');
+        return base.store.insert(link);
+      },
+      get: base.store.get.bind(base.store),
+      getByCode: base.store.getByCode.bind(base.store),
+      list: base.store.list.bind(base.store),
+    };
+    const handler = makeHandler({ store });
+    const auth = await callers.auth();
+    await expect(handler(jsonRequest(auth, validBody(), KEY))).rejects.toThrow('database down');
+    fail = false;
+    expect((await handler(jsonRequest(auth, validBody(), KEY))).status).toBe(201);
+  });
+});
+
+describe('InMemoryIdempotencyStore', () => {
+  const claim = { tenant: TENANT_A, key: 'k', fingerprint: 'f1', now: 0, expiresAt: 1000 };
+
+  it('answers pending to another fingerprint while the first request runs', async () => {
+    const store = new InMemoryIdempotencyStore();
+    expect(await store.claim(claim)).toMatchObject({ state: 'claimed' });
+    expect(await store.claim({ ...claim, fingerprint: 'f2' })).toEqual({ state: 'pending', fingerprint: 'f1' });
+  });
+
+  it('ignores completion under a lease lost to expiry', async () => {
+    const store = new InMemoryIdempotencyStore();
+    const first = await store.claim(claim);
+    const second = await store.claim({ ...claim, now: 1000, expiresAt: 2000 });
+    if (first.state !== 'claimed' || second.state !== 'claimed') throw new Error('expected two claims');
+    await store.complete(first.lease, { status: 201, headers: {}, body: 'stale' });
+    expect(await store.claim({ ...claim, fingerprint: 'f2', now: 1500, expiresAt: 2500 })).toEqual({ state: 'pending', fingerprint: 'f1' });
+    await store.complete(second.lease, { status: 201, headers: {}, body: 'fresh' });
+    expect(await store.claim({ ...claim, now: 1500, expiresAt: 2500 })).toMatchObject({ state: 'completed', response: { body: 'fresh' } });
+  });
+
+  it('sweeps expired records', async () => {
+    const store = new InMemoryIdempotencyStore();
+    for (const key of ['a', 'b', 'c']) {
+      const result = await store.claim({ ...claim, key });
+      if (result.state === 'claimed') await store.complete(result.lease, { status: 201, headers: {}, body: null });
+    }
+    expect(store.size).toBe(3);
+    await store.claim({ ...claim, key: 'd', now: 1000, expiresAt: 2000 });
+    expect(store.size).toBe(1);
+  });
+
+  it('refuses a maxRecords that is not a positive whole number', () => {
+    expect(() => new InMemoryIdempotencyStore({ maxRecords: 0 })).toThrow(/maxRecords/);
+  });
+});

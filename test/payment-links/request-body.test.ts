@@ -1,0 +1,134 @@
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import type { HandlerRequest } from '../../src/payment-links/index.js';
+import { TENANT_A, makeHandler, useCallers, validBody } from './support.js';
+
+const callers = useCallers();
+
+async function send(request: Omit<HandlerRequest, 'auth'>, deps: Parameters<typeof makeHandler>[0] = {}) {
+  const handler = makeHandler(deps);
+  const response = await handler({ auth: await callers.auth(), ...request });
+  return { response, stored: await handler.store.list(TENANT_A) };
+}
+
+const json = JSON.stringify(validBody());
+
+describe('POST /payment-links/ body handling', () => {
+  it.each([
+    ['text/plain', 'text/plain'],
+    ['form encoding', 'application/x-www-form-urlencoded'],
+    ['a JSON-like vendor type', 'application/vnd.api+json'],
+    ['JSON in another charset', 'application/json; charset=iso-8859-1'],
+  ])('refuses %s with 415', async (_label, type) => {
+    const { response, stored } = await send({ headers: { 'content-type': type }, body: json });
+    expect(response.status).toBe(415);
+    expect(response.body).toMatchObject({ code: 'unsupported_media_type', status: 415 });
+    expect(stored).toEqual([]);
+  });
+
+  it('refuses a body without Content-Type with 415', async () => {
+    const { response } = await send({ headers: {}, body: json });
+    expect(response.status).toBe(415);
+  });
+
+  it.each(['application/json', 'Application/JSON', 'application/json; charset=utf-8', 'application/json;charset="UTF-8"'])(
+    'accepts Content-Type %j',
+    async (type) => {
+      const { response } = await send({ headers: { 'Content-Type': type }, body: json });
+      expect(response.status).toBe(201);
+    },
+  );
+
+  it.each([
+    ['broken JSON', '{"amount": "1",'],
+    ['an empty body', ''],
+    ['whitespace only', '  \n'],
+    ['bytes that are not UTF-8', new Uint8Array([0x7b, 0xff, 0x7d])],
+  ])('refuses %s with 400 invalid_json', async (_label, body) => {
+    const { response, stored } = await send({ headers: { 'content-type': 'application/json' }, body });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'invalid_json' });
+    expect(stored).toEqual([]);
+  });
+
+  it.each([
+    ['an array', '[]'],
+    ['a string', '"hello"'],
+    ['a number', '12.5'],
+    ['null', 'null'],
+  ])('refuses a body that is %s with 400', async (_label, body) => {
+    const { response } = await send({ headers: { 'content-type': 'application/json' }, body });
+    expect(response.status).toBe(400);
+    expect(['invalid_body', 'invalid_json']).toContain((response.body as { code: string }).code);
+  });
+
+  it('refuses a body over 64 KiB with 413', async () => {
+    const body = JSON.stringify(validBody({ description: 'x'.repeat(65_536) }));
+    const { response, stored } = await send({ headers: { 'content-type': 'application/json' }, body });
+    expect(response.status).toBe(413);
+    expect(response.body).toMatchObject({ code: 'payload_too_large', status: 413 });
+    expect(stored).toEqual([]);
+  });
+
+  it('accepts a body of exactly the limit', async () => {
+    const base = JSON.stringify(validBody({ description: '' }));
+    const padded = `${base}${' '.repeat(2048 - Buffer.byteLength(base))}`;
+    const { response } = await send({ headers: { 'content-type': 'application/json' }, body: padded }, { maxBodyBytes: 2048 });
+    expect(response.status).toBe(201);
+  });
+
+  it('counts bytes, not characters, against the limit', async () => {
+    const base = JSON.stringify(validBody({ description: '' }));
+    const body = base.replace('"description":""', `"description":"${'é'.repeat(600)}"`); // 1200 bytes of text
+    const { response } = await send({ headers: { 'content-type': 'application/json' }, body }, { maxBodyBytes: 1024 });
+    expect(response.status).toBe(413);
+  });
+
+  it('refuses a declared Content-Length over the limit before reading', async () => {
+    let pulled = 0;
+    async function* stream() {
+      pulled += 1;
+      yield new TextEncoder().encode(json);
+    }
+    const { response } = await send({ headers: { 'content-type': 'application/json', 'content-length': '70000' }, body: stream() });
+    expect(response.status).toBe(413);
+    expect(pulled).toBe(0);
+  });
+
+  it('reads a stream (a Node request) only up to the limit', async () => {
+    let pulled = 0;
+    async function* endless() {
+      for (;;) {
+        pulled += 1;
+        yield new Uint8Array(16_384);
+      }
+    }
+    const { response } = await send({ headers: { 'content-type': 'application/json' }, body: endless() });
+    expect(response.status).toBe(413);
+    expect(pulled).toBe(5);
+  });
+
+  it('reads a Node stream, a Web ReadableStream and an ArrayBuffer alike', async () => {
+    const bodies = [
+      Readable.from([Buffer.from(json.slice(0, 10)), Buffer.from(json.slice(10))]),
+      new Blob([json]).stream(),
+      new TextEncoder().encode(json).buffer,
+    ];
+    for (const body of bodies) {
+      const { response } = await send({ headers: { 'content-type': 'application/json' }, body });
+      expect(response.status).toBe(201);
+    }
+  });
+
+  it('takes a body a framework parsed already, still checking Content-Type and Content-Length', async () => {
+    expect((await send({ headers: { 'content-type': 'application/json' }, body: validBody() })).response.status).toBe(201);
+    expect((await send({ headers: { 'content-type': 'text/plain' }, body: validBody() })).response.status).toBe(415);
+    const declared = { 'content-type': 'application/json', 'content-length': '65537' };
+    expect((await send({ headers: declared, body: validBody() })).response.status).toBe(413);
+  });
+
+  it('reads headers from a Web Headers object', async () => {
+    const { response } = await send({ headers: new Headers({ 'Content-Type': 'application/json' }), body: json });
+    expect(response.status).toBe(201);
+  });
+});
