@@ -42,12 +42,15 @@ export interface CacheEvent {
   readonly outcome: 'hit' | 'miss';
 }
 
-/** Keys stopped verifying: removed from the JWKS on a refresh, or revoked by an operator. */
+/**
+ * Keys stopped verifying: removed from the JWKS on a reload (`jwks`), revoked by an operator
+ * (`revoked`), or past the stale window because the JWKS could not be reloaded (`expired`).
+ */
 export interface KeysRemovedEvent {
   readonly type: 'keys_removed';
   readonly issuer: string;
   readonly kids: readonly string[];
-  readonly cause: 'jwks' | 'revoked';
+  readonly cause: 'jwks' | 'revoked' | 'expired';
 }
 
 /** Every event a verifier reports. */

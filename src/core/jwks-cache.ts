@@ -4,10 +4,14 @@
  * callers (one download in flight per issuer), served stale for a bounded time when a refresh
  * fails, with a back-off between failed downloads. Every time decision reads the verifier's clock.
  *
+ * The stale window counts from the moment keys go stale (their download plus the max-age): no key
+ * verifies more than `maxAge + staleWindow` after the download that last listed it, however long
+ * the verifier was idle and however old an imported snapshot is.
+ *
  * @module paygate-auth
  */
 import { AuthError } from './errors.js';
-import { emit, type JwksFetchTrigger, type VerifierEventListener } from './events.js';
+import { emit, type JwksFetchTrigger, type KeysRemovedEvent, type VerifierEventListener } from './events.js';
 import { type FetchLike, JwksFetchError, fetchJwks } from './jwks-fetch.js';
 import { type RsaPublicJwk, selectUsableKeys } from './jwk.js';
 import type { RegisteredIssuer } from './registry.js';
@@ -39,6 +43,8 @@ export interface IssuerKeySnapshot {
   /** When the keys were downloaded, in milliseconds since the epoch (the verifier's clock). */
   readonly fetchedAt: number;
   readonly keys: readonly RsaPublicJwk[];
+  /** Kids revoked with `revokeKey()`, kept revoked by a verifier built from the snapshot. */
+  readonly revoked?: readonly string[];
 }
 
 /** A JSON-safe copy of the key cache, for `createVerifier({ keys })`. Public keys only. */
@@ -65,9 +71,12 @@ interface IssuerState {
   keys: ReadonlyMap<string, PreparedKey> | null;
   fetchedAt: number;
   freshUntil: number;
-  /** Set after a failed download while keys are held: they serve until this moment. */
+  /** Set after a failed download while keys are held; cleared by the next good one. */
   failingSince: number | null;
+  /** The held keys verify until this moment (fresh, then stale while they cannot be reloaded). */
   staleUntil: number;
+  /** Why the last download failed (no URL, token or key material), for reports. */
+  lastFailure: string | null;
   inflight: Promise<boolean> | null;
   lastKidMissAt: number;
   retryAt: number;
@@ -94,6 +103,7 @@ export class JwksCache {
         freshUntil: 0,
         failingSince: null,
         staleUntil: 0,
+        lastFailure: null,
         inflight: null,
         lastKidMissAt: Number.NEGATIVE_INFINITY,
         retryAt: Number.NEGATIVE_INFINITY,
@@ -110,24 +120,24 @@ export class JwksCache {
   }
 
   /**
-   * The keys that may verify now: fresh ones; past their max-age while a reload is pending (the
-   * reload replaces them); or, after a failed reload, until the stale window closes.
+   * The keys that may verify now: fresh ones, or stale ones (past their max-age, while a reload
+   * runs or keeps failing) until the stale window closes.
    */
   #usable(state: IssuerState, now: number): ReadonlyMap<string, PreparedKey> | null {
     if (state.keys === null) return null;
-    if (now < state.freshUntil || state.failingSince === null || now < state.staleUntil) return state.keys;
+    if (now < state.staleUntil) return state.keys;
     // The stale window is over: these keys are no longer trusted at all.
-    this.#drop(state, 'jwks');
+    this.#drop(state, 'expired');
     return null;
   }
 
-  #drop(state: IssuerState, cause: 'jwks' | 'revoked'): void {
+  #drop(state: IssuerState, cause: KeysRemovedEvent['cause']): void {
     const kids = state.keys === null ? [] : [...state.keys.keys()];
     state.keys = null;
     this.#removed(state, kids, cause);
   }
 
-  #removed(state: IssuerState, kids: readonly string[], cause: 'jwks' | 'revoked'): void {
+  #removed(state: IssuerState, kids: readonly string[], cause: KeysRemovedEvent['cause']): void {
     if (kids.length === 0) return;
     emit(this.#settings.onEvent, { type: 'keys_removed', issuer: state.registered.issuer, kids, cause });
     this.#settings.onKeysRemoved(state.registered.issuer, kids);
@@ -182,24 +192,23 @@ export class JwksCache {
     state.keys = keys;
     state.fetchedAt = fetchedAt;
     state.freshUntil = fetchedAt + this.#settings.maxAge * 1000;
+    state.staleUntil = state.freshUntil + this.#settings.staleWindow * 1000;
     state.failingSince = null;
-    state.staleUntil = 0;
+    state.lastFailure = null;
     state.failures = 0;
     state.retryAt = Number.NEGATIVE_INFINITY;
     this.#removed(state, removed, 'jwks');
   }
 
   #fail(state: IssuerState, error: unknown): void {
-    const { backoffInitial, backoffMax, staleWindow, now } = this.#settings;
+    const { backoffInitial, backoffMax, now } = this.#settings;
     const at = now();
     state.failures += 1;
     let delay = Math.min(backoffMax, backoffInitial * 2 ** (state.failures - 1));
     if (error instanceof JwksFetchError && error.retryAfter !== undefined) delay = Math.max(delay, error.retryAfter);
     state.retryAt = at + delay * 1000;
-    if (state.keys !== null && state.failingSince === null) {
-      state.failingSince = at;
-      state.staleUntil = at + staleWindow * 1000;
-    }
+    state.lastFailure = error instanceof JwksFetchError ? error.message : "The JWKS keys could not be imported.";
+    if (state.keys !== null && state.failingSince === null) state.failingSince = at;
   }
 
   async #download(state: IssuerState, trigger: JwksFetchTrigger): Promise<boolean> {
@@ -331,44 +340,60 @@ export class JwksCache {
         const issuer = state.registered.issuer;
         const ok = state.inflight === null && state.keys !== null && now < state.freshUntil ? true : await this.#load(state, 'warm_up');
         if (ok) return { issuer, ok, keys: state.keys?.size ?? 0 };
-        return { issuer, ok, error: "The issuer's JWKS could not be loaded." };
+        return { issuer, ok, error: state.lastFailure ?? "The issuer's JWKS could not be loaded." };
       }),
     );
   }
 
-  /** The held keys of every issuer, JSON-safe. */
+  /**
+   * The held keys of every issuer, JSON-safe: public members only; revoked keys left out and their
+   * kids listed in `revoked` (a restart from the snapshot must not undo a revocation); keys past
+   * the stale window left out.
+   */
   export(): KeySnapshot {
+    const now = this.#settings.now();
     const issuers: IssuerKeySnapshot[] = [];
     for (const state of this.#states.values()) {
-      if (state.keys === null) continue;
+      const held = state.keys !== null && now < state.staleUntil ? [...state.keys.values()] : [];
+      if (held.length === 0 && state.revoked.size === 0) continue;
       issuers.push({
         issuer: state.registered.issuer,
         jwksUri: state.registered.jwksUri,
-        fetchedAt: state.fetchedAt,
-        keys: [...state.keys.values()].map((key) => key.jwk),
+        fetchedAt: held.length === 0 ? 0 : state.fetchedAt,
+        keys: held.filter((key) => !state.revoked.has(key.kid)).map((key) => ({ ...key.jwk })),
+        ...(state.revoked.size === 0 ? {} : { revoked: [...state.revoked] }),
       });
     }
     return { version: 1, issuers };
   }
 
   /**
-   * Installs keys from a snapshot, as if downloaded at its `fetchedAt`. Issuers no longer
-   * registered, or registered with another `jwksUri`, are skipped. The import runs in the
-   * background; verifications wait for it.
+   * Installs keys from a snapshot, as if downloaded at its `fetchedAt` (a time in the future counts
+   * as now), and its revocations. Issuers no longer registered are skipped; keys of an issuer now
+   * registered with another `jwksUri`, or past the stale window, too. The keys go through the rules
+   * of a download. The import runs in the background; verifications wait for it.
    */
   import(snapshot: KeySnapshot): void {
+    const { now, maxAge, staleWindow } = this.#settings;
+    const at = now();
     for (const entry of snapshot.issuers) {
       const state = this.#states.get(entry.issuer);
-      if (state === undefined || state.registered.jwksUri !== entry.jwksUri) continue;
-      const selection = selectUsableKeys(entry.keys, this.#settings.algorithms);
-      const imported = this.#prepare(state, selection.keys).then(
-        (keys) => {
-          if (state.keys === null) this.#install(state, keys, entry.fetchedAt);
-          return true;
-        },
-        () => false,
-      );
-      void this.#track(state, imported);
+      if (state === undefined) continue;
+      for (const kid of entry.revoked ?? []) state.revoked.add(kid);
+      if (state.registered.jwksUri !== entry.jwksUri) continue;
+      const fetchedAt = Math.min(entry.fetchedAt, at);
+      if (fetchedAt + (maxAge + staleWindow) * 1000 <= at) continue;
+      void this.#track(state, this.#importKeys(state, entry.keys, fetchedAt));
+    }
+  }
+
+  async #importKeys(state: IssuerState, entries: readonly unknown[], fetchedAt: number): Promise<boolean> {
+    try {
+      const keys = await this.#prepare(state, selectUsableKeys(entries, this.#settings.algorithms).keys);
+      if (state.keys === null) this.#install(state, keys, fetchedAt);
+      return true;
+    } catch {
+      return false;
     }
   }
 }

@@ -1,12 +1,14 @@
 /**
- * One bounded JWKS download (SPEC §3.10, §4): a time limit over the whole exchange, a size limit
- * that stops reading, redirects followed by hand up to a limit and only to allowed URLs, and any
- * answer other than 200 with a JSON object holding a `keys` array counted as a failure.
+ * One bounded JWKS download (SPEC §3.10, §4): a time limit over the whole exchange (kept even by a
+ * `fetch` that ignores its `signal`), a size limit that stops reading, redirects followed by hand up
+ * to a limit and only to allowed URLs (never from `https:` down to `http:`, never from a public host
+ * to a loopback one), and any answer other than 200 with a JSON object holding a `keys` array
+ * counted as a failure.
  *
  * @module paygate-auth
  */
 import { isJsonObject } from './json-object.js';
-import { isAllowedJwksUrl } from './loopback.js';
+import { isAllowedJwksUrl, isLoopbackHost } from './loopback.js';
 
 /** The `fetch` this package calls: the global one, or one injected. */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
@@ -48,12 +50,27 @@ export class JwksFetchError extends Error {
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const MAX_RETRY_AFTER = 86_400;
 
-/** Reads `Retry-After` (seconds or an HTTP date) as whole seconds from `nowMs`. */
+const DAY_NAME = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
+const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
+const TIME = '\\d{2}:\\d{2}:\\d{2}';
+/** RFC 9110 §5.6.7 HTTP-date: IMF-fixdate, and the obsolete RFC 850 and asctime forms. */
+const IMF_FIXDATE = new RegExp(`^${DAY_NAME}, \\d{2} ${MONTH} \\d{4} ${TIME} GMT$`);
+const RFC_850 = new RegExp(`^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \\d{2}-${MONTH}-\\d{2} ${TIME} GMT$`);
+const ASCTIME = new RegExp(`^${DAY_NAME} ${MONTH} [ \\d]\\d ${TIME} \\d{4}$`);
+
+/** An HTTP-date in milliseconds, or `NaN` (`Date.parse` alone would take almost anything). */
+function parseHttpDate(text: string): number {
+  if (IMF_FIXDATE.test(text) || RFC_850.test(text)) return Date.parse(text);
+  if (ASCTIME.test(text)) return Date.parse(`${text} GMT`);
+  return Number.NaN;
+}
+
+/** Reads `Retry-After` (delay-seconds or an HTTP-date) as whole seconds from `nowMs`, at most a day. */
 export function parseRetryAfter(value: string | null, nowMs: number): number | undefined {
   if (value === null) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Math.min(Number(text), MAX_RETRY_AFTER);
-  const date = Date.parse(text);
+  const date = parseHttpDate(text);
   if (Number.isNaN(date)) return undefined;
   return Math.min(Math.max(0, Math.ceil((date - nowMs) / 1000)), MAX_RETRY_AFTER);
 }
@@ -66,7 +83,7 @@ async function discard(response: Response): Promise<void> {
   }
 }
 
-async function readLimited(response: Response, maxBytes: number): Promise<string> {
+async function readLimited(response: Response, maxBytes: number, signal: AbortSignal): Promise<string> {
   const declared = Number(response.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await discard(response);
@@ -79,6 +96,10 @@ async function readLimited(response: Response, maxBytes: number): Promise<string
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
+    if (signal.aborted) {
+      await reader.cancel().catch(() => undefined);
+      throw signal.reason;
+    }
     total += value.byteLength;
     if (total > maxBytes) {
       await reader.cancel().catch(() => undefined);
@@ -95,6 +116,17 @@ async function readLimited(response: Response, maxBytes: number): Promise<string
   return new TextDecoder().decode(bytes);
 }
 
+/**
+ * Whether a redirect from `current` may go to `target`: an allowed JWKS URL without credentials,
+ * not a downgrade from `https:` to `http:`, and not from a public host into the loopback network
+ * (a remote endpoint must not make the gateway call its own local services).
+ */
+function isAllowedRedirect(current: URL, target: URL): boolean {
+  if (!isAllowedJwksUrl(target) || target.username !== '' || target.password !== '') return false;
+  if (current.protocol === 'https:' && target.protocol !== 'https:') return false;
+  return isLoopbackHost(current.hostname) || !isLoopbackHost(target.hostname);
+}
+
 function nextUrl(response: Response, current: URL): URL {
   const location = response.headers.get('location');
   let target: URL;
@@ -103,7 +135,7 @@ function nextUrl(response: Response, current: URL): URL {
   } catch {
     throw new JwksFetchError('redirect_target', 'The JWKS endpoint redirected to an invalid URL.');
   }
-  if (location === null || !isAllowedJwksUrl(target) || target.username !== '' || target.password !== '') {
+  if (location === null || !isAllowedRedirect(current, target)) {
     throw new JwksFetchError('redirect_target', 'The JWKS endpoint redirected to a URL that is not allowed.');
   }
   return target;
@@ -136,6 +168,11 @@ async function exchange(
       signal,
       headers: { accept: 'application/jwk-set+json, application/json' },
     });
+    if (signal.aborted) {
+      // A `fetch` that ignores its signal answered after the time limit: the download is over.
+      await discard(response);
+      throw signal.reason;
+    }
     if (REDIRECTS.has(response.status)) {
       await discard(response);
       if (redirects >= limits.maxRedirects) {
@@ -151,7 +188,7 @@ async function exchange(
         retryAfter: parseRetryAfter(response.headers.get('retry-after'), nowMs),
       });
     }
-    return parseDocument(await readLimited(response, limits.maxBytes));
+    return parseDocument(await readLimited(response, limits.maxBytes, signal));
   }
 }
 
@@ -162,10 +199,22 @@ async function exchange(
  */
 export async function fetchJwks(url: string, fetchImpl: FetchLike, limits: JwksFetchLimits, nowMs: number): Promise<readonly unknown[]> {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), limits.timeout * 1000);
+  let expire: (reason: unknown) => void = () => undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    expire = reject;
+  });
+  const timer = setTimeout(() => {
+    controller.abort();
+    expire(controller.signal.reason);
+  }, limits.timeout * 1000);
   (timer as { unref?: () => void }).unref?.();
   try {
-    return await exchange(url, fetchImpl, limits, controller.signal, nowMs);
+    // The race keeps the limit even when `fetchImpl` or a body stream ignores the signal; the
+    // abandoned exchange stops at its next step (it checks the signal) and its outcome is dropped.
+    const work = exchange(url, fetchImpl, limits, controller.signal, nowMs);
+    work.catch(() => undefined);
+    expired.catch(() => undefined);
+    return await Promise.race([work, expired]);
   } catch (error) {
     if (error instanceof JwksFetchError) throw error;
     if (controller.signal.aborted) {

@@ -27,6 +27,10 @@ export function checkKeySnapshot(owner: string, value: unknown): KeySnapshot {
       fail(`${at}.fetchedAt`, 'must be a time in milliseconds since the epoch');
     }
     if (!Array.isArray(entry.keys)) fail(`${at}.keys`, 'must be an array of JWKs');
+    const revoked = entry.revoked;
+    if (revoked !== undefined && (!Array.isArray(revoked) || !revoked.every((kid) => typeof kid === 'string' && kid !== ''))) {
+      fail(`${at}.revoked`, 'must be an array of kids (non-empty strings)');
+    }
     return undefined;
   });
   return value as unknown as KeySnapshot;

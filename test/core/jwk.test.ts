@@ -1,0 +1,168 @@
+import { beforeAll, describe, expect, test } from 'vitest';
+import { MIN_MODULUS_BITS, RSA_ALGORITHMS } from '../../src/index.js';
+import { rejectReason, selectUsableKeys } from '../../src/core/jwk.js';
+import { type PublishedJwk, generateTestKey } from '../../src/testing/index.js';
+
+const RS256: ReadonlySet<string> = new Set(['RS256']);
+
+let good: PublishedJwk;
+let other: PublishedJwk;
+let small: PublishedJwk;
+
+beforeAll(async () => {
+  [good, other, small] = await Promise.all([
+    generateTestKey({ kid: 'k-1' }).then((key) => key.publicJwk),
+    generateTestKey({ kid: 'k-1' }).then((key) => key.publicJwk),
+    generateTestKey({ kid: 'k-small', modulusLength: 1024 }).then((key) => key.publicJwk),
+  ]);
+});
+
+/** `good` with `changes` applied; `undefined` removes a member. */
+function variant(changes: Record<string, unknown>): Record<string, unknown> {
+  const jwk: Record<string, unknown> = { ...good };
+  for (const [member, value] of Object.entries(changes)) {
+    if (value === undefined) delete jwk[member];
+    else jwk[member] = value;
+  }
+  return jwk;
+}
+
+describe('the key rules of SPEC §3.4: rejectReason', () => {
+  test('a published RS256 signing key of 2048 bits is usable', () => {
+    expect(rejectReason(good, RS256)).toBeNull();
+  });
+
+  test('a key without use or alg is usable (both are optional)', () => {
+    expect(rejectReason(variant({ use: undefined, alg: undefined }), RS256)).toBeNull();
+  });
+
+  test.each([
+    ['an EC key (key-type confusion)', { kty: 'EC' }],
+    ['a symmetric "oct" key (HS256 with a published secret would let anyone sign)', { kty: 'oct', k: 'c2VjcmV0' }],
+    ['kty in lower case (kty is case-sensitive)', { kty: 'rsa' }],
+    ['no kty at all', { kty: undefined }],
+  ])('ignores %s', (_name, changes) => {
+    expect(rejectReason(variant(changes), RS256)).toBe('kty is not RSA');
+  });
+
+  test('ignores a key published for encryption (use "enc": one key must not serve two purposes)', () => {
+    expect(rejectReason(variant({ use: 'enc' }), RS256)).toBe('use is not sig');
+  });
+
+  test.each([
+    ['RS512', 'RS512'],
+    ['PS256', 'PS256'],
+    ['HS256 (algorithm substitution: the public key as an HMAC secret)', 'HS256'],
+    ['none', 'none'],
+    ['a non-string alg', 256],
+  ])('ignores a key whose alg is %s when only RS256 is accepted (algorithm substitution)', (_name, alg) => {
+    expect(rejectReason(variant({ alg }), RS256)).toBe('alg is not accepted');
+  });
+
+  test('accepts a key whose alg is one the verifier was configured to accept', () => {
+    expect(rejectReason(variant({ alg: 'PS256' }), new Set(RSA_ALGORITHMS))).toBeNull();
+  });
+
+  test.each([
+    ['missing', undefined],
+    ['empty', ''],
+    ['not a string', 7],
+    ['longer than 256 characters', 'k'.repeat(257)],
+  ])('ignores a key whose kid is %s (no token can name it, so none may fall back to it)', (_name, kid) => {
+    expect(rejectReason(variant({ kid }), RS256)).toBe('kid is missing');
+  });
+
+  test('ignores a key whose key_ops exclude verify', () => {
+    expect(rejectReason(variant({ key_ops: ['encrypt'] }), RS256)).toBe('key_ops excludes verify');
+  });
+
+  test.each(['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth'])(
+    'ignores a key that publishes the private member "%s" (a leaked private key lets anyone sign)',
+    (member) => {
+      expect(rejectReason(variant({ [member]: 'AQAB' }), RS256)).toBe('private key material is published');
+    },
+  );
+
+  test(`ignores a 1024-bit key (a modulus under ${MIN_MODULUS_BITS} bits is factorable: forged tokens)`, () => {
+    expect(rejectReason(small, RS256)).toBe('modulus under 2048 bits');
+  });
+
+  test('ignores a 1024-bit modulus padded with zero bytes to a 2048-bit encoding (the value counts, not its length)', () => {
+    const n = Buffer.concat([Buffer.alloc(1), Buffer.from(small.n as string, 'base64url')]);
+    expect(rejectReason(variant({ n: Buffer.concat([Buffer.alloc(128), n]).toString('base64url') }), RS256)).toBe(
+      'modulus under 2048 bits',
+    );
+  });
+
+  test('ignores a modulus over 8192 bits (bounds the cost of one verification)', () => {
+    expect(rejectReason(variant({ n: Buffer.alloc(1025, 0xff).toString('base64url') }), RS256)).toBe('modulus over 8192 bits');
+  });
+
+  test.each([
+    ['n padded with "="', () => ({ n: `${good.n as string}=` })],
+    ['n in standard base64', () => ({ n: `${good.n as string}+/` })],
+    ['n not a string', () => ({ n: 12 })],
+    ['e not a string', () => ({ e: 65537 })],
+  ])('ignores a key with %s', (_name, changes) => {
+    expect(rejectReason(variant(changes()), RS256)).toMatch(/is not base64url$/);
+  });
+
+  test.each([
+    ['1 (every signature equals its padded message: anyone can forge)', 'AQ'],
+    ['2 (even: not an RSA exponent)', 'Ag'],
+    ['65536 (even)', 'AQAA'],
+    ['empty', ''],
+    ['over 2^32', 'AQAAAAE'],
+  ])('ignores a key whose exponent is %s', (_name, e) => {
+    expect(rejectReason(variant({ e }), RS256)).toBe('exponent is not an odd number from 3 to 2^32');
+  });
+
+  test('accepts the exponent 3', () => {
+    expect(rejectReason(variant({ e: 'Aw' }), RS256)).toBeNull();
+  });
+
+  test.each([
+    ['null', null],
+    ['an array', []],
+    ['a string', 'key'],
+  ])('ignores an entry that is %s', (_name, entry) => {
+    expect(rejectReason(entry, RS256)).toBe('not an object');
+  });
+});
+
+describe('selectUsableKeys: the rest of the set still counts', () => {
+  test('keeps the usable keys and counts the ignored ones', () => {
+    const selection = selectUsableKeys([good, variant({ kid: 'k-enc', use: 'enc' }), small, null], RS256);
+    expect([...selection.keys.keys()]).toEqual(['k-1']);
+    expect(selection.ignored).toBe(3);
+  });
+
+  test('keeps only the members verification reads, frozen', () => {
+    const key = selectUsableKeys([variant({ x5c: ['MIIB'], ext: true })], RS256).keys.get('k-1');
+    expect(key).toEqual({ kty: 'RSA', kid: 'k-1', n: good.n, e: good.e, alg: 'RS256', use: 'sig' });
+    expect(Object.isFrozen(key)).toBe(true);
+  });
+
+  test('ignores both keys when two different keys share a kid (an added entry cannot take over a kid)', () => {
+    const selection = selectUsableKeys([good, other], RS256);
+    expect(selection.keys.size).toBe(0);
+    expect(selection.ignored).toBe(2);
+  });
+
+  test('ignores every key of an ambiguous kid, however many follow', () => {
+    const selection = selectUsableKeys([good, other, good], RS256);
+    expect(selection.keys.has('k-1')).toBe(false);
+    expect(selection.ignored).toBe(3);
+  });
+
+  test('keeps one copy when the same key is listed twice under its kid', () => {
+    const selection = selectUsableKeys([good, { ...good }], RS256);
+    expect([...selection.keys.keys()]).toEqual(['k-1']);
+    expect(selection.ignored).toBe(1);
+  });
+
+  test('an ignored entry does not make its kid ambiguous: the usable key under that kid stays', () => {
+    const selection = selectUsableKeys([variant({ use: 'enc', n: other.n }), good], RS256);
+    expect(selection.keys.get('k-1')?.n).toBe(good.n);
+  });
+});

@@ -1,0 +1,322 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type FetchLike, JwksFetchError, type JwksFetchLimits, fetchJwks, parseRetryAfter } from '../../src/core/jwks-fetch.js';
+import { type JwksServer, type TestIssuer, createTestIssuer, serveJwks } from '../../src/testing/index.js';
+import { type FaultyJwks, refusedUrl, serveFaultyJwks } from '../support/jwks-fault-server.js';
+
+const LIMITS: JwksFetchLimits = { timeout: 2, maxBytes: 16 * 1024, maxRedirects: 3 };
+const NOW = Date.UTC(2030, 0, 1);
+const realFetch: FetchLike = (input, init) => globalThis.fetch(input, init);
+
+let issuer: TestIssuer;
+let faulty: FaultyJwks;
+/** Serves the JWKS, and `/hop/<n>` redirects n + 1 times before reaching it. */
+let hops: JwksServer;
+let hopBase: string;
+let lastAccept: string | undefined;
+
+beforeAll(async () => {
+  issuer = await createTestIssuer();
+  faulty = await serveFaultyJwks(issuer, { slowMs: 2000 });
+  hops = await serveJwks(() => issuer.jwks, {
+    respond(request, response) {
+      lastAccept = request.headers.accept;
+      const hop = /^\/hop\/(\d+)$/.exec(request.url ?? '');
+      if (hop === null) return false;
+      const left = Number(hop[1]);
+      response.writeHead(302, { location: left === 0 ? '/.well-known/jwks.json' : `/hop/${left - 1}` }).end();
+      return true;
+    },
+  });
+  hopBase = new URL(hops.url).origin;
+});
+
+afterAll(async () => {
+  await Promise.all([faulty.close(), hops.close()]);
+});
+
+/** The `JwksFetchError` a download fails with. */
+async function failure(download: Promise<unknown>): Promise<JwksFetchError> {
+  const outcome = await download.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  expect(outcome).toBeInstanceOf(JwksFetchError);
+  return outcome as JwksFetchError;
+}
+
+/** A `fetch` that answers every call with `answer(url)` and records the URLs it was asked for. */
+function scripted(answer: (url: string) => Response): FetchLike & { readonly urls: string[] } {
+  const urls: string[] = [];
+  const fetchImpl = async (input: string) => {
+    urls.push(input);
+    return answer(input);
+  };
+  return Object.assign(fetchImpl, { urls });
+}
+
+/** The real `fetch`, refusing (and recording) any URL off 127.0.0.1: tests never leave loopback. */
+function loopbackOnly(): FetchLike & { readonly urls: string[] } {
+  const urls: string[] = [];
+  const fetchImpl: FetchLike = async (input, init) => {
+    urls.push(input);
+    if (new URL(input).hostname !== '127.0.0.1') throw new TypeError(`refused to leave loopback: ${input}`);
+    return globalThis.fetch(input, init);
+  };
+  return Object.assign(fetchImpl, { urls });
+}
+
+const redirect = (location: string) => new Response(null, { status: 302, headers: { location } });
+
+describe('a good download', () => {
+  test('returns the keys array of a 200 JSON JWKS', async () => {
+    const keys = await fetchJwks(hops.url, realFetch, LIMITS, NOW);
+    expect(keys).toEqual(issuer.jwks.keys);
+  });
+
+  test('asks for a JWK set in Accept', async () => {
+    await fetchJwks(hops.url, realFetch, LIMITS, NOW);
+    expect(lastAccept).toBe('application/jwk-set+json, application/json');
+  });
+
+  test('calls the injected fetch with redirect "manual" and an abort signal', async () => {
+    const inits: RequestInit[] = [];
+    await fetchJwks(hops.url, (input, init) => (inits.push(init), realFetch(input, init)), LIMITS, NOW);
+    expect(inits).toHaveLength(1);
+    expect(inits[0]?.redirect).toBe('manual');
+    expect(inits[0]?.signal).toBeInstanceOf(AbortSignal);
+  });
+});
+
+describe('redirects (SPEC §3.10: at most 3)', () => {
+  test('follows 3 redirects, relative Locations included', async () => {
+    const fetchImpl = loopbackOnly();
+    await expect(fetchJwks(`${hopBase}/hop/2`, fetchImpl, LIMITS, NOW)).resolves.toEqual(issuer.jwks.keys);
+    expect(fetchImpl.urls).toHaveLength(4);
+  });
+
+  test('fails on a 4th redirect without following it', async () => {
+    const fetchImpl = loopbackOnly();
+    const error = await failure(fetchJwks(`${hopBase}/hop/3`, fetchImpl, LIMITS, NOW));
+    expect(error.reason).toBe('redirects');
+    expect(fetchImpl.urls).toHaveLength(4);
+  });
+
+  test('follows none when jwksMaxRedirects is 0', async () => {
+    const error = await failure(fetchJwks(`${hopBase}/hop/0`, realFetch, { ...LIMITS, maxRedirects: 0 }, NOW));
+    expect(error.reason).toBe('redirects');
+  });
+
+  test('a redirect loop fails after the limit (no endless download)', async () => {
+    await faulty.setFault('redirect_loop');
+    faulty.reset();
+    const error = await failure(fetchJwks(faulty.url, realFetch, LIMITS, NOW));
+    expect(error.reason).toBe('redirects');
+    expect(faulty.requests).toBe(4);
+    await faulty.setFault('none');
+  });
+
+  test('refuses a redirect to a plain-http host off loopback, without fetching it (keys must come over TLS)', async () => {
+    const fetchImpl = scripted((url) => (url.startsWith('http://127.0.0.1') ? redirect('http://jwks.example/keys') : Response.json({ keys: [] })));
+    const error = await failure(fetchJwks(faulty.url, fetchImpl, LIMITS, NOW));
+    expect(error.reason).toBe('redirect_target');
+    expect(fetchImpl.urls).toEqual([faulty.url]);
+  });
+
+  test('refuses a redirect from https: down to http:, even on loopback (no downgrade)', async () => {
+    const fetchImpl = scripted(() => redirect('http://127.0.0.1:9/jwks.json'));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect(error.reason).toBe('redirect_target');
+    expect(fetchImpl.urls).toEqual(['https://issuer.example/jwks.json']);
+  });
+
+  test('refuses a redirect from a public host into the loopback network (request forgery against local services)', async () => {
+    const fetchImpl = scripted(() => redirect('https://localhost:8443/admin'));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect(error.reason).toBe('redirect_target');
+    expect(fetchImpl.urls).toHaveLength(1);
+  });
+
+  test('refuses a redirect to a URL carrying credentials', async () => {
+    const fetchImpl = scripted(() => redirect('https://user:secret@cdn.example/jwks.json'));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect(error.reason).toBe('redirect_target');
+  });
+
+  test('refuses a redirect without a Location', async () => {
+    const fetchImpl = scripted(() => new Response(null, { status: 307 }));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect(error.reason).toBe('redirect_target');
+  });
+
+  test('follows a redirect from one https host to another', async () => {
+    const fetchImpl = scripted((url) => (url.includes('issuer.example') ? redirect('https://cdn.example/jwks.json') : Response.json({ keys: [] })));
+    await expect(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW)).resolves.toEqual([]);
+    expect(fetchImpl.urls).toEqual(['https://issuer.example/jwks.json', 'https://cdn.example/jwks.json']);
+  });
+});
+
+describe('answers that are failed downloads (SPEC §3.10)', () => {
+  test.each([404, 500, 204, 201, 304])('status %i is a failure carrying the status', async (status) => {
+    const fetchImpl = scripted(() => new Response(status === 204 || status === 304 ? null : '{"keys":[]}', { status }));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect(error.reason).toBe('status');
+    expect(error.status).toBe(status);
+  });
+
+  test('a 500 from the real server is a status failure', async () => {
+    await faulty.setFault('status_500');
+    const error = await failure(fetchJwks(faulty.url, realFetch, LIMITS, NOW));
+    expect([error.reason, error.status]).toEqual(['status', 500]);
+    await faulty.setFault('none');
+  });
+
+  test('a 429 carries its Retry-After in seconds', async () => {
+    await faulty.setFault('status_429');
+    const error = await failure(fetchJwks(faulty.url, realFetch, LIMITS, NOW));
+    expect([error.reason, error.status, error.retryAfter]).toEqual(['status', 429, 30]);
+    await faulty.setFault('none');
+  });
+
+  test('a body that is not JSON is invalid_json', async () => {
+    await faulty.setFault('invalid_json');
+    expect((await failure(fetchJwks(faulty.url, realFetch, LIMITS, NOW))).reason).toBe('invalid_json');
+    await faulty.setFault('none');
+  });
+
+  test.each([
+    ['an object without keys', '{"kids":[]}'],
+    ['an array', '[]'],
+    ['null', 'null'],
+    ['keys that are an object', '{"keys":{}}'],
+    ['keys that are a string', '{"keys":"k-1"}'],
+  ])('JSON that is %s is no_keys', async (_name, body) => {
+    const fetchImpl = scripted(() => new Response(body, { status: 200 }));
+    expect((await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW))).reason).toBe('no_keys');
+  });
+
+  test('an empty keys array is a good download (no usable key, but not a failure)', async () => {
+    const fetchImpl = scripted(() => Response.json({ keys: [] }));
+    await expect(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW)).resolves.toEqual([]);
+  });
+
+  test('a connection reset mid-body is a network failure', async () => {
+    await faulty.setFault('reset_mid_body');
+    expect((await failure(fetchJwks(faulty.url, realFetch, LIMITS, NOW))).reason).toBe('network');
+    await faulty.setFault('none');
+  });
+
+  test('a port that refuses connections is a network failure', async () => {
+    expect((await failure(fetchJwks(await refusedUrl(), realFetch, LIMITS, NOW))).reason).toBe('network');
+  });
+
+  test('a fetch that throws is a network failure, with the cause kept', async () => {
+    const cause = new TypeError('no route');
+    const error = await failure(
+      fetchJwks('https://issuer.example/jwks.json', () => Promise.reject(cause), LIMITS, NOW),
+    );
+    expect([error.reason, error.cause]).toEqual(['network', cause]);
+  });
+});
+
+describe('the size limit (256 KiB by default) stops reading', () => {
+  test('a declared Content-Length over the limit fails before the body is read', async () => {
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled += 1;
+        controller.enqueue(new Uint8Array(1024));
+      },
+    });
+    const fetchImpl = scripted(() => new Response(body, { status: 200, headers: { 'content-length': String(LIMITS.maxBytes + 1) } }));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect(error.reason).toBe('too_large');
+    expect(pulled).toBeLessThanOrEqual(1);
+  });
+
+  test('an endless streamed body is read only up to the limit, then cancelled (memory exhaustion)', async () => {
+    let delivered = 0;
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        delivered += 4096;
+        controller.enqueue(new Uint8Array(4096).fill(0x20));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    }, { highWaterMark: 0 });
+    const fetchImpl = scripted(() => new Response(body, { status: 200 }));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect(error.reason).toBe('too_large');
+    expect(cancelled).toBe(true);
+    expect(delivered).toBeLessThanOrEqual(LIMITS.maxBytes + 2 * 4096);
+  });
+
+  test('an endless body from the real server fails as too_large and the connection is closed by the reader', async () => {
+    await faulty.setFault('oversized');
+    faulty.reset();
+    const error = await failure(fetchJwks(faulty.url, realFetch, LIMITS, NOW));
+    expect(error.reason).toBe('too_large');
+    await faulty.idle();
+    expect(faulty.abandonedStreams).toBe(1);
+    expect(faulty.streamedBytes).toBeLessThan(64 * 1024 * 1024);
+    await faulty.setFault('none');
+  });
+
+  test('a body exactly at the limit is read', async () => {
+    const document = JSON.stringify({ keys: [], pad: '' });
+    const padded = JSON.stringify({ keys: [], pad: ' '.repeat(LIMITS.maxBytes - document.length) });
+    expect(padded.length).toBe(LIMITS.maxBytes);
+    const fetchImpl = scripted(() => new Response(padded, { status: 200 }));
+    await expect(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW)).resolves.toEqual([]);
+  });
+});
+
+describe('the time limit covers the whole exchange (real time, not the verifier clock)', () => {
+  const quick: JwksFetchLimits = { ...LIMITS, timeout: 0.2 };
+
+  test('a server slower than the limit is a timeout (a stalled endpoint cannot hold verifications)', async () => {
+    await faulty.setFault('slow');
+    expect((await failure(fetchJwks(faulty.url, realFetch, quick, NOW))).reason).toBe('timeout');
+    await faulty.setFault('none');
+  });
+
+  test('a body that stalls after the headers is a timeout', async () => {
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"keys":['));
+      },
+    });
+    const fetchImpl = scripted(() => new Response(body, { status: 200 }));
+    expect((await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, quick, NOW))).reason).toBe('timeout');
+  });
+
+  test('a fetch that ignores its abort signal still times out (the download never hangs)', async () => {
+    const never: FetchLike = () => new Promise<Response>(() => undefined);
+    expect((await failure(fetchJwks('https://issuer.example/jwks.json', never, quick, NOW))).reason).toBe('timeout');
+  });
+});
+
+describe('parseRetryAfter', () => {
+  test.each([
+    ['delta seconds', '120', 120],
+    ['delta seconds with white space', ' 7 ', 7],
+    ['an HTTP date 90 s ahead', new Date(NOW + 90_000).toUTCString(), 90],
+    ['an HTTP date in the past', new Date(NOW - 90_000).toUTCString(), 0],
+    ['an RFC 850 date', 'Tuesday, 01-Jan-30 00:01:00 GMT', 60],
+    ['an asctime date (UTC)', 'Tue Jan  1 00:02:00 2030', 120],
+    ['more than a day, capped at a day', '999999', 86_400],
+  ])('reads %s', (_name, value, seconds) => {
+    expect(parseRetryAfter(value, NOW)).toBe(seconds);
+  });
+
+  test.each([
+    ['no header', null],
+    ['a negative number', '-5'],
+    ['a fraction', '1.5'],
+    ['garbage', 'soon'],
+    ['a date without its time zone', '2030-01-01 00:01:00'],
+  ])('ignores %s', (_name, value) => {
+    expect(parseRetryAfter(value, NOW)).toBeUndefined();
+  });
+});
