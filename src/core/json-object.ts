@@ -25,15 +25,23 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Removes prototype-bearing keys and freezes `value` and everything in it; returns `value`. */
+/**
+ * Removes prototype-bearing keys and freezes `value` and everything in it; returns `value`. Walks
+ * an explicit stack, not the call stack: a claim nested thousands of levels deep cannot overflow it.
+ */
 export function sanitizeAndFreeze<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return value;
-  const record = value as Record<string, unknown>;
-  if (Object.hasOwn(record, '__proto__')) Reflect.deleteProperty(record, '__proto__');
-  if (Object.hasOwn(record, 'constructor')) Reflect.deleteProperty(record, 'constructor');
-  for (const key in record) {
-    const child = record[key];
-    if (typeof child === 'object' && child !== null) sanitizeAndFreeze(child);
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next !== 'object' || next === null || Object.isFrozen(next)) continue;
+    const record = next as Record<string, unknown>;
+    if (Object.hasOwn(record, '__proto__')) Reflect.deleteProperty(record, '__proto__');
+    if (Object.hasOwn(record, 'constructor')) Reflect.deleteProperty(record, 'constructor');
+    for (const key in record) {
+      const child = record[key];
+      if (typeof child === 'object' && child !== null) pending.push(child);
+    }
+    Object.freeze(record);
   }
-  return Object.freeze(value);
+  return value;
 }

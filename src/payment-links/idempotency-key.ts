@@ -36,16 +36,47 @@ export function readIdempotencyKey(headers: HeadersLike): string | null {
   return key;
 }
 
-/** JSON with object members sorted by name, recursively. */
+/** Text written as it is by {@link canonicalJson} (punctuation and member names). */
+class Literal {
+  constructor(readonly text: string) {}
+}
+
+const COMMA = new Literal(',');
+const CLOSE_ARRAY = new Literal(']');
+const CLOSE_OBJECT = new Literal('}');
+
+/**
+ * JSON with object members sorted by name, at every depth. Walks an explicit stack, not the call
+ * stack: a body nested thousands of levels deep (it fits in a few KiB) is fingerprinted like any other.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (typeof value === 'object' && value !== null) {
-    const members = Object.keys(value)
-      .sort()
-      .map((name) => `${JSON.stringify(name)}:${canonicalJson((value as Record<string, unknown>)[name])}`);
-    return `{${members.join(',')}}`;
+  const out: string[] = [];
+  const work: unknown[] = [value];
+  while (work.length > 0) {
+    const next = work.pop();
+    if (next instanceof Literal) {
+      out.push(next.text);
+    } else if (Array.isArray(next)) {
+      out.push('[');
+      work.push(CLOSE_ARRAY);
+      for (let index = next.length - 1; index >= 0; index--) {
+        work.push(next[index]);
+        if (index > 0) work.push(COMMA);
+      }
+    } else if (typeof next === 'object' && next !== null) {
+      out.push('{');
+      work.push(CLOSE_OBJECT);
+      const names = Object.keys(next).sort();
+      for (let index = names.length - 1; index >= 0; index--) {
+        const name = names[index] as string;
+        work.push((next as Record<string, unknown>)[name], new Literal(`${JSON.stringify(name)}:`));
+        if (index > 0) work.push(COMMA);
+      }
+    } else {
+      out.push(JSON.stringify(next) ?? 'null');
+    }
   }
-  return JSON.stringify(value) ?? 'null';
+  return out.join('');
 }
 
 /** SHA-256 (hex) of the canonical JSON of `body`. */
