@@ -11,6 +11,8 @@
  *
  * The app's own error handler answers with {@link appErrorResponse}.
  */
+import { type RequestListener, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { AuthContext } from '../../src/core/auth-context.js';
 import { ConfigurationError, isAuthError } from '../../src/core/errors.js';
 import type { AdapterOptions } from '../../src/http/adapter-options.js';
@@ -49,6 +51,24 @@ export interface RunningApp {
   /** `http://127.0.0.1:<port>` */
   readonly url: string;
   close(): Promise<void>;
+}
+
+/** Serves a Node request listener (an Express app, a Koa callback) on 127.0.0.1 at an ephemeral port. */
+export async function serveOnLoopback(listener: RequestListener): Promise<RunningApp> {
+  const server = createServer(listener);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 /** One framework's adapter, as the shared table drives it. */

@@ -1,22 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { AUTH_ERROR_CODES, AuthError, authenticate, extractBearerToken, toErrorResponse } from '../../src/index.js';
+import { AuthError, authenticate, extractBearerToken, toErrorResponse } from '../../src/index.js';
 import { encodeSegment } from '../../src/testing/index.js';
-import { useFixture } from '../support/fixture.js';
+import { outcome, useFixture } from '../support/fixture.js';
 
 const fx = useFixture();
 
-/** Runs `verify` and returns the AuthError code, or 'ok'; anything else thrown fails the property. */
-async function outcome(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'ok';
-  } catch (error) {
-    if (!(error instanceof AuthError)) throw error;
-    expect(Object.hasOwn(AUTH_ERROR_CODES, error.code)).toBe(true);
-    return error.code;
-  }
-}
 
 const segment = fc.stringMatching(/^[A-Za-z0-9_-]{0,40}$/);
 const jsonValue = fc.jsonValue({ maxDepth: 3 });

@@ -8,23 +8,12 @@
 import { type KeyObject, createPrivateKey, sign } from 'node:crypto';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { AUTH_ERROR_CODES, AuthError, type AuthorizationInput, type Verifier, authenticate } from '../../src/index.js';
+import { AuthError, type AuthorizationInput, type Verifier, authenticate } from '../../src/index.js';
 import type { TestKey } from '../../src/testing/index.js';
-import { useFixture } from '../support/fixture.js';
+import { outcome, useFixture } from '../support/fixture.js';
 
 const fx = useFixture();
 
-/** `'ok'` or the AuthError code of a verification; any other exception fails the property. */
-async function outcome(promise: Promise<unknown>): Promise<string> {
-  try {
-    await promise;
-    return 'ok';
-  } catch (error) {
-    if (!(error instanceof AuthError)) throw error;
-    expect(Object.hasOwn(AUTH_ERROR_CODES, error.code)).toBe(true);
-    return error.code;
-  }
-}
 
 /** `'ok'` or the error code of `authenticate`, which must resolve (never reject) with a non-5xx failure. */
 async function authOutcome(verifier: Verifier, authorization: unknown, requiredScopes?: string): Promise<string> {

@@ -3,8 +3,8 @@
  * of the verifier's specification tests.
  */
 import { setupServer } from 'msw/node';
-import { afterAll, beforeAll, beforeEach } from 'vitest';
-import { AuthError, type Verifier, type VerifierOptions } from '../../src/index.js';
+import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
+import { AUTH_ERROR_CODES, AuthError, type Verifier, type VerifierOptions } from '../../src/index.js';
 import { type TestIssuer, type TestIssuerOptions, createTestIssuer, createTestVerifier } from '../../src/testing/index.js';
 
 /** 2026-01-01T00:00:00Z, in milliseconds. */
@@ -76,4 +76,16 @@ export async function rejection(promise: Promise<unknown>): Promise<AuthError> {
     throw new Error(`expected an AuthError, got ${String(error)}`, { cause: error });
   }
   throw new Error('expected an AuthError, but the promise resolved');
+}
+
+/** `'ok'` or the AuthError code a verification ends with; any other exception is rethrown. */
+export async function outcome(promise: Promise<unknown>): Promise<string> {
+  try {
+    await promise;
+    return 'ok';
+  } catch (error) {
+    if (!(error instanceof AuthError)) throw error;
+    expect(Object.hasOwn(AUTH_ERROR_CODES, error.code)).toBe(true);
+    return error.code;
+  }
 }

@@ -1,11 +1,10 @@
-import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { describe, expect, it } from 'vitest';
 import { auth, requireScopes } from '../../../src/adapters/express/index.js';
 import { AuthError } from '../../../src/core/errors.js';
 import type { AdapterOptions } from '../../../src/http/adapter-options.js';
 import { describeAdapterTable } from '../adapter-table.js';
-import { type AdapterHarness, AppError, ROUTE_SCOPES, type RunningApp, appErrorResponse, describeAuth } from '../reference-app.js';
+import { type AdapterHarness, AppError, ROUTE_SCOPES, appErrorResponse, serveOnLoopback, describeAuth } from '../reference-app.js';
 
 function referenceApp(options: AdapterOptions): express.Express {
   const app = express();
@@ -27,24 +26,9 @@ function referenceApp(options: AdapterOptions): express.Express {
   return app;
 }
 
-async function listen(app: express.Express): Promise<RunningApp> {
-  const server = await new Promise<import('node:http').Server>((resolve, reject) => {
-    const started = app.listen(0, '127.0.0.1', (error?: Error) => (error ? reject(error) : resolve(started)));
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 const harness: AdapterHarness = {
   name: 'Express',
-  start: (options) => listen(referenceApp(options)),
+  start: (options) => serveOnLoopback(referenceApp(options)),
   create: (options) => auth(options as AdapterOptions),
   requireScopes: (...scopes) => requireScopes(...(scopes as [string])),
 };

@@ -1,10 +1,9 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import defaultExport, { paygateAuth, requireScopes } from '../../../src/adapters/fastify/index.js';
-import type { Verifier } from '../../../src/core/verifier.js';
 import type { AdapterOptions } from '../../../src/http/adapter-options.js';
-import { type TestIssuer, createTestIssuer, createTestVerifier } from '../../../src/testing/index.js';
 import { describeAdapterTable } from '../adapter-table.js';
+import { useLoopbackIssuer } from '../loopback-issuer.js';
 import { type AdapterHarness, AppError, ROUTE_SCOPES, type RunningApp, appErrorResponse, describeAuth } from '../reference-app.js';
 
 const me = async (request: FastifyRequest) => describeAuth(request.auth);
@@ -50,22 +49,11 @@ const harness: AdapterHarness = {
 describeAdapterTable(harness);
 
 describe('the Fastify adapter', () => {
-  let issuer: TestIssuer;
-  let verifier: Verifier;
-  let closeJwks: () => Promise<void>;
-
-  beforeAll(async () => {
-    issuer = await createTestIssuer();
-    closeJwks = (await issuer.listen()).close;
-    verifier = createTestVerifier(issuer);
-  });
-  afterAll(async () => {
-    await closeJwks();
-  });
+  const fx = useLoopbackIssuer();
 
   async function started(build: (app: FastifyInstance) => unknown): Promise<RunningApp> {
     const app = Fastify();
-    await app.register(paygateAuth, { verifier, realm: 'test-realm' });
+    await app.register(paygateAuth, { verifier: fx.verifier, realm: 'test-realm' });
     await build(app);
     return listen(app);
   }
@@ -81,7 +69,7 @@ describe('the Fastify adapter', () => {
       }),
     );
     try {
-      const response = await fetch(`${app.url}/child`, { headers: { authorization: `Bearer ${await issuer.token()}` } });
+      const response = await fetch(`${app.url}/child`, { headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
       expect(response.status).toBe(200);
       expect(await response.json()).toMatchObject({ tenant: 'ern:acme/tenants/t-1' });
       expect((await fetch(`${app.url}/child`)).status).toBe(401);
@@ -95,12 +83,12 @@ describe('the Fastify adapter', () => {
       fastify.get('/scoped', { config: { scopes: ['pay:processPayments', 'hub:subscribe'] } }, me);
     });
     try {
-      const partial = await fetch(`${app.url}/scoped`, { headers: { authorization: `Bearer ${await issuer.token()}` } });
+      const partial = await fetch(`${app.url}/scoped`, { headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
       expect(partial.status).toBe(403);
       expect(partial.headers.get('www-authenticate')).toContain('scope="pay:processPayments hub:subscribe"');
       expect(await partial.json()).toMatchObject({ code: 'insufficient_scope' });
       const full = await fetch(`${app.url}/scoped`, {
-        headers: { authorization: `Bearer ${await issuer.token({ scope: 'pay:processPayments hub:subscribe' })}` },
+        headers: { authorization: `Bearer ${await fx.issuer.token({ scope: 'pay:processPayments hub:subscribe' })}` },
       });
       expect(full.status).toBe(200);
     } finally {
@@ -123,14 +111,14 @@ describe('the Fastify adapter', () => {
 
   it('rejects a malformed route config.scopes when the route is declared', async () => {
     const app = Fastify();
-    await app.register(paygateAuth, { verifier });
+    await app.register(paygateAuth, { verifier: fx.verifier });
     expect(() => app.get('/bad', { config: { scopes: 'two scopes' } }, me)).toThrow(/config\.scopes/);
     await app.close();
   });
 
   it('rejects config.scopes on a route with config.auth false when the route is declared', async () => {
     const app = Fastify();
-    await app.register(paygateAuth, { verifier });
+    await app.register(paygateAuth, { verifier: fx.verifier });
     expect(() => app.get('/bad', { config: { auth: false, scopes: 'pay:processPayments' } }, me)).toThrow(/config\.auth false/);
     await app.close();
   });
@@ -139,7 +127,7 @@ describe('the Fastify adapter', () => {
     const app = await started(() => undefined);
     try {
       expect((await fetch(`${app.url}/nowhere`)).status).toBe(401);
-      const known = await fetch(`${app.url}/nowhere`, { headers: { authorization: `Bearer ${await issuer.token()}` } });
+      const known = await fetch(`${app.url}/nowhere`, { headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
       expect(known.status).toBe(404);
     } finally {
       await app.close();

@@ -1,14 +1,13 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { type Context, Hono, type Next } from 'hono';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type RequireScopesArguments, requireScopes, withAuth } from '../../../src/adapters/fetch/index.js';
 import type { AuthContext } from '../../../src/core/auth-context.js';
 import { AuthError } from '../../../src/core/errors.js';
-import type { Verifier } from '../../../src/core/verifier.js';
 import type { AdapterOptions } from '../../../src/http/adapter-options.js';
-import { type TestIssuer, createTestIssuer, createTestVerifier } from '../../../src/testing/index.js';
 import { describeAdapterTable } from '../adapter-table.js';
+import { useLoopbackIssuer } from '../loopback-issuer.js';
 import { type AdapterHarness, AppError, ROUTE_SCOPES, type RunningApp, appErrorResponse, describeAuth } from '../reference-app.js';
 
 type Env = { Variables: { auth: AuthContext | null } };
@@ -78,26 +77,15 @@ const harness: AdapterHarness = {
 describeAdapterTable(harness);
 
 describe('the fetch adapter', () => {
-  let issuer: TestIssuer;
-  let verifier: Verifier;
-  let closeJwks: () => Promise<void>;
-
-  beforeAll(async () => {
-    issuer = await createTestIssuer();
-    closeJwks = (await issuer.listen()).close;
-    verifier = createTestVerifier(issuer);
-  });
-  afterAll(async () => {
-    await closeJwks();
-  });
+  const fx = useLoopbackIssuer();
 
   it('hands a plain Request, unchanged, and its AuthContext to the handler under Node', async () => {
-    const request = new Request('http://127.0.0.1/payments', { method: 'POST', headers: { authorization: `Bearer ${await issuer.token()}` }, body: '{"amount":"1.00"}' });
+    const request = new Request('http://127.0.0.1/payments', { method: 'POST', headers: { authorization: `Bearer ${await fx.issuer.token()}` }, body: '{"amount":"1.00"}' });
     let seen: { request: Request; auth: AuthContext } | undefined;
     const handler = withAuth((received, auth) => {
       seen = { request: received, auth };
       return new Response(null, { status: 204 });
-    }, { verifier });
+    }, { verifier: fx.verifier });
     const response = await handler(request);
     expect(response.status).toBe(204);
     expect(seen?.request).toBe(request);
@@ -109,13 +97,13 @@ describe('the fetch adapter', () => {
   it("passes the runtime's extra arguments on, as Workers' env and ctx", async () => {
     const env = { PAYMENTS: 'binding' };
     const ctx = { waitUntil: (_promise: Promise<unknown>) => undefined };
-    const handler = withAuth((_request, _auth, receivedEnv: typeof env, receivedCtx: typeof ctx) => Response.json({ same: receivedEnv === env && receivedCtx === ctx }), { verifier });
-    const response = await handler(new Request('http://127.0.0.1/', { headers: { authorization: `Bearer ${await issuer.token()}` } }), env, ctx);
+    const handler = withAuth((_request, _auth, receivedEnv: typeof env, receivedCtx: typeof ctx) => Response.json({ same: receivedEnv === env && receivedCtx === ctx }), { verifier: fx.verifier });
+    const response = await handler(new Request('http://127.0.0.1/', { headers: { authorization: `Bearer ${await fx.issuer.token()}` } }), env, ctx);
     expect(await response.json()).toEqual({ same: true });
   });
 
   it('answers a failure with a Web Response carrying the problem+json body and the challenge', async () => {
-    const handler = withAuth(() => new Response('reached'), { verifier });
+    const handler = withAuth(() => new Response('reached'), { verifier: fx.verifier });
     const response = await handler(new Request('http://127.0.0.1/'));
     expect(response.status).toBe(401);
     expect(response.headers.get('www-authenticate')).toBe('Bearer realm="paygate"');
@@ -124,7 +112,7 @@ describe('the fetch adapter', () => {
   });
 
   it('rejects with the AuthError itself when forwardErrors is set', async () => {
-    const handler = withAuth(() => new Response('reached'), { verifier, forwardErrors: true });
+    const handler = withAuth(() => new Response('reached'), { verifier: fx.verifier, forwardErrors: true });
     const rejection = await handler(new Request('http://127.0.0.1/')).catch((error: unknown) => error);
     expect(rejection).toBeInstanceOf(AuthError);
     expect(rejection).toMatchObject({ code: 'missing_token', status: 401 });
@@ -134,19 +122,19 @@ describe('the fetch adapter', () => {
     const own = new AppError('boom');
     const handler = withAuth(() => {
       throw own;
-    }, { verifier });
-    await expect(handler(new Request('http://127.0.0.1/', { headers: { authorization: `Bearer ${await issuer.token()}` } }))).rejects.toBe(own);
+    }, { verifier: fx.verifier });
+    await expect(handler(new Request('http://127.0.0.1/', { headers: { authorization: `Bearer ${await fx.issuer.token()}` } }))).rejects.toBe(own);
   });
 
   it('serves a Hono app mounted behind withAuth, its routes reading auth from the environment', async () => {
     const app = new Hono<{ Bindings: { auth: AuthContext } }>().get('/me', (c) => c.json({ tenant: c.env.auth.tenant.ern }));
-    const fetchHandler = withAuth((request, auth) => app.fetch(request, { auth }), { verifier });
-    const ok = await fetchHandler(new Request('http://127.0.0.1/me', { headers: { authorization: `Bearer ${await issuer.token()}` } }));
+    const fetchHandler = withAuth((request, auth) => app.fetch(request, { auth }), { verifier: fx.verifier });
+    const ok = await fetchHandler(new Request('http://127.0.0.1/me', { headers: { authorization: `Bearer ${await fx.issuer.token()}` } }));
     expect(await ok.json()).toEqual({ tenant: 'ern:acme/tenants/t-1' });
     expect((await fetchHandler(new Request('http://127.0.0.1/me'))).status).toBe(401);
   });
 
   it('rejects a handler that is not a function when it is wrapped', () => {
-    expect(() => withAuth('nope' as never, { verifier })).toThrow(/handler/);
+    expect(() => withAuth('nope' as never, { verifier: fx.verifier })).toThrow(/handler/);
   });
 });

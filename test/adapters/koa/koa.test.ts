@@ -1,5 +1,3 @@
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import { describe, expect, it } from 'vitest';
@@ -7,7 +5,7 @@ import { auth, requireScopes } from '../../../src/adapters/koa/index.js';
 import { AuthError } from '../../../src/core/errors.js';
 import type { AdapterOptions } from '../../../src/http/adapter-options.js';
 import { describeAdapterTable } from '../adapter-table.js';
-import { type AdapterHarness, AppError, ROUTE_SCOPES, type RunningApp, appErrorResponse, describeAuth } from '../reference-app.js';
+import { type AdapterHarness, AppError, ROUTE_SCOPES, appErrorResponse, serveOnLoopback, describeAuth } from '../reference-app.js';
 
 function referenceApp(options: AdapterOptions): Koa {
   const app = new Koa();
@@ -39,24 +37,9 @@ function referenceApp(options: AdapterOptions): Koa {
   return app;
 }
 
-async function listen(app: Koa): Promise<RunningApp> {
-  const server = await new Promise<Server>((resolve, reject) => {
-    const started = app.listen(0, '127.0.0.1', () => resolve(started)).once('error', reject);
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 const harness: AdapterHarness = {
   name: 'Koa',
-  start: (options) => listen(referenceApp(options)),
+  start: (options) => serveOnLoopback(referenceApp(options).callback()),
   create: (options) => auth(options as AdapterOptions),
   requireScopes: (...scopes) => requireScopes(...(scopes as [string])),
 };
