@@ -24,7 +24,8 @@ export interface TokenTimes {
 
 /** What the verifier's options fix for every token. */
 export interface ClaimPolicy {
-  readonly audiences: ReadonlySet<string>;
+  /** The configured audiences, each mapped to itself (so a match yields the configured string). */
+  readonly audiences: ReadonlyMap<string, string>;
   /** Seconds. */
   readonly clockTolerance: number;
   /** Seconds; an issuer's own `maxTokenLifetime` wins. */
@@ -43,8 +44,30 @@ export interface CheckedClaims {
 
 const EMPTY_SCOPES = new ScopeSet();
 
-function numericDate(payload: Record<string, unknown>, claim: string): number | undefined {
-  const value = payload[claim];
+/** Most parsed claim values remembered per kind (tenants, scope lists); the memo restarts when full. */
+const MEMO_ENTRIES = 256;
+/** Longest claim value remembered. */
+const MEMO_KEY_CHARS = 256;
+const tenantMemo = new Map<string, TenantErn>();
+const scopeMemo = new Map<string, ScopeSet>();
+
+/**
+ * `parse(text)`, remembered: a tenant or a scope list recurs from token to token, and its parsed
+ * form is frozen, so one parse serves them all. Failures are not remembered (they throw).
+ */
+function memoized<T>(memo: Map<string, T>, text: string, parse: (text: string) => T): T {
+  let value = memo.get(text);
+  if (value === undefined) {
+    value = parse(text);
+    if (text.length <= MEMO_KEY_CHARS) {
+      if (memo.size >= MEMO_ENTRIES) memo.clear();
+      memo.set(text, value);
+    }
+  }
+  return value;
+}
+
+function numericDate(value: unknown, claim: string): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
     throw invalidClaim(claim, `The "${claim}" claim must be a NumericDate (seconds since the epoch).`);
@@ -54,14 +77,14 @@ function numericDate(payload: Record<string, unknown>, claim: string): number | 
 
 /** Reads and type-checks the time claims. */
 export function readTimes(payload: Record<string, unknown>): TokenTimes {
-  const exp = numericDate(payload, 'exp');
-  const expt = numericDate(payload, 'expt');
+  const exp = numericDate(payload.exp, 'exp');
+  const expt = numericDate(payload.expt, 'expt');
   if (exp === undefined && expt === undefined) {
     throw invalidClaim('exp', 'The token must carry an expiry in "exp" or "expt".');
   }
-  const iat = numericDate(payload, 'iat');
+  const iat = numericDate(payload.iat, 'iat');
   if (iat === undefined) throw invalidClaim('iat', 'The token must carry "iat".');
-  const nbf = numericDate(payload, 'nbf');
+  const nbf = numericDate(payload.nbf, 'nbf');
   const fromExpt = exp === undefined || (expt !== undefined && expt < exp);
   return { expiry: fromExpt ? (expt as number) : exp, expiryClaim: fromExpt ? 'expt' : 'exp', iat, nbf };
 }
@@ -91,20 +114,26 @@ function checkLifetime(times: TokenTimes, maximum: number): void {
   }
 }
 
-function checkAudience(payload: Record<string, unknown>, audiences: ReadonlySet<string>): string {
+/** The configured audience `aud` names: the verifier's own string, so the token's need not be kept. */
+function checkAudience(payload: Record<string, unknown>, audiences: ReadonlyMap<string, string>): string {
   const aud = payload.aud;
-  const values = typeof aud === 'string' ? [aud] : aud;
+  if (typeof aud === 'string') {
+    const match = audiences.get(aud);
+    if (match !== undefined) return match;
+    throw new AuthError('audience_mismatch', 'The token is not meant for this service ("aud").', { claim: 'aud' });
+  }
+  const values = aud;
   if (values === undefined || (Array.isArray(values) && values.length === 0)) {
     throw new AuthError('audience_mismatch', 'The token names no audience ("aud").', { claim: 'aud' });
   }
   if (!Array.isArray(values) || !values.every((value) => typeof value === 'string')) {
     throw invalidClaim('aud', 'The "aud" claim must be a string or an array of strings.');
   }
-  const match = (values as string[]).find((value) => audiences.has(value));
-  if (match === undefined) {
-    throw new AuthError('audience_mismatch', 'The token is not meant for this service ("aud").', { claim: 'aud' });
+  for (const value of values as string[]) {
+    const match = audiences.get(value);
+    if (match !== undefined) return match;
   }
-  return match;
+  throw new AuthError('audience_mismatch', 'The token is not meant for this service ("aud").', { claim: 'aud' });
 }
 
 function checkSubject(payload: Record<string, unknown>, issuer: RegisteredIssuer): void {
@@ -123,7 +152,7 @@ function checkTenant(payload: Record<string, unknown>, issuer: RegisteredIssuer)
   if (value === undefined) throw invalidClaim('tenant_ern', 'The token must name its tenant in "tenant_ern".');
   let tenant: TenantErn;
   try {
-    tenant = parseTenantErn(value);
+    tenant = typeof value === 'string' ? memoized(tenantMemo, value, parseTenantErn) : parseTenantErn(value);
   } catch (error) {
     if (!(error instanceof ErnError)) throw error;
     throw invalidClaim('tenant_ern', 'The "tenant_ern" claim is not a tenant ERN ("ern:<product>/tenants/<tenant-id>").');
@@ -145,7 +174,7 @@ function checkScopeClaim(payload: Record<string, unknown>): ScopeSet {
   const value = payload.scope;
   if (value === undefined) return EMPTY_SCOPES;
   try {
-    return parseScopes(value);
+    return typeof value === 'string' ? memoized(scopeMemo, value, parseScopes) : parseScopes(value);
   } catch (error) {
     if (!(error instanceof ScopeError)) throw error;
     throw invalidClaim('scope', 'The "scope" claim must be a string of scope tokens separated by single spaces.');

@@ -25,27 +25,69 @@ function malformed(message: string): AuthError {
   return new AuthError('malformed_token', message);
 }
 
-/** Parses `token` as a compact JWS. @throws {AuthError} `malformed_token`. */
-export function parseCompactJws(token: string): CompactJws {
-  if (!COMPACT.test(token)) {
+/**
+ * The last string found to be of compact JWS shape. The HTTP layer asks {@link isCompactJws} of a
+ * bearer token (such a token is a valid RFC 6750 b64token) and hands the same token to the
+ * verifier, which then skips a second scan of it: comparing with this string is a pointer
+ * comparison, or a memcmp, where the scan is a character-class match of every character.
+ */
+let lastShaped = '';
+
+/** `true` when `token` is three base64url segments separated by dots (its lengths unchecked). */
+export function isCompactJws(token: string): boolean {
+  if (token === lastShaped) return true;
+  if (!COMPACT.test(token)) return false;
+  lastShaped = token;
+  return true;
+}
+
+/** Where the segments of a well-shaped compact JWS end. */
+export interface CompactJwsLayout {
+  /** Index of the first dot: the header is `token.slice(0, headerEnd)`. */
+  readonly headerEnd: number;
+  /** Index of the second dot: the signing input is `token.slice(0, payloadEnd)`. */
+  readonly payloadEnd: number;
+}
+
+/**
+ * Checks the shape of `token` (three base64url segments, each of a length base64url can produce)
+ * and finds its dots. @throws {AuthError} `malformed_token`.
+ */
+export function locateCompactJws(token: string): CompactJwsLayout {
+  if (!isCompactJws(token)) {
     throw malformed('The token is not three base64url segments separated by dots (no padding, no other characters).');
   }
-  const first = token.indexOf('.');
-  const second = token.indexOf('.', first + 1);
-  const encodedHeader = token.slice(0, first);
-  const encodedPayload = token.slice(first + 1, second);
-  const encodedSignature = token.slice(second + 1);
-  if (encodedHeader.length % 4 === 1 || encodedPayload.length % 4 === 1 || encodedSignature.length % 4 === 1) {
+  const headerEnd = token.indexOf('.');
+  const payloadEnd = token.indexOf('.', headerEnd + 1);
+  if (headerEnd % 4 === 1 || (payloadEnd - headerEnd - 1) % 4 === 1 || (token.length - payloadEnd - 1) % 4 === 1) {
     throw malformed('A token segment has a length that base64url cannot produce.');
   }
+  return { headerEnd, payloadEnd };
+}
+
+/** The JOSE header of a well-shaped token, decoded. @throws {AuthError} `malformed_token`. */
+export function decodeJoseHeader(encodedHeader: string): Record<string, unknown> {
   const header = parseJsonObject(decodeBase64UrlText(encodedHeader));
   if (header === undefined) throw malformed('The token header is not a JSON object.');
-  const payload = parseJsonObject(decodeBase64UrlText(encodedPayload));
+  return header;
+}
+
+/** The payload of a well-shaped token, decoded. @throws {AuthError} `malformed_token`. */
+export function decodeJwsPayload(token: string, layout: CompactJwsLayout): Record<string, unknown> {
+  const payload = parseJsonObject(decodeBase64UrlText(token.slice(layout.headerEnd + 1, layout.payloadEnd)));
   if (payload === undefined) throw malformed('The token payload is not a JSON object.');
+  return payload;
+}
+
+/** Parses `token` as a compact JWS. @throws {AuthError} `malformed_token`. */
+export function parseCompactJws(token: string): CompactJws {
+  const layout = locateCompactJws(token);
+  const header = decodeJoseHeader(token.slice(0, layout.headerEnd));
+  const payload = decodeJwsPayload(token, layout);
   return {
     header,
     payload,
-    signingInput: token.slice(0, second),
-    signature: decodeBase64Url(encodedSignature),
+    signingInput: token.slice(0, layout.payloadEnd),
+    signature: decodeBase64Url(token.slice(layout.payloadEnd + 1)),
   };
 }

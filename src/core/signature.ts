@@ -64,8 +64,13 @@ function loadNodeCrypto(): NodeCrypto | undefined {
   return proc?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined;
 }
 
+/** Settled: `.then(flush)` schedules a microtask without the `AsyncResource` `queueMicrotask` makes per call. */
+const SETTLED = Promise.resolve();
+
 function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
+  // Two arrays in turn, so that a flush allocates none.
   let queue: Job[] = [];
+  let spare: Job[] = [];
   let scheduled = false;
   let running = 0;
 
@@ -95,9 +100,11 @@ function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
   const flush = (): void => {
     scheduled = false;
     const batch = queue;
-    queue = [];
+    queue = spare;
+    spare = batch;
     if (batch.length === 1 && running === 0) runSync(batch[0] as Job);
     else for (const job of batch) runInPool(job);
+    batch.length = 0;
   };
 
   return {
@@ -116,7 +123,7 @@ function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
         queue.push({ hash: parameters.hash, key: verifyKey, data, signature, resolve });
         if (!scheduled) {
           scheduled = true;
-          queueMicrotask(flush);
+          void SETTLED.then(flush);
         }
       });
     },

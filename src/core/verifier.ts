@@ -4,19 +4,18 @@
  * @module paygate-auth
  */
 import { type AuthContext, createAuthContext } from './auth-context.js';
-import { asciiBytes } from './base64url.js';
+import { asciiBytes, decodeBase64Url } from './base64url.js';
 import { type ClaimPolicy, checkClaims, checkTimeWindow } from './claims.js';
-import { parseCompactJws } from './compact-jws.js';
+import { type CompactJwsLayout, decodeJoseHeader, decodeJwsPayload, locateCompactJws } from './compact-jws.js';
 import { AuthError, invalidClaim, isAuthError } from './errors.js';
 import { emit, type VerifierEventListener } from './events.js';
 import type { FetchLike } from './jwks-fetch.js';
 import { JwksCache, type KeyLoadReport, type KeySnapshot } from './jwks-cache.js';
-import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
-import { sanitizeAndFreeze } from './json-object.js';
+import { type CheckedHeader, type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
 import { numberOption, rejectUnknownOptions } from './options.js';
 import { type IssuerEntry, IssuerRegistry } from './registry.js';
 import { type CachedResult, ResultCache } from './result-cache.js';
-import { type PreparedKey, type SignatureEngine, type SignatureEngineName, signatureEngine } from './signature.js';
+import { type SignatureEngine, type SignatureEngineName, signatureEngine } from './signature.js';
 import { checkKeySnapshot } from './key-snapshot.js';
 
 /** Options of {@link createVerifier}. Times are in seconds unless a name says otherwise. */
@@ -76,7 +75,8 @@ export interface VerifierOptions {
    */
   readonly jwksMaxRedirects?: number;
   /**
-   * Seconds the last good keys keep verifying after a reload first fails.
+   * Seconds the last good keys keep verifying past their max-age while they cannot be reloaded
+   * (the endpoint fails or is slow); then they stop, and verifications answer `jwks_unavailable`.
    * @default 86400 (24 h)
    */
   readonly jwksStaleWindow?: number;
@@ -177,6 +177,16 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
 export const VERIFIER_OPTION_NAMES: ReadonlySet<string> = KNOWN_OPTIONS;
 
 const DAY = 86_400;
+/** Most JOSE headers remembered (an issuer's tokens share a few); the memo restarts when full. */
+const MAX_REMEMBERED_HEADERS = 64;
+/** Longest encoded JOSE header remembered. */
+const MAX_REMEMBERED_HEADER_CHARS = 512;
+
+/**
+ * The verifier's synchronous look into its result cache, for `authenticate()` (see
+ * `TokenVerifier[PEEK_VERIFIED]`). Not part of the public API.
+ */
+export const PEEK_VERIFIED: unique symbol = Symbol('paygate-auth.peekVerified');
 
 function checkAudiences(value: unknown): readonly string[] {
   const list = typeof value === 'string' ? [value] : value;
@@ -233,6 +243,8 @@ class TokenVerifier implements Verifier {
   readonly #cache: ResultCache | null;
   readonly #suspended = new Set<string>();
   readonly #onEvent: VerifierEventListener | undefined;
+  /** Checked JOSE headers by their encoded text. */
+  readonly #headers = new Map<string, CheckedHeader>();
 
   constructor(options: VerifierOptions) {
     if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
@@ -243,7 +255,7 @@ class TokenVerifier implements Verifier {
     this.#now = checkFunction<() => number>('now', o.now) ?? Date.now;
     this.maxTokenBytes = numberOption(OWNER, 'maxTokenBytes', o.maxTokenBytes, 8192, { min: 256, max: 1_048_576, integer: true });
     this.#policy = {
-      audiences: new Set(this.audiences),
+      audiences: new Map(this.audiences.map((audience) => [audience, audience])),
       clockTolerance: numberOption(OWNER, 'clockTolerance', o.clockTolerance, 30, { min: 0, max: 600 }),
       maxTokenLifetime: numberOption(OWNER, 'maxTokenLifetime', o.maxTokenLifetime, DAY, { min: 0, max: 7 * DAY, exclusiveMin: true }),
     };
@@ -290,38 +302,76 @@ class TokenVerifier implements Verifier {
     }
   }
 
-  async #verify(token: string): Promise<AuthContext> {
+  /**
+   * The verification: answered from the result cache without waiting when it can (a hit whose key
+   * is current), else in full. Never throws; every failure is a rejection.
+   */
+  #verify(token: string): Promise<AuthContext> {
+    try {
+      const hit = this.#lookUp(token);
+      if (hit === undefined) return this.#verifyInFull(token);
+      if (this.#suspended.size > 0 && this.#suspended.has(hit.issuer)) throw this.#suspendedError(hit.issuer);
+      const standing = this.#keys.check(hit.issuer, hit.key);
+      if (standing === 'reload') return this.#reuseAfterReload(hit);
+      if (standing === 'gone') {
+        this.#cache?.delete(token);
+        return this.#verifyInFull(token);
+      }
+      return Promise.resolve(this.#reuse(hit));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The token's cached result, after the checks that precede any parsing. */
+  #lookUp(token: string): CachedResult | undefined {
     if (typeof token !== 'string') throw new AuthError('malformed_token', 'The token must be a string.');
     if (exceedsBytes(token, this.maxTokenBytes)) {
       throw new AuthError('token_too_large', `The token is larger than ${this.maxTokenBytes} bytes.`);
     }
-    const hit = this.#cache?.get(token);
-    if (hit !== undefined) {
-      const context = await this.#fromCache(token, hit);
-      if (context !== undefined) return context;
-    } else if (this.#cache !== null) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
-    return this.#verifyInFull(token);
+    if (this.#cache === null) return undefined;
+    const hit = this.#cache.get(token);
+    if (hit === undefined && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
+    return hit;
   }
 
-  /** The cached context, re-checked; `undefined` when its key no longer vouches for it. */
-  async #fromCache(token: string, hit: CachedResult): Promise<AuthContext | undefined> {
-    if (this.#suspended.size > 0 && this.#suspended.has(hit.issuer)) throw this.#suspendedError(hit.issuer);
-    const standing = this.#keys.check(hit.issuer, hit.key);
-    if (standing === 'reload' && (await this.#keys.resolve(hit.issuer, hit.key.kid)) !== hit.key) {
-      this.#cache?.delete(token);
-      return undefined;
+  /** A cached result whose key was past its max-age: reused if the reloaded keys still hold that key. */
+  async #reuseAfterReload(hit: CachedResult): Promise<AuthContext> {
+    if ((await this.#keys.resolve(hit.issuer, hit.key.kid)) !== hit.key) {
+      this.#cache?.delete(hit.token);
+      return this.#verifyInFull(hit.token);
     }
-    if (standing === 'gone') {
-      this.#cache?.delete(token);
-      return undefined;
-    }
+    return this.#reuse(hit);
+  }
+
+  /** The cached context, its time claims re-checked against the clock. */
+  #reuse(hit: CachedResult): AuthContext {
     try {
-      checkTimeWindow(hit.times, this.#now() / 1000, this.#policy.clockTolerance);
+      checkTimeWindow(hit, this.#now() / 1000, this.#policy.clockTolerance);
     } catch (error) {
-      this.#cache?.delete(token);
+      this.#cache?.delete(hit.token);
       throw this.#withIssuer(error, hit.issuer);
     }
-    emit(this.#onEvent, { type: 'cache', outcome: 'hit' });
+    if (this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'hit' });
+    return hit.context;
+  }
+
+  /**
+   * The cached context of `token` when it can be answered at once and would be accepted as it
+   * stands (cached, issuer not suspended, key current, time claims holding); otherwise
+   * `undefined`, and {@link verify} decides. For `authenticate()`, which looks here before it
+   * inspects the header further: a cached token passed every header rule when it was verified.
+   */
+  [PEEK_VERIFIED](token: string): AuthContext | undefined {
+    const hit = this.#cache?.get(token);
+    if (hit === undefined || (this.#suspended.size > 0 && this.#suspended.has(hit.issuer))) return undefined;
+    if (this.#keys.check(hit.issuer, hit.key) !== 'current') return undefined;
+    const now = this.#now() / 1000;
+    const tolerance = this.#policy.clockTolerance;
+    if (now >= hit.expiry + tolerance || hit.iat > now + tolerance || (hit.nbf !== undefined && hit.nbf > now + tolerance)) {
+      return undefined;
+    }
+    if (this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'hit' });
     return hit.context;
   }
 
@@ -335,32 +385,51 @@ class TokenVerifier implements Verifier {
     return new AuthError(error.code, error.message, { claim: error.claim, issuer });
   }
 
+  /**
+   * The JOSE header rules of `encodedHeader`, and the payload. A header that passed is remembered
+   * by its exact text (an issuer's tokens share a handful), so the next token with it skips
+   * decoding it; the checks still run in the order of SPEC §3.9 (payload JSON before header rules).
+   */
+  #readToken(token: string, layout: CompactJwsLayout): { header: CheckedHeader; payload: Record<string, unknown> } {
+    const encodedHeader = token.slice(0, layout.headerEnd);
+    const known = this.#headers.get(encodedHeader);
+    if (known !== undefined) return { header: known, payload: decodeJwsPayload(token, layout) };
+    const raw = decodeJoseHeader(encodedHeader);
+    const payload = decodeJwsPayload(token, layout);
+    const header = checkJoseHeader(raw, this.#algorithms);
+    if (encodedHeader.length <= MAX_REMEMBERED_HEADER_CHARS) {
+      if (this.#headers.size >= MAX_REMEMBERED_HEADERS) this.#headers.clear();
+      this.#headers.set(encodedHeader, header);
+    }
+    return { header, payload };
+  }
+
   async #verifyInFull(token: string): Promise<AuthContext> {
-    const jws = parseCompactJws(token);
-    const { alg, kid } = checkJoseHeader(jws.header, this.#algorithms);
-    const issuer = jws.payload.iss;
+    const layout = locateCompactJws(token);
+    const { header, payload } = this.#readToken(token, layout);
+    const { alg, kid } = header;
+    const issuer = payload.iss;
     if (typeof issuer !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).');
     const registered = this.registry.get(issuer);
     if (registered === undefined) throw new AuthError('unknown_issuer', 'The token\'s issuer ("iss") is not registered.');
     if (this.#suspended.has(issuer)) throw this.#suspendedError(issuer);
     const key = this.#keys.peek(issuer, kid) ?? (await this.#keys.resolve(issuer, kid));
     try {
-      await this.#checkSignature(alg, key, jws.signingInput, jws.signature);
-      const checked = checkClaims(jws.payload, registered, this.#policy, this.#now() / 1000);
-      const context = createAuthContext(issuer, checked, sanitizeAndFreeze(jws.payload));
-      this.#cache?.set(token, { context, issuer, key, times: checked.times });
+      if (key.jwk.alg !== undefined && key.jwk.alg !== alg) {
+        throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${alg}.`);
+      }
+      const signature = decodeBase64Url(token.slice(layout.payloadEnd + 1));
+      if (signature.byteLength === 0 || !(await this.#engine.verify(alg, key, asciiBytes(token, layout.payloadEnd), signature))) {
+        throw new AuthError('invalid_signature', 'The token\'s signature does not verify.');
+      }
+      const checked = checkClaims(payload, registered, this.#policy, this.#now() / 1000);
+      // The registry's own issuer string, equal to `iss`: the token's copy need not be kept.
+      const context = createAuthContext(registered.issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
+      const { expiry, expiryClaim, iat, nbf } = checked.times;
+      this.#cache?.set({ token, context, issuer: registered.issuer, key, expiry, expiryClaim, iat, nbf });
       return context;
     } catch (error) {
       throw this.#withIssuer(error, issuer);
-    }
-  }
-
-  async #checkSignature(alg: RsaAlgorithm, key: PreparedKey, signingInput: string, signature: Uint8Array): Promise<void> {
-    if (key.jwk.alg !== undefined && key.jwk.alg !== alg) {
-      throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${alg}.`);
-    }
-    if (signature.byteLength === 0 || !(await this.#engine.verify(alg, key, asciiBytes(signingInput), signature))) {
-      throw new AuthError('invalid_signature', 'The token\'s signature does not verify.');
     }
   }
 

@@ -1,0 +1,109 @@
+/**
+ * Timing: one sample runs an operation for a time budget (or an operation count) and gives ops/s.
+ * Three ways to run: a sync loop, an `await` loop (one at a time), and N lanes each awaiting its
+ * own operation (N in flight). Every benchmark is sampled once per round; rounds rotate the order
+ * and the median of the rounds is reported, so a burst of load elsewhere touches one sample of each.
+ */
+import v8 from 'node:v8';
+import vm from 'node:vm';
+
+/** Operations between two clock reads. */
+const CHUNK = 16;
+
+let collect = globalThis.gc;
+if (typeof collect !== 'function') {
+  v8.setFlagsFromString('--expose-gc');
+  collect = vm.runInNewContext('gc');
+}
+
+/** A full garbage collection (untimed, between samples). */
+export function gc() {
+  collect();
+}
+
+/** Runs sync `op(token)` over `tokens` (cycled from `offset`). */
+export function sampleSync(op, tokens, { budgetMs, maxOps = Infinity, offset = 0 }) {
+  const n = tokens.length;
+  let index = offset % n;
+  let done = 0;
+  const start = performance.now();
+  const end = start + budgetMs;
+  let now = start;
+  while (now < end && done < maxOps) {
+    const stop = Math.min(done + CHUNK, maxOps);
+    for (; done < stop; done += 1) {
+      op(tokens[index]);
+      index = index + 1 === n ? 0 : index + 1;
+    }
+    now = performance.now();
+  }
+  return { ops: done, ms: now - start };
+}
+
+/** Awaits `op(token)` one at a time. */
+export async function sampleSequential(op, tokens, { budgetMs, maxOps = Infinity, offset = 0 }) {
+  const n = tokens.length;
+  let index = offset % n;
+  let done = 0;
+  const start = performance.now();
+  const end = start + budgetMs;
+  let now = start;
+  while (now < end && done < maxOps) {
+    const stop = Math.min(done + CHUNK, maxOps);
+    for (; done < stop; done += 1) {
+      await op(tokens[index]);
+      index = index + 1 === n ? 0 : index + 1;
+    }
+    now = performance.now();
+  }
+  return { ops: done, ms: now - start };
+}
+
+/** Keeps `lanes` operations in flight until the budget or `maxOps` is spent. */
+export async function sampleInFlight(op, tokens, { budgetMs, maxOps = Infinity, offset = 0, lanes = 64 }) {
+  const n = tokens.length;
+  let index = offset % n;
+  let started = 0;
+  let finished = 0;
+  let stop = false;
+  const start = performance.now();
+  const end = start + budgetMs;
+  const lane = async () => {
+    while (!stop && started < maxOps) {
+      started += 1;
+      const token = tokens[index];
+      index = index + 1 === n ? 0 : index + 1;
+      await op(token);
+      finished += 1;
+      if ((finished & (CHUNK - 1)) === 0 && performance.now() >= end) stop = true;
+    }
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+  return { ops: finished, ms: performance.now() - start };
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/**
+ * Runs every case `rounds` times, in a rotated order each round; returns ops/s samples per case id.
+ * A case is `{ id, sample(round) → Promise<{ ops, ms }> }`.
+ */
+export async function runRounds(cases, rounds, onSample = () => {}) {
+  const samples = new Map(cases.map((c) => [c.id, []]));
+  for (let round = 0; round < rounds; round += 1) {
+    const shift = round % cases.length;
+    const order = [...cases.slice(shift), ...cases.slice(0, shift)];
+    for (const c of order) {
+      gc();
+      const { ops, ms } = await c.sample(round);
+      const rate = (ops * 1000) / ms;
+      samples.get(c.id).push(rate);
+      onSample(c, round, rate);
+    }
+  }
+  return samples;
+}

@@ -1,0 +1,110 @@
+/**
+ * Tables and the targets of the benchmark, printed and written to bench/RESULTS.md. Each part of
+ * RESULTS.md sits between markers, so the memory run and the main run each replace only their own.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { median } from './harness.mjs';
+
+export const RESULTS_URL = new URL('../RESULTS.md', import.meta.url);
+
+const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
+
+export function ops(value) {
+  return value === undefined ? '–' : integer.format(value);
+}
+
+export function ratio(value, digits = 2) {
+  return value === undefined || !Number.isFinite(value) ? '–' : value.toFixed(digits);
+}
+
+export function markdownTable(head, rows, align) {
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (align?.[i] === 'r' ? '---:' : '---')).join('|')}|`];
+  for (const row of rows) lines.push(`| ${row.join(' | ')} |`);
+  return lines.join('\n');
+}
+
+/** The one verifier table: ops/s per mode and the ratio of each to raw one-at-a-time cold. */
+export function microTable(micro) {
+  const { result, rows } = micro;
+  const base = result.raw.cold.median;
+  return markdownTable(
+    ['verifier', 'warm ops/s', 'cold ops/s', `cold, ${micro.lanes} in flight ops/s`, '× raw: warm / cold / in flight'],
+    rows.map((id) => {
+      const r = result[id];
+      return [
+        r.label,
+        ops(r.warm?.median),
+        ops(r.cold?.median),
+        ops(r.inflight?.median),
+        [r.warm, r.cold, r.inflight].map((m) => ratio(m === undefined ? undefined : m.median / base)).join(' / '),
+      ];
+    }),
+    ['l', 'r', 'r', 'r', 'r'],
+  );
+}
+
+/** Each target of the benchmark: what it asks, what this run measured, whether it holds. */
+export function microTargets(micro) {
+  const r = micro.result;
+  const base = r.raw.cold.median;
+  const peers = ['fastCached', 'fastUncached', 'aws', 'jose', 'jwt'];
+  const bestPeer = (mode) =>
+    peers.map((id) => ({ id, label: r[id].label, value: r[id][mode].median })).sort((a, b) => b.value - a.value)[0];
+  const coldPeer = bestPeer('cold');
+  const flightPeer = bestPeer('inflight');
+  const cold = r.paygate.cold.median;
+  const flight = r.paygate.inflight.median;
+  const warm = r.paygate.warm.median;
+  // Paired by round (the two run close together in each round), then the median: drift and
+  // bursts of load elsewhere touch both sides of a pair alike.
+  const pairedCost = (mode) =>
+    median(r.paygate[mode].samples.map((rate, round) => 1 - rate / r.paygateOff[mode].samples[round]));
+  const missCost = pairedCost('cold');
+  const missCostFlight = pairedCost('inflight');
+  return [
+    {
+      target: 'cold, one at a time: ≥ 0.9× raw `crypto.verify`, ahead of every peer',
+      measured: `${ratio(cold / base)}× raw (\`authenticate()\` ${ratio(r.paygateAuthenticate.cold.median / base)}×); best peer ${coldPeer.label} ${ratio(coldPeer.value / base)}×`,
+      pass: cold / base >= 0.9 && cold > coldPeer.value,
+    },
+    {
+      target: `cold, ${micro.lanes} in flight: ≥ 1.5× raw one at a time, ahead of every peer in flight`,
+      measured: `${ratio(flight / base)}× raw (\`authenticate()\` ${ratio(r.paygateAuthenticate.inflight.median / base)}×; raw in flight ${ratio(r.raw.inflight.median / base)}×); best peer ${flightPeer.label} ${ratio(flightPeer.value / base)}×`,
+      pass: flight / base >= 1.5 && flight > flightPeer.value,
+    },
+    {
+      target: 'warm: ≥ 2× fast-jwt `cache: true` warm',
+      measured: `${ratio(warm / r.fastCached.warm.median)}× (${ops(warm)} vs ${ops(r.fastCached.warm.median)} ops/s); through \`authenticate()\` ${ratio(r.paygateAuthenticate.warm.median / r.fastCached.warm.median)}×`,
+      pass: warm / r.fastCached.warm.median >= 2,
+    },
+    {
+      target: 'a cache miss costs ≤ 5 % against the same verifier with `cache: false`',
+      measured: `${(missCost * 100).toFixed(1)} % one at a time; ${(missCostFlight * 100).toFixed(1)} % in flight`,
+      pass: missCost <= 0.05,
+    },
+  ];
+}
+
+export function targetTable(targets) {
+  return markdownTable(
+    ['target', 'measured', 'holds'],
+    targets.map((t) => [t.target, t.measured, t.pass === undefined ? '–' : t.pass ? 'yes' : '**no**']),
+  );
+}
+
+/** Replaces (or appends) the part of RESULTS.md between `<!-- name -->` and `<!-- /name -->`. */
+export function writeSection(name, body, title = '# paygate-auth benchmark results') {
+  let text;
+  try {
+    text = readFileSync(RESULTS_URL, 'utf8');
+  } catch {
+    text = `${title}\n\nWritten by \`npm run bench\` and \`npm run bench:memory\`; do not edit by hand.\n`;
+  }
+  const open = `<!-- ${name} -->`;
+  const close = `<!-- /${name} -->`;
+  const block = `${open}\n${body.trim()}\n${close}`;
+  const from = text.indexOf(open);
+  const to = text.indexOf(close);
+  text = from !== -1 && to > from ? text.slice(0, from) + block + text.slice(to + close.length) : `${text.trimEnd()}\n\n${block}\n`;
+  writeFileSync(RESULTS_URL, text);
+}

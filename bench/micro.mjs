@@ -1,0 +1,201 @@
+/**
+ * The verifier benchmarks: raw `crypto.verify`, the peers and paygate-auth, each warm (the same
+ * token again), cold (distinct tokens cycled) and cold with 64 verifications in flight, in one
+ * process and one run, sampled in rotating rounds.
+ */
+import { IssuerRegistry, authenticate, createVerifier } from 'paygate-auth';
+import { serveJwks } from 'paygate-auth/testing';
+import { median, runRounds, sampleInFlight, sampleSequential, sampleSync } from './lib/harness.mjs';
+import { awsJwtVerifier, fastJwtVerifier, joseVerifier, jsonwebtokenVerifier, rawVerifier } from './lib/peers.mjs';
+import { AUDIENCE, PRODUCT, TENANT, claimsFor, createBenchKey, flat, negativeTokens, rawParts, signMany, signToken } from './lib/tokens.mjs';
+
+export const ISSUER = 'https://issuer.bench.example';
+/** The scope every paygate-auth request is checked for (on top of the default policy). */
+const REQUIRED_SCOPE = 'pay:processPayments';
+const REQUIRED_SCOPES = Object.freeze([REQUIRED_SCOPE]);
+const LANES = 64;
+
+/** Throws unless `attempt()` fails: a verifier that accepts a bad token aborts the run. */
+async function mustReject(label, kind, attempt) {
+  let accepted = false;
+  try {
+    accepted = (await attempt()) !== false;
+  } catch {
+    accepted = false;
+  }
+  if (accepted) throw new Error(`${label} accepted a ${kind} token: the benchmark is void`);
+}
+
+async function mustAccept(label, attempt) {
+  try {
+    if ((await attempt()) === false) throw new Error('refused');
+  } catch (error) {
+    throw new Error(`${label} refused a valid token: ${error?.message ?? error}`);
+  }
+}
+
+/** Shows that `verify` accepts a valid token and refuses each bad one before it is timed. */
+async function qualify(label, verify, valid, bad, kinds = Object.keys(bad)) {
+  await mustAccept(label, () => verify(valid));
+  for (const kind of kinds) await mustReject(label, kind, () => verify(bad[kind]));
+  return kinds;
+}
+
+/**
+ * paygate-auth as the peers are run: `verify(token)`, plus the route's scope check on the
+ * result (the peers check no scope at all).
+ */
+function verifyOp(verifier) {
+  return async (token) => {
+    const auth = await verifier.verify(token);
+    if (!auth.scopes.has(REQUIRED_SCOPE)) throw new Error('the token lacks the scope');
+  };
+}
+
+/** paygate-auth as an adapter runs it: `authenticate()` on the Authorization header, scopes checked. */
+function authenticateOp(verifier) {
+  return async (authorization) => {
+    const result = await authenticate(verifier, { authorization, requiredScopes: REQUIRED_SCOPES });
+    if (!result.ok) throw result.error;
+  };
+}
+
+/**
+ * @param {{ rounds: number, budgetMs: number, tokenCount: number, log: (line: string) => void }} settings
+ */
+export async function runMicro({ rounds, budgetMs, tokenCount, log }) {
+  const key = createBenchKey();
+  const jwks = await serveJwks(() => ({ keys: [key.jwk] }));
+  try {
+    const registry = new IssuerRegistry([{ issuer: ISSUER, jwksUri: jwks.url, products: [PRODUCT] }]);
+    const base = { registry, audience: AUDIENCE };
+    const loader = createVerifier(base);
+    const [report] = await loader.warmUp();
+    if (!report?.ok) throw new Error(`the JWKS did not load from ${jwks.url}`);
+    const snapshot = loader.exportKeys();
+    const fresh = async (options = {}) => {
+      const verifier = createVerifier({ ...base, keys: snapshot, ...options });
+      await verifier.warmUp();
+      return verifier;
+    };
+
+    let started = performance.now();
+    const tokens = await signMany(key, ISSUER, tokenCount);
+    if (new Set(tokens).size !== tokenCount) throw new Error('the benchmark tokens are not distinct');
+    log(`signed ${tokenCount} distinct tokens in ${Math.round(performance.now() - started)} ms`);
+    const warmToken = signToken(key, claimsFor(ISSUER, 'warm'));
+    const bad = negativeTokens(key, ISSUER);
+    const headers = tokens.map((token) => flat(`Bearer ${token}`));
+    const warmHeader = flat(`Bearer ${warmToken}`);
+    const badHeaders = Object.fromEntries(Object.entries(bad).map(([kind, token]) => [kind, flat(`Bearer ${token}`)]));
+    const parts = tokens.map(rawParts);
+    const warmParts = [rawParts(warmToken)];
+
+    const raw = rawVerifier(key);
+    const rows = [];
+    const cases = [];
+    const qualified = {};
+    const addRow = (row) => {
+      rows.push(row);
+      for (const mode of ['warm', 'cold', 'inflight']) {
+        if (row[mode] !== undefined) cases.push({ id: `${row.id}:${mode}`, sample: row[mode] });
+      }
+    };
+
+    // Raw crypto.verify: signature only, over bytes prepared in advance.
+    qualified.raw = await qualify('crypto.verify', (p) => raw.sync(p), warmParts[0], { tampered: rawParts(bad.tampered) });
+    addRow({
+      id: 'raw',
+      label: 'node:crypto `crypto.verify`, prepared KeyObject (the RSA step alone)',
+      warm: async () => sampleSync(raw.sync, warmParts, { budgetMs }),
+      cold: async (round) => sampleSync(raw.sync, parts, { budgetMs, offset: round * 1237 }),
+      inflight: (round) => sampleInFlight(raw.pooled, parts, { budgetMs, offset: round * 1237, lanes: LANES }),
+    });
+
+    const syncPeer = (id, label, verify) => ({
+      id,
+      label,
+      warm: async () => sampleSync(verify, [warmToken], { budgetMs }),
+      cold: async (round) => sampleSync(verify, tokens, { budgetMs, offset: round * 1237 }),
+      inflight: (round) => sampleInFlight(verify, tokens, { budgetMs, offset: round * 1237, lanes: LANES }),
+    });
+    const asyncPeer = (id, label, verify) => ({
+      id,
+      label,
+      warm: () => sampleSequential(verify, [warmToken], { budgetMs }),
+      cold: (round) => sampleSequential(verify, tokens, { budgetMs, offset: round * 1237 }),
+      inflight: (round) => sampleInFlight(verify, tokens, { budgetMs, offset: round * 1237, lanes: LANES }),
+    });
+
+    const fastCached = fastJwtVerifier(key, ISSUER, true);
+    const fastUncached = fastJwtVerifier(key, ISSUER, false);
+    const aws = awsJwtVerifier(key, ISSUER);
+    const jose = await joseVerifier(key, ISSUER);
+    const jwt = jsonwebtokenVerifier(key, ISSUER);
+    qualified.fastCached = await qualify('fast-jwt (cache)', fastCached, warmToken, bad);
+    qualified.fastUncached = await qualify('fast-jwt', fastUncached, warmToken, bad);
+    qualified.aws = await qualify('aws-jwt-verify', aws, warmToken, bad);
+    qualified.jose = await qualify('jose', jose, warmToken, bad);
+    qualified.jwt = await qualify('jsonwebtoken', jwt, warmToken, bad);
+    addRow(syncPeer('fastCached', 'fast-jwt, PEM key, `cache: true`', fastCached));
+    addRow(syncPeer('fastUncached', 'fast-jwt, PEM key, no cache', fastUncached));
+    addRow(syncPeer('aws', 'aws-jwt-verify `verifySync`, hydrated JWKS', aws));
+    addRow(asyncPeer('jose', 'jose `jwtVerify`, imported JWK (WebCrypto)', jose));
+    addRow(syncPeer('jwt', 'jsonwebtoken, PEM key', jwt));
+
+    // paygate-auth: verify() + the scope check (as the peers are called), and authenticate() as
+    // every adapter calls it (the Authorization header in, the default and route scope policy).
+    const warmVerifier = await fresh();
+    const offVerifier = await fresh({ cache: false });
+    qualified.paygate = await qualify('paygate-auth', verifyOp(warmVerifier), warmToken, bad);
+    qualified.paygateOff = await qualify('paygate-auth (cache off)', verifyOp(offVerifier), warmToken, bad);
+    qualified.paygateAuthenticate = await qualify('paygate-auth authenticate()', authenticateOp(warmVerifier), warmHeader, badHeaders);
+    /** A sample of distinct tokens, each seen once by a verifier built for the sample: every one a miss. */
+    const coldSample = (makeOp, inputs, options, sampler, extra) => async (round) => {
+      const op = makeOp(await fresh(options));
+      return sampler(op, inputs, { budgetMs, maxOps: tokenCount, offset: round * 1237, ...extra });
+    };
+    addRow({
+      id: 'paygate',
+      label: 'paygate-auth `verify()` + scope check',
+      warm: () => sampleSequential(verifyOp(warmVerifier), [warmToken], { budgetMs }),
+      cold: coldSample(verifyOp, tokens, {}, sampleSequential),
+      inflight: coldSample(verifyOp, tokens, {}, sampleInFlight, { lanes: LANES }),
+    });
+    addRow({
+      id: 'paygateOff',
+      label: 'paygate-auth `verify()` + scope check, `cache: false`',
+      warm: () => sampleSequential(verifyOp(offVerifier), [warmToken], { budgetMs }),
+      cold: coldSample(verifyOp, tokens, { cache: false }, sampleSequential),
+      inflight: coldSample(verifyOp, tokens, { cache: false }, sampleInFlight, { lanes: LANES }),
+    });
+    addRow({
+      id: 'paygateAuthenticate',
+      label: 'paygate-auth `authenticate()` (Authorization header, verify, scope policy)',
+      warm: () => sampleSequential(authenticateOp(warmVerifier), [warmHeader], { budgetMs }),
+      cold: coldSample(authenticateOp, headers, {}, sampleSequential),
+      inflight: coldSample(authenticateOp, headers, {}, sampleInFlight, { lanes: LANES }),
+    });
+
+    // JIT warm-up of every case, untimed.
+    for (const c of cases) await c.sample(0);
+
+    started = performance.now();
+    const samples = await runRounds(cases, rounds, (c, round, rate) => {
+      if (process.env.BENCH_VERBOSE) log(`  round ${round + 1} ${c.id.padEnd(20)} ${Math.round(rate)} ops/s`);
+    });
+    log(`timed ${cases.length} cases × ${rounds} rounds in ${Math.round((performance.now() - started) / 1000)} s`);
+
+    const result = {};
+    for (const row of rows) {
+      result[row.id] = { label: row.label };
+      for (const mode of ['warm', 'cold', 'inflight']) {
+        const list = samples.get(`${row.id}:${mode}`);
+        if (list) result[row.id][mode] = { median: median(list), samples: list };
+      }
+    }
+    return { rows: rows.map((row) => row.id), result, qualified, tokenCount, rounds, budgetMs, lanes: LANES, tenant: TENANT };
+  } finally {
+    await jwks.close();
+  }
+}
