@@ -19,6 +19,15 @@ export const PUBLIC_TENANT_ID = 'public';
 export const MAX_NAME_PART_LENGTH = 256;
 
 const NAME_PART = /^[A-Za-z0-9._-]+$/;
+const PART = `[A-Za-z0-9._-]{1,${MAX_NAME_PART_LENGTH}}`;
+/**
+ * The valid names in one match each: the parsers try these first, and only a name that fails them
+ * is taken apart part by part, to say which part is wrong.
+ */
+const TENANT = new RegExp(`^ern:(${PART})/tenants/(${PART})$`);
+/** Groups: product; tenant id (tenant, tenant user); user id (tenant user); user id (product user). */
+const ABSOLUTE = new RegExp(`^ern:(${PART})/tenants/(?:(${PART})(?:/users/(${PART}))?|users/(${PART}))$`);
+const RELATIVE = new RegExp(`^//(departments|customers|users)/(${PART})$`);
 const ERN_PREFIX = 'ern:';
 const RELATIVE_PREFIX = '//';
 const MAX_SHOWN = 80;
@@ -138,6 +147,8 @@ function tenant(product: string, id: string): TenantErn {
  * @throws {ErnError} naming the part at fault.
  */
 export function parseTenantErn(value: unknown): TenantErn {
+  const match = typeof value === 'string' ? TENANT.exec(value) : null;
+  if (match !== null) return tenant(match[1] as string, match[2] as string);
   const kind: ErnKind = 'tenant ERN';
   const text = requireString(kind, value);
   const { product, rest } = splitAbsolute(kind, text);
@@ -147,8 +158,21 @@ export function parseTenantErn(value: unknown): TenantErn {
   return tenant(product, checkPart(kind, 'tenant_id', 'tenant id', rest[0]));
 }
 
+/** The user forms of an absolute ERN that matched {@link ABSOLUTE}, or `null` for a tenant ERN. */
+function userOf(text: string, match: RegExpExecArray): Extract<UserReference, { form: 'tenant_user' | 'product_user' }> | null {
+  const product = match[1] as string;
+  if (match[4] !== undefined) return { form: 'product_user', ern: text, product, tenantId: null, userId: match[4] };
+  if (match[3] !== undefined) return { form: 'tenant_user', ern: text, product, tenantId: match[2] as string, userId: match[3] };
+  return null;
+}
+
 /** Parses the absolute forms shared by {@link parseErn} and {@link parseUserReference}. */
 function parseAbsolute(kind: ErnKind, text: string): Ern {
+  const match = ABSOLUTE.exec(text);
+  if (match !== null) {
+    const user = userOf(text, match);
+    return Object.freeze(user === null ? { type: 'tenant', ...tenant(match[1] as string, match[2] as string) } : { type: 'user', ...user });
+  }
   const { product, rest } = splitAbsolute(kind, text);
   if (rest.length === 1) {
     const id = checkPart(kind, 'tenant_id', 'tenant id', rest[0]);
@@ -182,6 +206,10 @@ export function parseErn(value: unknown): Ern {
  * @throws {ErnError} naming the part at fault.
  */
 export function parseReference(value: unknown, collection?: ReferenceCollection): RelativeReference {
+  const match = typeof value === 'string' ? RELATIVE.exec(value) : null;
+  if (match !== null && (collection === undefined || match[1] === collection)) {
+    return Object.freeze({ ref: value as string, collection: match[1] as ReferenceCollection, id: match[2] as string });
+  }
   const kind: ErnKind = 'relative reference';
   const text = requireString(kind, value);
   if (!text.startsWith(RELATIVE_PREFIX)) {
@@ -209,6 +237,11 @@ export function parseReference(value: unknown, collection?: ReferenceCollection)
 export function parseUserReference(value: unknown): UserReference {
   const kind: ErnKind = 'user reference';
   const text = requireString(kind, value);
+  const match = ABSOLUTE.exec(text);
+  if (match !== null) {
+    const user = userOf(text, match);
+    if (user !== null) return Object.freeze(user);
+  }
   if (text.startsWith(RELATIVE_PREFIX)) {
     const ref = parseReference(text, 'users');
     return Object.freeze({ form: 'relative', ern: text, product: null, tenantId: null, userId: ref.id });

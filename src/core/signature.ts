@@ -2,10 +2,10 @@
  * RSA signature verification over the exact received bytes (SPEC §3.5), with each key parsed once.
  *
  * Two engines:
- * - `node`: a prepared `KeyObject` and `crypto.verify`. A verification that is alone runs
- *   synchronously (the fastest a single call can be); when several are waiting in the same turn of
- *   the event loop, or some are already running, they go to libuv's thread pool, so the other cores
- *   work too.
+ * - `node`: a prepared `KeyObject` and `crypto.verify`. A verification that is the first of its
+ *   turn of the event loop, with none running in the pool, runs synchronously and answers at once
+ *   (the fastest a single call can be); the others of a burst, and any while some are running, go
+ *   to libuv's thread pool, so that the other cores work too.
  * - `webcrypto`: `crypto.subtle`, for runtimes without `node:crypto` (Workers, Deno, browsers).
  *
  * @module paygate-auth
@@ -26,7 +26,8 @@ export interface PreparedKey {
 export interface SignatureEngine {
   readonly name: 'node' | 'webcrypto';
   prepare(jwk: RsaPublicJwk): Promise<PreparedKey>;
-  verify(alg: RsaAlgorithm, key: PreparedKey, data: Uint8Array, signature: Uint8Array): Promise<boolean>;
+  /** `true` when the signature verifies: at once when it ran synchronously, else a promise. */
+  verify(alg: RsaAlgorithm, key: PreparedKey, data: Uint8Array, signature: Uint8Array): boolean | Promise<boolean>;
 }
 
 interface AlgorithmParameters {
@@ -51,61 +52,44 @@ type NodeCrypto = typeof import('node:crypto');
 type NodeKeyObject = import('node:crypto').KeyObject;
 type VerifyKey = NodeKeyObject | { key: NodeKeyObject; padding: number; saltLength: number };
 
-interface Job {
-  readonly hash: string;
-  readonly key: VerifyKey;
-  readonly data: Uint8Array;
-  readonly signature: Uint8Array;
-  readonly resolve: (valid: boolean) => void;
-}
-
 function loadNodeCrypto(): NodeCrypto | undefined {
   const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   return proc?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined;
 }
 
-/** Settled: `.then(flush)` schedules a microtask without the `AsyncResource` `queueMicrotask` makes per call. */
+/** Settled: `.then(fn)` schedules a microtask without the `AsyncResource` `queueMicrotask` makes per call. */
 const SETTLED = Promise.resolve();
 
 function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
-  // Two arrays in turn, so that a flush allocates none.
-  let queue: Job[] = [];
-  let spare: Job[] = [];
-  let scheduled = false;
+  /** Verifications in the thread pool now. */
   let running = 0;
-
-  const runSync = (job: Job): void => {
-    let valid = false;
-    try {
-      valid = nodeCrypto.verify(job.hash, job.data, job.key, job.signature);
-    } catch {
-      valid = false;
-    }
-    job.resolve(valid);
+  /** Verifications asked for since the last microtask checkpoint: more than one is a burst. */
+  let thisTurn = 0;
+  const endTurn = (): void => {
+    thisTurn = 0;
   };
 
-  const runInPool = (job: Job): void => {
-    running += 1;
+  const verifyHere = (hash: string, data: Uint8Array, key: VerifyKey, signature: Uint8Array): boolean => {
     try {
-      nodeCrypto.verify(job.hash, job.data, job.key, job.signature, (error, valid) => {
+      return nodeCrypto.verify(hash, data, key, signature);
+    } catch {
+      return false;
+    }
+  };
+
+  const verifyInPool = (hash: string, data: Uint8Array, key: VerifyKey, signature: Uint8Array): Promise<boolean> =>
+    new Promise<boolean>((resolve) => {
+      running += 1;
+      try {
+        nodeCrypto.verify(hash, data, key, signature, (error, valid) => {
+          running -= 1;
+          resolve(error === null && valid);
+        });
+      } catch {
         running -= 1;
-        job.resolve(error === null && valid);
-      });
-    } catch {
-      running -= 1;
-      job.resolve(false);
-    }
-  };
-
-  const flush = (): void => {
-    scheduled = false;
-    const batch = queue;
-    queue = spare;
-    spare = batch;
-    if (batch.length === 1 && running === 0) runSync(batch[0] as Job);
-    else for (const job of batch) runInPool(job);
-    batch.length = 0;
-  };
+        resolve(false);
+      }
+    });
 
   return {
     name: 'node',
@@ -119,13 +103,10 @@ function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
       const verifyKey: VerifyKey = parameters.pss
         ? { key: keyObject, padding: nodeCrypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: parameters.saltLength }
         : keyObject;
-      return new Promise<boolean>((resolve) => {
-        queue.push({ hash: parameters.hash, key: verifyKey, data, signature, resolve });
-        if (!scheduled) {
-          scheduled = true;
-          void SETTLED.then(flush);
-        }
-      });
+      if (thisTurn++ === 0) void SETTLED.then(endTurn);
+      return thisTurn === 1 && running === 0
+        ? verifyHere(parameters.hash, data, verifyKey, signature)
+        : verifyInPool(parameters.hash, data, verifyKey, signature);
     },
   };
 }

@@ -13,10 +13,23 @@ import type { FetchLike } from './jwks-fetch.js';
 import { JwksCache, type KeyLoadReport, type KeySnapshot } from './jwks-cache.js';
 import { type CheckedHeader, type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
 import { numberOption, rejectUnknownOptions } from './options.js';
-import { type IssuerEntry, IssuerRegistry } from './registry.js';
+import { type IssuerEntry, IssuerRegistry, type RegisteredIssuer } from './registry.js';
 import { type CachedResult, ResultCache } from './result-cache.js';
-import { type SignatureEngine, type SignatureEngineName, signatureEngine } from './signature.js';
+import { type PreparedKey, type SignatureEngine, type SignatureEngineName, signatureEngine } from './signature.js';
 import { checkKeySnapshot } from './key-snapshot.js';
+
+/** What {@link TokenVerifier} has read of a token before it looks for its key. */
+interface TokenRead {
+  readonly token: string;
+  readonly layout: CompactJwsLayout;
+  readonly header: CheckedHeader;
+  readonly payload: Record<string, unknown>;
+  readonly issuer: RegisteredIssuer;
+}
+
+function invalidSignature(): AuthError {
+  return new AuthError('invalid_signature', 'The token\'s signature does not verify.');
+}
 
 /** Options of {@link createVerifier}. Times are in seconds unless a name says otherwise. */
 export interface VerifierOptions {
@@ -404,32 +417,72 @@ class TokenVerifier implements Verifier {
     return { header, payload };
   }
 
-  async #verifyInFull(token: string): Promise<AuthContext> {
+  /**
+   * Every rule, in order. Answers with an already-settled promise when the key is at hand and the
+   * signature was checked synchronously; waits only for a key download or the thread pool.
+   */
+  #verifyInFull(token: string): Promise<AuthContext> {
+    let read: TokenRead;
+    try {
+      read = this.#readIssuer(token);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const key = this.#keys.peek(read.issuer.issuer, read.header.kid);
+    if (key === undefined) return this.#keys.resolve(read.issuer.issuer, read.header.kid).then((resolved) => this.#checkSigned(read, resolved));
+    try {
+      const outcome = this.#checkSigned(read, key);
+      return outcome instanceof Promise ? outcome : Promise.resolve(outcome);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** The token's layout, header, payload and registered issuer (the steps before any key). */
+  #readIssuer(token: string): TokenRead {
     const layout = locateCompactJws(token);
     const { header, payload } = this.#readToken(token, layout);
-    const { alg, kid } = header;
     const issuer = payload.iss;
     if (typeof issuer !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).');
     const registered = this.registry.get(issuer);
     if (registered === undefined) throw new AuthError('unknown_issuer', 'The token\'s issuer ("iss") is not registered.');
     if (this.#suspended.has(issuer)) throw this.#suspendedError(issuer);
-    const key = this.#keys.peek(issuer, kid) ?? (await this.#keys.resolve(issuer, kid));
+    return { token, layout, header, payload, issuer: registered };
+  }
+
+  /** The signature, then the claims; the context, or a promise of it when the pool checks the signature. */
+  #checkSigned(read: TokenRead, key: PreparedKey): AuthContext | Promise<AuthContext> {
+    const { token, layout, header } = read;
     try {
-      if (key.jwk.alg !== undefined && key.jwk.alg !== alg) {
-        throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${alg}.`);
+      if (key.jwk.alg !== undefined && key.jwk.alg !== header.alg) {
+        throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${header.alg}.`);
       }
       const signature = decodeBase64Url(token.slice(layout.payloadEnd + 1));
-      if (signature.byteLength === 0 || !(await this.#engine.verify(alg, key, asciiBytes(token, layout.payloadEnd), signature))) {
-        throw new AuthError('invalid_signature', 'The token\'s signature does not verify.');
-      }
-      const checked = checkClaims(payload, registered, this.#policy, this.#now() / 1000);
+      if (signature.byteLength === 0) throw invalidSignature();
+      const valid = this.#engine.verify(header.alg, key, asciiBytes(token, layout.payloadEnd), signature);
+      if (valid === true) return this.#accept(read, key);
+      if (valid === false) throw invalidSignature();
+      return valid.then((checked) => {
+        if (!checked) throw this.#withIssuer(invalidSignature(), read.issuer.issuer);
+        return this.#accept(read, key);
+      });
+    } catch (error) {
+      throw this.#withIssuer(error, read.issuer.issuer);
+    }
+  }
+
+  /** The claims of a token whose signature verified; its context, cached. */
+  #accept(read: TokenRead, key: PreparedKey): AuthContext {
+    const { token, layout, issuer } = read;
+    try {
+      const checked = checkClaims(read.payload, issuer, this.#policy, this.#now() / 1000);
       // The registry's own issuer string, equal to `iss`: the token's copy need not be kept.
-      const context = createAuthContext(registered.issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
+      const context = createAuthContext(issuer.issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
       const { expiry, expiryClaim, iat, nbf } = checked.times;
-      this.#cache?.set({ token, context, issuer: registered.issuer, key, expiry, expiryClaim, iat, nbf });
+      this.#cache?.set({ token, context, issuer: issuer.issuer, key, expiry, expiryClaim, iat, nbf });
       return context;
     } catch (error) {
-      throw this.#withIssuer(error, issuer);
+      throw this.#withIssuer(error, issuer.issuer);
     }
   }
 

@@ -110,17 +110,28 @@ function alreadyVerified(verifier: PeekingVerifier, authorization: Authorization
 }
 
 /**
+ * {@link authenticate}'s answer when it needs no waiting: the token is one the verifier has
+ * verified before and would accept as it stands (then the scope policy decides). `undefined`
+ * means "call `authenticate()`". For the adapters, which thus answer most requests without a
+ * promise.
+ * @throws {TypeError} when `requiredScopes` is malformed (a server misconfiguration).
+ */
+export function authenticateCached(verifier: AuthenticatingVerifier, input: AuthenticateInput): AuthResult | undefined {
+  if (input.requiredScopes !== undefined) requirementOf(input.requiredScopes);
+  const cached = alreadyVerified(verifier, input.authorization);
+  if (cached === undefined) return undefined;
+  const error = scopeFailure(cached, input.requiredScopes);
+  return error === null ? { ok: true, auth: cached } : { ok: false, error };
+}
+
+/**
  * Authenticates one request: extracts the bearer token, verifies it, applies the scope policy.
  * Resolves `{ ok: false, error }` for every client fault; rejects only for a server fault (a
  * malformed `requiredScopes`, a bug).
  */
 export async function authenticate(verifier: AuthenticatingVerifier, input: AuthenticateInput): Promise<AuthResult> {
-  if (input.requiredScopes !== undefined) requirementOf(input.requiredScopes);
-  const cached = alreadyVerified(verifier, input.authorization);
-  if (cached !== undefined) {
-    const error = scopeFailure(cached, input.requiredScopes);
-    return error === null ? { ok: true, auth: cached } : { ok: false, error };
-  }
+  const cached = authenticateCached(verifier, input);
+  if (cached !== undefined) return cached;
   try {
     const token = extractBearerToken(input.authorization, verifier.maxTokenBytes);
     const auth = await verifier.verify(token);

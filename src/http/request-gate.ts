@@ -8,7 +8,7 @@
 import type { AuthContext } from '../core/auth-context.js';
 import type { ScopeRequirement } from '../core/scopes.js';
 import type { AdapterSettings } from './adapter-options.js';
-import { authenticate, authorizeScopes } from './authenticate.js';
+import { type AuthResult, authenticate, authenticateCached, authorizeScopes } from './authenticate.js';
 import { DEFAULT_REALM, type ErrorResponse, toErrorResponse } from './error-response.js';
 import { type HeadersInput, readHeader } from './headers-input.js';
 import { isCorsPreflight } from './preflight.js';
@@ -39,10 +39,25 @@ export interface GateFailure {
 /** The outcome of {@link gateRequest}: the context (`null` for an allowed preflight), or a failure. */
 export type GateResult = { readonly ok: true; readonly auth: AuthContext | null } | GateFailure;
 
-/** The settings each gated request ran with, for its `requireScopes(...)`. */
-const settingsOf = new WeakMap<object, AdapterSettings>();
+/**
+ * Where a gated request keeps the settings it ran with, for its `requireScopes(...)`: a symbol
+ * property on the request object (a `WeakMap` would make every request an ephemeron for the
+ * garbage collector to trace).
+ */
+const GATED_WITH: unique symbol = Symbol('paygate-auth.gatedWith');
 
 const UNGATED: Pick<AdapterSettings, 'realm' | 'forwardErrors'> = { realm: DEFAULT_REALM, forwardErrors: false };
+
+type Gated = { [GATED_WITH]?: AdapterSettings };
+
+/** Records `settings` on `request`, unless `requireScopes(...)` would answer as they say anyway. */
+function remember(request: object, settings: AdapterSettings): void {
+  if (settings.realm === UNGATED.realm && settings.forwardErrors === UNGATED.forwardErrors) return;
+  if (Object.isExtensible(request)) (request as Gated)[GATED_WITH] = settings;
+}
+
+const PREFLIGHT: GateResult = Object.freeze({ ok: true, auth: null });
+
 
 function failure(error: unknown, settings: Pick<AdapterSettings, 'realm' | 'forwardErrors'>): GateFailure {
   return { ok: false, error, response: settings.forwardErrors ? undefined : toErrorResponse(error, { realm: settings.realm }) };
@@ -65,19 +80,29 @@ function authorizationOf(request: GatedRequest): string | readonly string[] | nu
   return request.headersDistinct?.authorization ?? readHeader(request.headers, 'authorization');
 }
 
+function settle(result: AuthResult, settings: AdapterSettings, routeScopes: ScopeRequirement | undefined): GateResult {
+  if (!result.ok) return failure(result.error, settings);
+  if (routeScopes === undefined) return result;
+  const scoped = authorizeScopes(result.auth, routeScopes);
+  return scoped.ok ? result : failure(scoped.error, settings);
+}
+
 /**
  * Authenticates `request` with the adapter's settings, then checks `routeScopes` (both the
- * settings' `requiredScopes` and `routeScopes` must hold). Never rejects.
+ * settings' `requiredScopes` and `routeScopes` must hold). Answers at once (no promise) when it
+ * can: an allowed preflight, or a token already verified; else a promise that never rejects.
  */
-export async function gateRequest(settings: AdapterSettings, request: GatedRequest, routeScopes?: ScopeRequirement): Promise<GateResult> {
-  settingsOf.set(request, settings);
-  if (settings.allowPreflight && isCorsPreflight(request)) return { ok: true, auth: null };
+export function gateRequest(settings: AdapterSettings, request: GatedRequest, routeScopes?: ScopeRequirement): GateResult | Promise<GateResult> {
+  remember(request, settings);
+  if (settings.allowPreflight && isCorsPreflight(request)) return PREFLIGHT;
   try {
-    const result = await authenticate(settings.verifier, { authorization: authorizationOf(request), requiredScopes: settings.requiredScopes });
-    if (!result.ok) return failure(result.error, settings);
-    if (routeScopes === undefined) return result;
-    const scoped = authorizeScopes(result.auth, routeScopes);
-    return scoped.ok ? result : failure(scoped.error, settings);
+    const input = { authorization: authorizationOf(request), requiredScopes: settings.requiredScopes };
+    const cached = authenticateCached(settings.verifier, input);
+    if (cached !== undefined) return settle(cached, settings, routeScopes);
+    return authenticate(settings.verifier, input).then(
+      (result) => settle(result, settings, routeScopes),
+      (error: unknown) => failure(error, settings),
+    );
   } catch (error) {
     return failure(error, settings);
   }
@@ -94,5 +119,5 @@ export function gateScopes(
   requirement: ScopeRequirement,
 ): { readonly ok: true } | GateFailure {
   const checked = authorizeScopes(auth, requirement);
-  return checked.ok ? checked : failure(checked.error, settingsOf.get(request) ?? UNGATED);
+  return checked.ok ? checked : failure(checked.error, (request as Gated)[GATED_WITH] ?? UNGATED);
 }

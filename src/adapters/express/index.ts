@@ -14,7 +14,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthContext } from '../../core/auth-context.js';
 import { type AdapterOptions, resolveAdapterOptions } from '../../http/adapter-options.js';
 import { type ErrorResponse } from '../../http/error-response.js';
-import { type GateFailure, gateRequest, gateScopes } from '../../http/request-gate.js';
+import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
 declare global {
@@ -42,11 +42,15 @@ function fail(failure: GateFailure, res: Response, next: NextFunction): void {
 /** Middleware that verifies every request and sets `req.auth`; failures are answered (or forwarded). */
 export function auth(options: AuthOptions): RequestHandler {
   const settings = resolveAdapterOptions('auth', options);
-  return async (req: Request, res: Response, next: NextFunction) => {
-    const result = await gateRequest(settings, req);
+  const pass = (result: GateResult, req: Request, res: Response, next: NextFunction): void => {
     if (!result.ok) return fail(result, res, next);
     req.auth = result.auth;
     next();
+  };
+  return (req: Request, res: Response, next: NextFunction) => {
+    const result = gateRequest(settings, req);
+    if (result instanceof Promise) return result.then((settled) => pass(settled, req, res, next));
+    pass(result, req, res, next);
   };
 }
 

@@ -17,7 +17,7 @@ import fp from 'fastify-plugin';
 import type { AuthContext } from '../../core/auth-context.js';
 import type { ScopeRequirement } from '../../core/scopes.js';
 import { type AdapterOptions, resolveAdapterOptions, stableRequirement } from '../../http/adapter-options.js';
-import { type GateFailure, gateRequest, gateScopes } from '../../http/request-gate.js';
+import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
 declare module 'fastify' {
@@ -66,12 +66,20 @@ const plugin: FastifyPluginAsync<PaygateAuthOptions> = async (fastify, options) 
     const scopes = routeScopes(route);
     if (scopes !== undefined) route.config = { ...route.config, scopes };
   });
-  fastify.addHook('onRequest', async (request, reply) => {
+  const pass = (result: GateResult, request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void): void => {
+    if (result.ok) {
+      request.auth = result.auth;
+      done();
+    } else if (result.response === undefined) done(result.error as Error);
+    else void fail(result, reply);
+  };
+  // A callback hook: a request whose token is already verified passes without a promise.
+  fastify.addHook('onRequest', (request, reply, done) => {
     const config = request.routeOptions.config;
-    if (config?.auth === false) return;
-    const result = await gateRequest(settings, request.raw, config?.scopes);
-    if (!result.ok) return fail(result, reply);
-    request.auth = result.auth;
+    if (config?.auth === false) return done();
+    const result = gateRequest(settings, request.raw, config?.scopes);
+    if (result instanceof Promise) void result.then((settled) => pass(settled, request, reply, done));
+    else pass(result, request, reply, done);
   });
 };
 

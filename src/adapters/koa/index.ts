@@ -13,7 +13,7 @@
 import type { Context, Middleware, Next } from 'koa';
 import type { AuthContext } from '../../core/auth-context.js';
 import { type AdapterOptions, resolveAdapterOptions } from '../../http/adapter-options.js';
-import { type GateFailure, gateRequest, gateScopes } from '../../http/request-gate.js';
+import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
 /** The state `auth()` adds: for apps that type their own state, `new Koa<MyState & AuthState>()`. */
@@ -40,11 +40,14 @@ function fail(failure: GateFailure, ctx: Context): void {
 /** Middleware that verifies every request and sets `ctx.state.auth`; failures are answered (or thrown). */
 export function auth(options: AuthOptions): Middleware<AuthState> {
   const settings = resolveAdapterOptions('auth', options);
-  return async (ctx, next: Next) => {
-    const result = await gateRequest(settings, ctx.req);
+  const pass = (result: GateResult, ctx: Context, next: Next): Promise<unknown> | void => {
     if (!result.ok) return fail(result, ctx);
     ctx.state.auth = result.auth;
     return next();
+  };
+  return (ctx, next: Next) => {
+    const result = gateRequest(settings, ctx.req);
+    return result instanceof Promise ? result.then((settled) => pass(settled, ctx, next)) : pass(result, ctx, next);
   };
 }
 
