@@ -40,14 +40,25 @@ export interface AuthContext {
   readonly claims: Readonly<Record<string, unknown>>;
 }
 
-/** The `expiresAt` member every context shares: an own, enumerable accessor returning a new `Date`. */
-let expiresAtProperty: PropertyDescriptor;
-/** The `claims` member every context shares: an own, enumerable accessor, decoding on first read. */
-let claimsProperty: PropertyDescriptor;
+/** The JSON (and `util.inspect`) form of a context: its members, `scopes` as an array, `expiresAt` as ISO 8601. */
+interface AuthContextJson {
+  readonly tenant: AuthTenant;
+  readonly tenantName: string | null;
+  readonly user: UserReference | null;
+  readonly scopes: readonly string[];
+  readonly issuer: string;
+  readonly audience: string;
+  readonly expiresAt: string;
+  readonly claims: Readonly<Record<string, unknown>>;
+}
+
+/** Node's `util.inspect.custom`, reached without importing `node:util` (the core runs anywhere). */
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 
 /**
- * A verified context. A class, so that building one is a handful of stores and one freeze (an
- * object literal with its own getter closure costs twenty times as much on the verify path).
+ * A verified context. A class whose computed members (`expiresAt`, `claims`) are accessors of its
+ * prototype, so that building one is a handful of stores and one freeze; `toJSON()` shows every
+ * member, as `JSON.stringify` and logs expect.
  *
  * It holds the token rather than its parsed claims: a context lives in the result cache, and the
  * claims are a dozen objects that every cached result would carry (and the garbage collector copy)
@@ -60,33 +71,12 @@ class VerifiedContext implements AuthContext {
   readonly scopes: ReadonlySet<string>;
   readonly issuer: string;
   readonly audience: string;
-  // Accessors, defined by the constructor after the fields above (the order JSON shows them in).
-  declare readonly expiresAt: Date;
-  declare readonly claims: Readonly<Record<string, unknown>>;
   /** Seconds since the epoch. */
   readonly #expiry: number;
   readonly #token: string;
   readonly #payloadStart: number;
   readonly #payloadEnd: number;
   #claims: Readonly<Record<string, unknown>> | undefined;
-
-  static {
-    expiresAtProperty = {
-      enumerable: true,
-      get(this: VerifiedContext): Date {
-        return new Date(this.#expiry * 1000);
-      },
-    };
-    claimsProperty = {
-      enumerable: true,
-      get(this: VerifiedContext): Readonly<Record<string, unknown>> {
-        this.#claims ??= sanitizeAndFreeze(
-          decodeJwsPayload(this.#token, { headerEnd: this.#payloadStart - 1, payloadEnd: this.#payloadEnd }),
-        );
-        return this.#claims;
-      },
-    };
-  }
 
   constructor(issuer: string, checked: CheckedClaims, token: string, payloadStart: number, payloadEnd: number) {
     this.tenant = checked.tenant;
@@ -95,13 +85,41 @@ class VerifiedContext implements AuthContext {
     this.scopes = checked.scopes;
     this.issuer = issuer;
     this.audience = checked.audience;
-    Object.defineProperty(this, 'expiresAt', expiresAtProperty);
-    Object.defineProperty(this, 'claims', claimsProperty);
     this.#expiry = checked.times.expiry;
     this.#token = token;
     this.#payloadStart = payloadStart;
     this.#payloadEnd = payloadEnd;
     Object.freeze(this);
+  }
+
+  /** A new `Date` on every read (a `Date` is mutable; the context is shared). */
+  get expiresAt(): Date {
+    return new Date(this.#expiry * 1000);
+  }
+
+  /** Decoded from the token on first read, then the same frozen object. */
+  get claims(): Readonly<Record<string, unknown>> {
+    this.#claims ??= sanitizeAndFreeze(
+      decodeJwsPayload(this.#token, { headerEnd: this.#payloadStart - 1, payloadEnd: this.#payloadEnd }),
+    );
+    return this.#claims;
+  }
+
+  toJSON(): AuthContextJson {
+    return {
+      tenant: this.tenant,
+      tenantName: this.tenantName,
+      user: this.user,
+      scopes: [...this.scopes],
+      issuer: this.issuer,
+      audience: this.audience,
+      expiresAt: this.expiresAt.toISOString(),
+      claims: this.claims,
+    };
+  }
+
+  [INSPECT](): AuthContextJson {
+    return this.toJSON();
   }
 }
 

@@ -1,6 +1,8 @@
 /**
  * base64url (RFC 4648 §5, no padding) decoding, with Node's `Buffer` as a fast path and a portable
- * decoder elsewhere. Callers check the alphabet first; these functions only decode.
+ * decoder elsewhere. {@link decodeBase64Url} and {@link decodeBase64UrlText} only decode (callers
+ * check the alphabet first); {@link screenBase64Url} with the `Checked` decoders checks it while
+ * decoding, which spares a token a scan of every character.
  *
  * @module paygate-auth
  */
@@ -16,6 +18,7 @@ interface NodeBytes extends Uint8Array {
 }
 interface BufferStatic {
   from(value: string, encoding: 'latin1'): Uint8Array;
+  byteLength(value: string, encoding: 'utf8'): number;
   allocUnsafe(size: number): NodeBytes;
   allocUnsafeSlow(size: number): NodeBytes;
 }
@@ -67,6 +70,63 @@ function decodePortable(text: string): Uint8Array {
 /** Bytes that `length` base64url characters (no padding) encode. */
 function decodedLength(length: number): number {
   return Math.floor((length * 3) / 4);
+}
+
+/**
+ * `true` where Node's decoder writes fewer bytes than a text's length promises whenever the text
+ * holds an ASCII character outside its alphabet (it skips such characters, or stops at `=`).
+ * Its alphabet is base64url's plus `+` and `/`, which {@link screenBase64Url} excludes; and it
+ * reads a character above U+00FF by its low byte, so the screen admits ASCII only. Probed once
+ * here, for every ASCII character, in each position of a 4-character group.
+ */
+const DECODER_FINDS_STRAYS = ((): boolean => {
+  if (!DIRECT || NodeBuffer === undefined) return false;
+  const out = NodeBuffer.allocUnsafe(8);
+  for (let code = 0; code < 128; code += 1) {
+    const character = String.fromCharCode(code);
+    if (LOOKUP[code] !== 255 || character === '+' || character === '/') continue;
+    for (let position = 0; position < 4; position += 1) {
+      const text = `${'AAAA'.slice(0, position)}${character}${'AAAAAAA'.slice(position)}`;
+      if (out.base64urlWrite!(text, 0, 8) >= 6) return false;
+    }
+  }
+  return true;
+})();
+
+/**
+ * A first, cheap look at `text` (a token, dots and all): `false` when it certainly holds a
+ * character outside base64url and `.`. `true` means the `Checked` decoders will find any that
+ * remain in a segment (they answer `undefined`). Where Node's decoder can find them, the screen
+ * is two memchr-like searches and a length count; elsewhere it passes everything and the
+ * decoders match each segment against the alphabet.
+ */
+export function screenBase64Url(text: string): boolean {
+  if (!DECODER_FINDS_STRAYS) return true;
+  return (NodeBuffer as BufferStatic).byteLength(text, 'utf8') === text.length && !text.includes('+') && !text.includes('/');
+}
+
+/**
+ * The bytes of one segment of a text that passed {@link screenBase64Url}; `undefined` when the
+ * segment is not unpadded base64url of whole bytes.
+ */
+export function decodeBase64UrlChecked(segment: string): Uint8Array | undefined {
+  if (segment.length % 4 === 1) return undefined;
+  if (!DECODER_FINDS_STRAYS) return BASE64URL.test(segment) ? decodeBase64Url(segment) : undefined;
+  const out = (NodeBuffer as BufferStatic).allocUnsafe(decodedLength(segment.length));
+  return out.base64urlWrite!(segment, 0, out.length) === out.length ? out : undefined;
+}
+
+/**
+ * The UTF-8 text of one segment of a text that passed {@link screenBase64Url}; `undefined` when
+ * the segment is not unpadded base64url of whole bytes.
+ */
+export function decodeBase64UrlTextChecked(segment: string): string | undefined {
+  if (segment.length % 4 === 1) return undefined;
+  if (!DECODER_FINDS_STRAYS) return BASE64URL.test(segment) ? decodeBase64UrlText(segment) : undefined;
+  const size = decodedLength(segment.length);
+  scratch ??= (NodeBuffer as BufferStatic).allocUnsafeSlow(SCRATCH_BYTES);
+  const bytes = size <= SCRATCH_BYTES ? scratch : (NodeBuffer as BufferStatic).allocUnsafe(size);
+  return bytes.base64urlWrite!(segment, 0, size) === size ? bytes.utf8Slice!(0, size) : undefined;
 }
 
 /** Decodes base64url to bytes. The input must already satisfy {@link isBase64Url}. */

@@ -1,25 +1,17 @@
 /**
- * Splits a compact JWS (RFC 7515 §7.1) into its decoded header and payload, the exact signing input
- * and the signature bytes. Anything but three unpadded base64url segments whose first two decode to
- * JSON objects is `malformed_token`.
+ * The compact JWS serialization (RFC 7515 §7.1): three unpadded base64url segments separated by
+ * dots, the first two JSON objects. Anything else is `malformed_token`. The alphabet is checked
+ * as the segments are decoded (see `screenBase64Url`), so a token is not scanned twice.
  *
  * @module paygate-auth
  */
-import { decodeBase64Url, decodeBase64UrlText } from './base64url.js';
+import { decodeBase64UrlChecked, decodeBase64UrlTextChecked, screenBase64Url } from './base64url.js';
 import { AuthError } from './errors.js';
 import { parseJsonObject } from './json-object.js';
 
-/** A compact JWS, decoded but not yet trusted. */
-export interface CompactJws {
-  readonly header: Record<string, unknown>;
-  readonly payload: Record<string, unknown>;
-  /** `<header>.<payload>` exactly as received: the bytes the signature covers. */
-  readonly signingInput: string;
-  readonly signature: Uint8Array;
-}
-
 /** Three segments of the base64url alphabet; the signature may be empty (then it cannot verify). */
 const COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+const NOT_COMPACT = 'The token is not three base64url segments separated by dots (no padding, no other characters).';
 
 function malformed(message: string): AuthError {
   return new AuthError('malformed_token', message);
@@ -28,8 +20,7 @@ function malformed(message: string): AuthError {
 /**
  * The last string found to be of compact JWS shape. The HTTP layer asks {@link isCompactJws} of a
  * bearer token (such a token is a valid RFC 6750 b64token) and hands the same token to the
- * verifier, which then skips a second scan of it: comparing with this string is a pointer
- * comparison, or a memcmp, where the scan is a character-class match of every character.
+ * verifier, which then skips its own screen of it.
  */
 let lastShaped = '';
 
@@ -41,7 +32,7 @@ export function isCompactJws(token: string): boolean {
   return true;
 }
 
-/** Where the segments of a well-shaped compact JWS end. */
+/** Where the segments of a compact JWS end. */
 export interface CompactJwsLayout {
   /** Index of the first dot: the header is `token.slice(0, headerEnd)`. */
   readonly headerEnd: number;
@@ -50,44 +41,42 @@ export interface CompactJwsLayout {
 }
 
 /**
- * Checks the shape of `token` (three base64url segments, each of a length base64url can produce)
- * and finds its dots. @throws {AuthError} `malformed_token`.
+ * Finds the dots of `token` and checks what can be checked without decoding: its characters
+ * (cheaply, see `screenBase64Url`), two non-empty leading segments, and lengths base64url can
+ * produce. The decoders below check the rest. @throws {AuthError} `malformed_token`.
  */
 export function locateCompactJws(token: string): CompactJwsLayout {
-  if (!isCompactJws(token)) {
-    throw malformed('The token is not three base64url segments separated by dots (no padding, no other characters).');
-  }
+  if (token !== lastShaped && !screenBase64Url(token)) throw malformed(NOT_COMPACT);
   const headerEnd = token.indexOf('.');
-  const payloadEnd = token.indexOf('.', headerEnd + 1);
+  const payloadEnd = headerEnd > 0 ? token.indexOf('.', headerEnd + 1) : -1;
+  if (payloadEnd <= headerEnd + 1) throw malformed(NOT_COMPACT);
   if (headerEnd % 4 === 1 || (payloadEnd - headerEnd - 1) % 4 === 1 || (token.length - payloadEnd - 1) % 4 === 1) {
     throw malformed('A token segment has a length that base64url cannot produce.');
   }
   return { headerEnd, payloadEnd };
 }
 
-/** The JOSE header of a well-shaped token, decoded. @throws {AuthError} `malformed_token`. */
+function jsonSegment(encoded: string, name: 'header' | 'payload'): Record<string, unknown> {
+  const text = decodeBase64UrlTextChecked(encoded);
+  if (text === undefined) throw malformed(NOT_COMPACT);
+  const value = parseJsonObject(text);
+  if (value === undefined) throw malformed(`The token ${name} is not a JSON object.`);
+  return value;
+}
+
+/** The JOSE header of a located token, decoded. @throws {AuthError} `malformed_token`. */
 export function decodeJoseHeader(encodedHeader: string): Record<string, unknown> {
-  const header = parseJsonObject(decodeBase64UrlText(encodedHeader));
-  if (header === undefined) throw malformed('The token header is not a JSON object.');
-  return header;
+  return jsonSegment(encodedHeader, 'header');
 }
 
-/** The payload of a well-shaped token, decoded. @throws {AuthError} `malformed_token`. */
+/** The payload of a located token, decoded. @throws {AuthError} `malformed_token`. */
 export function decodeJwsPayload(token: string, layout: CompactJwsLayout): Record<string, unknown> {
-  const payload = parseJsonObject(decodeBase64UrlText(token.slice(layout.headerEnd + 1, layout.payloadEnd)));
-  if (payload === undefined) throw malformed('The token payload is not a JSON object.');
-  return payload;
+  return jsonSegment(token.slice(layout.headerEnd + 1, layout.payloadEnd), 'payload');
 }
 
-/** Parses `token` as a compact JWS. @throws {AuthError} `malformed_token`. */
-export function parseCompactJws(token: string): CompactJws {
-  const layout = locateCompactJws(token);
-  const header = decodeJoseHeader(token.slice(0, layout.headerEnd));
-  const payload = decodeJwsPayload(token, layout);
-  return {
-    header,
-    payload,
-    signingInput: token.slice(0, layout.payloadEnd),
-    signature: decodeBase64Url(token.slice(layout.payloadEnd + 1)),
-  };
+/** The signature bytes of a located token (empty when its segment is). @throws {AuthError} `malformed_token`. */
+export function decodeJwsSignature(token: string, layout: CompactJwsLayout): Uint8Array {
+  const signature = decodeBase64UrlChecked(token.slice(layout.payloadEnd + 1));
+  if (signature === undefined) throw malformed(NOT_COMPACT);
+  return signature;
 }

@@ -2,17 +2,22 @@
  * RSA signature verification over the exact received bytes (SPEC §3.5), with each key parsed once.
  *
  * Two engines:
- * - `node`: a prepared `KeyObject` and `crypto.verify`. A verification that is the first of its
- *   turn of the event loop, with none running in the pool, runs synchronously and answers at once
- *   (the fastest a single call can be); the others of a burst, and any while some are running, go
- *   to libuv's thread pool, so that the other cores work too.
+ * - `node`: a prepared `KeyObject`. A verification that is the first of its turn of the event
+ *   loop, with none running in the pool, runs synchronously and answers at once (the fastest a
+ *   single call can be); the others of a burst, and any while some are running, go to libuv's
+ *   thread pool through `crypto.verify`, so that the other cores work too. Synchronously, RS256,
+ *   RS384 and RS512 open the signature with the raw RSA public operation (`crypto.publicDecrypt`)
+ *   and compare it with the expected encoding of the digest (see `pkcs1-encoding.ts`), which
+ *   spares `crypto.verify`'s per-call set-up; PS256/384/512 use `crypto.verify`.
  * - `webcrypto`: `crypto.subtle`, for runtimes without `node:crypto` (Workers, Deno, browsers).
  *
  * @module paygate-auth
  */
 import type { webcrypto } from 'node:crypto';
+import { asciiBytes } from './base64url.js';
 import type { RsaAlgorithm } from './jose-header.js';
 import type { RsaPublicJwk } from './jwk.js';
+import { type Pkcs1Hash, Pkcs1Encoding } from './pkcs1-encoding.js';
 
 /** A key ready to verify: parsed once when its JWKS is loaded. */
 export interface PreparedKey {
@@ -26,12 +31,15 @@ export interface PreparedKey {
 export interface SignatureEngine {
   readonly name: 'node' | 'webcrypto';
   prepare(jwk: RsaPublicJwk): Promise<PreparedKey>;
-  /** `true` when the signature verifies: at once when it ran synchronously, else a promise. */
-  verify(alg: RsaAlgorithm, key: PreparedKey, data: Uint8Array, signature: Uint8Array): boolean | Promise<boolean>;
+  /**
+   * `true` when `signature` verifies over `signingInput` (ASCII: the token up to its second dot):
+   * at once when it ran synchronously, else a promise.
+   */
+  verify(alg: RsaAlgorithm, key: PreparedKey, signingInput: string, signature: Uint8Array): boolean | Promise<boolean>;
 }
 
 interface AlgorithmParameters {
-  readonly hash: 'sha256' | 'sha384' | 'sha512';
+  readonly hash: Pkcs1Hash;
   readonly pss: boolean;
   readonly saltLength: number;
 }
@@ -52,6 +60,17 @@ type NodeCrypto = typeof import('node:crypto');
 type NodeKeyObject = import('node:crypto').KeyObject;
 type VerifyKey = NodeKeyObject | { key: NodeKeyObject; padding: number; saltLength: number };
 
+/** What the node engine keeps of a key. */
+interface NodeKeyHandle {
+  readonly keyObject: NodeKeyObject;
+  /** The key with no padding: `publicDecrypt` then computes the raw RSA public operation. */
+  readonly raw: { readonly key: NodeKeyObject; readonly padding: number };
+  /** Bytes of the modulus: every signature must be exactly this long (RFC 8017 §8.2.2). */
+  readonly modulusBytes: number;
+  /** The EMSA-PKCS1-v1_5 encodings, by hash, built on first use. */
+  readonly encodings: Map<Pkcs1Hash, Pkcs1Encoding>;
+}
+
 function loadNodeCrypto(): NodeCrypto | undefined {
   const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
   return proc?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined;
@@ -59,6 +78,9 @@ function loadNodeCrypto(): NodeCrypto | undefined {
 
 /** Settled: `.then(fn)` schedules a microtask without the `AsyncResource` `queueMicrotask` makes per call. */
 const SETTLED = Promise.resolve();
+
+/** `crypto.hash` (one-shot digests: Node 20.12+, 21.7+), where the runtime has it. */
+type OneShotHash = (algorithm: string, data: string, outputEncoding: 'buffer') => Uint8Array;
 
 function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
   /** Verifications in the thread pool now. */
@@ -68,20 +90,36 @@ function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
   const endTurn = (): void => {
     thisTurn = 0;
   };
+  const hash = (nodeCrypto as { hash?: OneShotHash }).hash;
+  const noPadding = nodeCrypto.constants.RSA_NO_PADDING;
 
-  const verifyHere = (hash: string, data: Uint8Array, key: VerifyKey, signature: Uint8Array): boolean => {
+  /** RSASSA-PKCS1-v1_5 by the raw public operation and a comparison (see `pkcs1-encoding.ts`). */
+  const verifyPkcs1 = (hashName: Pkcs1Hash, signingInput: string, handle: NodeKeyHandle, signature: Uint8Array): boolean => {
+    if (signature.byteLength !== handle.modulusBytes) return false;
+    let encoding = handle.encodings.get(hashName);
+    if (encoding === undefined) {
+      encoding = new Pkcs1Encoding(hashName, handle.modulusBytes);
+      handle.encodings.set(hashName, encoding);
+    }
+    // Throws when the signature, as a number, is not below the modulus.
+    const opened = nodeCrypto.publicDecrypt(handle.raw, signature);
+    return opened.equals(encoding.of((hash as OneShotHash)(hashName, signingInput, 'buffer')));
+  };
+
+  const verifyHere = (parameters: AlgorithmParameters, signingInput: string, handle: NodeKeyHandle, key: VerifyKey, signature: Uint8Array): boolean => {
     try {
-      return nodeCrypto.verify(hash, data, key, signature);
+      if (!parameters.pss && hash !== undefined) return verifyPkcs1(parameters.hash, signingInput, handle, signature);
+      return nodeCrypto.verify(parameters.hash, asciiBytes(signingInput), key, signature);
     } catch {
       return false;
     }
   };
 
-  const verifyInPool = (hash: string, data: Uint8Array, key: VerifyKey, signature: Uint8Array): Promise<boolean> =>
+  const verifyInPool = (hashName: string, data: Uint8Array, key: VerifyKey, signature: Uint8Array): Promise<boolean> =>
     new Promise<boolean>((resolve) => {
       running += 1;
       try {
-        nodeCrypto.verify(hash, data, key, signature, (error, valid) => {
+        nodeCrypto.verify(hashName, data, key, signature, (error, valid) => {
           running -= 1;
           resolve(error === null && valid);
         });
@@ -94,19 +132,26 @@ function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
   return {
     name: 'node',
     async prepare(jwk) {
-      const handle = nodeCrypto.createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' });
+      const keyObject = nodeCrypto.createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' });
+      const bits = keyObject.asymmetricKeyDetails?.modulusLength ?? 0;
+      const handle: NodeKeyHandle = {
+        keyObject,
+        raw: { key: keyObject, padding: noPadding },
+        modulusBytes: Math.ceil(bits / 8),
+        encodings: new Map(),
+      };
       return { kid: jwk.kid, jwk, handle };
     },
-    verify(alg, key, data, signature) {
+    verify(alg, key, signingInput, signature) {
       const parameters = PARAMETERS[alg];
-      const keyObject = key.handle as NodeKeyObject;
+      const handle = key.handle as NodeKeyHandle;
       const verifyKey: VerifyKey = parameters.pss
-        ? { key: keyObject, padding: nodeCrypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: parameters.saltLength }
-        : keyObject;
+        ? { key: handle.keyObject, padding: nodeCrypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: parameters.saltLength }
+        : handle.keyObject;
       if (thisTurn++ === 0) void SETTLED.then(endTurn);
       return thisTurn === 1 && running === 0
-        ? verifyHere(parameters.hash, data, verifyKey, signature)
-        : verifyInPool(parameters.hash, data, verifyKey, signature);
+        ? verifyHere(parameters, signingInput, handle, verifyKey, signature)
+        : verifyInPool(parameters.hash, asciiBytes(signingInput), verifyKey, signature);
     },
   };
 }
@@ -136,7 +181,7 @@ function createWebCryptoEngine(subtle: webcrypto.SubtleCrypto): SignatureEngine 
       await byAlgorithm.get(alg);
       return { kid: jwk.kid, jwk, handle: byAlgorithm };
     },
-    async verify(alg, key, data, signature) {
+    async verify(alg, key, signingInput, signature) {
       const byAlgorithm = key.handle as Map<RsaAlgorithm, Promise<webcrypto.CryptoKey>>;
       const parameters = PARAMETERS[alg];
       let cryptoKey = byAlgorithm.get(alg);
@@ -146,7 +191,7 @@ function createWebCryptoEngine(subtle: webcrypto.SubtleCrypto): SignatureEngine 
       }
       try {
         const algorithm = parameters.pss ? { name: 'RSA-PSS', saltLength: parameters.saltLength } : { name: 'RSASSA-PKCS1-v1_5' };
-        return await subtle.verify(algorithm, await cryptoKey, signature, data);
+        return await subtle.verify(algorithm, await cryptoKey, signature, asciiBytes(signingInput));
       } catch {
         return false;
       }

@@ -4,9 +4,8 @@
  * @module paygate-auth
  */
 import { type AuthContext, createAuthContext } from './auth-context.js';
-import { asciiBytes, decodeBase64Url } from './base64url.js';
 import { type ClaimPolicy, checkClaims, checkTimeWindow } from './claims.js';
-import { type CompactJwsLayout, decodeJoseHeader, decodeJwsPayload, locateCompactJws } from './compact-jws.js';
+import { type CompactJwsLayout, decodeJoseHeader, decodeJwsPayload, decodeJwsSignature, locateCompactJws } from './compact-jws.js';
 import { AuthError, invalidClaim, isAuthError } from './errors.js';
 import { emit, type VerifierEventListener } from './events.js';
 import type { FetchLike } from './jwks-fetch.js';
@@ -24,7 +23,15 @@ interface TokenRead {
   readonly layout: CompactJwsLayout;
   readonly header: CheckedHeader;
   readonly payload: Record<string, unknown>;
+  readonly signature: Uint8Array;
   readonly issuer: RegisteredIssuer;
+}
+
+/** The decoded segments of a token whose header passed its rules. */
+interface DecodedToken {
+  readonly header: CheckedHeader;
+  readonly payload: Record<string, unknown>;
+  readonly signature: Uint8Array;
 }
 
 function invalidSignature(): AuthError {
@@ -399,22 +406,25 @@ class TokenVerifier implements Verifier {
   }
 
   /**
-   * The JOSE header rules of `encodedHeader`, and the payload. A header that passed is remembered
-   * by its exact text (an issuer's tokens share a handful), so the next token with it skips
-   * decoding it; the checks still run in the order of SPEC §3.9 (payload JSON before header rules).
+   * The decoded segments, and the JOSE header rules. A header that passed is remembered by its
+   * exact text (an issuer's tokens share a handful), so the next token with it skips decoding it.
+   * Every segment is decoded, and so found well-formed, before any header rule runs (SPEC §3.9).
    */
-  #readToken(token: string, layout: CompactJwsLayout): { header: CheckedHeader; payload: Record<string, unknown> } {
+  #readToken(token: string, layout: CompactJwsLayout): DecodedToken {
     const encodedHeader = token.slice(0, layout.headerEnd);
     const known = this.#headers.get(encodedHeader);
-    if (known !== undefined) return { header: known, payload: decodeJwsPayload(token, layout) };
+    if (known !== undefined) {
+      return { header: known, payload: decodeJwsPayload(token, layout), signature: decodeJwsSignature(token, layout) };
+    }
     const raw = decodeJoseHeader(encodedHeader);
     const payload = decodeJwsPayload(token, layout);
+    const signature = decodeJwsSignature(token, layout);
     const header = checkJoseHeader(raw, this.#algorithms);
     if (encodedHeader.length <= MAX_REMEMBERED_HEADER_CHARS) {
       if (this.#headers.size >= MAX_REMEMBERED_HEADERS) this.#headers.clear();
       this.#headers.set(encodedHeader, header);
     }
-    return { header, payload };
+    return { header, payload, signature };
   }
 
   /**
@@ -441,25 +451,24 @@ class TokenVerifier implements Verifier {
   /** The token's layout, header, payload and registered issuer (the steps before any key). */
   #readIssuer(token: string): TokenRead {
     const layout = locateCompactJws(token);
-    const { header, payload } = this.#readToken(token, layout);
+    const { header, payload, signature } = this.#readToken(token, layout);
     const issuer = payload.iss;
     if (typeof issuer !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).');
     const registered = this.registry.get(issuer);
     if (registered === undefined) throw new AuthError('unknown_issuer', 'The token\'s issuer ("iss") is not registered.');
     if (this.#suspended.has(issuer)) throw this.#suspendedError(issuer);
-    return { token, layout, header, payload, issuer: registered };
+    return { token, layout, header, payload, signature, issuer: registered };
   }
 
   /** The signature, then the claims; the context, or a promise of it when the pool checks the signature. */
   #checkSigned(read: TokenRead, key: PreparedKey): AuthContext | Promise<AuthContext> {
-    const { token, layout, header } = read;
+    const { token, layout, header, signature } = read;
     try {
       if (key.jwk.alg !== undefined && key.jwk.alg !== header.alg) {
         throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${header.alg}.`);
       }
-      const signature = decodeBase64Url(token.slice(layout.payloadEnd + 1));
       if (signature.byteLength === 0) throw invalidSignature();
-      const valid = this.#engine.verify(header.alg, key, asciiBytes(token, layout.payloadEnd), signature);
+      const valid = this.#engine.verify(header.alg, key, token.slice(0, layout.payloadEnd), signature);
       if (valid === true) return this.#accept(read, key);
       if (valid === false) throw invalidSignature();
       return valid.then((checked) => {

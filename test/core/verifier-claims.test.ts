@@ -1,4 +1,5 @@
 import { createPrivateKey, sign } from 'node:crypto';
+import { inspect } from 'node:util';
 import { describe, expect, test } from 'vitest';
 import { IssuerRegistry, createVerifier } from '../../src/index.js';
 import { encodeSegment } from '../../src/testing/index.js';
@@ -324,6 +325,25 @@ describe('the result (SPEC §3.8)', () => {
     expect(() => (auth.scopes as Set<string>).delete('pay:processPayments')).toThrow(TypeError);
     auth.expiresAt.setTime(0);
     expect(auth.expiresAt.getTime()).toBe(T0 + 300_000);
+  });
+
+  test('serializes to JSON with every member (scopes as an array, expiresAt in ISO 8601) and without the token', async () => {
+    const token = await acme().token({ scope: 'pay:processPayments hub:subscribe' });
+    const auth = await fx.verifier().verify(token);
+    const json = JSON.parse(JSON.stringify(auth)) as Record<string, unknown>;
+    expect(Object.keys(json)).toEqual(['tenant', 'tenantName', 'user', 'scopes', 'issuer', 'audience', 'expiresAt', 'claims']);
+    expect(json.scopes).toEqual(['pay:processPayments', 'hub:subscribe']);
+    expect(json.expiresAt).toBe(new Date(T0 + 300_000).toISOString());
+    expect(json.claims).toEqual({ ...auth.claims });
+    for (const segment of token.split('.')) expect(JSON.stringify(auth)).not.toContain(segment);
+  });
+
+  test('shows the same members to util.inspect (console.log), never the token', async () => {
+    const token = await acme().token();
+    const shown = inspect(await fx.verifier().verify(token), { depth: 4 });
+    expect(shown).toContain("issuer: 'https://issuer.test'");
+    expect(shown).toContain('expiresAt:');
+    expect(shown).not.toContain(token.split('.')[2]);
   });
 
   test('drops __proto__ and constructor claims (attack: prototype pollution through claims)', async () => {

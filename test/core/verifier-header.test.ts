@@ -45,6 +45,73 @@ describe('token shape (SPEC §3.2, §3.9): anything but three unpadded base64url
   });
 });
 
+describe('token alphabet (SPEC §3.2, §3.9): one stray character anywhere in a validly signed token is malformed_token', () => {
+  /**
+   * Every ASCII character outside base64url, and characters a lenient decoder would read as
+   * base64url: Latin-1, ones above U+00FF whose low byte is an alphabet character (U+012B → "+",
+   * U+0141 → "A"), a lone surrogate and an emoji.
+   */
+  const strays = [
+    ...Array.from({ length: 128 }, (_, code) => String.fromCharCode(code)).filter((character) => !/[A-Za-z0-9_-]/.test(character)),
+    '\u00e9', '\u00ff', '\u012b', '\u0141', '\u0161', '\ud800', '\u{1f600}',
+  ];
+  const segments = ['header', 'payload', 'signature'] as const;
+
+  /** `token` with the character at `index` of segment `segment` replaced by `stray` (the length kept, for one code unit). */
+  function withStray(token: string, segment: (typeof segments)[number], stray: string, where: 'first' | 'middle' | 'last'): string {
+    const parts = token.split('.') as [string, string, string];
+    const part = parts[segments.indexOf(segment)];
+    const index = where === 'first' ? 0 : where === 'last' ? part.length - 1 : part.length >> 1;
+    parts[segments.indexOf(segment)] = `${part.slice(0, index)}${stray}${part.slice(index + 1)}`;
+    return parts.join('.');
+  }
+
+  test('the unaltered token verifies (the cases below differ from it by one character)', async () => {
+    const auth = await fx.verifier().verify(await fx.issuer.token());
+    expect(auth.issuer).toBe(fx.issuer.issuer);
+  });
+
+  test.each(segments)('in the %s, every stray character, first, in the middle or last, is malformed_token', async (segment) => {
+    const token = await fx.issuer.token();
+    const verifier = fx.verifier();
+    await verifier.verify(token); // its header is now remembered, and its result cached
+    const outcomes = new Map<string, string>();
+    for (const stray of strays) {
+      for (const where of ['first', 'middle', 'last'] as const) {
+        const altered = withStray(token, segment, stray, where);
+        const error = await rejection(verifier.verify(altered));
+        if (error.code !== 'malformed_token') outcomes.set(`${JSON.stringify(stray)} ${where}`, error.code);
+      }
+    }
+    expect(Object.fromEntries(outcomes)).toEqual({});
+  });
+
+  test('a signature re-encoded in standard base64 ("+" for "-", "/" for "_": the same bytes to a lenient decoder) is malformed_token', async () => {
+    let token = await fx.issuer.token();
+    for (let n = 0; !/[-_]/.test(token.split('.')[2] as string); n += 1) token = await fx.issuer.token({ jti: `j-${n}` });
+    const [header, payload, signature] = token.split('.') as [string, string, string];
+    const standard = signature.replaceAll('-', '+').replaceAll('_', '/');
+    const verifier = fx.verifier();
+    await verifier.verify(token);
+    const error = await rejection(verifier.verify(`${header}.${payload}.${standard}`));
+    expect(error.code).toBe('malformed_token');
+  });
+
+  test('a stray character in the signature is malformed_token before the key is looked up (no JWKS request for an unknown kid)', async () => {
+    const token = await fx.issuer.token({}, { kid: 'no-such-key' });
+    const before = fx.issuer.jwksRequests;
+    const error = await rejection(fx.verifier().verify(withStray(token, 'signature', '*', 'middle')));
+    expect(error.code).toBe('malformed_token');
+    expect(fx.issuer.jwksRequests).toBe(before);
+  });
+
+  test('a stray character in the signature is malformed_token before the header rules (alg "none" is not reported)', async () => {
+    const token = unsigned({ alg: 'none', kid: 'test-key' }, fx.issuer.claims(), 'c2*n');
+    const error = await rejection(fx.verifier().verify(token));
+    expect(error.code).toBe('malformed_token');
+  });
+});
+
 describe('token size (SPEC §3.1): over the limit is token_too_large, before any parsing', () => {
   test('a token of 8193 bytes is token_too_large', async () => {
     const error = await rejection(fx.verifier().verify('a'.repeat(8193)));
