@@ -60,7 +60,7 @@ describe('token alphabet (SPEC §3.2, §3.9): one stray character anywhere in a 
   /** `token` with the character at `index` of segment `segment` replaced by `stray` (the length kept, for one code unit). */
   function withStray(token: string, segment: (typeof segments)[number], stray: string, where: 'first' | 'middle' | 'last'): string {
     const parts = token.split('.') as [string, string, string];
-    const part = parts[segments.indexOf(segment)];
+    const part = parts[segments.indexOf(segment)] as string;
     const index = where === 'first' ? 0 : where === 'last' ? part.length - 1 : part.length >> 1;
     parts[segments.indexOf(segment)] = `${part.slice(0, index)}${stray}${part.slice(index + 1)}`;
     return parts.join('.');
