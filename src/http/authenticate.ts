@@ -14,7 +14,7 @@ import {
   satisfiesScopes,
 } from '../core/scopes.js';
 import { PEEK_VERIFIED, type Verifier } from '../core/verifier.js';
-import { type AuthorizationInput, extractBearerToken } from './authorization.js';
+import { type AuthorizationInput, bearerCredentials, isB64Token, notB64Token } from './authorization.js';
 
 /** The outcome of {@link authenticate}. */
 export type AuthResult = { readonly ok: true; readonly auth: AuthContext } | { readonly ok: false; readonly error: AuthError };
@@ -132,13 +132,16 @@ export function authenticateCached(verifier: AuthenticatingVerifier, input: Auth
 export async function authenticate(verifier: AuthenticatingVerifier, input: AuthenticateInput): Promise<AuthResult> {
   const cached = authenticateCached(verifier, input);
   if (cached !== undefined) return cached;
+  let token: string | undefined;
   try {
-    const token = extractBearerToken(input.authorization, verifier.maxTokenBytes);
+    token = bearerCredentials(input.authorization, verifier.maxTokenBytes);
     const auth = await verifier.verify(token);
     const error = scopeFailure(auth, input.requiredScopes);
     return error === null ? { ok: true, auth } : { ok: false, error };
   } catch (error) {
-    if (isAuthError(error)) return { ok: false, error };
-    throw error;
+    if (!isAuthError(error)) throw error;
+    // Credentials that are not even a b64token are the request's fault (SPEC §3.1), not the token's.
+    if (error.code === 'malformed_token' && token !== undefined && !isB64Token(token)) return { ok: false, error: notB64Token() };
+    return { ok: false, error };
   }
 }

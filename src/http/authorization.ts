@@ -31,12 +31,19 @@ function single(authorization: AuthorizationInput): string | undefined {
   return value;
 }
 
+/** `true` when `token` is an RFC 6750 b64token. */
+export function isB64Token(token: string): boolean {
+  return isCompactJws(token) || B64TOKEN.test(token);
+}
+
 /**
- * The bearer token of a request.
- * @param maxTokenBytes a longer token is `token_too_large`, before it is inspected further
+ * The bearer token of a request, every rule of {@link extractBearerToken} applied but the b64token
+ * syntax. For `authenticate()`, which leaves the characters to the verifier (a token that is not
+ * a b64token is never a compact JWS, so the verifier finds it malformed before anything else) and
+ * tells the two apart only then: a well-formed token is not scanned twice.
  * @throws {AuthError} `missing_token`, `invalid_request` or `token_too_large`.
  */
-export function extractBearerToken(authorization: AuthorizationInput, maxTokenBytes: number): string {
+export function bearerCredentials(authorization: AuthorizationInput, maxTokenBytes: number): string {
   const value = single(authorization)?.trim();
   if (value === undefined || value === '') throw missing();
   const space = value.indexOf(' ');
@@ -50,7 +57,22 @@ export function extractBearerToken(authorization: AuthorizationInput, maxTokenBy
   if (token.includes(',') || token.includes(' ')) {
     throw invalidRequest('The Authorization header carries more than one credential.');
   }
-  // A compact JWS is a b64token; asking the core lets the verifier skip its own scan of the token.
-  if (!isCompactJws(token) && !B64TOKEN.test(token)) throw invalidRequest('The Bearer credentials are not a b64token (RFC 6750).');
+  return token;
+}
+
+/** The error of credentials that are not a b64token. */
+export function notB64Token(): AuthError {
+  return invalidRequest('The Bearer credentials are not a b64token (RFC 6750).');
+}
+
+/**
+ * The bearer token of a request.
+ * @param maxTokenBytes a longer token is `token_too_large`, before it is inspected further
+ * @throws {AuthError} `missing_token`, `invalid_request` or `token_too_large`.
+ */
+export function extractBearerToken(authorization: AuthorizationInput, maxTokenBytes: number): string {
+  const token = bearerCredentials(authorization, maxTokenBytes);
+  // A compact JWS is a b64token; asking the core lets the verifier skip its own screen of the token.
+  if (!isB64Token(token)) throw notB64Token();
   return token;
 }

@@ -28,6 +28,26 @@ describe('authenticate (SPEC §1)', () => {
     expect(failed(await authenticate(fx.verifier(), { authorization: 'Bearer abc.def.ghi' })).code).toBe('malformed_token');
   });
 
+  test.each([
+    ['a character outside b64token', 'abc.d*f.ghi'],
+    ['padding inside the token', 'ab=c.def.ghi'],
+    ['a non-ASCII character', 'abc.d\u00e9f.ghi'],
+  ])('credentials with %s are invalid_request (400), as extractBearerToken says', async (_name, token) => {
+    const error = failed(await authenticate(fx.verifier(), { authorization: `Bearer ${token}` }));
+    expect(error.code).toBe('invalid_request');
+    expect(error.status).toBe(400);
+  });
+
+  test.each([
+    ['"~" (a b64token character, not base64url)', 'abc.d~f.ghi'],
+    ['trailing padding', 'abc.def.ghi='],
+    ['standard base64 "+"', 'abc.d+f.ghi'],
+  ])('a b64token that is not a compact JWS, with %s, is malformed_token (401)', async (_name, token) => {
+    const error = failed(await authenticate(fx.verifier(), { authorization: `Bearer ${token}` }));
+    expect(error.code).toBe('malformed_token');
+    expect(error.status).toBe(401);
+  });
+
   test('two Authorization headers are invalid_request (attack: credential smuggling)', async () => {
     const token = await fx.issuer.token();
     const error = failed(await authenticate(fx.verifier(), { authorization: [`Bearer ${token}`, `Bearer ${token}`] }));
