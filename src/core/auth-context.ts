@@ -41,16 +41,7 @@ export interface AuthContext {
 }
 
 /** The JSON (and `util.inspect`) form of a context: its members, `scopes` as an array, `expiresAt` as ISO 8601. */
-interface AuthContextJson {
-  readonly tenant: AuthTenant;
-  readonly tenantName: string | null;
-  readonly user: UserReference | null;
-  readonly scopes: readonly string[];
-  readonly issuer: string;
-  readonly audience: string;
-  readonly expiresAt: string;
-  readonly claims: Readonly<Record<string, unknown>>;
-}
+type AuthContextJson = Omit<AuthContext, 'scopes' | 'expiresAt'> & { readonly scopes: readonly string[]; readonly expiresAt: string };
 
 /** Node's `util.inspect.custom`, reached without importing `node:util` (the core runs anywhere). */
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
