@@ -57,6 +57,17 @@ function insufficient(requirement: NormalizedScopeRequirement): AuthError {
 }
 
 /**
+ * The scope failure of `auth` against `requirement` alone, or `null`: for a context that has
+ * already met the default policy (every context `authenticate()` passed), so that a route's own
+ * scopes are checked without checking the policy again.
+ * @throws {TypeError} when `requirement` is malformed (a server misconfiguration).
+ */
+export function requirementFailure(auth: AuthContext, requirement: ScopeRequirement): AuthError | null {
+  const required = requirementOf(requirement);
+  return satisfiesScopes(auth.scopes, required) ? null : insufficient(required);
+}
+
+/**
  * The scope failure of `auth` against the default policy and `requirement`, or `null`.
  * @throws {TypeError} when `requirement` is malformed (a server misconfiguration).
  */

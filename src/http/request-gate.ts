@@ -8,7 +8,7 @@
 import type { AuthContext } from '../core/auth-context.js';
 import type { ScopeRequirement } from '../core/scopes.js';
 import type { AdapterSettings } from './adapter-options.js';
-import { type AuthResult, authenticate, authenticateCached, authorizeScopes } from './authenticate.js';
+import { type AuthResult, authenticate, authenticateCached, authorizeScopes, requirementFailure } from './authenticate.js';
 import { DEFAULT_REALM, type ErrorResponse, toErrorResponse } from './error-response.js';
 import { type HeadersInput, readHeader } from './headers-input.js';
 import { isCorsPreflight } from './preflight.js';
@@ -75,16 +75,22 @@ function authorizationLines(lines: readonly string[]): string | readonly string[
   return found;
 }
 
+/**
+ * The `Authorization` value(s) of `request`. Each member is read once: on an Express request
+ * (whose prototype Express replaces) every property read is a slow, uncached look-up.
+ */
 function authorizationOf(request: GatedRequest): string | readonly string[] | null | undefined {
-  if (Array.isArray(request.rawHeaders)) return authorizationLines(request.rawHeaders);
+  const lines = request.rawHeaders;
+  if (Array.isArray(lines)) return authorizationLines(lines);
   return request.headersDistinct?.authorization ?? readHeader(request.headers, 'authorization');
 }
 
+/** A passed authentication has met the default policy: only the route's own scopes remain. */
 function settle(result: AuthResult, settings: AdapterSettings, routeScopes: ScopeRequirement | undefined): GateResult {
   if (!result.ok) return failure(result.error, settings);
   if (routeScopes === undefined) return result;
-  const scoped = authorizeScopes(result.auth, routeScopes);
-  return scoped.ok ? result : failure(scoped.error, settings);
+  const missing = requirementFailure(result.auth, routeScopes);
+  return missing === null ? result : failure(missing, settings);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, test } from 'vitest';
+import { requirementFailure } from '../../src/http/authenticate.js';
 import { type AuthResult, authenticate, authorizeScopes, toErrorResponse } from '../../src/index.js';
 import { useFixture } from '../support/fixture.js';
 
@@ -103,5 +104,18 @@ describe('authorizeScopes', () => {
   test('fails as a configuration error (500), never a pass, where no verification ran', () => {
     const result = authorizeScopes(null, 'hub:subscribe');
     expect(!result.ok && toErrorResponse(result.error).status).toBe(500);
+  });
+});
+
+describe('requirementFailure', () => {
+  test('passes a context that holds the required scopes', async () => {
+    const auth = await fx.verifier().verify(await fx.issuer.token({ scope: 'hub:subscribe' }));
+    expect(requirementFailure(auth, { allOf: ['hub:subscribe'] })).toBeNull();
+  });
+
+  test('names the missing requirement in a 403 insufficient_scope', async () => {
+    const auth = await fx.verifier().verify(await fx.issuer.token({ scope: 'hub:subscribe' }));
+    const error = requirementFailure(auth, { anyOf: ['pay:chargeToken', 'pay:manageIntegration'] });
+    expect(error).toMatchObject({ code: 'insufficient_scope', status: 403, requiredScopes: ['pay:chargeToken', 'pay:manageIntegration'] });
   });
 });

@@ -25,11 +25,13 @@ describe('gateRequest', () => {
   let token: string;
   let verifier: AuthenticatingVerifier;
   let otherScopes: string;
+  let customOnly: string;
 
   beforeAll(async () => {
     const issuer = await createTestIssuer();
     token = await issuer.token();
     otherScopes = await issuer.token({ scope: 'pay:manageIntegration' });
+    customOnly = await issuer.token({ scope: 'partner:custom' });
     verifier = createTestVerifier(issuer, { fetch: async () => Response.json(issuer.jwks) });
   });
 
@@ -49,6 +51,25 @@ describe('gateRequest', () => {
     const result = await gateRequest(resolveAdapterOptions('auth', { verifier }), request);
     expect(result.ok).toBe(false);
     expect(!result.ok && result.error).toMatchObject({ code: 'invalid_request', status: 400 });
+  });
+
+  it("reads the Authorization value from Node's raw header lines, whatever the name's case", async () => {
+    const request = { method: 'GET', headers: {}, rawHeaders: ['Host', '127.0.0.1', 'Authorization', `Bearer ${token}`] };
+    const result = await gateRequest(resolveAdapterOptions('auth', { verifier }), request);
+    expect(result.ok && result.auth?.tenant.ern).toBe('ern:acme/tenants/t-1');
+  });
+
+  it("refuses two Authorization lines among Node's raw header lines as 400 invalid_request", async () => {
+    const request = { method: 'GET', headers: {}, rawHeaders: ['authorization', `Bearer ${token}`, 'authorization', `Bearer ${token}`] };
+    const result = await gateRequest(resolveAdapterOptions('auth', { verifier }), request);
+    expect(!result.ok && result.error).toMatchObject({ code: 'invalid_request', status: 400 });
+  });
+
+  it("refuses a token holding the route's scope but none of the gateway's scopes", async () => {
+    const request = { method: 'GET', headers: { authorization: `Bearer ${customOnly}` } };
+    const result = await gateRequest(resolveAdapterOptions('auth', { verifier }), request, 'partner:custom');
+    expect(!result.ok && result.error).toMatchObject({ code: 'insufficient_scope', status: 403 });
+    expect(!result.ok && result.error).not.toMatchObject({ requiredScopes: ['partner:custom'] });
   });
 
   it('builds the response in the configured realm', async () => {
