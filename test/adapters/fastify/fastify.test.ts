@@ -123,6 +123,20 @@ describe('the Fastify adapter', () => {
     await app.close();
   });
 
+  it('verifies a route declared while the plugin is still loading (its register not awaited)', async () => {
+    const app = Fastify();
+    void app.register(paygateAuth, { verifier: fx.verifier });
+    app.get('/early', me);
+    const running = await listen(app);
+    try {
+      expect((await fetch(`${running.url}/early`)).status).toBe(401);
+      const known = await fetch(`${running.url}/early`, { headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
+      expect(known.status).toBe(200);
+    } finally {
+      await running.close();
+    }
+  });
+
   it('answers an unknown route with 401 before 404, so that routes are not probed unauthenticated', async () => {
     const app = await started(() => undefined);
     try {
