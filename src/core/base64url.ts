@@ -67,6 +67,13 @@ function decodePortable(text: string): Uint8Array {
   return out;
 }
 
+/** Room for `size` bytes of text that is turned into a string at once: {@link scratch} when it fits. */
+function textBytes(buffers: BufferStatic, size: number): NodeBytes {
+  if (size > SCRATCH_BYTES) return buffers.allocUnsafe(size);
+  scratch ??= buffers.allocUnsafeSlow(SCRATCH_BYTES);
+  return scratch;
+}
+
 /** Bytes that `length` base64url characters (no padding) encode. */
 function decodedLength(length: number): number {
   return Math.floor((length * 3) / 4);
@@ -124,8 +131,7 @@ export function decodeBase64UrlTextChecked(segment: string): string | undefined 
   if (segment.length % 4 === 1) return undefined;
   if (!DECODER_FINDS_STRAYS) return BASE64URL.test(segment) ? decodeBase64UrlText(segment) : undefined;
   const size = decodedLength(segment.length);
-  scratch ??= (NodeBuffer as BufferStatic).allocUnsafeSlow(SCRATCH_BYTES);
-  const bytes = size <= SCRATCH_BYTES ? scratch : (NodeBuffer as BufferStatic).allocUnsafe(size);
+  const bytes = textBytes(NodeBuffer as BufferStatic, size);
   return bytes.base64urlWrite!(segment, 0, size) === size ? bytes.utf8Slice!(0, size) : undefined;
 }
 
@@ -142,8 +148,7 @@ export function decodeBase64Url(text: string): Uint8Array {
 export function decodeBase64UrlText(text: string): string {
   if (!NodeBuffer) return utf8.decode(decodePortable(text));
   const size = decodedLength(text.length);
-  scratch ??= NodeBuffer.allocUnsafeSlow(SCRATCH_BYTES);
-  const bytes = size <= SCRATCH_BYTES ? scratch : NodeBuffer.allocUnsafe(size);
+  const bytes = textBytes(NodeBuffer, size);
   if (DIRECT) return bytes.utf8Slice!(0, bytes.base64urlWrite!(text, 0, size));
   return bytes.toString('utf8', 0, bytes.write(text, 0, size, 'base64url'));
 }

@@ -9,27 +9,10 @@ import { decodeBase64UrlChecked, decodeBase64UrlTextChecked, screenBase64Url } f
 import { AuthError } from './errors.js';
 import { parseJsonObject } from './json-object.js';
 
-/** Three segments of the base64url alphabet; the signature may be empty (then it cannot verify). */
-const COMPACT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 const NOT_COMPACT = 'The token is not three base64url segments separated by dots (no padding, no other characters).';
 
 function malformed(message: string): AuthError {
   return new AuthError('malformed_token', message);
-}
-
-/**
- * The last string found to be of compact JWS shape. The HTTP layer asks {@link isCompactJws} of a
- * bearer token (such a token is a valid RFC 6750 b64token) and hands the same token to the
- * verifier, which then skips its own screen of it.
- */
-let lastShaped = '';
-
-/** `true` when `token` is three base64url segments separated by dots (its lengths unchecked). */
-export function isCompactJws(token: string): boolean {
-  if (token === lastShaped) return true;
-  if (!COMPACT.test(token)) return false;
-  lastShaped = token;
-  return true;
 }
 
 /** Where the segments of a compact JWS end. */
@@ -46,7 +29,7 @@ export interface CompactJwsLayout {
  * produce. The decoders below check the rest. @throws {AuthError} `malformed_token`.
  */
 export function locateCompactJws(token: string): CompactJwsLayout {
-  if (token !== lastShaped && !screenBase64Url(token)) throw malformed(NOT_COMPACT);
+  if (!screenBase64Url(token)) throw malformed(NOT_COMPACT);
   const headerEnd = token.indexOf('.');
   const payloadEnd = headerEnd > 0 ? token.indexOf('.', headerEnd + 1) : -1;
   if (payloadEnd <= headerEnd + 1) throw malformed(NOT_COMPACT);
