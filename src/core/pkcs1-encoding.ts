@@ -45,6 +45,11 @@ export class Pkcs1Encoding {
     this.#digestStart = modulusBytes - DIGEST_BYTES[hash];
   }
 
+  /** A copy of the encoding (with whichever digest was written last), for a thread that writes its own. */
+  copy(): Uint8Array {
+    return this.#bytes.slice();
+  }
+
   /**
    * The encoding of `digest`: always the same array, rewritten by each call, so it must be used
    * before the next (a synchronous comparison).

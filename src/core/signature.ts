@@ -3,12 +3,14 @@
  *
  * Two engines:
  * - `node`: a prepared `KeyObject`. A verification that is the first of its turn of the event
- *   loop, with none running in the pool, runs synchronously and answers at once (the fastest a
- *   single call can be); the others of a burst, and any while some are running, go to libuv's
- *   thread pool through `crypto.verify`, so that the other cores work too. Synchronously, RS256,
- *   RS384 and RS512 open the signature with the raw RSA public operation (`crypto.publicDecrypt`)
- *   and compare it with the expected encoding of the digest (see `pkcs1-encoding.ts`), which
- *   spares `crypto.verify`'s per-call set-up; PS256/384/512 use `crypto.verify`.
+ *   loop, with none still running elsewhere, runs synchronously and answers at once (the fastest
+ *   a single call can be). RS256, RS384 and RS512 open the signature with the raw RSA public
+ *   operation (`crypto.publicDecrypt`) and compare it with the expected encoding of the digest
+ *   (see `pkcs1-encoding.ts`), which spares `crypto.verify`'s per-call set-up; PS256/384/512 use
+ *   `crypto.verify`. The others of a burst, and any while some are running, go elsewhere so that
+ *   the other core works too: RS256/384/512 to the engine's own worker thread, which this thread
+ *   helps (see `signature-thread.ts`); PS256/384/512, and everything until that thread is online
+ *   or if it cannot run, to libuv's thread pool through `crypto.verify`.
  * - `webcrypto`: `crypto.subtle`, for runtimes without `node:crypto` (Workers, Deno, browsers).
  *
  * @module paygate-auth
@@ -18,6 +20,7 @@ import { asciiBytes } from './base64url.js';
 import type { RsaAlgorithm } from './jose-header.js';
 import type { RsaPublicJwk } from './jwk.js';
 import { type Pkcs1Hash, Pkcs1Encoding } from './pkcs1-encoding.js';
+import { SignatureThread, type ThreadKey } from './signature-thread.js';
 
 /** A key ready to verify: parsed once when its JWKS is loaded. */
 export interface PreparedKey {
@@ -61,7 +64,7 @@ type NodeKeyObject = import('node:crypto').KeyObject;
 type VerifyKey = NodeKeyObject | { key: NodeKeyObject; padding: number; saltLength: number };
 
 /** What the node engine keeps of a key. */
-interface NodeKeyHandle {
+interface NodeKeyHandle extends ThreadKey {
   readonly keyObject: NodeKeyObject;
   /** The key with no padding: `publicDecrypt` then computes the raw RSA public operation. */
   readonly raw: { readonly key: NodeKeyObject; readonly padding: number };
@@ -69,6 +72,16 @@ interface NodeKeyHandle {
   readonly modulusBytes: number;
   /** The EMSA-PKCS1-v1_5 encodings, by hash, built on first use. */
   readonly encodings: Map<Pkcs1Hash, Pkcs1Encoding>;
+}
+
+/** The key's EMSA-PKCS1-v1_5 encoding for `hashName`, built on first use. */
+function encodingFor(handle: NodeKeyHandle, hashName: Pkcs1Hash): Pkcs1Encoding {
+  let encoding = handle.encodings.get(hashName);
+  if (encoding === undefined) {
+    encoding = new Pkcs1Encoding(hashName, handle.modulusBytes);
+    handle.encodings.set(hashName, encoding);
+  }
+  return encoding;
 }
 
 function loadNodeCrypto(): NodeCrypto | undefined {
@@ -82,7 +95,33 @@ const SETTLED = Promise.resolve();
 /** `crypto.hash` (one-shot digests: Node 20.12+, 21.7+), where the runtime has it. */
 type OneShotHash = (algorithm: string, data: string, outputEncoding: 'buffer') => Uint8Array;
 
-function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
+/** The `node` engine, with what its tests need to pick a path. */
+export interface NodeSignatureEngine extends SignatureEngine {
+  /** Starts the thread for bursts (if this engine has one); resolves `true` once it is online. */
+  startThread(): Promise<boolean>;
+}
+
+/** Options of {@link createNodeEngine}. */
+export interface NodeEngineOptions {
+  /**
+   * Whether bursts of RS256/384/512 checks go to a worker thread of the engine's own (with a
+   * share run here) rather than to libuv's thread pool; see `signature-thread.ts`.
+   * @default true
+   */
+  readonly thread?: boolean;
+}
+
+/**
+ * A `node` engine of its own (the verifiers share one, from {@link signatureEngine}).
+ * @throws {TypeError} when this runtime lacks `node:crypto`.
+ */
+export function createNodeEngine(options: NodeEngineOptions = {}): NodeSignatureEngine {
+  const nodeCrypto = loadNodeCrypto();
+  if (!nodeCrypto) throw new TypeError('crypto: "node" needs node:crypto, which this runtime lacks; use "webcrypto"');
+  return nodeEngineOver(nodeCrypto, options.thread ?? true);
+}
+
+function nodeEngineOver(nodeCrypto: NodeCrypto, threaded: boolean): NodeSignatureEngine {
   /** Verifications in the thread pool now. */
   let running = 0;
   /** Verifications asked for since the last microtask checkpoint: more than one is a burst. */
@@ -94,21 +133,22 @@ function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
   const noPadding = nodeCrypto.constants.RSA_NO_PADDING;
 
   /** RSASSA-PKCS1-v1_5 by the raw public operation and a comparison (see `pkcs1-encoding.ts`). */
-  const verifyPkcs1 = (hashName: Pkcs1Hash, signingInput: string, handle: NodeKeyHandle, signature: Uint8Array): boolean => {
+  const verifyPkcs1 = (handle: NodeKeyHandle, hashName: Pkcs1Hash, signingInput: string, signature: Uint8Array): boolean => {
     if (signature.byteLength !== handle.modulusBytes) return false;
-    let encoding = handle.encodings.get(hashName);
-    if (encoding === undefined) {
-      encoding = new Pkcs1Encoding(hashName, handle.modulusBytes);
-      handle.encodings.set(hashName, encoding);
+    try {
+      // Throws when the signature, as a number, is not below the modulus.
+      const opened = nodeCrypto.publicDecrypt(handle.raw, signature);
+      return opened.equals(encodingFor(handle, hashName).of((hash as OneShotHash)(hashName, signingInput, 'buffer')));
+    } catch {
+      return false;
     }
-    // Throws when the signature, as a number, is not below the modulus.
-    const opened = nodeCrypto.publicDecrypt(handle.raw, signature);
-    return opened.equals(encoding.of((hash as OneShotHash)(hashName, signingInput, 'buffer')));
   };
+  /** Bursts of RS256/384/512 checks: a worker thread and a share here (see `signature-thread.ts`). */
+  const thread = threaded && hash !== undefined ? new SignatureThread<NodeKeyHandle>(verifyPkcs1) : undefined;
 
   const verifyHere = (parameters: AlgorithmParameters, signingInput: string, handle: NodeKeyHandle, key: VerifyKey, signature: Uint8Array): boolean => {
     try {
-      if (!parameters.pss && hash !== undefined) return verifyPkcs1(parameters.hash, signingInput, handle, signature);
+      if (!parameters.pss && hash !== undefined) return verifyPkcs1(handle, parameters.hash, signingInput, signature);
       return nodeCrypto.verify(parameters.hash, asciiBytes(signingInput), key, signature);
     } catch {
       return false;
@@ -131,6 +171,7 @@ function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
 
   return {
     name: 'node',
+    startThread: () => thread?.whenReady() ?? Promise.resolve(false),
     async prepare(jwk) {
       const keyObject = nodeCrypto.createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' });
       const bits = keyObject.asymmetricKeyDetails?.modulusLength ?? 0;
@@ -139,6 +180,7 @@ function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
         raw: { key: keyObject, padding: noPadding },
         modulusBytes: Math.ceil(bits / 8),
         encodings: new Map(),
+        encoding: (hashName) => encodingFor(handle, hashName).copy(),
       };
       return { kid: jwk.kid, jwk, handle };
     },
@@ -149,9 +191,11 @@ function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
         ? { key: handle.keyObject, padding: nodeCrypto.constants.RSA_PKCS1_PSS_PADDING, saltLength: parameters.saltLength }
         : handle.keyObject;
       if (thisTurn++ === 0) void SETTLED.then(endTurn);
-      return thisTurn === 1 && running === 0
-        ? verifyHere(parameters, signingInput, handle, verifyKey, signature)
-        : verifyInPool(parameters.hash, asciiBytes(signingInput), verifyKey, signature);
+      if (thisTurn === 1 && running === 0 && (thread === undefined || thread.pending === 0)) {
+        return verifyHere(parameters, signingInput, handle, verifyKey, signature);
+      }
+      if (!parameters.pss && thread?.ready === true) return thread.verify(handle, parameters.hash, signingInput, signature);
+      return verifyInPool(parameters.hash, asciiBytes(signingInput), verifyKey, signature);
     },
   };
 }
@@ -199,7 +243,7 @@ function createWebCryptoEngine(subtle: webcrypto.SubtleCrypto): SignatureEngine 
   };
 }
 
-let nodeEngine: SignatureEngine | undefined;
+let nodeEngine: NodeSignatureEngine | undefined;
 let webEngine: SignatureEngine | undefined;
 
 /** Which engine verifies signatures. */
@@ -216,9 +260,7 @@ export function defaultEngineName(): SignatureEngineName {
  */
 export function signatureEngine(name: SignatureEngineName = defaultEngineName()): SignatureEngine {
   if (name === 'node') {
-    const nodeCrypto = loadNodeCrypto();
-    if (!nodeCrypto) throw new TypeError('crypto: "node" needs node:crypto, which this runtime lacks; use "webcrypto"');
-    nodeEngine ??= createNodeEngine(nodeCrypto);
+    nodeEngine ??= createNodeEngine();
     return nodeEngine;
   }
   const subtle = (globalThis as { crypto?: { subtle?: webcrypto.SubtleCrypto } }).crypto?.subtle;

@@ -33,6 +33,7 @@ async function packAndUnpack(): Promise<void> {
   await rename(join(workdir, 'package'), unpacked);
   for (const name of LINKED_PACKAGES) await symlink(join(root, 'node_modules', name), join(modules, name), 'dir');
   await cp(join(here, 'probe.cjs'), join(workdir, 'probe.cjs'));
+  await cp(join(here, 'burst-probe.cjs'), join(workdir, 'burst-probe.cjs'));
 }
 
 const probes = new Map<string, Promise<Record<string, unknown>>>();
@@ -105,6 +106,11 @@ describe('the packed package', () => {
       expect(packages.filter((name) => isFramework(name) && !allowed.includes(name))).toEqual([]);
       expect(packages.filter((name) => !isFramework(name) && name !== 'lru-cache')).toEqual([]);
     });
+
+    it('verifies bursts of distinct tokens (the second shared with its signature thread), then lets the process exit on its own', async () => {
+      const { stdout } = await run(process.execPath, [join(workdir, 'burst-probe.cjs'), mode], { cwd: workdir, timeout: 30_000 });
+      expect(JSON.parse(stdout)).toEqual({ first: { valid: 64, tampered: 0 }, second: { valid: 64, tampered: 0 } });
+    }, 40_000);
 
     it('throws one AuthError class, whichever subpath raised it', async () => {
       const { authErrors } = (await probe(mode, 'all')) as { authErrors: Record<string, { code: string; sameClass: boolean }> };
