@@ -429,7 +429,8 @@ class TokenVerifier implements Verifier {
 
   /**
    * Every rule, in order. Answers with an already-settled promise when the key is at hand and the
-   * signature was checked synchronously; waits only for a key download or the thread pool.
+   * signature was checked synchronously; waits only for a key download or for a signature checked
+   * on another thread.
    */
   #verifyInFull(token: string): Promise<AuthContext> {
     let read: TokenRead;
