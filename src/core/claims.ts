@@ -7,7 +7,7 @@
  *
  * @module paygate-auth
  */
-import { ErnError, parseTenantErn, parseUserReference, type TenantErn, type UserReference } from './ern.js';
+import { ErnError, parseTenantErn, parseUserReference, tenantUserOf, type TenantErn, type UserReference } from './ern.js';
 import { AuthError, invalidClaim } from './errors.js';
 import type { RegisteredIssuer } from './registry.js';
 import { ScopeError, ScopeSet, parseScopes } from './scopes.js';
@@ -191,6 +191,10 @@ function checkTenantName(payload: Record<string, unknown>): string | null {
 function checkUser(payload: Record<string, unknown>, tenant: TenantErn): UserReference | null {
   const value = payload.user_ern;
   if (value === undefined) return null;
+  if (typeof value === 'string') {
+    const own = tenantUserOf(value, tenant);
+    if (own !== undefined) return own;
+  }
   let user: UserReference;
   try {
     user = parseUserReference(value);

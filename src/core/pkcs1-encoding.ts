@@ -24,7 +24,7 @@ const DIGEST_BYTES: Readonly<Record<Pkcs1Hash, number>> = { sha256: 32, sha384: 
 /**
  * The EMSA-PKCS1-v1_5 encoding for one modulus length and hash, `0x00 0x01 0xFF… 0x00
  * DigestInfo(digest)`: everything but the digest is the same for every message, so it is built
- * once per key and hash, and {@link Pkcs1Encoding.of} writes each message's digest into it.
+ * once per key and hash, and {@link Pkcs1Encoding.ofBinary} writes each message's digest into it.
  */
 export class Pkcs1Encoding {
   readonly #bytes: Uint8Array;
@@ -51,13 +51,17 @@ export class Pkcs1Encoding {
   }
 
   /**
-   * The encoding of `digest`: always the same array, rewritten by each call, so it must be used
-   * before the next (a synchronous comparison).
+   * The encoding of `digest`, given as a binary string of one character per byte (`crypto.hash`'s
+   * `'binary'` output: a short string costs the garbage collector less than a buffer with memory
+   * of its own). Always the same array, rewritten by each call, so it must be used before the
+   * next (a synchronous comparison).
    * @throws {RangeError} when `digest` is not of the hash's length.
    */
-  of(digest: Uint8Array): Uint8Array {
-    if (digest.byteLength !== this.#bytes.length - this.#digestStart) throw new RangeError('The digest is not of the hash\'s length.');
-    this.#bytes.set(digest, this.#digestStart);
-    return this.#bytes;
+  ofBinary(digest: string): Uint8Array {
+    const bytes = this.#bytes;
+    const start = this.#digestStart;
+    if (digest.length !== bytes.length - start) throw new RangeError('The digest is not of the hash\'s length.');
+    for (let index = 0; index < digest.length; index += 1) bytes[start + index] = digest.charCodeAt(index);
+    return bytes;
   }
 }

@@ -90,8 +90,8 @@ function check(key, hash, input, signature) {
   if (expected == null) return false;
   let opened;
   try { opened = crypto.publicDecrypt(key.raw, signature); } catch { return false; }
-  const digest = crypto.hash(HASHES[hash], input, 'buffer');
-  expected.set(digest, expected.length - digest.length);
+  const digest = crypto.hash(HASHES[hash], input, 'binary');
+  expected.latin1Write(digest, expected.length - digest.length);
   return opened.equals(expected);
 }
 function run(message) {

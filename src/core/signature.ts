@@ -93,7 +93,7 @@ function loadNodeCrypto(): NodeCrypto | undefined {
 const SETTLED = Promise.resolve();
 
 /** `crypto.hash` (one-shot digests: Node 20.12+, 21.7+), where the runtime has it. */
-type OneShotHash = (algorithm: string, data: string, outputEncoding: 'buffer') => Uint8Array;
+type OneShotHash = (algorithm: string, data: string, outputEncoding: 'binary') => string;
 
 /** The `node` engine, with what its tests need to pick a path. */
 export interface NodeSignatureEngine extends SignatureEngine {
@@ -138,7 +138,8 @@ function nodeEngineOver(nodeCrypto: NodeCrypto, threaded: boolean): NodeSignatur
     try {
       // Throws when the signature, as a number, is not below the modulus.
       const opened = nodeCrypto.publicDecrypt(handle.raw, signature);
-      return opened.equals(encodingFor(handle, hashName).of((hash as OneShotHash)(hashName, signingInput, 'buffer')));
+      // The digest as a binary string: no buffer with memory of its own to free per token.
+      return opened.equals(encodingFor(handle, hashName).ofBinary((hash as OneShotHash)(hashName, signingInput, 'binary')));
     } catch {
       return false;
     }

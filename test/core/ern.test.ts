@@ -9,6 +9,8 @@ import {
   parseTenantErn,
   parseUserReference,
 } from '../../src/index.js';
+import { tenantUserOf } from '../../src/core/ern.js';
+import fc from 'fast-check';
 
 function ernError(action: () => unknown): ErnError {
   try {
@@ -144,6 +146,50 @@ describe('parseUserReference', () => {
 
   test('refuses a relative reference to another collection', () => {
     expect(ernError(() => parseUserReference('//customers/c-1')).reason).toBe('collection');
+  });
+});
+
+describe('tenantUserOf (the claim rules\' fast path for a user of the token\'s own tenant)', () => {
+  const tenant = parseTenantErn('ern:acme/tenants/t-1');
+
+  test('reads a user of the tenant exactly as parseUserReference does, frozen', () => {
+    const user = tenantUserOf('ern:acme/tenants/t-1/users/u-1', tenant);
+    expect(user).toEqual(parseUserReference('ern:acme/tenants/t-1/users/u-1'));
+    expect(Object.isFrozen(user)).toBe(true);
+  });
+
+  test('accepts a user id of exactly 256 characters, not 257', () => {
+    expect(tenantUserOf(`ern:acme/tenants/t-1/users/${'u'.repeat(256)}`, tenant)?.userId).toHaveLength(256);
+    expect(tenantUserOf(`ern:acme/tenants/t-1/users/${'u'.repeat(257)}`, tenant)).toBeUndefined();
+  });
+
+  test.each([
+    ['an empty user id', 'ern:acme/tenants/t-1/users/'],
+    ['a user id with a space', 'ern:acme/tenants/t-1/users/u 1'],
+    ['a user id with a slash', 'ern:acme/tenants/t-1/users/u-1/x'],
+    ['a user id with a non-ASCII letter', 'ern:acme/tenants/t-1/users/ü'],
+    ['a tenant whose id extends this one\'s', 'ern:acme/tenants/t-10/users/u-1'],
+    ['another product', 'ern:acmex/tenants/t-1/users/u-1'],
+    ['the tenant itself', 'ern:acme/tenants/t-1'],
+    ['a product user', 'ern:acme/tenants/users/u-1'],
+    ['a relative user', '//users/u-1'],
+  ])('leaves %s to parseUserReference', (_name, text) => {
+    expect(tenantUserOf(text, tenant)).toBeUndefined();
+  });
+
+  test('whatever it reads, parseUserReference reads alike (property)', () => {
+    const part = fc.stringMatching(/^[A-Za-z0-9._\- /ü]{0,6}$/);
+    const candidate = fc.tuple(fc.constantFrom('ern:acme/tenants/t-1', 'ern:acme/tenants/t-', 'ern:acme/tenants'), fc.constantFrom('/users/', '/users', '/'), part);
+    fc.assert(
+      fc.property(candidate, ([prefix, middle, rest]) => {
+        const text = `${prefix}${middle}${rest}`;
+        const fast = tenantUserOf(text, tenant);
+        if (fast === undefined) return;
+        expect(fast).toEqual(parseUserReference(text));
+        expect(fast).toMatchObject({ form: 'tenant_user', product: 'acme', tenantId: 't-1' });
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 

@@ -1,7 +1,7 @@
 import { createPrivateKey, sign } from 'node:crypto';
 import { inspect } from 'node:util';
 import { describe, expect, test } from 'vitest';
-import { IssuerRegistry, createVerifier } from '../../src/index.js';
+import { IssuerRegistry, createVerifier, parseUserReference } from '../../src/index.js';
 import { encodeSegment } from '../../src/testing/index.js';
 import { T0, rejection, seconds, useFixture } from '../support/fixture.js';
 
@@ -272,10 +272,25 @@ describe('scope, tenant_name, user_ern (SPEC §3.6)', () => {
     expect(auth.user).toMatchObject({ ern: user_ern, ...expected });
   });
 
+  test('a user of the token\'s own tenant is read as parseUserReference reads it', async () => {
+    const auth = await fx.verifier().verify(await acme().token({ user_ern: 'ern:acme/tenants/t-1/users/u-1' }));
+    expect(auth.user).toEqual(parseUserReference('ern:acme/tenants/t-1/users/u-1'));
+    expect(Object.isFrozen(auth.user)).toBe(true);
+  });
+
+  test('a user of another tenant of the product, whose id extends the token\'s tenant id, is that tenant\'s user', async () => {
+    const auth = await fx.verifier().verify(await acme().token({ user_ern: 'ern:acme/tenants/t-10/users/u-1' }));
+    expect(auth.user).toMatchObject({ form: 'tenant_user', tenantId: 't-10', userId: 'u-1' });
+  });
+
   test.each([
     ['malformed', 'users/u-1'],
     ['a private tenant ERN', 'ern:acme/tenants/t-1'],
     ["another product's user", 'ern:beta/tenants/b-1/users/u-1'],
+    ["the token's tenant with an empty user id", 'ern:acme/tenants/t-1/users/'],
+    ["the token's tenant with a user id holding a space", 'ern:acme/tenants/t-1/users/u 1'],
+    ["the token's tenant with a user id of 257 characters", `ern:acme/tenants/t-1/users/${'u'.repeat(257)}`],
+    ["the token's tenant with a path after the user id", 'ern:acme/tenants/t-1/users/u-1/x'],
   ])('a user_ern that is %s is invalid_claim naming user_ern', async (_name, user_ern) => {
     expect(await codeOf({ user_ern })).toEqual({ code: 'invalid_claim', claim: 'user_ern' });
   });
