@@ -5,8 +5,9 @@
  * Every server is first shown to answer 200 to a valid token and to refuse a tampered token, a
  * token without the scope and a request without one (the no-auth route only the first).
  */
-import { fork, spawn } from 'node:child_process';
+import { execFileSync, fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import os from 'node:os';
 import { createInterface } from 'node:readline';
 import { serveJwks } from 'paygate-auth/testing';
 import { median } from '../lib/harness.mjs';
@@ -29,6 +30,22 @@ const VARIANTS = {
 };
 const labelOf = (variant, framework) => (typeof variant.label === 'string' ? variant.label : variant.label[framework]);
 
+/**
+ * The CPUs the server and the load generator are pinned to (Linux `taskset`, two CPUs or more;
+ * BENCH_HTTP_PIN=0 turns it off), or `null`. Pinned, each has a core of its own: unpinned they
+ * share both with each other and with the scheduler's moves, and a route's figure swings by a
+ * fifth between rounds on a two-core machine.
+ */
+function pinning() {
+  if (process.env.BENCH_HTTP_PIN === '0' || os.platform() !== 'linux' || os.cpus().length < 2) return null;
+  try {
+    execFileSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' });
+  } catch {
+    return null;
+  }
+  return { server: '1', driver: '0' };
+}
+
 /** Whether the adapters are built (not the `export {};` placeholders). */
 export async function adaptersReady() {
   try {
@@ -39,8 +56,9 @@ export async function adaptersReady() {
   }
 }
 
-async function startServer(framework, variant, issuer) {
-  const child = spawn(process.execPath, [SERVER, framework, variant], {
+async function startServer(framework, variant, issuer, pin) {
+  const command = pin ? ['taskset', ['-c', pin.server, process.execPath, SERVER, framework, variant]] : [process.execPath, [SERVER, framework, variant]];
+  const child = spawn(command[0], command[1], {
     env: { ...process.env, BENCH_ISSUER: issuer, BENCH_AUDIENCE: AUDIENCE },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -81,7 +99,7 @@ async function qualify(url, variant, checks) {
   await expect('a token without the scope', checks.unscoped, [403]);
 }
 
-function drive(url, headers, seconds) {
+function drive(url, headers, seconds, pin) {
   const child = fork(DRIVER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   return new Promise((resolve, reject) => {
     child.once('message', (message) => {
@@ -90,7 +108,7 @@ function drive(url, headers, seconds) {
       else reject(new Error(message.error));
     });
     child.once('error', reject);
-    child.send({ url, path: PATH, headers, connections: 16, seconds, warmupSeconds: 1 });
+    child.send({ url, path: PATH, headers, connections: 16, seconds, warmupSeconds: 1, cpu: pin?.driver });
   });
 }
 
@@ -116,15 +134,17 @@ export async function runHttp({ seconds, rounds = Number(process.env.BENCH_HTTP_
       expired: `Bearer ${bad.expired}`,
       unscoped: `Bearer ${signToken(key, claimsFor(issuer, 'unscoped', { scope: 'hub:subscribe' }))}`,
     };
-    log(`HTTP: GET ${PATH}, ${headers.length} tokens reused, autocannon 16 connections, 1 s warm-up + ${seconds} s per route, ${rounds} round(s)`);
+    const pin = pinning();
+    const pinned = pin ? `server pinned to CPU ${pin.server}, autocannon to CPU ${pin.driver}` : 'not pinned';
+    log(`HTTP: GET ${PATH}, ${headers.length} tokens reused, autocannon 16 connections, 1 s warm-up + ${seconds} s per route, ${rounds} round(s), ${pinned}`);
     const samples = new Map();
     for (let round = 0; round < rounds; round += 1) {
       for (const framework of FRAMEWORKS) {
         for (const variant of VARIANTS[framework]) {
-          const { child, url } = await startServer(framework, variant.id, issuer);
+          const { child, url } = await startServer(framework, variant.id, issuer, pin);
           try {
             await qualify(url, variant.id, checks);
-            const result = await drive(url, headers, seconds);
+            const result = await drive(url, headers, seconds, pin);
             if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
               throw new Error(`${framework}/${variant.id}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts under load`);
             }
@@ -142,27 +162,32 @@ export async function runHttp({ seconds, rounds = Number(process.env.BENCH_HTTP_
       const list = samples.get(id);
       return { rps: median(list.map((r) => r.requestsPerSecond)), p99: median(list.map((r) => r.p99)), p50: median(list.map((r) => r.p50)) };
     };
+    // A route against no auth: the median of the rounds' ratios, each of two runs made one after
+    // the other, so that a slow spell of the machine weighs on both sides of a ratio.
+    const toNone = (framework, id) => {
+      const none = samples.get(`${framework}:none`);
+      return median(samples.get(`${framework}:${id}`).map((r, round) => r.requestsPerSecond / none[round].requestsPerSecond));
+    };
     const rows = [];
     const targets = [];
     for (const framework of FRAMEWORKS) {
-      const none = figure(`${framework}:none`);
       const paygate = figure(`${framework}:paygate`);
       const peer = figure(`${framework}:peer`);
       for (const variant of VARIANTS[framework]) {
         const f = figure(`${framework}:${variant.id}`);
-        rows.push([framework, labelOf(variant, framework), ops(f.rps), ratio(f.rps / none.rps), String(f.p50), String(f.p99)]);
+        rows.push([framework, labelOf(variant, framework), ops(f.rps), ratio(toNone(framework, variant.id)), String(f.p50), String(f.p99)]);
       }
       targets.push({
         target: `${framework}: authenticated route ≥ 0.9× the route without auth, ahead of ${labelOf(PEER, framework)}`,
-        measured: `${ratio(paygate.rps / none.rps)}× no auth; peer ${ratio(peer.rps / none.rps)}×`,
-        pass: paygate.rps / none.rps >= 0.9 && paygate.rps > peer.rps,
+        measured: `${ratio(toNone(framework, 'paygate'))}× no auth; peer ${ratio(toNone(framework, 'peer'))}×`,
+        pass: toNone(framework, 'paygate') >= 0.9 && paygate.rps > peer.rps,
       });
     }
     const table = markdownTable(['framework', 'route', 'req/s', '× no auth', 'p50 ms', 'p99 ms'], rows, ['l', 'l', 'r', 'r', 'r', 'r']);
     const markdown = [
       '## HTTP',
       '',
-      `GET ${PATH} answering \`{"ok":true}\`; each server in its own process on 127.0.0.1, autocannon in another (16 connections, ${headers.length} tokens reused in turn, 1 s warm-up then ${seconds} s; median of ${rounds} round(s)).`,
+      `GET ${PATH} answering \`{"ok":true}\`; each server in its own process on 127.0.0.1, autocannon in another (16 connections, ${headers.length} tokens reused in turn, 1 s warm-up then ${seconds} s; median of ${rounds} round(s); ${pinned}). \`× no auth\` is the median of the rounds' ratios, each to the no-auth run just before.`,
       'Every authenticated server was first shown to answer 200 to a valid token and 401/403 to a tampered, an expired, a missing and an unscoped one; every timed response was a 2xx.',
       '',
       table,
