@@ -1,14 +1,14 @@
 /**
  * One benchmark server, in its own process: `node bench/http/server.mjs <framework> <variant>`
  * with BENCH_ISSUER (the JWKS server's origin, also the tokens' `iss`) and BENCH_AUDIENCE set.
- * framework: express | fastify; variant: none | paygate | peer, and for Express also paygate-use.
+ * framework: express | fastify; variant: none | paygate | peer, and for Express also paygate-route.
  * It serves GET /payments/ping (`{"ok":true}`), checking signature, iss, aud, expiry and the scope
  * `pay:processPayments` unless the variant is `none`, then prints `{"port":…}` on stdout and runs
  * until it is killed.
  *
- * paygate-auth is configured as its README shows: on Express one `auth({ verifier, requiredScopes })`
- * guarding the route (paygate), or `app.use(auth({ verifier }))` with the route's `requireScopes()`
- * (paygate-use: one Express layer more); on Fastify the plugin and the route's `config.scopes`.
+ * paygate-auth is configured as its README shows: on Express `app.use(auth({ verifier }))` with the
+ * route's `requireScopes()` (paygate), or one `auth({ verifier, requiredScopes })` guarding the
+ * route (paygate-route: one Express layer fewer); on Fastify the plugin and the route's `config.scopes`.
  * The peers are each framework's usual choice, configured as their READMEs show:
  * express-oauth2-jwt-bearer (`auth()` + `requiredScopes()`), and @fastify/jwt with get-jwks.
  */
@@ -19,9 +19,9 @@ const SCOPE = 'pay:processPayments';
 const PATH = '/payments/ping';
 const BODY = { ok: true };
 
-const VARIANTS = { express: ['none', 'paygate', 'paygate-use', 'peer'], fastify: ['none', 'paygate', 'peer'] };
+const VARIANTS = { express: ['none', 'paygate', 'paygate-route', 'peer'], fastify: ['none', 'paygate', 'peer'] };
 if (!VARIANTS[framework]?.includes(variant) || !issuer || !audience) {
-  console.error('usage: BENCH_ISSUER=… BENCH_AUDIENCE=… node bench/http/server.mjs express none|paygate|paygate-use|peer | fastify none|paygate|peer');
+  console.error('usage: BENCH_ISSUER=… BENCH_AUDIENCE=… node bench/http/server.mjs express none|paygate|paygate-route|peer | fastify none|paygate|peer');
   process.exit(2);
 }
 
@@ -44,12 +44,12 @@ async function expressApp() {
   if (variant === 'none') {
     app.get(PATH, reply);
   } else if (variant === 'paygate') {
-    const { auth } = await import('paygate-auth/express');
-    app.get(PATH, auth({ verifier: await paygateVerifier(), requiredScopes: SCOPE }), reply);
-  } else if (variant === 'paygate-use') {
     const { auth, requireScopes } = await import('paygate-auth/express');
     app.use(auth({ verifier: await paygateVerifier() }));
     app.get(PATH, requireScopes(SCOPE), reply);
+  } else if (variant === 'paygate-route') {
+    const { auth } = await import('paygate-auth/express');
+    app.get(PATH, auth({ verifier: await paygateVerifier(), requiredScopes: SCOPE }), reply);
   } else {
     const { auth, requiredScopes } = await import('express-oauth2-jwt-bearer');
     app.use(auth({ issuer, audience, jwksUri: `${issuer}/.well-known/jwks.json`, tokenSigningAlg: 'RS256' }));
