@@ -5,7 +5,7 @@
  */
 import { IssuerRegistry, authenticate, createVerifier } from 'paygate-auth';
 import { serveJwks } from 'paygate-auth/testing';
-import { median, runRounds, sampleInFlight, sampleSequential, sampleSync } from './lib/harness.mjs';
+import { median, runPaired, runRounds, sampleInFlight, sampleSequential, sampleSync } from './lib/harness.mjs';
 import { awsJwtVerifier, fastJwtVerifier, joseVerifier, jsonwebtokenVerifier, rawVerifier } from './lib/peers.mjs';
 import { AUDIENCE, PRODUCT, TENANT, claimsFor, createBenchKey, flat, negativeTokens, rawParts, signMany, signToken } from './lib/tokens.mjs';
 
@@ -61,9 +61,9 @@ function authenticateOp(verifier) {
 }
 
 /**
- * @param {{ rounds: number, budgetMs: number, tokenCount: number, log: (line: string) => void }} settings
+ * @param {{ rounds: number, pairs: number, budgetMs: number, tokenCount: number, log: (line: string) => void }} settings
  */
-export async function runMicro({ rounds, budgetMs, tokenCount, log }) {
+export async function runMicro({ rounds, pairs, budgetMs, tokenCount, log }) {
   const key = createBenchKey();
   const jwks = await serveJwks(() => ({ keys: [key.jwk] }));
   try {
@@ -186,6 +186,13 @@ export async function runMicro({ rounds, budgetMs, tokenCount, log }) {
     });
     log(`timed ${cases.length} cases × ${rounds} rounds in ${Math.round((performance.now() - started) / 1000)} s`);
 
+    // The targets' ratios again, each paygate-auth sample between two raw samples.
+    const byId = (id) => cases.find((c) => c.id === id);
+    const pairedIds = ['paygate:cold', 'paygateOff:cold', 'paygate:inflight', 'paygateOff:inflight', 'paygateAuthenticate:cold', 'paygateAuthenticate:inflight'];
+    started = performance.now();
+    const paired = await runPaired(byId('raw:cold'), pairedIds.map(byId), pairs);
+    log(`paired ${pairedIds.length} cases with raw \`crypto.verify\` × ${pairs} rounds in ${Math.round((performance.now() - started) / 1000)} s`);
+
     const result = {};
     for (const row of rows) {
       result[row.id] = { label: row.label };
@@ -194,7 +201,8 @@ export async function runMicro({ rounds, budgetMs, tokenCount, log }) {
         if (list) result[row.id][mode] = { median: median(list), samples: list };
       }
     }
-    return { rows: rows.map((row) => row.id), result, qualified, tokenCount, rounds, budgetMs, lanes: LANES, tenant: TENANT };
+    const pairedMedians = Object.fromEntries([...paired].map(([id, list]) => [id, { median: median(list), samples: list }]));
+    return { rows: rows.map((row) => row.id), result, paired: pairedMedians, pairs, qualified, tokenCount, rounds, budgetMs, lanes: LANES, tenant: TENANT };
   } finally {
     await jwks.close();
   }

@@ -3,7 +3,8 @@
  * HTTP benchmarks (Express and Fastify: no auth, paygate-auth, the usual peer), in one run, printed
  * as tables and written to bench/RESULTS.md. Runs against the built package (`paygate-auth`).
  *
- * Environment: BENCH_ROUNDS (default 5), BENCH_BUDGET_MS per sample (300), BENCH_TOKENS (10000),
+ * Environment: BENCH_ROUNDS (default 5), BENCH_PAIRS (paired rounds for the ratio targets; default
+ * BENCH_ROUNDS), BENCH_BUDGET_MS per sample (300), BENCH_TOKENS (10000),
  * BENCH_HTTP_SECONDS per route (5), BENCH_HTTP_ROUNDS (2), BENCH_SKIP_HTTP=1, BENCH_SKIP_MICRO=1, BENCH_VERBOSE=1.
  */
 import { busyFraction, cpuTimes, describeMachine, loadAverage } from './lib/machine.mjs';
@@ -12,11 +13,21 @@ import { versionOf } from './lib/peers.mjs';
 
 const settings = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 5),
+  pairs: Number(process.env.BENCH_PAIRS ?? process.env.BENCH_ROUNDS ?? 5),
   budgetMs: Number(process.env.BENCH_BUDGET_MS ?? 300),
   tokenCount: Number(process.env.BENCH_TOKENS ?? 10_000),
   httpSeconds: Number(process.env.BENCH_HTTP_SECONDS ?? 5),
 };
 const log = (line) => console.log(line);
+/** How RESULTS.md names the paired cases. */
+const PAIRED_LABELS = {
+  'paygate:cold': '`verify()` cold',
+  'paygateOff:cold': '`verify()` cold with `cache: false`',
+  'paygate:inflight': '`verify()` in flight',
+  'paygateOff:inflight': '`verify()` in flight with `cache: false`',
+  'paygateAuthenticate:cold': '`authenticate()` cold',
+  'paygateAuthenticate:inflight': '`authenticate()` in flight',
+};
 
 const machine = describeMachine();
 const loadBefore = loadAverage();
@@ -54,6 +65,8 @@ if (!process.env.BENCH_SKIP_MICRO) {
       'Ratios are to raw `crypto.verify`, cold, one at a time. Every verifier was shown to refuse a tampered, wrong-issuer, wrong-audience and expired token before it was timed (raw `crypto.verify`: the tampered one).',
       '',
       table,
+      '',
+      `The ratio targets are also measured paired: ${micro.pairs} rounds in which each paygate-auth sample runs between two samples of raw \`crypto.verify\` one at a time, its ratio taken to their mean; the targets report the median of those ratios (a slow spell of the machine then weighs on both sides of each ratio). Paired medians: ${Object.entries(micro.paired).map(([id, m]) => `${PAIRED_LABELS[id] ?? id} ${m.median.toFixed(2)}×`).join(', ')}.`,
     ].join('\n'),
   );
 }

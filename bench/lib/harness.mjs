@@ -107,3 +107,30 @@ export async function runRounds(cases, rounds, onSample = () => {}) {
   }
   return samples;
 }
+
+async function rateOf(c, round) {
+  gc();
+  const { ops, ms } = await c.sample(round);
+  return (ops * 1000) / ms;
+}
+
+/**
+ * Ratios of each of `cases` to `base`, paired in time: each round samples `base`, then every case
+ * followed by `base` again, and a case's ratio is its rate over the mean of the two `base` samples
+ * either side of it. A slow spell of the machine (seconds long on a shared two-core VM) then weighs
+ * on both sides of a ratio, which medians of rates taken seconds apart cannot promise.
+ * Returns the ratios per case id, one per round.
+ */
+export async function runPaired(base, cases, rounds) {
+  const ratios = new Map(cases.map((c) => [c.id, []]));
+  for (let round = 0; round < rounds; round += 1) {
+    let before = await rateOf(base, round);
+    for (const c of cases) {
+      const rate = await rateOf(c, round);
+      const after = await rateOf(base, round);
+      ratios.get(c.id).push(rate / ((before + after) / 2));
+      before = after;
+    }
+  }
+  return ratios;
+}

@@ -55,22 +55,25 @@ export function microTargets(micro) {
   const cold = r.paygate.cold.median;
   const flight = r.paygate.inflight.median;
   const warm = r.paygate.warm.median;
-  // Paired by round (the two run close together in each round), then the median: drift and
-  // bursts of load elsewhere touch both sides of a pair alike.
+  // The ratio targets read the paired rounds (each sample between two raw ones; see runPaired);
+  // the table's medians are shown beside them. A miss's cost compares, round by round, the
+  // verifier with its cache to the verifier without, each as a ratio to its own raw neighbours.
+  const p = micro.paired;
   const pairedCost = (mode) =>
-    median(r.paygate[mode].samples.map((rate, round) => 1 - rate / r.paygateOff[mode].samples[round]));
+    median(p[`paygate:${mode}`].samples.map((value, round) => 1 - value / p[`paygateOff:${mode}`].samples[round]));
   const missCost = pairedCost('cold');
   const missCostFlight = pairedCost('inflight');
+  const pairedRange = (id) => `${ratio(Math.min(...p[id].samples))}–${ratio(Math.max(...p[id].samples))}`;
   return [
     {
       target: 'cold, one at a time: ≥ 0.9× raw `crypto.verify`, ahead of every peer',
-      measured: `${ratio(cold / base)}× raw (\`authenticate()\` ${ratio(r.paygateAuthenticate.cold.median / base)}×); best peer ${coldPeer.label} ${ratio(coldPeer.value / base)}×`,
-      pass: cold / base >= 0.9 && cold > coldPeer.value,
+      measured: `${ratio(p['paygate:cold'].median)}× raw, paired (rounds ${pairedRange('paygate:cold')}; \`authenticate()\` ${ratio(p['paygateAuthenticate:cold'].median)}×); table medians ${ratio(cold / base)}×; best peer ${coldPeer.label} ${ratio(coldPeer.value / base)}×`,
+      pass: p['paygate:cold'].median >= 0.9 && cold > coldPeer.value,
     },
     {
       target: `cold, ${micro.lanes} in flight: ≥ 1.5× raw one at a time, ahead of every peer in flight`,
-      measured: `${ratio(flight / base)}× raw (\`authenticate()\` ${ratio(r.paygateAuthenticate.inflight.median / base)}×; raw in flight ${ratio(r.raw.inflight.median / base)}×); best peer ${flightPeer.label} ${ratio(flightPeer.value / base)}×`,
-      pass: flight / base >= 1.5 && flight > flightPeer.value,
+      measured: `${ratio(p['paygate:inflight'].median)}× raw, paired (rounds ${pairedRange('paygate:inflight')}; \`authenticate()\` ${ratio(p['paygateAuthenticate:inflight'].median)}×); table medians ${ratio(flight / base)}×, raw in flight ${ratio(r.raw.inflight.median / base)}×; best peer ${flightPeer.label} ${ratio(flightPeer.value / base)}×`,
+      pass: p['paygate:inflight'].median >= 1.5 && flight > flightPeer.value,
     },
     {
       target: 'warm: ≥ 2× fast-jwt `cache: true` warm',
@@ -79,7 +82,7 @@ export function microTargets(micro) {
     },
     {
       target: 'a cache miss costs ≤ 5 % against the same verifier with `cache: false`',
-      measured: `${(missCost * 100).toFixed(1)} % one at a time; ${(missCostFlight * 100).toFixed(1)} % in flight`,
+      measured: `${(missCost * 100).toFixed(1)} % one at a time; ${(missCostFlight * 100).toFixed(1)} % in flight (paired rounds)`,
       pass: missCost <= 0.05,
     },
   ];
