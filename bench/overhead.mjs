@@ -1,9 +1,10 @@
 /**
  * What `verify()` costs besides the RSA step: `node bench/overhead.mjs` (build first). node:crypto's
  * `publicDecrypt`, `hash` and `verify` are replaced by stand-ins that answer at once with the
- * values of one real token (`publicDecrypt` still allocating its result, as the real call does), then 20,000
- * distinct tokens are verified one at a time, with and without the result cache; prints the best
- * of 15 rounds in µs per token. Only for measuring: the stand-ins accept any signature.
+ * values of one real token (`publicDecrypt`'s still allocating its result, as the real call does),
+ * then 20,000 distinct tokens are verified one at a time, with and without the result cache;
+ * prints the best of 15 rounds in µs per token. Only for measuring: the stand-ins accept any
+ * signature.
  */
 import { IssuerRegistry, createVerifier } from 'paygate-auth';
 import { AUDIENCE, PRODUCT, createBenchKey, signMany } from './lib/tokens.mjs';
