@@ -231,12 +231,6 @@ export function parseReference(value: unknown, collection?: ReferenceCollection)
 
 const USERS_SEGMENT = '/users/';
 
-/** `true` for a character a name part may hold: a letter, a digit, `-`, `_` or `.`. */
-function isNameCharacter(code: number): boolean {
-  return (code >= 0x61 && code <= 0x7a) || (code >= 0x41 && code <= 0x5a) || (code >= 0x30 && code <= 0x39) ||
-    code === 0x2d || code === 0x5f || code === 0x2e;
-}
-
 /**
  * `text` as a user of `tenant` (`<tenant ERN>/users/<user-id>`), or `undefined` when it is not one
  * (it may still be another form: {@link parseUserReference} decides). The claim rules' fast path:
@@ -247,10 +241,9 @@ export function tenantUserOf(text: string, tenant: TenantErn): UserReference | u
   const start = tenant.ern.length + USERS_SEGMENT.length;
   if (text.length <= start || text.length - start > MAX_NAME_PART_LENGTH) return undefined;
   if (!text.startsWith(tenant.ern) || !text.startsWith(USERS_SEGMENT, tenant.ern.length)) return undefined;
-  for (let index = start; index < text.length; index += 1) {
-    if (!isNameCharacter(text.charCodeAt(index))) return undefined;
-  }
-  return Object.freeze({ form: 'tenant_user', ern: text, product: tenant.product, tenantId: tenant.id, userId: text.slice(start) });
+  const userId = text.slice(start);
+  if (!NAME_PART.test(userId)) return undefined;
+  return Object.freeze({ form: 'tenant_user', ern: text, product: tenant.product, tenantId: tenant.id, userId });
 }
 
 /**
