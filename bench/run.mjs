@@ -19,14 +19,10 @@ const settings = {
   httpSeconds: Number(process.env.BENCH_HTTP_SECONDS ?? 5),
 };
 const log = (line) => console.log(line);
-/** How RESULTS.md names the paired cases. */
-const PAIRED_LABELS = {
-  'paygate:cold': '`verify()` cold',
-  'paygateOff:cold': '`verify()` cold with `cache: false`',
-  'paygate:inflight': '`verify()` in flight',
-  'paygateOff:inflight': '`verify()` in flight with `cache: false`',
-  'paygateAuthenticate:cold': '`authenticate()` cold',
-  'paygateAuthenticate:inflight': '`authenticate()` in flight',
+/** A paired case (`row:mode`) as RESULTS.md names it: its row's label and the mode. */
+const pairedLabel = (micro, id) => {
+  const [row, mode] = id.split(':');
+  return `${micro.result[row].label}, ${mode === 'inflight' ? `${micro.lanes} in flight` : mode}`;
 };
 
 const machine = describeMachine();
@@ -66,7 +62,7 @@ if (!process.env.BENCH_SKIP_MICRO) {
       '',
       table,
       '',
-      `The ratio targets are also measured paired: ${micro.pairs} rounds in which each paygate-auth sample runs between two samples of raw \`crypto.verify\` one at a time, its ratio taken to their mean; the targets report the median of those ratios (a slow spell of the machine then weighs on both sides of each ratio). Paired medians: ${Object.entries(micro.paired).map(([id, m]) => `${PAIRED_LABELS[id] ?? id} ${m.median.toFixed(2)}×`).join(', ')}.`,
+      `The ratio targets are also measured paired: ${micro.pairs} rounds in which each paygate-auth sample runs between two samples of raw \`crypto.verify\` one at a time, its ratio taken to their mean; the targets report the median of those ratios (a slow spell of the machine then weighs on both sides of each ratio). Paired medians: ${Object.entries(micro.paired).map(([id, m]) => `${pairedLabel(micro, id)} ${m.median.toFixed(2)}×`).join('; ')}.`,
     ].join('\n'),
   );
 }

@@ -11,17 +11,16 @@
  * variant's in the same cycle, and the server's CPU time per request (from `/proc/<pid>/stat`),
  * which counts every thread of the server and no waiting.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
-import { createInterface } from 'node:readline';
 import { serveJwks } from 'paygate-auth/testing';
 import { median } from '../lib/harness.mjs';
-import { AUDIENCE, createBenchKey, flat, signMany } from '../lib/tokens.mjs';
+import { createBenchKey, flat, signMany } from '../lib/tokens.mjs';
+import { startServer, stopServer } from './run-http.mjs';
 
-const SERVER = new URL('./server.mjs', import.meta.url).pathname;
 const PATH = '/payments/ping';
 const CONNECTIONS = 16;
 const TOKENS = 100;
@@ -105,15 +104,11 @@ function connection(port, requests, counter) {
 }
 
 /** Starts the server of `id` pinned to CPU 1, and opens its connections. */
-async function startServer(id, issuer, requests) {
+async function startVariant(id, issuer, requests) {
   const [framework, variant] = id.split(':');
-  const child = spawn('taskset', ['-c', '1', process.execPath, SERVER, framework, variant], {
-    env: { ...process.env, BENCH_ISSUER: issuer, BENCH_AUDIENCE: AUDIENCE },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const [line] = await once(createInterface({ input: child.stdout }), 'line');
-  const { port } = JSON.parse(line);
+  const { child, url } = await startServer(framework, variant, issuer, { server: '1' });
   const counter = { answers: 0, onIdle: () => {} };
+  const port = Number(new URL(url).port);
   const connections = Array.from({ length: CONNECTIONS }, () => connection(port, requests, counter));
   return { id, child, counter, connections, rates: [], ratios: [], ticks: 0, answers: 0 };
 }
@@ -146,7 +141,7 @@ try {
   const headers = (await signMany(key, issuer, TOKENS)).map((token) => flat(`Bearer ${token}`));
   const requests = headers.map((authorization) => Buffer.from(`GET ${PATH} HTTP/1.1\r\nHost: 127.0.0.1\r\nauthorization: ${authorization}\r\n\r\n`, 'latin1'));
   const servers = [];
-  for (const id of ids) servers.push(await startServer(id, issuer, requests));
+  for (const id of ids) servers.push(await startVariant(id, issuer, requests));
   for (const server of servers) await burst(server, 1000); // warm-up, untimed
   console.log(`${cycles} cycles of ${burstMs} ms bursts; load average before: ${os.loadavg().map((x) => x.toFixed(2)).join(' / ')}`);
   for (let cycle = 0; cycle < cycles; cycle += 1) {
@@ -171,8 +166,7 @@ try {
   }
   for (const server of servers) {
     for (const c of server.connections) c.close();
-    server.child.kill('SIGTERM');
-    await once(server.child, 'exit');
+    await stopServer(server.child);
   }
 } finally {
   await jwks.close();

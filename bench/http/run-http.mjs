@@ -56,7 +56,11 @@ export async function adaptersReady() {
   }
 }
 
-async function startServer(framework, variant, issuer, pin) {
+/**
+ * Starts bench/http/server.mjs for `framework`/`variant` (pinned to `pin.server` when given);
+ * resolves once it listens.
+ */
+export async function startServer(framework, variant, issuer, pin) {
   const command = pin ? ['taskset', ['-c', pin.server, process.execPath, SERVER, framework, variant]] : [process.execPath, [SERVER, framework, variant]];
   const child = spawn(command[0], command[1], {
     env: { ...process.env, BENCH_ISSUER: issuer, BENCH_AUDIENCE: AUDIENCE },
@@ -72,7 +76,8 @@ async function startServer(framework, variant, issuer, pin) {
   return { child, url: `http://127.0.0.1:${JSON.parse(first).port}` };
 }
 
-async function stopServer(child) {
+/** Stops a server from {@link startServer} and waits for it to exit. */
+export async function stopServer(child) {
   if (child.exitCode !== null) return;
   const exited = once(child, 'exit');
   child.kill('SIGTERM');

@@ -88,6 +88,13 @@ export function median(values) {
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
+/** One sample of case `c` after a full collection, in ops/s. */
+async function rateOf(c, round) {
+  gc();
+  const { ops, ms } = await c.sample(round);
+  return (ops * 1000) / ms;
+}
+
 /**
  * Runs every case `rounds` times, in a rotated order each round; returns ops/s samples per case id.
  * A case is `{ id, sample(round) → Promise<{ ops, ms }> }`.
@@ -98,20 +105,12 @@ export async function runRounds(cases, rounds, onSample = () => {}) {
     const shift = round % cases.length;
     const order = [...cases.slice(shift), ...cases.slice(0, shift)];
     for (const c of order) {
-      gc();
-      const { ops, ms } = await c.sample(round);
-      const rate = (ops * 1000) / ms;
+      const rate = await rateOf(c, round);
       samples.get(c.id).push(rate);
       onSample(c, round, rate);
     }
   }
   return samples;
-}
-
-async function rateOf(c, round) {
-  gc();
-  const { ops, ms } = await c.sample(round);
-  return (ops * 1000) / ms;
 }
 
 /**
