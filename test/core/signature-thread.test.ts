@@ -1,5 +1,8 @@
 import { generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { Worker } from 'node:worker_threads';
+import { afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { type Pkcs1Hash, Pkcs1Encoding } from '../../src/core/pkcs1-encoding.js';
 import { SignatureThread, type ThreadKey } from '../../src/core/signature-thread.js';
 
@@ -166,5 +169,47 @@ describe('signature thread: nothing is lost when the worker goes', () => {
     const [rs256] = cases(1);
     expect(await thread.verify(rs256!.key, rs256!.hash, rs256!.input, rs256!.signature)).toBe(true);
     expect(here.ran.has(rs256!.input)).toBe(true);
+  });
+});
+
+describe('signature thread: keys do not outlive their use', () => {
+  /** A full collection, with `gc` reached without `--expose-gc` on the command line. */
+  const collectGarbage = (() => {
+    setFlagsFromString('--expose-gc');
+    return runInNewContext('gc') as () => void;
+  })();
+
+  /** Sends a burst signed by a key of its own through `target`; the key is referenced nowhere after. */
+  async function burstWithOwnKey(target: SignatureThread<TestKey>): Promise<boolean[]> {
+    const own = testKey();
+    const burst = Array.from({ length: 8 }, (_, round) => {
+      const input = `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(`own key ${round}`).toString('base64url')}`;
+      return { input, signature: sign('sha256', Buffer.from(input), own.privateKey) };
+    });
+    return Promise.all(burst.map((c) => target.verify(own, 'sha256', c.input, c.signature)));
+  }
+
+  test('once a key is collected here, the worker is told to forget it', async () => {
+    const posted = vi.spyOn(Worker.prototype, 'postMessage');
+    try {
+      thread = new SignatureThread(hereRecorder(2).verifyHere);
+      await thread.whenReady();
+      expect(await burstWithOwnKey(thread)).toEqual(Array.from({ length: 8 }, () => true));
+      const sent = posted.mock.calls.map(([message]) => message as { kind: string; id?: number });
+      const registered = sent.filter((message) => message.kind === 'key').map((message) => message.id);
+      expect(registered).toHaveLength(1);
+      posted.mockClear();
+
+      const forgotten = (): unknown[] =>
+        posted.mock.calls.map(([message]) => message as { kind: string; id?: number }).filter((m) => m.kind === 'forget').map((m) => m.id);
+      // Finalization callbacks run in a task after the collection that found the key unreachable.
+      for (let attempt = 0; attempt < 20 && forgotten().length === 0; attempt += 1) {
+        collectGarbage();
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect(forgotten()).toEqual(registered);
+    } finally {
+      posted.mockRestore();
+    }
   });
 });
