@@ -191,23 +191,22 @@ describe('signature thread: keys do not outlive their use', () => {
 
   test('once a key is collected here, the worker is told to forget it', async () => {
     const posted = vi.spyOn(Worker.prototype, 'postMessage');
+    /** The key ids of the messages of `kind` posted to the worker since the last `mockClear()`. */
+    const idsPosted = (kind: 'key' | 'forget'): unknown[] =>
+      posted.mock.calls.map(([message]) => message as { kind: string; id?: number }).filter((m) => m.kind === kind).map((m) => m.id);
     try {
       thread = new SignatureThread(hereRecorder(2).verifyHere);
       await thread.whenReady();
       expect(await burstWithOwnKey(thread)).toEqual(Array.from({ length: 8 }, () => true));
-      const sent = posted.mock.calls.map(([message]) => message as { kind: string; id?: number });
-      const registered = sent.filter((message) => message.kind === 'key').map((message) => message.id);
+      const registered = idsPosted('key');
       expect(registered).toHaveLength(1);
       posted.mockClear();
-
-      const forgotten = (): unknown[] =>
-        posted.mock.calls.map(([message]) => message as { kind: string; id?: number }).filter((m) => m.kind === 'forget').map((m) => m.id);
       // Finalization callbacks run in a task after the collection that found the key unreachable.
-      for (let attempt = 0; attempt < 20 && forgotten().length === 0; attempt += 1) {
+      for (let attempt = 0; attempt < 20 && idsPosted('forget').length === 0; attempt += 1) {
         collectGarbage();
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
-      expect(forgotten()).toEqual(registered);
+      expect(idsPosted('forget')).toEqual(registered);
     } finally {
       posted.mockRestore();
     }
