@@ -169,6 +169,14 @@ export async function runMicro({ rounds, pairs, budgetMs, tokenCount, log }) {
       cold: coldSample(verifyOp, tokens, { cache: false }, sampleSequential),
       inflight: coldSample(verifyOp, tokens, { cache: false }, sampleInFlight, { lanes: LANES }),
     });
+    const firstUseVerifier = await fresh({ cacheAdmission: 'first-use' });
+    addRow({
+      id: 'paygateFirstUse',
+      label: "paygate-auth `verify()` + scope check, `cacheAdmission: 'first-use'` (every token kept)",
+      warm: () => sampleSequential(verifyOp(firstUseVerifier), [warmToken], { budgetMs }),
+      cold: coldSample(verifyOp, tokens, { cacheAdmission: 'first-use' }, sampleSequential),
+      inflight: coldSample(verifyOp, tokens, { cacheAdmission: 'first-use' }, sampleInFlight, { lanes: LANES }),
+    });
     addRow({
       id: 'paygateAuthenticate',
       label: 'paygate-auth `authenticate()` (Authorization header, verify, scope policy)',
@@ -188,7 +196,10 @@ export async function runMicro({ rounds, pairs, budgetMs, tokenCount, log }) {
 
     // The targets' ratios again, each paygate-auth sample between two raw samples.
     const byId = (id) => cases.find((c) => c.id === id);
-    const pairedIds = ['paygate:cold', 'paygateOff:cold', 'paygate:inflight', 'paygateOff:inflight', 'paygateAuthenticate:cold', 'paygateAuthenticate:inflight'];
+    const pairedIds = [
+      'paygate:cold', 'paygateOff:cold', 'paygateFirstUse:cold', 'paygate:inflight', 'paygateOff:inflight', 'paygateFirstUse:inflight',
+      'paygateAuthenticate:cold', 'paygateAuthenticate:inflight',
+    ];
     started = performance.now();
     const paired = await runPaired(byId('raw:cold'), pairedIds.map(byId), pairs);
     log(`paired ${pairedIds.length} cases with raw \`crypto.verify\` × ${pairs} rounds in ${Math.round((performance.now() - started) / 1000)} s`);

@@ -55,7 +55,7 @@ if (!process.env.BENCH_SKIP_MICRO) {
       '## Verifiers',
       '',
       `RS256, 2048-bit key, the gateway's claim set; ${micro.tokenCount} distinct tokens; median of ${micro.rounds} rounds of ${micro.budgetMs} ms per case.`,
-      '**warm**: the same token again; **cold**: distinct tokens cycled (paygate-auth: each token once per verifier, so every one is a cache miss);',
+      '**warm**: the same token again; **cold**: distinct tokens cycled (paygate-auth: each token once per verifier, so every one is a cache miss, and by default not kept: a token is cached on its second use);',
       `**in flight**: ${micro.lanes} verifications awaited concurrently (sync verifiers cannot overlap, so theirs equals one at a time).`,
       'paygate-auth is timed two ways: `verify(token)` followed by the route\'s scope check (the peers are handed the bare token too, and check no scope), and `authenticate()` on the `Authorization` header, as every adapter calls it (header parsing, verification, default and route scope policy). A cache hit is re-checked for time, suspension and key.',
       'Ratios are to raw `crypto.verify`, cold, one at a time. Every verifier was shown to refuse a tampered, wrong-issuer, wrong-audience and expired token before it was timed (raw `crypto.verify`: the tampered one).',

@@ -4,6 +4,7 @@
  * @module paygate-auth
  */
 export { type AuthContext, type AuthTenant } from './core/auth-context.js';
+export { type CacheAdmission } from './core/cache-admission.js';
 export { type TokenTimes } from './core/claims.js';
 export {
   type Ern,

@@ -13,6 +13,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { AuthContext } from './auth-context.js';
+import { type CacheAdmission, SecondUseFilter } from './cache-admission.js';
 import type { TokenTimes } from './claims.js';
 import type { PreparedKey } from './signature.js';
 
@@ -33,6 +34,8 @@ export interface ResultCacheLimits {
   readonly maxEntries: number;
   /** Total token bytes (the token is ASCII: one byte a character). */
   readonly maxBytes: number;
+  /** When a verified token's result is kept. */
+  readonly admission: CacheAdmission;
 }
 
 /** Characters of a token's tail that index it: 24 base64url characters, 144 bits of signature. */
@@ -50,6 +53,8 @@ function indexOf(token: string): number {
 /** A bounded LRU of verified results. */
 export class ResultCache {
   readonly #lru: LRUCache<number, CachedResult>;
+  /** Tokens verified once lately, under `'second-use'` admission. */
+  readonly #firstUses: SecondUseFilter | null;
 
   constructor(limits: ResultCacheLimits) {
     this.#lru = new LRUCache<number, CachedResult>({
@@ -57,6 +62,7 @@ export class ResultCache {
       maxSize: limits.maxBytes,
       sizeCalculation: (result) => result.token.length,
     });
+    this.#firstUses = limits.admission === 'second-use' ? new SecondUseFilter(limits.maxEntries) : null;
   }
 
   /** The result cached for exactly `token`. */
@@ -65,9 +71,13 @@ export class ResultCache {
     return result !== undefined && result.token === token ? result : undefined;
   }
 
-  /** Caches `result` for `result.token` (replacing a result indexed alike). */
+  /**
+   * Caches `result` for `result.token` (replacing a result indexed alike), if admitted: under
+   * `'second-use'` admission, a token verified for the first time lately is only marked.
+   */
   set(result: CachedResult): void {
-    this.#lru.set(indexOf(result.token), result);
+    const index = indexOf(result.token);
+    if (this.#firstUses === null || this.#firstUses.admits(index)) this.#lru.set(index, result);
   }
 
   /** Drops the result of exactly `token`, if cached. */

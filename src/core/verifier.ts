@@ -6,6 +6,7 @@
 import { type AuthContext, createAuthContext } from './auth-context.js';
 import { type ClaimPolicy, checkClaims, checkTimeWindow } from './claims.js';
 import { type CompactJwsLayout, decodeJoseHeader, decodeJwsPayload, decodeJwsSignature, locateCompactJws } from './compact-jws.js';
+import { CACHE_ADMISSIONS, type CacheAdmission } from './cache-admission.js';
 import { AuthError, invalidClaim, isAuthError } from './errors.js';
 import { emit, type VerifierEventListener } from './events.js';
 import type { FetchLike } from './jwks-fetch.js';
@@ -140,6 +141,14 @@ export interface VerifierOptions {
    */
   readonly cacheMaxBytes?: number;
   /**
+   * When a verified token's result enters the cache: `'second-use'`, on the token's second
+   * verification (the first leaves a mark, one number in a fixed table of twice `cacheMaxEntries`
+   * marks, so a token used once costs the cache nothing); `'first-use'`, on its first. Choose
+   * `'first-use'` when clients present each token exactly twice.
+   * @default 'second-use'
+   */
+  readonly cacheAdmission?: CacheAdmission;
+  /**
    * Keys to start with, from another verifier's `exportKeys()`; used as if downloaded at the
    * snapshot's `fetchedAt`.
    * @default undefined (keys are downloaded on first use)
@@ -190,7 +199,7 @@ const OWNER = 'createVerifier';
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'registry', 'audience', 'now', 'clockTolerance', 'maxTokenBytes', 'maxTokenLifetime', 'algorithms',
   'jwksMaxAge', 'jwksTimeout', 'jwksMaxBytes', 'jwksMaxRedirects', 'jwksStaleWindow', 'jwksCooldown',
-  'jwksBackoff', 'jwksBackoffMax', 'fetch', 'cache', 'cacheMaxEntries', 'cacheMaxBytes', 'keys', 'crypto', 'onEvent',
+  'jwksBackoff', 'jwksBackoffMax', 'fetch', 'cache', 'cacheMaxEntries', 'cacheMaxBytes', 'cacheAdmission', 'keys', 'crypto', 'onEvent',
 ]);
 
 /** The names of every {@link VerifierOptions} member, for code that passes options through. */
@@ -234,6 +243,14 @@ function checkBoolean(name: string, value: unknown, fallback: boolean): boolean 
   if (value === undefined) return fallback;
   if (typeof value !== 'boolean') throw new TypeError(`${OWNER}: ${name} must be a boolean`);
   return value;
+}
+
+function checkAdmission(value: unknown): CacheAdmission {
+  if (value === undefined) return 'second-use';
+  if (!CACHE_ADMISSIONS.includes(value as CacheAdmission)) {
+    throw new TypeError(`${OWNER}: cacheAdmission must be ${CACHE_ADMISSIONS.map((name) => `"${name}"`).join(' or ')}`);
+  }
+  return value as CacheAdmission;
 }
 
 function checkEngine(value: unknown): SignatureEngine {
@@ -285,7 +302,8 @@ class TokenVerifier implements Verifier {
     const useCache = checkBoolean('cache', o.cache, true);
     const maxEntries = numberOption(OWNER, 'cacheMaxEntries', o.cacheMaxEntries, 10_000, { min: 1, max: 10_000_000, integer: true });
     const maxBytes = numberOption(OWNER, 'cacheMaxBytes', o.cacheMaxBytes, 32 * 1024 * 1024, { min: 1024, max: 2 ** 40, integer: true });
-    this.#cache = useCache ? new ResultCache({ maxEntries, maxBytes }) : null;
+    const admission = checkAdmission(o.cacheAdmission);
+    this.#cache = useCache ? new ResultCache({ maxEntries, maxBytes, admission }) : null;
     this.#keys = new JwksCache(this.registry.registered(), {
       maxAge: numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY }),
       timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, 5, { min: 0, max: 120, exclusiveMin: true }),

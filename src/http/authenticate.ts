@@ -108,9 +108,9 @@ function startsWithBearer(value: string): boolean {
 }
 
 /**
- * The context of a token the verifier has verified before and would accept as it stands, found
- * without inspecting the header further. Only the plain form, one `Bearer <token>` value, is
- * looked up: a cached token passed every header rule, so any other form (extra spaces, several
+ * The context of a token the verifier holds in its result cache and would accept as it stands,
+ * found without inspecting the header further. Only the plain form, one `Bearer <token>` value,
+ * is looked up: a cached token passed every header rule, so any other form (extra spaces, several
  * values) cannot hold one and goes the full way, as does every token not cached.
  */
 function alreadyVerified(verifier: PeekingVerifier, authorization: AuthorizationInput): AuthContext | undefined {
@@ -122,9 +122,8 @@ function alreadyVerified(verifier: PeekingVerifier, authorization: Authorization
 
 /**
  * {@link authenticate}'s answer when it needs no waiting: the token is one the verifier has
- * verified before and would accept as it stands (then the scope policy decides). `undefined`
- * means "call `authenticate()`". For the adapters, which thus answer most requests without a
- * promise.
+ * cached and would accept as it stands (then the scope policy decides). `undefined` means "call
+ * `authenticate()`". For the adapters, which thus answer most requests without a promise.
  * @throws {TypeError} when `requiredScopes` is malformed (a server misconfiguration).
  */
 export function authenticateCached(verifier: AuthenticatingVerifier, input: AuthenticateInput): AuthResult | undefined {

@@ -10,6 +10,7 @@ import { fakeClock } from '../support/jwks-clock.js';
 import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { type FaultyJwks, refusedUrl, serveFaultyJwks } from '../support/jwks-fault-server.js';
 import { authRejection } from '../support/jwks-rejection.js';
+import { verifyUntilCached } from '../support/result-cache.js';
 
 const AUDIENCE = 'https://payments.test';
 const MAX_AGE = 600;
@@ -88,7 +89,7 @@ describe('max-age (default 10 min)', () => {
     issuer.publish(second.publicJwk);
     const v = verifier();
     const cached = await issuer.token({}, undefined, { key: second });
-    await v.verify(cached);
+    await verifyUntilCached(v, cached);
     issuer.unpublish(second.kid);
     clock.advance(MAX_AGE);
     const reloaded = log.nextFetch();
@@ -98,6 +99,20 @@ describe('max-age (default 10 min)', () => {
     const fromCache = await authRejection(v.verify(cached));
     expect([fresh.code, fresh.status, fromCache.code]).toEqual(['unknown_key', 401, 'unknown_key']);
     await expect(v.verify(await issuer.token())).resolves.toBeDefined();
+  });
+
+  test('a key removed from the JWKS stops verifying after the max-age even when every verification is a cache hit (a reused token does not hold the keys back)', async () => {
+    issuer.publish(second.publicJwk);
+    const v = verifier();
+    const iat = Math.floor(clock.now() / 1000);
+    const cached = await issuer.token({ iat, expt: iat + 2 * MAX_AGE }, undefined, { key: second });
+    await verifyUntilCached(v, cached);
+    issuer.unpublish(second.kid);
+    clock.advance(MAX_AGE);
+    const reloaded = log.nextFetch();
+    await v.verify(cached);
+    expect(await reloaded).toMatchObject({ trigger: 'max_age', outcome: 'ok' });
+    expect((await authRejection(v.verify(cached))).code).toBe('unknown_key');
   });
 
   test('keys idle past max-age plus the stale window are not used: the verification waits for a download (a key removed while the gateway was idle cannot come back)', async () => {

@@ -4,6 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { IssuerRegistry, createVerifier, parseUserReference } from '../../src/index.js';
 import { encodeSegment } from '../../src/testing/index.js';
 import { T0, rejection, seconds, useFixture } from '../support/fixture.js';
+import { verifyUntilCached } from '../support/result-cache.js';
 
 const fx = useFixture(
   {},
@@ -91,7 +92,7 @@ describe('expiry (SPEC §3.6): expt or exp, the earlier wins', () => {
   test('a cached result is re-checked for expiry on every use', async () => {
     const verifier = fx.verifier();
     const token = await acme().token({ expt: now() + 60 });
-    await verifier.verify(token);
+    await verifyUntilCached(verifier, token);
     fx.clock.advance(120);
     expect((await rejection(verifier.verify(token))).code).toBe('token_expired');
   });

@@ -1,6 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { IssuerRegistry, type VerifierEvent, type VerifierOptions, createVerifier } from '../../src/index.js';
-import { AUDIENCE, useFixture } from '../support/fixture.js';
+import { encodeSegment } from '../../src/testing/index.js';
+import { AUDIENCE, seconds, useFixture } from '../support/fixture.js';
+import { verifyUntilCached } from '../support/result-cache.js';
 
 const fx = useFixture();
 const base = (): VerifierOptions => ({ registry: new IssuerRegistry([fx.issuer.entry]), audience: AUDIENCE, now: fx.clock });
@@ -49,6 +51,8 @@ describe('createVerifier options', () => {
     ['fetch', 'fetch'],
     ['onEvent', {}],
     ['crypto', 'openssl'],
+    ['cacheAdmission', 'always'],
+    ['cacheAdmission', 2],
   ])('refuses %s = %j, naming the option', (name, value) => {
     expect(() => createVerifier({ ...base(), [name]: value })).toThrow(new RegExp(`createVerifier: ${name} must be`));
   });
@@ -70,14 +74,60 @@ describe('the result cache', () => {
   };
   const cacheOutcomes = (events: VerifierEvent[]) => events.flatMap((event) => (event.type === 'cache' ? [event.outcome] : []));
 
-  test('answers a token verified before from the cache, with the same frozen context', async () => {
+  test('answers a token from the cache once it has been verified twice, with the frozen context of the second', async () => {
     const { events, onEvent } = recording();
     const verifier = createVerifier({ ...base(), onEvent });
     const token = await fx.issuer.token();
     const first = await verifier.verify(token);
     const second = await verifier.verify(token);
-    expect(second).toBe(first);
+    const third = await verifier.verify(token);
+    expect(second).not.toBe(first);
+    expect(third).toBe(second);
+    expect(Object.isFrozen(third)).toBe(true);
+    expect(cacheOutcomes(events)).toEqual(['miss', 'miss', 'hit']);
+  });
+
+  test("cacheAdmission: 'first-use' answers from the cache from the second verification", async () => {
+    const { events, onEvent } = recording();
+    const verifier = createVerifier({ ...base(), onEvent, cacheAdmission: 'first-use' });
+    const token = await fx.issuer.token();
+    const first = await verifier.verify(token);
+    await expect(verifier.verify(token)).resolves.toBe(first);
     expect(cacheOutcomes(events)).toEqual(['miss', 'hit']);
+  });
+
+  test('tokens verified once do not push cached results out (a client signing a token for every call costs the cache nothing)', async () => {
+    const { events, onEvent } = recording();
+    const verifier = createVerifier({ ...base(), onEvent, cacheMaxEntries: 2 });
+    const kept = await Promise.all(['a', 'b'].map((name) => fx.issuer.token({ tenant_name: name })));
+    for (const token of [...kept, ...kept]) await verifier.verify(token);
+    for (let n = 0; n < 20; n += 1) await verifier.verify(await fx.issuer.token({ jti: `once-${n}` }));
+    events.length = 0;
+    for (const token of kept) await verifier.verify(token);
+    expect(cacheOutcomes(events)).toEqual(['hit', 'hit']);
+  });
+
+  test("under 'first-use' the same tokens verified once do push cached results out", async () => {
+    const { events, onEvent } = recording();
+    const verifier = createVerifier({ ...base(), onEvent, cacheMaxEntries: 2, cacheAdmission: 'first-use' });
+    const kept = await Promise.all(['a', 'b'].map((name) => fx.issuer.token({ tenant_name: name })));
+    for (const token of kept) await verifier.verify(token);
+    for (let n = 0; n < 20; n += 1) await verifier.verify(await fx.issuer.token({ jti: `once-${n}` }));
+    events.length = 0;
+    for (const token of kept) await verifier.verify(token);
+    expect(cacheOutcomes(events)).toEqual(['miss', 'miss']);
+  });
+
+  test('only a verification that succeeds counts as a use: a token refused while not yet valid is cached from its second accepted use', async () => {
+    const { events, onEvent } = recording();
+    const verifier = createVerifier({ ...base(), onEvent });
+    const token = await fx.issuer.token({ nbf: seconds(fx.clock) + 120 });
+    await expect(verifier.verify(token)).rejects.toMatchObject({ code: 'token_not_yet_valid' });
+    fx.clock.advance(120);
+    await verifier.verify(token);
+    await verifier.verify(token);
+    await verifier.verify(token);
+    expect(cacheOutcomes(events)).toEqual(['miss', 'miss', 'miss', 'hit']);
   });
 
   test('is keyed on the exact token: another token is a miss', async () => {
@@ -86,6 +136,15 @@ describe('the result cache', () => {
     await verifier.verify(await fx.issuer.token());
     await verifier.verify(await fx.issuer.token({ tenant_name: 'Other' }));
     expect(cacheOutcomes(events)).toEqual(['miss', 'miss']);
+  });
+
+  test('a cached token\'s header and signature under another payload are refused (attack: a payload swapped in under a cached signature)', async () => {
+    const verifier = createVerifier({ ...base() });
+    const token = await fx.issuer.token();
+    await verifyUntilCached(verifier, token);
+    const [header, , signature] = token.split('.');
+    const forged = `${header}.${encodeSegment(fx.issuer.claims({ tenant_name: 'Elsewhere' }))}.${signature}`;
+    await expect(verifier.verify(forged)).rejects.toMatchObject({ code: 'invalid_signature' });
   });
 
   test('never caches a failure', async () => {
@@ -99,7 +158,7 @@ describe('the result cache', () => {
 
   test('is bounded by cacheMaxEntries (least recently used goes first)', async () => {
     const { events, onEvent } = recording();
-    const verifier = createVerifier({ ...base(), onEvent, cacheMaxEntries: 2 });
+    const verifier = createVerifier({ ...base(), onEvent, cacheMaxEntries: 2, cacheAdmission: 'first-use' });
     const tokens = await Promise.all(['a', 'b', 'c'].map((name) => fx.issuer.token({ tenant_name: name })));
     for (const token of tokens) await verifier.verify(token);
     await verifier.verify(tokens[2]!);
@@ -110,7 +169,7 @@ describe('the result cache', () => {
   test('is bounded by cacheMaxBytes', async () => {
     const { events, onEvent } = recording();
     const first = await fx.issuer.token({ tenant_name: 'a' });
-    const verifier = createVerifier({ ...base(), onEvent, cacheMaxBytes: Math.max(1024, first.length + 10) });
+    const verifier = createVerifier({ ...base(), onEvent, cacheMaxBytes: Math.max(1024, first.length + 10), cacheAdmission: 'first-use' });
     await verifier.verify(first);
     await verifier.verify(await fx.issuer.token({ tenant_name: 'b' }));
     await verifier.verify(first);

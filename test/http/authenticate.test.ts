@@ -1,7 +1,8 @@
 import { describe, expect, test } from 'vitest';
-import { requirementFailure } from '../../src/http/authenticate.js';
+import { authenticateCached, requirementFailure } from '../../src/http/authenticate.js';
 import { type AuthResult, authenticate, authorizeScopes, toErrorResponse } from '../../src/index.js';
-import { useFixture } from '../support/fixture.js';
+import { seconds, useFixture } from '../support/fixture.js';
+import { verifyUntilCached } from '../support/result-cache.js';
 
 const fx = useFixture();
 
@@ -86,6 +87,57 @@ describe('authenticate (SPEC §1)', () => {
 
   test('a malformed requiredScopes rejects (a server misconfiguration, not a client fault)', async () => {
     await expect(authenticate(fx.verifier(), { authorization: undefined, requiredScopes: [] })).rejects.toThrow(TypeError);
+  });
+});
+
+describe('a token in the result cache, answered without waiting (authenticateCached, as the adapters call it)', () => {
+  /** A verifier holding a token that expires in an hour, and its Authorization header. */
+  async function cachedToken() {
+    const verifier = fx.verifier();
+    const iat = seconds(fx.clock);
+    const token = await fx.issuer.token({ iat, expt: iat + 3600 });
+    const context = await verifyUntilCached(verifier, token);
+    return { verifier, context, input: { authorization: `Bearer ${token}` } };
+  }
+
+  test('is answered at once with the cached context', async () => {
+    const { verifier, context, input } = await cachedToken();
+    expect(authenticateCached(verifier, input)).toEqual({ ok: true, auth: context });
+  });
+
+  test('is not answered at once once its issuer is suspended, and authenticate() fails with issuer_suspended (attack: a suspended integration riding on cached tokens)', async () => {
+    const { verifier, input } = await cachedToken();
+    verifier.suspendIssuer(fx.issuer.issuer);
+    expect(authenticateCached(verifier, input)).toBeUndefined();
+    expect(failed(await authenticate(verifier, input)).code).toBe('issuer_suspended');
+  });
+
+  test('is not answered at once once it has expired, and authenticate() fails with token_expired', async () => {
+    const { verifier, input } = await cachedToken();
+    fx.clock.advance(3600 + 30);
+    expect(authenticateCached(verifier, input)).toBeUndefined();
+    expect(failed(await authenticate(verifier, input)).code).toBe('token_expired');
+  });
+
+  test('is not answered at once when the clock is back before its iat beyond the tolerance', async () => {
+    const { verifier, input } = await cachedToken();
+    fx.clock.advance(-31);
+    expect(authenticateCached(verifier, input)).toBeUndefined();
+    expect(failed(await authenticate(verifier, input)).code).toBe('token_not_yet_valid');
+  });
+
+  test('is not answered at once once its keys are past their max-age: the verifier decides, reloading them', async () => {
+    const { verifier, input } = await cachedToken();
+    fx.clock.advance(600);
+    expect(authenticateCached(verifier, input)).toBeUndefined();
+    expect((await authenticate(verifier, input)).ok).toBe(true);
+  });
+
+  test('is not answered at once once its key is revoked, and authenticate() fails with key_revoked', async () => {
+    const { verifier, input } = await cachedToken();
+    verifier.revokeKey(fx.issuer.issuer, fx.issuer.signingKey.kid);
+    expect(authenticateCached(verifier, input)).toBeUndefined();
+    expect(failed(await authenticate(verifier, input)).code).toBe('key_revoked');
   });
 });
 

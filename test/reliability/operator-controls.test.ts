@@ -10,6 +10,7 @@ import { fakeClock } from '../support/jwks-clock.js';
 import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { refusedUrl } from '../support/jwks-fault-server.js';
 import { authRejection } from '../support/jwks-rejection.js';
+import { verifyUntilCached } from '../support/result-cache.js';
 
 const AUDIENCE = 'https://payments.test';
 const clock = fakeClock();
@@ -47,12 +48,13 @@ describe('suspendIssuer / resumeIssuer', () => {
   test('a suspended issuer\'s tokens fail at once with issuer_suspended, cached results included', async () => {
     const v = verifier();
     const cached = await acme.token();
-    await v.verify(cached);
+    await verifyUntilCached(v, cached);
+    const hitsBefore = hits();
     v.suspendIssuer(acme.issuer);
     const fromCache = await authRejection(v.verify(cached));
     const fresh = await authRejection(v.verify(await acme.token({ jti: 'fresh' })));
     expect([fromCache.code, fromCache.status, fresh.code]).toEqual(['issuer_suspended', 401, 'issuer_suspended']);
-    expect(hits()).toBe(0);
+    expect(hits()).toBe(hitsBefore);
   });
 
   test('suspending one issuer leaves the others verifying', async () => {
@@ -64,12 +66,13 @@ describe('suspendIssuer / resumeIssuer', () => {
   test('resumeIssuer lets its tokens verify again, from the cache where they were cached', async () => {
     const v = verifier();
     const cached = await acme.token();
-    await v.verify(cached);
+    const context = await verifyUntilCached(v, cached);
     v.suspendIssuer(acme.issuer);
     await authRejection(v.verify(cached));
     v.resumeIssuer(acme.issuer);
-    await expect(v.verify(cached)).resolves.toMatchObject({ issuer: acme.issuer });
-    expect(hits()).toBe(1);
+    const hitsBefore = hits();
+    await expect(v.verify(cached)).resolves.toBe(context);
+    expect(hits()).toBe(hitsBefore + 1);
   });
 
   test('suspending a token\'s issuer does not download its keys', async () => {
@@ -89,12 +92,22 @@ describe('revokeKey', () => {
   test('a revoked key fails at once with key_revoked, cached results included, though the JWKS still lists it', async () => {
     const v = verifier();
     const cached = await acme.token();
-    await v.verify(cached);
+    await verifyUntilCached(v, cached);
     v.revokeKey(acme.issuer, 'acme-1');
     const fromCache = await authRejection(v.verify(cached));
     const fresh = await authRejection(v.verify(await acme.token({ jti: 'fresh' })));
     expect([fromCache.code, fromCache.status, fresh.code]).toEqual(['key_revoked', 401, 'key_revoked']);
     expect(acme.jwks.keys.map((jwk) => jwk.kid)).toContain('acme-1');
+  });
+
+  test('a verification still in flight when its key is revoked leaves no result to answer later ones (attack: a revoked key kept alive by the cache)', async () => {
+    const v = verifier();
+    const [alone, token] = await Promise.all([acme.token({ jti: 'alone' }), acme.token({ jti: 'in-flight' })]);
+    await v.verify(token);
+    const settled = Promise.allSettled([v.verify(alone), v.verify(token)]);
+    v.revokeKey(acme.issuer, 'acme-1');
+    await settled;
+    expect((await authRejection(v.verify(token))).code).toBe('key_revoked');
   });
 
   test('the issuer\'s other keys keep verifying', async () => {
