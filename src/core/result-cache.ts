@@ -72,12 +72,17 @@ export class ResultCache {
   }
 
   /**
-   * Caches `result` for `result.token` (replacing a result indexed alike), if admitted: under
-   * `'second-use'` admission, a token verified for the first time lately is only marked.
+   * Whether the result of `token`, just verified, is to be kept: always under `'first-use'`
+   * admission; under `'second-use'`, if it was verified lately (if not, it is marked now).
+   * Asked before the result is built, so a token not kept costs no result.
    */
+  admits(token: string): boolean {
+    return this.#firstUses === null || this.#firstUses.admits(indexOf(token));
+  }
+
+  /** Caches `result` for `result.token` (replacing a result indexed alike). */
   set(result: CachedResult): void {
-    const index = indexOf(result.token);
-    if (this.#firstUses === null || this.#firstUses.admits(index)) this.#lru.set(index, result);
+    this.#lru.set(indexOf(result.token), result);
   }
 
   /** Drops the result of exactly `token`, if cached. */

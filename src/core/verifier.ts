@@ -499,7 +499,7 @@ class TokenVerifier implements Verifier {
     }
   }
 
-  /** The claims of a token whose signature verified; its context, cached. */
+  /** The claims of a token whose signature verified; its context, cached if the cache admits it. */
   #accept(read: TokenRead, key: PreparedKey): AuthContext {
     const { token, layout, issuer } = read;
     try {
@@ -507,7 +507,10 @@ class TokenVerifier implements Verifier {
       // The registry's own issuer string, equal to `iss`: the token's copy need not be kept.
       const context = createAuthContext(issuer.issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
       const { expiry, expiryClaim, iat, nbf } = checked.times;
-      this.#cache?.set({ token, context, issuer: issuer.issuer, key, expiry, expiryClaim, iat, nbf });
+      const cache = this.#cache;
+      if (cache !== null && cache.admits(token)) {
+        cache.set({ token, context, issuer: issuer.issuer, key, expiry, expiryClaim, iat, nbf });
+      }
       return context;
     } catch (error) {
       throw this.#withIssuer(error, issuer.issuer);
