@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { IssuerRegistry, type VerifierEvent, type VerifierOptions, createVerifier } from '../../src/index.js';
+import { type CacheAdmission, IssuerRegistry, type VerifierEvent, type VerifierOptions, createVerifier } from '../../src/index.js';
 import { encodeSegment } from '../../src/testing/index.js';
 import { AUDIENCE, seconds, useFixture } from '../support/fixture.js';
 import { verifyUntilCached } from '../support/result-cache.js';
@@ -96,26 +96,18 @@ describe('the result cache', () => {
     expect(cacheOutcomes(events)).toEqual(['miss', 'hit']);
   });
 
-  test('tokens verified once do not push cached results out (a client signing a token for every call costs the cache nothing)', async () => {
+  test.each<[CacheAdmission, string, string[]]>([
+    ['second-use', 'in place (a client signing a token for every call costs the cache nothing)', ['hit', 'hit']],
+    ['first-use', 'pushed out', ['miss', 'miss']],
+  ])('with cacheAdmission %j, tokens verified once leave the cached results %s', async (cacheAdmission, _effect, outcomes) => {
     const { events, onEvent } = recording();
-    const verifier = createVerifier({ ...base(), onEvent, cacheMaxEntries: 2 });
+    const verifier = createVerifier({ ...base(), onEvent, cacheMaxEntries: 2, cacheAdmission });
     const kept = await Promise.all(['a', 'b'].map((name) => fx.issuer.token({ tenant_name: name })));
     for (const token of [...kept, ...kept]) await verifier.verify(token);
     for (let n = 0; n < 20; n += 1) await verifier.verify(await fx.issuer.token({ jti: `once-${n}` }));
     events.length = 0;
     for (const token of kept) await verifier.verify(token);
-    expect(cacheOutcomes(events)).toEqual(['hit', 'hit']);
-  });
-
-  test("under 'first-use' the same tokens verified once do push cached results out", async () => {
-    const { events, onEvent } = recording();
-    const verifier = createVerifier({ ...base(), onEvent, cacheMaxEntries: 2, cacheAdmission: 'first-use' });
-    const kept = await Promise.all(['a', 'b'].map((name) => fx.issuer.token({ tenant_name: name })));
-    for (const token of kept) await verifier.verify(token);
-    for (let n = 0; n < 20; n += 1) await verifier.verify(await fx.issuer.token({ jti: `once-${n}` }));
-    events.length = 0;
-    for (const token of kept) await verifier.verify(token);
-    expect(cacheOutcomes(events)).toEqual(['miss', 'miss']);
+    expect(cacheOutcomes(events)).toEqual(outcomes);
   });
 
   test('only a verification that succeeds counts as a use: a token refused while not yet valid is cached from its second accepted use', async () => {
