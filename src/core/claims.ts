@@ -11,6 +11,7 @@ import { ErnError, parseTenantErn, parseUserReference, tenantUserOf, type Tenant
 import { AuthError, invalidClaim } from './errors.js';
 import type { RegisteredIssuer } from './registry.js';
 import { ScopeError, ScopeSet, parseScopes } from './scopes.js';
+import { StringLookup } from './string-lookup.js';
 
 /** The time facts of a token, in seconds since the epoch; kept to re-check a cached result. */
 export interface TokenTimes {
@@ -25,7 +26,7 @@ export interface TokenTimes {
 /** What the verifier's options fix for every token. */
 export interface ClaimPolicy {
   /** The configured audiences, each mapped to itself (so a match yields the configured string). */
-  readonly audiences: ReadonlyMap<string, string>;
+  readonly audiences: StringLookup<string>;
   /** Seconds. */
   readonly clockTolerance: number;
   /** Seconds; an issuer's own `maxTokenLifetime` wins. */
@@ -48,21 +49,19 @@ const EMPTY_SCOPES = new ScopeSet();
 const MEMO_ENTRIES = 256;
 /** Longest claim value remembered. */
 const MEMO_KEY_CHARS = 256;
-const tenantMemo = new Map<string, TenantErn>();
-const scopeMemo = new Map<string, ScopeSet>();
+const MEMO_LIMITS = { maxEntries: MEMO_ENTRIES, maxKeyChars: MEMO_KEY_CHARS };
+const tenantMemo = new StringLookup<TenantErn>([], MEMO_LIMITS);
+const scopeMemo = new StringLookup<ScopeSet>([], MEMO_LIMITS);
 
 /**
  * `parse(text)`, remembered: a tenant or a scope list recurs from token to token, and its parsed
  * form is frozen, so one parse serves them all. Failures are not remembered (they throw).
  */
-function memoized<T>(memo: Map<string, T>, text: string, parse: (text: string) => T): T {
+function memoized<T>(memo: StringLookup<T>, text: string, parse: (text: string) => T): T {
   let value = memo.get(text);
   if (value === undefined) {
     value = parse(text);
-    if (text.length <= MEMO_KEY_CHARS) {
-      if (memo.size >= MEMO_ENTRIES) memo.clear();
-      memo.set(text, value);
-    }
+    memo.set(text, value);
   }
   return value;
 }
@@ -115,7 +114,7 @@ function checkLifetime(times: TokenTimes, maximum: number): void {
 }
 
 /** The configured audience `aud` names: the verifier's own string, so the token's need not be kept. */
-function checkAudience(payload: Record<string, unknown>, audiences: ReadonlyMap<string, string>): string {
+function checkAudience(payload: Record<string, unknown>, audiences: StringLookup<string>): string {
   const aud = payload.aud;
   if (typeof aud === 'string') {
     const match = audiences.get(aud);

@@ -19,6 +19,9 @@ export const PUBLIC_TENANT_ID = 'public';
 export const MAX_NAME_PART_LENGTH = 256;
 
 const NAME_PART = /^[A-Za-z0-9._-]+$/;
+/** 1 at the char codes of {@link NAME_PART}'s characters (a loop over them costs less than a match). */
+const NAME_PART_CHARS = new Uint8Array(128);
+for (const character of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-') NAME_PART_CHARS[character.charCodeAt(0)] = 1;
 const PART = `[A-Za-z0-9._-]{1,${MAX_NAME_PART_LENGTH}}`;
 /**
  * The valid names in one match each: the parsers try these first, and only a name that fails them
@@ -241,9 +244,10 @@ export function tenantUserOf(text: string, tenant: TenantErn): UserReference | u
   const start = tenant.ern.length + USERS_SEGMENT.length;
   if (text.length <= start || text.length - start > MAX_NAME_PART_LENGTH) return undefined;
   if (!text.startsWith(tenant.ern) || !text.startsWith(USERS_SEGMENT, tenant.ern.length)) return undefined;
-  const userId = text.slice(start);
-  if (!NAME_PART.test(userId)) return undefined;
-  return Object.freeze({ form: 'tenant_user', ern: text, product: tenant.product, tenantId: tenant.id, userId });
+  for (let index = start; index < text.length; index += 1) {
+    if (NAME_PART_CHARS[text.charCodeAt(index)] !== 1) return undefined;
+  }
+  return Object.freeze({ form: 'tenant_user', ern: text, product: tenant.product, tenantId: tenant.id, userId: text.slice(start) });
 }
 
 /**

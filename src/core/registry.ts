@@ -6,6 +6,7 @@
  */
 import { MAX_NAME_PART_LENGTH } from './ern.js';
 import { isAllowedJwksUrl } from './loopback.js';
+import { StringLookup } from './string-lookup.js';
 
 /** One trusted issuer, as registered. */
 export interface IssuerEntry {
@@ -143,6 +144,8 @@ function checkEntry(raw: unknown, index: number): RegisteredIssuer {
  */
 export class IssuerRegistry {
   readonly #issuers: ReadonlyMap<string, RegisteredIssuer>;
+  /** The same issuers, for look-ups by a token's `iss`. */
+  readonly #byIss: StringLookup<RegisteredIssuer>;
 
   constructor(entries: Iterable<IssuerEntry>) {
     if (entries === null || typeof entries !== 'object' || typeof (entries as Iterable<unknown>)[Symbol.iterator] !== 'function') {
@@ -160,16 +163,17 @@ export class IssuerRegistry {
     }
     if (issuers.size === 0) throw new TypeError('IssuerRegistry: entries must hold at least one issuer');
     this.#issuers = issuers;
+    this.#byIss = new StringLookup(issuers);
   }
 
   /** The registered issuer whose `iss` is exactly `issuer`, if any. */
   get(issuer: string): RegisteredIssuer | undefined {
-    return this.#issuers.get(issuer);
+    return this.#byIss.get(issuer);
   }
 
   /** `true` when `issuer` is registered (exact match). */
   has(issuer: string): boolean {
-    return this.#issuers.has(issuer);
+    return this.#byIss.get(issuer) !== undefined;
   }
 
   /** The registered `iss` values, in registration order. */

@@ -17,6 +17,7 @@ import { type IssuerEntry, IssuerRegistry, type RegisteredIssuer } from './regis
 import { type CachedResult, ResultCache } from './result-cache.js';
 import { type PreparedKey, type SignatureEngine, type SignatureEngineName, signatureEngine } from './signature.js';
 import { checkKeySnapshot } from './key-snapshot.js';
+import { StringLookup } from './string-lookup.js';
 
 /** What {@link TokenVerifier} has read of a token before it looks for its key. */
 interface TokenRead {
@@ -281,7 +282,7 @@ class TokenVerifier implements Verifier {
   readonly #suspended = new Set<string>();
   readonly #onEvent: VerifierEventListener | undefined;
   /** Checked JOSE headers by their encoded text. */
-  readonly #headers = new Map<string, CheckedHeader>();
+  readonly #headers = new StringLookup<CheckedHeader>([], { maxEntries: MAX_REMEMBERED_HEADERS, maxKeyChars: MAX_REMEMBERED_HEADER_CHARS });
 
   constructor(options: VerifierOptions) {
     if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
@@ -292,7 +293,7 @@ class TokenVerifier implements Verifier {
     this.#now = checkFunction<() => number>('now', o.now) ?? Date.now;
     this.maxTokenBytes = numberOption(OWNER, 'maxTokenBytes', o.maxTokenBytes, 8192, { min: 256, max: 1_048_576, integer: true });
     this.#policy = {
-      audiences: new Map(this.audiences.map((audience) => [audience, audience])),
+      audiences: new StringLookup(this.audiences.map((audience) => [audience, audience] as const)),
       clockTolerance: numberOption(OWNER, 'clockTolerance', o.clockTolerance, 30, { min: 0, max: 600 }),
       maxTokenLifetime: numberOption(OWNER, 'maxTokenLifetime', o.maxTokenLifetime, DAY, { min: 0, max: 7 * DAY, exclusiveMin: true }),
     };
@@ -438,10 +439,7 @@ class TokenVerifier implements Verifier {
     const payload = decodeJwsPayload(token, layout);
     const signature = decodeJwsSignature(token, layout);
     const header = checkJoseHeader(raw, this.#algorithms);
-    if (encodedHeader.length <= MAX_REMEMBERED_HEADER_CHARS) {
-      if (this.#headers.size >= MAX_REMEMBERED_HEADERS) this.#headers.clear();
-      this.#headers.set(encodedHeader, header);
-    }
+    this.#headers.set(encodedHeader, header);
     return { header, payload, signature };
   }
 
@@ -475,7 +473,8 @@ class TokenVerifier implements Verifier {
     if (typeof issuer !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).');
     const registered = this.registry.get(issuer);
     if (registered === undefined) throw new AuthError('unknown_issuer', 'The token\'s issuer ("iss") is not registered.');
-    if (this.#suspended.has(issuer)) throw this.#suspendedError(issuer);
+    // The registry's own string: its hash is computed once, the token's would be on every look-up.
+    if (this.#suspended.size > 0 && this.#suspended.has(registered.issuer)) throw this.#suspendedError(issuer);
     return { token, layout, header, payload, signature, issuer: registered };
   }
 

@@ -33,6 +33,16 @@ describe('iss (SPEC §3.3): an exact match with a registered issuer', () => {
     expect(await codeOf({ iss, sub: iss })).toEqual({ code: 'unknown_issuer', claim: undefined });
   });
 
+  test('after a token of a registered issuer, a look-alike on the same verifier is still unknown_issuer (the last match answers its exact text only)', async () => {
+    const verifier = fx.verifier();
+    await verifier.verify(await acme().token());
+    const codes: string[] = [];
+    for (const iss of ['https://issuer.tesT', 'https://issuer.test/', 'https://issuer.tes']) {
+      codes.push((await rejection(verifier.verify(await acme().token({ iss, sub: iss })))).code);
+    }
+    expect(codes).toEqual(['unknown_issuer', 'unknown_issuer', 'unknown_issuer']);
+  });
+
   test.each([
     ['missing', undefined],
     ['a number', 1],
@@ -183,6 +193,16 @@ describe('aud (SPEC §3.6): one value equal to one configured audience', () => {
 
   test('audience matching is exact (no normalisation)', async () => {
     expect(await codeOf({ aud: 'https://payments.test/' })).toMatchObject({ code: 'audience_mismatch' });
+  });
+
+  test('after a token for this service, a look-alike audience on the same verifier is still audience_mismatch', async () => {
+    const verifier = fx.verifier();
+    await verifier.verify(await acme().token());
+    const codes: string[] = [];
+    for (const aud of ['https://payments.tesT', 'https://payments.test/', ['https://payments.tes']]) {
+      codes.push((await rejection(verifier.verify(await acme().token({ aud })))).code);
+    }
+    expect(codes).toEqual(['audience_mismatch', 'audience_mismatch', 'audience_mismatch']);
   });
 
   test('the audience option cannot be empty', () => {
