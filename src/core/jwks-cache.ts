@@ -248,11 +248,12 @@ export class JwksCache {
   /**
    * The key `kid` of `issuer` when it is held, fresh and not revoked, without waiting: the hot path.
    * `undefined` means "ask {@link resolve}", not "unknown".
+   * @param at the clock's reading (ms), when the caller has just taken it
    */
-  peek(issuer: string, kid: string): PreparedKey | undefined {
+  peek(issuer: string, kid: string, at: number = this.#settings.now()): PreparedKey | undefined {
     const state = this.#states.get(issuer);
     if (state === undefined || state.keys === null || state.revoked.has(kid)) return undefined;
-    return this.#settings.now() < state.freshUntil ? state.keys.get(kid) : undefined;
+    return at < state.freshUntil ? state.keys.get(kid) : undefined;
   }
 
   /**
@@ -302,13 +303,16 @@ export class JwksCache {
     throw new AuthError('unknown_key', "The token's key is not in its issuer's JWKS.", { issuer: state.registered.issuer });
   }
 
-  /** Whether `key`, which verified a cached result, may still vouch for it. */
-  check(issuer: string, key: PreparedKey): KeyStanding {
+  /**
+   * Whether `key`, which verified a cached result, may still vouch for it.
+   * @param at the clock's reading (ms), when the caller has just taken it
+   */
+  check(issuer: string, key: PreparedKey, at: number = this.#settings.now()): KeyStanding {
     const state = this.#states.get(issuer);
     if (state === undefined || state.keys === null || state.revoked.has(key.kid) || state.keys.get(key.kid) !== key) {
       return 'gone';
     }
-    return this.#settings.now() < state.freshUntil ? 'current' : 'reload';
+    return at < state.freshUntil ? 'current' : 'reload';
   }
 
   /**

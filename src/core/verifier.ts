@@ -350,13 +350,14 @@ class TokenVerifier implements Verifier {
       const hit = this.#lookUp(token);
       if (hit === undefined) return this.#verifyInFull(token);
       if (this.#suspended.size > 0 && this.#suspended.has(hit.issuer)) throw this.#suspendedError(hit.issuer);
-      const standing = this.#keys.check(hit.issuer, hit.key);
+      const at = this.#now();
+      const standing = this.#keys.check(hit.issuer, hit.key, at);
       if (standing === 'reload') return this.#reuseAfterReload(hit);
       if (standing === 'gone') {
         this.#cache?.delete(token);
         return this.#verifyInFull(token);
       }
-      return Promise.resolve(this.#reuse(hit));
+      return Promise.resolve(this.#reuse(hit, at));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -380,13 +381,13 @@ class TokenVerifier implements Verifier {
       this.#cache?.delete(hit.token);
       return this.#verifyInFull(hit.token);
     }
-    return this.#reuse(hit);
+    return this.#reuse(hit, this.#now());
   }
 
-  /** The cached context, its time claims re-checked against the clock. */
-  #reuse(hit: CachedResult): AuthContext {
+  /** The cached context, its time claims re-checked against the clock (`at`, ms). */
+  #reuse(hit: CachedResult, at: number): AuthContext {
     try {
-      checkTimeWindow(hit, this.#now() / 1000, this.#policy.clockTolerance);
+      checkTimeWindow(hit, at / 1000, this.#policy.clockTolerance);
     } catch (error) {
       this.#cache?.delete(hit.token);
       throw this.#withIssuer(error, hit.issuer);
@@ -404,8 +405,9 @@ class TokenVerifier implements Verifier {
   [PEEK_VERIFIED](token: string): AuthContext | undefined {
     const hit = this.#cache?.get(token);
     if (hit === undefined || (this.#suspended.size > 0 && this.#suspended.has(hit.issuer))) return undefined;
-    if (this.#keys.check(hit.issuer, hit.key) !== 'current') return undefined;
-    const now = this.#now() / 1000;
+    const at = this.#now();
+    if (this.#keys.check(hit.issuer, hit.key, at) !== 'current') return undefined;
+    const now = at / 1000;
     const tolerance = this.#policy.clockTolerance;
     if (now >= hit.expiry + tolerance || hit.iat > now + tolerance || (hit.nbf !== undefined && hit.nbf > now + tolerance)) {
       return undefined;
@@ -455,10 +457,11 @@ class TokenVerifier implements Verifier {
     } catch (error) {
       return Promise.reject(error);
     }
-    const key = this.#keys.peek(read.issuer.issuer, read.header.kid);
+    const at = this.#now();
+    const key = this.#keys.peek(read.issuer.issuer, read.header.kid, at);
     if (key === undefined) return this.#keys.resolve(read.issuer.issuer, read.header.kid).then((resolved) => this.#checkSigned(read, resolved));
     try {
-      const outcome = this.#checkSigned(read, key);
+      const outcome = this.#checkSigned(read, key, at);
       return outcome instanceof Promise ? outcome : Promise.resolve(outcome);
     } catch (error) {
       return Promise.reject(error);
@@ -478,8 +481,12 @@ class TokenVerifier implements Verifier {
     return { token, layout, header, payload, signature, issuer: registered };
   }
 
-  /** The signature, then the claims; the context, or a promise of it when the pool checks the signature. */
-  #checkSigned(read: TokenRead, key: PreparedKey): AuthContext | Promise<AuthContext> {
+  /**
+   * The signature, then the claims; the context, or a promise of it when the pool checks the
+   * signature. Claims are checked at `at` (ms) when the signature is checked at once, else when it
+   * has been.
+   */
+  #checkSigned(read: TokenRead, key: PreparedKey, at?: number): AuthContext | Promise<AuthContext> {
     const { token, layout, header, signature } = read;
     try {
       if (key.jwk.alg !== undefined && key.jwk.alg !== header.alg) {
@@ -487,22 +494,22 @@ class TokenVerifier implements Verifier {
       }
       if (signature.byteLength === 0) throw invalidSignature();
       const valid = this.#engine.verify(header.alg, key, token.slice(0, layout.payloadEnd), signature);
-      if (valid === true) return this.#accept(read, key);
+      if (valid === true) return this.#accept(read, key, at ?? this.#now());
       if (valid === false) throw invalidSignature();
       return valid.then((checked) => {
         if (!checked) throw this.#withIssuer(invalidSignature(), read.issuer.issuer);
-        return this.#accept(read, key);
+        return this.#accept(read, key, this.#now());
       });
     } catch (error) {
       throw this.#withIssuer(error, read.issuer.issuer);
     }
   }
 
-  /** The claims of a token whose signature verified; its context, cached if the cache admits it. */
-  #accept(read: TokenRead, key: PreparedKey): AuthContext {
+  /** The claims of a token whose signature verified, at `at` (ms); its context, cached if the cache admits it. */
+  #accept(read: TokenRead, key: PreparedKey, at: number): AuthContext {
     const { token, layout, issuer } = read;
     try {
-      const checked = checkClaims(read.payload, issuer, this.#policy, this.#now() / 1000);
+      const checked = checkClaims(read.payload, issuer, this.#policy, at / 1000);
       // The registry's own issuer string, equal to `iss`: the token's copy need not be kept.
       const context = createAuthContext(issuer.issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
       const { expiry, expiryClaim, iat, nbf } = checked.times;
