@@ -234,6 +234,15 @@ export function parseReference(value: unknown, collection?: ReferenceCollection)
 
 const USERS_SEGMENT = '/users/';
 
+/** The last tenant {@link tenantUserOf} was asked about (tokens come tenant after tenant alike), with its users' prefix. */
+let lastUsersPrefix: { readonly tenant: TenantErn; readonly prefix: string } | undefined;
+
+/** `<tenant ERN>/users/`. */
+function usersPrefixOf(tenant: TenantErn): string {
+  if (lastUsersPrefix?.tenant !== tenant) lastUsersPrefix = { tenant, prefix: `${tenant.ern}${USERS_SEGMENT}` };
+  return lastUsersPrefix.prefix;
+}
+
 /**
  * `text` as a user of `tenant` (`<tenant ERN>/users/<user-id>`), or `undefined` when it is not one
  * (it may still be another form: {@link parseUserReference} decides). The claim rules' fast path:
@@ -241,9 +250,12 @@ const USERS_SEGMENT = '/users/';
  * costs a fraction of matching the whole name.
  */
 export function tenantUserOf(text: string, tenant: TenantErn): UserReference | undefined {
-  const start = tenant.ern.length + USERS_SEGMENT.length;
+  const prefix = usersPrefixOf(tenant);
+  const start = prefix.length;
   if (text.length <= start || text.length - start > MAX_NAME_PART_LENGTH) return undefined;
-  if (!text.startsWith(tenant.ern) || !text.startsWith(USERS_SEGMENT, tenant.ern.length)) return undefined;
+  // `startsWith(prefix)`: `lastIndexOf` from position 0 looks there only, and V8 compares memory
+  // for it where its `startsWith` compares character by character.
+  if (text.lastIndexOf(prefix, 0) !== 0) return undefined;
   for (let index = start; index < text.length; index += 1) {
     if (NAME_PART_CHARS[text.charCodeAt(index)] !== 1) return undefined;
   }

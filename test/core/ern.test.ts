@@ -177,6 +177,36 @@ describe('tenantUserOf (the claim rules\' fast path for a user of the token\'s o
     expect(tenantUserOf(text, tenant)).toBeUndefined();
   });
 
+  test('answers for the tenant it is asked about when tenants alternate (the last tenant\'s prefix is not reused)', () => {
+    const other = parseTenantErn('ern:beta/tenants/t-2');
+    const answers = [
+      tenantUserOf('ern:acme/tenants/t-1/users/u-1', tenant)?.tenantId,
+      tenantUserOf('ern:acme/tenants/t-1/users/u-1', other),
+      tenantUserOf('ern:beta/tenants/t-2/users/u-2', other)?.tenantId,
+      tenantUserOf('ern:beta/tenants/t-2/users/u-2', tenant),
+    ];
+    expect(answers).toEqual(['t-1', undefined, 't-2', undefined]);
+  });
+
+  test('whatever it reads for one of several tenants in turn, parseUserReference reads alike, for that tenant (property)', () => {
+    const tenants = ['ern:acme/tenants/t-1', 'ern:acme/tenants/t-10', 'ern:beta/tenants/t-1'].map(parseTenantErn);
+    const candidate = fc.tuple(
+      fc.constantFrom(...tenants),
+      fc.constantFrom('ern:acme/tenants/t-1', 'ern:acme/tenants/t-10', 'ern:beta/tenants/t-1'),
+      fc.stringMatching(/^[A-Za-z0-9._\- /ü]{0,6}$/),
+    );
+    fc.assert(
+      fc.property(candidate, ([asked, named, id]) => {
+        const text = `${named}/users/${id}`;
+        const fast = tenantUserOf(text, asked);
+        if (fast === undefined) return;
+        expect(fast).toEqual(parseUserReference(text));
+        expect(fast).toMatchObject({ product: asked.product, tenantId: asked.id });
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   test('whatever it reads, parseUserReference reads alike (property)', () => {
     const part = fc.stringMatching(/^[A-Za-z0-9._\- /ü]{0,6}$/);
     const candidate = fc.tuple(fc.constantFrom('ern:acme/tenants/t-1', 'ern:acme/tenants/t-', 'ern:acme/tenants'), fc.constantFrom('/users/', '/users', '/'), part);
