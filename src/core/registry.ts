@@ -143,8 +143,9 @@ function checkEntry(raw: unknown, index: number): RegisteredIssuer {
  * ```
  */
 export class IssuerRegistry {
-  readonly #issuers: ReadonlyMap<string, RegisteredIssuer>;
-  /** The same issuers, for look-ups by a token's `iss`. */
+  /** The issuers in registration order. */
+  readonly #issuers: readonly RegisteredIssuer[];
+  /** The same issuers by `iss`, for look-ups by a token's `iss`. */
   readonly #byIss: StringLookup<RegisteredIssuer>;
 
   constructor(entries: Iterable<IssuerEntry>) {
@@ -162,7 +163,7 @@ export class IssuerRegistry {
       index += 1;
     }
     if (issuers.size === 0) throw new TypeError('IssuerRegistry: entries must hold at least one issuer');
-    this.#issuers = issuers;
+    this.#issuers = [...issuers.values()];
     this.#byIss = new StringLookup(issuers);
   }
 
@@ -178,21 +179,21 @@ export class IssuerRegistry {
 
   /** The registered `iss` values, in registration order. */
   get issuers(): readonly string[] {
-    return [...this.#issuers.keys()];
+    return this.#issuers.map((registered) => registered.issuer);
   }
 
   /** How many issuers are registered. */
   get size(): number {
-    return this.#issuers.size;
+    return this.#issuers.length;
   }
 
   /** Every registered issuer, checked, in registration order. */
   registered(): readonly RegisteredIssuer[] {
-    return [...this.#issuers.values()];
+    return [...this.#issuers];
   }
 
   /** The entries as registered (frozen copies). */
   entries(): readonly Readonly<IssuerEntry>[] {
-    return [...this.#issuers.values()].map((registered) => registered.entry);
+    return this.#issuers.map((registered) => registered.entry);
   }
 }
