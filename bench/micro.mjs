@@ -1,7 +1,8 @@
 /**
  * The verifier benchmarks: raw `crypto.verify`, the peers and paygate-auth, each warm (the same
  * token again), cold (distinct tokens cycled) and cold with 64 verifications in flight, in one
- * process and one run, sampled in rotating rounds.
+ * process and one run, sampled in rotating rounds. Every sample is warmed up first, untimed, on
+ * inputs of its own (see `lib/harness.mjs`).
  */
 import { IssuerRegistry, authenticate, createVerifier } from 'paygate-auth';
 import { serveJwks } from 'paygate-auth/testing';
@@ -14,6 +15,8 @@ export const ISSUER = 'https://issuer.bench.example';
 const REQUIRED_SCOPE = 'pay:processPayments';
 const REQUIRED_SCOPES = Object.freeze([REQUIRED_SCOPE]);
 const LANES = 64;
+/** Distinct tokens for the warm-ups, never timed: enough for the fastest case's warm-up. */
+const WARM_UP_TOKENS = 8000;
 
 /** Throws unless `attempt()` fails: a verifier that accepts a bad token aborts the run. */
 async function mustReject(label, kind, attempt) {
@@ -61,9 +64,9 @@ function authenticateOp(verifier) {
 }
 
 /**
- * @param {{ rounds: number, pairs: number, budgetMs: number, tokenCount: number, log: (line: string) => void }} settings
+ * @param {{ rounds: number, pairs: number, budgetMs: number, warmUpMs: number, tokenCount: number, log: (line: string) => void }} settings
  */
-export async function runMicro({ rounds, pairs, budgetMs, tokenCount, log }) {
+export async function runMicro({ rounds, pairs, budgetMs, warmUpMs, tokenCount, log }) {
   const key = createBenchKey();
   const jwks = await serveJwks(() => ({ keys: [key.jwk] }));
   try {
@@ -81,14 +84,18 @@ export async function runMicro({ rounds, pairs, budgetMs, tokenCount, log }) {
 
     let started = performance.now();
     const tokens = await signMany(key, ISSUER, tokenCount);
-    if (new Set(tokens).size !== tokenCount) throw new Error('the benchmark tokens are not distinct');
-    log(`signed ${tokenCount} distinct tokens in ${Math.round(performance.now() - started)} ms`);
+    const warmUpTokens = await signMany(key, ISSUER, WARM_UP_TOKENS, tokenCount);
+    if (new Set([...tokens, ...warmUpTokens]).size !== tokenCount + WARM_UP_TOKENS) throw new Error('the benchmark tokens are not distinct');
+    log(`signed ${tokenCount} distinct tokens, and ${WARM_UP_TOKENS} more for the warm-ups, in ${Math.round(performance.now() - started)} ms`);
     const warmToken = signToken(key, claimsFor(ISSUER, 'warm'));
     const bad = negativeTokens(key, ISSUER);
-    const headers = tokens.map((token) => flat(`Bearer ${token}`));
+    const asHeader = (token) => flat(`Bearer ${token}`);
+    const headers = tokens.map(asHeader);
+    const warmUpHeaders = warmUpTokens.map(asHeader);
     const warmHeader = flat(`Bearer ${warmToken}`);
     const badHeaders = Object.fromEntries(Object.entries(bad).map(([kind, token]) => [kind, flat(`Bearer ${token}`)]));
     const parts = tokens.map(rawParts);
+    const warmUpParts = warmUpTokens.map(rawParts);
     const warmParts = [rawParts(warmToken)];
 
     const raw = rawVerifier(key);
@@ -98,33 +105,43 @@ export async function runMicro({ rounds, pairs, budgetMs, tokenCount, log }) {
     const addRow = (row) => {
       rows.push(row);
       for (const mode of ['warm', 'cold', 'inflight']) {
-        if (row[mode] !== undefined) cases.push({ id: `${row.id}:${mode}`, sample: row[mode] });
+        if (row[mode] !== undefined) cases.push({ id: `${row.id}:${mode}`, ...row[mode] });
       }
     };
+    /**
+     * A case that runs `sampler(op, …)`: warmed up on `warmUpInputs` (each at most once when
+     * `distinct`), then timed on `inputs` from the round's own offset.
+     */
+    const timed = (sampler, op, inputs, warmUpInputs, { distinct = true, ...extra } = {}) => ({
+      warmUp: () => sampler(op, warmUpInputs, { budgetMs: warmUpMs, maxOps: distinct ? warmUpInputs.length : Infinity, ...extra }),
+      sample: (round) => sampler(op, inputs, { budgetMs, offset: round * 1237, ...extra }),
+    });
+    /** The same input again, warm-up included. */
+    const warm = (sampler, op, input) => timed(sampler, op, [input], [input], { distinct: false });
 
     // Raw crypto.verify: signature only, over bytes prepared in advance.
     qualified.raw = await qualify('crypto.verify', (p) => raw.sync(p), warmParts[0], { tampered: rawParts(bad.tampered) });
     addRow({
       id: 'raw',
       label: 'node:crypto `crypto.verify`, prepared KeyObject (the RSA step alone)',
-      warm: async () => sampleSync(raw.sync, warmParts, { budgetMs }),
-      cold: async (round) => sampleSync(raw.sync, parts, { budgetMs, offset: round * 1237 }),
-      inflight: (round) => sampleInFlight(raw.pooled, parts, { budgetMs, offset: round * 1237, lanes: LANES }),
+      warm: warm(sampleSync, raw.sync, warmParts[0]),
+      cold: timed(sampleSync, raw.sync, parts, warmUpParts),
+      inflight: timed(sampleInFlight, raw.pooled, parts, warmUpParts, { lanes: LANES }),
     });
 
     const syncPeer = (id, label, verify) => ({
       id,
       label,
-      warm: async () => sampleSync(verify, [warmToken], { budgetMs }),
-      cold: async (round) => sampleSync(verify, tokens, { budgetMs, offset: round * 1237 }),
-      inflight: (round) => sampleInFlight(verify, tokens, { budgetMs, offset: round * 1237, lanes: LANES }),
+      warm: warm(sampleSync, verify, warmToken),
+      cold: timed(sampleSync, verify, tokens, warmUpTokens),
+      inflight: timed(sampleInFlight, verify, tokens, warmUpTokens, { lanes: LANES }),
     });
     const asyncPeer = (id, label, verify) => ({
       id,
       label,
-      warm: () => sampleSequential(verify, [warmToken], { budgetMs }),
-      cold: (round) => sampleSequential(verify, tokens, { budgetMs, offset: round * 1237 }),
-      inflight: (round) => sampleInFlight(verify, tokens, { budgetMs, offset: round * 1237, lanes: LANES }),
+      warm: warm(sampleSequential, verify, warmToken),
+      cold: timed(sampleSequential, verify, tokens, warmUpTokens),
+      inflight: timed(sampleInFlight, verify, tokens, warmUpTokens, { lanes: LANES }),
     });
 
     const fastCached = fastJwtVerifier(key, ISSUER, true);
@@ -150,43 +167,55 @@ export async function runMicro({ rounds, pairs, budgetMs, tokenCount, log }) {
     qualified.paygate = await qualify('paygate-auth', verifyOp(warmVerifier), warmToken, bad);
     qualified.paygateOff = await qualify('paygate-auth (cache off)', verifyOp(offVerifier), warmToken, bad);
     qualified.paygateAuthenticate = await qualify('paygate-auth authenticate()', authenticateOp(warmVerifier), warmHeader, badHeaders);
-    /** A sample of distinct tokens, each seen once by a verifier built for the sample: every one a miss. */
-    const coldSample = (makeOp, inputs, options, sampler, extra) => async (round) => {
-      const op = makeOp(await fresh(options));
-      return sampler(op, inputs, { budgetMs, maxOps: tokenCount, offset: round * 1237, ...extra });
+    /**
+     * Distinct tokens, each seen once by a verifier built for the sample (in its warm-up, which
+     * gives it other tokens, each once): every timed one is a miss.
+     */
+    const coldSample = (makeOp, inputs, warmUpInputs, options, sampler, extra) => {
+      let op;
+      return {
+        warmUp: async () => {
+          op = makeOp(await fresh(options));
+          await sampler(op, warmUpInputs, { budgetMs: warmUpMs, maxOps: warmUpInputs.length, ...extra });
+        },
+        sample: (round) => sampler(op, inputs, { budgetMs, maxOps: tokenCount, offset: round * 1237, ...extra }),
+      };
     };
     addRow({
       id: 'paygate',
       label: 'paygate-auth `verify()` + scope check',
-      warm: () => sampleSequential(verifyOp(warmVerifier), [warmToken], { budgetMs }),
-      cold: coldSample(verifyOp, tokens, {}, sampleSequential),
-      inflight: coldSample(verifyOp, tokens, {}, sampleInFlight, { lanes: LANES }),
+      warm: warm(sampleSequential, verifyOp(warmVerifier), warmToken),
+      cold: coldSample(verifyOp, tokens, warmUpTokens, {}, sampleSequential),
+      inflight: coldSample(verifyOp, tokens, warmUpTokens, {}, sampleInFlight, { lanes: LANES }),
     });
     addRow({
       id: 'paygateOff',
       label: 'paygate-auth `verify()` + scope check, `cache: false`',
-      warm: () => sampleSequential(verifyOp(offVerifier), [warmToken], { budgetMs }),
-      cold: coldSample(verifyOp, tokens, { cache: false }, sampleSequential),
-      inflight: coldSample(verifyOp, tokens, { cache: false }, sampleInFlight, { lanes: LANES }),
+      warm: warm(sampleSequential, verifyOp(offVerifier), warmToken),
+      cold: coldSample(verifyOp, tokens, warmUpTokens, { cache: false }, sampleSequential),
+      inflight: coldSample(verifyOp, tokens, warmUpTokens, { cache: false }, sampleInFlight, { lanes: LANES }),
     });
     const firstUseVerifier = await fresh({ cacheAdmission: 'first-use' });
     addRow({
       id: 'paygateFirstUse',
       label: "paygate-auth `verify()` + scope check, `cacheAdmission: 'first-use'` (every token kept)",
-      warm: () => sampleSequential(verifyOp(firstUseVerifier), [warmToken], { budgetMs }),
-      cold: coldSample(verifyOp, tokens, { cacheAdmission: 'first-use' }, sampleSequential),
-      inflight: coldSample(verifyOp, tokens, { cacheAdmission: 'first-use' }, sampleInFlight, { lanes: LANES }),
+      warm: warm(sampleSequential, verifyOp(firstUseVerifier), warmToken),
+      cold: coldSample(verifyOp, tokens, warmUpTokens, { cacheAdmission: 'first-use' }, sampleSequential),
+      inflight: coldSample(verifyOp, tokens, warmUpTokens, { cacheAdmission: 'first-use' }, sampleInFlight, { lanes: LANES }),
     });
     addRow({
       id: 'paygateAuthenticate',
       label: 'paygate-auth `authenticate()` (Authorization header, verify, scope policy)',
-      warm: () => sampleSequential(authenticateOp(warmVerifier), [warmHeader], { budgetMs }),
-      cold: coldSample(authenticateOp, headers, {}, sampleSequential),
-      inflight: coldSample(authenticateOp, headers, {}, sampleInFlight, { lanes: LANES }),
+      warm: warm(sampleSequential, authenticateOp(warmVerifier), warmHeader),
+      cold: coldSample(authenticateOp, headers, warmUpHeaders, {}, sampleSequential),
+      inflight: coldSample(authenticateOp, headers, warmUpHeaders, {}, sampleInFlight, { lanes: LANES }),
     });
 
     // JIT warm-up of every case, untimed.
-    for (const c of cases) await c.sample(0);
+    for (const c of cases) {
+      await c.warmUp(0);
+      await c.sample(0);
+    }
 
     started = performance.now();
     const samples = await runRounds(cases, rounds, (c, round, rate) => {
@@ -213,7 +242,7 @@ export async function runMicro({ rounds, pairs, budgetMs, tokenCount, log }) {
       }
     }
     const pairedMedians = Object.fromEntries([...paired].map(([id, list]) => [id, { median: median(list), samples: list }]));
-    return { rows: rows.map((row) => row.id), result, paired: pairedMedians, pairs, qualified, tokenCount, rounds, budgetMs, lanes: LANES, tenant: TENANT };
+    return { rows: rows.map((row) => row.id), result, paired: pairedMedians, pairs, qualified, tokenCount, rounds, budgetMs, warmUpMs, lanes: LANES, tenant: TENANT };
   } finally {
     await jwks.close();
   }
