@@ -89,6 +89,16 @@ function loadNodeCrypto(): NodeCrypto | undefined {
   return proc?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined;
 }
 
+/**
+ * The same public key, imported again from its SPKI DER. Node builds a key read from a JWK through
+ * OpenSSL's legacy RSA structure, and OpenSSL 3 then looks up the key's algorithm by name for every
+ * call that uses it; a key decoded from DER belongs to OpenSSL's provider from the start, which
+ * spares each RSA call that look-up (about 0.3 µs of a 21 µs `publicDecrypt`, measured alternately).
+ */
+function providerKey(nodeCrypto: NodeCrypto, key: NodeKeyObject): NodeKeyObject {
+  return nodeCrypto.createPublicKey({ key: key.export({ type: 'spki', format: 'der' }), format: 'der', type: 'spki' });
+}
+
 /** Settled: `.then(fn)` schedules a microtask without the `AsyncResource` `queueMicrotask` makes per call. */
 const SETTLED = Promise.resolve();
 
@@ -174,7 +184,7 @@ function nodeEngineOver(nodeCrypto: NodeCrypto, threaded: boolean): NodeSignatur
     name: 'node',
     startThread: () => thread?.whenReady() ?? Promise.resolve(false),
     async prepare(jwk) {
-      const keyObject = nodeCrypto.createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' });
+      const keyObject = providerKey(nodeCrypto, nodeCrypto.createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' }));
       const bits = keyObject.asymmetricKeyDetails?.modulusLength ?? 0;
       const handle: NodeKeyHandle = {
         keyObject,

@@ -132,6 +132,12 @@ describe('node signature engine: RS256/384/512 opened with the raw public operat
     key = await engine.prepare(keys.jwk);
   });
 
+  test('the prepared key is the JWK\'s key, with the same modulus and exponent (imported again from its SPKI DER)', () => {
+    const prepared = (key.handle as { keyObject: KeyObject }).keyObject;
+    expect(prepared.equals(keys.publicKey)).toBe(true);
+    expect(prepared.export({ format: 'jwk' })).toEqual({ kty: 'RSA', n: keys.jwk.n, e: keys.jwk.e });
+  });
+
   test.each(Object.keys(HASH) as Pkcs1Algorithm[])('%s: valid signatures verify, synchronously, in the worker thread and in the thread pool', async (alg) => {
     for (let n = 0; n < 20; n += 1) {
       const input = signingInput(n);
