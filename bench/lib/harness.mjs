@@ -48,8 +48,12 @@ export function sampleSync(op, tokens, { budgetMs, maxOps = Infinity, offset = 0
   return { ops: done, ms: now - start };
 }
 
-/** Awaits `op(token)` one at a time. */
-export async function sampleSequential(op, tokens, { budgetMs, maxOps = Infinity, offset = 0 }) {
+/**
+ * Awaits `op(token)` one at a time. `check(result)`, when given, runs on each result after the
+ * `await`, as a caller's own code runs after its `await` (a route's scope check, say), so that the
+ * operation needs no async function of its own around it.
+ */
+export async function sampleSequential(op, tokens, { budgetMs, maxOps = Infinity, offset = 0, check }) {
   const n = tokens.length;
   let index = offset % n;
   let done = 0;
@@ -59,7 +63,8 @@ export async function sampleSequential(op, tokens, { budgetMs, maxOps = Infinity
   while (now < end && done < maxOps) {
     const stop = Math.min(done + CHUNK, maxOps);
     for (; done < stop; done += 1) {
-      await op(tokens[index]);
+      const result = await op(tokens[index]);
+      if (check !== undefined) check(result);
       index = index + 1 === n ? 0 : index + 1;
     }
     now = performance.now();
@@ -67,8 +72,8 @@ export async function sampleSequential(op, tokens, { budgetMs, maxOps = Infinity
   return { ops: done, ms: now - start };
 }
 
-/** Keeps `lanes` operations in flight until the budget or `maxOps` is spent. */
-export async function sampleInFlight(op, tokens, { budgetMs, maxOps = Infinity, offset = 0, lanes = 64 }) {
+/** Keeps `lanes` operations in flight until the budget or `maxOps` is spent; `check` as above. */
+export async function sampleInFlight(op, tokens, { budgetMs, maxOps = Infinity, offset = 0, lanes = 64, check }) {
   const n = tokens.length;
   let index = offset % n;
   let started = 0;
@@ -81,7 +86,8 @@ export async function sampleInFlight(op, tokens, { budgetMs, maxOps = Infinity, 
       started += 1;
       const token = tokens[index];
       index = index + 1 === n ? 0 : index + 1;
-      await op(token);
+      const result = await op(token);
+      if (check !== undefined) check(result);
       finished += 1;
       if ((finished & (CHUNK - 1)) === 0 && performance.now() >= end) stop = true;
     }
