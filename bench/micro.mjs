@@ -64,6 +64,9 @@ function isAuthenticated(result) {
   if (!result.ok) throw result.error;
 }
 
+/** Samples and their median. */
+const summary = (samples) => ({ median: median(samples), samples });
+
 /** `op`, then `check` on its result, as one function: what qualification calls. */
 const checked = (op, check) => async (input) => check(await op(input));
 
@@ -243,24 +246,31 @@ export async function runMicro({ rounds, pairs, budgetMs, warmUpMs, tokenCount, 
 
     // The targets' ratios again, each paygate-auth sample between two raw samples.
     const byId = (id) => cases.find((c) => c.id === id);
-    const pairedIds = [
-      'paygate:cold', 'paygateOff:cold', 'paygateFirstUse:cold', 'paygate:inflight', 'paygateOff:inflight', 'paygateFirstUse:inflight',
-      'paygateAuthenticate:cold', 'paygateAuthenticate:inflight',
-    ];
+    const pairedIds = ['paygate:cold', 'paygate:inflight', 'paygateAuthenticate:cold', 'paygateAuthenticate:inflight'];
     started = performance.now();
     const paired = await runPaired(byId('raw:cold'), pairedIds.map(byId), pairs);
     log(`paired ${pairedIds.length} cases with raw \`crypto.verify\` × ${pairs} rounds in ${Math.round((performance.now() - started) / 1000)} s`);
+
+    // A miss's cost, paired directly: each sample of a verifier with its cache runs between two
+    // samples of the same verifier with `cache: false`, one at a time and in flight.
+    started = performance.now();
+    const missPaired = {};
+    for (const mode of ['cold', 'inflight']) {
+      const withCache = ['paygate', 'paygateFirstUse'].map((id) => byId(`${id}:${mode}`));
+      for (const [id, list] of await runPaired(byId(`paygateOff:${mode}`), withCache, pairs)) missPaired[id] = summary(list);
+    }
+    log(`paired the cached verifiers with \`cache: false\` × ${pairs} rounds in ${Math.round((performance.now() - started) / 1000)} s`);
 
     const result = {};
     for (const row of rows) {
       result[row.id] = { label: row.label };
       for (const mode of ['warm', 'cold', 'inflight']) {
         const list = samples.get(`${row.id}:${mode}`);
-        if (list) result[row.id][mode] = { median: median(list), samples: list };
+        if (list) result[row.id][mode] = summary(list);
       }
     }
-    const pairedMedians = Object.fromEntries([...paired].map(([id, list]) => [id, { median: median(list), samples: list }]));
-    return { rows: rows.map((row) => row.id), result, paired: pairedMedians, pairs, qualified, tokenCount, rounds, budgetMs, warmUpMs, lanes: LANES, tenant: TENANT };
+    const pairedMedians = Object.fromEntries([...paired].map(([id, list]) => [id, summary(list)]));
+    return { rows: rows.map((row) => row.id), result, paired: pairedMedians, missPaired, pairs, qualified, tokenCount, rounds, budgetMs, warmUpMs, lanes: LANES, tenant: TENANT };
   } finally {
     await jwks.close();
   }

@@ -121,7 +121,7 @@ function drive(url, headers, seconds, pin) {
  * @param {{ seconds: number, rounds?: number, log: (line: string) => void }} settings
  * @returns {Promise<{ text: string, markdown: string, pending?: boolean, targets?: object[] }>}
  */
-export async function runHttp({ seconds, rounds = Number(process.env.BENCH_HTTP_ROUNDS ?? 2), log }) {
+export async function runHttp({ seconds, rounds = Number(process.env.BENCH_HTTP_ROUNDS ?? 5), log }) {
   if (!(await adaptersReady())) {
     const text = 'HTTP: skipped, the Express and Fastify adapters are not built yet (placeholders).';
     return { text, markdown: `## HTTP\n\n${text}`, pending: true };

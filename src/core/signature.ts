@@ -94,7 +94,7 @@ function loadNodeCrypto(): NodeCrypto | undefined {
  * OpenSSL's legacy RSA structure, and OpenSSL 3 then looks up the key's algorithm by name for every
  * call that uses it; a key decoded from DER belongs to OpenSSL's provider from the start, which
  * spares each RSA call that look-up (0.26 to 0.29 µs of a 20.7 to 20.8 µs signature check,
- * measured alternately; see the README's "Performance").
+ * measured alternately; see `bench/README.md`).
  */
 function providerKey(nodeCrypto: NodeCrypto, key: NodeKeyObject): NodeKeyObject {
   return nodeCrypto.createPublicKey({ key: key.export({ type: 'spki', format: 'der' }), format: 'der', type: 'spki' });
