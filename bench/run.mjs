@@ -4,9 +4,9 @@
  * as tables and written to bench/RESULTS.md. Runs against the built package (`paygate-auth`).
  *
  * Environment: BENCH_ROUNDS (default 7), BENCH_PAIRS (paired rounds for the ratio targets; default
- * BENCH_ROUNDS), BENCH_BUDGET_MS per sample (300), BENCH_WARMUP_MS of untimed warm-up before each
- * sample (100), BENCH_TOKENS (10000),
- * BENCH_HTTP_SECONDS per route (5), BENCH_HTTP_ROUNDS (5), BENCH_SKIP_HTTP=1, BENCH_SKIP_MICRO=1, BENCH_VERBOSE=1.
+ * 15), BENCH_BUDGET_MS per sample (300), BENCH_WARMUP_MS of untimed warm-up before each sample
+ * (100), BENCH_TOKENS (10000), BENCH_HTTP_SECONDS per burst (1), BENCH_HTTP_ROUNDS (paired HTTP
+ * rounds; 20), BENCH_SKIP_HTTP=1, BENCH_SKIP_MICRO=1, BENCH_VERBOSE=1.
  */
 import { busyFraction, cpuTimes, describeMachine, loadAverage } from './lib/machine.mjs';
 import { microTable, microTargets, targetTable, writeSection } from './lib/report.mjs';
@@ -14,11 +14,11 @@ import { versionOf } from './lib/peers.mjs';
 
 const settings = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 7),
-  pairs: Number(process.env.BENCH_PAIRS ?? process.env.BENCH_ROUNDS ?? 7),
+  pairs: Number(process.env.BENCH_PAIRS ?? 15),
   budgetMs: Number(process.env.BENCH_BUDGET_MS ?? 300),
   warmUpMs: Number(process.env.BENCH_WARMUP_MS ?? 100),
   tokenCount: Number(process.env.BENCH_TOKENS ?? 10_000),
-  httpSeconds: Number(process.env.BENCH_HTTP_SECONDS ?? 5),
+  httpSeconds: Number(process.env.BENCH_HTTP_SECONDS ?? 1),
 };
 const log = (line) => console.log(line);
 /** A paired case (`row:mode`) as RESULTS.md names it: its row's label and the mode. */

@@ -3,7 +3,8 @@
  * paygate-auth, the framework's usual peer), each server in its own process on 127.0.0.1, driven
  * by autocannon from another process with a pool of tokens reused as real clients reuse them.
  * Every server is first shown to answer 200 to a valid token and to refuse a tampered token, a
- * token without the scope and a request without one (the no-auth route only the first).
+ * token without the scope and a request without one (the no-auth route only the first). The
+ * routes of a framework are then timed in paired rounds of short bursts (see `timeFramework`).
  */
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -17,6 +18,7 @@ import { AUDIENCE, claimsFor, createBenchKey, flat, negativeTokens, signMany, si
 const SERVER = new URL('./server.mjs', import.meta.url).pathname;
 const DRIVER = new URL('./drive.mjs', import.meta.url).pathname;
 const PATH = '/payments/ping';
+const CONNECTIONS = 16;
 const FRAMEWORKS = ['express', 'fastify'];
 const NONE = { id: 'none', label: 'no auth' };
 const PAYGATE = { id: 'paygate', label: 'paygate-auth' };
@@ -104,24 +106,87 @@ async function qualify(url, variant, checks) {
   await expect('a token without the scope', checks.unscoped, [403]);
 }
 
-function drive(url, headers, seconds, pin) {
+/** Untimed seconds of load on each server before the first timed burst. */
+const WARM_UP_SECONDS = 2;
+
+/**
+ * The load generator (bench/http/drive.mjs) in a process of its own, pinned to `cpu` when given,
+ * kept for every burst of a run.
+ */
+async function startDriver(cpu) {
   const child = fork(DRIVER, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  return new Promise((resolve, reject) => {
-    child.once('message', (message) => {
-      child.kill();
-      if (message.ok) resolve(message);
-      else reject(new Error(message.error));
+  const ask = (message) =>
+    new Promise((resolve, reject) => {
+      const onExit = (code) => {
+        child.off('message', onMessage);
+        reject(new Error(`the load generator exited (${code})`));
+      };
+      const onMessage = (reply) => {
+        child.off('exit', onExit);
+        if (reply.ok) resolve(reply);
+        else reject(new Error(reply.error));
+      };
+      child.once('message', onMessage);
+      child.once('exit', onExit);
+      child.send(message);
     });
-    child.once('error', reject);
-    child.send({ url, path: PATH, headers, connections: 16, seconds, warmupSeconds: 1, cpu: pin?.driver });
-  });
+  await ask({ cpu });
+  return {
+    burst: (url, headers, seconds) => ask({ url, path: PATH, headers, connections: CONNECTIONS, seconds }),
+    close: () => child.disconnect(),
+  };
+}
+
+/**
+ * Times one framework's routes in paired rounds. Every route's server runs at once (idle unless
+ * driven), each is qualified and warmed up, then each round drives every authenticated route for
+ * one burst between two bursts of the no-auth route, in a rotated order; a route's ratio is its
+ * burst's rate over the mean of the two no-auth bursts either side. A slow spell of the machine
+ * then weighs on both sides of each ratio, as in the verifiers' paired rounds.
+ */
+async function timeFramework(framework, { issuer, headers, checks, pin, seconds, rounds, driver, log }) {
+  const servers = [];
+  try {
+    for (const variant of VARIANTS[framework]) {
+      const { child, url } = await startServer(framework, variant.id, issuer, pin);
+      servers.push({ variant, child, url, bursts: [], ratios: [] });
+      await qualify(url, variant.id, checks);
+    }
+    for (const server of servers) await driver.burst(server.url, headers, WARM_UP_SECONDS);
+    const timed = async (server) => {
+      const result = await driver.burst(server.url, headers, seconds);
+      if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
+        throw new Error(`${framework}/${server.variant.id}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts under load`);
+      }
+      server.bursts.push(result);
+      return result.requestsPerSecond;
+    };
+    const [none, ...others] = servers;
+    let before = await timed(none);
+    for (let round = 0; round < rounds; round += 1) {
+      const shift = round % others.length;
+      const line = [];
+      for (const server of [...others.slice(shift), ...others.slice(0, shift)]) {
+        const rate = await timed(server);
+        const after = await timed(none);
+        server.ratios.push(rate / ((before + after) / 2));
+        line.push(`${labelOf(server.variant, framework)} ${ratio(server.ratios.at(-1))}×`);
+        before = after;
+      }
+      log(`  ${framework} round ${round + 1}: ${line.join(', ')}`);
+    }
+    none.ratios.push(1);
+    return new Map(servers.map((server) => [server.variant.id, server]));
+  } finally {
+    for (const server of servers) await stopServer(server.child);
+  }
 }
 
 /**
  * @param {{ seconds: number, rounds?: number, log: (line: string) => void }} settings
  * @returns {Promise<{ text: string, markdown: string, pending?: boolean, targets?: object[] }>}
  */
-export async function runHttp({ seconds, rounds = Number(process.env.BENCH_HTTP_ROUNDS ?? 5), log }) {
+export async function runHttp({ seconds, rounds = Number(process.env.BENCH_HTTP_ROUNDS ?? 20), log }) {
   if (!(await adaptersReady())) {
     const text = 'HTTP: skipped, the Express and Fastify adapters are not built yet (placeholders).';
     return { text, markdown: `## HTTP\n\n${text}`, pending: true };
@@ -129,7 +194,10 @@ export async function runHttp({ seconds, rounds = Number(process.env.BENCH_HTTP_
   const key = createBenchKey();
   const jwks = await serveJwks(() => ({ keys: [key.jwk] }));
   const issuer = new URL(jwks.url).origin;
+  const pin = pinning();
+  let driver;
   try {
+    driver = await startDriver(pin?.driver);
     const tokens = await signMany(key, issuer, 100);
     const headers = tokens.map((token) => flat(`Bearer ${token}`));
     const bad = negativeTokens(key, issuer);
@@ -139,66 +207,46 @@ export async function runHttp({ seconds, rounds = Number(process.env.BENCH_HTTP_
       expired: `Bearer ${bad.expired}`,
       unscoped: `Bearer ${signToken(key, claimsFor(issuer, 'unscoped', { scope: 'hub:subscribe' }))}`,
     };
-    const pin = pinning();
-    const pinned = pin ? `server pinned to CPU ${pin.server}, autocannon to CPU ${pin.driver}` : 'not pinned';
-    log(`HTTP: GET ${PATH}, ${headers.length} tokens reused, autocannon 16 connections, 1 s warm-up + ${seconds} s per route, ${rounds} round(s), ${pinned}`);
-    const samples = new Map();
-    for (let round = 0; round < rounds; round += 1) {
-      for (const framework of FRAMEWORKS) {
-        for (const variant of VARIANTS[framework]) {
-          const { child, url } = await startServer(framework, variant.id, issuer, pin);
-          try {
-            await qualify(url, variant.id, checks);
-            const result = await drive(url, headers, seconds, pin);
-            if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
-              throw new Error(`${framework}/${variant.id}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts under load`);
-            }
-            const id = `${framework}:${variant.id}`;
-            if (!samples.has(id)) samples.set(id, []);
-            samples.get(id).push(result);
-            log(`  ${framework.padEnd(8)} ${labelOf(variant, framework).padEnd(28)} ${ops(result.requestsPerSecond)} req/s, p99 ${result.p99} ms`);
-          } finally {
-            await stopServer(child);
-          }
-        }
-      }
-    }
-    const figure = (id) => {
-      const list = samples.get(id);
-      return { rps: median(list.map((r) => r.requestsPerSecond)), p99: median(list.map((r) => r.p99)), p50: median(list.map((r) => r.p50)) };
-    };
-    // A route against no auth: the median of the rounds' ratios, each of two runs made one after
-    // the other, so that a slow spell of the machine weighs on both sides of a ratio.
-    const toNone = (framework, id) => {
-      const none = samples.get(`${framework}:none`);
-      return median(samples.get(`${framework}:${id}`).map((r, round) => r.requestsPerSecond / none[round].requestsPerSecond));
-    };
+    const pinned = pin ? `servers pinned to CPU ${pin.server}, autocannon to CPU ${pin.driver}` : 'not pinned';
+    const method = `${rounds} paired rounds of ${seconds} s bursts after ${WARM_UP_SECONDS} s of warm-up per route`;
+    log(`HTTP: GET ${PATH}, ${headers.length} tokens reused, autocannon ${CONNECTIONS} connections, ${method}, ${pinned}`);
     const rows = [];
     const targets = [];
     for (const framework of FRAMEWORKS) {
-      const paygate = figure(`${framework}:paygate`);
-      const peer = figure(`${framework}:peer`);
+      const servers = await timeFramework(framework, { issuer, headers, checks, pin, seconds, rounds, driver, log });
+      const figure = (id) => {
+        const { bursts, ratios } = servers.get(id);
+        return {
+          rps: median(bursts.map((b) => b.requestsPerSecond)),
+          toNone: median(ratios),
+          p50: median(bursts.map((b) => b.p50)),
+          p99: median(bursts.map((b) => b.p99)),
+        };
+      };
       for (const variant of VARIANTS[framework]) {
-        const f = figure(`${framework}:${variant.id}`);
-        rows.push([framework, labelOf(variant, framework), ops(f.rps), ratio(toNone(framework, variant.id)), String(f.p50), String(f.p99)]);
+        const f = figure(variant.id);
+        rows.push([framework, labelOf(variant, framework), ops(f.rps), ratio(f.toNone), String(f.p50), String(f.p99)]);
       }
+      const paygate = figure('paygate');
+      const peer = figure('peer');
       targets.push({
         target: `${framework}: authenticated route ≥ 0.9× the route without auth, ahead of ${labelOf(PEER, framework)}`,
-        measured: `${ratioAgainst(toNone(framework, 'paygate'), 0.9)}× no auth; peer ${ratio(toNone(framework, 'peer'))}×`,
-        pass: toNone(framework, 'paygate') >= 0.9 && paygate.rps > peer.rps,
+        measured: `${ratioAgainst(paygate.toNone, 0.9)}× no auth; peer ${ratio(peer.toNone)}×`,
+        pass: paygate.toNone >= 0.9 && paygate.toNone > peer.toNone,
       });
     }
     const table = markdownTable(['framework', 'route', 'req/s', '× no auth', 'p50 ms', 'p99 ms'], rows, ['l', 'l', 'r', 'r', 'r', 'r']);
     const markdown = [
       '## HTTP',
       '',
-      `GET ${PATH} answering \`{"ok":true}\`; each server in its own process on 127.0.0.1, autocannon in another (16 connections, ${headers.length} tokens reused in turn, 1 s warm-up then ${seconds} s; median of ${rounds} round(s); ${pinned}). \`× no auth\` is the median of the rounds' ratios, each to the no-auth run just before.`,
+      `GET ${PATH} answering \`{"ok":true}\`; each server in its own process on 127.0.0.1, all of one framework's running at once, autocannon in another process (${CONNECTIONS} connections, ${headers.length} tokens reused in turn; ${method}; ${pinned}). \`× no auth\` is the median of the rounds' ratios, each route's burst rate over the mean of the no-auth bursts just before and just after it; req/s, p50 and p99 are medians over each route's bursts.`,
       'Every authenticated server was first shown to answer 200 to a valid token and 401/403 to a tampered, an expired, a missing and an unscoped one; every timed response was a 2xx.',
       '',
       table,
     ].join('\n');
     return { text: table, markdown, targets };
   } finally {
+    driver?.close();
     await jwks.close();
   }
 }
