@@ -1,9 +1,9 @@
 /**
  * The load generator, in its own process (forked by run-http.mjs). It first receives
- * `{ cpu }` and pins itself to that CPU when given; then, for each `{ url, path, headers,
- * connections, seconds }` it receives, it drives the URL with autocannon for `seconds`, cycling
- * through the given Authorization headers as clients reusing their tokens would, and answers
- * with that burst's figures. It runs until its parent disconnects.
+ * `{ kind: 'pin', cpu }` and pins itself to that CPU when given; then, for each `{ kind: 'burst',
+ * url, path, headers, connections, seconds }` it receives, it drives the URL with autocannon for
+ * `seconds`, cycling through the given Authorization headers as clients reusing their tokens
+ * would, and answers with that burst's figures. It runs until its parent disconnects.
  */
 import { execFileSync } from 'node:child_process';
 import autocannon from 'autocannon';
@@ -32,7 +32,7 @@ async function burst({ url, path, headers, connections, seconds }) {
 
 process.on('message', async (message) => {
   try {
-    if ('cpu' in message) {
+    if (message.kind === 'pin') {
       if (message.cpu !== undefined) execFileSync('taskset', ['-p', '-c', message.cpu, String(process.pid)], { stdio: 'ignore' });
       process.send({ ok: true });
     } else {

@@ -130,9 +130,9 @@ async function startDriver(cpu) {
       child.once('exit', onExit);
       child.send(message);
     });
-  await ask({ cpu });
+  await ask({ kind: 'pin', cpu });
   return {
-    burst: (url, headers, seconds) => ask({ url, path: PATH, headers, connections: CONNECTIONS, seconds }),
+    burst: (url, headers, seconds) => ask({ kind: 'burst', url, path: PATH, headers, connections: CONNECTIONS, seconds }),
     close: () => child.disconnect(),
   };
 }
