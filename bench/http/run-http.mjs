@@ -11,7 +11,7 @@ import { once } from 'node:events';
 import os from 'node:os';
 import { createInterface } from 'node:readline';
 import { serveJwks } from 'paygate-auth/testing';
-import { median } from '../lib/harness.mjs';
+import { median, pairRates } from '../lib/harness.mjs';
 import { markdownTable, ops, ratio, ratioAgainst } from '../lib/report.mjs';
 import { AUDIENCE, claimsFor, createBenchKey, flat, negativeTokens, signMany, signToken } from '../lib/tokens.mjs';
 
@@ -140,43 +140,30 @@ async function startDriver(cpu) {
 /**
  * Times one framework's routes in paired rounds. Every route's server runs at once (idle unless
  * driven), each is qualified and warmed up, then each round drives every authenticated route for
- * one burst between two bursts of the no-auth route, in a rotated order; a route's ratio is its
- * burst's rate over the mean of the two no-auth bursts either side. A slow spell of the machine
- * then weighs on both sides of each ratio, as in the verifiers' paired rounds.
+ * one burst between two bursts of the no-auth route; a route's ratio is its burst's rate over the
+ * mean of the two no-auth bursts either side (`pairRates`, as in the verifiers' paired rounds).
  */
 async function timeFramework(framework, { issuer, headers, checks, pin, seconds, rounds, driver, log }) {
   const servers = [];
   try {
     for (const variant of VARIANTS[framework]) {
       const { child, url } = await startServer(framework, variant.id, issuer, pin);
-      servers.push({ variant, child, url, bursts: [], ratios: [] });
+      servers.push({ id: variant.id, variant, child, url, bursts: [] });
       await qualify(url, variant.id, checks);
     }
     for (const server of servers) await driver.burst(server.url, headers, WARM_UP_SECONDS);
     const timed = async (server) => {
       const result = await driver.burst(server.url, headers, seconds);
       if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
-        throw new Error(`${framework}/${server.variant.id}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts under load`);
+        throw new Error(`${framework}/${server.id}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts under load`);
       }
       server.bursts.push(result);
       return result.requestsPerSecond;
     };
     const [none, ...others] = servers;
-    let before = await timed(none);
-    for (let round = 0; round < rounds; round += 1) {
-      const shift = round % others.length;
-      const line = [];
-      for (const server of [...others.slice(shift), ...others.slice(0, shift)]) {
-        const rate = await timed(server);
-        const after = await timed(none);
-        server.ratios.push(rate / ((before + after) / 2));
-        line.push(`${labelOf(server.variant, framework)} ${ratio(server.ratios.at(-1))}×`);
-        before = after;
-      }
-      log(`  ${framework} round ${round + 1}: ${line.join(', ')}`);
-    }
-    none.ratios.push(1);
-    return new Map(servers.map((server) => [server.variant.id, server]));
+    const heard = (server, round, value) => log(`  ${framework} round ${round + 1}: ${labelOf(server.variant, framework)} ${ratio(value)}×`);
+    const ratios = await pairRates(none, others, rounds, timed, heard);
+    return new Map(servers.map((server) => [server.id, { bursts: server.bursts, ratios: server === none ? [1] : ratios.get(server.id) }]));
   } finally {
     for (const server of servers) await stopServer(server.child);
   }

@@ -130,22 +130,30 @@ export async function runRounds(cases, rounds, onSample = () => {}) {
 }
 
 /**
- * Ratios of each of `cases` to `base`, paired in time: each round samples `base`, then every case
- * followed by `base` again, and a case's ratio is its rate over the mean of the two `base` samples
- * either side of it. A slow spell of the machine (seconds long on a shared two-core VM) then weighs
- * on both sides of a ratio, which medians of rates taken seconds apart cannot promise.
- * Returns the ratios per case id, one per round.
+ * Ratios of each of `cases` (each with an `id`) to `base`, paired in time: `base` is measured
+ * first, then, round after round, every case followed by `base` again, and a case's ratio is its
+ * rate over the mean of the two `base` rates either side of it. A slow spell of the machine
+ * (seconds long on a shared two-core VM) then weighs on both sides of a ratio, which medians of
+ * rates taken seconds apart cannot promise. `measure(item, round)` resolves to a rate;
+ * `onRatio(c, round, ratio)` hears each ratio. Returns the ratios per case id, one per round.
  */
-export async function runPaired(base, cases, rounds) {
+export async function pairRates(base, cases, rounds, measure, onRatio = () => {}) {
   const ratios = new Map(cases.map((c) => [c.id, []]));
+  let before = await measure(base, 0);
   for (let round = 0; round < rounds; round += 1) {
-    let before = await rateOf(base, round);
     for (const c of cases) {
-      const rate = await rateOf(c, round);
-      const after = await rateOf(base, round);
-      ratios.get(c.id).push(rate / ((before + after) / 2));
+      const rate = await measure(c, round);
+      const after = await measure(base, round);
+      const ratio = rate / ((before + after) / 2);
+      ratios.get(c.id).push(ratio);
+      onRatio(c, round, ratio);
       before = after;
     }
   }
   return ratios;
+}
+
+/** {@link pairRates} over benchmark cases, each sample taken as {@link runRounds} takes it. */
+export function runPaired(base, cases, rounds) {
+  return pairRates(base, cases, rounds, rateOf);
 }
