@@ -67,6 +67,14 @@ function isAuthenticated(result) {
 /** Samples and their median. */
 const summary = (samples) => ({ median: median(samples), samples });
 
+/** The peers, by row id. */
+const PEER_ROWS = Object.freeze(['fastCached', 'fastUncached', 'aws', 'jose', 'jwt']);
+
+/** The peer whose samples in `mode` have the highest median. */
+function bestPeer(samples, mode) {
+  return PEER_ROWS.map((id) => ({ id, rate: median(samples.get(`${id}:${mode}`)) })).sort((a, b) => b.rate - a.rate)[0].id;
+}
+
 /** `op`, then `check` on its result, as one function: what qualification calls. */
 const checked = (op, check) => async (input) => check(await op(input));
 
@@ -261,6 +269,17 @@ export async function runMicro({ rounds, pairs, budgetMs, warmUpMs, tokenCount, 
     }
     log(`paired the cached verifiers with \`cache: false\` × ${pairs} rounds in ${Math.round((performance.now() - started) / 1000)} s`);
 
+    // "Ahead of every peer", paired too: each paygate-auth sample between two of the peer with the
+    // highest median in that mode, so that the comparison rests on samples taken side by side.
+    started = performance.now();
+    const peerPaired = {};
+    for (const mode of ['cold', 'inflight']) {
+      const peer = bestPeer(samples, mode);
+      const [[, list]] = await runPaired(byId(`${peer}:${mode}`), [byId(`paygate:${mode}`)], pairs);
+      peerPaired[mode] = { peer, ...summary(list) };
+    }
+    log(`paired paygate-auth with the best peer of each mode × ${pairs} rounds in ${Math.round((performance.now() - started) / 1000)} s`);
+
     const result = {};
     for (const row of rows) {
       result[row.id] = { label: row.label };
@@ -270,7 +289,7 @@ export async function runMicro({ rounds, pairs, budgetMs, warmUpMs, tokenCount, 
       }
     }
     const pairedMedians = Object.fromEntries([...paired].map(([id, list]) => [id, summary(list)]));
-    return { rows: rows.map((row) => row.id), result, paired: pairedMedians, missPaired, pairs, qualified, tokenCount, rounds, budgetMs, warmUpMs, lanes: LANES, tenant: TENANT };
+    return { rows: rows.map((row) => row.id), result, paired: pairedMedians, missPaired, peerPaired, pairs, qualified, tokenCount, rounds, budgetMs, warmUpMs, lanes: LANES, tenant: TENANT };
   } finally {
     await jwks.close();
   }
