@@ -9,15 +9,15 @@
  * Every token is distinct and really signed: the thread pool signs them (node:crypto, RS256,
  * 2048-bit) 64 at a time while the same lanes verify them, so at most 64 tokens exist at once.
  */
-import { IssuerRegistry, authenticate, createVerifier } from 'paygate-auth';
+import { authenticate } from 'paygate-auth';
 import { busyFraction, cpuTimes, describeMachine, loadAverage } from './lib/machine.mjs';
+import { offlineVerifier } from './lib/offline-verifier.mjs';
 import { markdownTable, writeSection } from './lib/report.mjs';
-import { AUDIENCE, PRODUCT, claimsFor, createBenchKey, flat, signTokenAsync } from './lib/tokens.mjs';
+import { ISSUER, claimsFor, createBenchKey, flat, signTokenAsync } from './lib/tokens.mjs';
 
 const TOTAL = Number(process.env.BENCH_MEMORY_TOKENS ?? 1_000_000);
 const LANES = 64;
 const LIMIT_MB = 64;
-const ISSUER = 'https://issuer.bench.example';
 const REQUIRED_SCOPES = Object.freeze(['pay:processPayments']);
 
 if (typeof globalThis.gc !== 'function') {
@@ -41,13 +41,9 @@ console.log(`paygate-auth memory benchmark, ${startedAt.toISOString()}`);
 console.log(`Node ${machine.node}; ${machine.cpu}, ${machine.cores} cores; load average before: ${loadBefore.join(' / ')}`);
 
 const key = createBenchKey();
-const registry = new IssuerRegistry([{ issuer: ISSUER, jwksUri: 'http://127.0.0.1:9/.well-known/jwks.json', products: [PRODUCT] }]);
-// The keys as another verifier would export them: no JWKS download is needed, or attempted.
-const keys = { version: 1, issuers: [{ issuer: ISSUER, jwksUri: registry.get(ISSUER).jwksUri, fetchedAt: Date.now(), keys: [key.jwk] }] };
 // Every token kept from its first use: the cache as full as it can be (by default, a token is kept
 // from its second use and these, each used once, would not be kept at all).
-const verifier = createVerifier({ registry, audience: AUDIENCE, keys, cacheAdmission: 'first-use' });
-await verifier.warmUp();
+const verifier = await offlineVerifier(key.jwk, { cacheAdmission: 'first-use' });
 
 let next = 0;
 let verified = 0;

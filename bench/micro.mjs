@@ -7,42 +7,16 @@
 import { IssuerRegistry, authenticate, createVerifier } from 'paygate-auth';
 import { serveJwks } from 'paygate-auth/testing';
 import { median, runPaired, runRounds, sampleInFlight, sampleSequential, sampleSync } from './lib/harness.mjs';
+import { qualify } from './lib/qualify.mjs';
 import { awsJwtVerifier, fastJwtVerifier, joseVerifier, jsonwebtokenVerifier, rawVerifier } from './lib/peers.mjs';
-import { AUDIENCE, PRODUCT, TENANT, claimsFor, createBenchKey, flat, negativeTokens, rawParts, signMany, signToken } from './lib/tokens.mjs';
+import { AUDIENCE, ISSUER, PRODUCT, TENANT, claimsFor, createBenchKey, flat, negativeTokens, rawParts, signMany, signToken } from './lib/tokens.mjs';
 
-export const ISSUER = 'https://issuer.bench.example';
 /** The scope every paygate-auth request is checked for (on top of the default policy). */
 const REQUIRED_SCOPE = 'pay:processPayments';
 const REQUIRED_SCOPES = Object.freeze([REQUIRED_SCOPE]);
 const LANES = 64;
 /** Distinct tokens for the warm-ups, never timed: enough for the fastest case's warm-up. */
 const WARM_UP_TOKENS = 8000;
-
-/** Throws unless `attempt()` fails: a verifier that accepts a bad token aborts the run. */
-async function mustReject(label, kind, attempt) {
-  let accepted = false;
-  try {
-    accepted = (await attempt()) !== false;
-  } catch {
-    accepted = false;
-  }
-  if (accepted) throw new Error(`${label} accepted a ${kind} token: the benchmark is void`);
-}
-
-async function mustAccept(label, attempt) {
-  try {
-    if ((await attempt()) === false) throw new Error('refused');
-  } catch (error) {
-    throw new Error(`${label} refused a valid token: ${error?.message ?? error}`);
-  }
-}
-
-/** Shows that `verify` accepts a valid token and refuses each bad one before it is timed. */
-async function qualify(label, verify, valid, bad, kinds = Object.keys(bad)) {
-  await mustAccept(label, () => verify(valid));
-  for (const kind of kinds) await mustReject(label, kind, () => verify(bad[kind]));
-  return kinds;
-}
 
 /**
  * paygate-auth as the peers are run: `verify(token)`, then the route's scope check on the result

@@ -6,22 +6,18 @@
  * Cases: warm, cold, cold-off, inflight, inflight-off, verify-cold (verify() without the header
  * and scope steps), raw (crypto.verify alone).
  */
-import { IssuerRegistry, authenticate, createVerifier } from 'paygate-auth';
+import { authenticate } from 'paygate-auth';
 import { sampleInFlight, sampleSequential, sampleSync } from './lib/harness.mjs';
+import { offlineVerifier } from './lib/offline-verifier.mjs';
 import { rawVerifier } from './lib/peers.mjs';
-import { AUDIENCE, PRODUCT, claimsFor, createBenchKey, flat, rawParts, signMany, signToken } from './lib/tokens.mjs';
+import { ISSUER, claimsFor, createBenchKey, flat, rawParts, signMany, signToken } from './lib/tokens.mjs';
 
 const [name = 'cold', seconds = '5'] = process.argv.slice(2);
-const ISSUER = 'https://issuer.bench.example';
 const count = Number(process.env.BENCH_TOKENS ?? 10_000);
 const key = createBenchKey();
-const registry = new IssuerRegistry([{ issuer: ISSUER, jwksUri: 'http://127.0.0.1:9/jwks.json', products: [PRODUCT] }]);
-const snapshot = { version: 1, issuers: [{ issuer: ISSUER, jwksUri: 'http://127.0.0.1:9/jwks.json', fetchedAt: Date.now(), keys: [key.jwk] }] };
-const fresh = async (options = {}) => {
+const fresh = (options = {}) => {
   const extra = process.env.BENCH_CACHE_MAX ? { cacheMaxEntries: Number(process.env.BENCH_CACHE_MAX) } : {};
-  const verifier = createVerifier({ registry, audience: AUDIENCE, keys: snapshot, ...extra, ...options });
-  await verifier.warmUp();
-  return verifier;
+  return offlineVerifier(key.jwk, { ...extra, ...options });
 };
 const tokens = await signMany(key, ISSUER, count);
 const headers = tokens.map((token) => flat(`Bearer ${token}`));

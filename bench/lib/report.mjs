@@ -1,6 +1,7 @@
 /**
  * Tables and the targets of the benchmark, printed and written to bench/RESULTS.md. Each part of
- * RESULTS.md sits between markers, so the memory run and the main run each replace only their own.
+ * RESULTS.md sits between markers, so the main, memory and instruction runs each replace only
+ * their own.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 
@@ -115,7 +116,7 @@ export function writeSection(name, body, title = '# paygate-auth benchmark resul
   try {
     text = readFileSync(RESULTS_URL, 'utf8');
   } catch {
-    text = `${title}\n\nWritten by \`npm run bench\` and \`npm run bench:memory\`; do not edit by hand.\n`;
+    text = `${title}\n\nWritten by \`npm run bench\`, \`npm run bench:memory\` and \`npm run bench:instructions\`; do not edit by hand.\n`;
   }
   const open = `<!-- ${name} -->`;
   const close = `<!-- /${name} -->`;

@@ -6,6 +6,8 @@
  */
 import crypto from 'node:crypto';
 
+/** The `iss` of the benchmark tokens (the JWKS server's origin aside, in the HTTP benchmarks). */
+export const ISSUER = 'https://issuer.bench.example';
 export const AUDIENCE = 'https://payments.bench.example';
 export const PRODUCT = 'acme';
 export const TENANT = 'ern:acme/tenants/t-1';
