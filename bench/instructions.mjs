@@ -32,10 +32,27 @@ import { versionOf } from './lib/peers.mjs';
 import { markdownTable, ops, ratio, writeSection } from './lib/report.mjs';
 import { ISSUER, claimsFor, createBenchKey, negativeTokens, signMany, signToken } from './lib/tokens.mjs';
 
-const warmUp = Number(process.env.BENCH_INSTR_WARMUP ?? 4000);
-const counted = Number(process.env.BENCH_INSTR_COUNT ?? 1000);
+/** Exits with a message naming `name` when `message` is set. */
+function refuse(name, message) {
+  console.error(`bench/instructions.mjs: ${name} ${message}`);
+  process.exit(2);
+}
+
+/** The environment variable `name` as a whole number of at least `min`, or `fallback` when unset. */
+function countSetting(name, fallback, min) {
+  const text = process.env[name];
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min) refuse(name, `must be a whole number of at least ${min} (got "${text}")`);
+  return value;
+}
+
+const warmUp = countSetting('BENCH_INSTR_WARMUP', 4000, 0);
+const counted = countSetting('BENCH_INSTR_COUNT', 1000, 1);
 const cacheSim = process.env.BENCH_INSTR_CACHE_SIM === '1';
 const only = process.env.BENCH_INSTR_CASES?.split(',');
+const unknown = only?.filter((id) => !CASES.some((c) => c.id === id)) ?? [];
+if (unknown.length > 0) refuse('BENCH_INSTR_CASES', `names no case ${unknown.join(', ')} (cases: ${CASES.map((c) => c.id).join(', ')})`);
 const cases = only === undefined ? CASES : CASES.filter((c) => only.includes(c.id));
 const COUNT_SCRIPT = fileURLToPath(new URL('./instructions/count.mjs', import.meta.url));
 /**
@@ -97,7 +114,13 @@ function countRun(c, file, runWarmUp, runCounted) {
         reject(new Error(`${c.id} exited with ${code} under valgrind:\n${stderr.split('\n').filter((line) => !line.startsWith('==')).join('\n')}`));
         return;
       }
-      resolve(Object.fromEntries(events.map((name, index) => [name, values[index]])));
+      const counts = Object.fromEntries(events.map((name, index) => [name, values[index]]));
+      // Counting starts inside Node's event loop: a Node whose loop is named otherwise counts nothing.
+      if (!(counts.Ir > runCounted * 1000)) {
+        reject(new Error(`${c.id}: callgrind counted ${counts.Ir} instructions for ${runCounted} verifications; is ${TOGGLES[0]} still Node's event loop?`));
+        return;
+      }
+      resolve(counts);
     });
   });
 }
@@ -135,7 +158,7 @@ const file = join(dir, 'tokens.json');
 try {
   const tokens = await signMany(key, ISSUER, warmUp + 2 * counted);
   writeFileSync(file, JSON.stringify({ jwk: key.jwk, pem: key.pem, tokens, valid: signToken(key, claimsFor(ISSUER, 'valid')), bad: negativeTokens(key, ISSUER) }));
-  // Each run's two halves go side by side: one case per core at a time.
+  // A case's two runs go side by side, one per core: as many cases at a time as there are pairs of cores.
   const lanes = Math.max(1, Math.floor(availableParallelism() / 2));
   const started = performance.now();
   const results = await limited(
