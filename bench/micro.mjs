@@ -6,7 +6,8 @@
  */
 import { IssuerRegistry, authenticate, createVerifier } from 'paygate-auth';
 import { serveJwks } from 'paygate-auth/testing';
-import { median, runPaired, runRounds, sampleInFlight, sampleSequential, sampleSync } from './lib/harness.mjs';
+import { runPaired, runRounds, sampleInFlight, sampleSequential, sampleSync } from './lib/harness.mjs';
+import { median } from './lib/statistics.mjs';
 import { qualify } from './lib/qualify.mjs';
 import { awsJwtVerifier, fastJwtVerifier, joseVerifier, jsonwebtokenVerifier, rawVerifier } from './lib/peers.mjs';
 import { AUDIENCE, ISSUER, PRODUCT, TENANT, claimsFor, createBenchKey, flat, negativeTokens, rawParts, signMany, signToken } from './lib/tokens.mjs';

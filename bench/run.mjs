@@ -82,7 +82,12 @@ if (!process.env.BENCH_SKIP_HTTP) {
 if (targets.length > 0) {
   const table = targetTable(targets);
   log(table);
-  sections.push(['## Targets', '', table].join('\n'));
+  const legend = [
+    'A target holds when the median of its rounds is on the right side of its line, as the "holds" column says.',
+    'Beside each median is an interval that holds the true median with at least the confidence shown: the k-th smallest and the k-th largest of the rounds, k from the binomial law, no shape of the noise assumed (see `bench/lib/statistics.mjs`; rounds on a shared host are not quite independent, so it is a floor on the uncertainty).',
+    'Where that interval spans the line, the run cannot tell whether the target holds, whichever side the median fell on.',
+  ].join(' ');
+  sections.push(['## Targets', '', legend, '', table].join('\n'));
 }
 
 const loadAfter = loadAverage();

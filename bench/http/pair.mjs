@@ -17,7 +17,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import { serveJwks } from 'paygate-auth/testing';
-import { median } from '../lib/harness.mjs';
+import { median } from '../lib/statistics.mjs';
 import { createBenchKey, flat, signMany } from '../lib/tokens.mjs';
 import { startServer, stopServer } from './run-http.mjs';
 

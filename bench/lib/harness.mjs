@@ -96,12 +96,6 @@ export async function sampleInFlight(op, tokens, { budgetMs, maxOps = Infinity, 
   return { ops: finished, ms: performance.now() - start };
 }
 
-export function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-}
-
 /** One sample of case `c`, in ops/s: a full collection, the case's untimed warm-up, the timed sample. */
 async function rateOf(c, round) {
   gc();

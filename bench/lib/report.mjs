@@ -4,6 +4,7 @@
  * their own.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { combineVerdicts, judgeMedian, verdictText } from './statistics.mjs';
 
 export const RESULTS_URL = new URL('../RESULTS.md', import.meta.url);
 
@@ -18,12 +19,19 @@ export function ratio(value, digits = 2) {
 }
 
 /**
- * A measured ratio beside the `threshold` it is judged against: two decimals, or three when two
- * would round it up to the threshold it misses (0.897 is not shown as a failing "0.90").
+ * A measured ratio beside the `threshold` it is judged against: two decimals, or as many more (up
+ * to four) as it takes not to round it up to the threshold it misses (0.897 is not shown as a
+ * failing "0.90", nor 0.8996 as "0.900").
  */
 export function ratioAgainst(value, threshold) {
-  const shown = ratio(value);
-  return Number(shown) >= threshold && value < threshold ? ratio(value, 3) : shown;
+  let digits = 2;
+  while (digits < 4 && value < threshold && Number(ratio(value, digits)) >= threshold) digits += 1;
+  return ratio(value, digits);
+}
+
+/** A number with a true minus sign when it is negative. */
+export function signed(text) {
+  return text.replace(/^-/, '−');
 }
 
 export function markdownTable(head, rows, align) {
@@ -52,53 +60,70 @@ export function microTable(micro) {
   );
 }
 
-/** Each target of the benchmark: what it asks, what this run measured, whether it holds. */
+/**
+ * A judged median's interval for the measured column, e.g. "96 % interval 0.85–0.93": `map`
+ * turns a ratio into what is shown (a cost, say), `digits` and `unit` format it.
+ */
+export function intervalText(judged, { map = (value) => value, digits = 2, unit = '' } = {}) {
+  const shown = (value) => signed(value.toFixed(digits));
+  const [low, high] = [map(judged.low), map(judged.high)].sort((a, b) => a - b);
+  return `${Math.floor(judged.coverage * 100)} % interval ${shown(low)} to ${shown(high)}${unit}`;
+}
+
+/**
+ * Each target of the benchmark: what it asks, what this run measured, whether it holds (by the
+ * median, as it always has), and whether the run's rounds decide it (see `statistics.mjs`).
+ */
 export function microTargets(micro) {
   const r = micro.result;
   const base = r.raw.cold.median;
+  const p = micro.paired;
   // "Ahead of every peer" reads the rounds in which each paygate-auth sample ran between two of the
   // peer with the highest median in that mode (see runMicro).
   const ahead = (mode) => {
-    const { peer, median: m, samples } = micro.peerPaired[mode];
-    return {
-      pass: m > 1,
-      text: `best peer ${r[peer].label} ${ratio(r[peer][mode].median / base)}×; paygate-auth ÷ it, paired: ${ratio(m)}× (rounds ${ratio(Math.min(...samples))}–${ratio(Math.max(...samples))})`,
-    };
+    const { peer, samples } = micro.peerPaired[mode];
+    const judged = judgeMedian(samples, 1, { strict: true });
+    return { ...judged, text: `best peer ${r[peer].label} ${ratio(r[peer][mode].median / base)}×; paygate-auth ÷ it, paired: ${ratio(judged.median)}× (${intervalText(judged)})` };
   };
-  const coldPeer = ahead('cold');
-  const flightPeer = ahead('inflight');
-  const cold = r.paygate.cold.median;
-  const flight = r.paygate.inflight.median;
-  const warm = r.paygate.warm.median;
   // The ratio targets read the paired rounds (each sample between two raw ones; see runPaired);
-  // the table's medians are shown beside them. A miss's cost reads the rounds in which each sample
-  // of the verifier with its cache ran between two of the verifier with `cache: false`.
-  const p = micro.paired;
-  const pairedCost = (mode, id = 'paygate') => 1 - micro.missPaired[`${id}:${mode}`].median;
-  const missCost = pairedCost('cold');
-  const missCostFlight = pairedCost('inflight');
-  const percent = (cost) => `${(cost * 100).toFixed(1)} %`;
-  const pairedRange = (id) => `${ratio(Math.min(...p[id].samples))}–${ratio(Math.max(...p[id].samples))}`;
+  // the table's medians are shown beside them.
+  const againstRaw = (id, line) => {
+    const judged = judgeMedian(p[id].samples, line);
+    const rounds = `${ratio(Math.min(...p[id].samples))}–${ratio(Math.max(...p[id].samples))}`;
+    return { ...judged, text: `${ratioAgainst(judged.median, line)}× raw, paired (${intervalText(judged)}; rounds ${rounds}` };
+  };
+  // A miss's cost reads the rounds in which each sample of the verifier with its cache ran between
+  // two of the verifier with `cache: false`: the cost is one minus the ratio, ≤ 5 % a ratio ≥ 0.95.
+  const miss = (mode, id = 'paygate') => judgeMedian(micro.missPaired[`${id}:${mode}`].samples, 0.95);
+  const cost = (value) => (1 - value) * 100;
+  const percent = (value) => `${signed(cost(value).toFixed(1))} %`;
+  const missText = (judged) => `${percent(judged.median)} (${intervalText(judged, { map: cost, digits: 1, unit: ' %' })})`;
+  // Warm compares the two verifiers' warm samples of the same round.
+  const warmRatios = r.paygate.warm.samples.map((rate, round) => rate / r.fastCached.warm.samples[round]);
+  const warm = judgeMedian(warmRatios, 2);
+  const cold = [againstRaw('paygate:cold', 0.9), ahead('cold')];
+  const flight = [againstRaw('paygate:inflight', 1.5), ahead('inflight')];
+  const misses = [miss('cold'), miss('inflight')];
   return [
     {
       target: 'cold, one at a time: ≥ 0.9× raw `crypto.verify`, ahead of every peer',
-      measured: `${ratioAgainst(p['paygate:cold'].median, 0.9)}× raw, paired (rounds ${pairedRange('paygate:cold')}; \`authenticate()\` ${ratio(p['paygateAuthenticate:cold'].median)}×); table medians ${ratio(cold / base)}×; ${coldPeer.text}`,
-      pass: p['paygate:cold'].median >= 0.9 && coldPeer.pass,
+      measured: `${cold[0].text}; \`authenticate()\` ${ratio(p['paygateAuthenticate:cold'].median)}×); table medians ${ratio(r.paygate.cold.median / base)}×; ${cold[1].text}`,
+      ...combineVerdicts(cold),
     },
     {
       target: `cold, ${micro.lanes} in flight: ≥ 1.5× raw one at a time, ahead of every peer in flight`,
-      measured: `${ratioAgainst(p['paygate:inflight'].median, 1.5)}× raw, paired (rounds ${pairedRange('paygate:inflight')}; \`authenticate()\` ${ratio(p['paygateAuthenticate:inflight'].median)}×); table medians ${ratio(flight / base)}×, raw in flight ${ratio(r.raw.inflight.median / base)}×; ${flightPeer.text}`,
-      pass: p['paygate:inflight'].median >= 1.5 && flightPeer.pass,
+      measured: `${flight[0].text}; \`authenticate()\` ${ratio(p['paygateAuthenticate:inflight'].median)}×); table medians ${ratio(r.paygate.inflight.median / base)}×, raw in flight ${ratio(r.raw.inflight.median / base)}×; ${flight[1].text}`,
+      ...combineVerdicts(flight),
     },
     {
       target: 'warm: ≥ 2× fast-jwt `cache: true` warm',
-      measured: `${ratio(warm / r.fastCached.warm.median)}× (${ops(warm)} vs ${ops(r.fastCached.warm.median)} ops/s); through \`authenticate()\` ${ratio(r.paygateAuthenticate.warm.median / r.fastCached.warm.median)}×`,
-      pass: warm / r.fastCached.warm.median >= 2,
+      measured: `${ratio(warm.median)}×, round by round (${intervalText(warm)}; ${ops(r.paygate.warm.median)} vs ${ops(r.fastCached.warm.median)} ops/s); through \`authenticate()\` ${ratio(r.paygateAuthenticate.warm.median / r.fastCached.warm.median)}×`,
+      ...combineVerdicts([warm]),
     },
     {
       target: 'a cache miss costs ≤ 5 % against the same verifier with `cache: false`',
-      measured: `${percent(missCost)} one at a time; ${percent(missCostFlight)} in flight (each sample between two with \`cache: false\`); a miss kept in the cache (\`cacheAdmission: 'first-use'\`, never used again): ${percent(pairedCost('cold', 'paygateFirstUse'))} and ${percent(pairedCost('inflight', 'paygateFirstUse'))}`,
-      pass: missCost <= 0.05 && missCostFlight <= 0.05,
+      measured: `${missText(misses[0])} one at a time; ${missText(misses[1])} in flight (each sample between two with \`cache: false\`); a miss kept in the cache (\`cacheAdmission: 'first-use'\`, never used again): ${percent(miss('cold', 'paygateFirstUse').median)} and ${percent(miss('inflight', 'paygateFirstUse').median)}`,
+      ...combineVerdicts(misses),
     },
   ];
 }
@@ -106,7 +131,7 @@ export function microTargets(micro) {
 export function targetTable(targets) {
   return markdownTable(
     ['target', 'measured', 'holds'],
-    targets.map((t) => [t.target, t.measured, t.pass === undefined ? '–' : t.pass ? 'yes' : '**no**']),
+    targets.map((t) => [t.target, t.measured, t.pass === undefined ? '–' : verdictText(t)]),
   );
 }
 
