@@ -61,11 +61,18 @@ export function microTable(micro) {
 }
 
 /**
- * A judged median's interval for the measured column, e.g. "96 % interval 0.85–0.93": `map`
- * turns a ratio into what is shown (a cost, say), `digits` and `unit` format it.
+ * A judged median's interval for the measured column, e.g. "96 % interval 0.85 to 0.93": `map`
+ * turns a ratio into what is shown (a cost, say), `digits` and `unit` format it. An end that
+ * would print as the target's line without being on it gets more decimals (up to two more), so
+ * that an interval reading "0.85 to 0.90" never hides one that ends below 0.9.
  */
 export function intervalText(judged, { map = (value) => value, digits = 2, unit = '' } = {}) {
-  const shown = (value) => signed(value.toFixed(digits));
+  const line = judged.line === undefined ? undefined : map(judged.line);
+  const shown = (value) => {
+    let places = digits;
+    while (places < digits + 2 && line !== undefined && value !== line && Number(value.toFixed(places)) === Number(line.toFixed(places))) places += 1;
+    return signed(value.toFixed(places));
+  };
   const [low, high] = [map(judged.low), map(judged.high)].sort((a, b) => a - b);
   return `${Math.floor(judged.coverage * 100)} % interval ${shown(low)} to ${shown(high)}${unit}`;
 }

@@ -14,6 +14,6 @@ export interface Verdict {
 export const CONFIDENCE: number;
 export function median(values: readonly number[]): number;
 export function medianInterval(values: readonly number[], confidence?: number): MedianInterval;
-export function judgeMedian(values: readonly number[], line: number, side?: { above?: boolean; strict?: boolean }): MedianInterval & Verdict;
+export function judgeMedian(values: readonly number[], line: number, side?: { above?: boolean; strict?: boolean }): MedianInterval & Verdict & { readonly line: number };
 export function combineVerdicts(parts: readonly Verdict[]): Verdict;
 export function verdictText(verdict: Verdict): string;

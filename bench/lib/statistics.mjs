@@ -61,14 +61,14 @@ export function medianInterval(values, confidence = CONFIDENCE) {
  * @param {readonly number[]} values
  * @param {number} line
  * @param {{ above?: boolean, strict?: boolean }} [side] `strict`: the line itself does not pass
- * @returns {{ median: number, low: number, high: number, coverage: number, rounds: number, pass: boolean, decided: boolean }}
+ * @returns {{ median: number, low: number, high: number, coverage: number, rounds: number, line: number, pass: boolean, decided: boolean }}
  */
 export function judgeMedian(values, line, { above = true, strict = false } = {}) {
   const interval = medianInterval(values);
   const passes = (value) => (above ? (strict ? value > line : value >= line) : strict ? value < line : value <= line);
   const pass = passes(interval.median);
   const decided = pass === passes(interval.low) && pass === passes(interval.high);
-  return { ...interval, pass, decided };
+  return { ...interval, line, pass, decided };
 }
 
 /**
