@@ -15,7 +15,7 @@ export function median(values) {
   return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
-/** The least confidence asked of an interval: the widest k whose coverage reaches it is taken. */
+/** The least confidence asked of an interval: the narrowest one (the largest k) that reaches it is taken. */
 export const CONFIDENCE = 0.95;
 
 /** P(X ≤ j) for X binomial with n trials of one chance in two, for j = 0 … n. */
