@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { type CliCommand, type CliIo, UsageError } from '../../src/cli/command.js';
+import { EXIT, runCli } from '../../src/cli/run-cli.js';
+
+function capture(): CliIo & { out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, env: {}, stdout: (text) => out.push(text), stderr: (text) => err.push(text) };
+}
+
+const ran: (readonly string[])[] = [];
+const COMMANDS: readonly CliCommand[] = [
+  { name: 'keys generate', summary: 'make a key', help: 'Usage: paygate-auth keys generate', run: async (args) => (ran.push(args), EXIT.ok) },
+  { name: 'fail', summary: 'always fails', help: 'Usage: paygate-auth fail', run: async () => { throw new Error('the database is unreachable'); } },
+  { name: 'strict', summary: 'takes no options', help: 'Usage: paygate-auth strict', run: async (args) => { throw new UsageError(`unknown option ${args[0]}`); } },
+];
+
+describe('runCli', () => {
+  it('lists the commands on stdout for --help and exits 0', async () => {
+    const io = capture();
+    expect(await runCli(['--help'], io, COMMANDS)).toBe(EXIT.ok);
+    expect(io.out.join('')).toContain('keys generate  make a key');
+  });
+
+  it('lists the commands on stderr and exits 2 when no command is given', async () => {
+    const io = capture();
+    expect(await runCli([], io, COMMANDS)).toBe(EXIT.usage);
+    expect(io.err.join('')).toContain('Commands:');
+  });
+
+  it('names an unknown command and exits 2', async () => {
+    const io = capture();
+    expect(await runCli(['nope'], io, COMMANDS)).toBe(EXIT.usage);
+    expect(io.err.join('')).toContain('unknown command "nope"');
+  });
+
+  it('runs a two-word command with the arguments after its name', async () => {
+    ran.length = 0;
+    expect(await runCli(['keys', 'generate', '--kid', 'k1'], capture(), COMMANDS)).toBe(EXIT.ok);
+    expect(ran).toEqual([['--kid', 'k1']]);
+  });
+
+  it("prints a command's own help for --help anywhere after its name", async () => {
+    const io = capture();
+    expect(await runCli(['keys', 'generate', '--kid', 'k1', '--help'], io, COMMANDS)).toBe(EXIT.ok);
+    expect(io.out.join('')).toBe('Usage: paygate-auth keys generate\n');
+  });
+
+  it('reports a usage mistake with a --help hint and exits 2', async () => {
+    const io = capture();
+    expect(await runCli(['strict', '--bogus'], io, COMMANDS)).toBe(EXIT.usage);
+    expect(io.err.join('')).toBe('paygate-auth strict: unknown option --bogus\nRun "paygate-auth strict --help" for its options.\n');
+  });
+
+  it("reports a command's failure by its message and exits 1", async () => {
+    const io = capture();
+    expect(await runCli(['fail'], io, COMMANDS)).toBe(EXIT.failed);
+    expect(io.err.join('')).toBe('paygate-auth fail: the database is unreachable\n');
+  });
+});
