@@ -59,28 +59,44 @@ function banner({ url, jwksUrl, keyFile, created, infoToken, linkToken }) {
   ].join('\n');
 }
 
+/** Listens on `port`, or exits with a message naming PORT when the port cannot be had. */
+async function listen(gateway, port) {
+  try {
+    return await serve(gateway, { port });
+  } catch (error) {
+    const reasons = { EADDRINUSE: 'is in use', EACCES: 'needs privileges this process lacks' };
+    if (!Object.hasOwn(reasons, error.code)) throw error;
+    console.error(`port ${port} ${reasons[error.code]}: set PORT=… to pick another (PORT=0 picks any free port)`);
+    process.exit(1);
+  }
+}
+
+/** Stops the servers on SIGINT and SIGTERM. */
+function stopOnSignals(servers) {
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await Promise.all(servers.map((server) => server.close()));
+    process.exit(0);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
 async function main() {
   const port = portFromEnvironment();
   const { key, file, created } = await loadDemoKey();
   const jwks = await publishJwks(key);
   const verifier = createVerifier({ registry: new IssuerRegistry([jwks.entry]), audience: AUDIENCE });
   const gateway = createGateway({ verifier, directory: demoDirectory(), payPageUrl: PAY_PAGE_URL });
-  const server = await serve(gateway, { port });
+  const server = await listen(gateway, port);
+  stopOnSignals([server, jwks.server]);
   const [infoToken, linkToken] = await Promise.all([
     mintToken(key, { scope: 'pay:processPayments hub:subscribe' }),
     mintToken(key, { scope: 'pay:processPayments' }),
   ]);
   console.log(banner({ url: server.url, jwksUrl: jwks.entry.jwksUri, keyFile: file, created, infoToken, linkToken }));
-
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await Promise.all([server.close(), jwks.server.close()]);
-    process.exit(0);
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
 }
 
 main().catch((error) => {
