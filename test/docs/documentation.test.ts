@@ -1,7 +1,7 @@
 /**
  * The README and docs/: every relative link resolves to a file of the repository (and, where it
  * names a heading, to that heading), every file linked is one the package carries, the README fits
- * on a few screens, and no page cites a document that is not in the repository.
+ * on a few screens, and no page names a document that is not in the repository or cites its sections.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -107,7 +107,16 @@ describe('the README and docs/', () => {
     expect(readme).toMatch(/^npm test\b/m);
   });
 
-  it.each(PAGES)('%s cites no document outside the repository', (page) => {
-    expect(readFileSync(join(root, page), 'utf8')).not.toMatch(/\bSPEC\b|SPEC\.md|CONTRACT\.md|STYLE\.md/);
+  it.each(PAGES)('%s names no Markdown document that is not in the repository', (page) => {
+    const text = readFileSync(join(root, page), 'utf8');
+    const named = [...text.matchAll(/[\w./-]*[\w-]+\.md\b/g)].map((match) => match[0]);
+    const missing = named.filter((name) => !existsSync(resolve(root, dirname(page), name)) && !existsSync(join(root, name)));
+    expect(missing).toEqual([]);
+  });
+
+  it.each(PAGES)('%s cites sections (§) of RFCs only', (page) => {
+    const text = readFileSync(join(root, page), 'utf8');
+    const citations = [...text.matchAll(/§/g)].map((match) => text.slice(Math.max(0, (match.index ?? 0) - 12), (match.index ?? 0) + 6));
+    expect(citations.filter((citation) => !/RFC \d+ ?§/.test(citation))).toEqual([]);
   });
 });
