@@ -4,7 +4,10 @@
  * Starts, all on 127.0.0.1: the demo integration's JWKS endpoint, and the gateway (GET /info/,
  * POST /payment-links/, GET /payment-links/:id) trusting that integration for product `demo`,
  * with two seeded tenants. Prints curl commands with freshly minted tokens, then one log line
- * per request. `npm run example:token -- --scope … --tenant …` mints more tokens.
+ * per request. `npm run example:token -- --scope … --tenant …` mints more tokens. A port already
+ * taken is one line naming PORT, and exit code 1.
+ *
+ * Start-up, in order: the port, the demo key, its JWKS, the verifier, the gateway, then listen.
  */
 import { randomUUID } from 'node:crypto';
 import { IssuerRegistry, createVerifier } from 'paygate-auth';
