@@ -1,7 +1,9 @@
 /**
  * Builds dist/ when it is missing or older than src/, so that examples importing 'paygate-auth'
- * (package self-reference → dist/) always run the current code. Prints to stderr only, so a
- * script's stdout stays what the example prints (a token, say).
+ * (package self-reference → dist/) always run the current code.
+ *
+ * Quiet: one line on stderr while it builds (none when dist/ is current), the build's own output
+ * only if the build fails. Stdout stays what the example prints (a token, say).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -9,7 +11,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const entries = ['index', 'payment-links/index', 'testing/index', 'fetch/index', 'express/index', 'koa/index'].map((name) => `dist/${name}.js`);
+const entries = ['index', 'payment-links/index', 'testing/index', 'fetch/index', 'express/index', 'fastify/index', 'koa/index'].map(
+  (name) => `dist/${name}.js`,
+);
 
 function newestMtime(directory) {
   let newest = 0;
@@ -27,7 +31,17 @@ function isStale() {
 }
 
 if (isStale()) {
-  process.stderr.write('Building paygate-auth (dist/ is missing or older than src/)…\n');
-  const result = spawnSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', process.stderr, 'inherit'], shell: process.platform === 'win32' });
-  if (result.status !== 0) process.exit(result.status ?? 1);
+  const started = performance.now();
+  process.stderr.write('Building paygate-auth (dist/ is missing or older than src/)… ');
+  const result = spawnSync('npm', ['run', 'build', '--silent'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+    shell: process.platform === 'win32',
+  });
+  if (result.status !== 0) {
+    process.stderr.write(`failed:\n${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? `${result.error.message}\n` : ''}`);
+    process.exit(result.status ?? 1);
+  }
+  process.stderr.write(`done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
 }

@@ -1,17 +1,38 @@
 /**
- * The reference handlers on Express, through paygate-auth/express (PORT, default 3001).
+ * The reference payment-link handlers on Express, through paygate-auth/express. Stands alone:
+ * copy this file into a project with `npm i paygate-auth express` and run `node server.mjs`
+ * (PORT, default 3001). It prints a curl command with a token to try.
  *
- *   npm run build && node examples/express/server.mjs
- *   curl -s http://127.0.0.1:3001/info/ -H "Authorization: Bearer $(npm run -s example:token)"
+ * The issuer here is a demo one from paygate-auth/testing (its JWKS on 127.0.0.1), so the example
+ * needs nothing else; in a service, the registry lists the real issuers and their JWKS URLs.
  *
- * The request stream itself is handed to the payment-link handler, which checks Content-Type,
- * reads at most 64 KiB and parses the JSON: no body parser is mounted.
+ * No body parser is mounted: the request stream itself is handed to the payment-link handler,
+ * which checks Content-Type, reads at most 64 KiB, after authentication, and parses the JSON.
  */
 import express from 'express';
 import { IssuerRegistry, createVerifier } from 'paygate-auth';
 import { auth } from 'paygate-auth/express';
-import { createGetPaymentLinkHandler, createInfoHandler, createPaymentLinkHandler } from 'paygate-auth/payment-links';
-import { AUDIENCE, PAY_PAGE_URL, demoDirectory, loadDemoKey, publishJwks } from '../gateway/demo.mjs';
+import { InMemoryDirectory, createGetPaymentLinkHandler, createInfoHandler, createPaymentLinkHandler } from 'paygate-auth/payment-links';
+import { createTestIssuer } from 'paygate-auth/testing';
+
+const AUDIENCE = 'https://payments.example';
+const TENANT = 'ern:demo/tenants/clinic-1';
+
+// A demo issuer for product `demo`, acting for one tenant, with its JWKS served on 127.0.0.1.
+const issuer = await createTestIssuer({ issuer: 'https://auth.demo.example', product: 'demo', tenant: TENANT, tenantName: 'Demo Clinic', audience: AUDIENCE, lifetime: 3600 });
+const jwks = await issuer.listen();
+const verifier = createVerifier({ registry: new IssuerRegistry([issuer.entry]), audience: AUDIENCE });
+
+// The tenant's departments, store and payment methods.
+const directory = new InMemoryDirectory([
+  {
+    tenant: TENANT,
+    stores: [{ id: '3b0f6d2a-6c1e-4f5a-9d7b-2e8c4a1f0001', name: 'Reception' }],
+    departments: [{ ref: 'cardiology' }, { ref: 'radiology' }],
+    paymentMethods: { allowed: ['mc', 'visa', 'mobilepay'], blocked: [] },
+  },
+]);
+const createLink = createPaymentLinkHandler({ payPageUrl: 'https://pay.example/l', directory });
 
 /** Runs a reference handler for an Express request. */
 const route = (handler) => async (req, res, next) => {
@@ -23,24 +44,21 @@ const route = (handler) => async (req, res, next) => {
   }
 };
 
-const { key } = await loadDemoKey();
-const jwks = await publishJwks(key);
-const verifier = createVerifier({ registry: new IssuerRegistry([jwks.entry]), audience: AUDIENCE });
-const createLink = createPaymentLinkHandler({ payPageUrl: PAY_PAGE_URL, directory: demoDirectory() });
-
 const app = express();
 app.use(auth({ verifier }));
 app.get('/info/', route(createInfoHandler()));
 app.post('/payment-links/', route(createLink));
 app.get('/payment-links/:id', route(createGetPaymentLinkHandler({ store: createLink.store })));
 
-const server = app.listen(Number(process.env.PORT ?? 3001), '127.0.0.1', () => {
-  console.log(`Express example listening on http://127.0.0.1:${server.address().port} (tokens: npm run -s example:token)`);
+const server = app.listen(Number(process.env.PORT ?? 3001), '127.0.0.1', async () => {
+  const url = `http://127.0.0.1:${server.address().port}`;
+  console.log(`Express example listening on ${url}`);
+  console.log(`curl -s ${url}/info/ -H "Authorization: Bearer ${await issuer.token()}"`);
 });
 const stop = () => {
   server.closeAllConnections();
   server.close();
-  void jwks.server.close();
+  void jwks.close();
 };
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

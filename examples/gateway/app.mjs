@@ -6,13 +6,16 @@
  *   POST /payment-links/      pay:processPayments, a private tenant
  *   GET  /payment-links/:id   pay:processPayments, a private tenant
  *
+ * Authentication comes first: the body is read only by a handler, after `withAuth` let the request
+ * through, and only up to the handler's limit (`DEFAULT_MAX_BODY_BYTES`, 64 KiB; larger is 413).
+ *
  * `log` is filled in for the request log: `tenant` once the token is verified, `code` when the
  * answer is a problem. Authentication failures are forwarded (`forwardErrors`) so that their code
  * can be logged; they are answered with `toErrorResponse`, as the adapter would.
  */
 import { toErrorResponse } from 'paygate-auth';
 import { withAuth } from 'paygate-auth/fetch';
-import { createGetPaymentLinkHandler, createInfoHandler, createPaymentLinkHandler } from 'paygate-auth/payment-links';
+import { DEFAULT_MAX_BODY_BYTES, createGetPaymentLinkHandler, createInfoHandler, createPaymentLinkHandler } from 'paygate-auth/payment-links';
 
 const LINK_PATH = /^\/payment-links\/([^/]+)\/?$/;
 
@@ -35,12 +38,13 @@ function route(routes, method, pathname) {
 }
 
 /**
- * Creates the gateway.
- * @param {{ verifier: import('paygate-auth').Verifier, directory: import('paygate-auth/payment-links').Directory,
- *           payPageUrl: string, onLinkCreated?: Function }} options
+ * Creates the gateway. Every option but `verifier` goes to `createPaymentLinkHandler` (`payPageUrl`,
+ * `directory`, and optionally `store`, `idempotency`, `onLinkCreated`, …); the body limit is always
+ * the handler's documented one.
+ * @param {{ verifier: import('paygate-auth').Verifier } & import('paygate-auth/payment-links').PaymentLinkHandlerDeps} options
  */
-export function createGateway({ verifier, directory, payPageUrl, onLinkCreated }) {
-  const create = createPaymentLinkHandler({ payPageUrl, directory, onLinkCreated });
+export function createGateway({ verifier, ...links }) {
+  const create = createPaymentLinkHandler({ ...links, maxBodyBytes: DEFAULT_MAX_BODY_BYTES });
   const routes = { info: createInfoHandler(), create, read: createGetPaymentLinkHandler({ store: create.store }) };
 
   const authenticated = withAuth(

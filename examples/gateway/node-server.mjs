@@ -2,27 +2,15 @@
  * Serves a fetch handler `(request, log) => Response` on node:http, with one log line per request:
  * time, method, path (no query string), status, tenant, error code and duration. The log never
  * holds a token: it is built from the `log` record the handler fills in, not from the request.
+ *
+ * The body is not read here. It is handed on as a stream that reads from the connection only when
+ * a handler reads it, so a request is authenticated before a byte of its body is read, and the
+ * payment-link handler, which reads it after authentication, applies its own limit
+ * (`DEFAULT_MAX_BODY_BYTES`, 64 KiB). A client that sends `Expect: 100-continue` is told to
+ * send its body only when a handler asks for it. A body left unread (a refused request, or the
+ * rest beyond the limit) is discarded after the answer, for a few seconds at most.
  */
 import { createServer } from 'node:http';
-
-/** Bodies above this are refused here, before the handler; the handler's own limit (64 KiB) is lower. */
-const MAX_FORWARDED_BODY = 1_048_576;
-
-function readBody(request) {
-  return new Promise((resolve, reject) => {
-    const chunks = [];
-    let total = 0;
-    request.on('data', (chunk) => {
-      total += chunk.length;
-      if (total > MAX_FORWARDED_BODY) {
-        request.pause();
-        resolve(null);
-      } else chunks.push(chunk);
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
-}
 
 function toHeaders(rawHeaders) {
   const headers = new Headers();
@@ -30,57 +18,92 @@ function toHeaders(rawHeaders) {
   return headers;
 }
 
-async function toResponse(handler, request, origin, log) {
+/**
+ * The request body as a Web stream that pulls one chunk from the connection per read, and none
+ * before the first (no read-ahead). With `expectContinue`, the first read sends `100 Continue`.
+ */
+function lazyBody(request, response, expectContinue) {
+  let chunks;
+  return new ReadableStream(
+    {
+      async pull(controller) {
+        if (chunks === undefined) {
+          if (expectContinue) response.writeContinue();
+          chunks = request[Symbol.asyncIterator]();
+        }
+        const next = await chunks.next();
+        if (next.done) controller.close();
+        else controller.enqueue(new Uint8Array(next.value.buffer, next.value.byteOffset, next.value.byteLength));
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+function toWebRequest(request, response, origin, expectContinue) {
   const hasBody = request.method !== 'GET' && request.method !== 'HEAD';
-  const body = hasBody ? await readBody(request) : undefined;
-  if (body === null) {
-    log.code = 'payload_too_large';
-    const detail = `The body is larger than ${MAX_FORWARDED_BODY} bytes.`;
-    const problem = { type: 'urn:paygate-auth:problem:payload_too_large', title: 'Body too large', status: 413, detail, code: 'payload_too_large' };
-    return new Response(JSON.stringify(problem), {
-      status: 413,
-      headers: { 'content-type': 'application/problem+json', connection: 'close' },
-    });
-  }
-  const webRequest = new Request(new URL(request.url, origin), { method: request.method, headers: toHeaders(request.rawHeaders), body });
-  return handler(webRequest, log);
+  return new Request(new URL(request.url, origin), {
+    method: request.method,
+    headers: toHeaders(request.rawHeaders),
+    ...(hasBody ? { body: lazyBody(request, response, expectContinue), duplex: 'half' } : {}),
+  });
+}
+
+function internalError() {
+  const problem = { type: 'urn:paygate-auth:problem:internal_error', title: 'Internal server error', status: 500, detail: 'The gateway failed.', code: 'internal_error' };
+  return new Response(JSON.stringify(problem), { status: 500, headers: { 'content-type': 'application/problem+json' } });
+}
+
+/** How long a body left unread is discarded after the answer, before the connection is closed. */
+const UNREAD_BODY_GRACE_MS = 5_000;
+
+/**
+ * Sends `answer`. When the request's body was not read to its end, the rest is discarded (never
+ * buffered) so that the client, still sending, can read the answer; after
+ * {@link UNREAD_BODY_GRACE_MS} the connection is closed.
+ */
+async function send(request, response, answer) {
+  const payload = Buffer.from(await answer.arrayBuffer());
+  response.writeHead(answer.status, { ...Object.fromEntries(answer.headers), 'content-length': payload.length });
+  response.end(payload);
+  if (request.complete) return;
+  const timer = setTimeout(() => request.socket?.destroy(), UNREAD_BODY_GRACE_MS).unref();
+  request.once('end', () => clearTimeout(timer)).once('close', () => clearTimeout(timer));
+  request.resume();
 }
 
 /**
- * Listens on `host:port` (port 0: any free port) and resolves `{ url, close }` once listening.
+ * Listens on `host:port` (port 0: any free port) and resolves `{ url, port, close }` once
+ * listening; rejects with the listen error (`EADDRINUSE` when the port is taken).
  * @param {(request: Request, log: { tenant: string, code: string }) => Promise<Response>} handler
  */
 export function serve(handler, { host = '127.0.0.1', port = 3000, logLine = (line) => console.log(line) } = {}) {
-  const server = createServer(async (request, response) => {
+  const answer = async (request, response, expectContinue) => {
     const started = performance.now();
     const log = { tenant: '-', code: '-' };
-    let answer;
+    let result;
     try {
-      answer = await toResponse(handler, request, `http://${host}`, log);
+      result = await handler(toWebRequest(request, response, `http://${host}`, expectContinue), log);
     } catch (error) {
       console.error(error);
       log.code = 'internal_error';
-      const problem = { type: 'urn:paygate-auth:problem:internal_error', title: 'Internal server error', status: 500, detail: 'The gateway failed.', code: 'internal_error' };
-      answer = new Response(JSON.stringify(problem), {
-        status: 500,
-        headers: { 'content-type': 'application/problem+json' },
-      });
+      result = internalError();
     }
-    const payload = Buffer.from(await answer.arrayBuffer());
     const path = (request.url ?? '/').split('?')[0];
     const ms = (performance.now() - started).toFixed(1);
-    logLine(`${new Date().toISOString()} ${request.method} ${path} ${answer.status} tenant=${log.tenant} code=${log.code} ${ms}ms`);
-    response.writeHead(answer.status, { ...Object.fromEntries(answer.headers), 'content-length': payload.length });
-    response.end(payload, () => {
-      if (!request.complete) request.destroy();
-    });
-  });
+    logLine(`${new Date().toISOString()} ${request.method} ${path} ${result.status} tenant=${log.tenant} code=${log.code} ${ms}ms`);
+    await send(request, response, result);
+  };
+  const server = createServer((request, response) => answer(request, response, false));
+  server.on('checkContinue', (request, response) => answer(request, response, true));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
+      server.off('error', reject);
       const { port: actual } = server.address();
       resolve({
         url: `http://${host}:${actual}`,
+        port: actual,
         close: () =>
           new Promise((done) => {
             server.closeAllConnections();

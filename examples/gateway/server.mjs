@@ -4,7 +4,10 @@
  * Starts, all on 127.0.0.1: the demo integration's JWKS endpoint, and the gateway (GET /info/,
  * POST /payment-links/, GET /payment-links/:id) trusting that integration for product `demo`,
  * with two seeded tenants. Prints curl commands with freshly minted tokens, then one log line
- * per request. `npm run example:token -- --scope … --tenant …` mints more tokens.
+ * per request. `npm run example:token -- --scope … --tenant …` mints more tokens. A port already
+ * taken is one line naming PORT, and exit code 1.
+ *
+ * Start-up, in order: the port, the demo key, its JWKS, the verifier, the gateway, then listen.
  */
 import { randomUUID } from 'node:crypto';
 import { IssuerRegistry, createVerifier } from 'paygate-auth';
@@ -59,28 +62,44 @@ function banner({ url, jwksUrl, keyFile, created, infoToken, linkToken }) {
   ].join('\n');
 }
 
+/** Listens on `port`, or exits with a message naming PORT when the port cannot be had. */
+async function listen(gateway, port) {
+  try {
+    return await serve(gateway, { port });
+  } catch (error) {
+    const reasons = { EADDRINUSE: 'is in use', EACCES: 'needs privileges this process lacks' };
+    if (!Object.hasOwn(reasons, error.code)) throw error;
+    console.error(`port ${port} ${reasons[error.code]}: set PORT=… to pick another (PORT=0 picks any free port)`);
+    process.exit(1);
+  }
+}
+
+/** Stops the servers on SIGINT and SIGTERM. */
+function stopOnSignals(servers) {
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    await Promise.all(servers.map((server) => server.close()));
+    process.exit(0);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
 async function main() {
   const port = portFromEnvironment();
   const { key, file, created } = await loadDemoKey();
   const jwks = await publishJwks(key);
   const verifier = createVerifier({ registry: new IssuerRegistry([jwks.entry]), audience: AUDIENCE });
   const gateway = createGateway({ verifier, directory: demoDirectory(), payPageUrl: PAY_PAGE_URL });
-  const server = await serve(gateway, { port });
+  const server = await listen(gateway, port);
+  stopOnSignals([server, jwks.server]);
   const [infoToken, linkToken] = await Promise.all([
     mintToken(key, { scope: 'pay:processPayments hub:subscribe' }),
     mintToken(key, { scope: 'pay:processPayments' }),
   ]);
   console.log(banner({ url: server.url, jwksUrl: jwks.entry.jwksUri, keyFile: file, created, infoToken, linkToken }));
-
-  let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    await Promise.all([server.close(), jwks.server.close()]);
-    process.exit(0);
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
 }
 
 main().catch((error) => {

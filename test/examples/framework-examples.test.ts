@@ -1,20 +1,20 @@
 /**
- * The Express, Koa and Hono examples, end to end: each started as a child process on dist/,
- * answering GET /info/ and POST /payment-links/ through its framework's adapter.
+ * The Express, Koa and Hono examples, end to end. Each is copied alone into an empty project whose
+ * node_modules holds only the packages it imports (paygate-auth is this repository, on dist/),
+ * started there as a child process, and driven with the token it prints.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const stateDir = mkdtempSync(join(tmpdir(), 'paygate-examples-'));
-const env = { ...process.env, PORT: '0', PAYGATE_EXAMPLE_STATE_DIR: stateDir };
+const projects: string[] = [];
 const children: ChildProcess[] = [];
-let token = '';
+
+const EXAMPLES = ['express', 'koa', 'hono'] as const;
 
 const body = {
   amount: '40',
@@ -24,8 +24,31 @@ const body = {
   phone: '+4512345678',
 };
 
-async function start(example: string): Promise<string> {
-  const child = spawn(process.execPath, [`examples/${example}/server.mjs`], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+/** The packages a module imports: `express`, `@koa/router`, `paygate-auth` (for `paygate-auth/express`)… */
+function importedPackages(source: string): string[] {
+  const specifiers = [...source.matchAll(/^import\s[^'"]*['"]([^'"]+)['"]/gm)].map((match) => match[1] ?? '');
+  return [...new Set(specifiers.map((specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')))];
+}
+
+/** An empty project holding the example as `server.mjs` and links to the packages it imports. */
+function copyIntoEmptyProject(example: string): string {
+  const project = mkdtempSync(join(tmpdir(), `paygate-${example}-example-`));
+  projects.push(project);
+  const source = readFileSync(join(root, 'examples', example, 'server.mjs'), 'utf8');
+  writeFileSync(join(project, 'server.mjs'), source);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: `${example}-example`, private: true, type: 'module' }));
+  for (const name of importedPackages(source)) {
+    const link = join(project, 'node_modules', name);
+    mkdirSync(dirname(link), { recursive: true });
+    symlinkSync(name === 'paygate-auth' ? root : join(root, 'node_modules', name), link, 'dir');
+  }
+  return project;
+}
+
+/** Starts the example in its project; resolves with its address and the token it prints. */
+async function start(example: string): Promise<{ url: string; token: string }> {
+  const cwd = copyIntoEmptyProject(example);
+  const child = spawn(process.execPath, ['server.mjs'], { cwd, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let output = '';
   return new Promise((resolve, reject) => {
@@ -33,9 +56,10 @@ async function start(example: string): Promise<string> {
     const read = (chunk: Buffer): void => {
       output += chunk.toString();
       const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
-      if (url !== undefined) {
+      const token = /Authorization: Bearer ([A-Za-z0-9_.-]+)"/.exec(output)?.[1];
+      if (url !== undefined && token !== undefined) {
         clearTimeout(timer);
-        resolve(url);
+        resolve({ url, token });
       }
     };
     child.stdout?.on('data', read);
@@ -44,10 +68,8 @@ async function start(example: string): Promise<string> {
   });
 }
 
-beforeAll(async () => {
+beforeAll(() => {
   if (!existsSync(join(root, 'dist', 'express', 'index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
-  const { stdout } = await promisify(execFile)(process.execPath, ['examples/gateway/token.mjs'], { cwd: root, env });
-  token = stdout.trim();
 });
 
 afterAll(async () => {
@@ -59,19 +81,27 @@ afterAll(async () => {
       return exited;
     }),
   );
-  rmSync(stateDir, { recursive: true, force: true });
+  for (const project of projects) rmSync(project, { recursive: true, force: true });
 });
 
-describe.each(['express', 'koa', 'hono'])('the %s example', (example) => {
+describe.each(EXAMPLES)('the %s example', (example) => {
   let url = '';
+  let token = '';
   beforeAll(async () => {
-    url = await start(example);
+    ({ url, token } = await start(example));
   });
 
-  it('answers GET /info/ for a minted token and 401 without one', async () => {
+  it('imports packages only, no file of this repository', () => {
+    const source = readFileSync(join(root, 'examples', example, 'server.mjs'), 'utf8');
+    const specifiers = [...source.matchAll(/\b(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)].map((match) => match[1] ?? '');
+    expect(specifiers.length).toBeGreaterThan(3);
+    expect(specifiers.filter((specifier) => specifier.startsWith('.') || specifier.startsWith('/'))).toEqual([]);
+  });
+
+  it('answers GET /info/ for the token it prints and 401 without one', async () => {
     const info = await fetch(`${url}/info/`, { headers: { authorization: `Bearer ${token}` } });
     expect(info.status).toBe(200);
-    expect(await info.json()).toMatchObject({ tenant_ern: 'ern:demo/tenants/clinic-1' });
+    expect(await info.json()).toMatchObject({ tenant_ern: 'ern:demo/tenants/clinic-1', tenant_name: 'Demo Clinic' });
     const missing = await fetch(`${url}/info/`);
     expect(missing.status).toBe(401);
     expect(await missing.json()).toMatchObject({ code: 'missing_token' });
@@ -102,5 +132,6 @@ describe.each(['express', 'koa', 'hono'])('the %s example', (example) => {
       body: 'amount=40',
     });
     expect(response.status).toBe(415);
+    expect(await response.json()).toMatchObject({ code: 'unsupported_media_type' });
   });
 });

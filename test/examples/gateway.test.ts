@@ -4,11 +4,13 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_MAX_BODY_BYTES } from '../../src/payment-links/index.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const stateDir = mkdtempSync(join(tmpdir(), 'paygate-example-'));
@@ -170,5 +172,82 @@ describe('the example gateway', () => {
     expect(lines.some((line) => / POST \/payment-links\/ 409 tenant=ern:demo\/tenants\/clinic-1 code=idempotency_key_reused /.test(line))).toBe(true);
     const log = lines.join('\n');
     for (const token of [infoToken, linkToken, 'not.a.jwt', 'secret']) expect(log).not.toContain(token);
+  });
+
+  describe('body limit', () => {
+    const TWENTY_MB = 20 * 1024 * 1024;
+
+    async function postBytes(size: number, headers: Record<string, string>): Promise<{ status: number; code: string; detail: string }> {
+      const bytes = new Uint8Array(size).fill(0x20);
+      bytes.set(new TextEncoder().encode('{}'), 0);
+      const response = await fetch(`${gateway}/payment-links/`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: bytes });
+      const problem = (await response.json()) as { code: string; detail: string };
+      return { status: response.status, code: problem.code, detail: problem.detail };
+    }
+
+    it('answers a 20 MB body without a token with 401, not 413', async () => {
+      expect(await postBytes(TWENTY_MB, {})).toMatchObject({ status: 401, code: 'missing_token' });
+    });
+
+    it('answers a 20 MB body with a forged token with 401', async () => {
+      expect(await postBytes(TWENTY_MB, { authorization: 'Bearer not.a.jwt' })).toMatchObject({ status: 401, code: 'malformed_token' });
+    });
+
+    it('answers a 20 MB body with a valid token with 413, naming the handler\'s limit', async () => {
+      const answer = await postBytes(TWENTY_MB, { authorization: `Bearer ${linkToken}` });
+      expect(answer).toMatchObject({ status: 413, code: 'payload_too_large' });
+      expect(answer.detail).toContain(`${DEFAULT_MAX_BODY_BYTES} bytes`);
+    });
+
+    it('answers one byte over the handler\'s limit with 413', async () => {
+      expect(await postBytes(DEFAULT_MAX_BODY_BYTES + 1, { authorization: `Bearer ${linkToken}` })).toMatchObject({ status: 413, code: 'payload_too_large' });
+    });
+
+    it('reads a body of exactly the handler\'s limit (400 for its fields, not 413)', async () => {
+      expect(await postBytes(DEFAULT_MAX_BODY_BYTES, { authorization: `Bearer ${linkToken}` })).toMatchObject({ status: 400, code: 'validation_failed' });
+    });
+
+    it('refuses a request without a token before asking for its body (no 100 Continue)', async () => {
+      const outcome = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
+        let continued = false;
+        const request = httpRequest(`${gateway}/payment-links/`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': String(TWENTY_MB), expect: '100-continue' },
+        });
+        request.on('continue', () => {
+          continued = true;
+          request.end(Buffer.alloc(TWENTY_MB, 0x20));
+        });
+        request.on('response', (response) => {
+          response.resume();
+          resolve({ status: response.statusCode ?? 0, continued });
+          request.destroy();
+        });
+        request.on('error', reject);
+        request.flushHeaders();
+      });
+      expect(outcome).toEqual({ status: 401, continued: false });
+    });
+
+    it('asks for the body of an authenticated request (100 Continue), then applies the limit', async () => {
+      const outcome = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {
+        let continued = false;
+        const request = httpRequest(`${gateway}/payment-links/`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${linkToken}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked', expect: '100-continue' },
+        });
+        request.on('continue', () => {
+          continued = true;
+          request.end(Buffer.alloc(DEFAULT_MAX_BODY_BYTES * 2, 0x20));
+        });
+        request.on('response', (response) => {
+          response.resume();
+          resolve({ status: response.statusCode ?? 0, continued });
+        });
+        request.on('error', reject);
+        request.flushHeaders();
+      });
+      expect(outcome).toEqual({ status: 413, continued: true });
+    });
   });
 });

@@ -1,5 +1,5 @@
 /**
- * What the packed package must offer: every subpath with the exports SPEC §1 names, and the
+ * What the packed package must offer: every subpath with the exports it documents, and the
  * framework packages each subpath may load.
  */
 

@@ -1,7 +1,9 @@
 /**
  * The package as published: `npm pack`, unpacked into a node_modules of its own (its runtime
  * dependency and the optional peers linked from this repository's node_modules), then loaded by
- * plain node through `require()` and `import()`. Needs the build (`npm test` runs it first).
+ * plain node through `require()` and `import()`. A second project holds only what
+ * `npm i paygate-auth fastify` installs: the package, its runtime dependencies and fastify.
+ * Needs the build (`npm test` runs it first).
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, readdir, rename, rm, symlink } from 'node:fs/promises';
@@ -21,6 +23,7 @@ const MODES = ['require', 'import'] as const;
 
 let workdir: string;
 let unpacked: string;
+let fastifyProject: string;
 
 async function packAndUnpack(): Promise<void> {
   workdir = await mkdtemp(join(tmpdir(), 'paygate-auth-pack-'));
@@ -34,6 +37,21 @@ async function packAndUnpack(): Promise<void> {
   for (const name of LINKED_PACKAGES) await symlink(join(root, 'node_modules', name), join(modules, name), 'dir');
   await cp(join(here, 'probe.cjs'), join(workdir, 'probe.cjs'));
   await cp(join(here, 'burst-probe.cjs'), join(workdir, 'burst-probe.cjs'));
+  await makeFastifyProject();
+}
+
+/** A project as `npm i paygate-auth fastify` leaves it: the package, its `dependencies` and fastify. */
+async function makeFastifyProject(): Promise<void> {
+  fastifyProject = join(workdir, 'fastify-project');
+  const modules = join(fastifyProject, 'node_modules');
+  await mkdir(modules, { recursive: true });
+  await cp(unpacked, join(modules, 'paygate-auth'), { recursive: true });
+  const manifest = JSON.parse(await readFile(join(unpacked, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  for (const name of [...Object.keys(manifest.dependencies ?? {}), 'fastify']) {
+    await mkdir(dirname(join(modules, name)), { recursive: true });
+    await symlink(join(root, 'node_modules', name), join(modules, name), 'dir');
+  }
+  await cp(join(here, 'fastify-probe.cjs'), join(fastifyProject, 'fastify-probe.cjs'));
 }
 
 const probes = new Map<string, Promise<Record<string, unknown>>>();
@@ -82,9 +100,29 @@ describe('the packed package', () => {
     if (workdir !== undefined) await rm(workdir, { recursive: true, force: true });
   });
 
-  it('holds only dist, the README, the changelog and package.json', async () => {
+  it('holds only dist, docs, the README, the changelog and package.json', async () => {
     const entries = await readdir(unpacked);
-    expect(entries.filter((name) => !['dist', 'package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'].includes(name))).toEqual([]);
+    expect(entries.filter((name) => !['dist', 'docs', 'package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'].includes(name))).toEqual([]);
+  });
+
+  it('carries every document the README links to', async () => {
+    const readme = await readFile(join(unpacked, 'README.md'), 'utf8');
+    const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)]
+      .map((match) => (match[1] ?? '').split('#')[0] ?? '')
+      .filter((target) => target !== '' && !/^[a-z][a-z0-9+.-]*:/i.test(target));
+    expect(targets.length).toBeGreaterThan(0);
+    const missing = [];
+    for (const target of new Set(targets)) {
+      if (!(await readFile(join(unpacked, decodeURIComponent(target))).then(() => true, () => false))) missing.push(target);
+    }
+    expect(missing).toEqual([]);
+  });
+
+  describe.each(MODES)('in a project holding only paygate-auth, its dependencies and fastify, with %s()', (mode) => {
+    it('loads paygate-auth/fastify, and its plugin answers a request without a token with 401', async () => {
+      const { stdout } = await run(process.execPath, ['fastify-probe.cjs', mode], { cwd: fastifyProject });
+      expect(JSON.parse(stdout)).toEqual({ status: 401, code: 'missing_token' });
+    });
   });
 
   describe.each(MODES)('loaded with %s()', (mode) => {

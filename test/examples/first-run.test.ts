@@ -1,0 +1,137 @@
+/**
+ * The first run of `npm run example`: the build step says one line (its tool's output only when it
+ * fails), PORT picks the port, and a port already taken is one clear line and exit code 1.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { type Server, createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const run = promisify(execFile);
+const scratch: string[] = [];
+
+function scratchDirectory(name: string): string {
+  const directory = mkdtempSync(join(tmpdir(), `paygate-${name}-`));
+  scratch.push(directory);
+  return directory;
+}
+
+afterAll(() => {
+  for (const directory of scratch) rmSync(directory, { recursive: true, force: true });
+});
+
+/** Runs the gateway until it prints its request-log heading or exits; then stops it. */
+function startGateway(port: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, ['examples/gateway/server.mjs'], {
+    cwd: root,
+    env: { ...process.env, PORT: port, PAYGATE_EXAMPLE_STATE_DIR: scratchDirectory('first-run-state') },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    if (/^Request log/m.test(stdout)) child.kill('SIGTERM');
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+function listeningOn(server: Server): Promise<number> {
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      resolve(typeof address === 'object' && address !== null ? address.port : 0);
+    }),
+  );
+}
+
+describe('the example gateway at start-up', () => {
+  beforeAll(() => {
+    if (!existsSync(join(root, 'dist', 'payment-links', 'index.js'))) throw new Error('dist/ is missing: run `npm run build` first');
+  });
+
+  it('listens on the port PORT names', async () => {
+    const probe = createServer();
+    const port = await listeningOn(probe);
+    await new Promise((resolve) => probe.close(resolve));
+    const { stdout } = await startGateway(String(port));
+    expect(stdout).toMatch(new RegExp(`^ {2}gateway +http://127\\.0\\.0\\.1:${port}$`, 'm'));
+  });
+
+  it('says in one line that a taken port is in use, names PORT, and exits with 1', async () => {
+    const blocker = createServer();
+    const port = await listeningOn(blocker);
+    try {
+      const { code, stdout, stderr } = await startGateway(String(port));
+      expect(code).toBe(1);
+      expect(stdout).toBe('');
+      expect(stderr.trim().split('\n')).toEqual([`port ${port} is in use: set PORT=… to pick another (PORT=0 picks any free port)`]);
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+
+  it('refuses a PORT that is not a port number, naming PORT', async () => {
+    const { code, stderr } = await startGateway('http');
+    expect(code).toBe(2);
+    expect(stderr).toMatch(/^PORT must be a port number/);
+  });
+});
+
+describe('the build step of npm run example', () => {
+  /** A project shaped like this one, whose build prints 90 lines (as tsup does) and writes dist/. */
+  function fakeProject(buildSucceeds: boolean): string {
+    const project = scratchDirectory('ensure-build');
+    mkdirSync(join(project, 'examples'));
+    mkdirSync(join(project, 'src'));
+    copyFileSync(join(root, 'examples', 'ensure-build.mjs'), join(project, 'examples', 'ensure-build.mjs'));
+    writeFileSync(join(project, 'src', 'index.ts'), 'export {};\n');
+    const entries = ['index', 'payment-links/index', 'testing/index', 'fetch/index', 'express/index', 'fastify/index', 'koa/index'];
+    const build = [
+      "for (let i = 1; i <= 90; i++) console.log('build output line ' + i);",
+      "const fs = require('node:fs');",
+      `for (const name of ${JSON.stringify(entries)}) { fs.mkdirSync('dist/' + name.replace(/[^/]+$/, ''), { recursive: true }); fs.writeFileSync('dist/' + name + '.js', ''); }`,
+      buildSucceeds ? '' : "console.error('build error: something is wrong'); process.exit(3);",
+    ].join('\n');
+    writeFileSync(join(project, 'build.cjs'), build);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'fake', private: true, scripts: { build: 'node build.cjs' } }));
+    return project;
+  }
+
+  const ensureBuild = (project: string) => run(process.execPath, [join(project, 'examples', 'ensure-build.mjs')], { cwd: project });
+
+  it('builds a missing dist/ saying one line, and hides the build output', async () => {
+    const project = fakeProject(true);
+    const { stdout, stderr } = await ensureBuild(project);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/^Building paygate-auth \(dist\/ is missing or older than src\/\)… done in \d+\.\d s\n$/);
+    expect(existsSync(join(project, 'dist', 'koa', 'index.js'))).toBe(true);
+  });
+
+  it('says nothing when dist/ is current', async () => {
+    const project = fakeProject(true);
+    await ensureBuild(project);
+    const { stdout, stderr } = await ensureBuild(project);
+    expect(stdout + stderr).toBe('');
+  });
+
+  it('shows the build output, and exits with its status, when the build fails', async () => {
+    const project = fakeProject(false);
+    const failure = await ensureBuild(project).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(3);
+    expect(failure?.stderr).toContain('failed:');
+    expect(failure?.stderr).toContain('build output line 90');
+    expect(failure?.stderr).toContain('build error: something is wrong');
+  });
+});
