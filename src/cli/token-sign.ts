@@ -9,7 +9,7 @@ import { calculateJwkThumbprint, exportJWK, importPKCS8 } from 'jose';
 import { checkPrivateKeyFileMode, importPrivateKey } from '../issuer/file-key-store.js';
 import { signCompact } from '../issuer/compact.js';
 import { IssuerError } from '../issuer/errors.js';
-import { signRs256 } from '../issuer/rsa-key.js';
+import { type CryptoKey, signRs256 } from '../issuer/rsa-key.js';
 import { type ClaimSettings, buildClaims } from '../issuer/token-claims.js';
 import { parseTenantErn } from '../index.js';
 import { type CliCommand, UsageError } from './command.js';
@@ -74,8 +74,6 @@ async function readKey(file: string, kidOption: string | undefined): Promise<{ k
   }
   return { key, kid: await calculateJwkThumbprint({ kty: 'RSA', n: n as string, e: e as string }, 'sha256') };
 }
-
-type CryptoKey = Awaited<ReturnType<typeof importPrivateKey>>;
 
 /** `paygate-auth token sign`. */
 export const tokenSignCommand: CliCommand = {
