@@ -4,6 +4,13 @@
  * @module paygate-auth/cli
  */
 import type { CliCommand } from './command.js';
+import { doctorCommand } from './doctor.js';
+import { keysGenerateCommand } from './keys-generate.js';
+import { tokenSignCommand } from './token-sign.js';
 
 /** The commands, by the order of the help listing. */
-export const COMMANDS: readonly CliCommand[] = [];
+export const COMMANDS: readonly CliCommand[] = [
+  doctorCommand,
+  keysGenerateCommand,
+  tokenSignCommand,
+];

@@ -1,0 +1,42 @@
+/**
+ * Time claims as people read them: a date, how far from now, and a warning when a value looks like
+ * milliseconds where seconds are due.
+ *
+ * @module paygate-auth/cli
+ */
+
+/** Above this, a NumericDate is far more likely milliseconds than seconds (year 5138 in seconds). */
+export const MILLISECONDS_THRESHOLD = 1e11;
+/** Latest moment a `Date` holds, in seconds. */
+const MAX_DATE_SECONDS = 8.64e12;
+
+/** `seconds` as an ISO 8601 UTC date, to the second. */
+export function isoSeconds(seconds: number): string {
+  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** `2 h 5 min`, `45 s`, `3 d 4 h`: the two largest units of `seconds` (absolute). */
+export function describeDuration(seconds: number): string {
+  let rest = Math.round(Math.abs(seconds));
+  const parts: string[] = [];
+  for (const [unit, size] of [['d', 86_400], ['h', 3600], ['min', 60], ['s', 1]] as const) {
+    if (rest >= size || (unit === 's' && parts.length === 0)) {
+      parts.push(`${Math.floor(rest / size)} ${unit}`);
+      rest %= size;
+    }
+    if (parts.length === 2) break;
+  }
+  return parts.join(' ');
+}
+
+/**
+ * `1893456000 = 2030-01-01T00:00:00Z (in 5 min)`; with `withValue` false, only the date and distance.
+ * Adds "looks like milliseconds" (and the date it would then be) for values that do.
+ */
+export function describeTime(value: number, now: number, withValue = true): string {
+  const prefix = withValue ? `${value} = ` : '';
+  const date = value <= MAX_DATE_SECONDS ? isoSeconds(value) : 'beyond any calendar date';
+  const distance = value === now ? 'now' : value > now ? `in ${describeDuration(value - now)}` : `${describeDuration(now - value)} ago`;
+  const millis = value >= MILLISECONDS_THRESHOLD ? `; looks like milliseconds: read as seconds/1000 it is ${isoSeconds(value / 1000)}` : '';
+  return `${prefix}${date} (${distance}${millis})`;
+}

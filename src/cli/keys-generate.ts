@@ -1,0 +1,66 @@
+/**
+ * `paygate-auth keys generate`: a new RS256 key pair. The private key goes to a file created with
+ * mode 0600 (never overwritten, never printed); the public JWK goes to standard output, and
+ * optionally into a JWKS file to publish.
+ *
+ * @module paygate-auth/cli
+ */
+import { exportJWK, exportPKCS8 } from 'jose';
+import { writePrivateKeyFile } from '../issuer/file-key-store.js';
+import { checkModulusLength, generateRsaKeyPair } from '../issuer/rsa-key.js';
+import { type CliCommand, UsageError } from './command.js';
+import { parseOptions, requiredValue, stringValue } from './cli-options.js';
+import { EXIT } from './run-cli.js';
+
+const HELP = `Usage: paygate-auth keys generate --out <private-key-file> [options]
+
+Generates an RS256 key pair. Its kid is the key's RFC 7638 thumbprint.
+
+  --out <file>               where the private key is written (mode 0600; never overwritten)
+  --format pkcs8|jwk         PKCS#8 PEM (default) or a private JWK
+  --modulus-length <bits>    2048 (default), 3072 or 4096
+  --jwks <file>              also write a JWKS holding the public key, to publish (never overwritten)
+
+The public JWK is printed on standard output; the private key is never printed.
+Exit codes: 0 written, 1 a file exists or cannot be written, 2 usage mistake.
+`;
+
+const OPTIONS = {
+  out: { type: 'string' },
+  format: { type: 'string' },
+  'modulus-length': { type: 'string' },
+  jwks: { type: 'string' },
+} as const;
+
+/** `paygate-auth keys generate`. */
+export const keysGenerateCommand: CliCommand = {
+  name: 'keys generate',
+  summary: 'generate an RS256 key pair (private key file mode 0600, public JWK printed)',
+  help: HELP,
+  async run(args, io) {
+    const parsed = parseOptions(args, OPTIONS, 0);
+    const out = requiredValue(parsed, 'out');
+    const format = stringValue(parsed, 'format') ?? 'pkcs8';
+    if (format !== 'pkcs8' && format !== 'jwk') throw new UsageError(`--format must be "pkcs8" or "jwk", got "${format}"`);
+    const bits = stringValue(parsed, 'modulus-length');
+    let modulusLength: number;
+    try {
+      modulusLength = checkModulusLength('--modulus-length', bits === undefined ? undefined : Number(bits));
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    const jwksFile = stringValue(parsed, 'jwks');
+    const pair = await generateRsaKeyPair({ modulusLength, extractable: true });
+    const { kid } = pair.publicJwk;
+    const text =
+      format === 'pkcs8' ? await exportPKCS8(pair.privateKey) : `${JSON.stringify({ ...(await exportJWK(pair.privateKey)), kid, alg: 'RS256', use: 'sig' })}\n`;
+    await writePrivateKeyFile(out, text);
+    if (jwksFile !== undefined) {
+      const { writeFile } = await import('node:fs/promises');
+      await writeFile(jwksFile, `${JSON.stringify({ keys: [pair.publicJwk] }, null, 2)}\n`, { flag: 'wx', mode: 0o644 });
+    }
+    io.stdout(`${JSON.stringify(pair.publicJwk, null, 2)}\n`);
+    io.stderr(`Wrote the private key to ${out} (mode 0600, ${format === 'pkcs8' ? 'PKCS#8 PEM' : 'JWK'}); kid ${kid}.${jwksFile === undefined ? '' : ` Wrote the JWKS to ${jwksFile}.`}\n`);
+    return EXIT.ok;
+  },
+};

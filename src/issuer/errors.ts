@@ -1,0 +1,50 @@
+/**
+ * The errors of the issuer side. Each carries a stable `code`; an {@link IssuerError} about one
+ * input also names it in `field`. No message ever holds a private key, a token or a signature.
+ *
+ * @module paygate-auth/issuer
+ */
+
+/** Every code an {@link IssuerError} can carry. Stable: new codes may be added, none renamed. */
+export type IssuerErrorCode =
+  | 'unknown_field'
+  | 'invalid_tenant'
+  | 'tenant_not_allowed'
+  | 'invalid_scope'
+  | 'invalid_user'
+  | 'invalid_tenant_name'
+  | 'invalid_lifetime'
+  | 'lifetime_exceeded'
+  | 'key_not_ready'
+  | 'unknown_key';
+
+/**
+ * A token the gateway would refuse, refused before it is signed; or a key operation on a key the
+ * issuer does not hold. `field` names the input at fault (`tenant`, `scopes`, `lifetime`…).
+ */
+export class IssuerError extends Error {
+  override readonly name = 'IssuerError';
+  readonly code: IssuerErrorCode;
+  /** The input at fault, when one is. */
+  readonly field: string | undefined;
+
+  constructor(code: IssuerErrorCode, message: string, field?: string) {
+    super(message);
+    this.code = code;
+    this.field = field;
+  }
+}
+
+/** Every code a {@link KeyStoreError} can carry. */
+export type KeyStoreErrorCode = 'key_not_found' | 'insecure_key_file' | 'invalid_key_file' | 'invalid_schedule' | 'key_exists';
+
+/** A key store could not do what was asked: a missing key, a key file others may read, a damaged file. */
+export class KeyStoreError extends Error {
+  override readonly name = 'KeyStoreError';
+  readonly code: KeyStoreErrorCode;
+
+  constructor(code: KeyStoreErrorCode, message: string, options?: { readonly cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+  }
+}

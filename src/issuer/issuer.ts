@@ -1,0 +1,374 @@
+/**
+ * The integration's issuer: keys on a rotation schedule, the JWKS to publish, and tokens the
+ * gateway accepts. Runs on Node and on WebCrypto runtimes (Workers, Deno, Bun).
+ *
+ * @module paygate-auth/issuer
+ */
+import { MAX_ENTRY_LIFETIME } from '../index.js';
+import { signCompact } from './compact.js';
+import { IssuerError } from './errors.js';
+import { type KeyRecord, type KeyStore, checkKeyStore } from './key-store.js';
+import { namesOption, rejectUnknownOptions, secondsOption, textOption } from './options.js';
+import type { PublicRsaJwk } from './rsa-key.js';
+import {
+  type RotationOptions,
+  type RotationPolicy,
+  bySigningOrder,
+  checkRotation,
+  isPublished,
+  nextKeyStart,
+  settleRetirements,
+  signerIndex,
+  unpublishAt,
+} from './rotation.js';
+import { type ClaimSettings, type SignInput, buildClaims } from './token-claims.js';
+
+/** Options of {@link createIssuer}. Times are in seconds unless a name says otherwise. */
+export interface IssuerOptions {
+  /** The `iss` (and `sub`) of its tokens, exactly as registered with the gateway: an HTTPS URI. */
+  readonly issuer: string;
+  /** The `aud` of its tokens: the gateway service(s) they are for. */
+  readonly audience: string | readonly string[];
+  /** The product (or products) it is registered for; `sign()` refuses a tenant of any other. */
+  readonly product: string | readonly string[];
+  /**
+   * For a limited integration: the only tenant ids it may act for.
+   * @default undefined (every tenant of its products)
+   */
+  readonly tenants?: readonly string[];
+  /** Where its keys and schedule live. */
+  readonly keyStore: KeyStore;
+  /**
+   * The clock, in milliseconds since the epoch: drives `iat`, the schedule and the JWKS.
+   * @default Date.now
+   */
+  readonly now?: () => number;
+  /** The rotation schedule. @default 48 h interval, 1 h publication lead, 1 h retention margin */
+  readonly rotation?: RotationOptions;
+  /**
+   * Default token lifetime, seconds.
+   * @default 300
+   */
+  readonly lifetime?: number;
+  /**
+   * Longest lifetime `sign()` accepts, seconds: the gateway's maximum for this issuer. Also how long
+   * a retired key stays published (with `rotation.retentionMargin`).
+   * @default 86400 (24 h)
+   */
+  readonly maxLifetime?: number;
+  /**
+   * Also write the RFC 7519 `exp` claim, equal to `expt`, so that generic JWT libraries check the
+   * expiry too. The gateway reads either and takes the earlier.
+   * @default true
+   */
+  readonly emitExp?: boolean;
+  /**
+   * The `max-age` of the JWKS's `Cache-Control`, seconds; at most `rotation.publishLead`, so that a
+   * cache meets every new key before it signs.
+   * @default 600
+   */
+  readonly jwksMaxAge?: number;
+}
+
+/** The JWKS document with the headers to serve it with. */
+export interface JwksResponse {
+  readonly document: { readonly keys: readonly PublicRsaJwk[] };
+  /** `public, max-age=<jwksMaxAge>`. */
+  readonly cacheControl: string;
+  /** `content-type` and `cache-control`. */
+  readonly headers: Readonly<Record<'content-type' | 'cache-control', string>>;
+}
+
+/** Where a key stands in the schedule. */
+export type KeyState = 'published' | 'signing' | 'retired';
+
+/** One key of the schedule, as of now. */
+export interface KeyInfo {
+  readonly kid: string;
+  readonly state: KeyState;
+  readonly publishedAt: Date;
+  readonly signsFrom: Date;
+  /** When a successor took over (or will), once known. */
+  readonly retiredAt: Date | null;
+  /** When it leaves the JWKS, once known. */
+  readonly unpublishAt: Date | null;
+}
+
+/** What {@link Issuer.tick} changed. */
+export interface TickReport {
+  /** Keys generated and published. */
+  readonly published: readonly string[];
+  /** Keys taken out of the JWKS and destroyed (every token they signed has expired). */
+  readonly removed: readonly string[];
+  /** The key signing now, if any. */
+  readonly signing: string | null;
+}
+
+/** What {@link Issuer.compromised} did. */
+export interface CompromiseReport {
+  /** The key unpublished and destroyed. */
+  readonly removed: string;
+  /** The key signing from now on. */
+  readonly signing: string | null;
+}
+
+/** A handle on the schedule timer of {@link Issuer.startSchedule}. */
+export interface ScheduleTimer {
+  stop(): void;
+}
+
+/** An issuer made by {@link createIssuer}. */
+export interface Issuer {
+  readonly issuer: string;
+  readonly audience: string | readonly string[];
+  readonly products: readonly string[];
+  readonly rotation: RotationPolicy;
+  /** Longest token lifetime, seconds. */
+  readonly maxLifetime: number;
+  /** The JWKS to serve now, with its `Cache-Control`. */
+  jwks(): JwksResponse;
+  /**
+   * Signs a token for `input` with the key signing now.
+   * @throws {IssuerError} naming the input the gateway would refuse; `key_not_ready` when no key
+   * has been published long enough to sign.
+   */
+  sign(input: SignInput): Promise<string>;
+  /** Applies the schedule now: publishes the next key when due, removes keys no longer needed. */
+  tick(): Promise<TickReport>;
+  /** Publishes a new key now; it signs once `rotation.publishLead` has passed. A key already waiting is returned instead. */
+  rotate(): Promise<KeyInfo>;
+  /**
+   * Unpublishes and destroys key `kid` at once; if it was signing, a fresh key signs from now on.
+   * Tell the gateway's operators, so that their verifiers refresh.
+   * @throws {IssuerError} `unknown_key`.
+   */
+  compromised(kid: string): Promise<CompromiseReport>;
+  /** The schedule as of now. */
+  keys(): readonly KeyInfo[];
+  /** Re-reads the schedule from the key store (another instance may have changed it). */
+  reload(): Promise<void>;
+  /** Runs {@link tick} every `every` seconds (default 300) until stopped; errors go to `onError`. */
+  startSchedule(options?: { readonly every?: number; readonly onError?: (error: unknown) => void }): ScheduleTimer;
+}
+
+const OWNER = 'createIssuer';
+const DAY = 86_400;
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
+  'issuer', 'audience', 'product', 'tenants', 'keyStore', 'now', 'rotation', 'lifetime', 'maxLifetime', 'emitExp', 'jwksMaxAge',
+]);
+
+function checkAudience(value: unknown): string | readonly string[] {
+  if (typeof value === 'string' && value !== '') return value;
+  if (Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string' && item !== '')) return Object.freeze([...value]);
+  throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them`);
+}
+
+class RotatingIssuer implements Issuer {
+  readonly issuer: string;
+  readonly audience: string | readonly string[];
+  readonly products: readonly string[];
+  readonly rotation: RotationPolicy;
+  readonly maxLifetime: number;
+  readonly #store: KeyStore;
+  readonly #now: () => number;
+  readonly #claims: ClaimSettings;
+  readonly #cacheControl: string;
+  /** Seconds a retired key stays published. */
+  readonly #keep: number;
+  /** The schedule in signing order. */
+  #records: readonly KeyRecord[] = [];
+  /** Serialises the operations that change the schedule. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: IssuerOptions) {
+    if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
+    rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
+    const o = options as unknown as Record<string, unknown>;
+    this.issuer = textOption(`${OWNER}: issuer`, o.issuer);
+    this.audience = checkAudience(o.audience);
+    this.products = namesOption(`${OWNER}: product`, o.product, true) as readonly string[];
+    const tenants = namesOption(`${OWNER}: tenants`, o.tenants, false);
+    this.#store = checkKeyStore(`${OWNER}: keyStore`, o.keyStore);
+    if (o.now !== undefined && typeof o.now !== 'function') throw new TypeError(`${OWNER}: now must be a function`);
+    this.#now = (o.now as (() => number) | undefined) ?? Date.now;
+    this.rotation = checkRotation(o.rotation);
+    this.maxLifetime = secondsOption(`${OWNER}: maxLifetime`, o.maxLifetime, DAY, { min: 0, max: MAX_ENTRY_LIFETIME, exclusiveMin: true });
+    const lifetime = secondsOption(`${OWNER}: lifetime`, o.lifetime, 300, { min: 0, max: this.maxLifetime, exclusiveMin: true });
+    if (!Number.isInteger(lifetime)) throw new TypeError(`${OWNER}: lifetime must be a whole number of seconds`);
+    if (o.emitExp !== undefined && typeof o.emitExp !== 'boolean') throw new TypeError(`${OWNER}: emitExp must be a boolean`);
+    const maxAge = secondsOption(`${OWNER}: jwksMaxAge`, o.jwksMaxAge, Math.min(600, this.rotation.publishLead), { min: 0, max: this.rotation.publishLead });
+    this.#cacheControl = `public, max-age=${Math.floor(maxAge)}`;
+    this.#keep = this.maxLifetime + this.rotation.retentionMargin;
+    this.#claims = {
+      issuer: this.issuer,
+      audience: this.audience,
+      products: this.products,
+      tenants,
+      lifetime,
+      maxLifetime: this.maxLifetime,
+      emitExp: o.emitExp !== false,
+    };
+  }
+
+  /** Runs `operation` after every earlier schedule change. */
+  #serial<T>(operation: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(operation, operation);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async #save(records: readonly KeyRecord[]): Promise<void> {
+    const ordered = bySigningOrder(records);
+    await this.#store.saveSchedule(ordered);
+    this.#records = ordered;
+  }
+
+  async #newKey(publishedAt: number, signsFrom: number): Promise<KeyRecord> {
+    const publicJwk = await this.#store.generate();
+    return { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom };
+  }
+
+  async load(): Promise<void> {
+    this.#records = bySigningOrder(await this.#store.loadSchedule());
+  }
+
+  reload(): Promise<void> {
+    return this.#serial(() => this.load());
+  }
+
+  jwks(): JwksResponse {
+    const at = this.#now();
+    const ordered = this.#records;
+    const keys = ordered.filter((_record, index) => isPublished(ordered, index, at, this.#keep)).map((record) => record.publicJwk).reverse();
+    return Object.freeze({
+      document: Object.freeze({ keys: Object.freeze(keys) }),
+      cacheControl: this.#cacheControl,
+      headers: Object.freeze({ 'content-type': 'application/jwk-set+json', 'cache-control': this.#cacheControl }),
+    });
+  }
+
+  async sign(input: SignInput): Promise<string> {
+    const at = this.#now();
+    const claims = buildClaims(input, this.#claims, at / 1000);
+    const signer = this.#records[signerIndex(this.#records, at)];
+    if (signer === undefined) throw this.#notReady(at);
+    return signCompact({ alg: 'RS256', typ: 'JWT', kid: signer.kid }, claims, (data) => this.#store.sign(signer.kid, data));
+  }
+
+  #notReady(at: number): IssuerError {
+    const next = this.#records.find((record) => record.signsFrom > at);
+    const when = next === undefined ? 'no key is waiting: call rotate() or tick()' : `key "${next.kid}" was published at ${new Date(next.publishedAt).toISOString()} and signs from ${new Date(next.signsFrom).toISOString()}`;
+    return new IssuerError('key_not_ready', `No key has been published for ${this.rotation.publishLead} s yet, so none may sign: ${when}.`);
+  }
+
+  tick(): Promise<TickReport> {
+    return this.#serial(async () => {
+      await this.load();
+      const at = this.#now();
+      let records = settleRetirements(this.#records, at);
+      const removed: string[] = [];
+      records = records.filter((_record, index) => {
+        const leaves = unpublishAt(records, index, at, this.#keep);
+        if (leaves === undefined || at < leaves) return true;
+        removed.push((records[index] as KeyRecord).kid);
+        return false;
+      });
+      const published: string[] = [];
+      const start = nextKeyStart(records, at, this.rotation);
+      if (start !== undefined) {
+        const key = await this.#newKey(at, start);
+        records = [...records, key];
+        published.push(key.kid);
+      }
+      const changed = removed.length > 0 || published.length > 0 || records.some((record, index) => record !== this.#records[index]);
+      if (changed) await this.#save(records);
+      for (const kid of removed) await this.#store.destroy(kid);
+      const signer = this.#records[signerIndex(this.#records, at)];
+      return { published, removed, signing: signer?.kid ?? null };
+    });
+  }
+
+  rotate(): Promise<KeyInfo> {
+    return this.#serial(async () => {
+      const at = this.#now();
+      const waiting = this.#records.find((record) => record.signsFrom > at);
+      if (waiting !== undefined) return this.#info(waiting.kid, at);
+      const key = await this.#newKey(at, at + this.rotation.publishLead * 1000);
+      await this.#save([...settleRetirements(this.#records, at), key]);
+      return this.#info(key.kid, at);
+    });
+  }
+
+  compromised(kid: string): Promise<CompromiseReport> {
+    return this.#serial(async () => {
+      const at = this.#now();
+      const settled = settleRetirements(this.#records, at);
+      const index = settled.findIndex((record) => record.kid === kid);
+      if (typeof kid !== 'string' || index < 0) throw new IssuerError('unknown_key', `The issuer holds no key ${JSON.stringify(kid)}.`, 'kid');
+      const wasSigning = index === signerIndex(settled, at);
+      let records = settled.filter((record) => record.kid !== kid);
+      if (wasSigning || signerIndex(records, at) < 0) records = [...records, await this.#newKey(at, at)];
+      await this.#save(records);
+      await this.#store.destroy(kid);
+      const signer = this.#records[signerIndex(this.#records, at)];
+      return { removed: kid, signing: signer?.kid ?? null };
+    });
+  }
+
+  #info(kid: string, at: number): KeyInfo {
+    return this.#describe(at).find((info) => info.kid === kid) as KeyInfo;
+  }
+
+  #describe(at: number): readonly KeyInfo[] {
+    const ordered = this.#records;
+    const signing = signerIndex(ordered, at);
+    return ordered.map((record, index) => {
+      const retired = record.retiredAt ?? ordered[index + 1]?.signsFrom;
+      const leaves = retired === undefined ? undefined : retired + this.#keep * 1000;
+      const state: KeyState = index === signing ? 'signing' : record.signsFrom > at ? 'published' : 'retired';
+      return Object.freeze({
+        kid: record.kid,
+        state,
+        publishedAt: new Date(record.publishedAt),
+        signsFrom: new Date(record.signsFrom),
+        retiredAt: retired === undefined ? null : new Date(retired),
+        unpublishAt: leaves === undefined ? null : new Date(leaves),
+      });
+    });
+  }
+
+  keys(): readonly KeyInfo[] {
+    return this.#describe(this.#now());
+  }
+
+  startSchedule(options: { readonly every?: number; readonly onError?: (error: unknown) => void } = {}): ScheduleTimer {
+    const every = secondsOption('startSchedule: every', options.every, 300, { min: 1, max: DAY });
+    const onError = options.onError ?? (() => undefined);
+    const timer = setInterval(() => {
+      this.tick().catch(onError);
+    }, every * 1000);
+    (timer as { unref?: () => void }).unref?.();
+    return { stop: () => clearInterval(timer) };
+  }
+}
+
+/**
+ * Creates an issuer over `keyStore`. On an empty store it publishes a first key, which signs once
+ * `rotation.publishLead` (1 h) has passed: create the issuer an hour before it must sign.
+ *
+ * @example
+ * ```ts
+ * const issuer = await createIssuer({
+ *   issuer: 'https://auth.acme.example', audience: 'https://payments.example', product: 'acme',
+ *   keyStore: new FileKeyStore({ directory: '/var/lib/acme/keys' }),
+ * });
+ * issuer.startSchedule();
+ * const token = await issuer.sign({ tenant: 'ern:acme/tenants/t-1', scopes: ['pay:processPayments'] });
+ * ```
+ */
+export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
+  const issuer = new RotatingIssuer(options);
+  await issuer.load();
+  await issuer.tick();
+  return issuer;
+}

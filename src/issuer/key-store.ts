@@ -1,0 +1,112 @@
+/**
+ * Where an issuer's keys live. The issuer never holds a private key itself: it asks its store to
+ * generate a key pair, to sign, and to destroy a key, and keeps its rotation schedule in the store
+ * too. {@link InMemoryKeyStore} is for tests; `FileKeyStore` writes files; a KMS-backed store
+ * implements the same five methods (see `docs/issuer.md`).
+ *
+ * @module paygate-auth/issuer
+ */
+import { KeyStoreError } from './errors.js';
+import { type CryptoKey, type PublicRsaJwk, generateRsaKeyPair, signRs256 } from './rsa-key.js';
+
+/** One key in the rotation schedule. Times are milliseconds since the epoch. */
+export interface KeyRecord {
+  readonly kid: string;
+  /** The public key as published. */
+  readonly publicJwk: PublicRsaJwk;
+  /** When it was first published in the JWKS. */
+  readonly publishedAt: number;
+  /** When it starts signing (at least the publication lead after `publishedAt`, but after a compromise). */
+  readonly signsFrom: number;
+  /** When its successor started signing: set once that has happened. */
+  readonly retiredAt?: number;
+}
+
+/**
+ * What an issuer needs of its key storage. Every method may be called concurrently with `sign`;
+ * the issuer serialises the others.
+ */
+export interface KeyStore {
+  /**
+   * Makes a new RS256 key pair (modulus of at least 2048 bits), keeps its private half, and
+   * resolves its public JWK, whose `kid` names the key from then on.
+   */
+  generate(): Promise<PublicRsaJwk>;
+  /**
+   * Signs `data` with key `kid`: RSASSA-PKCS1-v1_5 with SHA-256, the raw signature bytes.
+   * @throws {KeyStoreError} `key_not_found` when the store does not hold `kid`.
+   */
+  sign(kid: string, data: Uint8Array): Promise<Uint8Array>;
+  /** The schedule as last saved; `[]` before the first save. */
+  loadSchedule(): Promise<readonly KeyRecord[]>;
+  /** Replaces the saved schedule in one step (all or nothing). */
+  saveSchedule(records: readonly KeyRecord[]): Promise<void>;
+  /** Deletes key `kid`'s private half for good; a `kid` it does not hold is no error. */
+  destroy(kid: string): Promise<void>;
+}
+
+const STORE_METHODS = ['generate', 'sign', 'loadSchedule', 'saveSchedule', 'destroy'] as const;
+
+/** Checks that `value` implements {@link KeyStore}. @throws {TypeError} naming `name` and the member. */
+export function checkKeyStore(name: string, value: unknown): KeyStore {
+  if (typeof value !== 'object' || value === null) throw new TypeError(`${name} must be a KeyStore object`);
+  for (const method of STORE_METHODS) {
+    if (typeof (value as Record<string, unknown>)[method] !== 'function') {
+      throw new TypeError(`${name}.${method} must be a function (see the KeyStore interface)`);
+    }
+  }
+  return value as KeyStore;
+}
+
+/** Options of {@link InMemoryKeyStore}. */
+export interface InMemoryKeyStoreOptions {
+  /**
+   * Modulus length of the keys it generates, in bits.
+   * @default 2048
+   */
+  readonly modulusLength?: 2048 | 3072 | 4096;
+}
+
+/**
+ * Keys held in memory only, as non-extractable `CryptoKey`s: for tests, and for a process whose
+ * keys may vanish with it. Works on every WebCrypto runtime.
+ */
+export class InMemoryKeyStore implements KeyStore {
+  readonly #keys = new Map<string, CryptoKey>();
+  readonly #modulusLength: number | undefined;
+  #schedule: readonly KeyRecord[] = [];
+
+  constructor(options: InMemoryKeyStoreOptions = {}) {
+    this.#modulusLength = options.modulusLength;
+  }
+
+  async generate(): Promise<PublicRsaJwk> {
+    const pair = await generateRsaKeyPair({ modulusLength: this.#modulusLength, extractable: false });
+    this.#keys.set(pair.publicJwk.kid, pair.privateKey);
+    return pair.publicJwk;
+  }
+
+  async sign(kid: string, data: Uint8Array): Promise<Uint8Array> {
+    const key = this.#keys.get(kid);
+    if (key === undefined) throw new KeyStoreError('key_not_found', `The key store holds no key "${kid}".`);
+    return signRs256(key, data);
+  }
+
+  async loadSchedule(): Promise<readonly KeyRecord[]> {
+    return this.#schedule;
+  }
+
+  async saveSchedule(records: readonly KeyRecord[]): Promise<void> {
+    this.#schedule = Object.freeze(records.map((record) => Object.freeze({ ...record })));
+  }
+
+  async destroy(kid: string): Promise<void> {
+    this.#keys.delete(kid);
+  }
+
+  /** The kids whose private halves it holds. */
+  get kids(): readonly string[] {
+    return [...this.#keys.keys()];
+  }
+}
+

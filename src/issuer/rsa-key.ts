@@ -1,0 +1,58 @@
+/**
+ * RS256 key pairs, through `jose` and WebCrypto: generation, the public JWK as published (its
+ * `kid` is the key's RFC 7638 thumbprint), and signing.
+ *
+ * @module paygate-auth/issuer
+ */
+import { type CryptoKey, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+
+export type { CryptoKey };
+
+/** A public RSA key as the JWKS publishes it: exactly these members, never a private one. */
+export interface PublicRsaJwk {
+  readonly kty: 'RSA';
+  readonly n: string;
+  readonly e: string;
+  readonly kid: string;
+  readonly alg: 'RS256';
+  readonly use: 'sig';
+}
+
+/** Smallest modulus the gateway accepts, in bits. */
+export const MIN_MODULUS_LENGTH = 2048;
+
+/** A fresh key pair: the private key as a `CryptoKey`, the public half as published. */
+export interface GeneratedKeyPair {
+  readonly privateKey: CryptoKey;
+  readonly publicJwk: PublicRsaJwk;
+}
+
+/** Checks a modulus length option. @throws {TypeError} naming `name`. */
+export function checkModulusLength(name: string, value: unknown): number {
+  if (value === undefined) return MIN_MODULUS_LENGTH;
+  if (value !== 2048 && value !== 3072 && value !== 4096) throw new TypeError(`${name} must be 2048, 3072 or 4096`);
+  return value;
+}
+
+/** The published form of an RSA public key; `kid` is its RFC 7638 SHA-256 thumbprint. */
+export async function publicJwkOf(publicKey: CryptoKey): Promise<PublicRsaJwk> {
+  const { n, e } = await exportJWK(publicKey);
+  if (typeof n !== 'string' || typeof e !== 'string') throw new TypeError('The key is not an RSA key');
+  const kid = await calculateJwkThumbprint({ kty: 'RSA', n, e }, 'sha256');
+  return Object.freeze({ kty: 'RSA', n, e, kid, alg: 'RS256', use: 'sig' });
+}
+
+/**
+ * Generates an RS256 key pair. `extractable` lets the private key be exported (to write it to a
+ * file); a store that only keeps it in memory leaves it `false`.
+ */
+export async function generateRsaKeyPair(options: { readonly modulusLength?: number; readonly extractable?: boolean } = {}): Promise<GeneratedKeyPair> {
+  const modulusLength = checkModulusLength('modulusLength', options.modulusLength);
+  const pair = await generateKeyPair('RS256', { modulusLength, extractable: options.extractable ?? false });
+  return { privateKey: pair.privateKey, publicJwk: await publicJwkOf(pair.publicKey) };
+}
+
+/** RSASSA-PKCS1-v1_5 with SHA-256 (RS256) over `data`. */
+export async function signRs256(privateKey: CryptoKey, data: Uint8Array): Promise<Uint8Array> {
+  return new Uint8Array(await crypto.subtle.sign('RSASSA-PKCS1-v1_5', privateKey, data));
+}

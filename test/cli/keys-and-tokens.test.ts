@@ -1,0 +1,126 @@
+import { mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../src/cli/commands.js';
+import { EXIT, runCli } from '../../src/cli/run-cli.js';
+import { captureIo } from './cli-io.js';
+
+const ISS = 'https://auth.acme.example';
+const AUD = 'https://payments.example';
+let directory: string;
+
+beforeAll(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'paygate-cli-'));
+});
+
+afterAll(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+async function cli(args: readonly string[]) {
+  const io = captureIo();
+  const code = await runCli(args, io, COMMANDS);
+  return { code, out: io.out(), err: io.err() };
+}
+
+async function generate(name: string, ...extra: string[]) {
+  const out = join(directory, name);
+  const jwks = join(directory, `${name}.jwks.json`);
+  const result = await cli(['keys', 'generate', '--out', out, '--jwks', jwks, ...extra]);
+  return { ...result, file: out, jwks };
+}
+
+const signArgs = (key: string) => ['token', 'sign', '--key', key, '--issuer', ISS, '--audience', AUD, '--tenant', 'ern:acme/tenants/t-1', '--scope', 'pay:processPayments'];
+
+describe('paygate-auth keys generate', () => {
+  it.each(['pkcs8', 'jwk'])('writes a %s private key with mode 0600 and prints only the public JWK', async (format) => {
+    const { code, out, err, file } = await generate(`key-${format}`, '--format', format);
+    expect(code).toBe(EXIT.ok);
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    const jwk = JSON.parse(out) as Record<string, unknown>;
+    expect(Object.keys(jwk).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+    expect(err).toContain(`mode 0600`);
+    expect(err).toContain(`kid ${String(jwk.kid)}`);
+    expect(await readFile(file, 'utf8')).toMatch(format === 'pkcs8' ? /^-----BEGIN PRIVATE KEY-----/ : /"d":/);
+  });
+
+  it('never overwrites a key file', async () => {
+    const first = await generate('kept');
+    const before = await readFile(first.file, 'utf8');
+    const again = await cli(['keys', 'generate', '--out', first.file]);
+    expect(again.code).toBe(EXIT.failed);
+    expect(again.err).toContain('exists already');
+    expect(await readFile(first.file, 'utf8')).toBe(before);
+  });
+
+  it.each([
+    [['--format', 'pem', '--out', 'x'], '--format must be "pkcs8" or "jwk"'],
+    [['--modulus-length', '1024', '--out', 'x'], '--modulus-length must be 2048, 3072 or 4096'],
+    [[], '--out is required'],
+  ])('exits 2 on %j', async (args, message) => {
+    const result = await cli(['keys', 'generate', ...args]);
+    expect(result.code).toBe(EXIT.usage);
+    expect(result.err).toContain(message);
+  });
+});
+
+describe('paygate-auth token sign', () => {
+  it("signs a token with the contract's header and claims that verifies against the generated JWKS", async () => {
+    const key = await generate('signing');
+    const { code, out } = await cli([...signArgs(key.file), '--tenant-name', 'Acme Clinic', '--lifetime', '600']);
+    expect(code).toBe(EXIT.ok);
+    const token = out.trim();
+    const jwks = JSON.parse(await readFile(key.jwks, 'utf8')) as { keys: { kid: string }[] };
+    expect(decodeProtectedHeader(token)).toStrictEqual({ alg: 'RS256', typ: 'JWT', kid: jwks.keys[0]?.kid });
+    const { payload } = await jwtVerify(token, createLocalJWKSet(jwks as never), { issuer: ISS, audience: AUD });
+    expect((payload.expt as number) - (payload.iat as number)).toBe(600);
+    expect(payload).toMatchObject({ sub: ISS, tenant_ern: 'ern:acme/tenants/t-1', tenant_name: 'Acme Clinic', scope: 'pay:processPayments' });
+  });
+
+  it('and the doctor accepts what it signed', async () => {
+    const key = await generate('doctor', '--format', 'jwk');
+    const token = (await cli(signArgs(key.file))).out.trim();
+    const doctor = await cli(['doctor', token, '--issuer', ISS, '--product', 'acme', '--jwks', key.jwks, '--audience', AUD]);
+    expect(doctor.out).toContain("Accepted. The gateway's verifier (createVerifier) accepts it too.");
+    expect(doctor.code).toBe(EXIT.ok);
+  });
+
+  it('writes only expt with --no-exp', async () => {
+    const key = await generate('no-exp');
+    const token = (await cli([...signArgs(key.file), '--no-exp'])).out.trim();
+    expect(decodeJwt(token)).not.toHaveProperty('exp');
+  });
+
+  it.each([
+    [['--scope', 'pay:refund'], 'refused (invalid_scope, --scope)'],
+    [['--tenant', 'ern:acme/t-1'], 'refused (invalid_tenant, --tenant)'],
+    [['--product', 'globex'], 'refused (tenant_not_allowed, --tenant)'],
+    [['--lifetime', '90000'], 'refused (lifetime_exceeded, --lifetime)'],
+    [['--user', 'ern:globex/tenants/t-1/users/u-1'], 'refused (invalid_user, --user)'],
+  ])('refuses %j, naming the option, and exits 1', async (extra, message) => {
+    const key = await generate(`refused-${extra.join('')}`.replace(/[^\w-]/g, '_'));
+    const result = await cli([...signArgs(key.file), ...extra]);
+    expect(result.code).toBe(EXIT.failed);
+    expect(result.err).toContain(message);
+    expect(result.out).toBe('');
+  });
+
+  it('refuses a key file that others may read', async () => {
+    const key = await generate('loose');
+    await chmod(key.file, 0o644);
+    const result = await cli(signArgs(key.file));
+    expect(result.code).toBe(EXIT.failed);
+    expect(result.err).toContain('may be read by others (mode 644)');
+  });
+
+  it('refuses a file that is not a private key, without showing its content', async () => {
+    const file = join(directory, 'not-a-key.pem');
+    await writeFile(file, 'hello secret world', { mode: 0o600 });
+    const result = await cli(signArgs(file));
+    expect(result.code).toBe(EXIT.failed);
+    expect(result.err).toContain('is not a private RSA key');
+    expect(result.err).not.toContain('hello secret world');
+  });
+});

@@ -1,0 +1,240 @@
+import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { describe, expect, it, vi } from 'vitest';
+import { InMemoryKeyStore, type Issuer, type IssuerOptions, IssuerError, createIssuer } from '../../src/issuer/index.js';
+import { fakeClock, type FakeClock } from '../support/jwks-clock.js';
+
+const ISS = 'https://auth.acme.example';
+const AUD = 'https://payments.example';
+const HOUR = 3600;
+const TENANT = 'ern:acme/tenants/t-1';
+
+async function setUp(options: Partial<IssuerOptions> = {}): Promise<{ issuer: Issuer; clock: FakeClock; store: InMemoryKeyStore }> {
+  const clock = fakeClock();
+  const store = new InMemoryKeyStore();
+  const issuer = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store, now: clock.now, ...options });
+  return { issuer, clock, store };
+}
+
+/** An issuer whose first key has been published for an hour. */
+async function ready(options: Partial<IssuerOptions> = {}) {
+  const setup = await setUp(options);
+  setup.clock.advance(HOUR);
+  return setup;
+}
+
+const kids = (issuer: Issuer) => issuer.jwks().document.keys.map((key) => key.kid);
+const signingKid = (issuer: Issuer) => issuer.keys().find((key) => key.state === 'signing')?.kid;
+
+async function refusal(promise: Promise<unknown>): Promise<IssuerError> {
+  const error = await promise.then(() => undefined, (caught: unknown) => caught);
+  expect(error).toBeInstanceOf(IssuerError);
+  return error as IssuerError;
+}
+
+describe('createIssuer: the first key', () => {
+  it('publishes a first key at once, which may sign only an hour later', async () => {
+    const { issuer, clock } = await setUp();
+    expect(kids(issuer)).toHaveLength(1);
+    const early = await refusal(issuer.sign({ tenant: TENANT, scopes: ['pay:processPayments'] }));
+    expect(early.code).toBe('key_not_ready');
+    expect(early.message).toContain('signs from 2030-01-01T01:00:00.000Z');
+    clock.advance(HOUR - 1);
+    expect((await refusal(issuer.sign({ tenant: TENANT, scopes: ['pay:processPayments'] }))).code).toBe('key_not_ready');
+    clock.advance(1);
+    await expect(issuer.sign({ tenant: TENANT, scopes: ['pay:processPayments'] })).resolves.toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+  });
+});
+
+describe('issuer.sign', () => {
+  it('writes exactly the header alg, typ and kid', async () => {
+    const { issuer } = await ready();
+    const token = await issuer.sign({ tenant: TENANT, scopes: ['pay:processPayments'] });
+    expect(decodeProtectedHeader(token)).toStrictEqual({ alg: 'RS256', typ: 'JWT', kid: signingKid(issuer) });
+  });
+
+  it("writes exactly the contract's claims, with sub equal to iss, exp equal to expt and nbf equal to iat", async () => {
+    const { issuer, clock } = await ready();
+    const token = await issuer.sign({ tenant: TENANT, scopes: 'pay:processPayments hub:subscribe', user: '//users/u-1', tenantName: 'Acme Clinic', lifetime: 600 });
+    const iat = clock.now() / 1000;
+    expect(decodeJwt(token)).toStrictEqual({
+      iss: ISS, sub: ISS, aud: AUD, scope: 'pay:processPayments hub:subscribe', iat, nbf: iat, exp: iat + 600, expt: iat + 600,
+      tenant_ern: TENANT, tenant_name: 'Acme Clinic', user_ern: '//users/u-1',
+    });
+  });
+
+  it('leaves out exp when emitExp is false', async () => {
+    const { issuer } = await ready({ emitExp: false });
+    const claims = decodeJwt(await issuer.sign({ tenant: TENANT, scopes: ['pay:chargeToken'] }));
+    expect(claims).not.toHaveProperty('exp');
+    expect(claims.expt).toBe((claims.iat as number) + 300);
+  });
+
+  it("names the public tenant's own ERN as the user of a system token", async () => {
+    const { issuer } = await ready();
+    const claims = decodeJwt(await issuer.sign({ tenant: 'ern:acme/tenants/public', scopes: ['pay:manageIntegration'] }));
+    expect(claims.user_ern).toBe('ern:acme/tenants/public');
+  });
+
+  it.each([
+    [{ tenant: TENANT, scopes: ['pay:refund'] }, 'invalid_scope', 'scopes'],
+    [{ tenant: TENANT, scopes: [] }, 'invalid_scope', 'scopes'],
+    [{ tenant: TENANT, scopes: 'pay:processPayments  hub:subscribe' }, 'invalid_scope', 'scopes'],
+    [{ tenant: 'acme/tenants/t-1', scopes: ['hub:subscribe'] }, 'invalid_tenant', 'tenant'],
+    [{ tenant: 'ern:acme/tenants/', scopes: ['hub:subscribe'] }, 'invalid_tenant', 'tenant'],
+    [{ tenant: 'ern:globex/tenants/t-1', scopes: ['hub:subscribe'] }, 'tenant_not_allowed', 'tenant'],
+    [{ tenant: TENANT, scopes: ['hub:subscribe'], lifetime: 86_401 }, 'lifetime_exceeded', 'lifetime'],
+    [{ tenant: TENANT, scopes: ['hub:subscribe'], lifetime: 0 }, 'invalid_lifetime', 'lifetime'],
+    [{ tenant: TENANT, scopes: ['hub:subscribe'], lifetime: 1.5 }, 'invalid_lifetime', 'lifetime'],
+    [{ tenant: TENANT, scopes: ['hub:subscribe'], user: 'ern:globex/tenants/t-1/users/u-1' }, 'invalid_user', 'user'],
+    [{ tenant: TENANT, scopes: ['hub:subscribe'], user: 'u-1' }, 'invalid_user', 'user'],
+    [{ tenant: TENANT, scopes: ['hub:subscribe'], tenantName: '' }, 'invalid_tenant_name', 'tenantName'],
+    [{ tenant: TENANT, scopes: ['hub:subscribe'], audience: 'x' }, 'unknown_field', 'audience'],
+  ])('refuses %j with %s naming %s', async (input, code, field) => {
+    const { issuer } = await ready();
+    const error = await refusal(issuer.sign(input as never));
+    expect(error.code).toBe(code);
+    expect(error.field).toBe(field);
+  });
+
+  it('refuses a tenant outside the tenants of a limited integration', async () => {
+    const { issuer } = await ready({ tenants: ['t-2'] });
+    const error = await refusal(issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }));
+    expect([error.code, error.field]).toEqual(['tenant_not_allowed', 'tenant']);
+  });
+
+  it('accepts a lifetime exactly at the maximum', async () => {
+    const { issuer } = await ready({ maxLifetime: 7200 });
+    const claims = decodeJwt(await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'], lifetime: 7200 }));
+    expect((claims.expt as number) - (claims.nbf as number)).toBe(7200);
+  });
+});
+
+describe('the rotation schedule', () => {
+  it('publishes the next key 47 h in, signs with it from 48 h, and unpublishes the old one 25 h after', async () => {
+    const { issuer, clock, store } = await ready();
+    const first = signingKid(issuer) as string;
+    clock.advance(47 * HOUR - 1);
+    expect((await issuer.tick()).published).toEqual([]);
+    clock.advance(1);
+    const report = await issuer.tick();
+    expect(report.published).toHaveLength(1);
+    const second = report.published[0] as string;
+    expect(kids(issuer)).toEqual([second, first]);
+    expect(signingKid(issuer)).toBe(first);
+    clock.advance(HOUR);
+    expect(signingKid(issuer)).toBe(second);
+    const old = issuer.keys().find((key) => key.kid === first);
+    expect(old?.state).toBe('retired');
+    expect(old?.unpublishAt?.getTime()).toBe(clock.now() + 25 * HOUR * 1000);
+    clock.advance(25 * HOUR - 1);
+    await issuer.tick();
+    expect(kids(issuer)).toContain(first);
+    clock.advance(1);
+    expect((await issuer.tick()).removed).toEqual([first]);
+    expect(kids(issuer)).toEqual([second]);
+    expect(store.kids).not.toContain(first);
+  });
+
+  it('serves the JWKS with a Cache-Control max-age under the publication lead', async () => {
+    const { issuer } = await setUp();
+    const { cacheControl, headers } = issuer.jwks();
+    expect(cacheControl).toBe('public, max-age=600');
+    expect(headers).toEqual({ 'content-type': 'application/jwk-set+json', 'cache-control': 'public, max-age=600' });
+  });
+
+  it('publishes each key with exactly kty, n, e, kid, alg and use', async () => {
+    const { issuer } = await setUp();
+    const [key] = issuer.jwks().document.keys;
+    expect(Object.keys(key ?? {}).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+    expect(key).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig', e: 'AQAB' });
+  });
+
+  it('rotate() publishes a key that signs an hour later, and returns the waiting key when called again', async () => {
+    const { issuer, clock } = await ready();
+    const first = signingKid(issuer);
+    const next = await issuer.rotate();
+    expect(next.state).toBe('published');
+    expect(next.signsFrom.getTime() - next.publishedAt.getTime()).toBe(HOUR * 1000);
+    expect((await issuer.rotate()).kid).toBe(next.kid);
+    expect(signingKid(issuer)).toBe(first);
+    clock.advance(HOUR);
+    expect(signingKid(issuer)).toBe(next.kid);
+  });
+
+  it('compromised(kid) unpublishes the signing key and signs with a fresh key at once', async () => {
+    const { issuer, store } = await ready();
+    const first = signingKid(issuer) as string;
+    const report = await issuer.compromised(first);
+    expect(report.removed).toBe(first);
+    expect(kids(issuer)).toEqual([report.signing]);
+    expect(store.kids).not.toContain(first);
+    const token = await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] });
+    expect(decodeProtectedHeader(token).kid).toBe(report.signing);
+  });
+
+  it('compromised(kid) of a waiting key leaves the signing key at work, and tick() publishes the next key when it is due', async () => {
+    const { issuer, clock } = await ready();
+    const first = signingKid(issuer);
+    const waiting = await issuer.rotate();
+    expect((await issuer.compromised(waiting.kid)).signing).toBe(first);
+    expect(kids(issuer)).toEqual([first]);
+    expect((await issuer.tick()).published).toEqual([]);
+    clock.advance(47 * HOUR);
+    expect((await issuer.tick()).published).toHaveLength(1);
+  });
+
+  it('startSchedule() runs tick() on its timer until stopped', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const { issuer, clock } = await ready();
+      const timer = issuer.startSchedule({ every: 60 });
+      clock.advance(47 * HOUR);
+      vi.advanceTimersByTime(60_000);
+      await vi.waitFor(() => expect(issuer.keys()).toHaveLength(2));
+      timer.stop();
+      clock.advance(48 * HOUR);
+      vi.advanceTimersByTime(600_000);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(issuer.keys()).toHaveLength(2);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('compromised(kid) refuses a kid it does not hold', async () => {
+    const { issuer } = await ready();
+    const error = await refusal(issuer.compromised('nope'));
+    expect([error.code, error.field]).toEqual(['unknown_key', 'kid']);
+  });
+
+  it('a second instance over the same store sees the schedule after reload()', async () => {
+    const { issuer, clock, store } = await ready();
+    const other = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store, now: clock.now });
+    const waiting = await issuer.rotate();
+    expect(other.jwks().document.keys.map((key) => key.kid)).not.toContain(waiting.kid);
+    await other.reload();
+    expect(other.jwks().document.keys.map((key) => key.kid)).toContain(waiting.kid);
+  });
+});
+
+describe('createIssuer options', () => {
+  const store = new InMemoryKeyStore();
+  const base = { issuer: ISS, audience: AUD, product: 'acme', keyStore: store };
+  it.each([
+    [{ issuer: '' }, 'issuer must be a non-empty string'],
+    [{ audience: [] }, 'audience must be a non-empty string'],
+    [{ product: 'ac me' }, 'product must be a name'],
+    [{ keyStore: { generate() {} } }, 'keyStore.sign must be a function'],
+    [{ rotation: { publishLead: 7200, interval: 3600 } }, 'rotation.publishLead must be shorter than rotation.interval'],
+    [{ rotation: { interval: Number.NaN } }, 'rotation.interval must be a number of seconds'],
+    [{ rotation: { every: 3600 } }, 'unknown option "every"'],
+    [{ maxLifetime: 8 * 86_400 }, 'maxLifetime must be a number of seconds above 0 and at most 604800'],
+    [{ lifetime: 90_000 }, 'lifetime must be a number of seconds above 0 and at most 86400'],
+    [{ jwksMaxAge: 7200 }, 'jwksMaxAge must be a number of seconds at least 0 and at most 3600'],
+    [{ emitExp: 'yes' }, 'emitExp must be a boolean'],
+    [{ algorithm: 'RS512' }, 'unknown option "algorithm"'],
+  ])('throws a TypeError for %j', async (override, message) => {
+    await expect(createIssuer({ ...base, ...override } as IssuerOptions)).rejects.toThrow(TypeError);
+    await expect(createIssuer({ ...base, ...override } as IssuerOptions)).rejects.toThrow(message);
+  });
+});
