@@ -13,6 +13,7 @@ export default defineConfig({
     'fetch/index': 'src/adapters/fetch/index.ts',
     'payment-links/index': 'src/payment-links/index.ts',
     'testing/index': 'src/testing/index.ts',
+    'testing/msw': 'src/testing/msw.ts',
     cli: 'src/cli/main.ts',
   },
   format: ['esm', 'cjs'],

@@ -2,6 +2,7 @@ import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { IssuerRegistry, createVerifier } from '../../src/index.js';
 import { type TestIssuer, createTestIssuer, createTestVerifier } from '../../src/testing/index.js';
+import { jwksHandlers } from '../../src/testing/msw.js';
 
 const decode = (token: string, part: 0 | 1) => JSON.parse(Buffer.from(token.split('.')[part]!, 'base64url').toString());
 
@@ -10,7 +11,7 @@ describe('createTestIssuer', () => {
   const server = setupServer();
   beforeAll(async () => {
     issuer = await createTestIssuer({ product: 'acme', audience: 'https://payments.test', now: () => Date.UTC(2026, 0, 1) });
-    server.use(...issuer.handlers);
+    server.use(...jwksHandlers(issuer));
     server.listen({ onUnhandledRequest: 'error' });
   });
   afterAll(() => server.close());
