@@ -191,6 +191,15 @@ export function issuerLink(issuer: TestIssuer): IssuerLink | undefined {
   return links.get(issuer);
 }
 
+/** Warns that a verifier built from `issuer.entry` before `listen()` still fetches the msw URL. */
+function warnListenOrder(mswUri: string): void {
+  process.emitWarning(
+    `issuer.entry was read before issuer.listen(): a verifier built from it still fetches ${mswUri}, which only msw answers, ` +
+      'and fails with jwks_unavailable (503) without it. Build that verifier after listen(), or with createTestVerifier(issuer), which follows listen().',
+    { code: 'PAYGATE_AUTH_LISTEN_ORDER' },
+  );
+}
+
 function withOverrides(base: Record<string, unknown>, overrides: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
   const result = { ...base };
   for (const [name, value] of Object.entries(overrides ?? {})) {
@@ -236,6 +245,8 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
   const kidPrefix = options.kid ?? 'test-key';
   const mswUri = options.jwksUri ?? `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`;
   let jwksUri = mswUri;
+  /** Whether `entry` was read while it named the msw URL (a verifier may hold it). */
+  let entryReadBeforeListen = false;
   let keyCount = 0;
   let jwksRequests = 0;
   let revision = 0;
@@ -293,6 +304,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     tenant,
     audience,
     get entry() {
+      if (jwksUri === mswUri) entryReadBeforeListen = true;
       return entryAt(jwksUri);
     },
     get jwksUri() {
@@ -355,6 +367,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       });
       servers.push(server);
       jwksUri = server.url;
+      if (entryReadBeforeListen) warnListenOrder(mswUri);
       return server;
     },
     async close() {
