@@ -140,4 +140,26 @@ describe('createTestVerifier', () => {
   test('needs at least one issuer', () => {
     expect(() => createTestVerifier([])).toThrow(TypeError);
   });
+
+  test('refuses a followIssuers that is not a boolean, naming it', async () => {
+    const issuer = await createTestIssuer();
+    expect(() => createTestVerifier(issuer, { followIssuers: 'yes' as unknown as boolean })).toThrow(/followIssuers must be a boolean/);
+  });
+
+  test('registers each issuer at its msw URL, whether or not it listens (the kit routes the download)', async () => {
+    const issuer = await createTestIssuer();
+    await issuer.listen();
+    try {
+      expect(createTestVerifier(issuer).registry.entries()[0]?.jwksUri).toBe('https://issuer.test/.well-known/jwks.json');
+      expect(createTestVerifier(issuer, { followIssuers: false }).registry.entries()[0]?.jwksUri).toBe(issuer.entry.jwksUri);
+    } finally {
+      await issuer.close();
+    }
+  });
+
+  test('takes an issuer-like object not made by createTestIssuer by its entry, as it is', () => {
+    const entry = { issuer: 'https://other.test', jwksUri: 'https://other.test/jwks.json', products: ['acme'] };
+    const verifier = createTestVerifier({ entry, audience: 'https://payments.test' } as unknown as TestIssuer);
+    expect(verifier.registry.entries()).toEqual([entry]);
+  });
 });
