@@ -154,7 +154,7 @@ export interface TestIssuer {
    * later); with `retire`, every other key is unpublished.
    */
   rotate(options?: RotateOptions): Promise<TestKey>;
-  /** Makes `key` (a key or a kid of this issuer's) the signing key; returns it. */
+  /** Makes `key` the signing key: a `TestKey`, or the kid of a key this issuer made; returns it. */
   promote(key: TestKey | string): TestKey;
   /** Unpublishes the keys `kids`; with none given, every key but the signing key. */
   retire(...kids: readonly string[]): void;
@@ -321,9 +321,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     },
     get handlers(): readonly JwksRequestHandler[] {
       if (msw === undefined) throw new Error('issuer.handlers needs the optional peer dependency "msw"; or serve the JWKS with issuer.listen()');
-      return [
-        msw.http.get(mswUri, respond),
-      ];
+      return [msw.http.get(mswUri, respond)];
     },
     claims,
     token(overrides, header, tokenOptions) {
@@ -367,7 +365,10 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       });
       servers.push(server);
       jwksUri = server.url;
-      if (entryReadBeforeListen) warnListenOrder(mswUri);
+      if (entryReadBeforeListen) {
+        entryReadBeforeListen = false;
+        warnListenOrder(mswUri);
+      }
       return server;
     },
     async close() {
