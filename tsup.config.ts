@@ -14,6 +14,7 @@ export default defineConfig({
     'payment-links/index': 'src/payment-links/index.ts',
     'testing/index': 'src/testing/index.ts',
     'issuer/index': 'src/issuer/index.ts',
+    'testing/msw': 'src/testing/msw.ts',
     cli: 'src/cli/main.ts',
   },
   format: ['esm', 'cjs'],

@@ -1,11 +1,12 @@
 /**
  * paygate-auth/testing: issuers, keys, JWKS endpoints and tokens for tests. Nothing here touches
- * the network beyond 127.0.0.1.
+ * the network beyond 127.0.0.1, and nothing here needs msw (`paygate-auth/testing/msw` does).
  *
  * @module paygate-auth/testing
  */
 export {
   type AddKeyOptions,
+  type JwksRequestHandler,
   type RotateOptions,
   type TestClaims,
   type TestHeader,
@@ -14,5 +15,14 @@ export {
   createTestIssuer,
 } from './test-issuer.js';
 export { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
-export { type PublishedJwk, type TestKey, type TestKeyOptions, encodeSegment, generateTestKey, signCompact } from './test-key.js';
+export {
+  type PublishedJwk,
+  type SignCompactOptions,
+  type TestKey,
+  type TestKeyOptions,
+  type TestSigningAlgorithm,
+  encodeSegment,
+  generateTestKey,
+  signCompact,
+} from './test-key.js';
 export { type TestVerifierOptions, createTestVerifier } from './test-verifier.js';

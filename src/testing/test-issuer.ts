@@ -5,7 +5,6 @@
  *
  * @module paygate-auth/testing
  */
-import type { HttpHandler } from 'msw';
 import { parseTenantErn } from '../core/ern.js';
 import type { IssuerEntry } from '../core/registry.js';
 import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
@@ -44,7 +43,8 @@ export interface TestIssuerOptions {
    */
   readonly tenantName?: string;
   /**
-   * Where its JWKS is served (by the msw `handlers`); `listen()` replaces it with a loopback URL.
+   * Where its msw `handlers` serve its JWKS; while `listen()` serves it, `entry.jwksUri` is the
+   * loopback URL instead.
    * @default `<issuer>/.well-known/jwks.json`
    */
   readonly jwksUri?: string;
@@ -55,7 +55,7 @@ export interface TestIssuerOptions {
   readonly lifetime?: number;
   /**
    * The clock its tokens are issued by, in milliseconds (share it with the verifier's `now`).
-   * @default Date.now
+   * @default `() => Date.now()`, read at every call: vitest fake timers apply whenever installed
    */
   readonly now?: () => number;
   /**
@@ -100,6 +100,23 @@ export interface RotateOptions {
    * @default false
    */
   readonly retire?: boolean;
+  /**
+   * Publish the new key without signing with it (pre-publication); {@link TestIssuer.promote}
+   * makes it the signer later. The gateway's contract: a new key signs only once it has been
+   * published for at least an hour.
+   * @default false (the new key signs at once)
+   */
+  readonly publishOnly?: boolean;
+}
+
+/**
+ * An msw request handler, typed by its shape only so that these types load without msw. msw's
+ * `server.use()` wants its own class type: for typed handlers use `jwksHandlers()` from
+ * `paygate-auth/testing/msw`.
+ */
+export interface JwksRequestHandler {
+  readonly info: { readonly method?: unknown; readonly path?: unknown };
+  run(args: never): Promise<unknown>;
 }
 
 /** A test issuer made by {@link createTestIssuer}. */
@@ -110,32 +127,77 @@ export interface TestIssuer {
   /** The default `tenant_ern`. */
   readonly tenant: string;
   readonly audience: string | readonly string[];
-  /** Its registry entry, for `new IssuerRegistry([issuer.entry])`; follows `listen()`. */
+  /** Its registry entry, for `new IssuerRegistry([issuer.entry])`; its `jwksUri` follows `listen()`. */
   readonly entry: IssuerEntry;
+  /** Where its JWKS is served now: its msw URL, or after `listen()` the loopback server's. */
+  readonly jwksUri: string;
   /** The JWKS document as served now. */
   readonly jwks: { readonly keys: readonly Readonly<Record<string, unknown>>[] };
   /** The key that signs by default. */
   readonly signingKey: TestKey;
   /** How many JWKS requests its msw handlers and servers have answered. */
   readonly jwksRequests: number;
-  /** msw handlers serving the JWKS at `entry.jwksUri` (needs the optional peer `msw`). */
-  readonly handlers: readonly HttpHandler[];
+  /**
+   * msw handlers serving the JWKS at its msw URL (needs the optional peer `msw`). Typed by shape:
+   * in TypeScript, take `jwksHandlers(issuer)` from `paygate-auth/testing/msw`, typed for
+   * `server.use()`.
+   */
+  readonly handlers: readonly JwksRequestHandler[];
   /** The claims a token gets, with `overrides` applied. */
   claims(overrides?: TestClaims): Record<string, unknown>;
   /** Mints a token: default claims and header, with overrides; signed by `key` or the signing key. */
   token(claims?: TestClaims, header?: TestHeader, options?: { readonly key?: TestKey }): Promise<string>;
-  /** A new key, published (unless told otherwise) but not signing by default. */
+  /** A new key, published (unless told otherwise) but not signing until {@link promote}d. */
   addKey(options?: AddKeyOptions): Promise<TestKey>;
-  /** A new key, published and signing from now on. */
+  /**
+   * A new key, published and signing from now on; with `publishOnly`, published only (promote it
+   * later); with `retire`, every other key is unpublished.
+   */
   rotate(options?: RotateOptions): Promise<TestKey>;
+  /** Makes `key` the signing key: a `TestKey`, or the kid of a key this issuer made; returns it. */
+  promote(key: TestKey | string): TestKey;
+  /** Unpublishes the keys `kids`; with none given, every key but the signing key. */
+  retire(...kids: readonly string[]): void;
   /** Adds raw entries to the JWKS as given (malformed ones included). */
   publish(...entries: readonly Readonly<Record<string, unknown>>[]): void;
   /** Removes every JWKS entry whose `kid` is `kid`. */
   unpublish(kid: string): void;
-  /** Serves the JWKS from a real HTTP server on 127.0.0.1; `entry.jwksUri` points there from now on. */
+  /**
+   * Serves the JWKS from a real HTTP server on 127.0.0.1; `entry.jwksUri` points there from now on.
+   * Verifiers from `createTestVerifier()` follow it whenever they were built; one built with
+   * `createVerifier({ registry: [issuer.entry] })` keeps the URL it was given: build it after.
+   */
   listen(options?: ServeJwksOptions): Promise<JwksServer>;
-  /** Closes every server `listen()` opened. */
+  /** Closes every server `listen()` opened; the JWKS is served at its msw URL again. */
   close(): Promise<void>;
+}
+
+/** What `createTestVerifier()` reads of an issuer, beside its public members. */
+export interface IssuerLink {
+  /** Its JWKS URL before any `listen()`: the one a kit verifier registers. */
+  readonly registeredJwksUri: string;
+  /** Bumped on every change to the served JWKS. */
+  revision(): number;
+  /** The registry entry, with `registeredJwksUri`. */
+  entry(): IssuerEntry;
+  /** Answers one JWKS request with the JWKS as served now (and counts it). */
+  respond(): Response;
+}
+
+const links = new WeakMap<TestIssuer, IssuerLink>();
+
+/** The link of an issuer made by {@link createTestIssuer}, if it is one (not part of the public API). */
+export function issuerLink(issuer: TestIssuer): IssuerLink | undefined {
+  return links.get(issuer);
+}
+
+/** Warns that a verifier built from `issuer.entry` before `listen()` still fetches the msw URL. */
+function warnListenOrder(mswUri: string): void {
+  process.emitWarning(
+    `issuer.entry was read before issuer.listen(): a verifier built from it still fetches ${mswUri}, which only msw answers, ` +
+      'and fails with jwks_unavailable (503) without it. Build that verifier after listen(), or with createTestVerifier(issuer), which follows listen().',
+    { code: 'PAYGATE_AUTH_LISTEN_ORDER' },
+  );
 }
 
 function withOverrides(base: Record<string, unknown>, overrides: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
@@ -147,11 +209,13 @@ function withOverrides(base: Record<string, unknown>, overrides: Readonly<Record
   return result;
 }
 
-type MswModule = typeof import('msw');
+interface MswModule {
+  readonly http: { get(path: string, resolver: () => Response): JwksRequestHandler };
+}
 
 async function loadMsw(): Promise<MswModule | undefined> {
   try {
-    return await import('msw');
+    return (await import('msw')) as unknown as MswModule;
   } catch {
     return undefined;
   }
@@ -174,29 +238,41 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
   const audience = options.audience ?? 'https://payments.test';
   const tenant = options.tenant ?? `ern:${product}/tenants/t-1`;
   parseTenantErn(tenant);
-  const now = options.now ?? Date.now;
+  if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError('createTestIssuer: now must be a function');
+  // Read at every call, so that fake timers installed after this issuer was made still apply.
+  const now = options.now ?? (() => Date.now());
   const lifetime = options.lifetime ?? 300;
   const kidPrefix = options.kid ?? 'test-key';
-  let jwksUri = options.jwksUri ?? `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`;
+  const mswUri = options.jwksUri ?? `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`;
+  let jwksUri = mswUri;
+  /** Whether `entry` was read while it named the msw URL (a verifier may hold it). */
+  let entryReadBeforeListen = false;
   let keyCount = 0;
   let jwksRequests = 0;
+  let revision = 0;
   let published: Readonly<Record<string, unknown>>[] = [];
+  const keys = new Map<string, TestKey>();
   const servers: JwksServer[] = [];
   const msw = await loadMsw();
+  const setPublished = (next: Readonly<Record<string, unknown>>[]): void => {
+    published = next;
+    revision += 1;
+  };
   const nextKid = (): string => {
     keyCount += 1;
     return keyCount === 1 ? kidPrefix : `${kidPrefix}-${keyCount}`;
   };
   const addKey = async (add: AddKeyOptions = {}): Promise<TestKey> => {
     const key = await generateTestKey({ kid: add.kid ?? nextKid(), modulusLength: add.modulusLength, jwk: add.jwk });
-    if (add.publish !== false) published = [...published, key.publicJwk as PublishedJwk];
+    keys.set(key.kid, key);
+    if (add.publish !== false) setPublished([...published, key.publicJwk as PublishedJwk]);
     return key;
   };
   let signingKey = await addKey();
   const document = () => ({ keys: published });
-  const entry = (): IssuerEntry => ({
+  const entryAt = (uri: string): IssuerEntry => ({
     issuer,
-    jwksUri,
+    jwksUri: uri,
     products: [product],
     ...(options.tenants === undefined ? {} : { tenants: options.tenants }),
     ...(options.maxTokenLifetime === undefined ? {} : { maxTokenLifetime: options.maxTokenLifetime }),
@@ -216,14 +292,23 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     };
     return withOverrides(base, overrides);
   };
+  const respond = (): Response => {
+    jwksRequests += 1;
+    return Response.json(document());
+  };
+  const unpublishAllBut = (kid: string): void => setPublished(published.filter((jwk) => jwk.kid === kid));
 
-  return {
+  const testIssuer: TestIssuer = {
     issuer,
     product,
     tenant,
     audience,
     get entry() {
-      return entry();
+      if (jwksUri === mswUri) entryReadBeforeListen = true;
+      return entryAt(jwksUri);
+    },
+    get jwksUri() {
+      return jwksUri;
     },
     get jwks() {
       return document();
@@ -234,14 +319,9 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     get jwksRequests() {
       return jwksRequests;
     },
-    get handlers(): readonly HttpHandler[] {
+    get handlers(): readonly JwksRequestHandler[] {
       if (msw === undefined) throw new Error('issuer.handlers needs the optional peer dependency "msw"; or serve the JWKS with issuer.listen()');
-      return [
-        msw.http.get(jwksUri, () => {
-          jwksRequests += 1;
-          return msw.HttpResponse.json(document());
-        }),
-      ];
+      return [msw.http.get(mswUri, respond)];
     },
     claims,
     token(overrides, header, tokenOptions) {
@@ -250,16 +330,30 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     },
     addKey,
     async rotate(rotation = {}) {
+      if (rotation.publishOnly === true && rotation.retire === true) {
+        throw new TypeError('rotate: publishOnly and retire cannot be combined (retiring would unpublish the signing key)');
+      }
       const key = await addKey({ kid: rotation.kid });
-      if (rotation.retire === true) published = published.filter((jwk) => jwk.kid === key.kid);
+      if (rotation.publishOnly === true) return key;
+      if (rotation.retire === true) unpublishAllBut(key.kid);
       signingKey = key;
       return key;
     },
+    promote(key) {
+      const found = typeof key === 'string' ? keys.get(key) : key;
+      if (found === undefined || typeof found !== 'object') throw new TypeError(`promote: ${JSON.stringify(key)} is not a key of this issuer`);
+      signingKey = found;
+      return found;
+    },
+    retire(...kids) {
+      if (kids.length === 0) unpublishAllBut(signingKey.kid);
+      else setPublished(published.filter((jwk) => !kids.includes(jwk.kid as string)));
+    },
     publish(...entries) {
-      published = [...published, ...entries];
+      setPublished([...published, ...entries]);
     },
     unpublish(kid) {
-      published = published.filter((jwk) => jwk.kid !== kid);
+      setPublished(published.filter((jwk) => jwk.kid !== kid));
     },
     async listen(listenOptions = {}) {
       const server = await serveJwks(document, {
@@ -271,10 +365,22 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       });
       servers.push(server);
       jwksUri = server.url;
+      if (entryReadBeforeListen) {
+        entryReadBeforeListen = false;
+        warnListenOrder(mswUri);
+      }
       return server;
     },
     async close() {
       await Promise.all(servers.splice(0).map((server) => server.close()));
+      jwksUri = mswUri;
     },
   };
+  links.set(testIssuer, {
+    registeredJwksUri: mswUri,
+    revision: () => revision,
+    entry: () => entryAt(mswUri),
+    respond,
+  });
+  return testIssuer;
 }

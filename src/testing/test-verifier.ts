@@ -1,26 +1,109 @@
 /**
- * A verifier that trusts the given test issuers, for the audience they mint tokens for.
+ * A verifier that trusts the given test issuers, for the audience they mint tokens for, and keeps
+ * up with what the test does to them: key changes are seen before the next verification, and each
+ * JWKS is fetched wherever its issuer serves it now.
  *
  * @module paygate-auth/testing
  */
+import type { FetchLike } from '../core/jwks-fetch.js';
 import { IssuerRegistry } from '../core/registry.js';
 import { type Verifier, type VerifierOptions, createVerifier } from '../core/verifier.js';
-import type { TestIssuer } from './test-issuer.js';
+import { type IssuerLink, type TestIssuer, issuerLink } from './test-issuer.js';
 
 /** Verifier options for {@link createTestVerifier}: `registry` comes from the issuers. */
 export type TestVerifierOptions = Omit<VerifierOptions, 'registry' | 'audience'> & {
   /** @default the first issuer's audience */
   readonly audience?: string | readonly string[];
+  /**
+   * Keep up with the issuers. `true`: before a verification, the keys of every issuer whose JWKS
+   * changed since (`rotate()`, `retire()`, `addKey()`, `publish()`, `unpublish()`) are reloaded,
+   * as an operator calls `verifier.refresh(issuer)` after a rotation, so a rotation or retirement
+   * takes effect at once, with no max-age or kid-miss cooldown to wait out; and each JWKS is
+   * fetched where its issuer serves it now (its msw URL, or `listen()`'s loopback server, in
+   * whichever order they were set up). `false`: the production rules alone (max-age, the 30 s
+   * kid-miss cooldown), to test those rules; the registry then holds each issuer's `entry` as it
+   * is now.
+   * @default true
+   */
+  readonly followIssuers?: boolean;
 };
 
-/** A verifier whose registry holds exactly `issuers` (their `entry` as it is now). */
-export function createTestVerifier(issuers: TestIssuer | readonly TestIssuer[], options: TestVerifierOptions = {}): Verifier {
+interface Followed {
+  readonly issuer: TestIssuer;
+  readonly link: IssuerLink;
+  seen: number;
+}
+
+function issuerList(issuers: TestIssuer | readonly TestIssuer[]): readonly TestIssuer[] {
   const list: readonly TestIssuer[] = Array.isArray(issuers) ? issuers : [issuers as TestIssuer];
-  const first = list[0];
-  if (first === undefined) throw new TypeError('createTestVerifier: give at least one test issuer');
-  return createVerifier({
-    ...options,
-    registry: new IssuerRegistry(list.map((issuer) => issuer.entry)),
-    audience: options.audience ?? first.audience,
+  if (list.length === 0) throw new TypeError('createTestVerifier: give at least one test issuer');
+  return list;
+}
+
+/** A `fetch` that sends each issuer's registered JWKS URL to where the issuer serves it now. */
+function followingFetch(followed: readonly Followed[], base: FetchLike | undefined): FetchLike {
+  const byUri = new Map(followed.map(({ issuer, link }) => [link.registeredJwksUri, issuer] as const));
+  return (input, init) => (base ?? globalThis.fetch)(byUri.get(input)?.jwksUri ?? input, init);
+}
+
+/** `inner`, whose `verify()` first reloads the keys of every issuer whose JWKS changed. */
+function following(inner: Verifier, followed: readonly Followed[]): Verifier {
+  let syncing: Promise<void> | null = null;
+  const sync = (): Promise<void> | null => {
+    const changed = followed.filter((entry) => entry.link.revision() !== entry.seen);
+    if (changed.length === 0) return syncing;
+    const refreshes = changed.map((entry) => {
+      entry.seen = entry.link.revision();
+      // A failed reload leaves the verifier's own rules to answer the verification.
+      return inner.refresh(entry.issuer.issuer).then(
+        () => undefined,
+        () => undefined,
+      );
+    });
+    const done: Promise<void> = Promise.all([syncing, ...refreshes]).then(() => {
+      if (syncing === done) syncing = null;
+    });
+    syncing = done;
+    return done;
+  };
+  return {
+    async verify(token) {
+      const pending = sync();
+      if (pending !== null) await pending;
+      return inner.verify(token);
+    },
+    refresh: (issuer) => inner.refresh(issuer),
+    revokeKey: (issuer, kid) => inner.revokeKey(issuer, kid),
+    suspendIssuer: (issuer) => inner.suspendIssuer(issuer),
+    resumeIssuer: (issuer) => inner.resumeIssuer(issuer),
+    warmUp: () => inner.warmUp(),
+    exportKeys: () => inner.exportKeys(),
+    registry: inner.registry,
+    audiences: inner.audiences,
+    maxTokenBytes: inner.maxTokenBytes,
+  };
+}
+
+/**
+ * A verifier whose registry holds exactly `issuers`, for the first one's audience, on a clock
+ * read at every call (`Date.now()`, so fake timers apply) unless `now` is given. By default it
+ * keeps up with the issuers (see {@link TestVerifierOptions.followIssuers}).
+ */
+export function createTestVerifier(issuers: TestIssuer | readonly TestIssuer[], options: TestVerifierOptions = {}): Verifier {
+  const list = issuerList(issuers);
+  const { followIssuers, audience, now, fetch, ...rest } = options;
+  if (followIssuers !== undefined && typeof followIssuers !== 'boolean') throw new TypeError('createTestVerifier: followIssuers must be a boolean');
+  const base = { ...rest, audience: audience ?? (list[0] as TestIssuer).audience, now: now ?? (() => Date.now()) };
+  if (followIssuers === false) {
+    return createVerifier({ ...base, ...(fetch === undefined ? {} : { fetch }), registry: new IssuerRegistry(list.map((issuer) => issuer.entry)) });
+  }
+  const followed: Followed[] = [];
+  const entries = list.map((issuer) => {
+    const link = issuerLink(issuer);
+    if (link === undefined) return issuer.entry; // not made by createTestIssuer(): taken as it is
+    followed.push({ issuer, link, seen: link.revision() });
+    return link.entry();
   });
+  const inner = createVerifier({ ...base, fetch: followingFetch(followed, fetch), registry: new IssuerRegistry(entries) });
+  return following(inner, followed);
 }

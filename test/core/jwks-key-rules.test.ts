@@ -7,6 +7,7 @@ import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Verifier, type VerifierOptions, createVerifier } from '../../src/index.js';
 import { type TestIssuer, type TestKey, createTestIssuer, generateTestKey } from '../../src/testing/index.js';
+import { jwksHandlers } from '../../src/testing/msw.js';
 import { fakeClock } from '../support/jwks-clock.js';
 import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { authRejection } from '../support/jwks-rejection.js';
@@ -52,7 +53,7 @@ beforeAll(async () => {
   // Two different keys under one kid; and a key with no kid at all.
   issuer.publish({ ...issuer.signingKey.publicJwk, kid: 'twin' }, rogueAs('twin'));
   issuer.publish(rogueAs('unused', { kid: undefined }));
-  server.use(...issuer.handlers);
+  server.use(...jwksHandlers(issuer));
   server.listen({ onUnhandledRequest: 'error' });
 });
 

@@ -7,6 +7,7 @@ import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import { type FetchLike, type Verifier, createVerifier } from '../../src/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
+import { jwksHandlers } from '../../src/testing/msw.js';
 import { fakeClock } from '../support/jwks-clock.js';
 import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { authRejection } from '../support/jwks-rejection.js';
@@ -21,12 +22,12 @@ let early: Verifier;
 beforeAll(async () => {
   issuer = await createTestIssuer({ audience: AUDIENCE, now: clock.now });
   early = createVerifier({ registry: [issuer.entry], audience: AUDIENCE, now: clock.now });
-  server.use(...issuer.handlers);
+  server.use(...jwksHandlers(issuer));
   server.listen({ onUnhandledRequest: 'error' });
 });
 
 afterEach(() => {
-  server.resetHandlers(...issuer.handlers);
+  server.resetHandlers(...jwksHandlers(issuer));
   vi.unstubAllGlobals();
 });
 

@@ -25,6 +25,7 @@ export const EXPECTED_EXPORTS: Readonly<Record<string, readonly string[]>> = {
   'paygate-auth/fetch': ['withAuth', 'requireScopes'],
   'paygate-auth/payment-links': ['createPaymentLinkHandler', 'createInfoHandler', 'InMemoryPaymentLinkStore', 'InMemoryDirectory'],
   'paygate-auth/testing': ['createTestIssuer', 'createTestVerifier', 'serveJwks', 'generateTestKey', 'signCompact'],
+  'paygate-auth/testing/msw': ['jwksHandlers', 'errorExceptLoopback'],
 };
 
 /** The framework packages (and msw) whose loading is watched. */
@@ -39,7 +40,11 @@ export const ALLOWED_FRAMEWORKS: Readonly<Record<string, readonly string[]>> = {
   'paygate-auth/fetch': [],
   'paygate-auth/payment-links': [],
   'paygate-auth/testing': ['msw'],
+  'paygate-auth/testing/msw': ['msw'],
 };
 
+/** The runtime dependencies a subpath may import (beside its framework). */
+export const RUNTIME_PACKAGES: readonly string[] = ['lru-cache', 'jose'];
+
 /** The packages linked next to the unpacked tarball: its runtime dependency and the optional peers. */
-export const LINKED_PACKAGES = ['lru-cache', 'express', 'fastify', 'fastify-plugin', 'koa', 'msw', 'hono'] as const;
+export const LINKED_PACKAGES = ['lru-cache', 'jose', 'express', 'fastify', 'fastify-plugin', 'koa', 'msw', 'hono'] as const;

@@ -15,6 +15,7 @@ import {
   createPaymentLinkHandler,
 } from '../../src/payment-links/index.js';
 import { type TestClaims, type TestIssuer, createTestIssuer, createTestVerifier } from '../../src/testing/index.js';
+import { jwksHandlers } from '../../src/testing/msw.js';
 
 /** 2026-03-01T12:00:00.123Z plus 456 µs: the handlers' frozen clock. */
 export const NOW = Date.UTC(2026, 2, 1, 12, 0, 0, 123) + 0.456;
@@ -126,7 +127,7 @@ export function useCallers(): Callers {
   let verifier: Verifier | undefined;
   beforeAll(async () => {
     issuer = await createTestIssuer({ product: 'acme', tenant: TENANT_A, lifetime: 3600 });
-    server.use(...issuer.handlers);
+    server.use(...jwksHandlers(issuer));
     server.listen({ onUnhandledRequest: 'error' });
     verifier = createTestVerifier(issuer);
   });

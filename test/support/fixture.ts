@@ -6,6 +6,7 @@ import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, beforeEach, expect } from 'vitest';
 import { AUTH_ERROR_CODES, AuthError, type Verifier, type VerifierOptions } from '../../src/index.js';
 import { type TestIssuer, type TestIssuerOptions, createTestIssuer, createTestVerifier } from '../../src/testing/index.js';
+import { jwksHandlers } from '../../src/testing/msw.js';
 
 /** 2026-01-01T00:00:00Z, in milliseconds. */
 export const T0 = Date.UTC(2026, 0, 1);
@@ -52,7 +53,7 @@ export function useFixture(...issuerOptions: TestIssuerOptions[]): Fixture {
   beforeAll(async () => {
     const options = issuerOptions.length === 0 ? [{}] : issuerOptions;
     for (const option of options) issuers.push(await createTestIssuer({ audience: AUDIENCE, now: clock, ...option }));
-    server.use(...issuers.flatMap((issuer) => issuer.handlers));
+    server.use(...jwksHandlers(...issuers));
     server.listen({ onUnhandledRequest: 'error' });
   });
   beforeEach(() => clock.set(T0));
@@ -63,7 +64,8 @@ export function useFixture(...issuerOptions: TestIssuerOptions[]): Fixture {
       return issuers[0] as TestIssuer;
     },
     issuers,
-    verifier: (options = {}) => createTestVerifier(issuers, { now: clock, ...options }),
+    // The production rules alone (max-age, kid-miss cooldown): these tests specify them.
+    verifier: (options = {}) => createTestVerifier(issuers, { now: clock, followIssuers: false, ...options }),
   };
 }
 

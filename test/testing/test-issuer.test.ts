@@ -2,6 +2,7 @@ import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { IssuerRegistry, createVerifier } from '../../src/index.js';
 import { type TestIssuer, createTestIssuer, createTestVerifier } from '../../src/testing/index.js';
+import { jwksHandlers } from '../../src/testing/msw.js';
 
 const decode = (token: string, part: 0 | 1) => JSON.parse(Buffer.from(token.split('.')[part]!, 'base64url').toString());
 
@@ -10,7 +11,7 @@ describe('createTestIssuer', () => {
   const server = setupServer();
   beforeAll(async () => {
     issuer = await createTestIssuer({ product: 'acme', audience: 'https://payments.test', now: () => Date.UTC(2026, 0, 1) });
-    server.use(...issuer.handlers);
+    server.use(...jwksHandlers(issuer));
     server.listen({ onUnhandledRequest: 'error' });
   });
   afterAll(() => server.close());
@@ -138,5 +139,27 @@ describe('createTestVerifier', () => {
 
   test('needs at least one issuer', () => {
     expect(() => createTestVerifier([])).toThrow(TypeError);
+  });
+
+  test('refuses a followIssuers that is not a boolean, naming it', async () => {
+    const issuer = await createTestIssuer();
+    expect(() => createTestVerifier(issuer, { followIssuers: 'yes' as unknown as boolean })).toThrow(/followIssuers must be a boolean/);
+  });
+
+  test('registers each issuer at its msw URL, whether or not it listens (the kit routes the download)', async () => {
+    const issuer = await createTestIssuer();
+    await issuer.listen();
+    try {
+      expect(createTestVerifier(issuer).registry.entries()[0]?.jwksUri).toBe('https://issuer.test/.well-known/jwks.json');
+      expect(createTestVerifier(issuer, { followIssuers: false }).registry.entries()[0]?.jwksUri).toBe(issuer.entry.jwksUri);
+    } finally {
+      await issuer.close();
+    }
+  });
+
+  test('takes an issuer-like object not made by createTestIssuer by its entry, as it is', () => {
+    const entry = { issuer: 'https://other.test', jwksUri: 'https://other.test/jwks.json', products: ['acme'] };
+    const verifier = createTestVerifier({ entry, audience: 'https://payments.test' } as unknown as TestIssuer);
+    expect(verifier.registry.entries()).toEqual([entry]);
   });
 });

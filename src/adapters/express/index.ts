@@ -12,6 +12,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthContext } from '../../core/auth-context.js';
+import { ConfigurationError } from '../../core/errors.js';
 import { type AdapterOptions, resolveAdapterOptions } from '../../http/adapter-options.js';
 import { type ErrorResponse } from '../../http/error-response.js';
 import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
@@ -62,4 +63,21 @@ export function requireScopes(...scopes: RequireScopesArguments): RequestHandler
     if (!result.ok) return fail(result, res, next);
     next();
   };
+}
+
+/**
+ * `req.auth` as the verified caller, for a route behind `auth()` and `requireScopes(...)`. Express's
+ * types cannot carry what one middleware checked to the next handler, so `req.auth` stays
+ * `AuthContext | null` there; this narrows it. Throws a `ConfigurationError` (500) when no
+ * verification ran on `req`, which `requireScopes` already rules out.
+ *
+ * @example
+ * ```ts
+ * app.post('/payments', requireScopes('pay:processPayments'), (req, res) => res.json(authOf(req).tenant));
+ * ```
+ */
+export function authOf(req: Request): AuthContext {
+  const verified = req.auth as AuthContext | null | undefined;
+  if (verified == null) throw new ConfigurationError('authOf: req.auth is not set: mount auth() before this route, and requireScopes(...) on it');
+  return verified;
 }

@@ -15,6 +15,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { AuthContext } from '../../core/auth-context.js';
+import { ConfigurationError } from '../../core/errors.js';
 import type { ScopeRequirement } from '../../core/scopes.js';
 import { type AdapterOptions, resolveAdapterOptions, stableRequirement } from '../../http/adapter-options.js';
 import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
@@ -96,4 +97,23 @@ export function requireScopes(
     const result = gateScopes(request.raw, request.auth, requirement);
     return result.ok ? undefined : fail(result, reply);
   };
+}
+
+/**
+ * `request.auth` as the verified caller, for a route behind the plugin and `config.scopes` or a
+ * `requireScopes(...)` preHandler. Fastify's types cannot carry what a hook checked to the
+ * handler, so `request.auth` stays `AuthContext | null` there; this narrows it. Throws a
+ * `ConfigurationError` (500) when no verification ran (`config.auth: false`, an allowed preflight).
+ *
+ * @example
+ * ```ts
+ * app.post('/payments', { preHandler: requireScopes('pay:processPayments') }, (request) => authOf(request).tenant);
+ * ```
+ */
+export function authOf(request: FastifyRequest): AuthContext {
+  const verified = request.auth as AuthContext | null | undefined;
+  if (verified == null) {
+    throw new ConfigurationError('authOf: request.auth is not set: register paygateAuth before this route, and keep config.auth true on it');
+  }
+  return verified;
 }

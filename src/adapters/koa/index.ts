@@ -22,6 +22,11 @@ export interface AuthState {
   auth: AuthContext | null;
 }
 
+/** The state after `requireScopes(...)`: the caller is verified (`@koa/router` routes and `app.use` chains see it). */
+export interface VerifiedState {
+  auth: AuthContext;
+}
+
 declare module 'koa' {
   interface DefaultState extends AuthState {}
 }
@@ -52,10 +57,10 @@ export function auth(options: AuthOptions): Middleware<AuthState> {
 }
 
 /** Route middleware: several scopes are all needed; or one scope, array, `{ allOf }` or `{ anyOf }`. */
-export function requireScopes(...scopes: RequireScopesArguments): Middleware<AuthState> {
+export function requireScopes(...scopes: RequireScopesArguments): Middleware<VerifiedState> {
   const requirement = requirementFromArguments(scopes);
   return (ctx, next: Next) => {
-    const result = gateScopes(ctx.req, ctx.state.auth, requirement);
+    const result = gateScopes(ctx.req, ctx.state.auth as AuthContext | null, requirement);
     if (!result.ok) return fail(result, ctx);
     return next();
   };

@@ -1,6 +1,6 @@
 import express, { type Request } from 'express';
 import { describe, expectTypeOf, it } from 'vitest';
-import { auth, requireScopes } from '../../../src/adapters/express/index.js';
+import { auth, authOf, requireScopes } from '../../../src/adapters/express/index.js';
 import type { AuthContext } from '../../../src/core/auth-context.js';
 import type { Verifier } from '../../../src/core/verifier.js';
 
@@ -46,5 +46,15 @@ describe('paygate-auth/express types', () => {
     requireScopes();
     // @ts-expect-error several arguments are scopes, not requirements
     requireScopes('pay:processPayments', { anyOf: ['hub:subscribe'] });
+  });
+
+  it('narrows the caller with authOf(req) behind requireScopes, as Express cannot type a middleware\'s check', () => {
+    app.post('/payments', requireScopes('pay:processPayments'), (req, res) => {
+      expectTypeOf(req.auth).toEqualTypeOf<AuthContext | null>();
+      expectTypeOf(authOf(req)).toEqualTypeOf<AuthContext>();
+      res.json(authOf(req).tenant.id);
+    });
+    // @ts-expect-error authOf takes an Express request
+    authOf({});
   });
 });

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyRequest } from 'fastify';
 import { describe, expectTypeOf, it } from 'vitest';
-import paygateAuthDefault, { paygateAuth, requireScopes } from '../../../src/adapters/fastify/index.js';
+import paygateAuthDefault, { authOf, paygateAuth, requireScopes } from '../../../src/adapters/fastify/index.js';
 import type { AuthContext } from '../../../src/core/auth-context.js';
 import type { Verifier } from '../../../src/core/verifier.js';
 
@@ -39,5 +39,14 @@ describe('paygate-auth/fastify types', () => {
     app.get<{ Params: { id: string } }>('/links/:id', { preHandler: [requireScopes({ anyOf: ['pay:processPayments'] })] }, async (request) => request.params.id);
     // @ts-expect-error at least one scope
     requireScopes();
+  });
+
+  it('narrows the caller with authOf(request) behind scopes, as Fastify cannot type a hook\'s check', () => {
+    app.post('/payments', { preHandler: requireScopes('pay:processPayments') }, async (request) => {
+      expectTypeOf(request.auth).toEqualTypeOf<AuthContext | null>();
+      expectTypeOf(authOf(request)).toEqualTypeOf<AuthContext>();
+      return authOf(request).tenant.id;
+    });
+    app.post('/refunds', { config: { scopes: ['pay:processPayments'] } }, async (request) => authOf(request).tenant.id);
   });
 });

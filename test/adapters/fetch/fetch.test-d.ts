@@ -50,4 +50,12 @@ describe('paygate-auth/fetch types', () => {
     const scoped = requireScopes('pay:processPayments')((_request, auth, env: Env) => Response.json({ tenant: auth.tenant.ern, env: env.PAYMENTS }));
     expectTypeOf(withAuth(scoped, { verifier })).toEqualTypeOf<(request: Request, env: Env) => Promise<Response>>();
   });
+
+  it('narrows auth to AuthContext inside requireScopes, even where allowPreflight lets null through', () => {
+    const scoped = requireScopes('pay:processPayments')((_request, auth) => {
+      expectTypeOf(auth).toEqualTypeOf<AuthContext>();
+      return Response.json(auth.tenant.id);
+    });
+    withAuth(scoped, { verifier, allowPreflight: true });
+  });
 });

@@ -37,4 +37,23 @@ describe('paygate-auth/koa types', () => {
     // @ts-expect-error a verifier and the verifier's options together
     auth({ verifier, registry: [] });
   });
+
+  it('narrows ctx.state.auth to AuthContext after requireScopes in @koa/router routes', () => {
+    new Router().post('/payments', requireScopes('pay:processPayments'), (ctx) => {
+      expectTypeOf(ctx.state.auth).toEqualTypeOf<AuthContext>();
+      ctx.body = ctx.state.auth.tenant.id;
+    });
+    new Router().get('/open', (ctx) => {
+      expectTypeOf(ctx.state.auth).toEqualTypeOf<AuthContext | null>();
+    });
+  });
+
+  it('narrows ctx.state.auth to AuthContext in an app.use chain after requireScopes', () => {
+    new Koa()
+      .use(auth({ verifier }))
+      .use(requireScopes('pay:processPayments'))
+      .use((ctx) => {
+        expectTypeOf(ctx.state.auth).toEqualTypeOf<AuthContext>();
+      });
+  });
 });

@@ -1,0 +1,114 @@
+/**
+ * The package as a consumer installs it: `npm pack`, unpacked into a fresh project's node_modules,
+ * its dependencies and the consumer's own packages linked from this repository's node_modules (no
+ * network). One project runs the README's test-kit recipe (`examples/testing/app.test.mjs`)
+ * verbatim with vitest; another, without msw, type-checks a consumer of `paygate-auth/testing`
+ * against the built declarations. Needs the build (`npm test` runs it first).
+ */
+import { execFile } from 'node:child_process';
+import { cp, mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const RECIPE = join(root, 'examples/testing/app.test.mjs');
+/**
+ * The documents that must carry the recipe verbatim. README.md belongs here once its test-kit
+ * section holds the recipe.
+ */
+const RECIPE_DOCUMENTS = ['docs/testing.md'];
+/** The package's runtime dependencies, linked beside it in every project. */
+const DEPENDENCIES = ['jose', 'lru-cache', 'fastify-plugin'];
+
+let workdir: string;
+let tarball: string;
+
+/** A fresh project: package.json, the unpacked tarball and `linked` packages in node_modules. */
+async function project(name: string, linked: readonly string[]): Promise<string> {
+  const dir = join(workdir, name);
+  const modules = join(dir, 'node_modules');
+  await mkdir(join(modules, '@types'), { recursive: true });
+  await writeFile(join(dir, 'package.json'), JSON.stringify({ name: `consumer-${name}`, private: true, type: 'module' }));
+  await run('tar', ['-xzf', tarball, '-C', dir]);
+  await rename(join(dir, 'package'), join(modules, 'paygate-auth'));
+  for (const pkg of [...DEPENDENCIES, ...linked]) await symlink(join(root, 'node_modules', pkg), join(modules, pkg), 'dir');
+  return dir;
+}
+
+/** Runs `node args` in `cwd`; its exit code and output, whether it failed or not. */
+async function node(cwd: string, args: readonly string[]): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, args, { cwd, timeout: 90_000, env: { ...process.env, NO_COLOR: '1', CI: '1' } });
+    return { code: 0, output: stdout + stderr };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof failed.code === 'number' ? failed.code : 1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
+  }
+}
+
+describe('the packed package in a consumer project', () => {
+  beforeAll(async () => {
+    workdir = await mkdtemp(join(tmpdir(), 'paygate-auth-consumer-'));
+    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', workdir], { cwd: root });
+    const [{ filename }] = JSON.parse(stdout.slice(stdout.indexOf('['))) as [{ filename: string }];
+    tarball = join(workdir, filename);
+  }, 60_000);
+  afterAll(async () => {
+    if (workdir !== undefined) await rm(workdir, { recursive: true, force: true });
+  });
+
+  it('runs the README\'s test-kit recipe as it stands, with express, supertest and vitest', async () => {
+    const dir = await project('recipe', ['express', 'supertest', 'vitest', 'msw']);
+    await cp(RECIPE, join(dir, 'app.test.mjs'));
+    const { code, output } = await node(dir, [join(dir, 'node_modules/vitest/vitest.mjs'), 'run', '--root', dir]);
+    expect(output).toMatch(/Tests\s+2 passed \(2\)/);
+    expect(code).toBe(0);
+  }, 120_000);
+
+  it.each(RECIPE_DOCUMENTS)('%s carries the recipe verbatim', async (document) => {
+    const recipe = await readFile(RECIPE, 'utf8');
+    expect(await readFile(join(root, document), 'utf8')).toContain(recipe.trim());
+  });
+
+  describe('without msw installed', () => {
+    let dir: string;
+    const tsc = (file: string) =>
+      node(dir, [join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext',
+        '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', file]);
+
+    beforeAll(async () => {
+      dir = await project('types', []);
+      await symlink(join(root, 'node_modules/@types/node'), join(dir, 'node_modules/@types/node'), 'dir');
+      await writeFile(
+        join(dir, 'consumer.ts'),
+        [
+          "import { type JwksRequestHandler, type TestIssuer, createTestIssuer, createTestVerifier } from 'paygate-auth/testing';",
+          "const issuer: TestIssuer = await createTestIssuer({ audience: 'https://payments.test' });",
+          'const handlers: readonly JwksRequestHandler[] = issuer.handlers;',
+          'const auth = await createTestVerifier(issuer).verify(await issuer.token());',
+          'const tenant: string = auth.tenant.id;',
+          'export { handlers, tenant };',
+          '',
+        ].join('\n'),
+      );
+      await writeFile(join(dir, 'msw-consumer.ts'), "import { jwksHandlers } from 'paygate-auth/testing/msw';\nexport { jwksHandlers };\n");
+    }, 60_000);
+
+    it('type-checks a consumer of paygate-auth/testing against the built declarations, lib checks on', async () => {
+      const { code, output } = await tsc('consumer.ts');
+      expect(output).toBe('');
+      expect(code).toBe(0);
+    }, 60_000);
+
+    it('finds msw unresolvable there: paygate-auth/testing/msw, which needs it, fails to type-check', async () => {
+      const { code, output } = await tsc('msw-consumer.ts');
+      expect(output).toMatch(/TS2307: Cannot find module 'msw'/);
+      expect(code).not.toBe(0);
+    }, 60_000);
+  });
+});
