@@ -21,7 +21,7 @@ const RECIPE = join(root, 'examples/testing/app.test.mjs');
  * The documents that must carry the recipe verbatim. README.md belongs here once its test-kit
  * section holds the recipe.
  */
-const RECIPE_DOCUMENTS = ['docs/testing.md'];
+const RECIPE_DOCUMENTS = ['README.md', 'docs/testing.md'];
 /** The package's runtime dependencies, linked beside it in every project. */
 const DEPENDENCIES = ['jose', 'lru-cache', 'fastify-plugin'];
 
