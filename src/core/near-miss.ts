@@ -1,6 +1,6 @@
 /**
  * Near misses between two identifiers (issuer URLs, audiences, kids): the same text but for a
- * trailing slash, letter case, `http:` against `https:`, or surrounding white space. Verification
+ * trailing slash, letter case, `http:` against `https:` (or no scheme), or surrounding white space. Verification
  * never normalises (an `iss` is compared byte for byte); hints name these differences because they
  * are the usual cause of a mismatch.
  *
@@ -24,14 +24,16 @@ function trailingSlashes(text: string): number {
 
 /**
  * How `given` differs from `expected` when it is a near miss (`a trailing slash`, `letter case`,
- * `http: against https:`, `surrounding white space`, joined with "and"), or `undefined` when the
+ * `http: against https:`, `a missing scheme`, `surrounding white space`, joined with "and"), or `undefined` when the
  * two are equal or differ otherwise.
  */
 export function nearMiss(given: string, expected: string): string | undefined {
   if (given === expected || core(given).toLowerCase() !== core(expected).toLowerCase()) return undefined;
   if (core(given) === '' && scheme(given) === '') return undefined;
   const differences: string[] = [];
-  if (scheme(given).toLowerCase() !== scheme(expected).toLowerCase()) differences.push('http: against https:');
+  if (scheme(given).toLowerCase() !== scheme(expected).toLowerCase()) {
+    differences.push(scheme(given) === '' || scheme(expected) === '' ? 'a missing scheme' : 'http: against https:');
+  }
   if (trailingSlashes(given) !== trailingSlashes(expected)) differences.push('a trailing slash');
   if (core(given) !== core(expected) || (scheme(given) !== scheme(expected) && scheme(given).toLowerCase() === scheme(expected).toLowerCase())) {
     differences.push('letter case');
