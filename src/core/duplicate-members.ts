@@ -22,7 +22,8 @@ const CLOSE_ARRAY = 0x5d;
 
 /** An object being scanned: the names seen so far, and whether the next string is a name. */
 interface ObjectFrame {
-  readonly names: Set<string>;
+  /** A list while short (a look-up in a few names is cheaper than a set), then a set. */
+  names: string[] | Set<string>;
   /** The name of the member whose value is being scanned. */
   name: string;
   expectsName: boolean;
@@ -59,6 +60,23 @@ function stringValue(text: string, start: number, end: number): string {
   }
 }
 
+/** Most names an object keeps in a list before it moves them to a set. */
+const LIST_LIMIT = 16;
+
+/** Records `name` in `frame`; `false` when it was there already. */
+function remember(frame: ObjectFrame, name: string): boolean {
+  const names = frame.names;
+  if (!Array.isArray(names)) {
+    if (names.has(name)) return false;
+    names.add(name);
+    return true;
+  }
+  for (let index = 0; index < names.length; index += 1) if (names[index] === name) return false;
+  names.push(name);
+  if (names.length > LIST_LIMIT) frame.names = new Set(names);
+  return true;
+}
+
 function pathTo(frames: readonly Frame[], name: string): MemberPath {
   const path: (string | number)[] = [];
   for (let depth = 0; depth < frames.length - 1; depth += 1) {
@@ -69,14 +87,61 @@ function pathTo(frames: readonly Frame[], name: string): MemberPath {
   return path;
 }
 
+function isWhiteSpace(char: number): boolean {
+  return char === 0x20 || char === 0x0a || char === 0x0d || char === 0x09;
+}
+
+/**
+ * The colons of `text` that follow a quote (white space between): every member has one, and
+ * strings may add more, so never fewer than the members of `text`.
+ */
+function memberBound(text: string): number {
+  let count = 0;
+  for (let colon = text.indexOf(':'); colon !== -1; colon = text.indexOf(':', colon + 1)) {
+    let before = colon - 1;
+    while (before >= 0 && isWhiteSpace(text.charCodeAt(before))) before -= 1;
+    if (text.charCodeAt(before) === QUOTE) count += 1;
+  }
+  return count;
+}
+
+/** The own keys of every object in a parsed JSON value: its distinct member names, counted. */
+function keyCount(value: unknown): number {
+  let count = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next !== 'object' || next === null) continue;
+    if (Array.isArray(next)) {
+      for (const item of next) if (typeof item === 'object' && item !== null) pending.push(item);
+      continue;
+    }
+    const record = next as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      count += 1;
+      const child = record[key];
+      if (typeof child === 'object' && child !== null) pending.push(child);
+    }
+  }
+  return count;
+}
+
 /**
  * The path of the first member whose name repeats an earlier one of the same object, in the
  * order of the text (`['items', 0, 'amount']`), or `undefined` when no object repeats a name.
  *
  * Meant for text `JSON.parse` accepted: on other text it returns something, never throws, and
  * reads each character once. Nesting costs memory, not call stack.
+ *
+ * @param parsed `JSON.parse(text)`, when the caller has it: then text whose members cannot
+ * outnumber the parsed names (the usual case) is settled without the full scan.
  */
-export function findDuplicateMember(text: string): MemberPath | undefined {
+export function findDuplicateMember(text: string, parsed?: unknown): MemberPath | undefined {
+  if (parsed !== undefined && memberBound(text) === keyCount(parsed)) return undefined;
+  return scan(text);
+}
+
+function scan(text: string): MemberPath | undefined {
   const frames: Frame[] = [];
   let top: Frame | undefined;
   const length = text.length;
@@ -87,8 +152,7 @@ export function findDuplicateMember(text: string): MemberPath | undefined {
       const end = stringEnd(text, at);
       if (top !== undefined && top.names !== null && top.expectsName) {
         const name = stringValue(text, at, end);
-        if (top.names.has(name)) return pathTo(frames, name);
-        top.names.add(name);
+        if (!remember(top, name)) return pathTo(frames, name);
         top.name = name;
         top.expectsName = false;
       }
@@ -96,7 +160,7 @@ export function findDuplicateMember(text: string): MemberPath | undefined {
       continue;
     }
     if (char === OPEN_OBJECT) {
-      top = { names: new Set(), name: '', expectsName: true };
+      top = { names: [], name: '', expectsName: true };
       frames.push(top);
     } else if (char === OPEN_ARRAY) {
       top = { names: null, index: 0 };
