@@ -12,7 +12,7 @@
  *
  * @module paygate-auth
  */
-import { decodeJwt, decodeProtectedHeader } from 'jose';
+import { decodeJoseHeader, decodeJwsPayload, locateCompactJws } from './compact-jws.js';
 import { ErnError, type TenantErn, parseTenantErn } from './ern.js';
 import { AuthError, type AuthErrorCode, withHint } from './errors.js';
 import { kindOf, quote, quoteList } from './hint-text.js';
@@ -59,12 +59,14 @@ class Failure {
   }
 
   get header(): Record<string, unknown> | undefined {
-    if (this.#header === null) this.#header = decodeSafely(() => decodeProtectedHeader(this.token as string));
+    if (this.#header === null) {
+      this.#header = decodeSafely(() => decodeJoseHeader((this.token as string).slice(0, locateCompactJws(this.token as string).headerEnd)));
+    }
     return this.#header;
   }
 
   get payload(): Record<string, unknown> | undefined {
-    if (this.#payload === null) this.#payload = decodeSafely(() => decodeJwt(this.token as string));
+    if (this.#payload === null) this.#payload = decodeSafely(() => decodeJwsPayload(this.token as string, locateCompactJws(this.token as string)));
     return this.#payload;
   }
 
@@ -75,9 +77,10 @@ class Failure {
   }
 }
 
-function decodeSafely(decode: () => object): Record<string, unknown> | undefined {
+/** The token's header or payload as the verifier decodes it, or `undefined` where it does not decode. */
+function decodeSafely(decode: () => Record<string, unknown>): Record<string, unknown> | undefined {
   try {
-    return decode() as Record<string, unknown>;
+    return decode();
   } catch {
     return undefined;
   }
