@@ -240,10 +240,13 @@ function malformedHint(failure: Failure): string | undefined {
   return segments === 3 ? undefined : `The token has ${segments} segments; a signed JWT has three.`;
 }
 
+/** The token's size: counted in bytes when it is near the limit, else its length (a lower bound) will do. */
 function tooLargeHint(failure: Failure): string | undefined {
-  if (typeof failure.token !== 'string') return undefined;
-  const bytes = new TextEncoder().encode(failure.token).byteLength;
-  return `The token is ${bytes} bytes; maxTokenBytes is ${failure.sources.maxTokenBytes}.`;
+  const { token } = failure;
+  if (typeof token !== 'string') return undefined;
+  const limit = failure.sources.maxTokenBytes;
+  const size = token.length > limit ? `at least ${token.length}` : `${new TextEncoder().encode(token).byteLength}`;
+  return `The token is ${size} bytes; maxTokenBytes is ${limit}.`;
 }
 
 function signatureHint(failure: Failure): string | undefined {

@@ -197,9 +197,11 @@ describe('other codes', () => {
   });
 
   test('token_too_large gives the size against maxTokenBytes', async () => {
-    const error = await rejection(fx.verifier({ maxTokenBytes: 1024 }).verify('a'.repeat(2000)));
-    expect(error.code).toBe('token_too_large');
-    expect(error.hint).toBe('The token is 2000 bytes; maxTokenBytes is 1024.');
+    const verifier = fx.verifier({ maxTokenBytes: 1024 });
+    const error = await rejection(verifier.verify('a'.repeat(2000)));
+    expect([error.code, error.status]).toEqual(['token_too_large', 401]);
+    expect(error.hint).toBe('The token is at least 2000 bytes; maxTokenBytes is 1024.');
+    expect((await rejection(verifier.verify('é'.repeat(1000)))).hint).toBe('The token is 2000 bytes; maxTokenBytes is 1024.');
   });
 
   test('invalid_signature names the key it was checked with', async () => {
