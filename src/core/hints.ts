@@ -129,7 +129,8 @@ function issuerHint(failure: Failure): string | undefined {
   if (miss !== undefined) {
     return `The token's "iss" is ${quote(iss)}; the registered issuer ${quote(miss.candidate)} differs from it only by ${miss.difference} (issuers are compared exactly).`;
   }
-  return `The token's "iss" is ${quote(iss)}; none of the ${registry.size} registered issuers matches it, nor differs from it only by a trailing slash, letter case or http/https.`;
+  const none = registry.size === 1 ? 'the one registered issuer neither matches it' : `none of the ${registry.size} registered issuers matches it`;
+  return `The token's "iss" is ${quote(iss)}; ${none}, nor differs from it only by a trailing slash, letter case or http/https.`;
 }
 
 function keyHint(failure: Failure): string | undefined {

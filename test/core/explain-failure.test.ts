@@ -26,6 +26,14 @@ describe('explainFailure', () => {
     expect([explained.code, explained.status, explained.message, explained.stack]).toEqual([original.code, original.status, original.message, original.stack]);
   });
 
+  test('with one issuer registered, an unrelated iss is said to match neither it nor a near miss of it', () => {
+    const unrelated = `${segment({ alg: 'RS256', kid: 'k1' })}.${segment({ iss: 'https://other.test' })}.c2ln`;
+    const explained = explainFailure(new AuthError('unknown_issuer', 'Unknown.'), unrelated, sources) as AuthError;
+    expect(explained.hint).toBe(
+      'The token\'s "iss" is "https://other.test"; the one registered issuer neither matches it, nor differs from it only by a trailing slash, letter case or http/https.',
+    );
+  });
+
   test('keeps a hint already given', () => {
     const original = new AuthError('unknown_issuer', 'Unknown.', { hint: 'given' });
     expect(explainFailure(original, token, sources)).toBe(original);
