@@ -6,6 +6,7 @@
 export { type AuthContext, type AuthTenant } from './core/auth-context.js';
 export { type CacheAdmission } from './core/cache-admission.js';
 export { type TokenTimes } from './core/claims.js';
+export { type MemberPath, findDuplicateMember, formatMemberPath } from './core/duplicate-members.js';
 export {
   type Ern,
   ErnError,

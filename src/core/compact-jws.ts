@@ -7,7 +7,7 @@
  */
 import { decodeBase64UrlChecked, decodeBase64UrlTextChecked, screenBase64Url } from './base64url.js';
 import { AuthError } from './errors.js';
-import { parseJsonObject } from './json-object.js';
+import { jsonObjectFailure, parseJsonObject } from './json-object.js';
 
 const NOT_COMPACT = 'The token is not three base64url segments separated by dots (no padding, no other characters).';
 
@@ -43,7 +43,7 @@ function jsonSegment(encoded: string, name: 'header' | 'payload'): Record<string
   const text = decodeBase64UrlTextChecked(encoded);
   if (text === undefined) throw malformed(NOT_COMPACT);
   const value = parseJsonObject(text);
-  if (value === undefined) throw malformed(`The token ${name} is not a JSON object.`);
+  if (value === undefined) throw malformed(jsonObjectFailure(`The token ${name}`, text));
   return value;
 }
 

@@ -1,7 +1,8 @@
 /**
  * The errors of verification. Every failure is an {@link AuthError} with a stable `code`; callers
  * branch on `code`, never on `message`. Messages name the rule and, where one claim is at fault,
- * the claim: they never contain the token, a key, or a claim's value.
+ * the claim: they never contain the token, a key, or a claim's value. A `hint`, for logs, says what
+ * was compared (see `hints.ts`); it never contains the token, a signature or key material.
  *
  * @module paygate-auth
  */
@@ -80,6 +81,12 @@ export interface AuthErrorOptions {
   readonly issuer?: string;
   /** The underlying failure (a network error, say); never sent to the client. */
   readonly cause?: unknown;
+  /**
+   * For the integrator's logs: what was compared (the audiences expected against the token's, the
+   * kids held against the token's…). Quotes only values the client sent and public configuration;
+   * never the token, a signature or key material. Sent to clients only with `exposeHints`.
+   */
+  readonly hint?: string;
 }
 
 /**
@@ -97,6 +104,11 @@ export class AuthError extends Error {
   readonly retryAfter: number | undefined;
   readonly requiredScopes: readonly string[] | undefined;
   readonly issuer: string | undefined;
+  /**
+   * What was compared, for logs and `verify_failure` events (`undefined` where nothing helps more
+   * than the message): see {@link AuthErrorOptions.hint}.
+   */
+  readonly hint: string | undefined;
 
   constructor(code: AuthErrorCode, message: string, options: AuthErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -109,7 +121,26 @@ export class AuthError extends Error {
     this.retryAfter = options.retryAfter;
     this.requiredScopes = options.requiredScopes;
     this.issuer = options.issuer;
+    this.hint = options.hint;
   }
+}
+
+/**
+ * A copy of `error` carrying `hint` (its stack kept): errors may be shared between callers (one
+ * failed JWKS download answers every waiting request), so a hint about one token is never written
+ * into an error another caller holds.
+ */
+export function withHint(error: AuthError, hint: string): AuthError {
+  const copy = new AuthError(error.code, error.message, {
+    claim: error.claim,
+    retryAfter: error.retryAfter,
+    requiredScopes: error.requiredScopes,
+    issuer: error.issuer,
+    cause: error.cause,
+    hint,
+  });
+  copy.stack = error.stack;
+  return copy;
 }
 
 /** `true` when `value` is an {@link AuthError} (also across duplicated copies of the package). */

@@ -1,6 +1,7 @@
 /**
  * What a verifier reports about itself, for metrics and logs: JWKS fetches, verification failures,
- * result-cache hits and misses, key removals. No event carries a token, a key or a claim value.
+ * result-cache hits and misses, key removals. No event carries a token, a signature or key material;
+ * a failure's `hint` may quote what the client sent (an `aud`, a `kid`) beside the configuration.
  *
  * @module paygate-auth
  */
@@ -34,6 +35,8 @@ export interface VerifyFailureEvent {
   readonly code: AuthErrorCode;
   readonly issuer: string | null;
   readonly claim?: string;
+  /** What was compared, when it helps (the error's `hint`): never a token, a signature or key material. */
+  readonly hint?: string;
 }
 
 /** A verification was answered from the result cache (`hit`) or verified in full (`miss`). */

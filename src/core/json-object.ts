@@ -1,15 +1,19 @@
 /**
- * JSON objects from untrusted input: parsed, stripped of `__proto__` and `constructor` keys at
- * every depth, and frozen, so that nothing downstream can be tricked through a prototype key or
- * change a verified claim.
+ * JSON objects from untrusted input: parsed, refused when an object repeats a member name, stripped
+ * of `__proto__` and `constructor` keys at every depth, and frozen, so that nothing downstream can
+ * be tricked through a prototype key, a second reading of a repeated member, or a changed claim.
  *
  * @module paygate-auth
  */
+import { findDuplicateMember, formatMemberPath } from './duplicate-members.js';
 
 /** A JSON object as parsed. */
 export type JsonObject = { readonly [key: string]: unknown };
 
-/** Parses `text` as a JSON object; `undefined` when it is not JSON or not an object. */
+/**
+ * Parses `text` as a JSON object; `undefined` when it is not JSON, not an object, or when an object
+ * in it repeats a member name (`{"alg":"none","alg":"RS256"}`: readers disagree on which counts).
+ */
 export function parseJsonObject(text: string): Record<string, unknown> | undefined {
   let value: unknown;
   try {
@@ -17,7 +21,25 @@ export function parseJsonObject(text: string): Record<string, unknown> | undefin
   } catch {
     return undefined;
   }
-  return isJsonObject(value) ? value : undefined;
+  if (!isJsonObject(value) || findDuplicateMember(text, value) !== undefined) return undefined;
+  return value;
+}
+
+/**
+ * Why {@link parseJsonObject} refused `text`, as a sentence about `subject` ("The token header"):
+ * the repeated member named, or "is not a JSON object".
+ */
+export function jsonObjectFailure(subject: string, text: string): string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const duplicate = isJsonObject(value) ? findDuplicateMember(text) : undefined;
+  if (duplicate === undefined) return `${subject} is not a JSON object.`;
+  const path = formatMemberPath(duplicate);
+  return `${subject} repeats the member ${path.startsWith('[') ? path : `"${path}"`}; each member name may appear once.`;
 }
 
 /** `true` for a plain object (not `null`, not an array). */

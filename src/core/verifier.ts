@@ -9,6 +9,7 @@ import { type CompactJwsLayout, decodeJoseHeader, decodeJwsPayload, decodeJwsSig
 import { CACHE_ADMISSIONS, type CacheAdmission } from './cache-admission.js';
 import { AuthError, invalidClaim, isAuthError } from './errors.js';
 import { emit, type VerifierEventListener } from './events.js';
+import { type HintSources, explainFailure } from './hints.js';
 import type { FetchLike } from './jwks-fetch.js';
 import { JwksCache, type KeyLoadReport, type KeySnapshot } from './jwks-cache.js';
 import { type CheckedHeader, type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
@@ -335,10 +336,24 @@ class TokenVerifier implements Verifier {
           code: error.code,
           issuer: error.issuer ?? null,
           ...(error.claim === undefined ? {} : { claim: error.claim }),
+          ...(error.hint === undefined ? {} : { hint: error.hint }),
         });
       }
       throw error;
     }
+  }
+
+  /** `error` with a hint for the integrator where one helps (see `hints.ts`). */
+  #explain(error: unknown, token: string): unknown {
+    const { clockTolerance, maxTokenLifetime } = this.#policy;
+    const { audiences, registry, maxTokenBytes } = this;
+    const sources: HintSources = { audiences, registry, keys: () => this.exportKeys(), now: this.#now(), clockTolerance, maxTokenLifetime, maxTokenBytes };
+    return explainFailure(error, token, sources);
+  }
+
+  /** `verification`, its failure explained; for the paths that wait or verify in full, not the cached one. */
+  #explained(verification: Promise<AuthContext>, token: string): Promise<AuthContext> {
+    return verification.catch((error: unknown) => Promise.reject(this.#explain(error, token)));
   }
 
   /**
@@ -348,18 +363,18 @@ class TokenVerifier implements Verifier {
   #verify(token: string): Promise<AuthContext> {
     try {
       const hit = this.#lookUp(token);
-      if (hit === undefined) return this.#verifyInFull(token);
+      if (hit === undefined) return this.#explained(this.#verifyInFull(token), token);
       if (this.#suspended.size > 0 && this.#suspended.has(hit.issuer)) throw this.#suspendedError(hit.issuer);
       const at = this.#now();
       const standing = this.#keys.check(hit.issuer, hit.key, at);
-      if (standing === 'reload') return this.#reuseAfterReload(hit);
+      if (standing === 'reload') return this.#explained(this.#reuseAfterReload(hit), token);
       if (standing === 'gone') {
         this.#cache?.delete(token);
-        return this.#verifyInFull(token);
+        return this.#explained(this.#verifyInFull(token), token);
       }
       return Promise.resolve(this.#reuse(hit, at));
     } catch (error) {
-      return Promise.reject(error);
+      return Promise.reject(this.#explain(error, token));
     }
   }
 

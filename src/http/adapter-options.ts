@@ -7,7 +7,7 @@ import { describe, rejectUnknownOptions } from '../core/options.js';
 import { type ScopeRequirement, normalizeScopeRequirement } from '../core/scopes.js';
 import { VERIFIER_OPTION_NAMES, type VerifierOptions, createVerifier } from '../core/verifier.js';
 import type { AuthenticatingVerifier } from './authenticate.js';
-import { checkRealm } from './error-response.js';
+import { checkExposeHints, checkRealm } from './error-response.js';
 
 /** The adapter's own options, beside the verifier (or the verifier's options). */
 export interface AdapterBaseOptions {
@@ -33,10 +33,20 @@ export interface AdapterBaseOptions {
    * Hand failures to the framework's error path instead of answering them: Express `next(err)`,
    * Fastify's error handler, Koa's upstream middleware (thrown), or a rejected promise from
    * `withAuth`. The error is the `AuthError` itself (`code`, `status`), or a
-   * `ConfigurationError` (500); `toErrorResponse(err, { realm })` builds the usual answer from it.
-   * @default false (failures are answered with `toErrorResponse(err, { realm })`)
+   * `ConfigurationError` (500); `toErrorResponse(err, { realm, exposeHints })` builds the usual
+   * answer from it.
+   * @default false (failures are answered with `toErrorResponse(err, { realm, exposeHints })`)
    */
   readonly forwardErrors?: boolean;
+  /**
+   * Put each failure's `hint` (what was compared: the audiences expected against the token's, the
+   * kids held against the token's…) in the problem+json body as `hint`. Hints never quote a
+   * token or key material, but they show any caller parts of this service's configuration: turn
+   * this on where the callers are your own integrators (development, staging, a sandbox). The
+   * hint is always on the error and in `verify_failure` events, whatever this says.
+   * @default false
+   */
+  readonly exposeHints?: boolean;
 }
 
 /** Options naming a verifier built elsewhere (share one verifier per process). */
@@ -67,9 +77,11 @@ export interface AdapterSettings {
   readonly allowPreflight: boolean;
   /** `forwardErrors`, or `false`. */
   readonly forwardErrors: boolean;
+  /** `exposeHints`, or `false`. */
+  readonly exposeHints: boolean;
 }
 
-const OWN_OPTIONS = ['verifier', 'requiredScopes', 'realm', 'allowPreflight', 'forwardErrors'] as const;
+const OWN_OPTIONS = ['verifier', 'requiredScopes', 'realm', 'allowPreflight', 'forwardErrors', 'exposeHints'] as const;
 
 /** Every option name an adapter accepts. */
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([...OWN_OPTIONS, ...VERIFIER_OPTION_NAMES]);
@@ -126,6 +138,7 @@ export function resolveAdapterOptions(owner: string, options: unknown): AdapterS
     realm: checkRealm(o.realm, `${owner}: realm`),
     allowPreflight: checkBoolean(owner, 'allowPreflight', o.allowPreflight),
     forwardErrors: checkBoolean(owner, 'forwardErrors', o.forwardErrors),
+    exposeHints: checkBoolean(owner, 'exposeHints', o.exposeHints),
     verifier: verifierFrom(owner, o),
   });
 }

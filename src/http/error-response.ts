@@ -6,7 +6,10 @@
  */
 import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
 
-/** An RFC 9457 problem, with this package's stable `code` (and the `claim` at fault, if one). */
+/**
+ * An RFC 9457 problem, with this package's stable `code` (and the `claim` at fault, if one; the
+ * error's `hint` only with `exposeHints`).
+ */
 export interface ProblemDetails {
   readonly type: string;
   readonly title: string;
@@ -14,6 +17,8 @@ export interface ProblemDetails {
   readonly detail: string;
   readonly code: string;
   readonly claim?: string;
+  /** What was compared (see `AuthError.hint`); present only when `exposeHints` is on. */
+  readonly hint?: string;
 }
 
 /** A response, framework-neutral: adapters copy it to their framework. */
@@ -31,6 +36,15 @@ export interface ErrorResponseOptions {
    * @default 'paygate'
    */
   readonly realm?: string;
+  /**
+   * Put the error's `hint` (what was compared: the audiences expected against the token's, the
+   * kids held against the token's…) in the body as `hint`. Hints quote what the client sent and
+   * public configuration, never a token or key material; still, they tell any caller how this
+   * service is configured, so turn this on where callers are your own integrators (development,
+   * staging, a partner sandbox). Hints always reach `verify_failure` events and the error itself.
+   * @default false
+   */
+  readonly exposeHints?: boolean;
 }
 
 /** The default challenge realm. */
@@ -69,7 +83,7 @@ export function challenge(error: AuthError, realm: string): string | undefined {
   return value;
 }
 
-function problem(status: number, code: string, title: string, detail: string, claim?: string): ProblemDetails {
+function problem(status: number, code: string, title: string, detail: string, claim?: string, hint?: string): ProblemDetails {
   return {
     type: `${PROBLEM_TYPE_BASE}${code}`,
     title,
@@ -77,27 +91,42 @@ function problem(status: number, code: string, title: string, detail: string, cl
     detail,
     code,
     ...(claim === undefined ? {} : { claim }),
+    ...(hint === undefined ? {} : { hint }),
   };
+}
+
+/**
+ * Checks an `exposeHints` option.
+ * @throws {TypeError} naming `owner` when it is not a boolean.
+ */
+export function checkExposeHints(value: unknown, owner = 'exposeHints'): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new TypeError(`${owner} must be a boolean`);
+  return value;
 }
 
 const BASE_HEADERS = { 'content-type': 'application/problem+json', 'cache-control': 'no-store' } as const;
 
-function fromAuthError(error: AuthError, realm: string): ErrorResponse {
+function fromAuthError(error: AuthError, realm: string, exposeHints: boolean): ErrorResponse {
   const headers: Record<string, string> = { ...BASE_HEADERS };
   const value = challenge(error, realm);
   if (value !== undefined) headers['www-authenticate'] = value;
   if (error.retryAfter !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfter)));
-  return { status: error.status, headers, body: problem(error.status, error.code, error.title, error.message, error.claim) };
+  const hint = exposeHints ? error.hint : undefined;
+  return { status: error.status, headers, body: problem(error.status, error.code, error.title, error.message, error.claim, hint) };
 }
 
 /**
  * Turns a failure into `{ status, headers, body }`. An {@link AuthError} keeps its status and code;
  * a {@link ConfigurationError} is 500 `configuration_error`; anything else is 500 `internal_error`
- * with no detail of its own (it may hold secrets).
+ * with no detail of its own (it may hold secrets). The error's `hint` is in the body only with
+ * `exposeHints: true`; never in `WWW-Authenticate`.
+ * @throws {TypeError} when `realm` or `exposeHints` is malformed.
  */
 export function toErrorResponse(error: unknown, options: ErrorResponseOptions = {}): ErrorResponse {
   const realm = checkRealm(options.realm);
-  if (isAuthError(error)) return fromAuthError(error, realm);
+  const exposeHints = checkExposeHints(options.exposeHints);
+  if (isAuthError(error)) return fromAuthError(error, realm, exposeHints);
   const detail = 'The server is not able to check this request\'s authorization.';
   if (error instanceof ConfigurationError) {
     return { status: 500, headers: { ...BASE_HEADERS }, body: problem(500, error.code, 'Server misconfiguration', detail) };

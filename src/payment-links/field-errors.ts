@@ -11,6 +11,8 @@ export type FieldErrorCode =
   | 'required'
   /** The body names a field this operation does not know. */
   | 'unknown_field'
+  /** The body repeats a member name within one object (`{"amount":"1","amount":"2"}`). */
+  | 'duplicate_field'
   /** The JSON type is wrong (a number where a string belongs, say). */
   | 'invalid_type'
   /** A string of the wrong shape (a decimal, e-mail address, telephone number, locale, reference). */

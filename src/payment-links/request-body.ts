@@ -1,10 +1,12 @@
 /**
- * The JSON body of a request: media type (415), size (413) and syntax (400) are decided here,
- * before any field is looked at.
+ * The JSON body of a request: media type (415), size (413), syntax and repeated member names (400)
+ * are decided here, before any field is looked at.
  *
  * @module paygate-auth/payment-links
  */
+import { type MemberPath, findDuplicateMember } from '../index.js';
 import { PaymentLinkError } from './errors.js';
+import { indexPath, memberPath } from './field-errors.js';
 import type { HandlerRequest } from './handler-request.js';
 import { headerValues } from './headers.js';
 
@@ -106,16 +108,39 @@ function parseJson(bytes: Uint8Array): unknown {
     throw new PaymentLinkError('invalid_json', 'The body is not valid UTF-8.', { cause: error });
   }
   if (text.trim() === '') throw new PaymentLinkError('invalid_json', 'The body is empty; send a JSON object.');
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     throw new PaymentLinkError('invalid_json', 'The body is not valid JSON.', { cause: error });
   }
+  const duplicate = findDuplicateMember(text, value);
+  if (duplicate !== undefined) throw repeatedField(duplicate);
+  return value;
+}
+
+/** The field path of a member path, as field errors write it (`payment_details.line_items[0].amount`). */
+function fieldPath(path: MemberPath): string {
+  return path.reduce<string>((parent, step) => (typeof step === 'number' ? indexPath(parent, step) : memberPath(parent, step)), '');
+}
+
+/**
+ * A body that repeats a member name: `JSON.parse` would keep the last value, another reader (a
+ * proxy, a log) may keep the first, so neither is taken.
+ */
+function repeatedField(path: MemberPath): PaymentLinkError {
+  const field = fieldPath(path);
+  return new PaymentLinkError('validation_failed', `The body repeats the field ${field}; send each field once.`, {
+    errors: [{ field, code: 'duplicate_field', message: 'The field appears more than once; send it once.' }],
+  });
 }
 
 /**
  * The request's JSON body.
- * @throws {PaymentLinkError} `unsupported_media_type` (415), `payload_too_large` (413) or `invalid_json` (400).
+ * @throws {PaymentLinkError} `unsupported_media_type` (415), `payload_too_large` (413), `invalid_json`
+ * (400) or `validation_failed` (400) with a `duplicate_field` error naming a repeated member. A body
+ * already parsed by the framework (not bytes, text or a stream) cannot be checked for repeated
+ * members: the parser has already dropped them.
  */
 export async function readJsonBody(request: HandlerRequest, maxBytes: number): Promise<unknown> {
   checkJsonContentType(request);

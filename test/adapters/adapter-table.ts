@@ -19,7 +19,7 @@ interface Table {
   main: RunningApp;
   /** The verifier's options flat, `requiredScopes: 'pay:processPayments'`, `forwardErrors: true`. */
   flat: RunningApp;
-  /** A verifier whose issuer's JWKS cannot be reached; default realm. */
+  /** A verifier whose issuer's JWKS cannot be reached; default realm; `exposeHints: true`. */
   down: RunningApp;
   close: () => Promise<void>;
 }
@@ -38,7 +38,7 @@ async function setUp(harness: AdapterHarness): Promise<Table> {
   const downVerifier = createVerifier({ registry: [unreachable], audience: AUDIENCE, jwksTimeout: 2 });
   const main = await harness.start({ verifier, realm: REALM, allowPreflight: true });
   const flat = await harness.start({ registry: [issuer.entry], audience: AUDIENCE, requiredScopes: 'pay:processPayments', forwardErrors: true });
-  const down = await harness.start({ verifier: downVerifier });
+  const down = await harness.start({ verifier: downVerifier, exposeHints: true });
   return {
     issuer,
     verifier,
@@ -149,6 +149,29 @@ export function describeAdapterTable(harness: AdapterHarness): void {
       expect(response.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
       expect(response.headers.get('www-authenticate')).toBeNull();
       expect(await problem(response)).toMatchObject({ status: 503, code: 'jwks_unavailable' });
+    });
+
+    it('puts the hint in the body with exposeHints: the JWKS URL that failed', async () => {
+      const response = await at(t.down, '/me', { headers: bearer(await token({ iss: 'https://down.test', sub: 'https://down.test' })) });
+      const body = await problem(response);
+      expect(body.hint).toEqual(expect.stringContaining('is that the URL the JWKS is served at now?'));
+      expect(response.headers.get('www-authenticate')).toBeNull();
+    });
+
+    it('keeps hints out of the body by default', async () => {
+      const response = await at(t.main, '/me', { headers: bearer(await token({ aud: `${AUDIENCE}/` })) });
+      const body = await problem(response);
+      expect(body).toMatchObject({ status: 401, code: 'audience_mismatch' });
+      expect(body).not.toHaveProperty('hint');
+      expect(response.headers.get('www-authenticate')).not.toContain('trailing slash');
+    });
+
+    it('puts the hint in the body with exposeHints for a 401 too, never in the challenge', async () => {
+      const response = await at(t.down, '/me', { headers: bearer(await token({ aud: `${AUDIENCE}/` })) });
+      const body = await problem(response);
+      expect(body).toMatchObject({ status: 401, code: 'unknown_issuer' });
+      expect(body.hint).toEqual(expect.stringContaining('"https://issuer.test"'));
+      expect(response.headers.get('www-authenticate')).not.toContain('issuer.test');
     });
 
     it("leaves an error thrown by the app's own handler to the app", async () => {

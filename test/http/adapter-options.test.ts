@@ -14,7 +14,12 @@ describe('resolveAdapterOptions', () => {
       realm: 'paygate',
       allowPreflight: false,
       forwardErrors: false,
+      exposeHints: false,
     });
+  });
+
+  it('keeps exposeHints when given', () => {
+    expect(resolveAdapterOptions('auth', { verifier, exposeHints: true }).exposeHints).toBe(true);
   });
 
   it('builds a verifier from the verifier options given flat', () => {
@@ -57,6 +62,7 @@ describe('resolveAdapterOptions', () => {
     ['an empty realm', { verifier, realm: '' }, /^auth: realm must be/],
     ['a non-boolean allowPreflight', { verifier, allowPreflight: 'true' }, /^auth: allowPreflight must be a boolean/],
     ['a non-boolean forwardErrors', { verifier, forwardErrors: 0 }, /^auth: forwardErrors must be a boolean/],
+    ['a non-boolean exposeHints', { verifier, exposeHints: 'yes' }, /^auth: exposeHints must be a boolean/],
     ['a malformed requiredScopes', { verifier, requiredScopes: { anyOf: 'pay:chargeToken' } }, /^auth: requiredScopes\.anyOf must be/],
   ])('rejects %s with a TypeError naming the option', (_name, options, message) => {
     expect(() => resolveAdapterOptions('auth', options)).toThrow(TypeError);

@@ -86,3 +86,42 @@ describe('toErrorResponse (SPEC §1, §3)', () => {
     expect(JSON.stringify(response)).not.toContain('hunter2');
   });
 });
+
+describe('toErrorResponse and hints', () => {
+  const hinted = new AuthError('audience_mismatch', 'The token is not meant for this service ("aud").', {
+    claim: 'aud',
+    hint: 'The token\'s "aud" is "https://payments.test/"; this verifier expects "https://payments.test".',
+  });
+
+  test('leaves the hint out of the body by default', () => {
+    const response = toErrorResponse(hinted);
+    expect(response.body).not.toHaveProperty('hint');
+    expect(JSON.stringify(response)).not.toContain('payments.test/');
+  });
+
+  test('puts the hint in the body with exposeHints: true', () => {
+    const response = toErrorResponse(hinted, { exposeHints: true });
+    expect(response.status).toBe(401);
+    expect(response.body).toEqual({
+      type: 'urn:paygate-auth:problem:audience_mismatch',
+      title: 'Audience mismatch',
+      status: 401,
+      detail: 'The token is not meant for this service ("aud").',
+      code: 'audience_mismatch',
+      claim: 'aud',
+      hint: hinted.hint,
+    });
+  });
+
+  test('never puts the hint in WWW-Authenticate', () => {
+    expect(toErrorResponse(hinted, { exposeHints: true }).headers['www-authenticate']).not.toContain('payments.test');
+  });
+
+  test('adds no hint member for an error without one', () => {
+    expect(toErrorResponse(new AuthError('missing_token', 'No token.'), { exposeHints: true }).body).not.toHaveProperty('hint');
+  });
+
+  test('a non-boolean exposeHints is refused, naming it', () => {
+    expect(() => toErrorResponse(hinted, { exposeHints: 'yes' as unknown as boolean })).toThrow(/^exposeHints must be a boolean/);
+  });
+});

@@ -67,19 +67,21 @@ describe('verify_failure', () => {
     const v = verifier();
     const [header, payload] = (await issuer.token()).split('.');
     await authRejection(v.verify(`${header}.${payload}.${'A'.repeat(342)}`));
-    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'invalid_signature', issuer: issuer.issuer }]);
+    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'invalid_signature', issuer: issuer.issuer, hint: expect.stringContaining('"test-key"') }]);
   });
 
   test('reports a null issuer when the token names none that is registered', async () => {
     const v = verifier();
     await authRejection(v.verify(await issuer.token({ iss: 'https://intruder.test' })));
-    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'unknown_issuer', issuer: null }]);
+    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'unknown_issuer', issuer: null, hint: expect.stringContaining('"https://intruder.test"') }]);
   });
 
-  test('names the claim at fault, never its value', async () => {
+  test('names the claim at fault; only its hint quotes what the client sent', async () => {
     const v = verifier();
     await authRejection(v.verify(await issuer.token({ aud: 'https://elsewhere.test' })));
-    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'audience_mismatch', issuer: issuer.issuer, claim: 'aud' }]);
+    expect(ofType('verify_failure')).toEqual([
+      { type: 'verify_failure', code: 'audience_mismatch', issuer: issuer.issuer, claim: 'aud', hint: expect.stringContaining('"https://elsewhere.test"') },
+    ]);
   });
 
   test('reports jwks_unavailable with its issuer', async () => {
@@ -89,7 +91,7 @@ describe('verify_failure', () => {
     } finally {
       await faulty.setFault('none');
     }
-    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'jwks_unavailable', issuer: issuer.issuer }]);
+    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'jwks_unavailable', issuer: issuer.issuer, hint: expect.stringContaining(faulty.entry.jwksUri) }]);
   });
 });
 
@@ -126,7 +128,7 @@ describe('the listener', () => {
     expect((await authRejection(v.verify(await issuer.token({ aud: 'https://elsewhere.test' })))).code).toBe('audience_mismatch');
   });
 
-  test('no event carries a token, a key or a claim value (secrets and personal data leaking into metrics and logs)', async () => {
+  test('no event carries a token, a key or personal data, and only hints quote what the client sent (secrets and personal data leaking into metrics and logs)', async () => {
     const v = verifier();
     const token = await issuer.token();
     const tokens = [
@@ -143,14 +145,18 @@ describe('the listener', () => {
     await v.refresh(issuer.issuer);
 
     const text = JSON.stringify(log.events);
+    const withoutHints = JSON.stringify(log.events.map((event) => ({ ...event, hint: undefined })));
     expect(new Set(log.events.map((event) => event.type))).toEqual(new Set(['cache', 'jwks_fetch', 'verify_failure', 'keys_removed']));
+    // The audience the client sent is quoted by the audience_mismatch hint, and nowhere else.
+    expect(text).toContain('https://elsewhere.test');
+    expect(withoutHints).not.toContain('https://elsewhere.test');
     for (const candidate of tokens) {
       for (const segment of candidate.split('.').filter((part) => part.length > 8)) expect(text).not.toContain(segment);
     }
     const jwk = issuer.jwks.keys[0] as { n: string; e: string };
     expect(text).not.toContain(jwk.n);
     expect(text).not.toContain(jwk.n.slice(0, 32));
-    for (const value of ['Confidential Clinic', issuer.tenant, 'ern:other/tenants/t-9', 'https://elsewhere.test', 'pay:processPayments']) {
+    for (const value of ['Confidential Clinic', issuer.tenant, 'ern:other/tenants/t-9', 'pay:processPayments']) {
       expect(text).not.toContain(value);
     }
   });

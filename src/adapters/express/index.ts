@@ -27,7 +27,7 @@ declare global {
   }
 }
 
-/** Options of {@link auth}: a verifier (or its options), `requiredScopes`, `realm`, `allowPreflight`, `forwardErrors`. */
+/** Options of {@link auth}: a verifier (or its options), `requiredScopes`, `realm`, `allowPreflight`, `forwardErrors`, `exposeHints`. */
 export type AuthOptions = AdapterOptions;
 export type { AuthContext, RequireScopesArguments };
 

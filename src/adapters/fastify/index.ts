@@ -41,7 +41,7 @@ declare module 'fastify' {
   }
 }
 
-/** Options of {@link paygateAuth}: a verifier (or its options), `requiredScopes`, `realm`, `allowPreflight`, `forwardErrors`. */
+/** Options of {@link paygateAuth}: a verifier (or its options), `requiredScopes`, `realm`, `allowPreflight`, `forwardErrors`, `exposeHints`. */
 export type PaygateAuthOptions = AdapterOptions;
 export type { AuthContext, RequireScopesArguments };
 

@@ -15,7 +15,7 @@ import type { ErrorResponse } from '../../http/error-response.js';
 import { type GateFailure, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
-/** Options of {@link withAuth}: a verifier (or its options), `requiredScopes`, `realm`, `allowPreflight`, `forwardErrors`. */
+/** Options of {@link withAuth}: a verifier (or its options), `requiredScopes`, `realm`, `allowPreflight`, `forwardErrors`, `exposeHints`. */
 export type WithAuthOptions = AdapterOptions;
 export type { AuthContext, RequireScopesArguments };
 

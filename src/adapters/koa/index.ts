@@ -31,7 +31,7 @@ declare module 'koa' {
   interface DefaultState extends AuthState {}
 }
 
-/** Options of {@link auth}: a verifier (or its options), `requiredScopes`, `realm`, `allowPreflight`, `forwardErrors`. */
+/** Options of {@link auth}: a verifier (or its options), `requiredScopes`, `realm`, `allowPreflight`, `forwardErrors`, `exposeHints`. */
 export type AuthOptions = AdapterOptions;
 export type { AuthContext, RequireScopesArguments };
 

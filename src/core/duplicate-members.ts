@@ -1,0 +1,202 @@
+/**
+ * Duplicate member names in JSON text. `JSON.parse` keeps the last of two members with the same
+ * name, silently; another reader (a proxy, a log pipeline, another library) may keep the first. So
+ * text that repeats a name within one object is refused, and this scanner finds where.
+ *
+ * Names are compared as JSON strings, after their escapes: `"a"` and `"\u0061"` are one name.
+ * Strings that are values, however they look, are never taken for names.
+ *
+ * @module paygate-auth
+ */
+
+/** The way to a member: names of object members and indexes of array elements, outermost first. */
+export type MemberPath = readonly (string | number)[];
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+
+/** An object being scanned: the names seen so far, and whether the next string is a name. */
+interface ObjectFrame {
+  /** A list while short (a look-up in a few names is cheaper than a set), then a set. */
+  names: string[] | Set<string>;
+  /** The name of the member whose value is being scanned. */
+  name: string;
+  expectsName: boolean;
+}
+
+/** An array being scanned: the index of the element being scanned. */
+interface ArrayFrame {
+  readonly names: null;
+  index: number;
+}
+
+type Frame = ObjectFrame | ArrayFrame;
+
+/** Index just past the string whose opening quote is at `start` (or the text's end, unclosed). */
+function stringEnd(text: string, start: number): number {
+  let quote = text.indexOf('"', start + 1);
+  while (quote !== -1) {
+    let backslashes = 0;
+    while (text.charCodeAt(quote - 1 - backslashes) === BACKSLASH) backslashes += 1;
+    if (backslashes % 2 === 0) return quote + 1;
+    quote = text.indexOf('"', quote + 1);
+  }
+  return text.length;
+}
+
+/** The value of the JSON string `text.slice(start, end)`, its escapes decoded. */
+function stringValue(text: string, start: number, end: number): string {
+  const raw = text.slice(start + 1, end - 1);
+  if (!raw.includes('\\')) return raw;
+  try {
+    return JSON.parse(text.slice(start, end)) as string;
+  } catch {
+    return raw;
+  }
+}
+
+/** Most names an object keeps in a list before it moves them to a set. */
+const LIST_LIMIT = 16;
+
+/** Records `name` in `frame`; `false` when it was there already. */
+function remember(frame: ObjectFrame, name: string): boolean {
+  const names = frame.names;
+  if (!Array.isArray(names)) {
+    if (names.has(name)) return false;
+    names.add(name);
+    return true;
+  }
+  for (let index = 0; index < names.length; index += 1) if (names[index] === name) return false;
+  names.push(name);
+  if (names.length > LIST_LIMIT) frame.names = new Set(names);
+  return true;
+}
+
+function pathTo(frames: readonly Frame[], name: string): MemberPath {
+  const path: (string | number)[] = [];
+  for (let depth = 0; depth < frames.length - 1; depth += 1) {
+    const frame = frames[depth] as Frame;
+    path.push(frame.names === null ? frame.index : frame.name);
+  }
+  path.push(name);
+  return path;
+}
+
+function isWhiteSpace(char: number): boolean {
+  return char === 0x20 || char === 0x0a || char === 0x0d || char === 0x09;
+}
+
+/**
+ * The colons of `text` that follow a quote (white space between): every member has one, and
+ * strings may add more, so never fewer than the members of `text`.
+ */
+function memberBound(text: string): number {
+  let count = 0;
+  for (let colon = text.indexOf(':'); colon !== -1; colon = text.indexOf(':', colon + 1)) {
+    let before = colon - 1;
+    while (before >= 0 && isWhiteSpace(text.charCodeAt(before))) before -= 1;
+    if (text.charCodeAt(before) === QUOTE) count += 1;
+  }
+  return count;
+}
+
+/** The own keys of every object in a parsed JSON value: its distinct member names, counted. */
+function keyCount(value: unknown): number {
+  let count = 0;
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next !== 'object' || next === null) continue;
+    if (Array.isArray(next)) {
+      for (const item of next) if (typeof item === 'object' && item !== null) pending.push(item);
+      continue;
+    }
+    const record = next as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      count += 1;
+      const child = record[key];
+      if (typeof child === 'object' && child !== null) pending.push(child);
+    }
+  }
+  return count;
+}
+
+/**
+ * The path of the first member whose name repeats an earlier one of the same object, in the
+ * order of the text (`['items', 0, 'amount']`), or `undefined` when no object repeats a name.
+ *
+ * Meant for text `JSON.parse` accepted: on other text it returns something, never throws, and
+ * reads each character once. Nesting costs memory, not call stack.
+ *
+ * @param parsed `JSON.parse(text)`, when the caller has it: then text whose members cannot
+ * outnumber the parsed names (the usual case) is settled without the full scan.
+ */
+export function findDuplicateMember(text: string, parsed?: unknown): MemberPath | undefined {
+  if (parsed !== undefined && memberBound(text) === keyCount(parsed)) return undefined;
+  return scan(text);
+}
+
+function scan(text: string): MemberPath | undefined {
+  const frames: Frame[] = [];
+  let top: Frame | undefined;
+  const length = text.length;
+  let at = 0;
+  while (at < length) {
+    const char = text.charCodeAt(at);
+    if (char === QUOTE) {
+      const end = stringEnd(text, at);
+      if (top !== undefined && top.names !== null && top.expectsName) {
+        const name = stringValue(text, at, end);
+        if (!remember(top, name)) return pathTo(frames, name);
+        top.name = name;
+        top.expectsName = false;
+      }
+      at = end;
+      continue;
+    }
+    if (char === OPEN_OBJECT) {
+      top = { names: [], name: '', expectsName: true };
+      frames.push(top);
+    } else if (char === OPEN_ARRAY) {
+      top = { names: null, index: 0 };
+      frames.push(top);
+    } else if (char === CLOSE_OBJECT || char === CLOSE_ARRAY) {
+      frames.pop();
+      top = frames[frames.length - 1];
+    } else if (char === COMMA && top !== undefined) {
+      if (top.names === null) top.index += 1;
+      else top.expectsName = true;
+    }
+    at += 1;
+  }
+  return undefined;
+}
+
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+/** Longest name quoted whole in a formatted path; a longer one is cut, marked with `…`. */
+const MAX_QUOTED_NAME = 64;
+
+function quotedName(name: string): string {
+  const shown = name.length > MAX_QUOTED_NAME ? `${name.slice(0, MAX_QUOTED_NAME)}…` : name;
+  return JSON.stringify(shown);
+}
+
+/**
+ * A path as text: `amount`, `payment_details.line_items[0].amount`, `meta["odd name"]`. Names
+ * that are not identifiers are quoted as JSON strings (control characters escaped); a name longer
+ * than 64 characters is cut.
+ */
+export function formatMemberPath(path: MemberPath): string {
+  let text = '';
+  for (const step of path) {
+    if (typeof step === 'number') text += `[${step}]`;
+    else if (IDENTIFIER.test(step)) text += text === '' ? step : `.${step}`;
+    else text += `[${quotedName(step)}]`;
+  }
+  return text;
+}

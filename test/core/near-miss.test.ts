@@ -1,0 +1,38 @@
+import { describe, expect, test } from 'vitest';
+import { findNearMiss, nearMiss } from '../../src/core/near-miss.js';
+
+describe('nearMiss', () => {
+  test.each([
+    ['https://a.test/', 'https://a.test', 'a trailing slash'],
+    ['https://a.test', 'https://a.test//', 'a trailing slash'],
+    ['https://A.test', 'https://a.test', 'letter case'],
+    ['HTTPS://a.test', 'https://a.test', 'letter case'],
+    ['http://a.test', 'https://a.test', 'http: against https:'],
+    [' https://a.test', 'https://a.test', 'surrounding white space'],
+    ['http://A.test/', 'https://a.test', 'http: against https: and a trailing slash and letter case'],
+    ['Key-1', 'key-1', 'letter case'],
+    ['payments', 'payments/', 'a trailing slash'],
+    ['a.test', 'https://a.test', 'a missing scheme'],
+  ])('%j against %j differs by %s', (given, expected, difference) => {
+    expect(nearMiss(given, expected)).toBe(difference);
+  });
+
+  test.each([
+    ['equal', 'https://a.test', 'https://a.test'],
+    ['another host', 'https://b.test', 'https://a.test'],
+    ['another path', 'https://a.test/x', 'https://a.test'],
+    ['slashes only', '/', '//'],
+  ])('%s is not a near miss', (_name, given, expected) => {
+    expect(nearMiss(given, expected)).toBeUndefined();
+  });
+});
+
+describe('findNearMiss', () => {
+  test('returns the first candidate nearly missed, and how', () => {
+    expect(findNearMiss('https://a.test/', ['https://b.test', 'https://a.test'])).toEqual({ candidate: 'https://a.test', difference: 'a trailing slash' });
+  });
+
+  test('returns undefined when none is', () => {
+    expect(findNearMiss('https://c.test', ['https://b.test', 'https://a.test'])).toBeUndefined();
+  });
+});
