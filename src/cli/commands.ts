@@ -4,6 +4,19 @@
  * @module paygate-auth/cli
  */
 import type { CliCommand } from './command.js';
+import { controlsCommand } from './controls-command.js';
+import { migrateCommand } from './migrate-command.js';
+import { refreshKeysCommand } from './refresh-keys-command.js';
+import { resumeIssuerCommand } from './resume-issuer-command.js';
+import { revokeKeyCommand } from './revoke-key-command.js';
+import { suspendIssuerCommand } from './suspend-issuer-command.js';
 
 /** The commands, by the order of the help listing. */
-export const COMMANDS: readonly CliCommand[] = [];
+export const COMMANDS: readonly CliCommand[] = [
+  migrateCommand,
+  revokeKeyCommand,
+  suspendIssuerCommand,
+  resumeIssuerCommand,
+  refreshKeysCommand,
+  controlsCommand,
+];
