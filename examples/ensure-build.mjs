@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const entries = ['index', 'payment-links/index', 'testing/index', 'fetch/index', 'express/index', 'koa/index'].map((name) => `dist/${name}.js`);
+const entries = ['index', 'payment-links/index', 'testing/index', 'fetch/index', 'express/index', 'koa/index', 'postgres/index'].map((name) => `dist/${name}.js`);
 
 function newestMtime(directory) {
   let newest = 0;

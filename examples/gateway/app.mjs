@@ -37,10 +37,11 @@ function route(routes, method, pathname) {
 /**
  * Creates the gateway.
  * @param {{ verifier: import('paygate-auth').Verifier, directory: import('paygate-auth/payment-links').Directory,
- *           payPageUrl: string, onLinkCreated?: Function }} options
+ *           payPageUrl: string, onLinkCreated?: Function, store?: import('paygate-auth/payment-links').PaymentLinkStore,
+ *           idempotency?: import('paygate-auth/payment-links').IdempotencyStore }} options
  */
-export function createGateway({ verifier, directory, payPageUrl, onLinkCreated }) {
-  const create = createPaymentLinkHandler({ payPageUrl, directory, onLinkCreated });
+export function createGateway({ verifier, directory, payPageUrl, onLinkCreated, store, idempotency }) {
+  const create = createPaymentLinkHandler({ payPageUrl, directory, onLinkCreated, store, idempotency });
   const routes = { info: createInfoHandler(), create, read: createGetPaymentLinkHandler({ store: create.store }) };
 
   const authenticated = withAuth(

@@ -22,6 +22,7 @@ import {
   shownPath,
 } from './demo.mjs';
 import { serve } from './node-server.mjs';
+import { openStores } from './stores.mjs';
 
 function portFromEnvironment() {
   const text = process.env.PORT ?? '3000';
@@ -64,7 +65,9 @@ async function main() {
   const { key, file, created } = await loadDemoKey();
   const jwks = await publishJwks(key);
   const verifier = createVerifier({ registry: new IssuerRegistry([jwks.entry]), audience: AUDIENCE });
-  const gateway = createGateway({ verifier, directory: demoDirectory(), payPageUrl: PAY_PAGE_URL });
+  const stores = await openStores();
+  stores.attach(verifier);
+  const gateway = createGateway({ verifier, directory: demoDirectory(), payPageUrl: PAY_PAGE_URL, store: stores.store, idempotency: stores.idempotency });
   const server = await serve(gateway, { port });
   const [infoToken, linkToken] = await Promise.all([
     mintToken(key, { scope: 'pay:processPayments hub:subscribe' }),
@@ -76,7 +79,7 @@ async function main() {
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    await Promise.all([server.close(), jwks.server.close()]);
+    await Promise.all([server.close(), jwks.server.close(), stores.close()]);
     process.exit(0);
   };
   process.on('SIGINT', stop);

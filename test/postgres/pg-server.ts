@@ -47,7 +47,8 @@ export function skipWithoutPostgres(suite: string): boolean {
   return true;
 }
 
-async function freePort(): Promise<number> {
+/** A port of 127.0.0.1 free a moment ago. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);
