@@ -17,7 +17,7 @@ export {
 } from './control-log.js';
 export { isUnavailable } from './database-errors.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './idempotency-store.js';
-export { type NotificationConnection, type NotificationMessage, type NotificationSource } from './notification-connection.js';
+export { type ListenOption, type NotificationConnection, type NotificationMessage, type NotificationSource } from './notification-connection.js';
 export { type ControlledVerifier, type PostgresControls, type PostgresControlsOptions, postgresControls } from './operator-controls.js';
 export { PostgresPaymentLinkStore } from './payment-link-store.js';
 export { CONTROLS_CHANNEL, type MigrationReport, SCHEMA_VERSION, TABLES, migrate } from './schema.js';

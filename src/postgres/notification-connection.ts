@@ -5,7 +5,7 @@
  * @module paygate-auth/postgres
  */
 import { CONTROLS_CHANNEL } from './schema.js';
-import { type SqlClient, isPool } from './sql-client.js';
+import { type SqlClient, type SqlPool, isPool } from './sql-client.js';
 
 /** A notification as `pg` delivers it. */
 export interface NotificationMessage {
@@ -95,8 +95,31 @@ export function isInProcessListener(db: unknown): db is InProcessListener {
   return typeof (db as Partial<InProcessListener>).listen === 'function';
 }
 
-/** The default source of `db`: a pool's own connections; `undefined` when `db` has none to give. */
-export function defaultSource(db: SqlClient): NotificationSource | undefined {
-  if (!isPool(db)) return undefined;
-  return () => db.connect() as unknown as Promise<NotificationConnection>;
+/** What the `listen` option of the controls takes. */
+export type ListenOption = NotificationSource | SqlPool | NotificationConnection | false;
+
+function isConnection(value: unknown): value is NotificationConnection {
+  const candidate = value as Partial<NotificationConnection> | null;
+  return typeof candidate === 'object' && candidate !== null && typeof candidate.on === 'function' && typeof candidate.query === 'function';
+}
+
+/**
+ * The source of `listen`: a factory as it is; a pool's connections; one connected client (used
+ * once: after it drops, there is nothing to reconnect with, and polling carries on alone).
+ * Without `listen`, `db`'s own connections when it is a pool; `undefined` when there is none.
+ */
+export function notificationSource(listen: ListenOption | undefined, db: SqlClient): NotificationSource | undefined {
+  if (listen === false) return undefined;
+  if (typeof listen === 'function') return listen;
+  const pool = listen ?? db;
+  if (isPool(pool)) return () => pool.connect() as unknown as Promise<NotificationConnection>;
+  if (listen === undefined) return undefined;
+  if (!isConnection(listen)) throw new TypeError('postgresControls: listen must be a function opening a connected pg.Client, a pg.Pool, a connected pg.Client, or false');
+  let given: NotificationConnection | undefined = listen;
+  return async () => {
+    const connection = given;
+    given = undefined;
+    if (connection === undefined) throw new Error('the listening pg.Client dropped and cannot be reopened (give listen a function to reconnect); polling only');
+    return connection;
+  };
 }

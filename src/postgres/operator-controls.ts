@@ -14,7 +14,7 @@ import {
   readControlRecords,
   recordControl,
 } from './control-log.js';
-import { type Listening, type NotificationSource, defaultSource, isInProcessListener, listenInProcess, listenOn } from './notification-connection.js';
+import { type ListenOption, type Listening, type NotificationSource, isInProcessListener, listenInProcess, listenOn, notificationSource } from './notification-connection.js';
 import { type SqlClient, checkClient } from './sql-client.js';
 
 /** What the controls call on a verifier: its public operator methods and its registry. */
@@ -24,11 +24,12 @@ export type ControlledVerifier = Pick<Verifier, 'revokeKey' | 'suspendIssuer' | 
 export interface PostgresControlsOptions {
   /**
    * Where the dedicated `LISTEN` connection comes from: a function opening a new connected
-   * `pg.Client` each call (called again after a drop), or `false` to poll only.
+   * `pg.Client` each call (called again after a drop); a `pg.Pool` (one connection checked out);
+   * one connected `pg.Client` (ended by `close()`; after a drop, polling only); or `false` to poll only.
    * @default a connection checked out of `db` when it is a `pg.Pool` (kept out of it while
    * listening); PGlite's own `listen()`; otherwise polling only
    */
-  readonly listen?: NotificationSource | false;
+  readonly listen?: ListenOption;
   /**
    * Milliseconds between re-reads of the table: the longest a missed notification delays an
    * action. 100 to 600 000.
@@ -142,14 +143,11 @@ class Controls implements PostgresControls {
     this.#reconnectDelay = checkMs('reconnectDelay', options.reconnectDelay, 250, 10, 60_000);
     this.#delay = this.#reconnectDelay;
     if (options.onError !== undefined && typeof options.onError !== 'function') throw new TypeError(`${OWNER}: onError must be a function`);
-    if (options.listen !== undefined && options.listen !== false && typeof options.listen !== 'function') {
-      throw new TypeError(`${OWNER}: listen must be a function opening a connected pg.Client, or false`);
-    }
     const quiet = quietReporter();
     this.#report = options.onError ?? quiet.report;
     this.#recovered = options.onError === undefined ? quiet.recovered : () => {};
     this.#inProcess = options.listen === undefined && isInProcessListener(db);
-    this.#source = options.listen === false ? undefined : (options.listen ?? defaultSource(db));
+    this.#source = notificationSource(options.listen, db);
   }
 
   get listening(): boolean {

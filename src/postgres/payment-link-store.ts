@@ -5,6 +5,7 @@
  * @module paygate-auth/postgres
  */
 import { deepFreeze, DuplicatePaymentLinkError, type LinkCompletion, type LinkCompletionOutcome, type PaymentLinkStore } from '../payment-links/payment-link-store.js';
+import { isUuid } from '../payment-links/ids.js';
 import type { StoredPaymentLink } from '../payment-links/payment-link.js';
 import { errorState, storageFailure } from './database-errors.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
@@ -98,7 +99,7 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
   }
 
   async get(tenant: string, id: string): Promise<StoredPaymentLink | null> {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) return null;
+    if (!isUuid(id)) return null;
     const rows = await this.#query('reading a payment link', `SELECT record FROM ${TABLES.links} WHERE id = $1 AND tenant = $2`, [id, tenant]);
     return toLink(rows[0]);
   }

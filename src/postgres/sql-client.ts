@@ -25,8 +25,8 @@ export interface SqlPool extends SqlClient {
 }
 
 /** `true` for a pool whose `connect()` checks out a connection (a `pg.Pool`, not a `pg.Client`). */
-export function isPool(db: SqlClient): db is SqlPool {
-  return typeof (db as Partial<SqlPool>).connect === 'function' && typeof (db as Partial<SqlPool>).idleCount === 'number';
+export function isPool(db: unknown): db is SqlPool {
+  return typeof db === 'object' && db !== null && typeof (db as Partial<SqlPool>).connect === 'function' && typeof (db as Partial<SqlPool>).idleCount === 'number';
 }
 
 /** Checks that `db` can run statements. */

@@ -147,6 +147,18 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     expect(a.controls.listening).toBe(true);
   });
 
+  it('listens on a connected pg.Client given to it, and on a pg.Pool given to it', async () => {
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    const listeningPool = new pg.Pool({ connectionString: server.url, max: 1 });
+    opened.push(listeningPool);
+    const [a, b] = await Promise.all([instance({ listen: client }), instance({ listen: listeningPool })]);
+    expect([a.controls.listening, b.controls.listening]).toEqual([true, true]);
+    const token = await acme.token();
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    await eventually('both refuse', async () => (await rejectsWith(a.verifier, token, 'issuer_suspended')) && (await rejectsWith(b.verifier, token, 'issuer_suspended')));
+  });
+
   it('polls at its interval when it does not listen', async () => {
     const a = await instance({ listen: false, pollInterval: 100 });
     expect(a.controls.listening).toBe(false);
