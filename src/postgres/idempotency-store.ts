@@ -84,7 +84,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     const started = Date.now();
     let pause = 10;
     for (;;) {
-      const now = request.now + (Date.now() - started);
+      const now = Math.floor(request.now) + (Date.now() - started);
       const result = await this.#claimOnce(request, now);
       if (result === LOOK_AGAIN) continue;
       const waited = Date.now() - started;
@@ -112,7 +112,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
        UNION ALL
        SELECT state, fingerprint, response, NULL FROM ${TABLES.idempotency}
         WHERE tenant = $1 AND key = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`,
-      [request.tenant, request.key, request.fingerprint, lease, now + this.#leaseTime, request.expiresAt, now],
+      [request.tenant, request.key, request.fingerprint, lease, now + this.#leaseTime, Math.floor(request.expiresAt), now],
     );
     const row = rows[0];
     if (row === undefined) return LOOK_AGAIN;
@@ -155,7 +155,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
             LIMIT $2 FOR UPDATE SKIP LOCKED)
          RETURNING 1)
        SELECT count(*)::int AS purged FROM gone`,
-      [now, this.#purgeBatch],
+      [Math.floor(now), this.#purgeBatch],
     );
     return numberColumn(rows[0]?.purged ?? 0);
   }

@@ -50,7 +50,8 @@ export function storedLink(tenant: string, overrides: Partial<StoredPaymentLink>
 
 const RESPONSE: RecordedResponse = { status: 201, headers: { 'content-type': 'application/json', location: '/payment-links/x' }, body: { id: 'x', meta: { b: '1', a: '2' } } };
 
-function claimOf(tenant: string, key: string, fingerprint: string, now = 1_000_000, ttl = 86_400_000) {
+/** A claim at `now` (with a fraction of a millisecond, as the handler's clock may give). */
+function claimOf(tenant: string, key: string, fingerprint: string, now = 1_000_000.456, ttl = 86_400_000) {
   return { tenant, key, fingerprint, now, expiresAt: now + ttl };
 }
 
