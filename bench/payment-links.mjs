@@ -7,7 +7,7 @@
  * deleted after), otherwise a throw-away server (`initdb` + `pg_ctl` into a temporary directory,
  * as the tests start one). Without either the PostgreSQL side is reported as skipped.
  *
- * Standalone: `npm run build && node bench/payment-links.mjs` (BENCH_LINK_SECONDS per round,
+ * Standalone: `npm run bench:links` (BENCH_LINK_SECONDS per round,
  * default 1; BENCH_LINK_ROUNDS, default 5; BENCH_LINK_CONCURRENCY requests in flight, default 16).
  * From `bench/run.mjs`: `const { runPaymentLinks } = await import('./payment-links.mjs')`, then
  * `(await runPaymentLinks({ log })).row` is the table's row.
