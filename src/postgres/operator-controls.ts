@@ -228,6 +228,16 @@ class Controls implements PostgresControls {
     for (const applied of this.#attached) this.#apply(applied, false);
   }
 
+  /** Calls one verifier method; a throw or a rejection goes to `onError`, the other actions still apply. */
+  #call(action: () => unknown): void {
+    try {
+      const result = action();
+      if (result instanceof Promise) result.catch(this.#report);
+    } catch (error) {
+      this.#report(error);
+    }
+  }
+
   #apply(applied: Applied, initial: boolean): void {
     const { verifier } = applied;
     const known = (issuer: string): boolean => verifier.registry.has(issuer);
@@ -235,23 +245,23 @@ class Controls implements PostgresControls {
       const id = `${issuer}\u0000${kid}`;
       if (applied.revoked.has(id)) continue;
       applied.revoked.add(id);
-      if (known(issuer)) verifier.revokeKey(issuer, kid);
+      if (known(issuer)) this.#call(() => verifier.revokeKey(issuer, kid));
     }
     const suspended = new Set(this.#state.suspended);
     for (const issuer of suspended) {
       if (applied.suspended.has(issuer) || !known(issuer)) continue;
       applied.suspended.add(issuer);
-      verifier.suspendIssuer(issuer);
+      this.#call(() => verifier.suspendIssuer(issuer));
     }
     for (const issuer of applied.suspended) {
       if (suspended.has(issuer)) continue;
       applied.suspended.delete(issuer);
-      verifier.resumeIssuer(issuer);
+      this.#call(() => verifier.resumeIssuer(issuer));
     }
     for (const { id, issuer } of this.#state.refreshes) {
       if (applied.refreshes.has(id)) continue;
       applied.refreshes.add(id);
-      if (!initial && known(issuer)) verifier.refresh(issuer).catch(this.#report);
+      if (!initial && known(issuer)) this.#call(() => verifier.refresh(issuer));
     }
   }
 

@@ -221,4 +221,25 @@ describe('postgresControls on PGlite', () => {
     expect((await authRejection(v.verify(await issuer.token()))).code).toBe('issuer_suspended');
     await controls.close();
   });
+
+  it('reports a verifier method that throws to onError and still applies the other actions', async () => {
+    const errors: unknown[] = [];
+    const controls = await postgresControls(lite, { pollInterval: NO_POLL, onError: (error) => errors.push(error) });
+    const suspended: string[] = [];
+    const failure = new Error('revocation refused');
+    controls.attach({
+      registry: { has: () => true } as never,
+      revokeKey: () => {
+        throw failure;
+      },
+      suspendIssuer: (name) => void suspended.push(name),
+      resumeIssuer: () => undefined,
+      refresh: async () => ({}) as never,
+    });
+    await controls.revokeKey('https://other.test', 'k-1');
+    await controls.suspendIssuer('https://other.test');
+    expect(errors).toEqual([failure]);
+    expect(suspended).toContain('https://other.test');
+    await controls.close();
+  });
 });
