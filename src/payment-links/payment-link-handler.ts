@@ -138,25 +138,31 @@ async function resolveDepartment(
   return { departmentId: department.id, storeId: store.id };
 }
 
+function recordOf(response: HandlerResponse): RecordedResponse {
+  return { status: response.status, headers: response.headers, body: response.body };
+}
+
 /**
- * Stores `stored` and completes `lease` with `response`: in one step where the store can, else
- * insert, then complete.
+ * Stores `stored`, completing `lease` with `response` in the same step where the store can;
+ * resolves whether it did (otherwise the link is stored and the lease still to complete).
  */
-async function storeCompleting(deps: ResolvedDeps, stored: StoredPaymentLink, lease: Lease, response: HandlerResponse): Promise<void> {
-  const recorded: RecordedResponse = { status: response.status, headers: response.headers, body: response.body };
+async function storeCompleting(deps: ResolvedDeps, stored: StoredPaymentLink, lease: Lease, response: HandlerResponse): Promise<boolean> {
   const outcome = deps.store.insertCompleting === undefined
     ? 'unsupported'
-    : await deps.store.insertCompleting(stored, { idempotency: deps.idempotency, lease, response: recorded });
-  if (outcome === 'stored') return;
+    : await deps.store.insertCompleting(stored, { idempotency: deps.idempotency, lease, response: recordOf(response) });
+  if (outcome === 'stored') return true;
   if (outcome === 'lease_lost') {
     throw new PaymentLinkError('idempotency_key_in_use', 'This request outlived its hold on the Idempotency-Key and created nothing; retry to get the outcome.', { retryAfter: 1 });
   }
   await deps.store.insert(stored);
-  await deps.idempotency.complete(lease, recorded);
+  return false;
 }
 
-/** Validates `body` in full, looks up the department and its store, stores the link (completing `lease`, when given). */
-async function create(deps: ResolvedDeps, tenant: string, body: unknown, lease?: Lease): Promise<Creation> {
+/**
+ * Validates `body` in full, looks up the department and its store, stores the link; with a
+ * `lease`, completes it in the same step where the store can (`completed`).
+ */
+async function create(deps: ResolvedDeps, tenant: string, body: unknown, lease?: Lease): Promise<Creation & { readonly completed: boolean }> {
   if (!isJsonObject(body)) throw new PaymentLinkError('invalid_body', 'The body must be a JSON object.');
   const errors = new FieldErrors();
   const request = readLinkRequest(body, errors);
@@ -165,9 +171,10 @@ async function create(deps: ResolvedDeps, tenant: string, body: unknown, lease?:
   const stored = await buildLink(deps, tenant, request, resolved);
   const link = toPaymentLink(stored);
   const response = { status: 201, headers: { ...JSON_HEADERS, location: `${deps.locationPrefix}${link.id}` }, body: link };
+  let completed = false;
   if (lease === undefined) await deps.store.insert(stored);
-  else await storeCompleting(deps, stored, lease, response);
-  return { response, event: { tenant, link, merchant_meta: link.meta } };
+  else completed = await storeCompleting(deps, stored, lease, response);
+  return { response, event: { tenant, link, merchant_meta: link.meta }, completed };
 }
 
 /** A refusal as a creation without event. */
@@ -199,14 +206,18 @@ async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body:
     }
     return { response: replay(claim.response), event: null };
   }
+  let creation;
   try {
-    return await create(deps, tenant, body, claim.lease);
+    creation = await create(deps, tenant, body, claim.lease);
   } catch (error) {
     await deps.idempotency.release(claim.lease).catch(() => {
       // The store is failing too: the lease expires on its own and the key can be claimed again.
     });
     throw error;
   }
+  // Stored but not yet completed: a failure from here on must not release the key of a stored link.
+  if (!creation.completed) await deps.idempotency.complete(claim.lease, recordOf(creation.response));
+  return creation;
 }
 
 async function notify(deps: ResolvedDeps, event: LinkCreatedEvent | null): Promise<void> {

@@ -52,6 +52,18 @@ describe('a store that cannot reach its database', () => {
     expect((await working(jsonRequest(auth, validBody(), { 'idempotency-key': 'k-1' }))).status).toBe(201);
   });
 
+  it('keeps the key of a stored link held when completing its record fails', async () => {
+    const memory = new InMemoryIdempotencyStore();
+    const released: unknown[] = [];
+    const links = new InMemoryPaymentLinkStore();
+    const handler = makeHandler({
+      store: links,
+      idempotency: { claim: (request) => memory.claim(request), complete: down, release: async (lease) => void released.push(lease) },
+    });
+    const response = await handler(jsonRequest(await callers.auth(), validBody(), { 'idempotency-key': 'k-1' }));
+    expect([response.status, released, links.size]).toEqual([503, [], 1]);
+  });
+
   it('answers GET /payment-links/:id 503 storage_unavailable', async () => {
     const read = createGetPaymentLinkHandler({ store: storeWith({ get: down }) });
     const response = await read({ auth: await callers.auth(), headers: {}, params: { id: '00000000-0000-4000-8000-000000000001' } });
