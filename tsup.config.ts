@@ -12,6 +12,7 @@ export default defineConfig({
     'koa/index': 'src/adapters/koa/index.ts',
     'fetch/index': 'src/adapters/fetch/index.ts',
     'payment-links/index': 'src/payment-links/index.ts',
+    'postgres/index': 'src/postgres/index.ts',
     'testing/index': 'src/testing/index.ts',
     'issuer/index': 'src/issuer/index.ts',
     'testing/msw': 'src/testing/msw.ts',

@@ -39,7 +39,7 @@ function route(routes, method, pathname) {
 
 /**
  * Creates the gateway. Every option but `verifier` goes to `createPaymentLinkHandler` (`payPageUrl`,
- * `directory`, and optionally `store`, `idempotency`, `onLinkCreated`, …); the body limit is always
+ * `directory`, and optionally `store`, `idempotency` (shared stores: see `stores.mjs`), `onLinkCreated`, …); the body limit is always
  * the handler's documented one.
  * @param {{ verifier: import('paygate-auth').Verifier } & import('paygate-auth/payment-links').PaymentLinkHandlerDeps} options
  */

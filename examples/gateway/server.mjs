@@ -7,7 +7,9 @@
  * per request. `npm run example:token -- --scope … --tenant …` mints more tokens. A port already
  * taken is one line naming PORT, and exit code 1.
  *
- * Start-up, in order: the port, the demo key, its JWKS, the verifier, the gateway, then listen.
+ * Start-up, in order: the port, the demo key, its JWKS, the verifier, the stores (PostgreSQL when
+ * DATABASE_URL is set, migrated, with its operator controls attached; else in memory), the
+ * gateway, then listen.
  */
 import { randomUUID } from 'node:crypto';
 import { IssuerRegistry, createVerifier } from 'paygate-auth';
@@ -25,6 +27,7 @@ import {
   shownPath,
 } from './demo.mjs';
 import { serve } from './node-server.mjs';
+import { openStores } from './stores.mjs';
 
 function portFromEnvironment() {
   const text = process.env.PORT ?? '3000';
@@ -92,9 +95,17 @@ async function main() {
   const { key, file, created } = await loadDemoKey();
   const jwks = await publishJwks(key);
   const verifier = createVerifier({ registry: new IssuerRegistry([jwks.entry]), audience: AUDIENCE });
-  const gateway = createGateway({ verifier, directory: demoDirectory(), payPageUrl: PAY_PAGE_URL });
+  const stores = await openStores();
+  stores.attach(verifier);
+  const gateway = createGateway({
+    verifier,
+    directory: demoDirectory(),
+    payPageUrl: PAY_PAGE_URL,
+    store: stores.store,
+    idempotency: stores.idempotency,
+  });
   const server = await listen(gateway, port);
-  stopOnSignals([server, jwks.server]);
+  stopOnSignals([server, jwks.server, stores]);
   const [infoToken, linkToken] = await Promise.all([
     mintToken(key, { scope: 'pay:processPayments hub:subscribe' }),
     mintToken(key, { scope: 'pay:processPayments' }),

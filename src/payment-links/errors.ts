@@ -18,6 +18,7 @@ export type PaymentLinkErrorCode =
   | 'idempotency_key_reused'
   | 'idempotency_key_in_use'
   | 'idempotency_unavailable'
+  | 'storage_unavailable'
   | 'public_tenant_not_allowed'
   | 'payment_link_not_found';
 
@@ -37,6 +38,7 @@ export const PAYMENT_LINK_ERROR_CODES: Readonly<Record<PaymentLinkErrorCode, Cod
   idempotency_key_reused: { status: 409, title: 'Idempotency-Key reused' },
   idempotency_key_in_use: { status: 409, title: 'Idempotency-Key in use' },
   idempotency_unavailable: { status: 503, title: 'Idempotency records unavailable' },
+  storage_unavailable: { status: 503, title: 'Storage unavailable' },
   public_tenant_not_allowed: { status: 403, title: 'Not allowed for the public tenant' },
   payment_link_not_found: { status: 404, title: 'Payment link not found' },
 });

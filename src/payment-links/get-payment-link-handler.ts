@@ -11,6 +11,7 @@ import type { Handler, HandlerResponse } from './handler-request.js';
 import { isUuid } from './ids.js';
 import { toPaymentLink } from './payment-link.js';
 import type { PaymentLinkStore } from './payment-link-store.js';
+import { StorageUnavailableError, storageUnavailable } from './storage-unavailable.js';
 
 /** Options of {@link createGetPaymentLinkHandler}. */
 export interface GetPaymentLinkHandlerOptions {
@@ -36,7 +37,13 @@ export function createGetPaymentLinkHandler(options: GetPaymentLinkHandlerOption
     const caller = checkCaller(request.auth, { requiredScopes: SCOPES.processPayments, allowPublicTenant: false, realm });
     if (!caller.ok) return caller.response;
     const id = request.params?.id;
-    const link = isUuid(id) ? await store.get(caller.auth.tenant.ern, id) : null;
+    let link;
+    try {
+      link = isUuid(id) ? await store.get(caller.auth.tenant.ern, id) : null;
+    } catch (error) {
+      if (error instanceof StorageUnavailableError) return problemResponse(storageUnavailable(error));
+      throw error;
+    }
     if (link === null) return problemResponse(new PaymentLinkError('payment_link_not_found', 'No payment link of this tenant has this id.'));
     return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: toPaymentLink(link) };
   };

@@ -46,5 +46,12 @@ export { LINK_LIMITS, TOKENIZE_VALUES, type Tokenize } from './link-request.js';
 export { META_LIMITS } from './meta.js';
 export { type PaymentLink, type PaymentLinkStatus, type StoredPaymentLink } from './payment-link.js';
 export { type PaymentLinkHandler, createPaymentLinkHandler } from './payment-link-handler.js';
-export { DuplicatePaymentLinkError, InMemoryPaymentLinkStore, type PaymentLinkStore } from './payment-link-store.js';
+export {
+  DuplicatePaymentLinkError,
+  InMemoryPaymentLinkStore,
+  type LinkCompletion,
+  type LinkCompletionOutcome,
+  type PaymentLinkStore,
+} from './payment-link-store.js';
+export { StorageUnavailableError, type StorageUnavailableErrorOptions } from './storage-unavailable.js';
 export { DEFAULT_MAX_BODY_BYTES } from './request-body.js';

@@ -21,7 +21,7 @@ import { FieldErrors } from './field-errors.js';
 import { type JsonObject, isJsonObject } from './field-readers.js';
 import type { Handler, HandlerRequest, HandlerResponse } from './handler-request.js';
 import { type LinkCreatedEvent, type PaymentLinkHandlerDeps, type ResolvedDeps, resolveDeps } from './handler-deps.js';
-import { IdempotencyCapacityError, type RecordedResponse } from './idempotency-store.js';
+import { IdempotencyCapacityError, type Lease, type RecordedResponse } from './idempotency-store.js';
 import { fingerprint, readIdempotencyKey } from './idempotency-key.js';
 import type { IdGenerator } from './ids.js';
 import { lineItemRecord } from './line-items.js';
@@ -29,6 +29,7 @@ import { type LinkRequest, readLinkRequest } from './link-request.js';
 import { type StoredPaymentLink, toPaymentLink } from './payment-link.js';
 import type { PaymentLinkStore } from './payment-link-store.js';
 import { readJsonBody } from './request-body.js';
+import { StorageUnavailableError, storageUnavailable } from './storage-unavailable.js';
 import { epochMicros, formatMicros, formatSeconds } from './timestamps.js';
 
 /** The `POST /payment-links/` handler, with the stores it uses (the defaults, when none were given). */
@@ -137,20 +138,43 @@ async function resolveDepartment(
   return { departmentId: department.id, storeId: store.id };
 }
 
-/** Validates `body` in full, looks up the department and its store, stores the link. */
-async function create(deps: ResolvedDeps, tenant: string, body: unknown): Promise<Creation> {
+function recordOf(response: HandlerResponse): RecordedResponse {
+  return { status: response.status, headers: response.headers, body: response.body };
+}
+
+/**
+ * Stores `stored`, completing `lease` with `response` in the same step where the store can;
+ * resolves whether it did (otherwise the link is stored and the lease still to complete).
+ */
+async function storeCompleting(deps: ResolvedDeps, stored: StoredPaymentLink, lease: Lease, response: HandlerResponse): Promise<boolean> {
+  const outcome = deps.store.insertCompleting === undefined
+    ? 'unsupported'
+    : await deps.store.insertCompleting(stored, { idempotency: deps.idempotency, lease, response: recordOf(response) });
+  if (outcome === 'stored') return true;
+  if (outcome === 'lease_lost') {
+    throw new PaymentLinkError('idempotency_key_in_use', 'This request outlived its hold on the Idempotency-Key and created nothing; retry to get the outcome.', { retryAfter: 1 });
+  }
+  await deps.store.insert(stored);
+  return false;
+}
+
+/**
+ * Validates `body` in full, looks up the department and its store, stores the link; with a
+ * `lease`, completes it in the same step where the store can (`completed`).
+ */
+async function create(deps: ResolvedDeps, tenant: string, body: unknown, lease?: Lease): Promise<Creation & { readonly completed: boolean }> {
   if (!isJsonObject(body)) throw new PaymentLinkError('invalid_body', 'The body must be a JSON object.');
   const errors = new FieldErrors();
   const request = readLinkRequest(body, errors);
   const resolved = await resolveDepartment(deps.directory, tenant, body, errors);
   if (request === undefined || resolved === undefined || errors.size > 0) throw validationFailed(errors);
   const stored = await buildLink(deps, tenant, request, resolved);
-  await deps.store.insert(stored);
   const link = toPaymentLink(stored);
-  return {
-    response: { status: 201, headers: { ...JSON_HEADERS, location: `${deps.locationPrefix}${link.id}` }, body: link },
-    event: { tenant, link, merchant_meta: link.meta },
-  };
+  const response = { status: 201, headers: { ...JSON_HEADERS, location: `${deps.locationPrefix}${link.id}` }, body: link };
+  let completed = false;
+  if (lease === undefined) await deps.store.insert(stored);
+  else completed = await storeCompleting(deps, stored, lease, response);
+  return { response, event: { tenant, link, merchant_meta: link.meta }, completed };
 }
 
 /** A refusal as a creation without event. */
@@ -182,15 +206,17 @@ async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body:
     }
     return { response: replay(claim.response), event: null };
   }
-  let creation: Creation;
+  let creation;
   try {
-    creation = await create(deps, tenant, body);
+    creation = await create(deps, tenant, body, claim.lease);
   } catch (error) {
-    await deps.idempotency.release(claim.lease);
+    await deps.idempotency.release(claim.lease).catch(() => {
+      // The store is failing too: the lease expires on its own and the key can be claimed again.
+    });
     throw error;
   }
-  const { status, headers, body: responseBody } = creation.response;
-  await deps.idempotency.complete(claim.lease, { status, headers, body: responseBody });
+  // Stored but not yet completed: a failure from here on must not release the key of a stored link.
+  if (!creation.completed) await deps.idempotency.complete(claim.lease, recordOf(creation.response));
   return creation;
 }
 
@@ -236,6 +262,7 @@ export function createPaymentLinkHandler(deps: PaymentLinkHandlerDeps): PaymentL
       return creation.response;
     } catch (error) {
       if (error instanceof PaymentLinkError) return problemResponse(error);
+      if (error instanceof StorageUnavailableError) return problemResponse(storageUnavailable(error));
       throw error;
     }
   };

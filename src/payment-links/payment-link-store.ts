@@ -4,6 +4,7 @@
  *
  * @module paygate-auth/payment-links
  */
+import type { IdempotencyStore, Lease, RecordedResponse } from './idempotency-store.js';
 import type { StoredPaymentLink } from './payment-link.js';
 
 /** Raised by {@link PaymentLinkStore.insert} when the id or link code is taken (a server fault). */
@@ -12,6 +13,23 @@ export class DuplicatePaymentLinkError extends Error {
   readonly code = 'duplicate_payment_link' as const;
 }
 
+/** What {@link PaymentLinkStore.insertCompleting} completes along with the link. */
+export interface LinkCompletion {
+  /** The store holding the lease. */
+  readonly idempotency: IdempotencyStore;
+  /** The claim of the request creating the link. */
+  readonly lease: Lease;
+  /** The response to record for replay. */
+  readonly response: RecordedResponse;
+}
+
+/**
+ * What {@link PaymentLinkStore.insertCompleting} did: `stored` (link and record both written),
+ * `lease_lost` (nothing written: another request holds the key now), `unsupported` (nothing
+ * written: this store cannot join `idempotency` in one step; insert, then complete).
+ */
+export type LinkCompletionOutcome = 'stored' | 'lease_lost' | 'unsupported';
+
 /** Storage of payment links. */
 export interface PaymentLinkStore {
   /**
@@ -19,6 +37,12 @@ export interface PaymentLinkStore {
    * @throws {DuplicatePaymentLinkError} when its `id` or `link_code` is already stored.
    */
   insert(link: StoredPaymentLink): Promise<void>;
+  /**
+   * Optional. Stores `link` and marks the idempotency record held by `completion.lease` completed,
+   * atomically, so that no crash leaves a link whose key may be claimed again.
+   * @throws {DuplicatePaymentLinkError} when its `id` or `link_code` is already stored (nothing written).
+   */
+  insertCompleting?(link: StoredPaymentLink, completion: LinkCompletion): Promise<LinkCompletionOutcome>;
   /** The link `id` of `tenant`, or `null` (also when it belongs to another tenant). */
   get(tenant: string, id: string): Promise<StoredPaymentLink | null>;
   /** The link whose pay-page code is `code`, whatever its tenant (for the pay page itself), or `null`. */

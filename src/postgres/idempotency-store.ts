@@ -1,0 +1,162 @@
+/**
+ * {@link PostgresIdempotencyStore}: `Idempotency-Key` records in PostgreSQL. The claim is one
+ * `INSERT … ON CONFLICT DO UPDATE … WHERE` statement, so no interleaving of instances lets two
+ * requests hold one key. A pending record names its holder's lease and when that lease ends; a
+ * holder that died is replaced once its lease has ended.
+ *
+ * @module paygate-auth/postgres
+ */
+import type { ClaimRequest, ClaimResult, IdempotencyStore, Lease, RecordedResponse } from '../payment-links/idempotency-store.js';
+import { storageFailure } from './database-errors.js';
+import { TABLES } from './schema.js';
+import { type SqlClient, type SqlRow, checkClient, jsonColumn, numberColumn } from './sql-client.js';
+
+/** Options of {@link PostgresIdempotencyStore}. */
+export interface PostgresIdempotencyStoreOptions {
+  /**
+   * Milliseconds a pending claim is held for its request. When the instance running it dies, the
+   * key can be claimed again this long after the claim. Keep it above the slowest creation.
+   * @default 30000
+   */
+  readonly leaseTime?: number;
+  /**
+   * Milliseconds a request waits for another request holding its key with the same body to finish,
+   * then replays its response; past this, it is answered `pending` (409 `idempotency_key_in_use`).
+   * `0` answers at once.
+   * @default 10000
+   */
+  readonly pendingWait?: number;
+  /**
+   * Most expired records {@link PostgresIdempotencyStore.purgeExpired} deletes in one statement.
+   * @default 1000
+   */
+  readonly purgeBatch?: number;
+}
+
+const OWNER = 'PostgresIdempotencyStore';
+
+function checkMs(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new TypeError(`${OWNER}: ${name} must be a whole number from ${min} to ${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+function randomLease(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A claim that found the record taken, for another look. */
+const LOOK_AGAIN = Symbol('look again');
+
+/**
+ * An {@link IdempotencyStore} on PostgreSQL (run {@link migrate} first). Times are the handler's
+ * clock (`ClaimRequest.now`): instances sharing a database should keep their clocks in step, to
+ * well within `leaseTime`.
+ */
+export class PostgresIdempotencyStore implements IdempotencyStore {
+  /** The client statements run on. */
+  readonly db: SqlClient;
+  readonly #leaseTime: number;
+  readonly #pendingWait: number;
+  readonly #purgeBatch: number;
+
+  /** @param db A `pg.Pool`, a `pg.Client` or PGlite. */
+  constructor(db: SqlClient, options: PostgresIdempotencyStoreOptions = {}) {
+    this.db = checkClient(db, OWNER);
+    this.#leaseTime = checkMs('leaseTime', options.leaseTime, 30_000, 100, 86_400_000);
+    this.#pendingWait = checkMs('pendingWait', options.pendingWait, 10_000, 0, 600_000);
+    this.#purgeBatch = checkMs('purgeBatch', options.purgeBatch, 1000, 1, 1_000_000);
+  }
+
+  async #query(doing: string, text: string, params: unknown[]): Promise<SqlRow[]> {
+    try {
+      return (await this.db.query(text, params)).rows;
+    } catch (error) {
+      throw storageFailure(error, doing);
+    }
+  }
+
+  async claim(request: ClaimRequest): Promise<ClaimResult> {
+    const started = Date.now();
+    let pause = 10;
+    for (;;) {
+      const now = Math.floor(request.now) + (Date.now() - started);
+      const result = await this.#claimOnce(request, now);
+      if (result === LOOK_AGAIN) continue;
+      const waited = Date.now() - started;
+      if (result.state !== 'pending' || result.fingerprint !== request.fingerprint || waited >= this.#pendingWait) return result;
+      await sleep(Math.min(pause, this.#pendingWait - waited));
+      pause = Math.min(pause * 2, 200);
+    }
+  }
+
+  /** One claim statement: the key's record after it, or {@link LOOK_AGAIN} when it was taken by a claim this statement could not see. */
+  async #claimOnce(request: ClaimRequest, now: number): Promise<ClaimResult | typeof LOOK_AGAIN> {
+    const lease = randomLease();
+    const rows = await this.#query(
+      'claiming an idempotency key',
+      `WITH claimed AS (
+         INSERT INTO ${TABLES.idempotency} AS r (tenant, key, state, fingerprint, lease, lease_expires_at, expires_at)
+         VALUES ($1, $2, 'pending', $3, $4, $5, $6)
+         ON CONFLICT (tenant, key) DO UPDATE
+           SET state = 'pending', fingerprint = EXCLUDED.fingerprint, lease = EXCLUDED.lease,
+               lease_expires_at = EXCLUDED.lease_expires_at, expires_at = EXCLUDED.expires_at, response = NULL
+           WHERE r.expires_at <= $7 OR (r.state = 'pending' AND r.lease_expires_at <= $7)
+         RETURNING r.lease
+       )
+       SELECT 'claimed' AS state, NULL AS fingerprint, NULL::json AS response, lease FROM claimed
+       UNION ALL
+       SELECT state, fingerprint, response, NULL FROM ${TABLES.idempotency}
+        WHERE tenant = $1 AND key = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`,
+      [request.tenant, request.key, request.fingerprint, lease, now + this.#leaseTime, Math.floor(request.expiresAt), now],
+    );
+    const row = rows[0];
+    if (row === undefined) return LOOK_AGAIN;
+    if (row.state === 'claimed') return { state: 'claimed', lease: { tenant: request.tenant, key: request.key, id: lease } };
+    const fingerprint = String(row.fingerprint);
+    if (row.state === 'completed') return { state: 'completed', fingerprint, response: jsonColumn(row.response) as RecordedResponse };
+    return { state: 'pending', fingerprint };
+  }
+
+  async complete(lease: Lease, response: RecordedResponse): Promise<void> {
+    await this.#query(
+      'completing an idempotency key',
+      `UPDATE ${TABLES.idempotency} SET state = 'completed', response = $4, lease_expires_at = NULL
+        WHERE tenant = $1 AND key = $2 AND lease = $3 AND state = 'pending'`,
+      [lease.tenant, lease.key, lease.id, JSON.stringify(response)],
+    );
+  }
+
+  async release(lease: Lease): Promise<void> {
+    await this.#query('releasing an idempotency key', `DELETE FROM ${TABLES.idempotency} WHERE tenant = $1 AND key = $2 AND lease = $3 AND state = 'pending'`, [
+      lease.tenant,
+      lease.key,
+      lease.id,
+    ]);
+  }
+
+  /**
+   * Deletes up to `purgeBatch` records that have expired at `now` (completed ones, and pending
+   * ones whose lease ended too), in one statement; resolves how many. Call it now and then (every
+   * minute, say); a result equal to `purgeBatch` means more are left.
+   * @param now Milliseconds since the epoch. @default Date.now()
+   */
+  async purgeExpired(now: number = Date.now()): Promise<number> {
+    const rows = await this.#query(
+      'purging idempotency keys',
+      `WITH gone AS (
+         DELETE FROM ${TABLES.idempotency} WHERE ctid IN (
+           SELECT ctid FROM ${TABLES.idempotency}
+            WHERE expires_at <= $1 AND (state = 'completed' OR lease_expires_at <= $1)
+            LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING 1)
+       SELECT count(*)::int AS purged FROM gone`,
+      [Math.floor(now), this.#purgeBatch],
+    );
+    return numberColumn(rows[0]?.purged ?? 0);
+  }
+}

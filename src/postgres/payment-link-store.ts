@@ -1,0 +1,116 @@
+/**
+ * {@link PostgresPaymentLinkStore}: payment links in PostgreSQL, one statement per call. Every
+ * read by id or list is scoped by tenant in the statement itself.
+ *
+ * @module paygate-auth/postgres
+ */
+import { deepFreeze, DuplicatePaymentLinkError, type LinkCompletion, type LinkCompletionOutcome, type PaymentLinkStore } from '../payment-links/payment-link-store.js';
+import { isUuid } from '../payment-links/ids.js';
+import type { StoredPaymentLink } from '../payment-links/payment-link.js';
+import { errorState, storageFailure } from './database-errors.js';
+import { PostgresIdempotencyStore } from './idempotency-store.js';
+import { TABLES } from './schema.js';
+import { type SqlClient, type SqlRow, checkClient, jsonColumn } from './sql-client.js';
+
+const UNIQUE_VIOLATION = '23505';
+
+function duplicate(link: StoredPaymentLink, cause: unknown): DuplicatePaymentLinkError {
+  return new DuplicatePaymentLinkError(`A payment link with id ${link.id} or its link code exists already`, { cause });
+}
+
+function toLink(row: SqlRow | undefined): StoredPaymentLink | null {
+  return row === undefined ? null : deepFreeze(jsonColumn(row.record) as StoredPaymentLink);
+}
+
+/**
+ * A {@link PaymentLinkStore} on PostgreSQL (run {@link migrate} first). Links are kept whole as
+ * `json` (members in their order), keyed by id, tenant and link code.
+ *
+ * @example
+ * ```ts
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+ * await migrate(pool);
+ * const createLink = createPaymentLinkHandler({
+ *   payPageUrl, directory,
+ *   store: new PostgresPaymentLinkStore(pool),
+ *   idempotency: new PostgresIdempotencyStore(pool),
+ * });
+ * ```
+ */
+export class PostgresPaymentLinkStore implements PaymentLinkStore {
+  /** The client statements run on. */
+  readonly db: SqlClient;
+
+  /** @param db A `pg.Pool`, a `pg.Client` or PGlite. */
+  constructor(db: SqlClient) {
+    this.db = checkClient(db, 'PostgresPaymentLinkStore');
+  }
+
+  async #query(doing: string, text: string, params: unknown[]): Promise<SqlRow[]> {
+    try {
+      return (await this.db.query(text, params)).rows;
+    } catch (error) {
+      throw storageFailure(error, doing);
+    }
+  }
+
+  async insert(link: StoredPaymentLink): Promise<void> {
+    try {
+      await this.#query('storing a payment link', `INSERT INTO ${TABLES.links} (id, tenant, link_code, record) VALUES ($1, $2, $3, $4)`, [
+        link.id,
+        link.tenant,
+        link.link_code,
+        JSON.stringify(link),
+      ]);
+    } catch (error) {
+      if (errorState(error) === UNIQUE_VIOLATION) throw duplicate(link, error);
+      throw error;
+    }
+  }
+
+  /**
+   * Stores `link` and completes the lease in one statement when `completion.idempotency` is a
+   * {@link PostgresIdempotencyStore} on the same client; `unsupported` otherwise.
+   */
+  async insertCompleting(link: StoredPaymentLink, completion: LinkCompletion): Promise<LinkCompletionOutcome> {
+    const { idempotency, lease, response } = completion;
+    if (!(idempotency instanceof PostgresIdempotencyStore) || idempotency.db !== this.db) return 'unsupported';
+    let rows: SqlRow[];
+    try {
+      rows = await this.#query(
+        'storing a payment link',
+        `WITH completed AS (
+           UPDATE ${TABLES.idempotency} SET state = 'completed', response = $7, lease_expires_at = NULL
+            WHERE tenant = $5 AND key = $6 AND lease = $8 AND state = 'pending'
+           RETURNING 1
+         ), inserted AS (
+           INSERT INTO ${TABLES.links} (id, tenant, link_code, record)
+           SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM completed)
+           RETURNING 1
+         )
+         SELECT count(*)::int AS stored FROM inserted`,
+        [link.id, link.tenant, link.link_code, JSON.stringify(link), lease.tenant, lease.key, JSON.stringify(response), lease.id],
+      );
+    } catch (error) {
+      if (errorState(error) === UNIQUE_VIOLATION) throw duplicate(link, error);
+      throw error;
+    }
+    return Number(rows[0]?.stored) === 1 ? 'stored' : 'lease_lost';
+  }
+
+  async get(tenant: string, id: string): Promise<StoredPaymentLink | null> {
+    if (!isUuid(id)) return null;
+    const rows = await this.#query('reading a payment link', `SELECT record FROM ${TABLES.links} WHERE id = $1 AND tenant = $2`, [id, tenant]);
+    return toLink(rows[0]);
+  }
+
+  async getByCode(code: string): Promise<StoredPaymentLink | null> {
+    const rows = await this.#query('reading a payment link', `SELECT record FROM ${TABLES.links} WHERE link_code = $1`, [code]);
+    return toLink(rows[0]);
+  }
+
+  async list(tenant: string): Promise<readonly StoredPaymentLink[]> {
+    const rows = await this.#query('listing payment links', `SELECT record FROM ${TABLES.links} WHERE tenant = $1 ORDER BY seq`, [tenant]);
+    return rows.map((row) => toLink(row) as StoredPaymentLink);
+  }
+}

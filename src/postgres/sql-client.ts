@@ -1,0 +1,83 @@
+/**
+ * The database client the PostgreSQL stores take: anything with `query(text, params) → { rows }`,
+ * such as a `pg.Pool`, a `pg.Client` or PGlite. Nothing here loads `pg`.
+ *
+ * @module paygate-auth/postgres
+ */
+
+/** A row as the driver returns it. */
+export type SqlRow = Record<string, unknown>;
+
+/** Runs one statement with `$1`-style parameters. */
+export interface SqlClient {
+  query(text: string, params?: unknown[]): Promise<{ rows: SqlRow[] }>;
+}
+
+/** A connection checked out of a pool: give it back with `release()`. */
+export interface PooledSqlClient extends SqlClient {
+  release(destroy?: boolean | Error): void;
+}
+
+/** A pool (`pg.Pool`): `connect()` checks out one connection. */
+export interface SqlPool extends SqlClient {
+  connect(): Promise<PooledSqlClient>;
+  readonly idleCount: number;
+}
+
+/** `true` for a pool whose `connect()` checks out a connection (a `pg.Pool`, not a `pg.Client`). */
+export function isPool(db: unknown): db is SqlPool {
+  return typeof db === 'object' && db !== null && typeof (db as Partial<SqlPool>).connect === 'function' && typeof (db as Partial<SqlPool>).idleCount === 'number';
+}
+
+/** Checks that `db` can run statements. */
+export function checkClient(db: unknown, where: string): SqlClient {
+  if (typeof db !== 'object' || db === null || typeof (db as Partial<SqlClient>).query !== 'function') {
+    throw new TypeError(`${where}: db must have a query(text, params) method (a pg.Pool, a pg.Client or PGlite)`);
+  }
+  return db as SqlClient;
+}
+
+/**
+ * Runs `work` on one session: a connection checked out of a pool (released after), or `db`
+ * itself when it is one connection already (a `pg.Client`, PGlite).
+ */
+export async function withSession<T>(db: SqlClient, work: (session: SqlClient) => Promise<T>): Promise<T> {
+  if (!isPool(db)) return work(db);
+  const session = await db.connect();
+  let broken: Error | undefined;
+  try {
+    return await work(session);
+  } catch (error) {
+    broken = error instanceof Error ? error : new Error(String(error));
+    throw error;
+  } finally {
+    session.release(broken);
+  }
+}
+
+/** Runs `work` in one transaction on one session: committed when it resolves, rolled back when it throws. */
+export async function inTransaction<T>(db: SqlClient, work: (session: SqlClient) => Promise<T>): Promise<T> {
+  return withSession(db, async (session) => {
+    await session.query('BEGIN');
+    try {
+      const result = await work(session);
+      await session.query('COMMIT');
+      return result;
+    } catch (error) {
+      await session.query('ROLLBACK').catch(() => {
+        // The connection is gone: the server rolls the transaction back itself.
+      });
+      throw error;
+    }
+  });
+}
+
+/** A `json` column as the driver gives it: parsed already (pg, PGlite) or as text. */
+export function jsonColumn(value: unknown): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : value;
+}
+
+/** A `bigint` column: pg gives text, PGlite a number or bigint. */
+export function numberColumn(value: unknown): number {
+  return typeof value === 'number' ? value : Number(value);
+}

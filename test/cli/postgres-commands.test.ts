@@ -1,0 +1,96 @@
+/**
+ * The PostgreSQL commands (migrate, revoke-key, suspend-issuer, resume-issuer, refresh-keys,
+ * controls) through the dispatcher, against a real PostgreSQL.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CliIo } from '../../src/cli/command.js';
+import { COMMANDS } from '../../src/cli/commands.js';
+import { EXIT, runCli } from '../../src/cli/run-cli.js';
+import { type PgServer, skipWithoutPostgres, startPostgres } from '../postgres/pg-server.js';
+
+const SKIP = skipWithoutPostgres('test/cli/postgres-commands.test.ts');
+const ISSUER = 'https://auth.acme.example';
+
+function capture(env: Record<string, string | undefined> = {}): CliIo & { out: () => string; err: () => string } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { env, stdout: (text) => out.push(text), stderr: (text) => err.push(text), out: () => out.join(''), err: () => err.join('') };
+}
+
+const NAMES = ['migrate', 'revoke-key', 'suspend-issuer', 'resume-issuer', 'refresh-keys', 'controls'];
+
+describe('the PostgreSQL commands without a database', () => {
+  it.each(NAMES)('%s --help prints its usage and DATABASE_URL, and exits 0', async (name) => {
+    const io = capture();
+    expect(await runCli([name, '--help'], io, COMMANDS)).toBe(EXIT.ok);
+    expect(io.out()).toContain(`Usage: paygate-auth ${name}`);
+    expect(io.out()).toContain('DATABASE_URL');
+  });
+
+  it('lists every command in the general help', async () => {
+    const io = capture();
+    await runCli(['--help'], io, COMMANDS);
+    for (const name of NAMES) expect(io.out()).toContain(`  ${name} `);
+  });
+
+  it.each([
+    ['DATABASE_URL is not set', ['suspend-issuer', '--issuer', ISSUER], {}, 'DATABASE_URL is not set'],
+    ['--kid is missing', ['revoke-key', '--issuer', ISSUER], { DATABASE_URL: 'postgres://x@127.0.0.1:1/x' }, '--kid is required'],
+    ['--issuer is missing', ['suspend-issuer'], { DATABASE_URL: 'postgres://x@127.0.0.1:1/x' }, '--issuer is required'],
+    ['an option is unknown', ['resume-issuer', '--issuer', ISSUER, '--force'], {}, 'unknown option --force'],
+    ['a value is missing', ['refresh-keys', '--issuer'], {}, '--issuer needs a value'],
+    ['an option is repeated', ['refresh-keys', '--issuer', ISSUER, '--issuer=x'], {}, '--issuer is given twice'],
+    ['the issuer has a space', ['suspend-issuer', '--issuer', 'https://a b'], {}, 'issuer must be'],
+    ['migrate gets an argument', ['migrate', 'now'], {}, 'unexpected argument "now"'],
+  ])('exits 2 with the rule when %s', async (_case, args, env, message) => {
+    const io = capture(env);
+    expect(await runCli(args, io, COMMANDS)).toBe(EXIT.usage);
+    expect(io.err()).toContain(message);
+  });
+
+  it('exits 1 naming the host, never the password, when the database cannot be reached', async () => {
+    const io = capture({ DATABASE_URL: 'postgres://gateway:s3cret@127.0.0.1:1/payments' });
+    expect(await runCli(['controls'], io, COMMANDS)).toBe(EXIT.failed);
+    expect(io.err()).toContain('cannot connect to the database at 127.0.0.1:1/payments');
+    expect(io.err()).not.toContain('s3cret');
+  });
+});
+
+let server: PgServer;
+let env: Record<string, string>;
+
+async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const io = capture(env);
+  const code = await runCli(args, io, COMMANDS);
+  return { code, out: io.out(), err: io.err() };
+}
+
+describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
+  beforeAll(async () => {
+    server = await startPostgres();
+    env = { DATABASE_URL: await server.createDatabase('cli') };
+  });
+  afterAll(() => server?.dispose());
+
+  it('asks for migrate when the tables are missing', async () => {
+    expect(await cli('suspend-issuer', '--issuer', ISSUER)).toMatchObject({ code: EXIT.failed, err: expect.stringContaining('run "paygate-auth migrate" first') });
+  });
+
+  it('migrates, then says the schema is current', async () => {
+    expect(await cli('migrate')).toMatchObject({ code: EXIT.ok, out: 'Applied schema version 1; the schema is at version 1.\n' });
+    expect(await cli('migrate')).toMatchObject({ code: EXIT.ok, out: 'The schema is current (version 1).\n' });
+  });
+
+  it('records actions, and controls lists what is in force', async () => {
+    expect(await cli('revoke-key', '--issuer', ISSUER, '--kid', 'acme-1')).toMatchObject({ code: EXIT.ok, out: expect.stringMatching(/^Revoked key acme-1 of https:\/\/auth\.acme\.example \(control #\d+, /) });
+    expect((await cli('suspend-issuer', `--issuer=${ISSUER}`)).code).toBe(EXIT.ok);
+    expect((await cli('refresh-keys', '--issuer', ISSUER)).code).toBe(EXIT.ok);
+    const listed = await cli('controls');
+    expect(listed.out).toContain(`Suspended issuers:\n  ${ISSUER}\nRevoked keys:\n  ${ISSUER}  acme-1\n`);
+    expect((await cli('resume-issuer', '--issuer', ISSUER)).out).toMatch(/^Resumed https:\/\/auth\.acme\.example/);
+    const json = JSON.parse((await cli('controls', '--json')).out) as { suspended: string[]; revoked: unknown[]; actions: { action: string }[] };
+    expect(json.suspended).toEqual([]);
+    expect(json.revoked).toEqual([{ issuer: ISSUER, kid: 'acme-1' }]);
+    expect(json.actions.map((action) => action.action)).toEqual(['revoke_key', 'suspend_issuer', 'refresh_keys', 'resume_issuer']);
+  });
+});

@@ -1,0 +1,59 @@
+/**
+ * The reference handlers on the PostgreSQL stores (PGlite, in-process): creation, replay, reuse,
+ * reads scoped by tenant, on the handlers' own clock (which carries fractions of a millisecond).
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGetPaymentLinkHandler, randomIds } from '../../src/payment-links/index.js';
+import { PostgresIdempotencyStore, PostgresPaymentLinkStore, TABLES, migrate } from '../../src/postgres/index.js';
+import { TENANT_A, TENANT_B, jsonRequest, makeHandler, useCallers, validBody } from '../payment-links/support.js';
+
+const callers = useCallers();
+let db: PGlite;
+
+beforeAll(async () => {
+  db = new PGlite();
+  await migrate(db);
+});
+afterAll(() => db.close());
+
+function handlers() {
+  const store = new PostgresPaymentLinkStore(db);
+  return { create: makeHandler({ store, idempotency: new PostgresIdempotencyStore(db), ids: randomIds }), read: createGetPaymentLinkHandler({ store }), store };
+}
+
+describe('the payment-link handlers on PostgreSQL stores', () => {
+  it('creates a link, replays it for the same key and body, and stores one', async () => {
+    const { create, store } = handlers();
+    const auth = await callers.auth();
+    const first = await create(jsonRequest(auth, validBody(), { 'idempotency-key': 'pg-1' }));
+    const again = await create(jsonRequest(auth, validBody(), { 'idempotency-key': 'pg-1' }));
+    expect([first.status, again.status, again.headers['idempotent-replayed']]).toEqual([201, 201, 'true']);
+    expect(again.body).toEqual(first.body);
+    expect((await store.list(TENANT_A)).filter((link) => link.id === (first.body as { id: string }).id)).toHaveLength(1);
+  });
+
+  it('refuses the key with another body, 409 idempotency_key_reused', async () => {
+    const { create } = handlers();
+    const auth = await callers.auth();
+    await create(jsonRequest(auth, validBody(), { 'idempotency-key': 'pg-2' }));
+    const reused = await create(jsonRequest(auth, validBody({ amount: '1' }), { 'idempotency-key': 'pg-2' }));
+    expect([reused.status, (reused.body as { code: string }).code]).toEqual([409, 'idempotency_key_reused']);
+  });
+
+  it('records the completed response with the link, in the same row set', async () => {
+    const { create } = handlers();
+    const created = await create(jsonRequest(await callers.auth(), validBody(), { 'idempotency-key': 'pg-3' }));
+    const { rows } = await db.query<{ state: string; id: string }>(`SELECT state, response->'body'->>'id' AS id FROM ${TABLES.idempotency} WHERE key = 'pg-3'`);
+    expect(rows).toEqual([{ state: 'completed', id: (created.body as { id: string }).id }]);
+  });
+
+  it("reads a link back for its tenant only", async () => {
+    const { create, read } = handlers();
+    const created = await create(jsonRequest(await callers.auth(), validBody()));
+    const id = (created.body as { id: string }).id;
+    const own = await read({ auth: await callers.auth(), headers: {}, params: { id } });
+    const other = await read({ auth: await callers.auth({ tenant_ern: TENANT_B }), headers: {}, params: { id } });
+    expect([own.status, own.body, other.status]).toEqual([200, created.body, 404]);
+  });
+});

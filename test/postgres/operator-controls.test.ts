@@ -1,0 +1,245 @@
+/**
+ * Operator controls shared through PostgreSQL: two instances (each its own pool, its own
+ * verifier) apply what either records, through notifications, after a dropped LISTEN connection,
+ * and by polling. The verifiers' own behaviour (cached results, in-flight verifications) is theirs.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type Verifier, createVerifier } from '../../src/index.js';
+import { type PostgresControls, type PostgresControlsOptions, TABLES, migrate, postgresControls, recordControl } from '../../src/postgres/index.js';
+import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
+import { authRejection } from '../support/jwks-rejection.js';
+import { verifyUntilCached } from '../support/result-cache.js';
+import { eventually } from './eventually.js';
+import { type PgServer, skipWithoutPostgres, startPostgres } from './pg-server.js';
+
+const SKIP = skipWithoutPostgres('test/postgres/operator-controls.test.ts');
+const AUDIENCE = 'https://payments.test';
+/** Long enough that only a notification or a reconnection can bring a change during a test. */
+const NO_POLL = 600_000;
+
+let server: PgServer;
+let acme: TestIssuer;
+let operator: pg.Pool;
+const opened: { end(): Promise<void> }[] = [];
+let running: PostgresControls[] = [];
+
+function verifier(): Verifier {
+  return createVerifier({ registry: [acme.entry], audience: AUDIENCE });
+}
+
+/** One gateway instance: its own pool, controls and verifier. */
+async function instance(options: PostgresControlsOptions = {}): Promise<{ verifier: Verifier; controls: PostgresControls; pool: pg.Pool }> {
+  const pool = new pg.Pool({ connectionString: server.url, max: 4 });
+  pool.on('error', () => undefined);
+  opened.push(pool);
+  const controls = await postgresControls(pool, { pollInterval: NO_POLL, onError: () => undefined, ...options });
+  running.push(controls);
+  const v = verifier();
+  controls.attach(v);
+  return { verifier: v, controls, pool };
+}
+
+async function rejectsWith(v: Verifier, token: string, code: string): Promise<boolean> {
+  try {
+    await v.verify(token);
+    return false;
+  } catch (error) {
+    return (error as { code?: string }).code === code;
+  }
+}
+
+async function accepts(v: Verifier, token: string): Promise<boolean> {
+  return v.verify(token).then(
+    () => true,
+    () => false,
+  );
+}
+
+describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
+  beforeAll(async () => {
+    acme = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://acme.test', product: 'acme', kid: 'acme-1' });
+    await acme.listen();
+    server = await startPostgres();
+    operator = new pg.Pool({ connectionString: server.url, max: 2 });
+    opened.push(operator);
+    await migrate(operator);
+  });
+
+  afterAll(async () => {
+    await Promise.all(opened.map((pool) => pool.end().catch(() => undefined)));
+    await server?.dispose();
+    await acme?.close();
+  });
+
+  beforeEach(() => operator.query(`TRUNCATE ${TABLES.controls}`));
+  afterEach(async () => {
+    await Promise.all(running.map((controls) => controls.close()));
+    running = [];
+  });
+
+  it('makes both instances reject a revoked key, cached results included, on its notification', async () => {
+    const [a, b] = await Promise.all([instance(), instance()]);
+    const token = await acme.token();
+    await Promise.all([verifyUntilCached(a.verifier, token), verifyUntilCached(b.verifier, token)]);
+    await a.controls.revokeKey(acme.issuer, 'acme-1');
+    await eventually('both reject key_revoked', async () => (await rejectsWith(a.verifier, token, 'key_revoked')) && (await rejectsWith(b.verifier, token, 'key_revoked')));
+    expect((await authRejection(b.verifier.verify(token))).status).toBe(401);
+  });
+
+  it('suspends an issuer on every instance and resumes it', async () => {
+    const [a, b] = await Promise.all([instance(), instance()]);
+    const token = await acme.token();
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    await eventually('both reject issuer_suspended', async () => (await rejectsWith(a.verifier, token, 'issuer_suspended')) && (await rejectsWith(b.verifier, token, 'issuer_suspended')));
+    await recordControl(operator, { action: 'resume_issuer', issuer: acme.issuer });
+    await eventually('both accept again', async () => (await accepts(a.verifier, token)) && (await accepts(b.verifier, token)));
+  });
+
+  it('reloads the keys of an issuer on every instance when asked', async () => {
+    const [a, b] = await Promise.all([instance(), instance()]);
+    await Promise.all([a.verifier.verify(await acme.token()), b.verifier.verify(await acme.token())]);
+    const before = acme.jwksRequests;
+    await recordControl(operator, { action: 'refresh_keys', issuer: acme.issuer });
+    await eventually('two more JWKS downloads', () => acme.jwksRequests >= before + 2);
+  });
+
+  it('applies the recorded state to an instance that starts later, and to a verifier attached later', async () => {
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    const late = await instance();
+    const token = await acme.token();
+    expect(await rejectsWith(late.verifier, token, 'issuer_suspended')).toBe(true);
+    const another = verifier();
+    late.controls.attach(another);
+    expect(await rejectsWith(another, token, 'issuer_suspended')).toBe(true);
+  });
+
+  it('leaves out actions on issuers a verifier does not register', async () => {
+    const a = await instance();
+    await recordControl(operator, { action: 'suspend_issuer', issuer: 'https://other.test' });
+    await a.controls.reload();
+    expect(await accepts(a.verifier, await acme.token())).toBe(true);
+    expect(a.controls.state().suspended).toEqual(['https://other.test']);
+  });
+
+  it('re-reads the table when its dropped LISTEN connection comes back, catching what it missed', async () => {
+    let open: () => void = () => undefined;
+    let gate = Promise.resolve();
+    const listen = async () => {
+      await gate;
+      const client = new pg.Client({ connectionString: server.url });
+      await client.connect();
+      return client;
+    };
+    const a = await instance({ listen, reconnectDelay: 10 });
+    expect(a.controls.listening).toBe(true);
+    gate = new Promise((resolve) => {
+      open = resolve;
+    });
+    await operator.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN paygate_operator_controls'`);
+    await eventually('the drop is seen', () => !a.controls.listening);
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    const token = await acme.token();
+    expect(await accepts(a.verifier, token)).toBe(true);
+    open();
+    await eventually('applied after reconnecting', () => rejectsWith(a.verifier, token, 'issuer_suspended'));
+    expect(a.controls.listening).toBe(true);
+  });
+
+  it('listens on a connected pg.Client given to it, and on a pg.Pool given to it', async () => {
+    const client = new pg.Client({ connectionString: server.url });
+    await client.connect();
+    const listeningPool = new pg.Pool({ connectionString: server.url, max: 1 });
+    opened.push(listeningPool);
+    const [a, b] = await Promise.all([instance({ listen: client }), instance({ listen: listeningPool })]);
+    expect([a.controls.listening, b.controls.listening]).toEqual([true, true]);
+    const token = await acme.token();
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    await eventually('both refuse', async () => (await rejectsWith(a.verifier, token, 'issuer_suspended')) && (await rejectsWith(b.verifier, token, 'issuer_suspended')));
+  });
+
+  it('polls at its interval when it does not listen', async () => {
+    const a = await instance({ listen: false, pollInterval: 100 });
+    expect(a.controls.listening).toBe(false);
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    await eventually('applied by polling', async () => rejectsWith(a.verifier, await acme.token(), 'issuer_suspended'));
+  });
+
+  it('keeps verifying while the database is gone: nothing on the verify path needs it', async () => {
+    const a = await instance();
+    const token = await acme.token();
+    await a.verifier.verify(token);
+    await a.controls.close();
+    await a.pool.end();
+    expect(await accepts(a.verifier, await acme.token({ jti: 'after' }))).toBe(true);
+  });
+
+  it.each([
+    ['pollInterval', { pollInterval: 50 }],
+    ['reconnectDelay', { reconnectDelay: 1.5 }],
+    ['listen', { listen: 'yes' }],
+    ['onError', { onError: 'console' }],
+  ])('refuses a bad %s with a TypeError naming it', async (name, options) => {
+    await expect(postgresControls(operator, options as PostgresControlsOptions)).rejects.toThrow(new RegExp(`${name}`));
+  });
+
+  it('refuses to attach something that is not a verifier', async () => {
+    const a = await instance();
+    expect(() => a.controls.attach({} as never)).toThrow(TypeError);
+  });
+
+  it.each([
+    ['an unknown action', { action: 'delete_everything', issuer: 'https://acme.test' }, /action/],
+    ['revoke_key without kid', { action: 'revoke_key', issuer: 'https://acme.test' }, /kid/],
+    ['an issuer with spaces', { action: 'suspend_issuer', issuer: 'https://acme .test' }, /issuer/],
+    ['a kid with suspend_issuer', { action: 'suspend_issuer', issuer: 'https://acme.test', kid: 'k' }, /kid/],
+  ])('refuses to record %s', async (_case, request, message) => {
+    await expect(recordControl(operator, request as never)).rejects.toThrow(message);
+  });
+});
+
+describe('postgresControls on PGlite', () => {
+  let lite: PGlite;
+  let issuer: TestIssuer;
+  beforeAll(async () => {
+    issuer = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://lite.test', product: 'lite', kid: 'lite-1' });
+    await issuer.listen();
+    lite = new PGlite();
+    await migrate(lite);
+  });
+  afterAll(async () => {
+    await lite.close();
+    await issuer.close();
+  });
+
+  it('applies an action recorded through it to the verifier attached', async () => {
+    const controls = await postgresControls(lite, { pollInterval: NO_POLL });
+    const v = createVerifier({ registry: [issuer.entry], audience: AUDIENCE });
+    controls.attach(v);
+    await controls.suspendIssuer(issuer.issuer);
+    expect((await authRejection(v.verify(await issuer.token()))).code).toBe('issuer_suspended');
+    await controls.close();
+  });
+
+  it('reports a verifier method that throws to onError and still applies the other actions', async () => {
+    const errors: unknown[] = [];
+    const controls = await postgresControls(lite, { pollInterval: NO_POLL, onError: (error) => errors.push(error) });
+    const suspended: string[] = [];
+    const failure = new Error('revocation refused');
+    controls.attach({
+      registry: { has: () => true } as never,
+      revokeKey: () => {
+        throw failure;
+      },
+      suspendIssuer: (name) => void suspended.push(name),
+      resumeIssuer: () => undefined,
+      refresh: async () => ({}) as never,
+    });
+    await controls.revokeKey('https://other.test', 'k-1');
+    await controls.suspendIssuer('https://other.test');
+    expect(errors).toEqual([failure]);
+    expect(suspended).toContain('https://other.test');
+    await controls.close();
+  });
+});

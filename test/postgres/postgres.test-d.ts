@@ -1,0 +1,25 @@
+/** The clients the PostgreSQL module takes: a pg.Pool, a pg.Client and PGlite fit its types as they are. */
+import type { PGlite } from '@electric-sql/pglite';
+import type pg from 'pg';
+import { expectTypeOf, test } from 'vitest';
+import type { ListenOption, NotificationSource, PostgresPaymentLinkStore, SqlClient } from '../../src/postgres/index.js';
+
+test('pg.Pool, pg.Client and PGlite are SqlClients', () => {
+  expectTypeOf<pg.Pool>().toMatchTypeOf<SqlClient>();
+  expectTypeOf<pg.Client>().toMatchTypeOf<SqlClient>();
+  expectTypeOf<PGlite>().toMatchTypeOf<SqlClient>();
+});
+
+test('a function opening a pg.Client is a NotificationSource', () => {
+  expectTypeOf<() => Promise<pg.Client>>().toMatchTypeOf<NotificationSource>();
+  expectTypeOf<() => Promise<pg.PoolClient>>().toMatchTypeOf<NotificationSource>();
+});
+
+test('listen takes a pg.Pool or a connected pg.Client as well', () => {
+  expectTypeOf<pg.Pool>().toMatchTypeOf<ListenOption>();
+  expectTypeOf<pg.Client>().toMatchTypeOf<ListenOption>();
+});
+
+test('the stores take a client in their constructor', () => {
+  expectTypeOf<ConstructorParameters<typeof PostgresPaymentLinkStore>>().toEqualTypeOf<[SqlClient]>();
+});

@@ -1,0 +1,170 @@
+/**
+ * The store contract against the in-memory stores, PGlite and a real PostgreSQL, then what only
+ * the PostgreSQL stores do: lease takeover, link and record written in one step, bounded purge,
+ * unavailability.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { InMemoryIdempotencyStore, InMemoryPaymentLinkStore, StorageUnavailableError } from '../../src/payment-links/index.js';
+import { PostgresIdempotencyStore, PostgresPaymentLinkStore, type SqlClient, TABLES, migrate } from '../../src/postgres/index.js';
+import { type PgServer, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { type StoreFixture, TENANT_A, TENANT_B, describeStoreContract, storedLink } from './store-contract.js';
+
+const SKIP = skipWithoutPostgres('test/postgres/stores.test.ts');
+
+function postgresFixture(db: () => SqlClient): StoreFixture {
+  return {
+    links: () => new PostgresPaymentLinkStore(db()),
+    idempotency: () => new PostgresIdempotencyStore(db()),
+    reset: async () => {
+      await db().query(`TRUNCATE ${TABLES.links}, ${TABLES.idempotency}`);
+    },
+  };
+}
+
+let memory: { links: InMemoryPaymentLinkStore; idempotency: InMemoryIdempotencyStore };
+describeStoreContract('in memory', () => ({
+  links: () => memory.links,
+  idempotency: () => memory.idempotency,
+  reset: async () => {
+    memory = { links: new InMemoryPaymentLinkStore(), idempotency: new InMemoryIdempotencyStore() };
+  },
+}));
+
+let lite: PGlite;
+describe('PGlite', () => {
+  beforeAll(async () => {
+    lite = new PGlite();
+    await migrate(lite);
+  });
+  afterAll(() => lite.close());
+  describeStoreContract('PGlite', () => postgresFixture(() => lite));
+});
+
+let server: PgServer;
+let pool: pg.Pool;
+describe.skipIf(SKIP)('PostgreSQL', () => {
+  beforeAll(async () => {
+    server = await startPostgres();
+    pool = new pg.Pool({ connectionString: server.url, max: 20 });
+    await migrate(pool);
+  });
+  afterAll(async () => {
+    await pool?.end();
+    await server?.dispose();
+  });
+
+  describeStoreContract('PostgreSQL', () => postgresFixture(() => pool));
+
+  describe('PostgresIdempotencyStore', () => {
+    beforeEach(() => pool.query(`TRUNCATE ${TABLES.links}, ${TABLES.idempotency}`));
+
+    it('hands a pending key to a new request once the holder lease has ended', async () => {
+      const store = new PostgresIdempotencyStore(pool, { leaseTime: 1000, pendingWait: 0 });
+      const request = { tenant: TENANT_A, key: 'k', fingerprint: 'f1', now: 5_000_000, expiresAt: 5_000_000 + 86_400_000 };
+      expect((await store.claim(request)).state).toBe('claimed');
+      expect(await store.claim({ ...request, fingerprint: 'f2', now: 5_000_999 })).toEqual({ state: 'pending', fingerprint: 'f1' });
+      expect((await store.claim({ ...request, fingerprint: 'f2', now: 5_001_000 })).state).toBe('claimed');
+    });
+
+    it('answers pending to the same body once pendingWait has passed', async () => {
+      const store = new PostgresIdempotencyStore(pool, { pendingWait: 30 });
+      const request = { tenant: TENANT_A, key: 'k', fingerprint: 'f1', now: 5_000_000, expiresAt: 5_000_000 + 86_400_000 };
+      await store.claim(request);
+      expect(await store.claim(request)).toEqual({ state: 'pending', fingerprint: 'f1' });
+    });
+
+    it('purges expired records in bounded batches, leaving live ones', async () => {
+      const store = new PostgresIdempotencyStore(pool, { purgeBatch: 2 });
+      for (let index = 0; index < 5; index++) {
+        const claim = await store.claim({ tenant: TENANT_A, key: `old-${index}`, fingerprint: 'f', now: 1000, expiresAt: 61_000 });
+        if (claim.state === 'claimed') await store.complete(claim.lease, { status: 201, headers: {}, body: null });
+      }
+      await store.claim({ tenant: TENANT_A, key: 'live', fingerprint: 'f', now: 1000, expiresAt: 10_000_000 });
+      expect([await store.purgeExpired(100_000), await store.purgeExpired(100_000), await store.purgeExpired(100_000)]).toEqual([2, 2, 1]);
+      const { rows } = await pool.query(`SELECT key FROM ${TABLES.idempotency}`);
+      expect(rows).toEqual([{ key: 'live' }]);
+    });
+
+    it.each([
+      ['a bad leaseTime', { leaseTime: 5 }, /leaseTime/],
+      ['a bad pendingWait', { pendingWait: -1 }, /pendingWait/],
+      ['a bad purgeBatch', { purgeBatch: 1.5 }, /purgeBatch/],
+    ])('refuses %s with a TypeError naming it', (_case, options, message) => {
+      expect(() => new PostgresIdempotencyStore(pool, options)).toThrow(message);
+    });
+  });
+
+  describe('PostgresPaymentLinkStore.insertCompleting', () => {
+    const links = () => new PostgresPaymentLinkStore(pool);
+    beforeEach(() => pool.query(`TRUNCATE ${TABLES.links}, ${TABLES.idempotency}`));
+
+    async function claimed(store: PostgresIdempotencyStore, now = 5_000_000) {
+      const claim = await store.claim({ tenant: TENANT_A, key: 'k', fingerprint: 'f', now, expiresAt: now + 86_400_000 });
+      if (claim.state !== 'claimed') throw new Error('not claimed');
+      return claim.lease;
+    }
+
+    it('stores the link and completes the record together', async () => {
+      const store = new PostgresIdempotencyStore(pool);
+      const lease = await claimed(store);
+      const link = storedLink(TENANT_A);
+      const response = { status: 201, headers: {}, body: { id: link.id } };
+      expect(await links().insertCompleting(link, { idempotency: store, lease, response })).toBe('stored');
+      expect((await links().get(TENANT_A, link.id))?.id).toBe(link.id);
+      expect(await store.claim({ tenant: TENANT_A, key: 'k', fingerprint: 'f', now: 5_000_001, expiresAt: 6_000_000 })).toMatchObject({ state: 'completed', response });
+    });
+
+    it('stores nothing when the lease was taken over', async () => {
+      const store = new PostgresIdempotencyStore(pool, { leaseTime: 100 });
+      const lost = await claimed(store);
+      await claimed(store, 5_000_100);
+      const link = storedLink(TENANT_A);
+      expect(await links().insertCompleting(link, { idempotency: store, lease: lost, response: { status: 201, headers: {}, body: null } })).toBe('lease_lost');
+      expect(await links().list(TENANT_A)).toEqual([]);
+    });
+
+    it('leaves the record pending when the link clashes', async () => {
+      const store = new PostgresIdempotencyStore(pool, { pendingWait: 0 });
+      const first = storedLink(TENANT_A);
+      await links().insert(first);
+      const lease = await claimed(store);
+      const clash = storedLink(TENANT_A, { id: first.id });
+      await expect(links().insertCompleting(clash, { idempotency: store, lease, response: { status: 201, headers: {}, body: null } })).rejects.toMatchObject({
+        code: 'duplicate_payment_link',
+      });
+      expect((await store.claim({ tenant: TENANT_A, key: 'k', fingerprint: 'g', now: 5_000_001, expiresAt: 6_000_000 })).state).toBe('pending');
+    });
+
+    it('answers unsupported for an idempotency store of another kind', async () => {
+      const memoryStore = new InMemoryIdempotencyStore();
+      const claim = await memoryStore.claim({ tenant: TENANT_B, key: 'k', fingerprint: 'f', now: 1, expiresAt: 100_000 });
+      if (claim.state !== 'claimed') throw new Error('not claimed');
+      const outcome = await links().insertCompleting(storedLink(TENANT_B), { idempotency: memoryStore, lease: claim.lease, response: { status: 201, headers: {}, body: null } });
+      expect(outcome).toBe('unsupported');
+      expect(await links().list(TENANT_B)).toEqual([]);
+    });
+  });
+});
+
+describe('a database that cannot be reached', () => {
+  const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
+  const down: SqlClient = { query: async () => Promise.reject(refused) };
+  const brokenSql: SqlClient = { query: async () => Promise.reject(Object.assign(new Error('relation does not exist'), { code: '42P01' })) };
+
+  it.each([
+    ['insert', () => new PostgresPaymentLinkStore(down).insert(storedLink(TENANT_A))],
+    ['get', () => new PostgresPaymentLinkStore(down).get(TENANT_A, '6a7b8c9d-1e2f-4a3b-8c4d-5e6f7a8b0001')],
+    ['list', () => new PostgresPaymentLinkStore(down).list(TENANT_A)],
+    ['claim', () => new PostgresIdempotencyStore(down).claim({ tenant: TENANT_A, key: 'k', fingerprint: 'f', now: 1, expiresAt: 2 })],
+  ])('turns a refused connection during %s into StorageUnavailableError', async (_method, call) => {
+    const error = await call().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(StorageUnavailableError);
+    expect(error).toMatchObject({ code: 'storage_unavailable', cause: refused });
+  });
+
+  it('lets a fault of the statement or schema through as it is', async () => {
+    await expect(new PostgresPaymentLinkStore(brokenSql).list(TENANT_A)).rejects.toMatchObject({ code: '42P01' });
+  });
+});
