@@ -41,8 +41,10 @@ export function figure(value) {
   return Math.abs(value) >= 100 ? integer.format(value) : value.toPrecision(3);
 }
 
+/** A ratio: two decimals, or two significant digits under 0.1. */
 export function ratio(value) {
-  return value === undefined || !Number.isFinite(value) ? '–' : `${value.toFixed(2)}×`;
+  if (value === undefined || !Number.isFinite(value)) return '–';
+  return `${value < 0.1 ? value.toPrecision(2) : value.toFixed(2)}×`;
 }
 
 export function markdownTable(head, rows, align = []) {
@@ -86,7 +88,8 @@ export function writeSection(name, text) {
   try {
     document = readFileSync(RESULTS_URL, 'utf8');
   } catch {
-    document = '# Benchmark results\n\nWritten by `npm run bench`, `npm run bench:memory` and `npm run bench:instructions`; see docs/performance.md.\n';
+    const parts = ['bench', 'instructions', 'memory'].map((part) => `<!-- ${part}:start -->\n<!-- ${part}:end -->`);
+    document = ['# Benchmark results', 'Written by `npm run bench`, `bench:instructions` and `bench:memory`; see docs/performance.md.', ...parts].join('\n\n');
   }
   writeFileSync(RESULTS_URL, replaceSection(document, name, text));
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Row, figure, replaceSection, resultTable, withRatios } from '../../bench/lib/report.mjs';
+import { type Row, figure, ratio, replaceSection, resultTable, withRatios } from '../../bench/lib/report.mjs';
 
 const COLD = 'cold';
 const WARM = 'warm';
@@ -53,6 +53,14 @@ describe('figure', () => {
     expect(figure(100)).toBe('100');
     expect(figure(42.345)).toBe('42.3');
     expect(figure(undefined)).toBe('–');
+  });
+});
+
+describe('ratio', () => {
+  it('writes two decimals, or two significant digits under 0.1 so that a small ratio stays readable', () => {
+    expect(ratio(1.125)).toBe('1.13×');
+    expect(ratio(0.0669)).toBe('0.067×');
+    expect(ratio(undefined)).toBe('–');
   });
 });
 
