@@ -154,6 +154,16 @@ export async function runPaymentLinks({
   return { memory, postgres, ratio, where, row, text: `${row.label}: ${value}\n  ${note}` };
 }
 
+/** `npm run bench`'s section: the in-memory store as the group's baseline, PostgreSQL against it. */
+export default async function paymentLinkRows({ log }) {
+  const { memory, postgres, where } = await runPaymentLinks({ log });
+  const group = 'payment links created';
+  const rows = [{ id: 'links-memory', group, label: 'in-memory store', rate: memory, role: 'baseline' }];
+  if (postgres !== null) rows.push({ id: 'links-postgres', group, label: `PostgreSQL (${where})`, rate: postgres, role: 'ours' });
+  else log(`  payment links on PostgreSQL ${where}`);
+  return rows;
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const result = await runPaymentLinks({ log: (line) => console.log(line) });
   console.log(result.text);

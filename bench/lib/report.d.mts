@@ -1,10 +1,20 @@
-/** Types of the formatting helpers of `report.mjs`, for the tests that import them. */
-import type { MedianInterval } from './statistics.mjs';
+/** Types of `report.mjs`, for the tests that import it. */
+export interface Row {
+  readonly id: string;
+  readonly group: string;
+  readonly label: string;
+  readonly rate: number;
+  readonly spread?: number;
+  readonly role: 'baseline' | 'peer' | 'ours';
+  readonly baseline?: string;
+}
+export type RowWithRatios = Row & { readonly xBaseline?: number; readonly xBestPeer?: number; readonly bestPeer?: string };
 
-export function ratio(value: number | undefined, digits?: number): string;
-export function ratioAgainst(value: number, threshold: number): string;
-export function signed(text: string): string;
-export function intervalText(
-  judged: Pick<MedianInterval, 'low' | 'high' | 'coverage'> & { readonly line?: number },
-  format?: { map?: (value: number) => number; digits?: number; unit?: string },
-): string;
+export function withRatios(rows: readonly Row[], options?: { lowerIsBetter?: boolean }): RowWithRatios[];
+export function figure(value: number | undefined): string;
+export function ratio(value: number | undefined): string;
+export function markdownTable(head: readonly string[], rows: readonly (readonly string[])[], align?: readonly string[]): string;
+export function resultTable(rows: readonly Row[], options?: { unit?: string; lowerIsBetter?: boolean }): string;
+export function replaceSection(document: string, name: string, text: string): string;
+export function writeSection(name: string, text: string): void;
+export function machineLine(): string;

@@ -1,70 +1,51 @@
 /**
- * Keys and tokens for the benchmarks: RS256 with a 2048-bit key and the gateway's claim set
- * (iss, sub = iss, aud, iat, exp and expt equal so every peer checks expiry, tenant_ern,
- * tenant_name, scope, user_ern). Tokens are signed with node:crypto; many at once go through the
- * callback form of `crypto.sign`, which runs in libuv's thread pool on every core.
+ * Keys and tokens for the benchmarks: RS256, a 2048-bit key, the gateway's claim set (iss,
+ * sub = iss, aud, iat, exp and expt, tenant_ern, tenant_name, scope, user_ern). Signed with
+ * node:crypto; many at once through the callback form of `crypto.sign`, which runs in libuv's pool.
  */
 import crypto from 'node:crypto';
 
-/** The `iss` of the benchmark tokens (the JWKS server's origin aside, in the HTTP benchmarks). */
 export const ISSUER = 'https://issuer.bench.example';
 export const AUDIENCE = 'https://payments.bench.example';
 export const PRODUCT = 'acme';
-export const TENANT = 'ern:acme/tenants/t-1';
-export const SCOPE = 'pay:processPayments';
-/** Lifetime of the benchmark tokens, in seconds (long enough for any run, under the 24 h maximum). */
-export const LIFETIME = 3 * 3600;
+const TENANT = 'ern:acme/tenants/t-1';
+/** Lifetime of the tokens, in seconds: long enough for any run. */
+const LIFETIME = 3 * 3600;
 
 /** A fresh RS256 key pair with its published JWK and PEM. */
 export function createBenchKey(kid = 'bench-key-1') {
   const { privateKey, publicKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
   const jwk = Object.freeze({ ...publicKey.export({ format: 'jwk' }), kid, alg: 'RS256', use: 'sig' });
-  const pem = publicKey.export({ format: 'pem', type: 'spki' });
-  return { kid, privateKey, publicKey, jwk, pem };
+  return { kid, privateKey, publicKey, jwk, pem: publicKey.export({ format: 'pem', type: 'spki' }) };
 }
 
 /** The gateway's claim set for token number `n` (distinct by its user), with `overrides` applied. */
 export function claimsFor(issuer, n, overrides = {}) {
   const iat = Math.floor(Date.now() / 1000);
-  return {
-    iss: issuer,
-    sub: issuer,
-    aud: AUDIENCE,
-    iat,
-    exp: iat + LIFETIME,
-    expt: iat + LIFETIME,
-    tenant_ern: TENANT,
-    tenant_name: 'Acme Clinic',
-    scope: SCOPE,
-    user_ern: `${TENANT}/users/u-${n}`,
-    ...overrides,
-  };
+  const exp = iat + LIFETIME;
+  const user_ern = `${TENANT}/users/u-${n}`;
+  return { iss: issuer, sub: issuer, aud: AUDIENCE, iat, exp, expt: exp, tenant_ern: TENANT, tenant_name: 'Acme Clinic', scope: 'pay:processPayments', user_ern, ...overrides };
 }
 
 const segment = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');
+const signingInput = (key, claims) => `${segment({ alg: 'RS256', typ: 'JWT', kid: key.kid })}.${segment(claims)}`;
 
 /**
- * `text` as one flat string, as an HTTP parser hands a header over. A string built with `+` or a
- * template is a rope that V8 flattens (copies) on first inspection: left as is, every verifier's
- * first look at a distinct token would pay for that copy.
+ * `text` as one flat string, as an HTTP parser hands a header over (a string built with `+` is a
+ * rope, which V8 would copy on every verifier's first look at it).
  */
 export function flat(text) {
   return Buffer.from(text, 'latin1').toString('latin1');
 }
 
-function headerFor(key) {
-  return { alg: 'RS256', typ: 'JWT', kid: key.kid };
-}
-
-/** Signs one token synchronously. */
-export function signToken(key, claims, header = headerFor(key)) {
-  const input = `${segment(header)}.${segment(claims)}`;
+export function signToken(key, claims) {
+  const input = signingInput(key, claims);
   return flat(`${input}.${crypto.sign('sha256', Buffer.from(input), key.privateKey).toString('base64url')}`);
 }
 
-/** Signs `claims` in the thread pool. */
-export function signTokenAsync(key, claims, header = headerFor(key)) {
-  const input = `${segment(header)}.${segment(claims)}`;
+/** Signs `claims` in libuv's pool. */
+export function signTokenAsync(key, claims) {
+  const input = signingInput(key, claims);
   return new Promise((resolve, reject) => {
     crypto.sign('sha256', Buffer.from(input), key.privateKey, (error, signature) => {
       if (error) reject(error);
@@ -73,7 +54,7 @@ export function signTokenAsync(key, claims, header = headerFor(key)) {
   });
 }
 
-/** `count` distinct tokens (numbers `start`…), signed 64 at a time in the thread pool. */
+/** `count` distinct tokens (numbers `start`…), signed 64 at a time in the pool. */
 export async function signMany(key, issuer, count, start = 0) {
   const tokens = new Array(count);
   let next = 0;
@@ -87,24 +68,20 @@ export async function signMany(key, issuer, count, start = 0) {
   return tokens;
 }
 
-/**
- * Tokens every verifier must refuse, each signed by the same key unless said otherwise: a payload
- * edited after signing (scope raised, signature kept), another issuer, another audience, expired.
- */
-export function negativeTokens(key, issuer) {
-  const valid = signToken(key, claimsFor(issuer, -1));
-  const [header, , signature] = valid.split('.');
-  const raised = segment(claimsFor(issuer, -1, { scope: 'pay:manageIntegration pay:processPayments' }));
+/** Tokens every verifier must refuse: payload edited after signing, another issuer or audience, expired. */
+export function badTokens(key, issuer) {
+  const [header, , signature] = signToken(key, claimsFor(issuer, -1)).split('.');
   const past = Math.floor(Date.now() / 1000) - 7200;
+  const attacker = 'https://issuer.attacker.example';
   return {
-    tampered: flat(`${header}.${raised}.${signature}`),
-    wrongIssuer: signToken(key, claimsFor('https://issuer.attacker.example', -2, { sub: 'https://issuer.attacker.example' })),
+    tampered: flat(`${header}.${segment(claimsFor(issuer, -1, { scope: 'pay:manageIntegration' }))}.${signature}`),
+    wrongIssuer: signToken(key, claimsFor(attacker, -2, { sub: attacker })),
     wrongAudience: signToken(key, claimsFor(issuer, -3, { aud: 'https://elsewhere.example' })),
     expired: signToken(key, claimsFor(issuer, -4, { iat: past, exp: past + 3600, expt: past + 3600 })),
   };
 }
 
-/** The exact signed bytes and signature of a token, for the raw `crypto.verify` baseline. */
+/** The signed bytes and the signature of a token, for raw `crypto.verify`. */
 export function rawParts(token) {
   const dot = token.lastIndexOf('.');
   return { data: Buffer.from(token.slice(0, dot)), signature: Buffer.from(token.slice(dot + 1), 'base64url') };

@@ -1,6 +1,7 @@
 /**
- * The load run (`npm run load`, bench/load.mjs) kept working: a two-second run against the example
- * gateway passes every check. The full run is its own npm script; this only keeps the script honest.
+ * The load run (`npm run load`, examples/load/run.mjs) kept working: a two-second run against the
+ * example gateway passes every check. The full run is its own npm script; this only keeps the script
+ * honest.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -13,7 +14,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
 
 function load(env: Record<string, string>, args: string[] = []) {
-  return run(process.execPath, ['bench/load.mjs', ...args], { cwd: root, env: { ...process.env, ...env }, timeout: 60_000 });
+  return run(process.execPath, ['examples/load/run.mjs', ...args], { cwd: root, env: { ...process.env, ...env }, timeout: 60_000 });
 }
 
 describe('the load run', () => {

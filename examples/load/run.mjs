@@ -13,19 +13,19 @@
  * must be; no connection errors or timeouts; exactly one link per (tenant, Idempotency-Key), every
  * replay carrying its id, each link readable by its tenant and by no other; the gateway's heap,
  * after a full GC, grows by at most --max-heap-growth MiB from the end of the warm-up to the end.
- * See bench/load/settings.mjs for the flags.
+ * See examples/load/settings.mjs for the flags.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { loadDemoKey } from '../examples/gateway/demo.mjs';
-import { startGateway } from './load/gateway-process.mjs';
-import { checkLines, classTable, joinCounts, memoryTable } from './load/report.mjs';
-import { USAGE, readSettings } from './load/settings.mjs';
-import { mintTokens } from './load/tokens.mjs';
-import { CLASSES, createTraffic } from './load/traffic.mjs';
-import { readRequestLog, verifyLinks } from './load/verify.mjs';
+import { loadDemoKey } from '../gateway/demo.mjs';
+import { startGateway } from './gateway-process.mjs';
+import { checkLines, classTable, joinCounts, memoryTable } from './report.mjs';
+import { USAGE, readSettings } from './settings.mjs';
+import { mintTokens } from './tokens.mjs';
+import { CLASSES, createTraffic } from './traffic.mjs';
+import { readRequestLog, verifyLinks } from './verify.mjs';
 
 const log = (line = '') => console.log(line);
 

@@ -11,7 +11,7 @@
  * - wrong scope: a scope the route does not accept.
  */
 import { createHmac } from 'node:crypto';
-import { AUDIENCE, ISSUER, TENANT_NAMES, mintToken } from '../../examples/gateway/demo.mjs';
+import { AUDIENCE, ISSUER, TENANT_NAMES, mintToken } from '../gateway/demo.mjs';
 import { encodeSegment, generateTestKey, signCompact } from 'paygate-auth/testing';
 
 /** The two private demo tenants and their ids. */

@@ -11,7 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 
-const SPEC = {
+const FLAGS = {
   seconds: { env: 'LOAD_SECONDS', min: 1, max: 600, fallback: 20 },
   warmup: { env: 'LOAD_WARMUP_SECONDS', min: 0, max: 120, fallback: undefined },
   connections: { env: 'LOAD_CONNECTIONS', min: 1, max: 256, fallback: 16, integer: true },
@@ -23,7 +23,7 @@ const SPEC = {
 export const USAGE = 'Usage: npm run load -- [--seconds N] [--warmup N] [--connections N] [--keys N] [--max-requests N] [--max-heap-growth MiB] [--keep]';
 
 function number(name, text) {
-  const { env, min, max, integer } = SPEC[name];
+  const { env, min, max, integer } = FLAGS[name];
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
     throw new TypeError(`--${name} (${env}) must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}, got ${JSON.stringify(text)}`);
@@ -33,11 +33,11 @@ function number(name, text) {
 
 /** The settings of this run. @throws {TypeError} naming the flag at fault. */
 export function readSettings(argv = process.argv.slice(2), env = process.env) {
-  const options = Object.fromEntries(Object.keys(SPEC).map((name) => [name, { type: 'string' }]));
+  const options = Object.fromEntries(Object.keys(FLAGS).map((name) => [name, { type: 'string' }]));
   const { values } = parseArgs({ args: argv, options: { ...options, keep: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
   const read = (name) => {
-    const text = values[name] ?? env[SPEC[name].env];
-    return text === undefined ? SPEC[name].fallback : number(name, text);
+    const text = values[name] ?? env[FLAGS[name].env];
+    return text === undefined ? FLAGS[name].fallback : number(name, text);
   };
   const seconds = read('seconds');
   return {
