@@ -159,8 +159,8 @@ export default async function paymentLinkRows({ log }) {
   const { memory, postgres, where } = await runPaymentLinks({ log });
   const group = 'payment links created';
   const rows = [{ id: 'links-memory', group, label: 'in-memory store', rate: memory, role: 'baseline' }];
-  if (postgres !== null) rows.push({ id: 'links-postgres', group, label: `PostgreSQL (${where})`, rate: postgres, role: 'ours' });
-  else log(`  payment links on PostgreSQL ${where}`);
+  if (postgres !== null) rows.push({ id: 'links-postgres', group, label: 'PostgreSQL store', rate: postgres, role: 'ours' });
+  log(`  payment links on PostgreSQL: ${where}`);
   return rows;
 }
 
