@@ -9,7 +9,7 @@
  *
  * Standalone: `npm run bench:links` (BENCH_LINK_SECONDS per round,
  * default 1; BENCH_LINK_ROUNDS, default 5; BENCH_LINK_CONCURRENCY requests in flight, default 16).
- * From `bench/run.mjs`: `const { runPaymentLinks } = await import('./payment-links.mjs')`, then
+ * `npm run bench` takes its default export as one section of the table; `runPaymentLinks`, then
  * `(await runPaymentLinks({ log })).row` is the table's row.
  */
 import { execFileSync } from 'node:child_process';
@@ -22,7 +22,6 @@ import { createVerifier } from 'paygate-auth';
 import { InMemoryDirectory, createPaymentLinkHandler } from 'paygate-auth/payment-links';
 import { PostgresIdempotencyStore, PostgresPaymentLinkStore, migrate } from 'paygate-auth/postgres';
 import { createTestIssuer } from 'paygate-auth/testing';
-import { median } from './lib/statistics.mjs';
 
 const AUDIENCE = 'https://payments.bench';
 
@@ -72,6 +71,13 @@ async function throwAwayServer() {
 }
 
 /** Creates links with `handler` for `seconds`, `concurrency` in flight; resolves links per second. */
+/** The middle value of the rounds' rates (the mean of the two middle ones for an even count). */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
 async function rate(handler, auth, seconds, concurrency, prefix) {
   const body = JSON.stringify({ amount: '125.5', currency: 'EUR', department: '//departments/cardiology', shopper: '//customers/c-1', email: 'jane@example.com', meta: { bench: prefix } });
   const deadline = performance.now() + seconds * 1000;
