@@ -316,6 +316,21 @@ export class JwksCache {
   }
 
   /**
+   * Whether `key`, looked up for a verification that has just completed, still vouches for it: a
+   * key revoked or no longer held meanwhile (a reload dropped it, or its stale window closed) does
+   * not, so nothing verified with it is accepted after the change.
+   * @throws {AuthError} `key_revoked`, `unknown_key` or `jwks_unavailable`.
+   */
+  confirm(issuer: string, key: PreparedKey): void {
+    const state = this.#state(issuer);
+    if (state.revoked.has(key.kid)) throw this.#revokedError(issuer);
+    if (state.keys === null) throw this.#unavailable(state, this.#settings.now());
+    if (state.keys.get(key.kid) !== key) {
+      throw new AuthError('unknown_key', "The token's key is no longer in its issuer's JWKS.", { issuer });
+    }
+  }
+
+  /**
    * Downloads `issuer`'s JWKS now, whatever the max-age, cooldown or back-off (after any download
    * already in flight, which may predate the change being acted on).
    * @throws {AuthError} `jwks_unavailable` when the download fails (the held keys are kept).
