@@ -1,20 +1,24 @@
 /**
- * base64url (RFC 4648 §5, no padding), strict: only its alphabet, a length that encodes whole
- * bytes, and zero trailing bits, so that one byte string has exactly one accepted spelling.
- * Decoding is `Buffer.from(text, 'base64url')` where Node's `Buffer` exists, else jose's
- * `base64url`; both are lenient, so the checks here run first.
+ * base64url (RFC 4648 §5, no padding). Token segments are read strictly: a text is accepted only
+ * as the one canonical spelling of its bytes (its alphabet only, no padding, a length that encodes
+ * whole bytes, zero trailing bits), which is checked by encoding the decoded bytes again and
+ * comparing. Decoding is `Buffer.from(text, 'base64url')` where Node's `Buffer` exists, else
+ * jose's `base64url`.
  *
  * @module paygate-auth
  */
 import * as jose from 'jose/base64url';
 
+interface NodeBytes extends Uint8Array {
+  toString(): string;
+  toString(encoding: 'utf8' | 'base64url'): string;
+}
 interface BufferStatic {
-  from(text: string, encoding: 'base64url' | 'latin1'): Uint8Array & { toString(encoding: 'utf8'): string };
+  from(text: string, encoding: 'base64url' | 'latin1'): NodeBytes;
 }
 
 const NodeBuffer = (globalThis as { Buffer?: BufferStatic }).Buffer;
 const utf8 = new TextDecoder();
-const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
 /** `true` when `text` is unpadded base64url of whole bytes (its trailing bits not checked). */
@@ -22,27 +26,32 @@ export function isBase64Url(text: string): boolean {
   return text.length % 4 !== 1 && BASE64URL.test(text);
 }
 
-/**
- * `true` when `text` is the one spelling of some bytes in unpadded base64url: its alphabet only, a
- * length that encodes whole bytes, and zero bits after the last byte (2 or 4 bits in a last group
- * of 3 or 2 characters).
- */
-export function isCanonicalBase64Url(text: string): boolean {
-  const rest = text.length % 4;
-  if (rest === 1 || !BASE64URL.test(text)) return false;
-  if (rest === 0) return true;
-  const last = ALPHABET.indexOf(text.charAt(text.length - 1));
-  return (last & (rest === 2 ? 0b1111 : 0b11)) === 0;
-}
-
 /** Decodes base64url to bytes. The input must already satisfy {@link isBase64Url}. */
 export function decodeBase64Url(text: string): Uint8Array {
   return NodeBuffer === undefined ? jose.decode(text) : NodeBuffer.from(text, 'base64url');
 }
 
-/** Decodes base64url to a UTF-8 string. The input must already satisfy {@link isBase64Url}. */
-export function decodeBase64UrlText(text: string): string {
-  return NodeBuffer === undefined ? utf8.decode(jose.decode(text)) : NodeBuffer.from(text, 'base64url').toString('utf8');
+/**
+ * The bytes `text` spells when it is their canonical unpadded base64url spelling; `undefined` for
+ * anything else (another alphabet, padding, white space, a length that cannot encode whole bytes,
+ * non-zero trailing bits).
+ */
+export function decodeCanonicalBase64Url(text: string): Uint8Array | undefined {
+  if (NodeBuffer !== undefined) {
+    const bytes = NodeBuffer.from(text, 'base64url');
+    return bytes.toString('base64url') === text ? bytes : undefined;
+  }
+  try {
+    const bytes = jose.decode(text);
+    return jose.encode(bytes) === text ? bytes : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The UTF-8 text of bytes from {@link decodeCanonicalBase64Url}. */
+export function utf8Text(bytes: Uint8Array): string {
+  return NodeBuffer === undefined ? utf8.decode(bytes) : (bytes as NodeBytes).toString('utf8');
 }
 
 /** Encodes bytes as unpadded base64url. */

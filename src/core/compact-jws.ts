@@ -5,7 +5,7 @@
  *
  * @module paygate-auth
  */
-import { decodeBase64Url, decodeBase64UrlText, isCanonicalBase64Url } from './base64url.js';
+import { decodeCanonicalBase64Url, utf8Text } from './base64url.js';
 import { AuthError } from './errors.js';
 import { parseJsonObject } from './json-object.js';
 
@@ -32,13 +32,15 @@ export interface DecodedJws {
   readonly signature: Uint8Array;
 }
 
-function segment(encoded: string): string {
-  if (!isCanonicalBase64Url(encoded)) throw malformed(NOT_COMPACT);
-  return encoded;
+/** The bytes of a segment, which must be their canonical base64url spelling. */
+function segment(encoded: string): Uint8Array {
+  const bytes = decodeCanonicalBase64Url(encoded);
+  if (bytes === undefined) throw malformed(NOT_COMPACT);
+  return bytes;
 }
 
 function jsonSegment(encoded: string, name: 'header' | 'payload'): Record<string, unknown> {
-  const value = parseJsonObject(decodeBase64UrlText(segment(encoded)));
+  const value = parseJsonObject(utf8Text(segment(encoded)));
   if (value === undefined) throw malformed(`The token ${name} is not a JSON object.`);
   return value;
 }
@@ -60,11 +62,10 @@ export function locateCompactJws(token: string): CompactJwsLayout {
  */
 export function decodeCompactJws(token: string): DecodedJws {
   const layout = locateCompactJws(token);
-  // A third dot falls in the signature segment, which the alphabet check then refuses.
-  const encodedSignature = segment(token.slice(layout.payloadEnd + 1));
+  // A third dot falls in the signature segment, which is then not base64url.
+  const signature = segment(token.slice(layout.payloadEnd + 1));
   const header = jsonSegment(token.slice(0, layout.headerEnd), 'header');
-  const payload = decodeJwsPayload(token, layout);
-  return { layout, header, payload, signature: decodeBase64Url(encodedSignature) };
+  return { layout, header, payload: decodeJwsPayload(token, layout), signature };
 }
 
 /** The payload of a located token, decoded. @throws {AuthError} `malformed_token`. */

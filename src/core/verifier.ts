@@ -311,67 +311,25 @@ class TokenVerifier implements Verifier {
     }
   }
 
-  /** The verification: the size, the result cache, then every rule in order. */
+  /**
+   * The verification, in order: the size; the result cache (a hit re-checked as a fresh result
+   * would be); the segments decoded, the header rules, the issuer, its key, the signature's length
+   * and then the signature, the trust re-checked after any wait, the claims.
+   */
   async #verify(token: string): Promise<AuthContext> {
     if (typeof token !== 'string') throw new AuthError('malformed_token', 'The token must be a string.');
     if (exceedsBytes(token, this.maxTokenBytes)) {
       throw new AuthError('token_too_large', `The token is larger than ${this.maxTokenBytes} bytes.`);
     }
     const hit = this.#cache?.get(token);
-    if (hit !== undefined) return (await this.#reuse(hit)) ?? this.#verifyInFull(token);
-    if (this.#cache !== null && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
-    return this.#verifyInFull(token);
-  }
+    if (hit !== undefined) {
+      this.#checkNotSuspended(hit.issuer);
+      let standing = this.#keys.check(hit.issuer, hit.key, this.#now());
+      if (standing === 'reload') standing = (await this.#keys.resolve(hit.issuer, hit.key.kid)) === hit.key ? 'current' : 'gone';
+      if (standing === 'current') return this.#reuse(hit);
+      this.#cache?.delete(token);
+    } else if (this.#cache !== null && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
 
-  /**
-   * A cached result, re-checked as a fresh one would be: the issuer not suspended, its key still
-   * held and not revoked (reloaded first when past its max-age), its time claims holding now.
-   * `undefined` when the key no longer vouches for it: the token is then verified in full.
-   */
-  async #reuse(hit: CachedResult): Promise<AuthContext | undefined> {
-    const { issuer, key } = hit;
-    this.#checkNotSuspended(issuer);
-    let standing = this.#keys.check(issuer, key, this.#now());
-    if (standing === 'reload') standing = (await this.#keys.resolve(issuer, key.kid)) === key ? 'current' : 'gone';
-    if (standing === 'gone') {
-      this.#cache?.delete(hit.token);
-      return undefined;
-    }
-    try {
-      this.#checkStillTrusted(issuer, key);
-      checkTimeWindow(hit, this.#now() / 1000, this.#policy.clockTolerance);
-    } catch (error) {
-      this.#cache?.delete(hit.token);
-      throw this.#withIssuer(error, issuer);
-    }
-    if (this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'hit' });
-    return hit.context;
-  }
-
-  #checkNotSuspended(issuer: string): void {
-    if (this.#suspended.has(issuer)) throw new AuthError('issuer_suspended', 'The token\'s issuer is suspended.', { issuer });
-  }
-
-  /**
-   * After any wait (a key download, a signature checked elsewhere): `suspendIssuer()` or
-   * `revokeKey()` called meanwhile, or the key dropped meanwhile, refuses the token.
-   */
-  #checkStillTrusted(issuer: string, key: PreparedKey): void {
-    this.#checkNotSuspended(issuer);
-    this.#keys.confirm(issuer, key);
-  }
-
-  /** Tags an error with the issuer, for events; other errors pass through. */
-  #withIssuer(error: unknown, issuer: string): unknown {
-    if (!(error instanceof AuthError) || error.issuer !== undefined) return error;
-    return new AuthError(error.code, error.message, { claim: error.claim, issuer });
-  }
-
-  /**
-   * Every rule, in order: the segments decoded, the header rules, the issuer, its key, the
-   * signature's length and then the signature, the trust re-checked, the claims.
-   */
-  async #verifyInFull(token: string): Promise<AuthContext> {
     const { layout, header: rawHeader, payload, signature } = decodeCompactJws(token);
     const header = checkJoseHeader(rawHeader, this.#algorithms);
     const iss = payload.iss;
@@ -397,6 +355,38 @@ class TokenVerifier implements Verifier {
     } catch (error) {
       throw this.#withIssuer(error, issuer);
     }
+  }
+
+  /** A cached result whose key still vouches for it: the trust re-checked, then its time claims. */
+  #reuse(hit: CachedResult): AuthContext {
+    try {
+      this.#checkStillTrusted(hit.issuer, hit.key);
+      checkTimeWindow(hit, this.#now() / 1000, this.#policy.clockTolerance);
+    } catch (error) {
+      this.#cache?.delete(hit.token);
+      throw this.#withIssuer(error, hit.issuer);
+    }
+    if (this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'hit' });
+    return hit.context;
+  }
+
+  #checkNotSuspended(issuer: string): void {
+    if (this.#suspended.has(issuer)) throw new AuthError('issuer_suspended', 'The token\'s issuer is suspended.', { issuer });
+  }
+
+  /**
+   * After any wait (a key download, a signature checked elsewhere): `suspendIssuer()` or
+   * `revokeKey()` called meanwhile, or the key dropped meanwhile, refuses the token.
+   */
+  #checkStillTrusted(issuer: string, key: PreparedKey): void {
+    this.#checkNotSuspended(issuer);
+    this.#keys.confirm(issuer, key);
+  }
+
+  /** Tags an error with the issuer, for events; other errors pass through. */
+  #withIssuer(error: unknown, issuer: string): unknown {
+    if (!(error instanceof AuthError) || error.issuer !== undefined) return error;
+    return new AuthError(error.code, error.message, { claim: error.claim, issuer });
   }
 
   #registered(method: string, issuer: unknown): string {
