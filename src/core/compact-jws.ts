@@ -23,15 +23,6 @@ export interface CompactJwsLayout {
   readonly payloadEnd: number;
 }
 
-/** The segments of a compact JWS, decoded. */
-export interface DecodedJws {
-  readonly layout: CompactJwsLayout;
-  readonly header: Record<string, unknown>;
-  readonly payload: Record<string, unknown>;
-  /** Empty when the signature segment is. */
-  readonly signature: Uint8Array;
-}
-
 /** The bytes of a segment, which must be their canonical base64url spelling. */
 function segment(encoded: string): Uint8Array {
   const bytes = decodeCanonicalBase64Url(encoded);
@@ -56,16 +47,17 @@ export function locateCompactJws(token: string): CompactJwsLayout {
   return { headerEnd, payloadEnd };
 }
 
+/** The JOSE header of a located token, decoded. @throws {AuthError} `malformed_token`. */
+export function decodeJoseHeader(token: string, layout: CompactJwsLayout): Record<string, unknown> {
+  return jsonSegment(token.slice(0, layout.headerEnd), 'header');
+}
+
 /**
- * Every segment of `token`, decoded and so found well-formed (the header's rules come after).
- * @throws {AuthError} `malformed_token`.
+ * The signature bytes of a located token (empty when its segment is). A third dot falls in this
+ * segment, which is then not base64url. @throws {AuthError} `malformed_token`.
  */
-export function decodeCompactJws(token: string): DecodedJws {
-  const layout = locateCompactJws(token);
-  // A third dot falls in the signature segment, which is then not base64url.
-  const signature = segment(token.slice(layout.payloadEnd + 1));
-  const header = jsonSegment(token.slice(0, layout.headerEnd), 'header');
-  return { layout, header, payload: decodeJwsPayload(token, layout), signature };
+export function decodeJwsSignature(token: string, layout: CompactJwsLayout): Uint8Array {
+  return segment(token.slice(layout.payloadEnd + 1));
 }
 
 /** The payload of a located token, decoded. @throws {AuthError} `malformed_token`. */

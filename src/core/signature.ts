@@ -1,10 +1,10 @@
 /**
  * RSA signature verification over the exact received bytes, with each key imported once. One
  * engine per runtime, picked when a verifier is built:
- * - `node`: `crypto.verify` with a `KeyObject`. A verification asked for alone runs at once, on
- *   this thread (the fewest instructions); one asked for while others are (several in one turn of
- *   the event loop, or some still in libuv's pool) uses `crypto.verify`'s callback form, which runs
- *   in libuv's thread pool, so that the other cores work too.
+ * - `node`: `crypto.verify` with a `KeyObject`. A verification with none other in flight runs at
+ *   once, on this thread (the fewest instructions: no hand-over to another thread); one started
+ *   while others are in flight uses `crypto.verify`'s callback form, which runs in libuv's thread
+ *   pool, so that the other cores work too.
  * - `webcrypto`: `crypto.subtle.verify`, with keys imported by jose's `importJWK`, for runtimes
  *   without `node:crypto` (Workers, Deno, browsers).
  *
@@ -39,8 +39,10 @@ export interface SignatureEngine {
   /**
    * Whether `signature` verifies over `signingInput` (ASCII: the token up to its second dot); at
    * once when it ran on this thread, else a promise. Never throws or rejects.
+   * @param concurrent whether other verifications are in flight (so that this one may run on
+   *   another thread)
    */
-  verify(alg: RsaAlgorithm, key: PreparedKey, signingInput: string, signature: Uint8Array): boolean | Promise<boolean>;
+  verify(alg: RsaAlgorithm, key: PreparedKey, signingInput: string, signature: Uint8Array, concurrent: boolean): boolean | Promise<boolean>;
 }
 
 const HASH: Readonly<Record<RsaAlgorithm, 'sha256' | 'sha384' | 'sha512'>> = {
@@ -64,14 +66,6 @@ function loadNodeCrypto(): NodeCrypto | undefined {
 
 function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
   const pss = nodeCrypto.constants.RSA_PKCS1_PSS_PADDING;
-  /** Verifications in libuv's pool now. */
-  let pooled = 0;
-  /** Verifications asked for since the last microtask checkpoint. */
-  let asked = 0;
-  const endTurn = (): void => {
-    asked = 0;
-  };
-  const settled = Promise.resolve();
 
   return {
     name: 'node',
@@ -83,13 +77,12 @@ function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
       const bits = keyObject.asymmetricKeyDetails?.modulusLength ?? 0;
       return { kid: jwk.kid, jwk, modulusBytes: Math.ceil(bits / 8), handle: keyObject };
     },
-    verify(alg, key, signingInput, signature) {
+    verify(alg, key, signingInput, signature, concurrent) {
       const keyObject = key.handle as KeyObject;
       const saltLength = SALT[alg];
       const verifyKey = saltLength === undefined ? keyObject : { key: keyObject, padding: pss, saltLength };
       const data = asciiBytes(signingInput);
-      if (asked++ === 0) void settled.then(endTurn);
-      if (asked === 1 && pooled === 0) {
+      if (!concurrent) {
         try {
           return nodeCrypto.verify(HASH[alg], data, verifyKey, signature);
         } catch {
@@ -97,14 +90,9 @@ function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
         }
       }
       return new Promise<boolean>((resolve) => {
-        pooled += 1;
         try {
-          nodeCrypto.verify(HASH[alg], data, verifyKey, signature, (error, valid) => {
-            pooled -= 1;
-            resolve(error === null && valid);
-          });
+          nodeCrypto.verify(HASH[alg], data, verifyKey, signature, (error, valid) => resolve(error === null && valid));
         } catch {
-          pooled -= 1;
           resolve(false);
         }
       });

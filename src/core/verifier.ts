@@ -5,13 +5,13 @@
  */
 import { type AuthContext, createAuthContext } from './auth-context.js';
 import { type ClaimPolicy, checkClaims, checkTimeWindow } from './claims.js';
-import { decodeCompactJws } from './compact-jws.js';
+import { type CompactJwsLayout, decodeJoseHeader, decodeJwsPayload, decodeJwsSignature, locateCompactJws } from './compact-jws.js';
 import { CACHE_ADMISSIONS, type CacheAdmission } from './cache-admission.js';
 import { AuthError, invalidClaim, isAuthError } from './errors.js';
 import { emit, type VerifierEventListener } from './events.js';
 import type { FetchLike } from './jwks-fetch.js';
 import { JwksCache, type KeyLoadReport, type KeySnapshot } from './jwks-cache.js';
-import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
+import { type CheckedHeader, type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
 import { numberOption, rejectUnknownOptions } from './options.js';
 import { type IssuerEntry, IssuerRegistry } from './registry.js';
 import { type CachedResult, ResultCache } from './result-cache.js';
@@ -189,6 +189,10 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
 export const VERIFIER_OPTION_NAMES: ReadonlySet<string> = KNOWN_OPTIONS;
 
 const DAY = 86_400;
+/** Most JOSE headers remembered (an issuer's tokens share a few); the memo starts afresh when full. */
+const MAX_REMEMBERED_HEADERS = 64;
+/** Longest encoded JOSE header remembered. */
+const MAX_REMEMBERED_HEADER_CHARS = 512;
 
 function checkAudiences(value: unknown): readonly string[] {
   const list = typeof value === 'string' ? [value] : value;
@@ -253,6 +257,10 @@ class TokenVerifier implements Verifier {
   readonly #cache: ResultCache | null;
   readonly #suspended = new Set<string>();
   readonly #onEvent: VerifierEventListener | undefined;
+  /** Verifications waiting for their signature to be checked. */
+  #waiting = 0;
+  /** Headers that passed every rule, by their exact encoded text (canonical, so one per header). */
+  readonly #headers = new Map<string, CheckedHeader>();
 
   constructor(options: VerifierOptions) {
     if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
@@ -330,8 +338,12 @@ class TokenVerifier implements Verifier {
       this.#cache?.delete(token);
     } else if (this.#cache !== null && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
 
-    const { layout, header: rawHeader, payload, signature } = decodeCompactJws(token);
-    const header = checkJoseHeader(rawHeader, this.#algorithms);
+    const layout = locateCompactJws(token);
+    const known = this.#headers.get(token.slice(0, layout.headerEnd));
+    const rawHeader = known === undefined ? decodeJoseHeader(token, layout) : undefined;
+    const payload = decodeJwsPayload(token, layout);
+    const signature = decodeJwsSignature(token, layout);
+    const header = rawHeader === undefined ? (known as CheckedHeader) : this.#checkHeader(token, layout, rawHeader);
     const iss = payload.iss;
     if (typeof iss !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).');
     const registered = this.registry.get(iss);
@@ -345,7 +357,13 @@ class TokenVerifier implements Verifier {
         throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${header.alg}.`);
       }
       if (signature.byteLength !== key.modulusBytes) throw invalidSignature();
-      if (!(await this.#engine.verify(header.alg, key, token.slice(0, layout.payloadEnd), signature))) throw invalidSignature();
+      // With none other waiting for its signature, the engine may answer at once, on this thread;
+      // with some, it may send this one to another thread. The engine never rejects.
+      const concurrent = this.#waiting > 0;
+      this.#waiting += 1;
+      const valid = await this.#engine.verify(header.alg, key, token.slice(0, layout.payloadEnd), signature, concurrent);
+      this.#waiting -= 1;
+      if (!valid) throw invalidSignature();
       this.#checkStillTrusted(issuer, key);
       const checked = checkClaims(payload, registered, this.#policy, this.#now() / 1000);
       const context = createAuthContext(issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
@@ -355,6 +373,19 @@ class TokenVerifier implements Verifier {
     } catch (error) {
       throw this.#withIssuer(error, issuer);
     }
+  }
+
+  /**
+   * The header rules, after every segment was decoded; a header that passes is remembered by its
+   * text, so that the next token carrying it is spared decoding and checking it again.
+   */
+  #checkHeader(token: string, layout: CompactJwsLayout, raw: Record<string, unknown>): CheckedHeader {
+    const header = checkJoseHeader(raw, this.#algorithms);
+    if (layout.headerEnd <= MAX_REMEMBERED_HEADER_CHARS) {
+      if (this.#headers.size >= MAX_REMEMBERED_HEADERS) this.#headers.clear();
+      this.#headers.set(token.slice(0, layout.headerEnd), header);
+    }
+    return header;
   }
 
   /** A cached result whose key still vouches for it: the trust re-checked, then its time claims. */
