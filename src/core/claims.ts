@@ -1,5 +1,5 @@
 /**
- * The claim rules (SPEC §3.6), one assertion per claim, run after the signature is verified.
+ * The claim rules, one assertion per claim, run after the signature is verified.
  *
  * Order: the types of the time claims (`exp`, `expt`, `iat`, `nbf`), then expiry, `iat` and `nbf`
  * against the clock, the lifetime, `aud`, `sub`, `tenant_ern`, `scope`, `tenant_name`, `user_ern`.

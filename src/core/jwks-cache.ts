@@ -1,5 +1,5 @@
 /**
- * The keys of every registered issuer (SPEC §3.4, §4): loaded from the issuer's JWKS only, kept for
+ * The keys of every registered issuer: loaded from the issuer's JWKS only, kept for
  * a max-age, refetched once on an unknown `kid` (at most once per cooldown), shared by concurrent
  * callers (one download in flight per issuer), served stale for a bounded time when a refresh
  * fails, with a back-off between failed downloads. Every time decision reads the verifier's clock.

@@ -1,5 +1,5 @@
 /**
- * The verifier: every rule of SPEC §3, in order, over keys from the registered issuer's JWKS only.
+ * The verifier: every rule, in order, over keys from the registered issuer's JWKS only.
  *
  * @module paygate-auth
  */

@@ -111,7 +111,7 @@ export async function authenticate(verifier: AuthenticatingVerifier, input: Auth
     return error === null ? { ok: true, auth } : { ok: false, error };
   } catch (error) {
     if (!isAuthError(error)) throw error;
-    // Credentials that are not even a b64token are the request's fault (SPEC §3.1), not the token's.
+    // Credentials that are not even a b64token are the request's fault, not the token's.
     if (error.code === 'malformed_token' && token !== undefined && !isB64Token(token)) return { ok: false, error: notB64Token() };
     return { ok: false, error };
   }
