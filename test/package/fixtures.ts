@@ -41,5 +41,5 @@ export const ALLOWED_FRAMEWORKS: Readonly<Record<string, readonly string[]>> = {
   'paygate-auth/testing': ['msw'],
 };
 
-/** The packages linked next to the unpacked tarball: its runtime dependency and the optional peers. */
-export const LINKED_PACKAGES = ['lru-cache', 'express', 'fastify', 'fastify-plugin', 'koa', 'msw', 'hono'] as const;
+/** The packages linked next to the unpacked tarball: its runtime dependencies and the optional peers. */
+export const LINKED_PACKAGES = ['lru-cache', 'jose', 'express', 'fastify', 'fastify-plugin', 'koa', 'msw', 'hono'] as const;
