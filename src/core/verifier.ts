@@ -138,7 +138,8 @@ export interface VerifierOptions {
    */
   readonly keys?: KeySnapshot;
   /**
-   * Which engine checks signatures: `node` (`node:crypto`) or `webcrypto` (`crypto.subtle`).
+   * Which engine checks signatures: `node` (`crypto.verify`: at once when it is the only one in
+   * flight, else in libuv's thread pool) or `webcrypto` (`crypto.subtle`). Chosen once, here.
    * @default 'node' where `node:crypto` is available, else 'webcrypto'
    */
   readonly crypto?: SignatureEngineName;
