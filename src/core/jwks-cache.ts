@@ -53,9 +53,6 @@ export interface KeySnapshot {
   readonly issuers: readonly IssuerKeySnapshot[];
 }
 
-/** What {@link JwksCache.check} says of a key that verified a cached result. */
-export type KeyStanding = 'current' | 'reload' | 'gone';
-
 /** One issuer's outcome in a `refresh()` or `warmUp()`. */
 export interface KeyLoadReport {
   readonly issuer: string;
@@ -301,18 +298,6 @@ export class JwksCache {
     if (key !== undefined) return key;
     if (state.failingSince !== null) throw this.#unavailable(state, now);
     throw new AuthError('unknown_key', "The token's key is not in its issuer's JWKS.", { issuer: state.registered.issuer });
-  }
-
-  /**
-   * Whether `key`, which verified a cached result, may still vouch for it.
-   * @param at the clock's reading (ms), when the caller has just taken it
-   */
-  check(issuer: string, key: PreparedKey, at: number = this.#settings.now()): KeyStanding {
-    const state = this.#states.get(issuer);
-    if (state === undefined || state.keys === null || state.revoked.has(key.kid) || state.keys.get(key.kid) !== key) {
-      return 'gone';
-    }
-    return at < state.freshUntil ? 'current' : 'reload';
   }
 
   /**

@@ -333,9 +333,10 @@ class TokenVerifier implements Verifier {
     const hit = this.#cache?.get(token);
     if (hit !== undefined) {
       this.#checkNotSuspended(hit.issuer);
-      let standing = this.#keys.check(hit.issuer, hit.key, this.#now());
-      if (standing === 'reload') standing = (await this.#keys.resolve(hit.issuer, hit.key.kid)) === hit.key ? 'current' : 'gone';
-      if (standing === 'current') return this.#reuse(hit);
+      const { issuer, key } = hit;
+      // Keys past their max-age are reloaded (held keys verify meanwhile); a key no longer held or
+      // changed vouches for nothing, and the token is verified afresh.
+      if ((this.#keys.peek(issuer, key.kid, this.#now()) ?? (await this.#keys.resolve(issuer, key.kid))) === key) return this.#reuse(hit);
       this.#cache?.delete(token);
     } else if (this.#cache !== null && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
 
