@@ -1,5 +1,5 @@
 /**
- * The claim rules (SPEC §3.6), one assertion per claim, run after the signature is verified.
+ * The claim rules, one assertion per claim, run after the signature is verified.
  *
  * Order: the types of the time claims (`exp`, `expt`, `iat`, `nbf`), then expiry, `iat` and `nbf`
  * against the clock, the lifetime, `aud`, `sub`, `tenant_ern`, `scope`, `tenant_name`, `user_ern`.
@@ -11,7 +11,6 @@ import { ErnError, parseTenantErn, parseUserReference, tenantUserOf, type Tenant
 import { AuthError, invalidClaim } from './errors.js';
 import type { RegisteredIssuer } from './registry.js';
 import { ScopeError, ScopeSet, parseScopes } from './scopes.js';
-import { StringLookup } from './string-lookup.js';
 
 /** The time facts of a token, in seconds since the epoch; kept to re-check a cached result. */
 export interface TokenTimes {
@@ -26,7 +25,7 @@ export interface TokenTimes {
 /** What the verifier's options fix for every token. */
 export interface ClaimPolicy {
   /** The configured audiences, each mapped to itself (so a match yields the configured string). */
-  readonly audiences: StringLookup<string>;
+  readonly audiences: ReadonlyMap<string, string>;
   /** Seconds. */
   readonly clockTolerance: number;
   /** Seconds; an issuer's own `maxTokenLifetime` wins. */
@@ -44,27 +43,6 @@ export interface CheckedClaims {
 }
 
 const EMPTY_SCOPES = new ScopeSet();
-
-/** Most parsed claim values remembered per kind (tenants, scope lists); the memo restarts when full. */
-const MEMO_ENTRIES = 256;
-/** Longest claim value remembered. */
-const MEMO_KEY_CHARS = 256;
-const MEMO_LIMITS = { maxEntries: MEMO_ENTRIES, maxKeyChars: MEMO_KEY_CHARS };
-const tenantMemo = new StringLookup<TenantErn>([], MEMO_LIMITS);
-const scopeMemo = new StringLookup<ScopeSet>([], MEMO_LIMITS);
-
-/**
- * `parse(text)`, remembered: a tenant or a scope list recurs from token to token, and its parsed
- * form is frozen, so one parse serves them all. Failures are not remembered (they throw).
- */
-function memoized<T>(memo: StringLookup<T>, text: string, parse: (text: string) => T): T {
-  let value = memo.get(text);
-  if (value === undefined) {
-    value = parse(text);
-    memo.set(text, value);
-  }
-  return value;
-}
 
 function numericDate(value: unknown, claim: string): number | undefined {
   if (value === undefined) return undefined;
@@ -114,7 +92,7 @@ function checkLifetime(times: TokenTimes, maximum: number): void {
 }
 
 /** The configured audience `aud` names: the verifier's own string, so the token's need not be kept. */
-function checkAudience(payload: Record<string, unknown>, audiences: StringLookup<string>): string {
+function checkAudience(payload: Record<string, unknown>, audiences: ReadonlyMap<string, string>): string {
   const aud = payload.aud;
   if (typeof aud === 'string') {
     const match = audiences.get(aud);
@@ -151,7 +129,7 @@ function checkTenant(payload: Record<string, unknown>, issuer: RegisteredIssuer)
   if (value === undefined) throw invalidClaim('tenant_ern', 'The token must name its tenant in "tenant_ern".');
   let tenant: TenantErn;
   try {
-    tenant = typeof value === 'string' ? memoized(tenantMemo, value, parseTenantErn) : parseTenantErn(value);
+    tenant = parseTenantErn(value);
   } catch (error) {
     if (!(error instanceof ErnError)) throw error;
     throw invalidClaim('tenant_ern', 'The "tenant_ern" claim is not a tenant ERN ("ern:<product>/tenants/<tenant-id>").');
@@ -173,7 +151,7 @@ function checkScopeClaim(payload: Record<string, unknown>): ScopeSet {
   const value = payload.scope;
   if (value === undefined) return EMPTY_SCOPES;
   try {
-    return typeof value === 'string' ? memoized(scopeMemo, value, parseScopes) : parseScopes(value);
+    return parseScopes(value);
   } catch (error) {
     if (!(error instanceof ScopeError)) throw error;
     throw invalidClaim('scope', 'The "scope" claim must be a string of scope tokens separated by single spaces.');

@@ -60,7 +60,7 @@ class Failure {
 
   get header(): Record<string, unknown> | undefined {
     if (this.#header === null) {
-      this.#header = decodeSafely(() => decodeJoseHeader((this.token as string).slice(0, locateCompactJws(this.token as string).headerEnd)));
+      this.#header = decodeSafely(() => decodeJoseHeader(this.token as string, locateCompactJws(this.token as string)));
     }
     return this.#header;
   }

@@ -1,5 +1,5 @@
 /**
- * The keys of every registered issuer (SPEC §3.4, §4): loaded from the issuer's JWKS only, kept for
+ * The keys of every registered issuer: loaded from the issuer's JWKS only, kept for
  * a max-age, refetched once on an unknown `kid` (at most once per cooldown), shared by concurrent
  * callers (one download in flight per issuer), served stale for a bounded time when a refresh
  * fails, with a back-off between failed downloads. Every time decision reads the verifier's clock.
@@ -52,9 +52,6 @@ export interface KeySnapshot {
   readonly version: 1;
   readonly issuers: readonly IssuerKeySnapshot[];
 }
-
-/** What {@link JwksCache.check} says of a key that verified a cached result. */
-export type KeyStanding = 'current' | 'reload' | 'gone';
 
 /** One issuer's outcome in a `refresh()` or `warmUp()`. */
 export interface KeyLoadReport {
@@ -304,15 +301,18 @@ export class JwksCache {
   }
 
   /**
-   * Whether `key`, which verified a cached result, may still vouch for it.
-   * @param at the clock's reading (ms), when the caller has just taken it
+   * Whether `key`, looked up for a verification that has just completed, still vouches for it: a
+   * key revoked or no longer held meanwhile (a reload dropped it, or its stale window closed) does
+   * not, so nothing verified with it is accepted after the change.
+   * @throws {AuthError} `key_revoked`, `unknown_key` or `jwks_unavailable`.
    */
-  check(issuer: string, key: PreparedKey, at: number = this.#settings.now()): KeyStanding {
-    const state = this.#states.get(issuer);
-    if (state === undefined || state.keys === null || state.revoked.has(key.kid) || state.keys.get(key.kid) !== key) {
-      return 'gone';
+  confirm(issuer: string, key: PreparedKey): void {
+    const state = this.#state(issuer);
+    if (state.revoked.has(key.kid)) throw this.#revokedError(issuer);
+    if (state.keys === null) throw this.#unavailable(state, this.#settings.now());
+    if (state.keys.get(key.kid) !== key) {
+      throw new AuthError('unknown_key', "The token's key is no longer in its issuer's JWKS.", { issuer });
     }
-    return at < state.freshUntil ? 'current' : 'reload';
   }
 
   /**

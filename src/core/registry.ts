@@ -6,7 +6,6 @@
  */
 import { MAX_NAME_PART_LENGTH } from './ern.js';
 import { isAllowedJwksUrl } from './loopback.js';
-import { StringLookup } from './string-lookup.js';
 
 /** One trusted issuer, as registered. */
 export interface IssuerEntry {
@@ -146,7 +145,7 @@ export class IssuerRegistry {
   /** The issuers in registration order. */
   readonly #issuers: readonly RegisteredIssuer[];
   /** The same issuers by `iss`, for look-ups by a token's `iss`. */
-  readonly #byIss: StringLookup<RegisteredIssuer>;
+  readonly #byIss: ReadonlyMap<string, RegisteredIssuer>;
 
   constructor(entries: Iterable<IssuerEntry>) {
     if (entries === null || typeof entries !== 'object' || typeof (entries as Iterable<unknown>)[Symbol.iterator] !== 'function') {
@@ -164,7 +163,7 @@ export class IssuerRegistry {
     }
     if (issuers.size === 0) throw new TypeError('IssuerRegistry: entries must hold at least one issuer');
     this.#issuers = [...issuers.values()];
-    this.#byIss = new StringLookup(issuers);
+    this.#byIss = issuers;
   }
 
   /** The registered issuer whose `iss` is exactly `issuer`, if any. */
@@ -174,7 +173,7 @@ export class IssuerRegistry {
 
   /** `true` when `issuer` is registered (exact match). */
   has(issuer: string): boolean {
-    return this.#byIss.get(issuer) !== undefined;
+    return this.#byIss.has(issuer);
   }
 
   /** The registered `iss` values, in registration order. */

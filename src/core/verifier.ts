@@ -1,5 +1,5 @@
 /**
- * The verifier: every rule of SPEC §3, in order, over keys from the registered issuer's JWKS only.
+ * The verifier: every rule, in order, over keys from the registered issuer's JWKS only.
  *
  * @module paygate-auth
  */
@@ -14,28 +14,10 @@ import type { FetchLike } from './jwks-fetch.js';
 import { JwksCache, type KeyLoadReport, type KeySnapshot } from './jwks-cache.js';
 import { type CheckedHeader, type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
 import { numberOption, rejectUnknownOptions } from './options.js';
-import { type IssuerEntry, IssuerRegistry, type RegisteredIssuer } from './registry.js';
+import { type IssuerEntry, IssuerRegistry } from './registry.js';
 import { type CachedResult, ResultCache } from './result-cache.js';
-import { type PreparedKey, type SignatureEngine, type SignatureEngineName, signatureEngine } from './signature.js';
+import { type PreparedKey, type SignatureEngine, type SignatureEngineName, createSignatureEngine } from './signature.js';
 import { checkKeySnapshot } from './key-snapshot.js';
-import { StringLookup } from './string-lookup.js';
-
-/** What {@link TokenVerifier} has read of a token before it looks for its key. */
-interface TokenRead {
-  readonly token: string;
-  readonly layout: CompactJwsLayout;
-  readonly header: CheckedHeader;
-  readonly payload: Record<string, unknown>;
-  readonly signature: Uint8Array;
-  readonly issuer: RegisteredIssuer;
-}
-
-/** The decoded segments of a token whose header passed its rules. */
-interface DecodedToken {
-  readonly header: CheckedHeader;
-  readonly payload: Record<string, unknown>;
-  readonly signature: Uint8Array;
-}
 
 function invalidSignature(): AuthError {
   return new AuthError('invalid_signature', 'The token\'s signature does not verify.');
@@ -53,7 +35,7 @@ export interface VerifierOptions {
   /**
    * The clock, in milliseconds since the epoch. Drives every time decision: claims, JWKS max-age,
    * cooldown, back-off and stale window (not network timeouts).
-   * @default Date.now
+   * @default () => Date.now() (read at each call, so fake timers installed later are honoured)
    */
   readonly now?: () => number;
   /**
@@ -157,7 +139,8 @@ export interface VerifierOptions {
    */
   readonly keys?: KeySnapshot;
   /**
-   * Which engine checks signatures: `node` (`node:crypto`) or `webcrypto` (`crypto.subtle`).
+   * Which engine checks signatures: `node` (`crypto.verify`: at once when it is the only one in
+   * flight, else in libuv's thread pool) or `webcrypto` (`crypto.subtle`). Chosen once, here.
    * @default 'node' where `node:crypto` is available, else 'webcrypto'
    */
   readonly crypto?: SignatureEngineName;
@@ -208,16 +191,10 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
 export const VERIFIER_OPTION_NAMES: ReadonlySet<string> = KNOWN_OPTIONS;
 
 const DAY = 86_400;
-/** Most JOSE headers remembered (an issuer's tokens share a few); the memo restarts when full. */
+/** Most JOSE headers remembered (an issuer's tokens share a few); the memo starts afresh when full. */
 const MAX_REMEMBERED_HEADERS = 64;
 /** Longest encoded JOSE header remembered. */
 const MAX_REMEMBERED_HEADER_CHARS = 512;
-
-/**
- * The verifier's synchronous look into its result cache, for `authenticate()` (see
- * `TokenVerifier[PEEK_VERIFIED]`). Not part of the public API.
- */
-export const PEEK_VERIFIED: unique symbol = Symbol('paygate-auth.peekVerified');
 
 function checkAudiences(value: unknown): readonly string[] {
   const list = typeof value === 'string' ? [value] : value;
@@ -259,7 +236,7 @@ function checkEngine(value: unknown): SignatureEngine {
   if (value !== undefined && value !== 'node' && value !== 'webcrypto') {
     throw new TypeError(`${OWNER}: crypto must be "node" or "webcrypto"`);
   }
-  return signatureEngine(value);
+  return createSignatureEngine(value);
 }
 
 /** Bytes of `token` in UTF-8, computed only when its length alone cannot settle the limit. */
@@ -282,8 +259,10 @@ class TokenVerifier implements Verifier {
   readonly #cache: ResultCache | null;
   readonly #suspended = new Set<string>();
   readonly #onEvent: VerifierEventListener | undefined;
-  /** Checked JOSE headers by their encoded text. */
-  readonly #headers = new StringLookup<CheckedHeader>([], { maxEntries: MAX_REMEMBERED_HEADERS, maxKeyChars: MAX_REMEMBERED_HEADER_CHARS });
+  /** Verifications waiting for their signature to be checked. */
+  #waiting = 0;
+  /** Headers that passed every rule, by their exact encoded text (canonical, so one per header). */
+  readonly #headers = new Map<string, CheckedHeader>();
 
   constructor(options: VerifierOptions) {
     if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
@@ -291,10 +270,10 @@ class TokenVerifier implements Verifier {
     const o = options as unknown as Record<string, unknown>;
     this.registry = o.registry instanceof IssuerRegistry ? o.registry : new IssuerRegistry(o.registry as IssuerEntry[]);
     this.audiences = checkAudiences(o.audience);
-    this.#now = checkFunction<() => number>('now', o.now) ?? Date.now;
+    this.#now = checkFunction<() => number>('now', o.now) ?? (() => Date.now());
     this.maxTokenBytes = numberOption(OWNER, 'maxTokenBytes', o.maxTokenBytes, 8192, { min: 256, max: 1_048_576, integer: true });
     this.#policy = {
-      audiences: new StringLookup(this.audiences.map((audience) => [audience, audience] as const)),
+      audiences: new Map(this.audiences.map((audience) => [audience, audience] as const)),
       clockTolerance: numberOption(OWNER, 'clockTolerance', o.clockTolerance, 30, { min: 0, max: 600 }),
       maxTokenLifetime: numberOption(OWNER, 'maxTokenLifetime', o.maxTokenLifetime, DAY, { min: 0, max: 7 * DAY, exclusiveMin: true }),
     };
@@ -351,58 +330,90 @@ class TokenVerifier implements Verifier {
     return explainFailure(error, token, sources);
   }
 
-  /** `verification`, its failure explained; for the paths that wait or verify in full, not the cached one. */
-  #explained(verification: Promise<AuthContext>, token: string): Promise<AuthContext> {
-    return verification.catch((error: unknown) => Promise.reject(this.#explain(error, token)));
-  }
-
-  /**
-   * The verification: answered from the result cache without waiting when it can (a hit whose key
-   * is current), else in full. Never throws; every failure is a rejection.
-   */
-  #verify(token: string): Promise<AuthContext> {
+  /** The verification; a failure carries its hint. */
+  async #verify(token: string): Promise<AuthContext> {
     try {
-      const hit = this.#lookUp(token);
-      if (hit === undefined) return this.#explained(this.#verifyInFull(token), token);
-      if (this.#suspended.size > 0 && this.#suspended.has(hit.issuer)) throw this.#suspendedError(hit.issuer);
-      const at = this.#now();
-      const standing = this.#keys.check(hit.issuer, hit.key, at);
-      if (standing === 'reload') return this.#explained(this.#reuseAfterReload(hit), token);
-      if (standing === 'gone') {
-        this.#cache?.delete(token);
-        return this.#explained(this.#verifyInFull(token), token);
-      }
-      return Promise.resolve(this.#reuse(hit, at));
+      return await this.#verifyToken(token);
     } catch (error) {
-      return Promise.reject(this.#explain(error, token));
+      throw this.#explain(error, token);
     }
   }
 
-  /** The token's cached result, after the checks that precede any parsing. */
-  #lookUp(token: string): CachedResult | undefined {
+  /**
+   * The verification, in order: the size; the result cache (a hit re-checked as a fresh result
+   * would be); the segments decoded, the header rules, the issuer, its key, the signature's length
+   * and then the signature, the trust re-checked after any wait, the claims.
+   */
+  async #verifyToken(token: string): Promise<AuthContext> {
     if (typeof token !== 'string') throw new AuthError('malformed_token', 'The token must be a string.');
     if (exceedsBytes(token, this.maxTokenBytes)) {
       throw new AuthError('token_too_large', `The token is larger than ${this.maxTokenBytes} bytes.`);
     }
-    if (this.#cache === null) return undefined;
-    const hit = this.#cache.get(token);
-    if (hit === undefined && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
-    return hit;
-  }
+    const hit = this.#cache?.get(token);
+    if (hit !== undefined) {
+      this.#checkNotSuspended(hit.issuer);
+      const { issuer, key } = hit;
+      // Keys past their max-age are reloaded (held keys verify meanwhile); a key no longer held or
+      // changed vouches for nothing, and the token is verified afresh.
+      if ((this.#keys.peek(issuer, key.kid, this.#now()) ?? (await this.#keys.resolve(issuer, key.kid))) === key) return this.#reuse(hit);
+      this.#cache?.delete(token);
+    } else if (this.#cache !== null && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
 
-  /** A cached result whose key was past its max-age: reused if the reloaded keys still hold that key. */
-  async #reuseAfterReload(hit: CachedResult): Promise<AuthContext> {
-    if ((await this.#keys.resolve(hit.issuer, hit.key.kid)) !== hit.key) {
-      this.#cache?.delete(hit.token);
-      return this.#verifyInFull(hit.token);
-    }
-    return this.#reuse(hit, this.#now());
-  }
-
-  /** The cached context, its time claims re-checked against the clock (`at`, ms). */
-  #reuse(hit: CachedResult, at: number): AuthContext {
+    const layout = locateCompactJws(token);
+    const known = this.#headers.get(token.slice(0, layout.headerEnd));
+    const rawHeader = known === undefined ? decodeJoseHeader(token, layout) : undefined;
+    const payload = decodeJwsPayload(token, layout);
+    const signature = decodeJwsSignature(token, layout);
+    const header = rawHeader === undefined ? (known as CheckedHeader) : this.#checkHeader(token, layout, rawHeader);
+    const iss = payload.iss;
+    if (typeof iss !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).');
+    const registered = this.registry.get(iss);
+    if (registered === undefined) throw new AuthError('unknown_issuer', 'The token\'s issuer ("iss") is not registered.');
+    // The registry's own string, equal to `iss`: the token's copy need not be kept.
+    const issuer = registered.issuer;
     try {
-      checkTimeWindow(hit, at / 1000, this.#policy.clockTolerance);
+      this.#checkNotSuspended(issuer);
+      const key = this.#keys.peek(issuer, header.kid, this.#now()) ?? (await this.#keys.resolve(issuer, header.kid));
+      if (key.jwk.alg !== undefined && key.jwk.alg !== header.alg) {
+        throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${header.alg}.`);
+      }
+      if (signature.byteLength !== key.modulusBytes) throw invalidSignature();
+      // With none other waiting for its signature, the engine may answer at once, on this thread;
+      // with some, it may send this one to another thread. The engine never rejects.
+      const concurrent = this.#waiting > 0;
+      this.#waiting += 1;
+      const valid = await this.#engine.verify(header.alg, key, token.slice(0, layout.payloadEnd), signature, concurrent);
+      this.#waiting -= 1;
+      if (!valid) throw invalidSignature();
+      this.#checkStillTrusted(issuer, key);
+      const checked = checkClaims(payload, registered, this.#policy, this.#now() / 1000);
+      const context = createAuthContext(issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
+      const cache = this.#cache;
+      if (cache !== null && cache.admits(token)) cache.set({ token, context, issuer, key, ...checked.times });
+      return context;
+    } catch (error) {
+      throw this.#withIssuer(error, issuer);
+    }
+  }
+
+  /**
+   * The header rules, after every segment was decoded; a header that passes is remembered by its
+   * text, so that the next token carrying it is spared decoding and checking it again.
+   */
+  #checkHeader(token: string, layout: CompactJwsLayout, raw: Record<string, unknown>): CheckedHeader {
+    const header = checkJoseHeader(raw, this.#algorithms);
+    if (layout.headerEnd <= MAX_REMEMBERED_HEADER_CHARS) {
+      if (this.#headers.size >= MAX_REMEMBERED_HEADERS) this.#headers.clear();
+      this.#headers.set(token.slice(0, layout.headerEnd), header);
+    }
+    return header;
+  }
+
+  /** A cached result whose key still vouches for it: the trust re-checked, then its time claims. */
+  #reuse(hit: CachedResult): AuthContext {
+    try {
+      this.#checkStillTrusted(hit.issuer, hit.key);
+      checkTimeWindow(hit, this.#now() / 1000, this.#policy.clockTolerance);
     } catch (error) {
       this.#cache?.delete(hit.token);
       throw this.#withIssuer(error, hit.issuer);
@@ -411,131 +422,23 @@ class TokenVerifier implements Verifier {
     return hit.context;
   }
 
+  #checkNotSuspended(issuer: string): void {
+    if (this.#suspended.has(issuer)) throw new AuthError('issuer_suspended', 'The token\'s issuer is suspended.', { issuer });
+  }
+
   /**
-   * The cached context of `token` when it can be answered at once and would be accepted as it
-   * stands (cached, issuer not suspended, key current, time claims holding); otherwise
-   * `undefined`, and {@link verify} decides. For `authenticate()`, which looks here before it
-   * inspects the header further: a cached token passed every header rule when it was verified.
+   * After any wait (a key download, a signature checked elsewhere): `suspendIssuer()` or
+   * `revokeKey()` called meanwhile, or the key dropped meanwhile, refuses the token.
    */
-  [PEEK_VERIFIED](token: string): AuthContext | undefined {
-    const hit = this.#cache?.get(token);
-    if (hit === undefined || (this.#suspended.size > 0 && this.#suspended.has(hit.issuer))) return undefined;
-    const at = this.#now();
-    if (this.#keys.check(hit.issuer, hit.key, at) !== 'current') return undefined;
-    const now = at / 1000;
-    const tolerance = this.#policy.clockTolerance;
-    if (now >= hit.expiry + tolerance || hit.iat > now + tolerance || (hit.nbf !== undefined && hit.nbf > now + tolerance)) {
-      return undefined;
-    }
-    if (this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'hit' });
-    return hit.context;
+  #checkStillTrusted(issuer: string, key: PreparedKey): void {
+    this.#checkNotSuspended(issuer);
+    this.#keys.confirm(issuer, key);
   }
 
-  #suspendedError(issuer: string): AuthError {
-    return new AuthError('issuer_suspended', 'The token\'s issuer is suspended.', { issuer });
-  }
-
-  /** Tags a claim error with the issuer, for events; other errors pass through. */
+  /** Tags an error with the issuer, for events; other errors pass through. */
   #withIssuer(error: unknown, issuer: string): unknown {
     if (!(error instanceof AuthError) || error.issuer !== undefined) return error;
     return new AuthError(error.code, error.message, { claim: error.claim, issuer });
-  }
-
-  /**
-   * The decoded segments, and the JOSE header rules. A header that passed is remembered by its
-   * exact text (an issuer's tokens share a handful), so the next token with it skips decoding it.
-   * Every segment is decoded, and so found well-formed, before any header rule runs (SPEC §3.9).
-   */
-  #readToken(token: string, layout: CompactJwsLayout): DecodedToken {
-    const encodedHeader = token.slice(0, layout.headerEnd);
-    const known = this.#headers.get(encodedHeader);
-    if (known !== undefined) {
-      return { header: known, payload: decodeJwsPayload(token, layout), signature: decodeJwsSignature(token, layout) };
-    }
-    const raw = decodeJoseHeader(encodedHeader);
-    const payload = decodeJwsPayload(token, layout);
-    const signature = decodeJwsSignature(token, layout);
-    const header = checkJoseHeader(raw, this.#algorithms);
-    this.#headers.set(encodedHeader, header);
-    return { header, payload, signature };
-  }
-
-  /**
-   * Every rule, in order. Answers with an already-settled promise when the key is at hand and the
-   * signature was checked synchronously; waits only for a key download or for a signature checked
-   * on another thread.
-   */
-  #verifyInFull(token: string): Promise<AuthContext> {
-    let read: TokenRead;
-    try {
-      read = this.#readIssuer(token);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    const at = this.#now();
-    const key = this.#keys.peek(read.issuer.issuer, read.header.kid, at);
-    if (key === undefined) return this.#keys.resolve(read.issuer.issuer, read.header.kid).then((resolved) => this.#checkSigned(read, resolved));
-    try {
-      const outcome = this.#checkSigned(read, key, at);
-      return outcome instanceof Promise ? outcome : Promise.resolve(outcome);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-  }
-
-  /** The token's layout, header, payload and registered issuer (the steps before any key). */
-  #readIssuer(token: string): TokenRead {
-    const layout = locateCompactJws(token);
-    const { header, payload, signature } = this.#readToken(token, layout);
-    const issuer = payload.iss;
-    if (typeof issuer !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).');
-    const registered = this.registry.get(issuer);
-    if (registered === undefined) throw new AuthError('unknown_issuer', 'The token\'s issuer ("iss") is not registered.');
-    // The registry's own string: its hash is computed once, the token's would be on every look-up.
-    if (this.#suspended.size > 0 && this.#suspended.has(registered.issuer)) throw this.#suspendedError(issuer);
-    return { token, layout, header, payload, signature, issuer: registered };
-  }
-
-  /**
-   * The signature, then the claims; the context, or a promise of it when the pool checks the
-   * signature. Claims are checked at `at` (ms) when the signature is checked at once, else when it
-   * has been.
-   */
-  #checkSigned(read: TokenRead, key: PreparedKey, at?: number): AuthContext | Promise<AuthContext> {
-    const { token, layout, header, signature } = read;
-    try {
-      if (key.jwk.alg !== undefined && key.jwk.alg !== header.alg) {
-        throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${header.alg}.`);
-      }
-      if (signature.byteLength === 0) throw invalidSignature();
-      const valid = this.#engine.verify(header.alg, key, token.slice(0, layout.payloadEnd), signature);
-      if (valid === true) return this.#accept(read, key, at ?? this.#now());
-      if (valid === false) throw invalidSignature();
-      return valid.then((checked) => {
-        if (!checked) throw this.#withIssuer(invalidSignature(), read.issuer.issuer);
-        return this.#accept(read, key, this.#now());
-      });
-    } catch (error) {
-      throw this.#withIssuer(error, read.issuer.issuer);
-    }
-  }
-
-  /** The claims of a token whose signature verified, at `at` (ms); its context, cached if the cache admits it. */
-  #accept(read: TokenRead, key: PreparedKey, at: number): AuthContext {
-    const { token, layout, issuer } = read;
-    try {
-      const checked = checkClaims(read.payload, issuer, this.#policy, at / 1000);
-      // The registry's own issuer string, equal to `iss`: the token's copy need not be kept.
-      const context = createAuthContext(issuer.issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
-      const { expiry, expiryClaim, iat, nbf } = checked.times;
-      const cache = this.#cache;
-      if (cache !== null && cache.admits(token)) {
-        cache.set({ token, context, issuer: issuer.issuer, key, expiry, expiryClaim, iat, nbf });
-      }
-      return context;
-    } catch (error) {
-      throw this.#withIssuer(error, issuer.issuer);
-    }
   }
 
   #registered(method: string, issuer: unknown): string {

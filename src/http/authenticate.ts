@@ -13,7 +13,7 @@ import {
   normalizeScopeRequirement,
   satisfiesScopes,
 } from '../core/scopes.js';
-import { PEEK_VERIFIED, type Verifier } from '../core/verifier.js';
+import type { Verifier } from '../core/verifier.js';
 import { type AuthorizationInput, bearerCredentials, isB64Token, notB64Token } from './authorization.js';
 
 /** The outcome of {@link authenticate}. */
@@ -96,52 +96,13 @@ export function authorizeScopes(
   return error === null ? { ok: true } : { ok: false, error };
 }
 
-type PeekingVerifier = AuthenticatingVerifier & { readonly [PEEK_VERIFIED]?: (token: string) => AuthContext | undefined };
-
-/** `true` when `value` starts with `Bearer ` (the scheme in any case, one space). */
-function startsWithBearer(value: string): boolean {
-  return (
-    value.length > 7 && value.charCodeAt(6) === 32 &&
-    (value.charCodeAt(0) | 32) === 98 && (value.charCodeAt(1) | 32) === 101 && (value.charCodeAt(2) | 32) === 97 &&
-    (value.charCodeAt(3) | 32) === 114 && (value.charCodeAt(4) | 32) === 101 && (value.charCodeAt(5) | 32) === 114
-  );
-}
-
-/**
- * The context of a token the verifier holds in its result cache and would accept as it stands,
- * found without inspecting the header further. Only the plain form, one `Bearer <token>` value,
- * is looked up: a cached token passed every header rule, so any other form (extra spaces, several
- * values) cannot hold one and goes the full way, as does every token not cached.
- */
-function alreadyVerified(verifier: PeekingVerifier, authorization: AuthorizationInput): AuthContext | undefined {
-  const peek = verifier[PEEK_VERIFIED];
-  if (peek === undefined) return undefined;
-  const value = typeof authorization === 'string' ? authorization : Array.isArray(authorization) && authorization.length === 1 ? authorization[0] : undefined;
-  return typeof value === 'string' && startsWithBearer(value) ? peek.call(verifier, value.slice(7)) : undefined;
-}
-
-/**
- * {@link authenticate}'s answer when it needs no waiting: the token is one the verifier has
- * cached and would accept as it stands (then the scope policy decides). `undefined` means "call
- * `authenticate()`". For the adapters, which thus answer most requests without a promise.
- * @throws {TypeError} when `requiredScopes` is malformed (a server misconfiguration).
- */
-export function authenticateCached(verifier: AuthenticatingVerifier, input: AuthenticateInput): AuthResult | undefined {
-  if (input.requiredScopes !== undefined) requirementOf(input.requiredScopes);
-  const cached = alreadyVerified(verifier, input.authorization);
-  if (cached === undefined) return undefined;
-  const error = scopeFailure(cached, input.requiredScopes);
-  return error === null ? { ok: true, auth: cached } : { ok: false, error };
-}
-
 /**
  * Authenticates one request: extracts the bearer token, verifies it, applies the scope policy.
  * Resolves `{ ok: false, error }` for every client fault; rejects only for a server fault (a
  * malformed `requiredScopes`, a bug).
  */
 export async function authenticate(verifier: AuthenticatingVerifier, input: AuthenticateInput): Promise<AuthResult> {
-  const cached = authenticateCached(verifier, input);
-  if (cached !== undefined) return cached;
+  if (input.requiredScopes !== undefined) requirementOf(input.requiredScopes);
   let token: string | undefined;
   try {
     token = bearerCredentials(input.authorization, verifier.maxTokenBytes);
@@ -150,7 +111,7 @@ export async function authenticate(verifier: AuthenticatingVerifier, input: Auth
     return error === null ? { ok: true, auth } : { ok: false, error };
   } catch (error) {
     if (!isAuthError(error)) throw error;
-    // Credentials that are not even a b64token are the request's fault (SPEC §3.1), not the token's.
+    // Credentials that are not even a b64token are the request's fault, not the token's.
     if (error.code === 'malformed_token' && token !== undefined && !isB64Token(token)) return { ok: false, error: notB64Token() };
     return { ok: false, error };
   }

@@ -8,7 +8,7 @@
 import type { AuthContext } from '../core/auth-context.js';
 import type { ScopeRequirement } from '../core/scopes.js';
 import type { AdapterSettings } from './adapter-options.js';
-import { type AuthResult, authenticate, authenticateCached, authorizeScopes, requirementFailure } from './authenticate.js';
+import { type AuthResult, authenticate, authorizeScopes, requirementFailure } from './authenticate.js';
 import { DEFAULT_REALM, type ErrorResponse, toErrorResponse } from './error-response.js';
 import { type HeadersInput, readHeader } from './headers-input.js';
 import { isCorsPreflight } from './preflight.js';
@@ -96,20 +96,15 @@ function settle(result: AuthResult, settings: AdapterSettings, routeScopes: Scop
 
 /**
  * Authenticates `request` with the adapter's settings, then checks `routeScopes` (both the
- * settings' `requiredScopes` and `routeScopes` must hold). Answers at once (no promise) when it
- * can: an allowed preflight, or a token already verified; else a promise that never rejects.
+ * settings' `requiredScopes` and `routeScopes` must hold). Never rejects: a failure comes as a
+ * {@link GateFailure}.
  */
-export function gateRequest(settings: AdapterSettings, request: GatedRequest, routeScopes?: ScopeRequirement): GateResult | Promise<GateResult> {
+export async function gateRequest(settings: AdapterSettings, request: GatedRequest, routeScopes?: ScopeRequirement): Promise<GateResult> {
   remember(request, settings);
   if (settings.allowPreflight && isCorsPreflight(request)) return PREFLIGHT;
   try {
     const input = { authorization: authorizationOf(request), requiredScopes: settings.requiredScopes };
-    const cached = authenticateCached(settings.verifier, input);
-    if (cached !== undefined) return settle(cached, settings, routeScopes);
-    return authenticate(settings.verifier, input).then(
-      (result) => settle(result, settings, routeScopes),
-      (error: unknown) => failure(error, settings),
-    );
+    return settle(await authenticate(settings.verifier, input), settings, routeScopes);
   } catch (error) {
     return failure(error, settings);
   }

@@ -296,9 +296,11 @@ describe('signature (SPEC §3.5): RS256 over the exact received bytes', () => {
     expect((await rejection(fx.verifier().verify(token))).code).toBe('invalid_signature');
   });
 
-  test('a truncated signature is invalid_signature', async () => {
+  test('a signature three bytes short of the modulus is invalid_signature', async () => {
     const token = await fx.issuer.token();
-    expect((await rejection(fx.verifier().verify(token.slice(0, -4)))).code).toBe('invalid_signature');
+    const dot = token.lastIndexOf('.');
+    const short = Buffer.from(token.slice(dot + 1), 'base64url').subarray(0, -3).toString('base64url');
+    expect((await rejection(fx.verifier().verify(`${token.slice(0, dot + 1)}${short}`))).code).toBe('invalid_signature');
   });
 
   test('the webcrypto engine reaches the same verdicts', async () => {

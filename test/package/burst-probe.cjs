@@ -1,8 +1,6 @@
 // Run by node from the directory holding node_modules/paygate-auth (the unpacked tarball).
-// argv[2]: 'require' or 'import'. Verifies two bursts of 64 distinct tokens and 64 tampered ones:
-// the first starts the verifier's signature thread, the second (a second later) is shared with it.
-// Prints one JSON line, then must exit on its own: the thread holds the process only while it
-// holds verifications.
+// argv[2]: 'require' or 'import'. Verifies two bursts of 64 distinct tokens and 64 tampered ones,
+// a second apart (each burst goes to libuv's pool). Prints one JSON line, then must exit on its own.
 'use strict';
 const [mode] = process.argv.slice(2);
 const load = (specifier) => (mode === 'require' ? Promise.resolve(require(specifier)) : import(specifier));

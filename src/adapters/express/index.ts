@@ -48,10 +48,8 @@ export function auth(options: AuthOptions): RequestHandler {
     req.auth = result.auth;
     next();
   };
-  return (req: Request, res: Response, next: NextFunction) => {
-    const result = gateRequest(settings, req);
-    if (result instanceof Promise) return result.then((settled) => pass(settled, req, res, next));
-    pass(result, req, res, next);
+  return async (req: Request, res: Response, next: NextFunction) => {
+    pass(await gateRequest(settings, req), req, res, next);
   };
 }
 

@@ -74,13 +74,10 @@ const plugin: FastifyPluginAsync<PaygateAuthOptions> = async (fastify, options) 
     } else if (result.response === undefined) done(result.error as Error);
     else void fail(result, reply);
   };
-  // A callback hook: a request whose token is already verified passes without a promise.
   fastify.addHook('onRequest', (request, reply, done) => {
     const config = request.routeOptions.config;
     if (config?.auth === false) return done();
-    const result = gateRequest(settings, request.raw, config?.scopes);
-    if (result instanceof Promise) void result.then((settled) => pass(settled, request, reply, done));
-    else pass(result, request, reply, done);
+    void gateRequest(settings, request.raw, config?.scopes).then((result) => pass(result, request, reply, done));
   });
 };
 

@@ -52,8 +52,7 @@ export function withAuth<Args extends unknown[]>(handler: AuthenticatedHandler<A
   if (typeof handler !== 'function') throw new TypeError('withAuth: handler must be a function');
   const settings = resolveAdapterOptions('withAuth', options);
   return async (request: Request, ...rest: Args) => {
-    const gated = gateRequest(settings, request);
-    const result = gated instanceof Promise ? await gated : gated;
+    const result = await gateRequest(settings, request);
     if (!result.ok) return answer(result);
     return handler(request, result.auth as AuthContext, ...rest); // null only where allowPreflight let it through
   };

@@ -50,9 +50,8 @@ export function auth(options: AuthOptions): Middleware<AuthState> {
     ctx.state.auth = result.auth;
     return next();
   };
-  return (ctx, next: Next) => {
-    const result = gateRequest(settings, ctx.req);
-    return result instanceof Promise ? result.then((settled) => pass(settled, ctx, next)) : pass(result, ctx, next);
+  return async (ctx, next: Next) => {
+    await pass(await gateRequest(settings, ctx.req), ctx, next);
   };
 }
 
