@@ -40,6 +40,8 @@ describe.skipIf(!built)('the built paygate-auth/issuer (SKIPPED without a build:
   });
 
   it('statically imports only its runtime dependencies: no framework, no Node built-in', async () => {
-    expect([...(await staticImports(resolve(root, 'dist/issuer/index.js')))].sort()).toEqual(['jose', 'lru-cache']);
+    const packageOf = (specifier: string): string => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+    const packages = new Set([...(await staticImports(resolve(root, 'dist/issuer/index.js')))].map(packageOf));
+    expect([...packages].sort()).toEqual(['jose', 'lru-cache']);
   });
 });
