@@ -330,35 +330,35 @@ class TokenVerifier implements Verifier {
     return explainFailure(error, token, sources);
   }
 
-  /** The verification; a failure carries its hint. */
+  /**
+   * The verification, in order: the size; the result cache (a hit re-checked as a fresh result
+   * would be); the segments decoded, the header rules, the issuer, its key, the signature's length
+   * and then the signature, the trust re-checked after any wait, the claims. A failure carries its
+   * hint (see `hints.ts`).
+   */
   async #verify(token: string): Promise<AuthContext> {
     try {
-      return await this.#verifyToken(token);
+      if (typeof token !== 'string') throw new AuthError('malformed_token', 'The token must be a string.');
+      if (exceedsBytes(token, this.maxTokenBytes)) {
+        throw new AuthError('token_too_large', `The token is larger than ${this.maxTokenBytes} bytes.`);
+      }
+      const hit = this.#cache?.get(token);
+      if (hit !== undefined) {
+        this.#checkNotSuspended(hit.issuer);
+        const { issuer, key } = hit;
+        // Keys past their max-age are reloaded (held keys verify meanwhile); a key no longer held or
+        // changed vouches for nothing, and the token is verified afresh.
+        if ((this.#keys.peek(issuer, key.kid, this.#now()) ?? (await this.#keys.resolve(issuer, key.kid))) === key) return this.#reuse(hit);
+        this.#cache?.delete(token);
+      } else if (this.#cache !== null && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
+      return await this.#verifyInFull(token);
     } catch (error) {
       throw this.#explain(error, token);
     }
   }
 
-  /**
-   * The verification, in order: the size; the result cache (a hit re-checked as a fresh result
-   * would be); the segments decoded, the header rules, the issuer, its key, the signature's length
-   * and then the signature, the trust re-checked after any wait, the claims.
-   */
-  async #verifyToken(token: string): Promise<AuthContext> {
-    if (typeof token !== 'string') throw new AuthError('malformed_token', 'The token must be a string.');
-    if (exceedsBytes(token, this.maxTokenBytes)) {
-      throw new AuthError('token_too_large', `The token is larger than ${this.maxTokenBytes} bytes.`);
-    }
-    const hit = this.#cache?.get(token);
-    if (hit !== undefined) {
-      this.#checkNotSuspended(hit.issuer);
-      const { issuer, key } = hit;
-      // Keys past their max-age are reloaded (held keys verify meanwhile); a key no longer held or
-      // changed vouches for nothing, and the token is verified afresh.
-      if ((this.#keys.peek(issuer, key.kid, this.#now()) ?? (await this.#keys.resolve(issuer, key.kid))) === key) return this.#reuse(hit);
-      this.#cache?.delete(token);
-    } else if (this.#cache !== null && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
-
+  /** Every rule, from the token's segments on, for a token the result cache did not answer. */
+  async #verifyInFull(token: string): Promise<AuthContext> {
     const layout = locateCompactJws(token);
     const known = this.#headers.get(token.slice(0, layout.headerEnd));
     const rawHeader = known === undefined ? decodeJoseHeader(token, layout) : undefined;
