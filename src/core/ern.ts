@@ -1,5 +1,5 @@
 /**
- * Resource names (SPEC §2): tenant ERNs, user references and relative references.
+ * Resource names: tenant ERNs, user references and relative references.
  *
  * - Tenant: `ern:<product>/tenants/<tenant-id>`; tenant id `public` is the public tenant.
  * - User: `ern:<product>/tenants/<tenant-id>/users/<user-id>`, `ern:<product>/tenants/users/<user-id>`,

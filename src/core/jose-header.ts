@@ -1,5 +1,5 @@
 /**
- * The JOSE header rules (SPEC §3.2), in order: `alg` on the allow-list, `kid` present, `typ` (when
+ * The JOSE header rules, in order: `alg` on the allow-list, `kid` present, `typ` (when
  * present) `JWT` or `at+jwt`, no `crit`. `jku`, `x5u`, `jwk` and `x5c` are never read: keys come only
  * from the registered issuer's JWKS.
  *

@@ -1,5 +1,5 @@
 /**
- * Which keys of a JWKS may verify (SPEC §3.4): `kty` `RSA`, `use` absent or `sig`, `alg` absent or
+ * Which keys of a JWKS may verify: `kty` `RSA`, `use` absent or `sig`, `alg` absent or
  * an accepted algorithm, a `kid`, a modulus of at least 2048 bits. A key breaking a rule is ignored;
  * the rest of the set still counts.
  *

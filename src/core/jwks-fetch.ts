@@ -1,5 +1,5 @@
 /**
- * One bounded JWKS download (SPEC §3.10, §4): a time limit over the whole exchange (kept even by a
+ * One bounded JWKS download: a time limit over the whole exchange (kept even by a
  * `fetch` that ignores its `signal`), a size limit that stops reading, redirects followed by hand up
  * to a limit and only to allowed URLs (never from `https:` down to `http:`, never from a public host
  * to a loopback one), and any answer other than 200 with a JSON object holding a `keys` array

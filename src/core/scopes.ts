@@ -1,5 +1,5 @@
 /**
- * Scopes (SPEC §3.7): the known scopes, the `scope` claim's parser and the requirement checker.
+ * Scopes: the known scopes, the `scope` claim's parser and the requirement checker.
  *
  * @module paygate-auth
  */

@@ -1,5 +1,5 @@
 /**
- * The `Authorization` header (SPEC §3.1, RFC 6750 §2.1): `Bearer <b64token>`, scheme
+ * The `Authorization` header (RFC 6750 §2.1): `Bearer <b64token>`, scheme
  * case-insensitive. Several values, or a join of several, are `invalid_request`.
  *
  * @module paygate-auth

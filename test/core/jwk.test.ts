@@ -27,7 +27,7 @@ function variant(changes: Record<string, unknown>): Record<string, unknown> {
   return jwk;
 }
 
-describe('the key rules of SPEC §3.4: rejectReason', () => {
+describe('the key rules: rejectReason', () => {
   test('a published RS256 signing key of 2048 bits is usable', () => {
     expect(rejectReason(good, RS256)).toBeNull();
   });

@@ -1,5 +1,5 @@
 /**
- * The key source of SPEC §3.4, §3.10 and §4 through the verifier, against a real JWKS endpoint on
+ * The key source (its rules, defaults, caching and rotation) through the verifier, against a real JWKS endpoint on
  * 127.0.0.1, on a fake clock (the verifier's `now` drives max-age, cooldown, back-off and the stale
  * window; network timeouts are real time).
  */

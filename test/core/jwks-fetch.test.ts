@@ -87,7 +87,7 @@ describe('a good download', () => {
   });
 });
 
-describe('redirects (SPEC §3.10: at most 3)', () => {
+describe('redirects (at most 3)', () => {
   test('follows 3 redirects, relative Locations included', async () => {
     const fetchImpl = loopbackOnly();
     await expect(fetchJwks(`${hopBase}/hop/2`, fetchImpl, LIMITS, NOW)).resolves.toEqual(issuer.jwks.keys);
@@ -155,7 +155,7 @@ describe('redirects (SPEC §3.10: at most 3)', () => {
   });
 });
 
-describe('answers that are failed downloads (SPEC §3.10)', () => {
+describe('answers that are failed downloads', () => {
   test.each([404, 500, 204, 201, 304])('status %i is a failure carrying the status', async (status) => {
     const fetchImpl = scripted(() => new Response(status === 204 || status === 304 ? null : '{"keys":[]}', { status }));
     const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));

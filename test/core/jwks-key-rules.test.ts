@@ -1,5 +1,5 @@
 /**
- * SPEC §3.4 and §3.9 through the verifier: a JWKS entry that breaks a key rule is ignored, so a
+ * The key rules through the verifier: a JWKS entry that breaks a key rule is ignored, so a
  * token whose only matching key is unusable is `unknown_key`, while the rest of the set still
  * verifies. The JWKS is served by msw.
  */

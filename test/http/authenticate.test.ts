@@ -11,7 +11,7 @@ function failed(result: AuthResult) {
   return result.error;
 }
 
-describe('authenticate (SPEC §1)', () => {
+describe('authenticate', () => {
   test('a valid bearer token with a known scope yields its AuthContext', async () => {
     const result = await authenticate(fx.verifier(), { authorization: `Bearer ${await fx.issuer.token()}` });
     expect(result.ok && result.auth.tenant.ern).toBe('ern:acme/tenants/t-1');

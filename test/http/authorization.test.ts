@@ -11,7 +11,7 @@ function failure(authorization: unknown, maxTokenBytes = 8192): AuthError {
   throw new Error('expected an AuthError');
 }
 
-describe('extractBearerToken (SPEC §3.1)', () => {
+describe('extractBearerToken', () => {
   test.each([
     ['Bearer abc.def.ghi', 'abc.def.ghi'],
     ['bearer abc', 'abc'],

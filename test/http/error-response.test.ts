@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { AUTH_ERROR_CODES, AuthError, type AuthErrorCode, ConfigurationError, toErrorResponse } from '../../src/index.js';
 
-describe('toErrorResponse (SPEC §1, §3)', () => {
+describe('toErrorResponse', () => {
   test('missing_token is 401 with a challenge that carries no error', () => {
     const response = toErrorResponse(new AuthError('missing_token', 'No token.'));
     expect(response.status).toBe(401);

@@ -1,5 +1,5 @@
 /**
- * POST /payment-links/ never accepts a body that breaks a rule of SPEC §5, as properties: an
+ * POST /payment-links/ never accepts a body that breaks a rule of the payment-link handler, as properties: an
  * arbitrary of valid bodies (each one shown to be accepted with 201), then each rule broken alone
  * on such a body, which must be refused with 400 and an `errors` entry naming the field, with
  * nothing stored: no link, no shopper, no idempotency record (the same key then creates the valid
@@ -252,7 +252,7 @@ const anyIndex = fc.nat();
 const nonString = fc.oneof(fc.integer(), fc.boolean(), fc.array(fc.string(), { maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 3 }), fc.string(), { maxKeys: 2 }), fc.double({ noNaN: true, noDefaultInfinity: true }));
 const tooManyDecimals = fc.tuple(fc.bigInt({ min: 0n, max: 10n ** 10n }), chars(DIGITS, FRACTION_DIGITS + 1, 8)).map(([whole, fraction]) => `${whole}.${fraction}`);
 
-/** Each rule of SPEC §5 with a way of breaking it on a valid body. */
+/** Each rule of the payment-link body with a way of breaking it on a valid body. */
 const RULES: Record<string, fc.Arbitrary<Broken>> = {
   'amount with more than four fractional digits': fc.tuple(valid, tooManyDecimals).map(([base, amount]) => broken(base, { amount }, 'amount', 'too_many_decimals')),
   'amount of zero': fc.tuple(valid, fractionDigits).map(([base, digits]) => broken(base, { amount: written(0n, digits) }, 'amount', 'out_of_range')),
@@ -444,7 +444,7 @@ describe('valid bodies', () => {
   });
 });
 
-describe('a body breaking one rule of SPEC §5 is refused with 400 naming the field, and nothing is stored', () => {
+describe('a body breaking one rule of the payment-link handler is refused with 400 naming the field, and nothing is stored', () => {
   test.each(Object.entries(RULES))('%s', async (_rule, arbitrary) => {
     await fc.assert(
       fc.asyncProperty(arbitrary, fc.uuid(), async ({ valid: base, body, field, code }, key) => {

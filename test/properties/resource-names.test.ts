@@ -1,5 +1,5 @@
 /**
- * Resource names (SPEC §2), as properties: every name the grammar allows round-trips through its
+ * Resource names, as properties: every name the grammar allows round-trips through its
  * parser and formatter, and every other string is refused with an ErnError, never with anything
  * else. An independent regular-expression oracle decides which strings are names.
  */
@@ -51,7 +51,7 @@ const userParts: fc.Arbitrary<UserReferenceParts> = fc.oneof(
   fc.record({ form: fc.constant('system' as const), product: namePart, tenantId: fc.constant('public'), userId: fc.constant(null) }),
 );
 
-// The oracle: the grammar of SPEC §2, written independently of src/core/ern.ts.
+// The oracle: the grammar of resource names, written independently of src/core/ern.ts.
 const P = `[A-Za-z0-9._-]{1,${MAX_NAME_PART_LENGTH}}`;
 const TENANT = new RegExp(`^ern:${P}/tenants/${P}$`);
 const TENANT_USER = new RegExp(`^ern:${P}/tenants/${P}/users/${P}$`);

@@ -1,5 +1,5 @@
 /**
- * Key rotation as SPEC §4 and the gateway's contract describe it, on a fake clock shared by the
+ * Key rotation as the gateway's contract describes it, on a fake clock shared by the
  * issuer and the verifier: ten simulated days, a new key every 48 h, published 1 h before it signs,
  * the old key removed once its tokens have expired. With the default cache settings no valid token
  * is ever rejected, and the JWKS downloads stay bounded. (The timeline's JWKS endpoint is an
