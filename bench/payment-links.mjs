@@ -128,6 +128,8 @@ export async function runPaymentLinks({
     if (url !== undefined) {
       const { default: pg } = await import('pg');
       pool = new pg.Pool({ connectionString: url, max: concurrency });
+      // An idle connection that the server closes (at its shutdown, after the run) is no failure of the run.
+      pool.on('error', () => {});
       await migrate(pool);
       where = databaseUrl === undefined ? server.where : 'BENCH_DATABASE_URL';
     }

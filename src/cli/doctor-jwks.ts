@@ -5,7 +5,7 @@
  * @module paygate-auth/cli
  */
 import { base64url } from 'jose';
-import { MIN_MODULUS_BITS } from '../index.js';
+import { rejectReason } from '../core/jwk.js';
 
 /** A JWKS as loaded: its `keys`, or why it could not be. */
 export type JwksLoad =
@@ -15,9 +15,6 @@ export type JwksLoad =
 /** The gateway's limits on a download. */
 const TIMEOUT_MS = 5000;
 const MAX_BYTES = 262_144;
-const MAX_MODULUS_BITS = 8192;
-const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth'];
-const B64URL = /^[A-Za-z0-9_-]+$/;
 
 /** The `fetch` the doctor downloads with. */
 export type DoctorFetch = (input: string, init: RequestInit) => Promise<Response>;
@@ -69,24 +66,19 @@ export function modulusBits(n: string): number {
   return (bytes.length - start - 1) * 8 + (32 - Math.clz32(bytes[start] as number));
 }
 
-function isUsableExponent(e: string): boolean {
-  const bits = modulusBits(e);
-  const bytes = base64url.decode(e);
-  return bits >= 2 && bits <= 32 && ((bytes[bytes.length - 1] as number) & 1) === 1;
-}
+const RS256: ReadonlySet<string> = new Set(['RS256']);
 
-/** Why the gateway would ignore published key `key`, or `null` when it is usable for RS256. */
+/**
+ * Why the gateway would ignore published key `key`, or `null` when it is usable for RS256: the
+ * verifier's own key rules, the values at fault named where they help.
+ */
 export function keyProblem(key: Record<string, unknown>): string | null {
-  if (key.kty !== 'RSA') return `kty is ${JSON.stringify(key.kty)}, not "RSA"`;
-  if (key.use !== undefined && key.use !== 'sig') return `use is ${JSON.stringify(key.use)}, not "sig"`;
-  if (key.alg !== undefined && key.alg !== 'RS256') return `alg is ${JSON.stringify(key.alg)}, not "RS256"`;
-  if (Array.isArray(key.key_ops) && !key.key_ops.includes('verify')) return 'key_ops excludes "verify"';
-  if (PRIVATE_MEMBERS.some((member) => member in key)) return 'it publishes private key members (remove them, and replace this key: it is compromised)';
-  if (typeof key.n !== 'string' || !B64URL.test(key.n)) return 'n is not base64url';
-  if (typeof key.e !== 'string' || !B64URL.test(key.e)) return 'e is not base64url';
-  const bits = modulusBits(key.n);
-  if (bits < MIN_MODULUS_BITS) return `its modulus has ${bits} bits, under ${MIN_MODULUS_BITS}`;
-  if (bits > MAX_MODULUS_BITS) return `its modulus has ${bits} bits, over ${MAX_MODULUS_BITS}`;
-  if (!isUsableExponent(key.e)) return 'its exponent is not an odd number from 3 to 2^32';
-  return null;
+  const reason = rejectReason(key, RS256);
+  if (reason === null) return null;
+  if (reason === 'kty is not RSA') return `kty is ${JSON.stringify(key.kty)}, not "RSA"`;
+  if (reason === 'use is not sig') return `use is ${JSON.stringify(key.use)}, not "sig"`;
+  if (reason === 'alg is not accepted') return `alg is ${JSON.stringify(key.alg)}, not "RS256"`;
+  if (reason === 'private key material is published') return 'it publishes private key members (remove them, and replace this key: it is compromised)';
+  if (reason.startsWith('modulus ')) return `its modulus has ${modulusBits(key.n as string)} bits, ${reason.slice('modulus '.length)}`;
+  return reason;
 }
