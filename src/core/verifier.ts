@@ -351,48 +351,43 @@ class TokenVerifier implements Verifier {
         if ((this.#keys.peek(issuer, key.kid, this.#now()) ?? (await this.#keys.resolve(issuer, key.kid))) === key) return this.#reuse(hit);
         this.#cache?.delete(token);
       } else if (this.#cache !== null && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
-      return await this.#verifyInFull(token);
+      const layout = locateCompactJws(token);
+      const known = this.#headers.get(token.slice(0, layout.headerEnd));
+      const rawHeader = known === undefined ? decodeJoseHeader(token, layout) : undefined;
+      const payload = decodeJwsPayload(token, layout);
+      const signature = decodeJwsSignature(token, layout);
+      const header = rawHeader === undefined ? (known as CheckedHeader) : this.#checkHeader(token, layout, rawHeader);
+      const iss = payload.iss;
+      if (typeof iss !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).');
+      const registered = this.registry.get(iss);
+      if (registered === undefined) throw new AuthError('unknown_issuer', 'The token\'s issuer ("iss") is not registered.');
+      // The registry's own string, equal to `iss`: the token's copy need not be kept.
+      const issuer = registered.issuer;
+      try {
+        this.#checkNotSuspended(issuer);
+        const key = this.#keys.peek(issuer, header.kid, this.#now()) ?? (await this.#keys.resolve(issuer, header.kid));
+        if (key.jwk.alg !== undefined && key.jwk.alg !== header.alg) {
+          throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${header.alg}.`);
+        }
+        if (signature.byteLength !== key.modulusBytes) throw invalidSignature();
+        // With none other waiting for its signature, the engine may answer at once, on this thread;
+        // with some, it may send this one to another thread. The engine never rejects.
+        const concurrent = this.#waiting > 0;
+        this.#waiting += 1;
+        const valid = await this.#engine.verify(header.alg, key, token.slice(0, layout.payloadEnd), signature, concurrent);
+        this.#waiting -= 1;
+        if (!valid) throw invalidSignature();
+        this.#checkStillTrusted(issuer, key);
+        const checked = checkClaims(payload, registered, this.#policy, this.#now() / 1000);
+        const context = createAuthContext(issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
+        const cache = this.#cache;
+        if (cache !== null && cache.admits(token)) cache.set({ token, context, issuer, key, ...checked.times });
+        return context;
+      } catch (error) {
+        throw this.#withIssuer(error, issuer);
+      }
     } catch (error) {
       throw this.#explain(error, token);
-    }
-  }
-
-  /** Every rule, from the token's segments on, for a token the result cache did not answer. */
-  async #verifyInFull(token: string): Promise<AuthContext> {
-    const layout = locateCompactJws(token);
-    const known = this.#headers.get(token.slice(0, layout.headerEnd));
-    const rawHeader = known === undefined ? decodeJoseHeader(token, layout) : undefined;
-    const payload = decodeJwsPayload(token, layout);
-    const signature = decodeJwsSignature(token, layout);
-    const header = rawHeader === undefined ? (known as CheckedHeader) : this.#checkHeader(token, layout, rawHeader);
-    const iss = payload.iss;
-    if (typeof iss !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).');
-    const registered = this.registry.get(iss);
-    if (registered === undefined) throw new AuthError('unknown_issuer', 'The token\'s issuer ("iss") is not registered.');
-    // The registry's own string, equal to `iss`: the token's copy need not be kept.
-    const issuer = registered.issuer;
-    try {
-      this.#checkNotSuspended(issuer);
-      const key = this.#keys.peek(issuer, header.kid, this.#now()) ?? (await this.#keys.resolve(issuer, header.kid));
-      if (key.jwk.alg !== undefined && key.jwk.alg !== header.alg) {
-        throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${header.alg}.`);
-      }
-      if (signature.byteLength !== key.modulusBytes) throw invalidSignature();
-      // With none other waiting for its signature, the engine may answer at once, on this thread;
-      // with some, it may send this one to another thread. The engine never rejects.
-      const concurrent = this.#waiting > 0;
-      this.#waiting += 1;
-      const valid = await this.#engine.verify(header.alg, key, token.slice(0, layout.payloadEnd), signature, concurrent);
-      this.#waiting -= 1;
-      if (!valid) throw invalidSignature();
-      this.#checkStillTrusted(issuer, key);
-      const checked = checkClaims(payload, registered, this.#policy, this.#now() / 1000);
-      const context = createAuthContext(issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
-      const cache = this.#cache;
-      if (cache !== null && cache.admits(token)) cache.set({ token, context, issuer, key, ...checked.times });
-      return context;
-    } catch (error) {
-      throw this.#withIssuer(error, issuer);
     }
   }
 
