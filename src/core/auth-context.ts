@@ -44,7 +44,7 @@ export interface AuthContext {
 type AuthContextJson = Omit<AuthContext, 'scopes' | 'expiresAt'> & { readonly scopes: readonly string[]; readonly expiresAt: string };
 
 /** Node's `util.inspect.custom`, reached without importing `node:util` (the core runs anywhere). */
-const INSPECT = Symbol.for('nodejs.util.inspect.custom');
+const nodeInspect = Symbol.for('nodejs.util.inspect.custom');
 
 /**
  * A verified context. A class whose computed members (`expiresAt`, `claims`) are accessors of its
@@ -109,7 +109,7 @@ class VerifiedContext implements AuthContext {
     };
   }
 
-  [INSPECT](): AuthContextJson {
+  [nodeInspect](): AuthContextJson {
     return this.toJSON();
   }
 }
