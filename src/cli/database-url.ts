@@ -19,7 +19,10 @@ export const DATABASE_HELP = `Environment:
 
 /** What `import('pg')` gives, ESM or CommonJS. */
 interface PgModule {
-  Client: new (config: { connectionString: string; connectionTimeoutMillis: number; application_name: string }) => CliDatabase & { connect(): Promise<void> };
+  Client: new (config: { connectionString: string; connectionTimeoutMillis: number; application_name: string }) => CliDatabase & {
+    connect(): Promise<void>;
+    on(event: 'error', listener: (error: Error) => void): unknown;
+  };
 }
 
 /** The address of `url` without user or password, for messages. */
@@ -52,6 +55,9 @@ export async function openDatabase(env: Readonly<Record<string, string | undefin
   if (url === undefined || url.trim() === '') throw new UsageError('DATABASE_URL is not set: give the PostgreSQL database as postgres://user@host:5432/name');
   const { Client } = await loadPg();
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000, application_name: 'paygate-auth-cli' });
+  // A connection lost mid-command fails that command's query, reported below; pg also emits the
+  // loss as an event, which with no listener would end the process with a stack trace instead.
+  client.on('error', () => undefined);
   try {
     await client.connect();
   } catch (error) {

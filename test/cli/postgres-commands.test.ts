@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../src/cli/command.js';
 import { COMMANDS } from '../../src/cli/commands.js';
+import { openDatabase, withDatabase } from '../../src/cli/database-url.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { type PgServer, skipWithoutPostgres, startPostgres } from '../postgres/pg-server.js';
 
@@ -92,5 +93,17 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     expect(json.suspended).toEqual([]);
     expect(json.revoked).toEqual([{ issuer: ISSUER, kid: 'acme-1' }]);
     expect(json.actions.map((action) => action.action)).toEqual(['revoke_key', 'suspend_issuer', 'refresh_keys', 'resume_issuer']);
+  });
+
+  it('fails a command whose connection the server cuts between two queries, leaving nothing uncaught', async () => {
+    const operator = await openDatabase(env);
+    const cut = withDatabase(env, async (db) => {
+      const { rows } = await db.query('SELECT pg_backend_pid() AS pid');
+      await operator.query('SELECT pg_terminate_backend($1)', [(rows[0] as { pid: number }).pid]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await db.query('SELECT 1');
+    });
+    await expect(cut).rejects.toThrow(/connection|terminat/);
+    await operator.end();
   });
 });

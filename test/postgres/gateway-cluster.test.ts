@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLES } from '../../src/postgres/index.js';
 import { type TestKey, signCompact } from '../../src/testing/index.js';
 import { eventually } from './eventually.js';
-import { type PgServer, freePort, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { type PgServer, freePort, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/gateway-cluster.test.ts');
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -153,8 +153,7 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
     stateDir = mkdtempSync(join(tmpdir(), 'paygate-cluster-'));
     server = await startPostgres();
     databaseUrl = await server.createDatabase('gateway');
-    sql = new pg.Pool({ connectionString: databaseUrl, max: 4 });
-    sql.on('error', () => undefined);
+    sql = openPool(databaseUrl, { max: 4 });
     a = await startInstance();
     b = await startInstance();
     key = readDemoKey();

@@ -2,14 +2,14 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SCHEMA_VERSION, TABLES, migrate } from '../../src/postgres/index.js';
-import { type PgServer, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/migrate.test.ts');
 let server: PgServer;
 const pools: pg.Pool[] = [];
 
 async function freshPool(name: string): Promise<pg.Pool> {
-  const pool = new pg.Pool({ connectionString: await server.createDatabase(name) });
+  const pool = openPool(await server.createDatabase(name));
   pools.push(pool);
   return pool;
 }
@@ -33,7 +33,7 @@ describe.skipIf(SKIP)('migrate', () => {
 
   it('applies each version once when instances migrate at the same moment', async () => {
     const url = await server.createDatabase('together');
-    const instances = Array.from({ length: 4 }, () => new pg.Pool({ connectionString: url, max: 2 }));
+    const instances = Array.from({ length: 4 }, () => openPool(url, { max: 2 }));
     pools.push(...instances);
     const reports = await Promise.all(instances.map((pool) => migrate(pool)));
     expect(reports.map((report) => report.applied).sort()).toEqual([[], [], [], [1]]);

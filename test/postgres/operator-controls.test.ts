@@ -12,7 +12,7 @@ import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { authRejection } from '../support/jwks-rejection.js';
 import { verifyUntilCached } from '../support/result-cache.js';
 import { eventually } from './eventually.js';
-import { type PgServer, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/operator-controls.test.ts');
 const AUDIENCE = 'https://payments.test';
@@ -31,8 +31,7 @@ function verifier(): Verifier {
 
 /** One gateway instance: its own pool, controls and verifier. */
 async function instance(options: PostgresControlsOptions = {}): Promise<{ verifier: Verifier; controls: PostgresControls; pool: pg.Pool }> {
-  const pool = new pg.Pool({ connectionString: server.url, max: 4 });
-  pool.on('error', () => undefined);
+  const pool = openPool(server.url, { max: 4 });
   opened.push(pool);
   const controls = await postgresControls(pool, { pollInterval: NO_POLL, onError: () => undefined, ...options });
   running.push(controls);
@@ -62,7 +61,7 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     acme = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://acme.test', product: 'acme', kid: 'acme-1' });
     await acme.listen();
     server = await startPostgres();
-    operator = new pg.Pool({ connectionString: server.url, max: 2 });
+    operator = openPool(server.url, { max: 2 });
     opened.push(operator);
     await migrate(operator);
   });
@@ -150,7 +149,7 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
   it('listens on a connected pg.Client given to it, and on a pg.Pool given to it', async () => {
     const client = new pg.Client({ connectionString: server.url });
     await client.connect();
-    const listeningPool = new pg.Pool({ connectionString: server.url, max: 1 });
+    const listeningPool = openPool(server.url, { max: 1 });
     opened.push(listeningPool);
     const [a, b] = await Promise.all([instance({ listen: client }), instance({ listen: listeningPool })]);
     expect([a.controls.listening, b.controls.listening]).toEqual([true, true]);

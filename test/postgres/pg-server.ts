@@ -70,6 +70,17 @@ async function exec(binary: string, args: readonly string[]): Promise<void> {
   await run(file, argv, { timeout: 60_000 });
 }
 
+/**
+ * A pool on `url` that ignores errors from connections it has let go of. `pool.end()` resolves
+ * before its connections have closed; a server stopped at that moment makes each of them report
+ * the shutdown, and a pool with no `error` listener throws that as an uncaught exception.
+ */
+export function openPool(url: string, options: Omit<pg.PoolConfig, 'connectionString'> = {}): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, ...options });
+  pool.on('error', () => undefined);
+  return pool;
+}
+
 /** A running server. */
 export interface PgServer {
   /** `postgres://postgres@127.0.0.1:<port>/postgres` */

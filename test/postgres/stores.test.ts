@@ -8,7 +8,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InMemoryIdempotencyStore, InMemoryPaymentLinkStore, StorageUnavailableError } from '../../src/payment-links/index.js';
 import { PostgresIdempotencyStore, PostgresPaymentLinkStore, type SqlClient, TABLES, migrate } from '../../src/postgres/index.js';
-import { type PgServer, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 import { type StoreFixture, TENANT_A, TENANT_B, describeStoreContract, storedLink } from './store-contract.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/stores.test.ts');
@@ -47,7 +47,7 @@ let pool: pg.Pool;
 describe.skipIf(SKIP)('PostgreSQL', () => {
   beforeAll(async () => {
     server = await startPostgres();
-    pool = new pg.Pool({ connectionString: server.url, max: 20 });
+    pool = openPool(server.url, { max: 20 });
     await migrate(pool);
   });
   afterAll(async () => {
