@@ -87,21 +87,9 @@ function pathTo(frames: readonly Frame[], name: string): MemberPath {
   return path;
 }
 
-function isWhiteSpace(char: number): boolean {
-  return char === 0x20 || char === 0x0a || char === 0x0d || char === 0x09;
-}
-
-/**
- * The colons of `text` that follow a quote (white space between): every member has one, and
- * strings may add more, so never fewer than the members of `text`.
- */
-function memberBound(text: string): number {
+function occurrences(text: string, char: string): number {
   let count = 0;
-  for (let colon = text.indexOf(':'); colon !== -1; colon = text.indexOf(':', colon + 1)) {
-    let before = colon - 1;
-    while (before >= 0 && isWhiteSpace(text.charCodeAt(before))) before -= 1;
-    if (text.charCodeAt(before) === QUOTE) count += 1;
-  }
+  for (let at = text.indexOf(char); at !== -1; at = text.indexOf(char, at + 1)) count += 1;
   return count;
 }
 
@@ -127,17 +115,32 @@ function keyCount(value: unknown): number {
 }
 
 /**
+ * Whether `text` may hold more members than `parsed` (`JSON.parse(text)`) has distinct names.
+ * Every member but the first of its object follows a comma, and every object opens with a brace:
+ * so the commas and braces of `text` are never fewer than its members (commas between array
+ * elements, and commas and braces in strings, only add to them), and when they are as many as the
+ * names, no name repeats.
+ */
+function mayRepeatNames(text: string, parsed: unknown): boolean {
+  const braces = occurrences(text, '{');
+  // A lone brace that opens the text opens the only object: its own keys are all the names.
+  const lone = braces === 1 && text.charCodeAt(0) === OPEN_OBJECT && typeof parsed === 'object' && parsed !== null;
+  const names = lone ? Object.keys(parsed).length : keyCount(parsed);
+  return occurrences(text, ',') + braces !== names;
+}
+
+/**
  * The path of the first member whose name repeats an earlier one of the same object, in the
  * order of the text (`['items', 0, 'amount']`), or `undefined` when no object repeats a name.
  *
  * Meant for text `JSON.parse` accepted: on other text it returns something, never throws, and
  * reads each character once. Nesting costs memory, not call stack.
  *
- * @param parsed `JSON.parse(text)`, when the caller has it: then text whose members cannot
- * outnumber the parsed names (the usual case) is settled without the full scan.
+ * @param parsed `JSON.parse(text)`, when the caller has it: then text with no more commas and
+ * braces than the parsed value has names (the usual case) is settled without the full scan.
  */
 export function findDuplicateMember(text: string, parsed?: unknown): MemberPath | undefined {
-  if (parsed !== undefined && memberBound(text) === keyCount(parsed)) return undefined;
+  if (parsed !== undefined && !mayRepeatNames(text, parsed)) return undefined;
   return scan(text);
 }
 

@@ -140,8 +140,9 @@ function splitAbsolute(kind: ErnKind, value: string): { product: string; rest: s
   return { product, rest: parts.slice(2) };
 }
 
-function tenant(product: string, id: string): TenantErn {
-  return Object.freeze({ ern: `${ERN_PREFIX}${product}/tenants/${id}`, product, id, isPublic: id === PUBLIC_TENANT_ID });
+/** @param ern the name as given, when it is exactly `ern:<product>/tenants/<id>` */
+function tenant(product: string, id: string, ern = `${ERN_PREFIX}${product}/tenants/${id}`): TenantErn {
+  return Object.freeze({ ern, product, id, isPublic: id === PUBLIC_TENANT_ID });
 }
 
 /**
@@ -150,7 +151,7 @@ function tenant(product: string, id: string): TenantErn {
  */
 export function parseTenantErn(value: unknown): TenantErn {
   const match = typeof value === 'string' ? TENANT.exec(value) : null;
-  if (match !== null) return tenant(match[1] as string, match[2] as string);
+  if (match !== null) return tenant(match[1] as string, match[2] as string, value as string);
   const kind: ErnKind = 'tenant ERN';
   const text = requireString(kind, value);
   const { product, rest } = splitAbsolute(kind, text);
@@ -233,15 +234,6 @@ export function parseReference(value: unknown, collection?: ReferenceCollection)
 
 const USERS_SEGMENT = '/users/';
 
-/** The last tenant {@link tenantUserOf} was asked about (tokens come tenant after tenant alike), with its users' prefix. */
-let lastUsersPrefix: { readonly tenant: TenantErn; readonly prefix: string } | undefined;
-
-/** `<tenant ERN>/users/`. */
-function usersPrefixOf(tenant: TenantErn): string {
-  if (lastUsersPrefix?.tenant !== tenant) lastUsersPrefix = { tenant, prefix: `${tenant.ern}${USERS_SEGMENT}` };
-  return lastUsersPrefix.prefix;
-}
-
 /**
  * `text` as a user of `tenant` (`<tenant ERN>/users/<user-id>`), or `undefined` when it is not one
  * (it may still be another form: {@link parseUserReference} decides). The claim rules' fast path:
@@ -249,12 +241,11 @@ function usersPrefixOf(tenant: TenantErn): string {
  * costs a fraction of matching the whole name.
  */
 export function tenantUserOf(text: string, tenant: TenantErn): UserReference | undefined {
-  const prefix = usersPrefixOf(tenant);
-  const start = prefix.length;
+  const start = tenant.ern.length + USERS_SEGMENT.length;
   if (text.length <= start || text.length - start > MAX_NAME_PART_LENGTH) return undefined;
-  // `startsWith(prefix)`: `lastIndexOf` from position 0 looks there only, and V8 compares memory
-  // for it where its `startsWith` compares character by character.
-  if (text.lastIndexOf(prefix, 0) !== 0) return undefined;
+  // Two `startsWith`, written as `lastIndexOf` from a position, which looks there only: V8 compares
+  // memory for it, and character by character for `startsWith`.
+  if (text.lastIndexOf(tenant.ern, 0) !== 0 || text.lastIndexOf(USERS_SEGMENT, tenant.ern.length) !== tenant.ern.length) return undefined;
   for (let index = start; index < text.length; index += 1) {
     if (NAME_PART_CHARS[text.charCodeAt(index)] !== 1) return undefined;
   }

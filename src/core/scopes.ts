@@ -34,18 +34,15 @@ export function isKnownScope(scope: string): scope is KnownScope {
 
 /** A set of scopes that cannot be changed after it is made. */
 export class ScopeSet extends Set<string> implements ReadonlySet<string> {
-  #sealed = false;
-
   constructor(scopes: Iterable<string> = []) {
     super();
+    // Set's own add: this class's refuses.
     for (const scope of scopes) super.add(scope);
-    this.#sealed = true;
     Object.freeze(this);
   }
 
-  override add(value: string): this {
-    if (this.#sealed) throw new TypeError('A ScopeSet cannot be changed');
-    return super.add(value);
+  override add(_value: string): this {
+    throw new TypeError('A ScopeSet cannot be changed');
   }
 
   override delete(_value: string): boolean {
@@ -82,7 +79,8 @@ export function parseScopes(value: unknown): ScopeSet {
     throw new ScopeError(`A scope list must be a string, got ${value === null ? 'null' : typeof value}`);
   }
   if (value === '') return new ScopeSet();
-  const tokens = value.split(' ');
+  // One scope, the usual case, needs no split (a call into the runtime).
+  const tokens = value.includes(' ') ? value.split(' ') : [value];
   for (const token of tokens) {
     if (!SCOPE_TOKEN.test(token)) {
       throw new ScopeError('A scope list holds scope tokens separated by single spaces');
