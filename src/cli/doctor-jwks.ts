@@ -5,6 +5,7 @@
  * @module paygate-auth/cli
  */
 import { base64url } from 'jose';
+import { findDuplicateMember, formatMemberPath } from '../core/duplicate-members.js';
 import { rejectReason } from '../core/jwk.js';
 
 /** A JWKS as loaded: its `keys`, or why it could not be. */
@@ -27,6 +28,8 @@ function fromText(where: string, text: string): JwksLoad {
   } catch {
     return { ok: false, where, reason: 'not JSON', text };
   }
+  const repeated = findDuplicateMember(text, document);
+  if (repeated !== undefined) return { ok: false, where, reason: `repeats the member ${formatMemberPath(repeated)} (each name may appear once)`, text };
   const keys = (document as { keys?: unknown } | null)?.keys;
   if (typeof document !== 'object' || document === null || !Array.isArray(keys)) return { ok: false, where, reason: 'no "keys" array', text };
   return { ok: true, where, text, keys };

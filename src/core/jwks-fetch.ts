@@ -7,6 +7,7 @@
  *
  * @module paygate-auth
  */
+import { findDuplicateMember, formatMemberPath } from './duplicate-members.js';
 import { isJsonObject } from './json-object.js';
 import { isAllowedJwksUrl, isLoopbackHost } from './loopback.js';
 
@@ -147,6 +148,11 @@ function parseDocument(text: string): readonly unknown[] {
     document = JSON.parse(text);
   } catch (cause) {
     throw new JwksFetchError('invalid_json', 'The JWKS is not JSON.', { cause });
+  }
+  // A key whose "n" appears twice is one key to this reader and another to the next.
+  const repeated = findDuplicateMember(text, document);
+  if (repeated !== undefined) {
+    throw new JwksFetchError('invalid_json', `The JWKS repeats the member ${formatMemberPath(repeated)}; each member name may appear once.`);
   }
   if (!isJsonObject(document) || !Array.isArray(document.keys)) {
     throw new JwksFetchError('no_keys', 'The JWKS is not an object with a "keys" array.');

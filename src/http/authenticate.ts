@@ -6,6 +6,7 @@
  */
 import type { AuthContext } from '../core/auth-context.js';
 import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
+import { quoteList } from '../core/hint-text.js';
 import {
   DEFAULT_SCOPE_POLICY,
   type NormalizedScopeRequirement,
@@ -47,13 +48,20 @@ function requirementOf(requirement: ScopeRequirement): NormalizedScopeRequiremen
   return done;
 }
 
-function insufficient(requirement: NormalizedScopeRequirement): AuthError {
+/** For logs: the scopes the token grants against those it lacks (scopes are never secret). */
+function scopeHint(requirement: NormalizedScopeRequirement, granted: ReadonlySet<string>): string {
+  const grants = `The token grants ${granted.size === 0 ? 'no scope' : quoteList([...granted])}`;
+  if (requirement.mode === 'anyOf') return `${grants}; it needs one of ${quoteList(requirement.scopes)}.`;
+  return `${grants}; it lacks ${quoteList(requirement.scopes.filter((scope) => !granted.has(scope)))}.`;
+}
+
+function insufficient(requirement: NormalizedScopeRequirement, granted: ReadonlySet<string>): AuthError {
   const list = requirement.scopes.join(', ');
   const message =
     requirement === DEFAULT_SCOPE_POLICY
       ? `The token grants none of the gateway's scopes (${list}).`
       : `The token lacks ${requirement.mode === 'allOf' ? 'all of' : 'any of'} the scopes this route needs (${list}).`;
-  return new AuthError('insufficient_scope', message, { requiredScopes: requirement.scopes });
+  return new AuthError('insufficient_scope', message, { requiredScopes: requirement.scopes, hint: scopeHint(requirement, granted) });
 }
 
 /**
@@ -64,7 +72,7 @@ function insufficient(requirement: NormalizedScopeRequirement): AuthError {
  */
 export function requirementFailure(auth: AuthContext, requirement: ScopeRequirement): AuthError | null {
   const required = requirementOf(requirement);
-  return satisfiesScopes(auth.scopes, required) ? null : insufficient(required);
+  return satisfiesScopes(auth.scopes, required) ? null : insufficient(required, auth.scopes);
 }
 
 /**
@@ -72,10 +80,10 @@ export function requirementFailure(auth: AuthContext, requirement: ScopeRequirem
  * @throws {TypeError} when `requirement` is malformed (a server misconfiguration).
  */
 export function scopeFailure(auth: AuthContext, requirement?: ScopeRequirement): AuthError | null {
-  if (!satisfiesScopes(auth.scopes, DEFAULT_SCOPE_POLICY)) return insufficient(DEFAULT_SCOPE_POLICY);
+  if (!satisfiesScopes(auth.scopes, DEFAULT_SCOPE_POLICY)) return insufficient(DEFAULT_SCOPE_POLICY, auth.scopes);
   if (requirement === undefined) return null;
   const required = requirementOf(requirement);
-  return satisfiesScopes(auth.scopes, required) ? null : insufficient(required);
+  return satisfiesScopes(auth.scopes, required) ? null : insufficient(required, auth.scopes);
 }
 
 /**

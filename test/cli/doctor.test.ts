@@ -147,6 +147,18 @@ describe('paygate-auth doctor', () => {
     expect(out).not.toContain(token);
   });
 
+  it('refuses a JWKS that repeats a member name, as the verifier does', async () => {
+    const text = JSON.stringify(issuer.jwks).replace('"n":', '"n":"AQAB","n":');
+    const file = join(directory, 'repeated.json');
+    await writeFile(file, text);
+    const token = await issuer.token();
+    const { code, out } = await runDoctor(token, ['--jwks', file]);
+    expect(code).toBe(EXIT.failed);
+    expect(firstFailure(out)).toMatch(/^✗ jwks .*repeats the member keys\[0\]\.n .*→ jwks_unavailable$/);
+    const verifier = createVerifier({ registry: new IssuerRegistry([ENTRY]), audience: AUD, now: () => NOW, fetch: async () => new Response(text) });
+    await expect(verifier.verify(token)).rejects.toMatchObject({ code: 'jwks_unavailable' });
+  });
+
   it('shows each time claim as a date and says when one looks like milliseconds', async () => {
     const { out } = await runDoctor(await issuer.token({ expt: NOW }));
     expect(out).toContain(`✓ expt         ${NOW} = +061972-08-08T00:00:00Z (in 21893584 d 12 h; looks like milliseconds`);

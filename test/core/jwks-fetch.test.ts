@@ -184,6 +184,16 @@ describe('answers that are failed downloads', () => {
   });
 
   test.each([
+    ['a key that repeats "n"', '{"keys":[{"kty":"RSA","kid":"k-1","n":"AQAB","n":"AQAC","e":"AQAB"}]}', 'keys[0].n'],
+    ['a document that repeats "keys"', '{"keys":[],"keys":[{"kty":"RSA"}]}', 'keys'],
+  ])('JSON with %s is invalid_json naming the member (attack: two readers, two keys)', async (_name, body, path) => {
+    const fetchImpl = scripted(() => new Response(body, { status: 200 }));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect(error.reason).toBe('invalid_json');
+    expect(error.message).toContain(`repeats the member ${path};`);
+  });
+
+  test.each([
     ['an object without keys', '{"kids":[]}'],
     ['an array', '[]'],
     ['null', 'null'],

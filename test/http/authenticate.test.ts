@@ -65,6 +65,23 @@ describe('authenticate', () => {
     );
   });
 
+  test('an insufficient_scope hint names the scopes granted and the policy\'s, and reaches the body only with exposeHints', async () => {
+    const error = failed(await authenticate(fx.verifier(), { authorization: `Bearer ${await fx.issuer.token({ scope: 'custom:x pay:refunds' })}` }));
+    expect(error.hint).toBe(
+      'The token grants "custom:x", "pay:refunds"; it needs one of "pay:processPayments", "pay:chargeToken", "pay:manageIntegration", "hub:subscribe".',
+    );
+    expect(toErrorResponse(error).body).not.toHaveProperty('hint');
+    expect(toErrorResponse(error, { exposeHints: true }).body).toMatchObject({ hint: error.hint });
+  });
+
+  test('an insufficient_scope hint names what an all-of requirement lacks, and says when the token grants no scope', async () => {
+    const token = await fx.issuer.token({ scope: 'pay:processPayments' });
+    const lacking = failed(await authenticate(fx.verifier(), { authorization: `Bearer ${token}`, requiredScopes: ['pay:processPayments', 'hub:subscribe', 'pay:chargeToken'] }));
+    expect(lacking.hint).toBe('The token grants "pay:processPayments"; it lacks "hub:subscribe", "pay:chargeToken".');
+    const none = failed(await authenticate(fx.verifier(), { authorization: `Bearer ${await fx.issuer.token({ scope: '' })}` }));
+    expect(none.hint).toMatch(/^The token grants no scope; it needs one of "pay:processPayments"/);
+  });
+
   test('route scopes add to the default policy: both must hold', async () => {
     const token = await fx.issuer.token({ scope: 'pay:processPayments' });
     const error = failed(await authenticate(fx.verifier(), { authorization: `Bearer ${token}`, requiredScopes: 'hub:subscribe' }));
