@@ -11,6 +11,14 @@ export const MAX_QUOTED_CHARS = 80;
 /** Most values of a list quoted; the rest are counted. */
 export const MAX_LISTED = 8;
 
+/** Longest hint: longer ones are cut. */
+export const MAX_HINT_CHARS = 1000;
+
+/** `hint` cut to {@link MAX_HINT_CHARS} characters, marked with `…` when cut. */
+export function capHint(hint: string): string {
+  return hint.length <= MAX_HINT_CHARS ? hint : `${hint.slice(0, MAX_HINT_CHARS - 1)}…`;
+}
+
 /** `value` as a JSON string, cut to {@link MAX_QUOTED_CHARS} characters. */
 export function quote(value: string): string {
   return JSON.stringify(value.length > MAX_QUOTED_CHARS ? `${value.slice(0, MAX_QUOTED_CHARS)}…` : value);

@@ -15,7 +15,7 @@
 import { decodeJoseHeader, decodeJwsPayload, locateCompactJws } from './compact-jws.js';
 import { ErnError, type TenantErn, parseTenantErn } from './ern.js';
 import { AuthError, type AuthErrorCode, withHint } from './errors.js';
-import { kindOf, quote, quoteList } from './hint-text.js';
+import { capHint, kindOf, quote, quoteList } from './hint-text.js';
 import type { KeySnapshot } from './jwks-cache.js';
 import { findNearMiss } from './near-miss.js';
 import type { IssuerRegistry } from './registry.js';
@@ -41,8 +41,6 @@ export interface HintSources {
 export const MILLISECONDS_THRESHOLD = 1e11;
 /** An expiry below this many seconds since the epoch (2001) is taken for a duration. */
 const DURATION_THRESHOLD = 1e9;
-/** Longest hint: longer ones are cut. */
-const MAX_HINT_CHARS = 1000;
 
 /** The failure, and the token's parts decoded on first use (`undefined` when they do not decode). */
 class Failure {
@@ -303,7 +301,7 @@ export function hintFor(error: AuthError, token: unknown, sources: HintSources):
   const explain = HINTS[error.code];
   if (explain === undefined) return undefined;
   const hint = explain(new Failure(error, token, sources));
-  return hint === undefined || hint.length <= MAX_HINT_CHARS ? hint : `${hint.slice(0, MAX_HINT_CHARS - 1)}…`;
+  return hint === undefined ? undefined : capHint(hint);
 }
 
 /**

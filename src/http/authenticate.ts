@@ -6,7 +6,7 @@
  */
 import type { AuthContext } from '../core/auth-context.js';
 import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
-import { quoteList } from '../core/hint-text.js';
+import { capHint, quoteList } from '../core/hint-text.js';
 import {
   DEFAULT_SCOPE_POLICY,
   type NormalizedScopeRequirement,
@@ -51,8 +51,8 @@ function requirementOf(requirement: ScopeRequirement): NormalizedScopeRequiremen
 /** For logs: the scopes the token grants against those it lacks (scopes are never secret). */
 function scopeHint(requirement: NormalizedScopeRequirement, granted: ReadonlySet<string>): string {
   const grants = `The token grants ${granted.size === 0 ? 'no scope' : quoteList([...granted])}`;
-  if (requirement.mode === 'anyOf') return `${grants}; it needs one of ${quoteList(requirement.scopes)}.`;
-  return `${grants}; it lacks ${quoteList(requirement.scopes.filter((scope) => !granted.has(scope)))}.`;
+  if (requirement.mode === 'anyOf') return capHint(`${grants}; it needs one of ${quoteList(requirement.scopes)}.`);
+  return capHint(`${grants}; it lacks ${quoteList(requirement.scopes.filter((scope) => !granted.has(scope)))}.`);
 }
 
 function insufficient(requirement: NormalizedScopeRequirement, granted: ReadonlySet<string>): AuthError {

@@ -82,6 +82,15 @@ describe('authenticate', () => {
     expect(none.hint).toMatch(/^The token grants no scope; it needs one of "pay:processPayments"/);
   });
 
+  test('an insufficient_scope hint stays one bounded line however many long scopes there are', async () => {
+    const long = (prefix: string) => Array.from({ length: 10 }, (_, index) => `${prefix}:${String(index).repeat(100)}`);
+    const token = await fx.issuer.token({ scope: ['pay:processPayments', ...long('granted')].join(' ') });
+    const error = failed(await authenticate(fx.verifier(), { authorization: `Bearer ${token}`, requiredScopes: long('needed') }));
+    expect(error.hint?.length).toBe(1000);
+    expect(error.hint?.endsWith('…')).toBe(true);
+    expect(error.hint).toContain('and 3 more');
+  });
+
   test('route scopes add to the default policy: both must hold', async () => {
     const token = await fx.issuer.token({ scope: 'pay:processPayments' });
     const error = failed(await authenticate(fx.verifier(), { authorization: `Bearer ${token}`, requiredScopes: 'hub:subscribe' }));
