@@ -84,12 +84,14 @@ async function workerdProject() {
 const RUNTIMES = {
   deno: {
     version: [bin('deno'), ['--version']],
-    // No permission is granted: the suite reads no file, variable or network.
-    start: async () => ({ command: bin('deno'), args: ['run', '--no-prompt', join(here, 'main.mjs')] }),
+    // No permission is granted: the suite reads no file, variable or network. Modules come from
+    // node_modules only (`--cached-only`: nothing is downloaded).
+    start: async () => ({ command: bin('deno'), args: ['run', '--no-prompt', '--cached-only', join(here, 'main.mjs')] }),
   },
   bun: {
     version: [bin('bun'), ['--version']],
-    start: async () => ({ command: bin('bun'), args: ['run', join(here, 'main.mjs')] }),
+    // Modules come from node_modules only (`--no-install`: Bun's auto-install is off).
+    start: async () => ({ command: bin('bun'), args: ['run', '--no-install', join(here, 'main.mjs')] }),
   },
   workerd: {
     version: [bin('workerd'), ['--version']],
