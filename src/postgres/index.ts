@@ -20,5 +20,5 @@ export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from '
 export { type ListenOption, type NotificationConnection, type NotificationMessage, type NotificationSource } from './notification-connection.js';
 export { type ControlledVerifier, type PostgresControls, type PostgresControlsOptions, postgresControls } from './operator-controls.js';
 export { PostgresPaymentLinkStore } from './payment-link-store.js';
-export { CONTROLS_CHANNEL, type MigrationReport, SCHEMA_VERSION, TABLES, migrate } from './schema.js';
+export { CONTROLS_CHANNEL, type MigrateOptions, type MigrationReport, SCHEMA_AREAS, SCHEMA_VERSIONS, type SchemaArea, TABLES, migrate } from './schema.js';
 export { type PooledSqlClient, type SqlClient, type SqlPool, type SqlRow } from './sql-client.js';
