@@ -11,14 +11,20 @@ export {
   type ControlRecord,
   type ControlRequest,
   type ControlState,
+  type CompactionReport,
+  type ControlsRead,
+  NO_CONTROLS,
+  compactControls,
   foldControls,
   readControlRecords,
+  readControlsAfter,
   recordControl,
 } from './control-log.js';
 export { isUnavailable } from './database-errors.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './idempotency-store.js';
-export { type ListenOption, type NotificationConnection, type NotificationMessage, type NotificationSource } from './notification-connection.js';
+export { type NotificationConnection, type NotificationMessage, type NotificationSource } from './notification-connection.js';
 export { type ControlledVerifier, type PostgresControls, type PostgresControlsOptions, postgresControls } from './operator-controls.js';
-export { PostgresPaymentLinkStore } from './payment-link-store.js';
+export { PostgresPaymentLinkStore, type PostgresPaymentLinkStoreOptions } from './payment-link-store.js';
+export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';
 export { CONTROLS_CHANNEL, type MigrateOptions, type MigrationReport, SCHEMA_AREAS, SCHEMA_VERSIONS, type SchemaArea, TABLES, migrate } from './schema.js';
-export { type PooledSqlClient, type SqlClient, type SqlPool, type SqlRow } from './sql-client.js';
+export { DEFAULT_STATEMENT_TIMEOUT, type PooledSqlClient, type SqlClient, type SqlPool, type SqlRow, StatementTimeoutError } from './sql-client.js';

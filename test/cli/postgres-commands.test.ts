@@ -18,7 +18,7 @@ function capture(env: Record<string, string | undefined> = {}): CliIo & { out: (
   return { env, stdout: (text) => out.push(text), stderr: (text) => err.push(text), out: () => out.join(''), err: () => err.join('') };
 }
 
-const NAMES = ['migrate', 'revoke-key', 'suspend-issuer', 'resume-issuer', 'refresh-keys', 'controls'];
+const NAMES = ['migrate', 'revoke-key', 'suspend-issuer', 'resume-issuer', 'refresh-keys', 'controls', 'controls compact'];
 
 describe('the PostgreSQL commands without a database', () => {
   it.each(NAMES)('%s --help prints its usage and DATABASE_URL, and exits 0', async (name) => {
@@ -95,6 +95,14 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     expect(json.suspended).toEqual([]);
     expect(json.revoked).toEqual([{ issuer: ISSUER, kid: 'acme-1' }]);
     expect(json.actions.map((action) => action.action)).toEqual(['revoke_key', 'suspend_issuer', 'refresh_keys', 'resume_issuer']);
+  });
+
+  it('compacts the controls to the ones in force', async () => {
+    expect((await cli('suspend-issuer', '--issuer', ISSUER)).code).toBe(EXIT.ok);
+    const before = JSON.parse((await cli('controls', '--json')).out) as { actions: unknown[] };
+    expect(await cli('controls', 'compact')).toMatchObject({ code: EXIT.ok, out: `Compacted the operator controls: ${before.actions.length - 2} rows deleted, 2 kept.\n` });
+    const after = JSON.parse((await cli('controls', '--json')).out) as { actions: { action: string }[] };
+    expect(after.actions.map((action) => action.action)).toEqual(['revoke_key', 'suspend_issuer']);
   });
 
   it('fails a command whose connection the server cuts between two queries, leaving nothing uncaught', async () => {
