@@ -21,6 +21,7 @@ export {
   recordControl,
 } from './control-log.js';
 export { isUnavailable } from './database-errors.js';
+export { PostgresDirectory, type PostgresDirectoryOptions } from './directory.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './idempotency-store.js';
 export { type NotificationConnection, type NotificationMessage, type NotificationSource } from './notification-connection.js';
 export { type ControlledVerifier, type PostgresControls, type PostgresControlsOptions, postgresControls } from './operator-controls.js';
