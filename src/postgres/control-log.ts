@@ -138,19 +138,19 @@ export async function readControlsAfter(db: SqlClient, after: number, batch: num
     ({ rows } = await queryWithin(
       db,
       timeout,
-      `SELECT mark.through AS compacted_through, c.id, c.action, c.issuer, c.kid, c.recorded_at
-         FROM ${TABLES.controlsCompacted} mark
-         LEFT JOIN LATERAL (
-           SELECT id, action, issuer, kid, recorded_at FROM ${TABLES.controls} WHERE id > $1 ORDER BY id LIMIT $2
-         ) c ON true
-        ORDER BY c.id`,
+      `(SELECT through AS compacted_through, NULL::bigint AS id, NULL AS action, NULL AS issuer, NULL AS kid, NULL::timestamptz AS recorded_at
+          FROM ${TABLES.controlsCompacted})
+       UNION ALL
+       (SELECT NULL, id, action, issuer, kid, recorded_at FROM ${TABLES.controls} WHERE id > $1 ORDER BY id LIMIT $2)`,
       [after, batch],
     ));
   } catch (error) {
     throw storageFailure(error, 'reading operator controls');
   }
-  const compactedThrough = numberColumn(rows[0]?.compacted_through ?? 0);
-  return { records: rows.filter((row) => row.id !== null && row.id !== undefined).map(toRecord), compactedThrough };
+  const mark = rows.find((row) => row.id === null);
+  const records = rows.filter((row) => row.id !== null).map(toRecord);
+  records.sort((a, b) => a.id - b.id);
+  return { records, compactedThrough: numberColumn(mark?.compacted_through ?? 0) };
 }
 
 /**

@@ -116,7 +116,7 @@ interface Applied {
 }
 
 /** Most actions one read takes; more are read by the next. */
-const READ_BATCH = 10_000;
+const READ_BATCH = 1000;
 
 const OWNER = 'postgresControls';
 
