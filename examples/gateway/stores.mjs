@@ -72,13 +72,7 @@ export async function openStores(env, { seeds, memoryDirectory }) {
   // An idle connection cut by a database restart: the pool drops it and the next query reconnects.
   pool.on('error', () => {});
   try {
-    try {
-      await migrate(pool);
-    } catch (error) {
-      // Unreachable, not a fault of the schema: one line naming the host, for the operator.
-      if (!isUnavailable(error)) throw error;
-      throw new DatabaseUnreachableError(`cannot reach the database at ${shownDatabase(url)}: ${error.message}`, { cause: error });
-    }
+    await migrate(pool);
     const directory = new PostgresDirectory(pool);
     await directory.seed(seeds);
     const controls = await postgresControls(pool, { pollInterval });
@@ -99,6 +93,8 @@ export async function openStores(env, { seeds, memoryDirectory }) {
     };
   } catch (error) {
     await pool.end().catch(() => {});
+    // Unreachable, not a fault of the schema: one line naming the host, for the operator.
+    if (isUnavailable(error)) throw new DatabaseUnreachableError(`cannot reach the database at ${shownDatabase(url)}: ${error.message}`, { cause: error });
     throw error;
   }
 }
