@@ -252,7 +252,7 @@ describe('postgresControls on PGlite', () => {
     issuer = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://lite.test', product: 'lite', kid: 'lite-1' });
     await issuer.listen();
     lite = new PGlite();
-    await migrate(lite);
+    await migrate(lite, { only: 'controls' });
   });
   afterAll(async () => {
     await lite.close();
