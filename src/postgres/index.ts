@@ -1,7 +1,8 @@
 /**
- * paygate-auth/postgres: payment links, idempotency records and operator controls shared by many
- * gateway instances through one PostgreSQL database. Takes the caller's client (a `pg.Pool`, a
- * `pg.Client` or PGlite); `pg` itself is never loaded here.
+ * paygate-auth/postgres: payment links, idempotency records, the directory and operator controls
+ * shared by many gateway instances through one PostgreSQL database, every statement bounded.
+ * Takes the caller's client (a `pg.Pool`, best opened with `poolSettings()`, a `pg.Client` or
+ * PGlite); `pg` itself is never loaded here.
  *
  * @module paygate-auth/postgres
  */
