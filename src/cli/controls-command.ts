@@ -3,7 +3,7 @@
  *
  * @module paygate-auth/cli
  */
-import { foldControls, readControlRecords } from '../postgres/control-log.js';
+import { foldControls, readControlRecords } from '../postgres/index.js';
 import type { CliCommand } from './command.js';
 import { readOptions } from './control-options.js';
 import { DATABASE_HELP, withDatabase } from './database-url.js';

@@ -3,7 +3,7 @@
  *
  * @module paygate-auth/cli
  */
-import { compactControls } from '../postgres/control-log.js';
+import { compactControls } from '../postgres/index.js';
 import type { CliCommand } from './command.js';
 import { readOptions } from './control-options.js';
 import { DATABASE_HELP, withDatabase } from './database-url.js';

@@ -5,7 +5,7 @@
  * @module paygate-auth/cli
  */
 import { UsageError } from './command.js';
-import type { SqlClient } from '../postgres/sql-client.js';
+import type { SqlClient } from '../postgres/index.js';
 
 /** An open connection; `end()` closes it. */
 export interface CliDatabase extends SqlClient {

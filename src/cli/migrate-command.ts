@@ -4,7 +4,7 @@
  *
  * @module paygate-auth/cli
  */
-import { SCHEMA_AREAS, type SchemaArea, migrate } from '../postgres/schema.js';
+import { SCHEMA_AREAS, type SchemaArea, migrate } from '../postgres/index.js';
 import { type CliCommand, UsageError } from './command.js';
 import { readOptions } from './control-options.js';
 import { DATABASE_HELP, withDatabase } from './database-url.js';

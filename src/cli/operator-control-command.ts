@@ -4,7 +4,7 @@
  *
  * @module paygate-auth/cli
  */
-import { type ControlAction, type ControlRecord, checkControlRequest, recordControl } from '../postgres/control-log.js';
+import { type ControlAction, type ControlRecord, checkControlRequest, recordControl } from '../postgres/index.js';
 import { type CliCommand, UsageError } from './command.js';
 import { readOptions, required } from './control-options.js';
 import { DATABASE_HELP, withDatabase } from './database-url.js';

@@ -5,6 +5,7 @@
  * @module paygate-auth/payment-links
  */
 import type { IdempotencyStore, Lease, RecordedResponse } from './idempotency-store.js';
+import { deepFreeze } from '../internal/index.js';
 import type { StoredPaymentLink } from './payment-link.js';
 
 /** Raised by {@link PaymentLinkStore.insert} when the id or link code is taken (a server fault). */
@@ -85,13 +86,4 @@ export class InMemoryPaymentLinkStore implements PaymentLinkStore {
   get size(): number {
     return this.#byId.size;
   }
-}
-
-/** Freezes a JSON-like value and everything in it. */
-export function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    for (const member of Object.values(value)) deepFreeze(member);
-    Object.freeze(value);
-  }
-  return value;
 }

@@ -4,7 +4,7 @@
  *
  * @module paygate-auth/postgres
  */
-import { StorageUnavailableError } from '../payment-links/storage-unavailable.js';
+import { StorageUnavailableError } from '../payment-links/index.js';
 import { StatementTimeoutError } from './sql-client.js';
 
 /** SQLSTATE classes of a server that is down, busy or shutting down, or of a transaction to retry. */

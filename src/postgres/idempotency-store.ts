@@ -6,7 +6,7 @@
  *
  * @module paygate-auth/postgres
  */
-import type { ClaimRequest, ClaimResult, IdempotencyStore, Lease, RecordedResponse } from '../payment-links/idempotency-store.js';
+import type { ClaimRequest, ClaimResult, IdempotencyStore, Lease, RecordedResponse } from '../payment-links/index.js';
 import { storageFailure } from './database-errors.js';
 import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, jsonColumn, numberColumn, queryWithin } from './sql-client.js';

@@ -15,6 +15,7 @@ export {
   type CompactionReport,
   type ControlsRead,
   NO_CONTROLS,
+  checkControlRequest,
   compactControls,
   foldControls,
   readControlRecords,

@@ -8,7 +8,7 @@
  *
  * @module paygate-auth/postgres
  */
-import type { Verifier } from '../core/verifier.js';
+import type { Verifier } from '../index.js';
 import {
   type ControlRecord,
   type ControlState,

@@ -4,9 +4,15 @@
  *
  * @module paygate-auth/postgres
  */
-import { deepFreeze, DuplicatePaymentLinkError, type LinkCompletion, type LinkCompletionOutcome, type PaymentLinkStore } from '../payment-links/payment-link-store.js';
-import { isUuid } from '../payment-links/ids.js';
-import type { StoredPaymentLink } from '../payment-links/payment-link.js';
+import { deepFreeze } from '../internal/index.js';
+import {
+  DuplicatePaymentLinkError,
+  type LinkCompletion,
+  type LinkCompletionOutcome,
+  type PaymentLinkStore,
+  type StoredPaymentLink,
+  isUuid,
+} from '../payment-links/index.js';
 import { errorState, storageFailure } from './database-errors.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { TABLES } from './schema.js';

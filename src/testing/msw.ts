@@ -12,7 +12,7 @@
  * @module paygate-auth/testing/msw
  */
 import { type HttpHandler, http } from 'msw';
-import { isLoopbackHost } from '../core/loopback.js';
+import { isLoopbackHost } from '../internal/index.js';
 import { type TestIssuer, issuerLink } from './test-issuer.js';
 
 /** One msw handler per issuer, serving its JWKS at its msw URL and counting the requests (`jwksRequests`). */

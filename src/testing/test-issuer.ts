@@ -5,8 +5,7 @@
  *
  * @module paygate-auth/testing
  */
-import { parseTenantErn } from '../core/ern.js';
-import type { IssuerEntry } from '../core/registry.js';
+import { type IssuerEntry, parseTenantErn } from '../index.js';
 import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
 import { type PublishedJwk, type TestKey, generateTestKey, signCompact } from './test-key.js';
 

@@ -5,9 +5,7 @@
  *
  * @module paygate-auth/testing
  */
-import type { FetchLike } from '../core/jwks-fetch.js';
-import { IssuerRegistry } from '../core/registry.js';
-import { type Verifier, type VerifierOptions, createVerifier } from '../core/verifier.js';
+import { type FetchLike, IssuerRegistry, type Verifier, type VerifierOptions, createVerifier } from '../index.js';
 import { type IssuerLink, type TestIssuer, issuerLink } from './test-issuer.js';
 
 /** Verifier options for {@link createTestVerifier}: `registry` comes from the issuers. */
