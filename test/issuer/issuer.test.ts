@@ -161,15 +161,53 @@ describe('the rotation schedule', () => {
     expect(signingKid(issuer)).toBe(next.kid);
   });
 
-  it('compromised(kid) unpublishes the signing key and signs with a fresh key at once', async () => {
-    const { issuer, store } = await ready();
+  it('compromised(kid) of the signing key unpublishes it and publishes a replacement that signs only after the publication lead', async () => {
+    const { issuer, store, clock } = await ready();
     const first = signingKid(issuer) as string;
     const report = await issuer.compromised(first);
-    expect(report.removed).toBe(first);
-    expect(kids(issuer)).toEqual([report.signing]);
+    expect([report.removed, report.signing]).toEqual([first, null]);
+    const replacement = report.next?.kid as string;
+    expect(kids(issuer)).toEqual([replacement]);
     expect(store.kids).not.toContain(first);
-    const token = await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] });
-    expect(decodeProtectedHeader(token).kid).toBe(report.signing);
+    expect((await refusal(issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }))).code).toBe('key_not_ready');
+    clock.advance(HOUR - 1);
+    expect((await refusal(issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }))).code).toBe('key_not_ready');
+    clock.advance(1);
+    expect(decodeProtectedHeader(await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] })).kid).toBe(replacement);
+  });
+
+  it('compromised(kid) of the only key in its first hour publishes a replacement that signs an hour later', async () => {
+    const { issuer, clock } = await setUp();
+    const first = issuer.keys()[0]?.kid as string;
+    clock.advance(HOUR / 2);
+    const report = await issuer.compromised(first);
+    expect(report.signing).toBeNull();
+    expect(report.next?.signsFrom.getTime()).toBe(clock.now() + HOUR * 1000);
+    expect((await refusal(issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }))).code).toBe('key_not_ready');
+  });
+
+  it('compromised(kid) of the signing key lets a key already waiting take over at its own time, not before', async () => {
+    const { issuer, clock } = await ready();
+    clock.advance(47 * HOUR);
+    await issuer.tick();
+    const waiting = issuer.keys().find((key) => key.state === 'published') as { kid: string; signsFrom: Date };
+    const report = await issuer.compromised(signingKid(issuer) as string);
+    expect(report.next?.kid).toBe(waiting.kid);
+    expect(issuer.keys().map((key) => key.kid)).toEqual([waiting.kid]);
+    expect((await refusal(issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }))).code).toBe('key_not_ready');
+    clock.advance(HOUR);
+    expect(decodeProtectedHeader(await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] })).kid).toBe(waiting.kid);
+  });
+
+  it('compromised(kid) of a successor never lets the retired key before it sign again', async () => {
+    const { issuer, clock } = await ready();
+    const first = signingKid(issuer) as string;
+    const second = await issuer.rotate();
+    clock.advance(HOUR);
+    expect(signingKid(issuer)).toBe(second.kid);
+    await issuer.compromised(second.kid);
+    expect(issuer.keys().find((key) => key.kid === first)?.state).toBe('retired');
+    expect((await refusal(issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }))).code).toBe('key_not_ready');
   });
 
   it('compromised(kid) of a waiting key leaves the signing key at work, and tick() publishes the next key when it is due', async () => {
