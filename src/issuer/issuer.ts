@@ -4,7 +4,7 @@
  *
  * @module paygate-auth/issuer
  */
-import { MAX_ENTRY_LIFETIME } from '../index.js';
+import { MAX_ENTRY_LIFETIME, isHttpsUri } from '../index.js';
 import { signCompact } from './compact.js';
 import { IssuerError, KeyStoreError } from './errors.js';
 import { type KeyRecord, type KeyStore, checkKeyStore } from './key-store.js';
@@ -25,9 +25,12 @@ import { type ClaimSettings, type SignInput, buildClaims } from './token-claims.
 
 /** Options of {@link createIssuer}. Times are in seconds unless a name says otherwise. */
 export interface IssuerOptions {
-  /** The `iss` (and `sub`) of its tokens, exactly as registered with the gateway: an HTTPS URI. */
+  /**
+   * The `iss` (and `sub`) of its tokens, exactly as registered with the gateway: an HTTPS URI
+   * (`http:` only on a loopback host, for tests).
+   */
   readonly issuer: string;
-  /** The `aud` of its tokens: the gateway service(s) they are for. */
+  /** The `aud` of its tokens: the gateway service(s) they are for, each an HTTPS URI. */
   readonly audience: string | readonly string[];
   /** The product (or products) it is registered for; `sign()` refuses a tenant of any other. */
   readonly product: string | readonly string[];
@@ -180,10 +183,23 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'issuer', 'audience', 'product', 'tenants', 'keyStore', 'now', 'rotation', 'lifetime', 'maxLifetime', 'emitExp', 'jwksMaxAge',
 ]);
 
+const URI_RULE = 'must be an https: URI without credentials (http: only on a loopback host)';
+
+function checkIssuer(value: unknown): string {
+  const issuer = textOption(`${OWNER}: issuer`, value);
+  if (!isHttpsUri(issuer)) throw new TypeError(`${OWNER}: issuer ${URI_RULE}`);
+  return issuer;
+}
+
 function checkAudience(value: unknown): string | readonly string[] {
-  if (typeof value === 'string' && value !== '') return value;
-  if (Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string' && item !== '')) return Object.freeze([...value]);
-  throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them`);
+  const list = typeof value === 'string' && value !== '' ? [value] : value;
+  if (!Array.isArray(list) || list.length === 0 || !list.every((item) => typeof item === 'string' && item !== '')) {
+    throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them`);
+  }
+  list.forEach((item: string, index) => {
+    if (!isHttpsUri(item)) throw new TypeError(`${OWNER}: ${typeof value === 'string' ? 'audience' : `audience[${index}]`} ${URI_RULE}`);
+  });
+  return typeof value === 'string' ? value : Object.freeze([...list]);
 }
 
 class RotatingIssuer implements Issuer {
@@ -210,7 +226,7 @@ class RotatingIssuer implements Issuer {
     if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
     rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
     const o = options as unknown as Record<string, unknown>;
-    this.issuer = textOption(`${OWNER}: issuer`, o.issuer);
+    this.issuer = checkIssuer(o.issuer);
     this.audience = checkAudience(o.audience);
     this.products = namesOption(`${OWNER}: product`, o.product, true) as readonly string[];
     const tenants = namesOption(`${OWNER}: tenants`, o.tenants, false);

@@ -256,6 +256,11 @@ describe('the rotation schedule', () => {
 });
 
 describe('createIssuer options', () => {
+  it('accepts a loopback http: issuer and audience, as the JWKS rule does (tests, examples)', async () => {
+    const issuer = await createIssuer({ issuer: 'http://127.0.0.1:8080', audience: ['http://localhost:3000', AUD], product: 'acme', keyStore: new InMemoryKeyStore() });
+    expect([issuer.issuer, issuer.audience]).toEqual(['http://127.0.0.1:8080', ['http://localhost:3000', AUD]]);
+  });
+
   const store = new InMemoryKeyStore();
   const base = { issuer: ISS, audience: AUD, product: 'acme', keyStore: store };
   it.each([
@@ -271,6 +276,12 @@ describe('createIssuer options', () => {
     [{ jwksMaxAge: 7200 }, 'jwksMaxAge must be a number of seconds at least 0 and at most 3600'],
     [{ emitExp: 'yes' }, 'emitExp must be a boolean'],
     [{ algorithm: 'RS512' }, 'unknown option "algorithm"'],
+    [{ issuer: 'acme' }, 'issuer must be an https: URI'],
+    [{ issuer: 'http://auth.acme.example' }, 'issuer must be an https: URI'],
+    [{ issuer: 'https://user:pass@auth.acme.example' }, 'issuer must be an https: URI'],
+    [{ audience: 'payments' }, 'audience must be an https: URI'],
+    [{ audience: 'http://payments.example' }, 'audience must be an https: URI'],
+    [{ audience: [AUD, 'payments'] }, 'audience[1] must be an https: URI'],
   ])('throws a TypeError for %j', async (override, message) => {
     await expect(createIssuer({ ...base, ...override } as IssuerOptions)).rejects.toThrow(TypeError);
     await expect(createIssuer({ ...base, ...override } as IssuerOptions)).rejects.toThrow(message);
