@@ -9,7 +9,7 @@ import { signCompact } from './compact.js';
 import { IssuerError, KeyStoreError } from './errors.js';
 import { type KeyRecord, type KeyStore, checkKeyStore } from './key-store.js';
 import { namesOption, rejectUnknownOptions, secondsOption, textOption } from './options.js';
-import type { PublicRsaJwk } from './rsa-key.js';
+import { MIN_MODULUS_LENGTH, type PublicRsaJwk, modulusBits } from './rsa-key.js';
 import {
   type RotationOptions,
   type RotationPolicy,
@@ -202,6 +202,14 @@ function checkAudience(value: unknown): string | readonly string[] {
   return typeof value === 'string' ? value : Object.freeze([...list]);
 }
 
+/** Refuses a key under the gateway's 2048 bits, from any store. @throws {KeyStoreError} `weak_key`. */
+function checkStrength(jwk: PublicRsaJwk): void {
+  const bits = modulusBits(jwk);
+  if (bits < MIN_MODULUS_LENGTH) {
+    throw new KeyStoreError('weak_key', `The key store's key "${jwk.kid}" is a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_LENGTH} bits.`);
+  }
+}
+
 class RotatingIssuer implements Issuer {
   readonly issuer: string;
   readonly audience: string | readonly string[];
@@ -268,6 +276,7 @@ class RotatingIssuer implements Issuer {
 
   async #newKey(publishedAt: number, signsFrom: number): Promise<KeyRecord> {
     const publicJwk = await this.#store.generate();
+    checkStrength(publicJwk);
     return { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom };
   }
 
@@ -292,6 +301,7 @@ class RotatingIssuer implements Issuer {
    * unreadable or swapped key file fails now and not at the first `sign()`.
    */
   async #probe(record: KeyRecord): Promise<void> {
+    checkStrength(record.publicJwk);
     const data = new TextEncoder().encode(`paygate-auth key probe ${record.kid}`);
     const signature = await this.#store.sign(record.kid, data);
     const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };

@@ -52,6 +52,30 @@ describe('FileKeyStore', () => {
     expect((error as KeyStoreError).message).toContain('mode 644');
   });
 
+  it('refuses to sign with a key file under 2048 bits, naming its size (weak_key)', async () => {
+    await new FileKeyStore({ directory }).loadSchedule();
+    const weak = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    await writeFile(join(directory, 'weak.pem'), weak, { mode: 0o600 });
+    const error = await new FileKeyStore({ directory }).sign('weak', new Uint8Array(1)).catch((caught: unknown) => caught);
+    expect((error as KeyStoreError).code).toBe('weak_key');
+    expect((error as KeyStoreError).message).toContain('1024-bit');
+  });
+
+  it.each([0o777, 0o770, 0o720])('refuses a key directory that others may write (mode %o: they could plant or swap a key)', async (bits) => {
+    await new FileKeyStore({ directory }).loadSchedule();
+    await chmod(directory, bits);
+    const error = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: new FileKeyStore({ directory }) }).catch((caught: unknown) => caught);
+    expect((error as KeyStoreError).code).toBe('insecure_directory');
+    expect((error as KeyStoreError).message).toContain(`mode ${bits.toString(8)}`);
+    expect(await readdir(directory)).toEqual([]);
+  });
+
+  it('accepts a key directory that others may read but not write', async () => {
+    await new FileKeyStore({ directory }).loadSchedule();
+    await chmod(directory, 0o755);
+    await expect(createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: new FileKeyStore({ directory }) })).resolves.toBeDefined();
+  });
+
   it('destroys a key for good', async () => {
     const store = new FileKeyStore({ directory });
     const { kid } = await store.generate();

@@ -1,6 +1,7 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
-import { InMemoryKeyStore, type Issuer, type IssuerOptions, IssuerError, createIssuer } from '../../src/issuer/index.js';
+import { InMemoryKeyStore, type Issuer, type IssuerOptions, IssuerError, KeyStoreError, createIssuer } from '../../src/issuer/index.js';
 import { fakeClock, type FakeClock } from '../support/jwks-clock.js';
 
 const ISS = 'https://auth.acme.example';
@@ -252,6 +253,18 @@ describe('the rotation schedule', () => {
     expect(other.jwks().document.keys.map((key) => key.kid)).not.toContain(waiting.kid);
     await other.reload();
     expect(other.jwks().document.keys.map((key) => key.kid)).toContain(waiting.kid);
+  });
+});
+
+describe('createIssuer and weak keys', () => {
+  it('refuses a key store whose keys are under 2048 bits, naming the size (weak_key)', async () => {
+    const weak = new InMemoryKeyStore();
+    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+    const { n, e } = publicKey.export({ format: 'jwk' }) as { n: string; e: string };
+    weak.generate = async () => ({ kty: 'RSA', n, e, kid: 'weak', alg: 'RS256', use: 'sig' });
+    const error = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: weak }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(KeyStoreError);
+    expect([(error as KeyStoreError).code, (error as KeyStoreError).message]).toEqual(['weak_key', expect.stringContaining('1024-bit')]);
   });
 });
 
