@@ -1,11 +1,11 @@
 /**
  * The documents shipped in the package (README.md, CHANGELOG.md, docs/) point only at what the
- * package holds: every relative link names a packed file, and a file of the repository that the
- * package leaves out (examples/, test/, bench/, src/) is named only in a paragraph, or a page whose
+ * package holds (their links are checked in test/docs/documentation.test.ts): a file of the
+ * repository that the package leaves out (examples/, test/, bench/, src/) is named only in a paragraph, or a page whose
  * introduction, says it is in the repository, so that a reader of node_modules/paygate-auth is not sent to a missing file.
  */
 import { readFile } from 'node:fs/promises';
-import { join, normalize } from 'node:path';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type PackedPackage, packedPackage } from '../support/packed-package.js';
 
@@ -26,16 +26,6 @@ async function paragraphs(file: string): Promise<string[]> {
 describe.skipIf(packed === null)('the documents shipped in the package', () => {
   it('are packed: README.md, CHANGELOG.md and docs/', () => {
     expect(documents).toEqual(expect.arrayContaining(['README.md', 'CHANGELOG.md', 'docs/issuer.md']));
-  });
-
-  it.each(documents)('%s links only to files the package holds', async (file) => {
-    const text = (await paragraphs(file)).join('\n\n');
-    const missing = [...text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)]
-      .map((match) => match[1] as string)
-      .filter((target) => !/^[a-z]+:/.test(target))
-      .map((target) => normalize(join(file, '..', target)))
-      .filter((target) => !(packed as PackedPackage).files.includes(target));
-    expect(missing).toEqual([]);
   });
 
   it.each(documents)('%s names a repository file outside the package only where it says so', async (file) => {
