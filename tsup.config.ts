@@ -24,5 +24,4 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
-  treeshake: true,
 });

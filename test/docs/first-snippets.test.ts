@@ -61,3 +61,14 @@ describe('the adapter options, wherever they are listed', () => {
     expect([...table.matchAll(/^\| `(\w+)` \|/gm)].map((match) => match[1])).toEqual([...ADAPTER_OPTION_NAMES]);
   });
 });
+
+describe('the Node 20 note on Fastify', () => {
+  it("pins the light-my-request this repository's overrides pin, whose cookie accepts Node 20", async () => {
+    const manifest = JSON.parse(await page('package.json')) as { overrides: Record<string, string> };
+    const pinned = manifest.overrides['light-my-request'] as string;
+    expect(await page('docs/adapters.md')).toContain(`{ "overrides": { "light-my-request": "${pinned}" } }`);
+    const installed = JSON.parse(await page('node_modules/fastify/node_modules/light-my-request/package.json')) as { version: string; dependencies: Record<string, string> };
+    expect(installed.version).toBe(pinned);
+    expect(installed.dependencies.cookie).toMatch(/^\^1\./);
+  });
+});

@@ -128,6 +128,15 @@ describe.skipIf(packedPackage() === null)('the packed package', () => {
     });
   });
 
+  it("require('paygate-auth/fastify') is one documented object: paygateAuth (also as default), authOf, requireScopes", async () => {
+    const script = [
+      "const m = require('paygate-auth/fastify');",
+      'process.stdout.write(JSON.stringify({ type: typeof m, keys: Object.keys(m).sort(), plugin: typeof m.paygateAuth, same: m.default === m.paygateAuth }));',
+    ].join('\n');
+    const { stdout } = await run(process.execPath, ['-e', script], { cwd: workdir });
+    expect(JSON.parse(stdout)).toEqual({ type: 'object', keys: ['authOf', 'default', 'paygateAuth', 'requireScopes'], plugin: 'function', same: true });
+  });
+
   describe.each(MODES)('loaded with %s()', (mode) => {
     it.each(SUBPATHS)('offers the expected exports from %s', async (subpath) => {
       const { exports } = await probe(mode, subpath);

@@ -31,6 +31,7 @@ describe('npm pack from a clean checkout', () => {
   let checkout: string;
   let files: string[];
   let hadDist = true;
+  let buildOutput = '';
 
   beforeAll(async () => {
     checkout = await mkdtemp(join(tmpdir(), 'paygate-auth-clean-'));
@@ -46,6 +47,7 @@ describe('npm pack from a clean checkout', () => {
     const packed = await run('npm', ['pack', '--json', '--pack-destination', checkout], { cwd: checkout, maxBuffer: 16 * 1024 * 1024 });
     const [report] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as [{ files: { path: string }[] }];
     files = report.files.map((file) => file.path);
+    buildOutput = `${packed.stdout}\n${packed.stderr}`;
   }, 240_000);
 
   afterAll(async () => {
@@ -54,6 +56,11 @@ describe('npm pack from a clean checkout', () => {
 
   it('starts without dist/', () => {
     expect(hadDist).toBe(false);
+  });
+
+  it('builds without a warning (no empty chunk, no entry mixing named and default exports)', () => {
+    expect(buildOutput).toMatch(/Build success/);
+    expect(buildOutput.split('\n').filter((line) => /warn|empty chunk|named and default exports/i.test(line))).toEqual([]);
   });
 
   it('builds through prepack and packs every file package.json names', async () => {
