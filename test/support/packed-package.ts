@@ -19,7 +19,7 @@ declare module 'vitest' {
   }
 }
 
-/** The shared pack, or `null` when there is no build. */
+/** The shared pack, or `null` when there is no build (or no globalSetup, as in `npm run test:unit`). */
 export function packedPackage(): PackedPackage | null {
-  return inject('packedPackage');
+  return inject('packedPackage') ?? null;
 }
