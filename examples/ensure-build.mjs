@@ -5,14 +5,15 @@
  *
  * "Changed" is by content: a SHA-256 of every file under src/ and of the build's configuration
  * (package.json, tsconfig.json, tsup.config.ts), kept in .tmp/build-hash after a build. Touching a
- * file without changing it rebuilds nothing; a checkout that changes a file rebuilds.
+ * file without changing it rebuilds nothing; a checkout that changes a file rebuilds, and so does
+ * a dist/ built by hand after the recorded build (its sources are unknown).
  *
  * Quiet: one line on stderr while it builds (none when dist/ is current), the build's own output
  * only if the build fails. Stdout stays what the example prints (a token, say).
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -42,7 +43,10 @@ const current = sourceHash();
 
 function isStale() {
   if (!entries.every((entry) => existsSync(join(root, entry)))) return true;
-  return !existsSync(HASH_FILE) || readFileSync(HASH_FILE, 'utf8') !== current;
+  if (!existsSync(HASH_FILE) || readFileSync(HASH_FILE, 'utf8') !== current) return true;
+  // A build run by hand (`npx tsup`) after the recorded one may come from other sources.
+  const recorded = statSync(HASH_FILE).mtimeMs;
+  return entries.some((entry) => statSync(join(root, entry)).mtimeMs > recorded);
 }
 
 if (isStale()) {

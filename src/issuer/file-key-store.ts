@@ -131,14 +131,18 @@ export class FileKeyStore implements KeyStore {
 
   /** Creates the directory (0700) if missing and refuses one that group or others may write; once. */
   #directory(): Promise<void> {
-    this.#checked ??= (async () => {
-      const { fs } = await this.#node();
-      await fs.mkdir(this.directory, { recursive: true, mode: 0o700 });
-      await checkKeyDirectoryMode(this.directory);
-    })();
-    this.#checked.catch(() => {
-      this.#checked = undefined;
-    });
+    if (this.#checked === undefined) {
+      const checked = (async () => {
+        const { fs } = await this.#node();
+        await fs.mkdir(this.directory, { recursive: true, mode: 0o700 });
+        await checkKeyDirectoryMode(this.directory);
+      })();
+      // A refusal is not remembered: after a chmod, the next call checks again.
+      checked.catch(() => {
+        this.#checked = undefined;
+      });
+      this.#checked = checked;
+    }
     return this.#checked;
   }
 

@@ -142,6 +142,15 @@ describe('the build step of npm run example', () => {
     expect(stderr).toMatch(/^Building paygate-auth/);
   });
 
+  it('rebuilds when dist/ was built by hand after the recorded build (from sources it cannot know)', async () => {
+    const project = fakeProject(true);
+    await ensureBuild(project);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(project, 'dist', 'index.js'), later, later);
+    const { stderr } = await ensureBuild(project);
+    expect(stderr).toMatch(/^Building paygate-auth/);
+  });
+
   it('shows the build output, and exits with its status, when the build fails', async () => {
     const project = fakeProject(false);
     const failure = await ensureBuild(project).then(
