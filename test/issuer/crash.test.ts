@@ -28,19 +28,31 @@ const AUD = 'https://payments.example';
 interface Life {
   /** The latest simulated time the child reached. */
   readonly t: number;
+  /** Lines the child wrote before it was killed (1: killed during start-up). */
+  readonly lines: number;
   readonly tokens: readonly { readonly token: string; readonly at: number }[];
   readonly compromised: readonly string[];
 }
 
-/** Runs the child until a SIGKILL `after` ms in (or its own end), and collects what it said. */
-function live(directory: string, start: number, seed: number, after: number): Promise<Life> {
+/**
+ * Runs the child and SIGKILLs it `delay` ms after its `lines`-th line (`lines` 0: `delay` ms after
+ * the spawn, during start-up), whatever the machine's speed; collects what it said.
+ */
+function live(directory: string, start: number, seed: number, lines: number, delay: number): Promise<Life> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(process.execPath, [CHILD, directory, String(start), String(seed)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    let timer: NodeJS.Timeout | undefined;
+    const killSoon = () => {
+      timer ??= setTimeout(() => child.kill('SIGKILL'), delay);
+    };
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (out.split('\n').length - 1 >= lines) killSoon();
+    });
     child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), after);
+    if (lines === 0) killSoon();
     child.on('error', reject);
     child.on('close', (_code, signal) => {
       clearTimeout(timer);
@@ -60,7 +72,7 @@ function live(directory: string, start: number, seed: number, after: number): Pr
         if (fact.token !== undefined) tokens.push({ token: fact.token, at: fact.at as number });
         if (fact.compromising !== undefined) compromised.push(fact.compromising);
       }
-      resolvePromise({ t, tokens, compromised });
+      resolvePromise({ t, lines: out.split('\n').length - 1, tokens, compromised });
     });
   });
 }
@@ -70,6 +82,8 @@ describe.skipIf(!built)('the issuer kit SIGKILLed at random points of start-up, 
   const problems: string[] = [];
   let checkedTokens = 0;
   let kills = 0;
+  let killedInStartUp = 0;
+  let compromises = 0;
 
   beforeAll(async () => {
     directory = join(await mkdtemp(join(tmpdir(), 'paygate-crash-')), 'keys');
@@ -77,8 +91,11 @@ describe.skipIf(!built)('the issuer kit SIGKILLed at random points of start-up, 
     let tokens: { token: string; at: number }[] = [];
     const compromised = new Set<string>();
     for (let run = 1; run <= RUNS; run += 1) {
-      const life = await live(directory, t, run * 7919, 80 + ((run * 37) % 400));
+      // Kill points spread over start-up (no line yet, or only the first) and the steps after it.
+      const life = await live(directory, t, run * 7919, (run * 7) % 12, (run * 13) % 25);
       kills += 1;
+      if (life.lines <= 1) killedInStartUp += 1;
+      compromises += life.compromised.length;
       t = life.t;
       tokens.push(...life.tokens);
       for (const kid of life.compromised) compromised.add(kid);
@@ -115,8 +132,10 @@ describe.skipIf(!built)('the issuer kit SIGKILLed at random points of start-up, 
     if (directory !== undefined) await rm(join(directory, '..'), { recursive: true, force: true });
   });
 
-  it('killed the child 50 times and checked live tokens after the kills', () => {
+  it('killed the child 50 times, in start-up and after compromises, and checked live tokens after the kills', () => {
     expect(kills).toBe(RUNS);
+    expect(killedInStartUp).toBeGreaterThan(0);
+    expect(compromises).toBeGreaterThan(0);
     expect(checkedTokens).toBeGreaterThan(0);
   });
 
