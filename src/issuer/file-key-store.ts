@@ -254,10 +254,11 @@ export class FileKeyStore implements KeyStore {
     const removed = new Set<string>();
     const oldest = Date.now() - this.#sweepAfter * 1000;
     for (const name of [...keys, ...temporary]) {
-      const kid = (KEY_FILE.exec(name) ?? TEMPORARY_FILE.exec(name))?.[1] as string;
+      const keyFile = KEY_FILE.exec(name);
+      const kid = (keyFile ?? TEMPORARY_FILE.exec(name))?.[1] as string;
+      if (keyFile !== null && named.has(kid)) continue; // a temporary file is never needed
       // The schedule's own temporary files carry the name "schedule", never a kid.
-      const isKey = !name.startsWith(`${SCHEDULE}.`);
-      if (isKey && named.has(kid)) continue;
+      const isKey = !name.startsWith(`${SCHEDULE}.`) && !named.has(kid);
       const file = await this.#file(name);
       try {
         if ((await fs.stat(file)).mtimeMs > oldest) continue;
@@ -265,8 +266,8 @@ export class FileKeyStore implements KeyStore {
         if (hasCode(error, 'ENOENT')) continue;
         throw error;
       }
-      if (await removeFileDurably(file)) {
-        if (isKey) removed.add(kid);
+      if ((await removeFileDurably(file)) && isKey) {
+        removed.add(kid);
         this.#keys.delete(kid);
       }
     }

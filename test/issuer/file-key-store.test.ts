@@ -159,6 +159,15 @@ describe('FileKeyStore after a crash', () => {
     expect((await readdir(directory)).sort()).toEqual([`${issuer.keys()[0]?.kid}.pem`, 'schedule.json'].sort());
   });
 
+  it("sweeps a temporary file left beside a key the schedule names, and keeps the key", async () => {
+    const issuer = await createIssuer(options(new FileKeyStore({ directory })));
+    const kid = issuer.keys()[0]?.kid as string;
+    await copyFile(join(directory, `${kid}.pem`), join(directory, `${kid}.pem.${crypto.randomUUID()}.tmp`));
+    const restarted = await createIssuer(options(new FileKeyStore({ directory, sweepAfter: 0 })));
+    expect(restarted.startReport.swept.unnamed).toEqual([]);
+    expect((await readdir(directory)).sort()).toEqual([`${kid}.pem`, 'schedule.json']);
+  });
+
   it('leaves an unnamed key file younger than sweepAfter (another instance may be about to save it), and sweeps it once older', async () => {
     await createIssuer(options(new FileKeyStore({ directory })));
     const orphan = await new FileKeyStore({ directory }).generate();
