@@ -178,6 +178,18 @@ describe('FileKeyStore after a crash', () => {
     expect((await issuer.tick()).swept.unnamed).toEqual([orphan.kid]);
   });
 
+  it('two instances starting at once on an empty directory both start, and the losing key is swept once it is old enough', async () => {
+    await Promise.all([createIssuer(options(new FileKeyStore({ directory }))), createIssuer(options(new FileKeyStore({ directory })))]);
+    const files = (await readdir(directory)).filter((name) => name.endsWith('.pem'));
+    const saved = JSON.parse(await readFile(join(directory, 'schedule.json'), 'utf8')) as { keys: { kid: string }[] };
+    const losers = files.map((name) => name.slice(0, -'.pem'.length)).filter((kid) => !saved.keys.some((record) => record.kid === kid));
+    const old = new Date(Date.now() - 61_000);
+    for (const name of files) await utimes(join(directory, name), old, old);
+    const third = await createIssuer(options(new FileKeyStore({ directory })));
+    expect([...third.startReport.swept.unnamed].sort()).toEqual(losers.sort());
+    expect((await readdir(directory)).filter((name) => name.endsWith('.pem'))).toHaveLength(files.length - losers.length);
+  });
+
   it('destroys first, at start-up, a compromised key whose destruction a crash interrupted', async () => {
     const clock = fakeClock();
     const store = new FileKeyStore({ directory });
