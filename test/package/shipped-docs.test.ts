@@ -11,11 +11,6 @@ import { type PackedPackage, packedPackage } from '../support/packed-package.js'
 
 const packed = packedPackage();
 const documents = (packed?.files ?? []).filter((file) => file.endsWith('.md'));
-/**
- * docs/postgres.md is rewritten in parallel (the no-Docker recipe of issue 31); it follows this
- * rule once that lands, and leaves this list then.
- */
-const PENDING: ReadonlySet<string> = new Set(['docs/postgres.md']);
 const REPOSITORY_PATH = /(?<![\w/.-])(?:examples|test|bench|src)\/[\w./-]*/g;
 
 /** Paragraphs: blocks between blank lines (a table or a list without blank lines is one block). */
@@ -32,7 +27,7 @@ describe.skipIf(packed === null)('the documents shipped in the package', () => {
     const blocks = await paragraphs(file);
     // A page about the repository says so once, before its first section.
     const intro = blocks.slice(0, blocks.findIndex((block) => block.startsWith('## '))).join('\n');
-    if (/\brepository\b/i.test(intro) || PENDING.has(file)) return;
+    if (/\brepository\b/i.test(intro)) return;
     const unmarked = blocks
       .filter((paragraph) => !/\brepository\b/i.test(paragraph))
       .flatMap((paragraph) => [...paragraph.matchAll(REPOSITORY_PATH)].map((match) => match[0]))
