@@ -14,6 +14,7 @@ export {
   type KeyInfo,
   type KeyState,
   type ScheduleTimer,
+  type SweepReport,
   type TickReport,
   createIssuer,
 } from './issuer.js';
