@@ -16,18 +16,45 @@ export interface ParsedOptions {
   readonly positionals: readonly string[];
 }
 
-/** Parses `args` against `options`. @throws {UsageError} for an unknown option or a missing value. */
+/**
+ * Parses `args` against `options`: `--name value` or `--name=value`, a flag with no value, an
+ * option given once unless it is `multiple`.
+ * @throws {UsageError} for an unknown option, a missing or repeated value, a value on a flag, or
+ * more than `maxPositionals` plain arguments.
+ */
 export function parseOptions(args: readonly string[], options: OptionSpec, maxPositionals: number): ParsedOptions {
-  let parsed: ParsedOptions;
-  try {
-    parsed = parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
+  const { values, positionals, tokens } = parseArgs({ args: [...args], options, allowPositionals: true, strict: false, tokens: true });
+  const seen = new Set<string>();
+  for (const token of tokens) {
+    if (token.kind === 'option') checkOption(token, options[token.name], seen);
   }
-  if (parsed.positionals.length > maxPositionals) {
-    throw new UsageError(`unexpected argument "${parsed.positionals[maxPositionals]}"`);
+  if (positionals.length > maxPositionals) {
+    throw new UsageError(`unexpected argument "${positionals[maxPositionals]}"`);
   }
-  return parsed;
+  return { values, positionals };
+}
+
+/** One option as `util.parseArgs` read it, before any check. */
+interface OptionToken {
+  readonly name: string;
+  readonly rawName: string;
+  readonly value?: string | undefined;
+  readonly inlineValue?: boolean | undefined;
+}
+
+function checkOption(token: OptionToken, spec: OptionSpec[string] | undefined, seen: Set<string>): void {
+  const { name } = token;
+  if (spec === undefined) throw new UsageError(`unknown option ${token.rawName}`);
+  if (seen.has(name) && spec.multiple !== true) throw new UsageError(`--${name} is given twice`);
+  seen.add(name);
+  if (spec.type === 'boolean') {
+    if (token.value !== undefined) throw new UsageError(`--${name} takes no value`);
+    return;
+  }
+  const { value } = token;
+  if (value === undefined || value === '' || (token.inlineValue !== true && value.startsWith('--'))) {
+    throw new UsageError(`--${name} needs a value`);
+  }
 }
 
 /** A string option's value, if given. */

@@ -5,7 +5,7 @@
  */
 import { foldControls, readControlRecords } from '../postgres/index.js';
 import type { CliCommand } from './command.js';
-import { readOptions } from './control-options.js';
+import { parseOptions } from './cli-options.js';
 import { DATABASE_HELP, withDatabase } from './database-url.js';
 import { EXIT } from './run-cli.js';
 
@@ -24,10 +24,10 @@ ${DATABASE_HELP}
 Exit codes: 0 listed, 1 the database failed, 2 usage.
 `,
   async run(args, io) {
-    const options = readOptions(args, [], ['json']);
+    const options = parseOptions(args, { json: { type: 'boolean' } }, 0);
     const records = await withDatabase(io.env, (db) => readControlRecords(db));
     const state = foldControls(records);
-    if (options.has('json')) {
+    if (options.values.json === true) {
       const actions = records.map((record) => ({ ...record, recordedAt: record.recordedAt.toISOString() }));
       io.stdout(`${JSON.stringify({ suspended: state.suspended, revoked: state.revoked, actions }, null, 2)}\n`);
       return EXIT.ok;

@@ -5,7 +5,7 @@
  */
 import { compactControls } from '../postgres/index.js';
 import type { CliCommand } from './command.js';
-import { readOptions } from './control-options.js';
+import { parseOptions } from './cli-options.js';
 import { DATABASE_HELP, withDatabase } from './database-url.js';
 import { EXIT } from './run-cli.js';
 
@@ -28,7 +28,7 @@ ${DATABASE_HELP}
 Exit codes: 0 compacted, 1 the database failed, 2 usage.
 `,
   async run(args, io) {
-    readOptions(args, []);
+    parseOptions(args, {}, 0);
     const report = await withDatabase(io.env, (db) => compactControls(db, COMPACT_TIMEOUT));
     io.stdout(`Compacted the operator controls: ${report.deleted} row${report.deleted === 1 ? '' : 's'} deleted, ${report.kept} kept.\n`);
     return EXIT.ok;

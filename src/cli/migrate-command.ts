@@ -6,7 +6,7 @@
  */
 import { SCHEMA_AREAS, type SchemaArea, migrate } from '../postgres/index.js';
 import { type CliCommand, UsageError } from './command.js';
-import { readOptions } from './control-options.js';
+import { parseOptions, stringValue } from './cli-options.js';
 import { DATABASE_HELP, withDatabase } from './database-url.js';
 import { EXIT } from './run-cli.js';
 
@@ -33,7 +33,7 @@ ${DATABASE_HELP}
 Exit codes: 0 done (or nothing to do), 1 the database failed or holds a newer schema, 2 usage.
 `,
   async run(args, io) {
-    const only = readArea(readOptions(args, ['only']).get('only'));
+    const only = readArea(stringValue(parseOptions(args, { only: { type: 'string' } }, 0), 'only'));
     const report = await withDatabase(io.env, (db) => migrate(db, only === undefined ? {} : { only }));
     const versions = Object.entries(report.versions)
       .map(([area, version]) => `${area} ${version}`)

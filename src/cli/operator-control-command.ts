@@ -1,12 +1,11 @@
 /**
- * What the commands recording an operator control share: read `--issuer` (and `--kid`), record
- * the action in DATABASE_URL (which notifies every attached instance), and say what was done.
- *
- * @module paygate-auth/cli
+ * The commands recording an operator control (`revoke-key`, `suspend-issuer`, `resume-issuer`,
+ * `refresh-keys`), one row of a table each: read `--issuer` (and `--kid`), record the action in
+ * DATABASE_URL (which notifies every attached instance), and say what was done.
  */
 import { type ControlAction, type ControlRecord, checkControlRequest, recordControl } from '../postgres/index.js';
 import { type CliCommand, UsageError } from './command.js';
-import { readOptions, required } from './control-options.js';
+import { parseOptions, requiredValue } from './cli-options.js';
 import { DATABASE_HELP, withDatabase } from './database-url.js';
 import { EXIT } from './run-cli.js';
 
@@ -21,8 +20,10 @@ export interface ControlCommandSpec {
   readonly done: (record: ControlRecord) => string;
 }
 
+const STRING = { type: 'string' } as const;
+
 /** A command recording `spec.action`. */
-export function controlCommand(spec: ControlCommandSpec): CliCommand {
+function controlCommand(spec: ControlCommandSpec): CliCommand {
   const withKid = spec.action === 'revoke_key';
   const usage = `paygate-auth ${spec.name} --issuer <iss>${withKid ? ' --kid <kid>' : ''}`;
   return {
@@ -42,10 +43,10 @@ ${DATABASE_HELP}
 Exit codes: 0 recorded, 1 the database failed, 2 usage.
 `,
     async run(args, io) {
-      const options = readOptions(args, withKid ? ['issuer', 'kid'] : ['issuer']);
+      const options = parseOptions(args, withKid ? { issuer: STRING, kid: STRING } : { issuer: STRING }, 0);
       const request = withKid
-        ? { action: spec.action, issuer: required(options, 'issuer'), kid: required(options, 'kid') }
-        : { action: spec.action, issuer: required(options, 'issuer') };
+        ? { action: spec.action, issuer: requiredValue(options, 'issuer'), kid: requiredValue(options, 'kid') }
+        : { action: spec.action, issuer: requiredValue(options, 'issuer') };
       try {
         checkControlRequest(request, spec.name);
       } catch (error) {
@@ -57,3 +58,35 @@ Exit codes: 0 recorded, 1 the database failed, 2 usage.
     },
   };
 }
+
+/** The four commands, in the order `--help` lists them. */
+export const CONTROL_COMMANDS: readonly CliCommand[] = [
+  controlCommand({
+    name: 'revoke-key',
+    action: 'revoke_key',
+    summary: 'revoke one key of an issuer on every instance (PostgreSQL)',
+    effect: 'Revokes the key: tokens it signed are refused with key_revoked. A revocation is never lifted;\nthe issuer publishes a new key instead.',
+    done: (record) => `Revoked key ${record.kid ?? ''} of ${record.issuer}`,
+  }),
+  controlCommand({
+    name: 'suspend-issuer',
+    action: 'suspend_issuer',
+    summary: 'refuse every token of an issuer on every instance (PostgreSQL)',
+    effect: 'Suspends the issuer: all its tokens are refused with issuer_suspended until resume-issuer.',
+    done: (record) => `Suspended ${record.issuer}`,
+  }),
+  controlCommand({
+    name: 'resume-issuer',
+    action: 'resume_issuer',
+    summary: 'lift suspend-issuer on every instance (PostgreSQL)',
+    effect: 'Resumes the issuer: its tokens verify again (revoked keys stay revoked).',
+    done: (record) => `Resumed ${record.issuer}`,
+  }),
+  controlCommand({
+    name: 'refresh-keys',
+    action: 'refresh_keys',
+    summary: "reload an issuer's published keys on every instance (PostgreSQL)",
+    effect: "Reloads the issuer's JWKS now (after a key was replaced, say); results verified with keys no\nlonger published are dropped.",
+    done: (record) => `Asked every instance to reload the keys of ${record.issuer}`,
+  }),
+];

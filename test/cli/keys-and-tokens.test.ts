@@ -35,6 +35,18 @@ async function generate(name: string, ...extra: string[]) {
 
 const signArgs = (key: string) => ['token', 'sign', '--key', key, '--issuer', ISS, '--audience', AUD, '--tenant', 'ern:acme/tenants/t-1', '--scope', 'pay:processPayments'];
 
+/** `args` with `--name value` pairs of `extra`: a repeatable --scope is added, any other option's value replaced. */
+function withOptions(args: readonly string[], extra: readonly string[]): string[] {
+  const result = [...args];
+  for (let index = 0; index < extra.length; index += 2) {
+    const [name, value] = [extra[index] as string, extra[index + 1] as string];
+    const at = name === '--scope' ? -1 : result.indexOf(name);
+    if (at === -1) result.push(name, value);
+    else result[at + 1] = value;
+  }
+  return result;
+}
+
 describe('paygate-auth keys generate', () => {
   it.each(['pkcs8', 'jwk'])('writes a %s private key with mode 0600 and prints only the public JWK', async (format) => {
     const { code, out, err, file } = await generate(`key-${format}`, '--format', format);
@@ -60,6 +72,9 @@ describe('paygate-auth keys generate', () => {
     [['--format', 'pem', '--out', 'x'], '--format must be "pkcs8" or "jwk"'],
     [['--modulus-length', '1024', '--out', 'x'], '--modulus-length must be 2048, 3072 or 4096'],
     [[], '--out is required'],
+    [['--out', 'x', '--out', 'y'], '--out is given twice'],
+    [['--out', 'x', '--bogus'], 'unknown option --bogus'],
+    [['--out'], '--out needs a value'],
   ])('exits 2 on %j', async (args, message) => {
     const result = await cli(['keys', 'generate', ...args]);
     expect(result.code).toBe(EXIT.usage);
@@ -102,7 +117,7 @@ describe('paygate-auth token sign', () => {
     [['--user', 'ern:globex/tenants/t-1/users/u-1'], 'refused (invalid_user, --user)'],
   ])('refuses %j, naming the option, and exits 1', async (extra, message) => {
     const key = await generate(`refused-${extra.join('')}`.replace(/[^\w-]/g, '_'));
-    const result = await cli([...signArgs(key.file), ...extra]);
+    const result = await cli(withOptions(signArgs(key.file), extra));
     expect(result.code).toBe(EXIT.failed);
     expect(result.err).toContain(message);
     expect(result.out).toBe('');
