@@ -229,7 +229,8 @@ describe('the rotation schedule', () => {
       const timer = issuer.startSchedule({ every: 60 });
       clock.advance(47 * HOUR);
       vi.advanceTimersByTime(60_000);
-      await vi.waitFor(() => expect(issuer.keys()).toHaveLength(2));
+      // tick() generates an RSA key, which takes seconds on a loaded machine.
+      await vi.waitFor(() => expect(issuer.keys()).toHaveLength(2), { timeout: 15_000 });
       timer.stop();
       clock.advance(48 * HOUR);
       vi.advanceTimersByTime(600_000);

@@ -45,8 +45,10 @@ describe('npm pack from a clean checkout', () => {
     await symlink(join(root, 'node_modules'), join(checkout, 'node_modules'), 'dir');
     hadDist = existsSync(join(checkout, 'dist'));
     const packed = await run('npm', ['pack', '--json', '--pack-destination', checkout], { cwd: checkout, maxBuffer: 16 * 1024 * 1024 });
-    const [report] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as [{ files: { path: string }[] }];
-    files = report.files.map((file) => file.path);
+    // npm prints the report last, after the build's own output (which may hold a '[' of its own).
+    const report = packed.stdout.startsWith('[') ? 0 : packed.stdout.lastIndexOf('\n[') + 1;
+    const [{ files: listed }] = JSON.parse(packed.stdout.slice(report)) as [{ files: { path: string }[] }];
+    files = listed.map((file) => file.path);
     buildOutput = `${packed.stdout}\n${packed.stderr}`;
   }, 240_000);
 
