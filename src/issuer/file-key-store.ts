@@ -10,7 +10,8 @@ import { hasCode, removeFileDurably, writeFileDurably } from './durable-file.js'
 import { KeyStoreError } from './errors.js';
 import type { KeyRecord, KeyStore } from './key-store.js';
 import { secondsOption } from './options.js';
-import { type CryptoKey, MIN_MODULUS_LENGTH, type PublicRsaJwk, checkModulusLength, generateRsaKeyPair, signRs256 } from './rsa-key.js';
+import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
+import { type CryptoKey, checkModulusLength, generateRsaKeyPair, signRs256 } from './rsa-key.js';
 
 /** How private keys are written. */
 export type PrivateKeyFormat = 'pkcs8' | 'jwk';
@@ -58,7 +59,7 @@ function checkKid(kid: unknown): string {
   return kid;
 }
 
-function isPublicJwk(value: unknown, kid: string): value is PublicRsaJwk {
+function isPublicJwk(value: unknown, kid: string): value is RsaPublicJwk {
   if (typeof value !== 'object' || value === null) return false;
   const jwk = value as Record<string, unknown>;
   return jwk.kty === 'RSA' && typeof jwk.n === 'string' && typeof jwk.e === 'string' && jwk.kid === kid && jwk.alg === 'RS256' && jwk.use === 'sig' && Object.keys(jwk).length === 6;
@@ -82,7 +83,7 @@ function checkRecord(value: unknown, index: number): KeyRecord {
   const { publishedAt, signsFrom, retiredAt, compromisedAt } = record as unknown as KeyRecord;
   return Object.freeze({
     kid,
-    publicJwk: Object.freeze({ ...(record.publicJwk as PublicRsaJwk) }),
+    publicJwk: Object.freeze({ ...(record.publicJwk as RsaPublicJwk) }),
     publishedAt,
     signsFrom,
     ...(retiredAt === undefined ? {} : { retiredAt }),
@@ -152,7 +153,7 @@ export class FileKeyStore implements KeyStore {
     return { keys: names.filter((name) => KEY_FILE.test(name)), temporary: names.filter((name) => TEMPORARY_FILE.test(name)) };
   }
 
-  async generate(): Promise<PublicRsaJwk> {
+  async generate(): Promise<RsaPublicJwk> {
     await this.#directory();
     // A key file is never the first thing in the directory: a schedule missing later is then a loss,
     // not a fresh start (see loadSchedule).
@@ -331,8 +332,8 @@ export async function importPrivateKey(text: string, format: PrivateKeyFormat, f
     throw new KeyStoreError('invalid_key_file', `${file} is not a private RSA key in ${format === 'pkcs8' ? 'PKCS#8 PEM' : 'JWK'} form.`);
   }
   const bits = (key.algorithm as { modulusLength?: number }).modulusLength ?? 0;
-  if (bits < MIN_MODULUS_LENGTH) {
-    throw new KeyStoreError('weak_key', `${file} holds a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_LENGTH} bits.`);
+  if (bits < MIN_MODULUS_BITS) {
+    throw new KeyStoreError('weak_key', `${file} holds a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_BITS} bits.`);
   }
   return key;
 }

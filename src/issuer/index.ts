@@ -24,7 +24,6 @@ export { FileKeyStore, type FileKeyStoreOptions, type PrivateKeyFormat } from '.
 export { DEFAULT_ROTATION, type RotationOptions, type RotationPolicy } from './rotation.js';
 export { type SignInput, type TokenClaims } from './token-claims.js';
 export { type TokenHeader } from './compact.js';
-export { MIN_MODULUS_LENGTH, type PublicRsaJwk } from './rsa-key.js';
 export {
   type FastifyReplyLike,
   type JwksSource,
