@@ -7,7 +7,7 @@
  */
 import { calculateJwkThumbprint, exportJWK, importPKCS8 } from 'jose';
 import { checkPrivateKeyFileMode, importPrivateKey } from '../issuer/file-key-store.js';
-import { signCompact } from '../issuer/compact.js';
+import { signClaims } from '../issuer/compact.js';
 import { IssuerError, KeyStoreError } from '../issuer/errors.js';
 import { type CryptoKey, signRs256 } from '../issuer/rsa-key.js';
 import { type ClaimSettings, buildClaims } from '../issuer/token-claims.js';
@@ -135,7 +135,7 @@ export const tokenSignCommand: CliCommand = {
       throw error;
     }
     const { key, kid } = read;
-    const token = await signCompact({ alg: 'RS256', typ: 'JWT', kid }, claims, (data) => signRs256(key, data));
+    const token = await signClaims({ alg: 'RS256', typ: 'JWT', kid }, claims, (data) => signRs256(key, data));
     io.stdout(`${token}\n`);
     return EXIT.ok;
   },

@@ -5,7 +5,7 @@
  * @module paygate-auth/issuer
  */
 import { MAX_ENTRY_LIFETIME, MIN_MODULUS_BITS, type RsaPublicJwk, isHttpsUri } from '../index.js';
-import { signCompact } from './compact.js';
+import { signClaims } from './compact.js';
 import { IssuerError, KeyStoreError } from './errors.js';
 import { type KeyRecord, type KeyStore, checkKeyStore } from './key-store.js';
 import { namesOption, rejectUnknownOptions, secondsOption, textOption } from './options.js';
@@ -340,7 +340,7 @@ class RotatingIssuer implements Issuer {
     const claims = buildClaims(input, this.#claims, at / 1000);
     const signer = this.#records[signerIndex(this.#records, at)];
     if (signer === undefined) throw this.#notReady(at);
-    return signCompact({ alg: 'RS256', typ: 'JWT', kid: signer.kid }, claims, (data) => this.#store.sign(signer.kid, data));
+    return signClaims({ alg: 'RS256', typ: 'JWT', kid: signer.kid }, claims, (data) => this.#store.sign(signer.kid, data));
   }
 
   #notReady(at: number): IssuerError {
