@@ -20,7 +20,16 @@ export {
 } from './issuer.js';
 export { IssuerError, type IssuerErrorCode, KeyStoreError, type KeyStoreErrorCode } from './errors.js';
 export { InMemoryKeyStore, type InMemoryKeyStoreOptions, type KeyRecord, type KeyStore } from './key-store.js';
-export { FileKeyStore, type FileKeyStoreOptions, type PrivateKeyFormat } from './file-key-store.js';
+export { FileKeyStore, type FileKeyStoreOptions } from './file-key-store.js';
+export {
+  type GenerateKeyFileOptions,
+  type PrivateKeyFormat,
+  type ReadPrivateKeyFileOptions,
+  type SigningKey,
+  generateKeyFile,
+  readPrivateKeyFile,
+} from './key-file.js';
+export { type SignTokenOptions, signToken } from './sign-token.js';
 export { DEFAULT_ROTATION, type RotationOptions, type RotationPolicy } from './rotation.js';
 export { type SignInput, type TokenClaims } from './token-claims.js';
 export { type TokenHeader } from './compact.js';
