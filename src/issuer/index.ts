@@ -2,7 +2,8 @@
  * paygate-auth/issuer: the integration's side of the gateway's contract. Keys on a rotation
  * schedule (a new key every 48 h, published an hour before it signs, kept until its tokens have
  * expired), the JWKS to publish, and tokens signed only when the gateway would accept them.
- * Built on `jose`; runs on Node, Deno, Bun and workerd (`FileKeyStore` needs Node).
+ * Built on `jose`; runs on Node, Deno, Bun and workerd (`FileKeyStore`, `generateKeyFile` and
+ * `readPrivateKeyFile` need Node).
  *
  * @module paygate-auth/issuer
  */
