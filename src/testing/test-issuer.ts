@@ -8,7 +8,7 @@
 import { parseTenantErn } from '../core/ern.js';
 import type { IssuerEntry } from '../core/registry.js';
 import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
-import { type PublishedJwk, type TestKey, generateTestKey, signCompact } from './test-key.js';
+import { type PublishedJwk, type TestKey, generateTestKey, signRawToken } from './test-key.js';
 
 /** Options of {@link createTestIssuer}. */
 export interface TestIssuerOptions {
@@ -327,7 +327,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     claims,
     token(overrides, header, tokenOptions) {
       const key = tokenOptions?.key ?? signingKey;
-      return signCompact(key, withOverrides({ alg: 'RS256', typ: 'JWT', kid: key.kid }, header), claims(overrides));
+      return signRawToken(key, withOverrides({ alg: 'RS256', typ: 'JWT', kid: key.kid }, header), claims(overrides));
     },
     addKey,
     async rotate(rotation = {}) {
