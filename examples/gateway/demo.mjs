@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, linkSync, unlinkSync, writeFileSync } from 'no
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InMemoryDirectory } from 'paygate-auth/payment-links';
-import { generateTestKey, serveJwks, signCompact } from 'paygate-auth/testing';
+import { generateTestKey, serveJwks, signRawToken } from 'paygate-auth/testing';
 
 export const PRODUCT = 'demo';
 export const ISSUER = 'https://auth.demo-integration.example';
@@ -131,7 +131,7 @@ export function mintToken(key, options = {}) {
     scope: options.scope ?? DEFAULT_SCOPE,
     user_ern: id === 'public' ? tenant : `//users/${options.user ?? 'demo-user'}`,
   };
-  return signCompact(key, { alg: 'RS256', typ: 'JWT', kid: key.kid }, claims);
+  return signRawToken(key, { alg: 'RS256', typ: 'JWT', kid: key.kid }, claims);
 }
 
 /** Publishes the key's JWKS on 127.0.0.1 (an ephemeral port) and returns the issuer's registry entry. */

@@ -12,7 +12,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { AUDIENCE, ISSUER, TENANT_NAMES, mintToken } from '../gateway/demo.mjs';
-import { encodeSegment, generateTestKey, signCompact } from 'paygate-auth/testing';
+import { encodeSegment, generateTestKey, signRawToken } from 'paygate-auth/testing';
 
 /** The two private demo tenants and their ids. */
 export const TENANTS = Object.freeze(['clinic-1', 'clinic-2']);
@@ -45,9 +45,9 @@ async function forgedTokens(key, count) {
   const [stranger, strangerWithOtherKid] = await Promise.all([generateTestKey({ kid: key.kid }), generateTestKey({ kid: 'rotated-out-2019' })]);
   const variants = [
     // Another key claiming the demo kid: the signature does not verify.
-    (index) => signCompact(stranger, header(stranger), demoClaims({ tenant: TENANTS[index % 2], user: `forger-${index}` })),
+    (index) => signRawToken(stranger, header(stranger), demoClaims({ tenant: TENANTS[index % 2], user: `forger-${index}` })),
     // A kid the issuer never published: a key lookup (and at most one JWKS refetch per cooldown).
-    (index) => signCompact(strangerWithOtherKid, header(strangerWithOtherKid, { kid: `unknown-${index}` }), demoClaims({ tenant: 'clinic-1' })),
+    (index) => signRawToken(strangerWithOtherKid, header(strangerWithOtherKid, { kid: `unknown-${index}` }), demoClaims({ tenant: 'clinic-1' })),
     // A real signature over clinic-1's claims, with clinic-2's claims swapped in.
     async (index) => {
       const genuine = await mintToken(key, { tenant: 'clinic-1', user: `victim-${index}` });
@@ -79,9 +79,9 @@ export async function mintTokens(key, { users }) {
     ),
   );
   const [expired, forged, foreignProduct, publicTenant, wrongScopeCreate, noGatewayScope] = await Promise.all([
-    many(32, (index) => signCompact(key, header(key), demoClaims({ tenant: TENANTS[index % 2], user: `late-${index}`, issuedAgo: 7200, lifetime: 3600 }))),
+    many(32, (index) => signRawToken(key, header(key), demoClaims({ tenant: TENANTS[index % 2], user: `late-${index}`, issuedAgo: 7200, lifetime: 3600 }))),
     forgedTokens(key, 60),
-    many(16, (index) => signCompact(key, header(key), demoClaims({ tenant: `t-${index}`, product: 'other-product' }))),
+    many(16, (index) => signRawToken(key, header(key), demoClaims({ tenant: `t-${index}`, product: 'other-product' }))),
     many(8, (index) => mintToken(key, { tenant: 'public', user: `system-${index}` })),
     many(8, (index) => mintToken(key, { tenant: 'clinic-1', scope: 'hub:subscribe', user: `hub-${index}` })),
     many(8, (index) => mintToken(key, { tenant: 'clinic-1', scope: 'openid profile', user: `plain-${index}` })),

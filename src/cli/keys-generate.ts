@@ -5,9 +5,7 @@
  *
  * @module paygate-auth/cli
  */
-import { exportJWK, exportPKCS8 } from 'jose';
-import { writePrivateKeyFile } from '../issuer/file-key-store.js';
-import { checkModulusLength, generateRsaKeyPair } from '../issuer/rsa-key.js';
+import { generateKeyFile } from '../issuer/index.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue, stringValue } from './cli-options.js';
 import { EXIT } from './run-cli.js';
@@ -43,23 +41,16 @@ export const keysGenerateCommand: CliCommand = {
     const format = stringValue(parsed, 'format') ?? 'pkcs8';
     if (format !== 'pkcs8' && format !== 'jwk') throw new UsageError(`--format must be "pkcs8" or "jwk", got "${format}"`);
     const bits = stringValue(parsed, 'modulus-length');
-    let modulusLength: number;
-    try {
-      modulusLength = checkModulusLength('--modulus-length', bits === undefined ? undefined : Number(bits));
-    } catch (error) {
-      throw new UsageError((error as Error).message);
-    }
+    const modulusLength = bits === undefined ? 2048 : Number(bits);
+    if (modulusLength !== 2048 && modulusLength !== 3072 && modulusLength !== 4096) throw new UsageError('--modulus-length must be 2048, 3072 or 4096');
     const jwksFile = stringValue(parsed, 'jwks');
-    const pair = await generateRsaKeyPair({ modulusLength, extractable: true });
-    const { kid } = pair.publicJwk;
-    const text =
-      format === 'pkcs8' ? await exportPKCS8(pair.privateKey) : `${JSON.stringify({ ...(await exportJWK(pair.privateKey)), kid, alg: 'RS256', use: 'sig' })}\n`;
-    await writePrivateKeyFile(out, text);
+    const publicJwk = await generateKeyFile(out, { format, modulusLength });
+    const { kid } = publicJwk;
     if (jwksFile !== undefined) {
       const { writeFile } = await import('node:fs/promises');
-      await writeFile(jwksFile, `${JSON.stringify({ keys: [pair.publicJwk] }, null, 2)}\n`, { flag: 'wx', mode: 0o644 });
+      await writeFile(jwksFile, `${JSON.stringify({ keys: [publicJwk] }, null, 2)}\n`, { flag: 'wx', mode: 0o644 });
     }
-    io.stdout(`${JSON.stringify(pair.publicJwk, null, 2)}\n`);
+    io.stdout(`${JSON.stringify(publicJwk, null, 2)}\n`);
     io.stderr(`Wrote the private key to ${out} (mode 0600, ${format === 'pkcs8' ? 'PKCS#8 PEM' : 'JWK'}); kid ${kid}.${jwksFile === undefined ? '' : ` Wrote the JWKS to ${jwksFile}.`}\n`);
     return EXIT.ok;
   },

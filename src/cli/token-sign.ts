@@ -5,13 +5,7 @@
  *
  * @module paygate-auth/cli
  */
-import { calculateJwkThumbprint, exportJWK, importPKCS8 } from 'jose';
-import { checkPrivateKeyFileMode, importPrivateKey } from '../issuer/file-key-store.js';
-import { signCompact } from '../issuer/compact.js';
-import { IssuerError, KeyStoreError } from '../issuer/errors.js';
-import { type CryptoKey, signRs256 } from '../issuer/rsa-key.js';
-import { type ClaimSettings, buildClaims } from '../issuer/token-claims.js';
-import { parseTenantErn } from '../index.js';
+import { IssuerError, KeyStoreError, readPrivateKeyFile, signToken } from '../issuer/index.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
 import { EXIT } from './run-cli.js';
@@ -57,25 +51,6 @@ const OPTIONS = {
 /** The option each sign() field comes from, to name it in a refusal. */
 const OPTION_OF: Readonly<Record<string, string>> = { tenant: '--tenant', scopes: '--scope', user: '--user', tenantName: '--tenant-name', lifetime: '--lifetime' };
 
-async function readKey(file: string, kidOption: string | undefined): Promise<{ key: CryptoKey; kid: string }> {
-  const { readFile } = await import('node:fs/promises');
-  await checkPrivateKeyFileMode(file);
-  const text = await readFile(file, 'utf8');
-  const isJwk = text.trimStart().startsWith('{');
-  const key = await importPrivateKey(text, isJwk ? 'jwk' : 'pkcs8', file);
-  if (kidOption !== undefined) return { key, kid: kidOption };
-  let n: unknown;
-  let e: unknown;
-  if (isJwk) {
-    const jwk = JSON.parse(text) as Record<string, unknown>;
-    if (typeof jwk.kid === 'string' && jwk.kid !== '') return { key, kid: jwk.kid };
-    ({ n, e } = jwk);
-  } else {
-    ({ n, e } = await exportJWK(await importPKCS8(text, 'RS256', { extractable: true })));
-  }
-  return { key, kid: await calculateJwkThumbprint({ kty: 'RSA', n: n as string, e: e as string }, 'sha256') };
-}
-
 /** `paygate-auth token sign`. */
 export const tokenSignCommand: CliCommand = {
   name: 'token sign',
@@ -88,24 +63,8 @@ export const tokenSignCommand: CliCommand = {
     const audiences = stringValues(parsed, 'audience');
     if (audiences.length === 0) throw new UsageError('--audience is required');
     const tenant = requiredValue(parsed, 'tenant');
-    const maxLifetime = secondsValue(parsed, 'max-lifetime') ?? 86_400;
-    let products = stringValues(parsed, 'product');
-    if (products.length === 0) {
-      try {
-        products = [parseTenantErn(tenant).product];
-      } catch {
-        products = [];
-      }
-    }
-    const settings: ClaimSettings = {
-      issuer,
-      audience: audiences.length === 1 ? (audiences[0] as string) : audiences,
-      products,
-      tenants: null,
-      lifetime: Math.min(300, maxLifetime),
-      maxLifetime,
-      emitExp: parsed.values['no-exp'] !== true,
-    };
+    const maxLifetime = secondsValue(parsed, 'max-lifetime');
+    const products = stringValues(parsed, 'product');
     const lifetime = stringValue(parsed, 'lifetime');
     const input = {
       tenant,
@@ -114,28 +73,27 @@ export const tokenSignCommand: CliCommand = {
       ...(stringValue(parsed, 'tenant-name') === undefined ? {} : { tenantName: stringValue(parsed, 'tenant-name') }),
       ...(lifetime === undefined ? {} : { lifetime: /^\d+$/.test(lifetime) ? Number(lifetime) : Number.NaN }),
     };
-    let claims;
+    let token: string;
     try {
-      claims = buildClaims(input, settings, Date.now() / 1000);
+      token = await signToken(input, {
+        key: readPrivateKeyFile(keyFile, { kid: stringValue(parsed, 'kid') }),
+        issuer,
+        audience: audiences.length === 1 ? (audiences[0] as string) : audiences,
+        ...(products.length === 0 ? {} : { product: products }),
+        ...(maxLifetime === undefined ? {} : { maxLifetime }),
+        emitExp: parsed.values['no-exp'] !== true,
+      });
     } catch (error) {
       if (error instanceof IssuerError) {
         io.stderr(`paygate-auth token sign: refused (${error.code}${error.field === undefined ? '' : `, ${OPTION_OF[error.field] ?? error.field}`}): ${error.message}\n`);
         return EXIT.failed;
       }
-      throw error;
-    }
-    let read;
-    try {
-      read = await readKey(keyFile, stringValue(parsed, 'kid'));
-    } catch (error) {
       if (error instanceof KeyStoreError) {
         io.stderr(`paygate-auth token sign: refused (${error.code}, --key): ${error.message}\n`);
         return EXIT.failed;
       }
       throw error;
     }
-    const { key, kid } = read;
-    const token = await signCompact({ alg: 'RS256', typ: 'JWT', kid }, claims, (data) => signRs256(key, data));
     io.stdout(`${token}\n`);
     return EXIT.ok;
   },

@@ -15,7 +15,7 @@ export interface TokenHeader {
 }
 
 /** Signs `header.claims` with `sign` and joins the three segments. */
-export async function signCompact(header: TokenHeader, claims: object, sign: (data: Uint8Array) => Promise<Uint8Array>): Promise<string> {
+export async function signClaims(header: TokenHeader, claims: object, sign: (data: Uint8Array) => Promise<Uint8Array>): Promise<string> {
   const input = `${base64url.encode(JSON.stringify(header))}.${base64url.encode(JSON.stringify(claims))}`;
   const signature = await sign(encoder.encode(input));
   return `${input}.${base64url.encode(signature)}`;

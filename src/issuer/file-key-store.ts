@@ -5,15 +5,13 @@
  *
  * @module paygate-auth/issuer
  */
-import { exportJWK, exportPKCS8, importJWK, importPKCS8 } from 'jose';
+import type { RsaPublicJwk } from '../index.js';
 import { hasCode, removeFileDurably, writeFileDurably } from './durable-file.js';
 import { KeyStoreError } from './errors.js';
+import { type PrivateKeyFormat, checkPrivateKeyFileMode, generateKeyText, importPrivateKey, writePrivateKeyFile } from './key-file.js';
 import type { KeyRecord, KeyStore } from './key-store.js';
 import { secondsOption } from './options.js';
-import { type CryptoKey, MIN_MODULUS_LENGTH, type PublicRsaJwk, checkModulusLength, generateRsaKeyPair, signRs256 } from './rsa-key.js';
-
-/** How private keys are written. */
-export type PrivateKeyFormat = 'pkcs8' | 'jwk';
+import { type CryptoKey, checkModulusLength, signRs256 } from './rsa-key.js';
 
 /** Options of {@link FileKeyStore}. */
 export interface FileKeyStoreOptions {
@@ -47,7 +45,6 @@ type Path = typeof import('node:path');
 
 const SCHEDULE = 'schedule.json';
 const KID = /^[A-Za-z0-9_-]{1,128}$/;
-const PRIVATE_FILE_MODE = 0o600;
 const KEY_SUFFIXES = [['.pem', 'pkcs8'], ['.jwk.json', 'jwk']] as const;
 /** A key file, or a temporary file left by a crash: `<kid>.pem`, `<kid>.jwk.json`, `<name>.<uuid>.tmp`. */
 const KEY_FILE = /^([A-Za-z0-9_-]{1,128})\.(?:pem|jwk\.json)$/;
@@ -58,7 +55,7 @@ function checkKid(kid: unknown): string {
   return kid;
 }
 
-function isPublicJwk(value: unknown, kid: string): value is PublicRsaJwk {
+function isPublicJwk(value: unknown, kid: string): value is RsaPublicJwk {
   if (typeof value !== 'object' || value === null) return false;
   const jwk = value as Record<string, unknown>;
   return jwk.kty === 'RSA' && typeof jwk.n === 'string' && typeof jwk.e === 'string' && jwk.kid === kid && jwk.alg === 'RS256' && jwk.use === 'sig' && Object.keys(jwk).length === 6;
@@ -82,7 +79,7 @@ function checkRecord(value: unknown, index: number): KeyRecord {
   const { publishedAt, signsFrom, retiredAt, compromisedAt } = record as unknown as KeyRecord;
   return Object.freeze({
     kid,
-    publicJwk: Object.freeze({ ...(record.publicJwk as PublicRsaJwk) }),
+    publicJwk: Object.freeze({ ...(record.publicJwk as RsaPublicJwk) }),
     publishedAt,
     signsFrom,
     ...(retiredAt === undefined ? {} : { retiredAt }),
@@ -152,7 +149,7 @@ export class FileKeyStore implements KeyStore {
     return { keys: names.filter((name) => KEY_FILE.test(name)), temporary: names.filter((name) => TEMPORARY_FILE.test(name)) };
   }
 
-  async generate(): Promise<PublicRsaJwk> {
+  async generate(): Promise<RsaPublicJwk> {
     await this.#directory();
     // A key file is never the first thing in the directory: a schedule missing later is then a loss,
     // not a fresh start (see loadSchedule).
@@ -161,14 +158,9 @@ export class FileKeyStore implements KeyStore {
     } catch (error) {
       if (!hasCode(error, 'EEXIST')) throw error;
     }
-    const pair = await generateRsaKeyPair({ modulusLength: this.#modulusLength, extractable: true });
-    const { kid } = pair.publicJwk;
-    const text =
-      this.format === 'pkcs8'
-        ? await exportPKCS8(pair.privateKey)
-        : `${JSON.stringify({ ...(await exportJWK(pair.privateKey)), kid, alg: 'RS256', use: 'sig' })}\n`;
-    await writePrivateKeyFile(await this.#file(`${kid}${this.format === 'pkcs8' ? '.pem' : '.jwk.json'}`), text);
-    return pair.publicJwk;
+    const { publicJwk, text } = await generateKeyText(this.format, this.#modulusLength);
+    await writePrivateKeyFile(await this.#file(`${publicJwk.kid}${this.format === 'pkcs8' ? '.pem' : '.jwk.json'}`), text);
+    return publicJwk;
   }
 
   async #readKey(kid: string): Promise<CryptoKey> {
@@ -276,30 +268,6 @@ export class FileKeyStore implements KeyStore {
 }
 
 /**
- * Writes a private key file with mode 0600 crash-safely, creating its directory (0700) if needed;
- * never overwrites a file (`key_exists`).
- */
-export async function writePrivateKeyFile(file: string, text: string): Promise<void> {
-  const [fs, path] = await Promise.all([import('node:fs/promises'), import('node:path')]);
-  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  try {
-    await writeFileDurably(file, text, { mode: PRIVATE_FILE_MODE, overwrite: false });
-  } catch (error) {
-    if (hasCode(error, 'EEXIST')) throw new KeyStoreError('key_exists', `${file} exists already; a key file is never overwritten.`);
-    throw error;
-  }
-}
-
-/** Refuses a key file that group or others may read or write (not checked on Windows). */
-export async function checkPrivateKeyFileMode(file: string): Promise<void> {
-  const fs = await import('node:fs/promises');
-  const stats = await fs.stat(file);
-  if (process.platform !== 'win32' && (stats.mode & 0o077) !== 0) {
-    throw new KeyStoreError('insecure_key_file', `${file} may be read by others (mode ${(stats.mode & 0o777).toString(8)}); run chmod 600 on it.`);
-  }
-}
-
-/**
  * Refuses a key directory that group or others may write (they could plant or swap a key file);
  * not checked on Windows.
  */
@@ -309,30 +277,4 @@ export async function checkKeyDirectoryMode(directory: string): Promise<void> {
   if (process.platform !== 'win32' && (stats.mode & 0o022) !== 0) {
     throw new KeyStoreError('insecure_directory', `${directory} may be written by others (mode ${(stats.mode & 0o777).toString(8)}); run chmod 700 on it.`);
   }
-}
-
-/**
- * Imports a private key file's text (PKCS#8 PEM or a private JWK) as a non-extractable RS256 key.
- * @throws {KeyStoreError} `invalid_key_file`, naming the file and never its content; `weak_key`
- * for an RSA modulus under 2048 bits, naming its size.
- */
-export async function importPrivateKey(text: string, format: PrivateKeyFormat, file: string): Promise<CryptoKey> {
-  let key: CryptoKey;
-  try {
-    if (format === 'pkcs8') key = await importPKCS8(text, 'RS256', { extractable: false });
-    else {
-      const jwk = JSON.parse(text) as Record<string, unknown>;
-      if (jwk.kty !== 'RSA' || typeof jwk.d !== 'string') throw new TypeError('not a private RSA JWK');
-      const imported = await importJWK({ ...jwk, alg: 'RS256', ext: false }, 'RS256', { extractable: false });
-      if (imported instanceof Uint8Array) throw new TypeError('not an asymmetric key');
-      key = imported;
-    }
-  } catch {
-    throw new KeyStoreError('invalid_key_file', `${file} is not a private RSA key in ${format === 'pkcs8' ? 'PKCS#8 PEM' : 'JWK'} form.`);
-  }
-  const bits = (key.algorithm as { modulusLength?: number }).modulusLength ?? 0;
-  if (bits < MIN_MODULUS_LENGTH) {
-    throw new KeyStoreError('weak_key', `${file} holds a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_LENGTH} bits.`);
-  }
-  return key;
 }

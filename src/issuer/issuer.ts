@@ -4,12 +4,12 @@
  *
  * @module paygate-auth/issuer
  */
-import { MAX_ENTRY_LIFETIME, isHttpsUri } from '../index.js';
-import { signCompact } from './compact.js';
+import { MAX_ENTRY_LIFETIME, MIN_MODULUS_BITS, type RsaPublicJwk, isHttpsUri } from '../index.js';
+import { signClaims } from './compact.js';
 import { IssuerError, KeyStoreError } from './errors.js';
 import { type KeyRecord, type KeyStore, checkKeyStore } from './key-store.js';
 import { namesOption, rejectUnknownOptions, secondsOption, textOption } from './options.js';
-import { MIN_MODULUS_LENGTH, type PublicRsaJwk, modulusBits } from './rsa-key.js';
+import { modulusBits } from './rsa-key.js';
 import {
   type RotationOptions,
   type RotationPolicy,
@@ -75,7 +75,7 @@ export interface IssuerOptions {
 
 /** The JWKS document with the headers to serve it with. */
 export interface JwksResponse {
-  readonly document: { readonly keys: readonly PublicRsaJwk[] };
+  readonly document: { readonly keys: readonly RsaPublicJwk[] };
   /** `public, max-age=<jwksMaxAge>`. */
   readonly cacheControl: string;
   /** `content-type` and `cache-control`. */
@@ -203,10 +203,10 @@ function checkAudience(value: unknown): string | readonly string[] {
 }
 
 /** Refuses a key under the gateway's 2048 bits, from any store. @throws {KeyStoreError} `weak_key`. */
-function checkStrength(jwk: PublicRsaJwk): void {
+function checkStrength(jwk: RsaPublicJwk): void {
   const bits = modulusBits(jwk);
-  if (bits < MIN_MODULUS_LENGTH) {
-    throw new KeyStoreError('weak_key', `The key store's key "${jwk.kid}" is a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_LENGTH} bits.`);
+  if (bits < MIN_MODULUS_BITS) {
+    throw new KeyStoreError('weak_key', `The key store's key "${jwk.kid}" is a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_BITS} bits.`);
   }
 }
 
@@ -340,7 +340,7 @@ class RotatingIssuer implements Issuer {
     const claims = buildClaims(input, this.#claims, at / 1000);
     const signer = this.#records[signerIndex(this.#records, at)];
     if (signer === undefined) throw this.#notReady(at);
-    return signCompact({ alg: 'RS256', typ: 'JWT', kid: signer.kid }, claims, (data) => this.#store.sign(signer.kid, data));
+    return signClaims({ alg: 'RS256', typ: 'JWT', kid: signer.kid }, claims, (data) => this.#store.sign(signer.kid, data));
   }
 
   #notReady(at: number): IssuerError {

@@ -7,13 +7,14 @@
  * @module paygate-auth/issuer
  */
 import { KeyStoreError } from './errors.js';
-import { type CryptoKey, type PublicRsaJwk, generateRsaKeyPair, signRs256 } from './rsa-key.js';
+import type { RsaPublicJwk } from '../index.js';
+import { type CryptoKey, generateRsaKeyPair, signRs256 } from './rsa-key.js';
 
 /** One key in the rotation schedule. Times are milliseconds since the epoch. */
 export interface KeyRecord {
   readonly kid: string;
   /** The public key as published. */
-  readonly publicJwk: PublicRsaJwk;
+  readonly publicJwk: RsaPublicJwk;
   /** When it was first published in the JWKS. */
   readonly publishedAt: number;
   /** When it starts signing (at least the publication lead after `publishedAt`, but after a compromise). */
@@ -36,7 +37,7 @@ export interface KeyStore {
    * Makes a new RS256 key pair (modulus of at least 2048 bits), keeps its private half, and
    * resolves its public JWK, whose `kid` names the key from then on.
    */
-  generate(): Promise<PublicRsaJwk>;
+  generate(): Promise<RsaPublicJwk>;
   /**
    * Signs `data` with key `kid`: RSASSA-PKCS1-v1_5 with SHA-256, the raw signature bytes.
    * @throws {KeyStoreError} `key_not_found` when the store does not hold `kid`.
@@ -93,7 +94,7 @@ export class InMemoryKeyStore implements KeyStore {
     this.#modulusLength = options.modulusLength;
   }
 
-  async generate(): Promise<PublicRsaJwk> {
+  async generate(): Promise<RsaPublicJwk> {
     const pair = await generateRsaKeyPair({ modulusLength: this.#modulusLength, extractable: false });
     this.#keys.set(pair.publicJwk.kid, pair.privateKey);
     return pair.publicJwk;

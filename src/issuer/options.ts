@@ -3,6 +3,7 @@
  *
  * @module paygate-auth/issuer
  */
+import { ErnError, formatTenantErn } from '../index.js';
 
 /** A number of seconds within `[min, max]` (or `(min, max]` with `exclusiveMin`), or `fallback`. */
 export function secondsOption(
@@ -34,13 +35,23 @@ export function textOption(name: string, value: unknown): string {
   return value;
 }
 
-const NAME_PART = /^[A-Za-z0-9._-]{1,256}$/;
+/** `true` for a name the gateway's ERNs take as a product or a tenant id (the root's rule, both parts alike). */
+function isNamePart(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  try {
+    formatTenantErn({ product: value, id: value });
+    return true;
+  } catch (error) {
+    if (error instanceof ErnError) return false;
+    throw error;
+  }
+}
 
 /** One name, or a non-empty array of names (letters, digits, `-`, `_`, `.`), as a frozen list. */
 export function namesOption(name: string, value: unknown, required: boolean): readonly string[] | null {
   if (value === undefined && !required) return null;
   const list = typeof value === 'string' ? [value] : value;
-  if (!Array.isArray(list) || list.length === 0 || !list.every((item) => typeof item === 'string' && NAME_PART.test(item))) {
+  if (!Array.isArray(list) || list.length === 0 || !list.every(isNamePart)) {
     throw new TypeError(`${name} must be a name, or a non-empty array of names, of letters, digits, "-", "_" and "."`);
   }
   return Object.freeze([...new Set(list as string[])]);

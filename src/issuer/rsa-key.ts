@@ -5,44 +5,32 @@
  * @module paygate-auth/issuer
  */
 import { type CryptoKey, base64url, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 
 export type { CryptoKey };
-
-/** A public RSA key as the JWKS publishes it: exactly these members, never a private one. */
-export interface PublicRsaJwk {
-  readonly kty: 'RSA';
-  readonly n: string;
-  readonly e: string;
-  readonly kid: string;
-  readonly alg: 'RS256';
-  readonly use: 'sig';
-}
-
-/** Smallest modulus the gateway accepts, in bits. */
-export const MIN_MODULUS_LENGTH = 2048;
 
 /** A fresh key pair: the private key as a `CryptoKey`, the public half as published. */
 export interface GeneratedKeyPair {
   readonly privateKey: CryptoKey;
-  readonly publicJwk: PublicRsaJwk;
+  readonly publicJwk: RsaPublicJwk;
 }
 
 /** Checks a modulus length option. @throws {TypeError} naming `name`. */
 export function checkModulusLength(name: string, value: unknown): number {
-  if (value === undefined) return MIN_MODULUS_LENGTH;
+  if (value === undefined) return MIN_MODULUS_BITS;
   if (value !== 2048 && value !== 3072 && value !== 4096) throw new TypeError(`${name} must be 2048, 3072 or 4096`);
   return value;
 }
 
 /** The size of a public JWK's modulus, in bits (its `n` without leading zero bits). */
-export function modulusBits(jwk: Pick<PublicRsaJwk, 'n'>): number {
+export function modulusBits(jwk: Pick<RsaPublicJwk, 'n'>): number {
   const bytes = base64url.decode(jwk.n);
   const first = bytes.findIndex((byte) => byte !== 0);
   return first < 0 ? 0 : (bytes.length - first) * 8 - Math.clz32(bytes[first] as number) + 24;
 }
 
 /** The published form of an RSA public key; `kid` is its RFC 7638 SHA-256 thumbprint. */
-export async function publicJwkOf(publicKey: CryptoKey): Promise<PublicRsaJwk> {
+export async function publicJwkOf(publicKey: CryptoKey): Promise<RsaPublicJwk> {
   const { n, e } = await exportJWK(publicKey);
   if (typeof n !== 'string' || typeof e !== 'string') throw new TypeError('The key is not an RSA key');
   const kid = await calculateJwkThumbprint({ kty: 'RSA', n, e }, 'sha256');

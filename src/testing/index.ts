@@ -17,12 +17,12 @@ export {
 export { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
 export {
   type PublishedJwk,
-  type SignCompactOptions,
+  type SignRawTokenOptions,
   type TestKey,
   type TestKeyOptions,
   type TestSigningAlgorithm,
   encodeSegment,
   generateTestKey,
-  signCompact,
+  signRawToken,
 } from './test-key.js';
 export { type TestVerifierOptions, createTestVerifier } from './test-verifier.js';

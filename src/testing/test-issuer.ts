@@ -7,7 +7,7 @@
  */
 import { type IssuerEntry, parseTenantErn } from '../index.js';
 import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
-import { type PublishedJwk, type TestKey, generateTestKey, signCompact } from './test-key.js';
+import { type PublishedJwk, type TestKey, generateTestKey, signRawToken } from './test-key.js';
 
 /** Options of {@link createTestIssuer}. */
 export interface TestIssuerOptions {
@@ -326,7 +326,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     claims,
     token(overrides, header, tokenOptions) {
       const key = tokenOptions?.key ?? signingKey;
-      return signCompact(key, withOverrides({ alg: 'RS256', typ: 'JWT', kid: key.kid }, header), claims(overrides));
+      return signRawToken(key, withOverrides({ alg: 'RS256', typ: 'JWT', kid: key.kid }, header), claims(overrides));
     },
     addKey,
     async rotate(rotation = {}) {

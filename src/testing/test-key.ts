@@ -1,7 +1,7 @@
 /**
  * RSA key pairs for tests, on `jose`: generated with `generateKeyPair`, published with `exportJWK`
  * (the `kid` defaults to the key's RFC 7638 thumbprint), and signing with `CompactSign`. For
- * malformed tokens, {@link signCompact} also signs header and payload bytes exactly as given.
+ * malformed tokens, {@link signRawToken} also signs header and payload bytes exactly as given.
  *
  * @module paygate-auth/testing
  */
@@ -44,8 +44,8 @@ export interface TestKeyOptions {
   readonly jwk?: Readonly<Record<string, unknown>>;
 }
 
-/** Options of {@link signCompact}. */
-export interface SignCompactOptions {
+/** Options of {@link signRawToken}. */
+export interface SignRawTokenOptions {
   /**
    * The signature algorithm.
    * @default the header's `alg` when it is an RSA algorithm, else RS256 (so a header with `none`
@@ -126,7 +126,7 @@ function privateJwkOf(key: TestKey): Promise<Record<string, unknown>> {
   return jwk;
 }
 
-/** WebCrypto signing keys for {@link signCompact}'s raw path, by key and algorithm. */
+/** WebCrypto signing keys for {@link signRawToken}'s raw path, by key and algorithm. */
 const rawSigningKeys = new WeakMap<TestKey, Map<TestSigningAlgorithm, Promise<CryptoKey>>>();
 
 function rawSigningKey(key: TestKey, alg: TestSigningAlgorithm): Promise<CryptoKey> {
@@ -172,10 +172,10 @@ function joseSigns(key: TestKey, header: unknown, alg: TestSigningAlgorithm): he
  * A well-formed RSA header is signed by `jose`'s `CompactSign`; anything else (`alg: 'none'`,
  * `crit`, raw bytes, keys under 2048 bits) by WebCrypto over the same encoding.
  */
-export async function signCompact(key: TestKey, header: unknown, payload: unknown, options: SignCompactOptions = {}): Promise<string> {
+export async function signRawToken(key: TestKey, header: unknown, payload: unknown, options: SignRawTokenOptions = {}): Promise<string> {
   const headerAlg = (header as { alg?: unknown } | null)?.alg;
   const alg: TestSigningAlgorithm = options.alg ?? (isSigningAlgorithm(headerAlg) ? headerAlg : 'RS256');
-  if (!isSigningAlgorithm(alg)) throw new TypeError(`signCompact: alg must be one of ${Object.keys(SIGNING).join(', ')}`);
+  if (!isSigningAlgorithm(alg)) throw new TypeError(`signRawToken: alg must be one of ${Object.keys(SIGNING).join(', ')}`);
   if (joseSigns(key, header, alg)) {
     return new CompactSign(segmentBytes(payload)).setProtectedHeader(header as { alg: string }).sign(await privateJwkOf(key));
   }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { signCompact } from '../../src/testing/index.js';
+import { signRawToken } from '../../src/testing/index.js';
 import { outcome, useFixture } from '../support/fixture.js';
 
 const fx = useFixture();
@@ -23,7 +23,7 @@ async function tokenWithTrailingBits(): Promise<string> {
   for (let headerPad = 0; headerPad < 3; headerPad += 1) {
     for (let claimPad = 0; claimPad < 3; claimPad += 1) {
       const header = { alg: 'RS256', typ: 'JWT', kid: fx.issuer.signingKey.kid, pad: 'x'.repeat(headerPad) };
-      const token = await signCompact(fx.issuer.signingKey, header, fx.issuer.claims({ pad: 'y'.repeat(claimPad) }));
+      const token = await signRawToken(fx.issuer.signingKey, header, fx.issuer.claims({ pad: 'y'.repeat(claimPad) }));
       const [encodedHeader = '', encodedPayload = ''] = token.split('.');
       if (trailingBits(encodedHeader) > 0 && trailingBits(encodedPayload) > 0) return token;
     }

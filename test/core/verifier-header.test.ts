@@ -1,6 +1,6 @@
 import { createHmac, createPublicKey } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
-import { encodeSegment, generateTestKey, signCompact } from '../../src/testing/index.js';
+import { encodeSegment, generateTestKey, signRawToken } from '../../src/testing/index.js';
 import { rejection, useFixture } from '../support/fixture.js';
 
 const fx = useFixture();
@@ -246,7 +246,7 @@ describe('crit: rejected', () => {
 describe('jku, x5u, jwk, x5c: ignored, keys come only from the registered JWKS', () => {
   test.each(['jku', 'x5u'])('a %s header pointing at an attacker URL is never fetched and the token fails (attack: attacker-hosted keys)', async (member) => {
     const attacker = await generateTestKey({ kid: 'attacker' });
-    const token = await signCompact(attacker, { alg: 'RS256', kid: 'attacker', [member]: 'https://attacker.test/jwks.json' }, fx.issuer.claims());
+    const token = await signRawToken(attacker, { alg: 'RS256', kid: 'attacker', [member]: 'https://attacker.test/jwks.json' }, fx.issuer.claims());
     const fetched: string[] = [];
     const recordingFetch = (input: string, init: RequestInit) => {
       fetched.push(input);
@@ -260,14 +260,14 @@ describe('jku, x5u, jwk, x5c: ignored, keys come only from the registered JWKS',
 
   test('an embedded jwk header with the attacker key is ignored (attack: self-signed key injection)', async () => {
     const attacker = await generateTestKey({ kid: 'test-key' });
-    const token = await signCompact(attacker, { alg: 'RS256', kid: 'test-key', jwk: attacker.publicJwk }, fx.issuer.claims());
+    const token = await signRawToken(attacker, { alg: 'RS256', kid: 'test-key', jwk: attacker.publicJwk }, fx.issuer.claims());
     const error = await rejection(fx.verifier().verify(token));
     expect(error.code).toBe('invalid_signature');
   });
 
   test('an embedded x5c header is ignored', async () => {
     const attacker = await generateTestKey({ kid: 'test-key' });
-    const token = await signCompact(attacker, { alg: 'RS256', kid: 'test-key', x5c: ['MIIB'] }, fx.issuer.claims());
+    const token = await signRawToken(attacker, { alg: 'RS256', kid: 'test-key', x5c: ['MIIB'] }, fx.issuer.claims());
     expect((await rejection(fx.verifier().verify(token))).code).toBe('invalid_signature');
   });
 });

@@ -281,6 +281,8 @@ describe('createIssuer options', () => {
     [{ issuer: '' }, 'issuer must be a non-empty string'],
     [{ audience: [] }, 'audience must be a non-empty string'],
     [{ product: 'ac me' }, 'product must be a name'],
+    [{ product: 'a'.repeat(257) }, 'product must be a name'],
+    [{ tenants: ['t-1', 't/2'] }, 'tenants must be a name'],
     [{ keyStore: { generate() {} } }, 'keyStore.sign must be a function'],
     [{ rotation: { publishLead: 7200, interval: 3600 } }, 'rotation.publishLead must be shorter than rotation.interval'],
     [{ rotation: { interval: Number.NaN } }, 'rotation.interval must be a number of seconds'],

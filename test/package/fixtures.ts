@@ -25,7 +25,7 @@ export const EXPECTED_EXPORTS: Readonly<Record<string, readonly string[]>> = {
   'paygate-auth/fetch': ['withAuth', 'requireScopes'],
   'paygate-auth/payment-links': ['createPaymentLinkHandler', 'createInfoHandler', 'InMemoryPaymentLinkStore', 'InMemoryDirectory'],
   'paygate-auth/postgres': ['PostgresPaymentLinkStore', 'PostgresIdempotencyStore', 'migrate', 'postgresControls'],
-  'paygate-auth/testing': ['createTestIssuer', 'createTestVerifier', 'serveJwks', 'generateTestKey', 'signCompact'],
+  'paygate-auth/testing': ['createTestIssuer', 'createTestVerifier', 'serveJwks', 'generateTestKey', 'signRawToken'],
   'paygate-auth/testing/msw': ['jwksHandlers', 'errorExceptLoopback'],
 };
 

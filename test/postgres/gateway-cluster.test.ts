@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLES } from '../../src/postgres/index.js';
-import { type TestKey, signCompact } from '../../src/testing/index.js';
+import { type TestKey, signRawToken } from '../../src/testing/index.js';
 import { eventually } from './eventually.js';
 import { type PgServer, freePort, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 
@@ -95,7 +95,7 @@ function readDemoKey(): TestKey {
 function token(tenant = CLINIC_1, jti = randomUUID()): Promise<string> {
   const iat = Math.floor(Date.now() / 1000);
   const claims = { iss: ISSUER, sub: ISSUER, aud: AUDIENCE, iat, expt: iat + 3600, tenant_ern: tenant, scope: 'pay:processPayments', user_ern: '//users/ops', jti };
-  return signCompact(key, { alg: 'RS256', typ: 'JWT', kid: key.kid }, claims);
+  return signRawToken(key, { alg: 'RS256', typ: 'JWT', kid: key.kid }, claims);
 }
 
 async function answer(response: Response): Promise<Answer> {

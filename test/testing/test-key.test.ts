@@ -1,6 +1,6 @@
 import { calculateJwkThumbprint, compactVerify, decodeProtectedHeader, importJWK } from 'jose';
 import { describe, expect, test } from 'vitest';
-import { encodeSegment, generateTestKey, signCompact } from '../../src/testing/index.js';
+import { encodeSegment, generateTestKey, signRawToken } from '../../src/testing/index.js';
 
 const segment = (token: string, index: number): string => Buffer.from(token.split('.')[index] ?? '', 'base64url').toString('utf8');
 
@@ -35,10 +35,10 @@ describe('generateTestKey', () => {
   });
 });
 
-describe('signCompact', () => {
+describe('signRawToken', () => {
   test.each(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const)('signs %s tokens that jose verifies with the public JWK', async (alg) => {
     const key = await generateTestKey({ kid: 'k-1' });
-    const token = await signCompact(key, { alg, kid: 'k-1' }, { sub: 'x' });
+    const token = await signRawToken(key, { alg, kid: 'k-1' }, { sub: 'x' });
     const publicKey = await importJWK({ ...key.publicJwk, alg: undefined, use: undefined }, alg);
     const { payload, protectedHeader } = await compactVerify(token, publicKey, { algorithms: [alg] });
     expect(protectedHeader).toEqual({ alg, kid: 'k-1' });
@@ -48,7 +48,7 @@ describe('signCompact', () => {
   test('encodes header and payload bytes exactly as given (a duplicate member, for attack tests)', async () => {
     const key = await generateTestKey({ kid: 'k-1' });
     const header = new TextEncoder().encode('{"alg":"RS256","kid":"k-1","kid":"other"}');
-    const token = await signCompact(key, header, { sub: 'x' });
+    const token = await signRawToken(key, header, { sub: 'x' });
     expect(segment(token, 0)).toBe('{"alg":"RS256","kid":"k-1","kid":"other"}');
     const publicKey = await importJWK({ ...key.publicJwk, alg: undefined, use: undefined }, 'RS256');
     await expect(compactVerify(token, publicKey)).resolves.toBeDefined();
@@ -57,7 +57,7 @@ describe('signCompact', () => {
   test('writes a header with alg none or HS256 as given, over a real RS256 signature', async () => {
     const key = await generateTestKey({ kid: 'k-1' });
     for (const alg of ['none', 'HS256']) {
-      const token = await signCompact(key, { alg, kid: 'k-1' }, { sub: 'x' });
+      const token = await signRawToken(key, { alg, kid: 'k-1' }, { sub: 'x' });
       expect(decodeProtectedHeader(token)).toEqual({ alg, kid: 'k-1' });
       expect(Buffer.from(token.split('.')[2] ?? '', 'base64url')).toHaveLength(256);
     }
@@ -65,20 +65,20 @@ describe('signCompact', () => {
 
   test('signs with a 1024-bit key, which jose will not sign with', async () => {
     const key = await generateTestKey({ kid: 'weak', modulusLength: 1024 });
-    const token = await signCompact(key, { alg: 'RS256', kid: 'weak' }, { sub: 'x' });
+    const token = await signRawToken(key, { alg: 'RS256', kid: 'weak' }, { sub: 'x' });
     expect(Buffer.from(token.split('.')[2] ?? '', 'base64url')).toHaveLength(128);
   });
 
   test('signs a header with crit, which jose would refuse to produce', async () => {
     const key = await generateTestKey({ kid: 'k-1' });
-    const token = await signCompact(key, { alg: 'RS256', kid: 'k-1', crit: ['exp'], exp: 1 }, { sub: 'x' });
+    const token = await signRawToken(key, { alg: 'RS256', kid: 'k-1', crit: ['exp'], exp: 1 }, { sub: 'x' });
     expect(decodeProtectedHeader(token)).toMatchObject({ crit: ['exp'] });
   });
 
   test('signs a key restored from its PKCS#8 bytes (a key saved to disk)', async () => {
     const { kid, modulusLength, publicJwk, privateKeyPkcs8 } = await generateTestKey({ kid: 'k-1' });
     const restored = { kid, modulusLength, publicJwk, privateKeyPkcs8: new Uint8Array(privateKeyPkcs8) };
-    const token = await signCompact(restored, { alg: 'RS256', kid }, { sub: 'x' });
+    const token = await signRawToken(restored, { alg: 'RS256', kid }, { sub: 'x' });
     const publicKey = await importJWK({ ...publicJwk, alg: undefined, use: undefined }, 'RS256');
     await expect(compactVerify(token, publicKey)).resolves.toBeDefined();
   });

@@ -1,0 +1,150 @@
+/**
+ * One private key in one file, for Node: generated and written with mode 0600 crash-safely, or
+ * read back (PKCS#8 PEM or a private JWK) with the checks `FileKeyStore` applies to its own.
+ * `node:fs` is loaded only when a function here is called.
+ */
+import { calculateJwkThumbprint, exportJWK, exportPKCS8, importJWK, importPKCS8 } from 'jose';
+import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
+import { hasCode, writeFileDurably } from './durable-file.js';
+import { KeyStoreError } from './errors.js';
+import { type CryptoKey, checkModulusLength, generateRsaKeyPair } from './rsa-key.js';
+
+/** How a private key file is written. */
+export type PrivateKeyFormat = 'pkcs8' | 'jwk';
+
+/** Options of {@link generateKeyFile}. */
+export interface GenerateKeyFileOptions {
+  /**
+   * How the private key is written: `pkcs8` (PKCS#8 PEM) or `jwk` (a private JWK carrying `kid`,
+   * `alg` and `use`).
+   * @default 'pkcs8'
+   */
+  readonly format?: PrivateKeyFormat;
+  /**
+   * Modulus length of the key, in bits.
+   * @default 2048
+   */
+  readonly modulusLength?: 2048 | 3072 | 4096;
+}
+
+/** A private key read from a file, ready to sign, with the `kid` its tokens carry. */
+export interface SigningKey {
+  /** The private key, imported as a non-extractable RS256 `CryptoKey`. */
+  readonly privateKey: CryptoKey;
+  /** The key's `kid`. */
+  readonly kid: string;
+}
+
+/** Options of {@link readPrivateKeyFile}. */
+export interface ReadPrivateKeyFileOptions {
+  /**
+   * The key's `kid`.
+   * @default the JWK's `kid` when the file is a JWK that has one, else the key's RFC 7638
+   * SHA-256 thumbprint (the `kid` {@link generateKeyFile} and the key stores give it)
+   */
+  readonly kid?: string;
+}
+
+const PRIVATE_FILE_MODE = 0o600;
+
+/**
+ * Generates an RS256 key pair and writes the private key to `file` with mode 0600, crash-safely
+ * (a temporary file, fsync, rename, fsync of the directory), creating the directory (0700) if
+ * needed. Resolves the public JWK to publish; its `kid` is the key's RFC 7638 thumbprint.
+ * @throws {TypeError} for a bad option, naming it.
+ * @throws {KeyStoreError} `key_exists` when `file` exists: a key file is never overwritten.
+ */
+export async function generateKeyFile(file: string, options: GenerateKeyFileOptions = {}): Promise<RsaPublicJwk> {
+  if (typeof file !== 'string' || file === '') throw new TypeError('generateKeyFile: file must be a non-empty path');
+  const format = options.format ?? 'pkcs8';
+  if (format !== 'pkcs8' && format !== 'jwk') throw new TypeError('generateKeyFile: format must be "pkcs8" or "jwk"');
+  const modulusLength = checkModulusLength('generateKeyFile: modulusLength', options.modulusLength);
+  const { publicJwk, text } = await generateKeyText(format, modulusLength);
+  await writePrivateKeyFile(file, text);
+  return publicJwk;
+}
+
+/** A new RS256 key pair: the private key as the text of a key file in `format`, and the public JWK. */
+export async function generateKeyText(format: PrivateKeyFormat, modulusLength: number): Promise<{ readonly publicJwk: RsaPublicJwk; readonly text: string }> {
+  const pair = await generateRsaKeyPair({ modulusLength, extractable: true });
+  const { kid } = pair.publicJwk;
+  const text = format === 'pkcs8' ? await exportPKCS8(pair.privateKey) : `${JSON.stringify({ ...(await exportJWK(pair.privateKey)), kid, alg: 'RS256', use: 'sig' })}\n`;
+  return { publicJwk: pair.publicJwk, text };
+}
+
+/**
+ * Reads a private key file (PKCS#8 PEM, or a private JWK when the text starts with `{`) to sign
+ * with, for {@link signToken}.
+ * @throws {KeyStoreError} `insecure_key_file` when group or others may read or write it (not
+ * checked on Windows); `invalid_key_file`, naming the file and never its content; `weak_key` for
+ * an RSA modulus under 2048 bits, naming its size.
+ */
+export async function readPrivateKeyFile(file: string, options: ReadPrivateKeyFileOptions = {}): Promise<SigningKey> {
+  if (options.kid !== undefined && (typeof options.kid !== 'string' || options.kid === '')) throw new TypeError('readPrivateKeyFile: kid must be a non-empty string');
+  const { readFile } = await import('node:fs/promises');
+  await checkPrivateKeyFileMode(file);
+  const text = await readFile(file, 'utf8');
+  const isJwk = text.trimStart().startsWith('{');
+  const privateKey = await importPrivateKey(text, isJwk ? 'jwk' : 'pkcs8', file);
+  if (options.kid !== undefined) return { privateKey, kid: options.kid };
+  let n: unknown;
+  let e: unknown;
+  if (isJwk) {
+    const jwk = JSON.parse(text) as Record<string, unknown>;
+    if (typeof jwk.kid === 'string' && jwk.kid !== '') return { privateKey, kid: jwk.kid };
+    ({ n, e } = jwk);
+  } else {
+    ({ n, e } = await exportJWK(await importPKCS8(text, 'RS256', { extractable: true })));
+  }
+  return { privateKey, kid: await calculateJwkThumbprint({ kty: 'RSA', n: n as string, e: e as string }, 'sha256') };
+}
+
+/**
+ * Writes a private key file with mode 0600 crash-safely, creating its directory (0700) if needed;
+ * never overwrites a file (`key_exists`).
+ */
+export async function writePrivateKeyFile(file: string, text: string): Promise<void> {
+  const [fs, path] = await Promise.all([import('node:fs/promises'), import('node:path')]);
+  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  try {
+    await writeFileDurably(file, text, { mode: PRIVATE_FILE_MODE, overwrite: false });
+  } catch (error) {
+    if (hasCode(error, 'EEXIST')) throw new KeyStoreError('key_exists', `${file} exists already; a key file is never overwritten.`);
+    throw error;
+  }
+}
+
+/** Refuses a key file that group or others may read or write (not checked on Windows). */
+export async function checkPrivateKeyFileMode(file: string): Promise<void> {
+  const fs = await import('node:fs/promises');
+  const stats = await fs.stat(file);
+  if (process.platform !== 'win32' && (stats.mode & 0o077) !== 0) {
+    throw new KeyStoreError('insecure_key_file', `${file} may be read by others (mode ${(stats.mode & 0o777).toString(8)}); run chmod 600 on it.`);
+  }
+}
+
+/**
+ * Imports a private key file's text (PKCS#8 PEM or a private JWK) as a non-extractable RS256 key.
+ * @throws {KeyStoreError} `invalid_key_file`, naming the file and never its content; `weak_key`
+ * for an RSA modulus under 2048 bits, naming its size.
+ */
+export async function importPrivateKey(text: string, format: PrivateKeyFormat, file: string): Promise<CryptoKey> {
+  let key: CryptoKey;
+  try {
+    if (format === 'pkcs8') key = await importPKCS8(text, 'RS256', { extractable: false });
+    else {
+      const jwk = JSON.parse(text) as Record<string, unknown>;
+      if (jwk.kty !== 'RSA' || typeof jwk.d !== 'string') throw new TypeError('not a private RSA JWK');
+      const imported = await importJWK({ ...jwk, alg: 'RS256', ext: false }, 'RS256', { extractable: false });
+      if (imported instanceof Uint8Array) throw new TypeError('not an asymmetric key');
+      key = imported;
+    }
+  } catch {
+    throw new KeyStoreError('invalid_key_file', `${file} is not a private RSA key in ${format === 'pkcs8' ? 'PKCS#8 PEM' : 'JWK'} form.`);
+  }
+  const bits = (key.algorithm as { modulusLength?: number }).modulusLength ?? 0;
+  if (bits < MIN_MODULUS_BITS) {
+    throw new KeyStoreError('weak_key', `${file} holds a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_BITS} bits.`);
+  }
+  return key;
+}

@@ -1,0 +1,83 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { calculateJwkThumbprint } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KeyStoreError, generateKeyFile, readPrivateKeyFile } from '../../src/issuer/index.js';
+
+let directory: string;
+
+beforeAll(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'paygate-key-file-'));
+});
+
+afterAll(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  const error: unknown = await promise.then(() => undefined, (caught: unknown) => caught);
+  return error instanceof KeyStoreError ? error.code : undefined;
+}
+
+describe('generateKeyFile', () => {
+  it.each(['pkcs8', 'jwk'] as const)('writes a %s private key with mode 0600 into a new 0700 directory and resolves the public JWK', async (format) => {
+    const file = join(directory, `new-${format}`, 'key');
+    const jwk = await generateKeyFile(file, { format });
+    expect((await stat(file)).mode & 0o777).toBe(0o600);
+    expect((await stat(join(directory, `new-${format}`))).mode & 0o777).toBe(0o700);
+    expect(Object.keys(jwk).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+    expect(jwk.kid).toBe(await calculateJwkThumbprint({ kty: 'RSA', n: jwk.n, e: jwk.e }, 'sha256'));
+    expect((await readPrivateKeyFile(file)).kid).toBe(jwk.kid);
+  });
+
+  it('never overwrites a file (key_exists)', async () => {
+    const file = join(directory, 'kept');
+    await writeFile(file, 'before', { mode: 0o600 });
+    expect(await codeOf(generateKeyFile(file))).toBe('key_exists');
+    expect(await readFile(file, 'utf8')).toBe('before');
+  });
+
+  it('refuses a modulus length the gateway does not take, naming the option', async () => {
+    await expect(generateKeyFile(join(directory, 'small'), { modulusLength: 1024 as 2048 })).rejects.toThrow(/modulusLength/);
+  });
+});
+
+describe('readPrivateKeyFile', () => {
+  it('takes the kid given over the thumbprint', async () => {
+    const file = join(directory, 'named');
+    await generateKeyFile(file);
+    expect((await readPrivateKeyFile(file, { kid: 'k-1' })).kid).toBe('k-1');
+  });
+
+  it("takes a JWK file's own kid", async () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const file = join(directory, 'own-kid.jwk.json');
+    await writeFile(file, JSON.stringify({ ...privateKey.export({ format: 'jwk' }), kid: 'own' }), { mode: 0o600 });
+    expect((await readPrivateKeyFile(file)).kid).toBe('own');
+  });
+
+  it('refuses a file that others may read (insecure_key_file)', async () => {
+    const file = join(directory, 'loose');
+    await generateKeyFile(file);
+    await chmod(file, 0o644);
+    expect(await codeOf(readPrivateKeyFile(file))).toBe('insecure_key_file');
+  });
+
+  it('refuses a key under 2048 bits (weak_key)', async () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+    const file = join(directory, 'weak.pem');
+    await writeFile(file, privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, { mode: 0o600 });
+    expect(await codeOf(readPrivateKeyFile(file))).toBe('weak_key');
+  });
+
+  it('refuses a file that is not a private key, without its content in the message (invalid_key_file)', async () => {
+    const file = join(directory, 'not-a-key.pem');
+    await writeFile(file, 'hello secret world', { mode: 0o600 });
+    const error: unknown = await readPrivateKeyFile(file).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(KeyStoreError);
+    expect((error as KeyStoreError).code).toBe('invalid_key_file');
+    expect((error as KeyStoreError).message).not.toContain('hello secret world');
+  });
+});
