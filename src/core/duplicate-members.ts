@@ -8,6 +8,7 @@
  *
  * @module paygate-auth
  */
+import { MAX_QUOTED_CHARS, cut, quote } from './hint-text.js';
 
 /** The way to a member: names of object members and indexes of array elements, outermost first. */
 export type MemberPath = readonly (string | number)[];
@@ -181,25 +182,22 @@ function scan(text: string): MemberPath | undefined {
 }
 
 const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-/** Longest name quoted whole in a formatted path; a longer one is cut, marked with `…`. */
-const MAX_QUOTED_NAME = 64;
-
-function quotedName(name: string): string {
-  const shown = name.length > MAX_QUOTED_NAME ? `${name.slice(0, MAX_QUOTED_NAME)}…` : name;
-  return JSON.stringify(shown);
-}
+/** Longest formatted path; a longer one is cut, marked with `…` (a path may be nested thousands deep). */
+export const MAX_PATH_CHARS = 200;
 
 /**
  * A path as text: `amount`, `payment_details.line_items[0].amount`, `meta["odd name"]`. Names
- * that are not identifiers are quoted as JSON strings (control characters escaped); a name longer
- * than 64 characters is cut.
+ * that are not identifiers are quoted (see `hint-text.ts`: cut, every control escaped); the whole
+ * is cut at {@link MAX_PATH_CHARS} characters, so its cost and size are bounded however deep the
+ * path and however long its names.
  */
 export function formatMemberPath(path: MemberPath): string {
   let text = '';
   for (const step of path) {
     if (typeof step === 'number') text += `[${step}]`;
-    else if (IDENTIFIER.test(step)) text += text === '' ? step : `.${step}`;
-    else text += `[${quotedName(step)}]`;
+    else if (step.length <= MAX_QUOTED_CHARS && IDENTIFIER.test(step)) text += text === '' ? step : `.${step}`;
+    else text += `[${quote(step)}]`;
+    if (text.length > MAX_PATH_CHARS) return cut(text, MAX_PATH_CHARS);
   }
   return text;
 }

@@ -1,7 +1,8 @@
 /**
- * How hints write the values they quote: JSON-quoted (control characters escaped, so a hint is one
- * safe log line), cut when long, lists shortened. Only values a client sent or public
- * configuration are ever given to these functions.
+ * How hints and messages write the values they quote: as one safe log line. A quoted value is cut
+ * first (so the work is bounded whatever its length), then escaped: `"` and `\`, every control
+ * character (C0, DEL, C1), U+2028/U+2029, the bidirectional controls and lone surrogates are shown
+ * as escapes, never raw. Lists are shortened. Each function reads its input once.
  *
  * @module paygate-auth
  */
@@ -14,14 +15,59 @@ export const MAX_LISTED = 8;
 /** Longest hint: longer ones are cut. */
 export const MAX_HINT_CHARS = 1000;
 
-/** `hint` cut to {@link MAX_HINT_CHARS} characters, marked with `…` when cut. */
-export function capHint(hint: string): string {
-  return hint.length <= MAX_HINT_CHARS ? hint : `${hint.slice(0, MAX_HINT_CHARS - 1)}…`;
+/** `true` for a code unit a log line must not hold raw. */
+function isUnsafe(code: number): boolean {
+  return (
+    code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029 || code === 0x061c ||
+    code === 0x200e || code === 0x200f || (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069) ||
+    (code >= 0xd800 && code <= 0xdfff)
+  );
 }
 
-/** `value` as a JSON string, cut to {@link MAX_QUOTED_CHARS} characters. */
+function unicodeEscape(code: number): string {
+  return `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * `text` with every unsafe code unit written as `\uXXXX` (a surrogate pair that forms a character
+ * is kept); with `quoting`, `"` and `\` escaped too.
+ */
+function escape(text: string, quoting: boolean): string {
+  let out = '';
+  let from = 0;
+  for (let at = 0; at < text.length; at += 1) {
+    const code = text.charCodeAt(at);
+    if (code >= 0xd800 && code <= 0xdbff) {
+      const next = text.charCodeAt(at + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        at += 1;
+        continue;
+      }
+    }
+    const replacement = quoting && (code === 0x22 || code === 0x5c) ? `\\${text[at]}` : isUnsafe(code) ? unicodeEscape(code) : undefined;
+    if (replacement === undefined) continue;
+    out += text.slice(from, at) + replacement;
+    from = at + 1;
+  }
+  return from === 0 ? text : out + text.slice(from);
+}
+
+/** `text` cut to `max` characters (a cut marked with `…`), never splitting a surrogate pair. */
+export function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  const end = last >= 0xd800 && last <= 0xdbff ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
+}
+
+/** `hint` cut to {@link MAX_HINT_CHARS} characters and made one safe line (unsafe characters escaped). */
+export function capHint(hint: string): string {
+  return escape(hint.length <= MAX_HINT_CHARS ? hint : cut(hint, MAX_HINT_CHARS - 1), false);
+}
+
+/** `value` cut to {@link MAX_QUOTED_CHARS} characters, escaped and quoted: `"a\"b\u202e"`. */
 export function quote(value: string): string {
-  return JSON.stringify(value.length > MAX_QUOTED_CHARS ? `${value.slice(0, MAX_QUOTED_CHARS)}…` : value);
+  return `"${escape(cut(value, MAX_QUOTED_CHARS), true)}"`;
 }
 
 /** `"a", "b" and 3 more`, or `none` for an empty list. */
