@@ -75,8 +75,10 @@ export interface VerifierOptions {
    */
   readonly jwksMaxBytes?: number;
   /**
-   * Redirects followed per JWKS download (each to `https:`, or `http:` on loopback).
-   * @default 3
+   * Redirects followed per JWKS download, each only within the origin (scheme, host and port) of
+   * the registered `jwksUri`. By default none is followed, as jose does: a redirect is a failed
+   * download (`reason: 'redirects'`), and one off the origin always is (`'redirect_target'`).
+   * @default 0
    */
   readonly jwksMaxRedirects?: number;
   /**
@@ -289,7 +291,7 @@ class TokenVerifier implements Verifier {
       maxAge: numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY }),
       timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, 5, { min: 0, max: 120, exclusiveMin: true }),
       maxBytes: numberOption(OWNER, 'jwksMaxBytes', o.jwksMaxBytes, 262_144, { min: 1024, max: 16 * 1024 * 1024, integer: true }),
-      maxRedirects: numberOption(OWNER, 'jwksMaxRedirects', o.jwksMaxRedirects, 3, { min: 0, max: 10, integer: true }),
+      maxRedirects: numberOption(OWNER, 'jwksMaxRedirects', o.jwksMaxRedirects, 0, { min: 0, max: 10, integer: true }),
       staleWindow: numberOption(OWNER, 'jwksStaleWindow', o.jwksStaleWindow, DAY, { min: 0, max: 30 * DAY }),
       cooldown: numberOption(OWNER, 'jwksCooldown', o.jwksCooldown, 30, { min: 0, max: DAY }),
       backoffInitial: numberOption(OWNER, 'jwksBackoff', o.jwksBackoff, 1, { min: 0, max: DAY }),
