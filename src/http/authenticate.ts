@@ -6,7 +6,6 @@
  */
 import type { AuthContext } from '../core/auth-context.js';
 import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
-import { capHint, quoteList } from '../core/hint-text.js';
 import {
   DEFAULT_SCOPE_POLICY,
   type NormalizedScopeRequirement,
@@ -39,20 +38,14 @@ export type AuthenticatingVerifier = Pick<Verifier, 'verify' | 'maxTokenBytes'>;
 /** A requirement as given: one already normalized (adapters build theirs once) is used as it is. */
 export type AnyRequirement = ScopeRequirement | NormalizedScopeRequirement;
 
-/** For logs: the scopes the token grants against those it lacks (scopes are never secret). */
-function scopeHint(requirement: NormalizedScopeRequirement, granted: ReadonlySet<string>): string {
-  const grants = `The token grants ${granted.size === 0 ? 'no scope' : quoteList([...granted])}`;
-  if (requirement.mode === 'anyOf') return capHint(`${grants}; it needs one of ${quoteList(requirement.scopes)}.`);
-  return capHint(`${grants}; it lacks ${quoteList(requirement.scopes.filter((scope) => !granted.has(scope)))}.`);
-}
-
 function insufficient(requirement: NormalizedScopeRequirement, granted: ReadonlySet<string>): AuthError {
   const list = requirement.scopes.join(', ');
   const message =
     requirement === DEFAULT_SCOPE_POLICY
       ? `The token grants none of the gateway's scopes (${list}).`
       : `The token lacks ${requirement.mode === 'allOf' ? 'all of' : 'any of'} the scopes this route needs (${list}).`;
-  return new AuthError('insufficient_scope', message, { requiredScopes: requirement.scopes, hint: scopeHint(requirement, granted) });
+  const facts = { rule: 'scopes', expected: { mode: requirement.mode, scopes: requirement.scopes }, actual: [...granted] } as const;
+  return new AuthError('insufficient_scope', message, { requiredScopes: requirement.scopes, facts });
 }
 
 /**

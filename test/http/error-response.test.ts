@@ -95,13 +95,13 @@ describe('toErrorResponse', () => {
 describe('toErrorResponse and hints', () => {
   const hinted = new AuthError('audience_mismatch', 'The token is not meant for this service ("aud").', {
     claim: 'aud',
-    hint: 'The token\'s "aud" is "https://payments.test/"; this verifier expects "https://payments.test".',
+    facts: { rule: 'aud', claim: 'aud', expected: ['https://payments.test'], actual: 'https://x.test' },
   });
 
   test('leaves the hint out of the body by default', () => {
     const response = toErrorResponse(hinted);
     expect(response.body).not.toHaveProperty('hint');
-    expect(JSON.stringify(response)).not.toContain('payments.test/');
+    expect(JSON.stringify(response)).not.toContain('x.test');
   });
 
   test('puts the hint in the body with exposeHints: true', () => {
