@@ -9,7 +9,6 @@
  *
  * @module paygate-auth/cli
  */
-import type { LifetimeFacts, TenantExpectation } from '../core/claims.js';
 import { quote, quoteList } from '../core/hint-text.js';
 import {
   type AuthError,
@@ -211,7 +210,7 @@ function passed(outcome: RuleOutcome, now: number): string {
     case 'not_before':
       return `${String(outcome.claim)} is not in the future`;
     case 'lifetime': {
-      const { lifetime } = actual as LifetimeFacts;
+      const { lifetime } = actual as { lifetime: number };
       const { maximum } = expected as { maximum: number };
       return `${lifetime} s (${describeDuration(lifetime)}) ≤ maximum ${maximum} s`;
     }
@@ -221,7 +220,7 @@ function passed(outcome: RuleOutcome, now: number): string {
       return expected === null ? `${shown(actual)} (not compared: the entry waives it)` : `${shown(actual)} = iss`;
     case 'tenant_ern': {
       const tenant = actual as TenantErn;
-      return `${quote(tenant.ern)}: product ${quote(tenant.product)} in (${quoteList((expected as TenantExpectation).products)})`;
+      return `${quote(tenant.ern)}: product ${quote(tenant.product)} in (${quoteList((expected as { products: string[] }).products)})`;
     }
     case 'scope':
       return actual === undefined ? 'absent (no scopes)' : shown(actual);

@@ -90,18 +90,10 @@ export function checkTimeWindow(times: TokenTimes, now: number, tolerance: numbe
   trace?.({ rule: 'not_before', claim: times.nbf === undefined ? 'iat' : 'nbf', passed: true, expected: { now, tolerance }, actual: times.nbf ?? times.iat });
 }
 
-/** The facts of the lifetime rule: the lifetime, from which claims, against the maximum (and whose). */
-export interface LifetimeFacts {
-  readonly lifetime: number;
-  readonly expiry: number;
-  readonly expiryClaim: 'exp' | 'expt';
-  readonly start: number;
-  readonly startClaim: 'iat' | 'nbf';
-}
-
+/** The lifetime rule's facts: the lifetime, from which claims, against the maximum (and whose). */
 function lifetimeFacts(times: TokenTimes, maximum: number, issuerOwn: boolean) {
   const start = times.nbf ?? times.iat;
-  const actual: LifetimeFacts = { lifetime: times.expiry - start, expiry: times.expiry, expiryClaim: times.expiryClaim, start, startClaim: times.nbf === undefined ? 'iat' : 'nbf' };
+  const actual = { lifetime: times.expiry - start, expiry: times.expiry, expiryClaim: times.expiryClaim, start, startClaim: times.nbf === undefined ? 'iat' : 'nbf' };
   return { rule: 'lifetime', claim: times.expiryClaim, expected: { maximum, issuerOwn }, actual } as const;
 }
 
@@ -153,15 +145,8 @@ function checkSubject(payload: Record<string, unknown>, issuer: RegisteredIssuer
   }
 }
 
-/** What the tenant rule expected: the issuer's products, and how many tenants a limited integration lists. */
-export interface TenantExpectation {
-  readonly issuer: string;
-  readonly products: readonly string[];
-  /** `null` unless the entry lists tenants (never named: they are other customers). */
-  readonly tenants: number | null;
-}
-
-function tenantExpectation(issuer: RegisteredIssuer): TenantExpectation {
+/** What the tenant rule expected: the products, and how many tenants a limited integration lists (never which). */
+function tenantExpectation(issuer: RegisteredIssuer): { issuer: string; products: string[]; tenants: number | null } {
   return { issuer: issuer.issuer, products: [...issuer.products], tenants: issuer.tenants?.size ?? null };
 }
 

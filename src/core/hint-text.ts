@@ -15,41 +15,21 @@ export const MAX_LISTED = 8;
 /** Longest hint: longer ones are cut. */
 export const MAX_HINT_CHARS = 1000;
 
-/** `true` for a code unit a log line must not hold raw. */
-function isUnsafe(code: number): boolean {
-  return (
-    code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029 || code === 0x061c ||
-    code === 0x200e || code === 0x200f || (code >= 0x202a && code <= 0x202e) || (code >= 0x2066 && code <= 0x2069) ||
-    (code >= 0xd800 && code <= 0xdfff)
-  );
-}
-
-function unicodeEscape(code: number): string {
-  return `\\u${code.toString(16).padStart(4, '0')}`;
-}
-
 /**
- * `text` with every unsafe code unit written as `\uXXXX` (a surrogate pair that forms a character
- * is kept); with `quoting`, `"` and `\` escaped too.
+ * One code unit a log line must not hold raw: C0, DEL, C1, U+2028/U+2029, the bidirectional
+ * controls, a lone surrogate. Each match is one character (a lone surrogate is told apart by its
+ * neighbour alone), so matching is linear.
  */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const UNSAFE_OR_QUOTING = new RegExp(`${UNSAFE.source}|["\\\\]`, 'g');
+
+function escapeOne(char: string): string {
+  return char === '"' || char === '\\' ? `\\${char}` : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+}
+
+/** `text` with every unsafe code unit written as `\uXXXX`; with `quoting`, `"` and `\` escaped too. */
 function escape(text: string, quoting: boolean): string {
-  let out = '';
-  let from = 0;
-  for (let at = 0; at < text.length; at += 1) {
-    const code = text.charCodeAt(at);
-    if (code >= 0xd800 && code <= 0xdbff) {
-      const next = text.charCodeAt(at + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        at += 1;
-        continue;
-      }
-    }
-    const replacement = quoting && (code === 0x22 || code === 0x5c) ? `\\${text[at]}` : isUnsafe(code) ? unicodeEscape(code) : undefined;
-    if (replacement === undefined) continue;
-    out += text.slice(from, at) + replacement;
-    from = at + 1;
-  }
-  return from === 0 ? text : out + text.slice(from);
+  return text.replace(quoting ? UNSAFE_OR_QUOTING : UNSAFE, escapeOne);
 }
 
 /** `text` cut to `max` characters (a cut marked with `…`), never splitting a surrogate pair. */

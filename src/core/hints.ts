@@ -14,12 +14,10 @@
  *
  * @module paygate-auth
  */
-import type { LifetimeFacts, TenantExpectation } from './claims.js';
 import type { FormatFacts } from './compact-jws.js';
 import { formatMemberPath } from './duplicate-members.js';
 import type { AuthErrorCode, FailureFacts } from './errors.js';
 import { capHint, kindOf, quote, quoteList } from './hint-text.js';
-import type { HeldKeys, UnavailableKeys } from './jwks-cache.js';
 import { findNearMiss } from './near-miss.js';
 
 /** A time claim above this many seconds since the epoch (the year 5138) is taken for milliseconds. */
@@ -79,7 +77,8 @@ function issuerHint(facts: FailureFacts): string | undefined {
 }
 
 function keyHint(facts: FailureFacts): string | undefined {
-  const expected = facts.expected as Partial<HeldKeys & UnavailableKeys & { kid: string; alg: string; revoked: boolean }>;
+  // One of: the kids held (unknown kid), the JWKS that failed, a revoked key, a key of another alg.
+  const expected = facts.expected as { issuer?: string; kids?: string[]; fetchedAt?: number; now?: number; jwksUri?: string; failure?: string | null; kid?: string; alg?: string; revoked?: boolean };
   const issuer = quote(expected.issuer ?? '');
   if (expected.jwksUri !== undefined) {
     const why = expected.failure === null || expected.failure === undefined ? '' : ` (${expected.failure})`;
@@ -126,7 +125,7 @@ function notYetValidHint(facts: FailureFacts): string {
 }
 
 function lifetimeHint(facts: FailureFacts): string {
-  const actual = facts.actual as LifetimeFacts;
+  const actual = facts.actual as { lifetime: number; expiry: number; expiryClaim: string; start: number; startClaim: string };
   const { maximum, issuerOwn } = facts.expected as { maximum: number; issuerOwn: boolean };
   const note = millisecondsNote([[actual.expiryClaim, actual.expiry], [actual.startClaim, actual.start]]);
   return `"${actual.expiryClaim}" − "${actual.startClaim}" is ${actual.lifetime} s; at most ${maximum} s is allowed${issuerOwn ? ' for this issuer' : ''}.${note}`;
@@ -156,7 +155,7 @@ function subjectHint(facts: FailureFacts): string | undefined {
 }
 
 function tenantHint(facts: FailureFacts): string {
-  const expected = facts.expected as TenantExpectation;
+  const expected = facts.expected as { issuer: string; products: string[]; tenants: number | null };
   const tenant = facts.actual as { product: string; id: string };
   if (!expected.products.includes(tenant.product)) {
     return `The token's tenant is of product ${quote(tenant.product)}; ${quote(expected.issuer)} is registered for ${quoteList(expected.products)}.`;

@@ -63,22 +63,6 @@ export interface KeyLoadReport {
   readonly error?: string;
 }
 
-/** What `unknown_key` compared: the token's `kid` against the kids held, loaded at `fetchedAt`. */
-export interface HeldKeys {
-  readonly issuer: string;
-  readonly kids: readonly string[];
-  /** Milliseconds since the epoch; 0 when none was ever loaded. */
-  readonly fetchedAt: number;
-  readonly now: number;
-}
-
-/** What `jwks_unavailable` knows: where the keys come from and why the last download failed. */
-export interface UnavailableKeys {
-  readonly issuer: string;
-  readonly jwksUri: string;
-  readonly failure: string | null;
-}
-
 interface IssuerState {
   readonly registered: RegisteredIssuer;
   keys: ReadonlyMap<string, PreparedKey> | null;
@@ -166,14 +150,14 @@ export class JwksCache {
       retryAfter: this.#retryAfter(state, now),
       issuer,
       cause,
-      facts: { rule: 'key', expected: { issuer, jwksUri, failure: state.lastFailure } satisfies UnavailableKeys },
+      facts: { rule: 'key', expected: { issuer, jwksUri, failure: state.lastFailure } },
     });
   }
 
-  /** `unknown_key` for `kid`, with the kids held and when they were loaded. */
+  /** `unknown_key` for `kid`, with the kids held and when they were loaded (`fetchedAt` 0: never). */
   #unknownKey(state: IssuerState, kid: string, now: number, message: string): AuthError {
     const issuer = state.registered.issuer;
-    const expected: HeldKeys = { issuer, kids: [...(state.keys?.keys() ?? [])], fetchedAt: state.fetchedAt, now };
+    const expected = { issuer, kids: [...(state.keys?.keys() ?? [])], fetchedAt: state.fetchedAt, now };
     return new AuthError('unknown_key', message, { issuer, facts: { rule: 'key', expected, actual: kid } });
   }
 

@@ -98,13 +98,7 @@ async function readLimited(response: Response, maxBytes: number, signal: AbortSi
     }
     chunks.push(value);
   }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
+  return new Blob(chunks).text();
 }
 
 /**
@@ -147,7 +141,7 @@ function parseDocument(text: string): readonly unknown[] {
     throw new JwksFetchError('invalid_json', 'The JWKS is not JSON.', { cause });
   }
   // A key whose "n" appears twice is one key to this reader and another to the next.
-  const repeated = findDuplicateMember(text, document);
+  const repeated = findDuplicateMember(text);
   if (repeated !== undefined) {
     throw new JwksFetchError('invalid_json', `The JWKS repeats the member ${formatMemberPath(repeated)}; each member name may appear once.`);
   }
