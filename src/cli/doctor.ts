@@ -284,7 +284,7 @@ async function runDoctor(args: readonly string[], io: CliIo, deps: DoctorDeps): 
     error = caught;
   }
   if (error === null) {
-    io.stdout("Accepted: the gateway's verifier (createVerifier) accepts it.\n");
+    io.stdout("Accepted. The gateway's verifier (createVerifier) accepts it too.\n");
     return EXIT.ok;
   }
   const rule: RuleName = failed?.rule ?? error.facts?.rule ?? 'format';

@@ -64,7 +64,7 @@ function firstFailure(out: string): string {
 /** The doctor's verdict: the code and rule of its "Rejected" line, or accepted. */
 function verdict(out: string): { code: string; rule?: string } {
   const rejected = /^Rejected: (\w+) \(rule (\w+)\)/m.exec(out);
-  return rejected === null ? { code: out.includes('Accepted:') ? 'accepted' : 'none' } : { code: rejected[1] as string, rule: rejected[2] };
+  return rejected === null ? { code: out.includes('Accepted.') ? 'accepted' : 'none' } : { code: rejected[1] as string, rule: rejected[2] };
 }
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -149,7 +149,7 @@ describe('paygate-auth doctor', () => {
     ]);
     expect(out).not.toContain('✗');
     expect(out).toContain(`✓ expt         ${NOW_S + 300} = 2030-01-01T12:05:00Z (in 5 min)`);
-    expect(out).toContain("Accepted: the gateway's verifier (createVerifier) accepts it.");
+    expect(out).toContain("Accepted. The gateway's verifier (createVerifier) accepts it too.");
   });
 
   it.each([...CODES, ...DISAGREEMENTS])("gives createVerifier's verdict and failing rule for $name", async (testCase) => {
