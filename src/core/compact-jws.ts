@@ -26,8 +26,10 @@ export type FormatFacts =
   | { readonly segment: JwsSegment; readonly problem: 'base64url' | 'json' }
   | { readonly segment: JwsSegment; readonly problem: 'repeated_member'; readonly member: MemberPath };
 
-function malformed(message: string, actual: FormatFacts): AuthError {
-  return new AuthError('malformed_token', message, { facts: { rule: 'format', actual } });
+/** `malformed_token`; a token of other than three segments (a JWE has five) is reported as such. */
+function malformed(message: string, actual: FormatFacts, token: string): AuthError {
+  const count = dots(token) + 1;
+  return new AuthError('malformed_token', message, { facts: { rule: 'format', actual: count === 3 ? actual : { segments: count } } });
 }
 
 function dots(token: string): number {
@@ -45,46 +47,46 @@ export interface CompactJwsLayout {
 }
 
 /** The bytes of a segment, which must be their canonical base64url spelling. */
-function segment(encoded: string, name: JwsSegment): Uint8Array {
+function segment(token: string, encoded: string, name: JwsSegment): Uint8Array {
   const bytes = decodeCanonicalBase64Url(encoded);
-  if (bytes === undefined) throw malformed(NOT_COMPACT, { segment: name, problem: 'base64url' });
+  if (bytes === undefined) throw malformed(NOT_COMPACT, { segment: name, problem: 'base64url' }, token);
   return bytes;
 }
 
-function jsonSegment(encoded: string, name: 'header' | 'payload'): Record<string, unknown> {
-  const text = utf8Text(segment(encoded, name));
+function jsonSegment(token: string, encoded: string, name: 'header' | 'payload'): Record<string, unknown> {
+  const text = utf8Text(segment(token, encoded, name));
   const value = parseJsonObject(text);
   if (value !== undefined) return value;
   const member = repeatedMember(text);
-  if (member === undefined) throw malformed(`The token ${name} is not a JSON object.`, { segment: name, problem: 'json' });
+  if (member === undefined) throw malformed(`The token ${name} is not a JSON object.`, { segment: name, problem: 'json' }, token);
   const path = formatMemberPath(member);
   const message = `The token ${name} repeats the member ${path.startsWith('[') ? path : `"${path}"`}; each member name may appear once.`;
-  throw malformed(message, { segment: name, problem: 'repeated_member', member });
+  throw malformed(message, { segment: name, problem: 'repeated_member', member }, token);
 }
 
 /**
- * Finds the dots of `token`: two non-empty leading segments and a third (the signature), and no
- * other dot (a JWE has five segments).
+ * Finds the dots of `token`: two non-empty leading segments and a third (the signature). A third
+ * dot falls in the signature, which is then not base64url.
  * @throws {AuthError} `malformed_token`.
  */
 export function locateCompactJws(token: string): CompactJwsLayout {
   const headerEnd = token.indexOf('.');
   const payloadEnd = headerEnd > 0 ? token.indexOf('.', headerEnd + 1) : -1;
-  if (payloadEnd <= headerEnd + 1 || token.indexOf('.', payloadEnd + 1) !== -1) throw malformed(NOT_COMPACT, { segments: dots(token) + 1 });
+  if (payloadEnd <= headerEnd + 1) throw malformed(NOT_COMPACT, { segments: dots(token) + 1 }, token);
   return { headerEnd, payloadEnd };
 }
 
 /** The JOSE header of a located token, decoded. @throws {AuthError} `malformed_token`. */
 export function decodeJoseHeader(token: string, layout: CompactJwsLayout): Record<string, unknown> {
-  return jsonSegment(token.slice(0, layout.headerEnd), 'header');
+  return jsonSegment(token, token.slice(0, layout.headerEnd), 'header');
 }
 
 /** The signature bytes of a located token (empty when its segment is). @throws {AuthError} `malformed_token`. */
 export function decodeJwsSignature(token: string, layout: CompactJwsLayout): Uint8Array {
-  return segment(token.slice(layout.payloadEnd + 1), 'signature');
+  return segment(token, token.slice(layout.payloadEnd + 1), 'signature');
 }
 
 /** The payload of a located token, decoded. @throws {AuthError} `malformed_token`. */
 export function decodeJwsPayload(token: string, layout: CompactJwsLayout): Record<string, unknown> {
-  return jsonSegment(token.slice(layout.headerEnd + 1, layout.payloadEnd), 'payload');
+  return jsonSegment(token, token.slice(layout.headerEnd + 1, layout.payloadEnd), 'payload');
 }

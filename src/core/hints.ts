@@ -32,12 +32,6 @@ function shown(value: unknown): string {
   return typeof value === 'string' ? quote(value) : kindOf(value);
 }
 
-/** The strings of an `aud` (a string, or the strings of an array). */
-function stringsOf(value: unknown): string[] {
-  if (typeof value === 'string') return [value];
-  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
-}
-
 /** The sentence naming the time values that look like milliseconds, or `''`. */
 function millisecondsNote(values: readonly (readonly [string, number])[]): string {
   const large = values.filter(([, value]) => value > MILLISECONDS_THRESHOLD);
@@ -133,7 +127,8 @@ function lifetimeHint(facts: FailureFacts): string {
 
 function audienceHint(facts: FailureFacts): string {
   const audiences = facts.expected as readonly string[];
-  const values = stringsOf(facts.actual);
+  const aud = facts.actual;
+  const values = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((item): item is string => typeof item === 'string') : [];
   const expected = `this verifier expects ${quoteList(audiences)}`;
   if (values.length === 0) return `The token names no audience; ${expected}.`;
   let hint = `The token's "aud" is ${quoteList(values)}; ${expected}.`;
