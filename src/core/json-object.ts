@@ -21,7 +21,7 @@ export function parseJsonObject(text: string): Record<string, unknown> | undefin
   } catch {
     return undefined;
   }
-  if (!isJsonObject(value) || findDuplicateMember(text) !== undefined) return undefined;
+  if (!isJsonObject(value) || findDuplicateMember(text, value) !== undefined) return undefined;
   return value;
 }
 

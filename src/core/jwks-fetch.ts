@@ -191,13 +191,6 @@ async function exchange(
   }
 }
 
-/** A promise that rejects with `signal`'s reason once it aborts. */
-function aborted(signal: AbortSignal): Promise<never> {
-  return new Promise<never>((_resolve, reject) => {
-    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-  });
-}
-
 /**
  * Downloads the JWKS at `url` and returns its `keys` array.
  * @param nowMs the verifier's clock, to read an HTTP-date `Retry-After`
@@ -209,7 +202,7 @@ export async function fetchJwks(url: string, fetchImpl: FetchLike, limits: JwksF
     // The race keeps the limit even when `fetchImpl` or a body stream ignores the signal; the
     // abandoned exchange stops at its next step (it checks the signal) and its outcome is dropped.
     const work = exchange(url, fetchImpl, limits, signal, nowMs);
-    const expired = aborted(signal);
+    const expired = new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
     work.catch(() => undefined);
     expired.catch(() => undefined);
     return await Promise.race([work, expired]);

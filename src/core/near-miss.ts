@@ -10,15 +10,6 @@
  * @module paygate-auth
  */
 
-/** An identifier taken apart: its scheme (`http://`, `https://` or `''`), core and trailing slashes. */
-interface Parts {
-  readonly text: string;
-  readonly trimmed: boolean;
-  readonly scheme: string;
-  readonly core: string;
-  readonly slashes: number;
-}
-
 function schemeOf(text: string): string {
   for (const scheme of ['https://', 'http://']) {
     if (text.length >= scheme.length && text.slice(0, scheme.length).toLowerCase() === scheme) return text.slice(0, scheme.length);
@@ -26,13 +17,16 @@ function schemeOf(text: string): string {
   return '';
 }
 
-function parts(text: string): Parts {
+/** An identifier taken apart: its scheme (`http://`, `https://` or `''`), core and trailing slashes. */
+function parts(text: string) {
   const trimmedText = text.trim();
   const scheme = schemeOf(trimmedText);
   let end = trimmedText.length;
   while (end > scheme.length && trimmedText.charCodeAt(end - 1) === 0x2f) end -= 1;
   return { text, trimmed: trimmedText !== text, scheme, core: trimmedText.slice(scheme.length, end), slashes: trimmedText.length - end };
 }
+
+type Parts = ReturnType<typeof parts>;
 
 function differenceOf(given: Parts, expected: Parts): string | undefined {
   if (given.text === expected.text || given.core.length !== expected.core.length) return undefined;

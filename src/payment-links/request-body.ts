@@ -114,7 +114,7 @@ function parseJson(bytes: Uint8Array): unknown {
   } catch (error) {
     throw new PaymentLinkError('invalid_json', 'The body is not valid JSON.', { cause: error });
   }
-  const duplicate = findDuplicateMember(text);
+  const duplicate = findDuplicateMember(text, value);
   if (duplicate !== undefined) throw repeatedField(duplicate);
   return value;
 }

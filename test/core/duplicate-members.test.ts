@@ -33,14 +33,15 @@ describe('findDuplicateMember: the first repeated member name, in the order of t
     ['an empty name twice', '{"":1,"":2}', ['']],
   ])('%s', (_name, text, expected) => {
     expect(findDuplicateMember(text)).toEqual(expected);
+    expect(findDuplicateMember(text, JSON.parse(text))).toEqual(expected);
   });
 
   test.each([
     ['a colon inside a string value', String.raw`{"a":"x\":y","a":1}`, ['a']],
     ['names with colons', '{"a:":1,"a:":2}', ['a:']],
     ['white space before the colons', '{"a"\n :1,"a" :2}', ['a']],
-  ])('%s still finds the repeat', (_name, text, expected) => {
-    expect(findDuplicateMember(text)).toEqual(expected);
+  ])('with the parsed value, %s still finds the repeat', (_name, text, expected) => {
+    expect(findDuplicateMember(text, JSON.parse(text))).toEqual(expected);
   });
 
   test('the earliest repeat in the text wins, however deep', () => {
@@ -169,6 +170,22 @@ describe('findDuplicateMember agrees with a reference walk of the parsed tree (p
       }),
       { numRuns: 2000 },
     );
+  });
+
+  test('given the parsed value too (the quick count first), it answers the same', () => {
+    let repeats = 0;
+    fc.assert(
+      fc.property(document, fc.array(fc.boolean(), { minLength: 1, maxLength: 7 }), fc.constantFrom('', ' ', '\n\t '), (value, escapes, space) => {
+        const text = write(value, escapes, space);
+        const expected = firstRepeat(value);
+        if (expected !== undefined) repeats += 1;
+        expect(findDuplicateMember(text, JSON.parse(text))).toEqual(expected);
+      }),
+      { numRuns: 2000 },
+    );
+    // The generator must give both outcomes often, or the property proves little.
+    expect(repeats).toBeGreaterThan(200);
+    expect(repeats).toBeLessThan(1800);
   });
 
   test('finds nothing in what JSON.stringify writes (it cannot repeat a name)', () => {
