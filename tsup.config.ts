@@ -24,5 +24,9 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
-  treeshake: true,
+  // Keep `node:` on Node built-ins (`import('node:fs/promises')`): bare `fs/promises` reads as an
+  // npm package to a bundler for Web runtimes, which then fails to resolve it even where the code
+  // that loads it (FileKeyStore, the loopback server) is never reached; `node:*` is one pattern to
+  // mark external.
+  removeNodeProtocol: false,
 });

@@ -5,6 +5,12 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     environment: 'node',
     testTimeout: 20_000,
+    // Vitest's default is one worker less than the cores: one file at a time on a 2-core machine,
+    // while many files mostly wait on child processes (builds, tsc, servers). Two overlap them.
+    maxWorkers: 2,
+    minWorkers: 1,
+    // One `npm pack` shared by the tests of the packed package (test/support/pack-once.ts).
+    globalSetup: ['./test/support/pack-once.ts'],
     hookTimeout: 30_000,
     // Compile-only type tests (`expectTypeOf`, `@ts-expect-error`) in `*.test-d.ts`, run by `vitest run`.
     // Type errors elsewhere are `npm run typecheck`'s to report.

@@ -53,7 +53,7 @@ export { type FetchLike, type JwksFailureReason } from './core/jwks-fetch.js';
 export { type IssuerKeySnapshot, type KeyLoadReport, type KeySnapshot } from './core/jwks-cache.js';
 export { RSA_ALGORITHMS, type RsaAlgorithm } from './core/jose-header.js';
 export { type RsaPublicJwk, MIN_MODULUS_BITS } from './core/jwk.js';
-export { type IssuerEntry, IssuerRegistry, MAX_ENTRY_LIFETIME, type RegisteredIssuer } from './core/registry.js';
+export { type IssuerEntry, IssuerRegistry, MAX_ENTRY_LIFETIME, type RegisteredIssuer, isHttpsUri } from './core/registry.js';
 export {
   KNOWN_SCOPES,
   type KnownScope,

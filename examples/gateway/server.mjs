@@ -8,8 +8,9 @@
  * taken is one line naming PORT, and exit code 1.
  *
  * Start-up, in order: the port, the demo key, its JWKS, the verifier, the stores (PostgreSQL when
- * DATABASE_URL is set, migrated, with its operator controls attached; else in memory), the
- * gateway, then listen.
+ * DATABASE_URL is set: migrated, the directory seeded, operator controls attached; else in
+ * memory), the gateway, then listen. A database that cannot be reached is one line naming its
+ * host (never the password), and exit code 1. The banner says which store is in use.
  */
 import { randomUUID } from 'node:crypto';
 import { IssuerRegistry, createVerifier } from 'paygate-auth';
@@ -27,7 +28,7 @@ import {
   shownPath,
 } from './demo.mjs';
 import { serve } from './node-server.mjs';
-import { openStores } from './stores.mjs';
+import { DatabaseUnreachableError, openStores } from './stores.mjs';
 
 function portFromEnvironment() {
   const text = process.env.PORT ?? '3000';
@@ -39,7 +40,7 @@ function portFromEnvironment() {
   return port;
 }
 
-function banner({ url, jwksUrl, keyFile, created, infoToken, linkToken }) {
+function banner({ url, jwksUrl, keyFile, created, infoToken, linkToken, store }) {
   const [clinic] = TENANT_SEEDS;
   const departments = clinic.departments.map((department) => `//departments/${department.ref}`).join(', ');
   const body = JSON.stringify(sampleLinkBody());
@@ -52,6 +53,7 @@ function banner({ url, jwksUrl, keyFile, created, infoToken, linkToken }) {
     `  tenant     ${clinic.tenant} (Demo Clinic): ${departments}, customer //customers/c-1001`,
     `  also       ern:demo/tenants/clinic-2 (//departments/dermatology), and the public tenant`,
     `  demo key   ${shownPath(keyFile)}${created ? ' (new)' : ''}`,
+    `  store      ${store}`,
     '',
     'Tokens below are valid for 1 hour. More: npm run -s example:token -- --scope "pay:processPayments" --tenant clinic-2',
     '',
@@ -95,11 +97,11 @@ async function main() {
   const { key, file, created } = await loadDemoKey();
   const jwks = await publishJwks(key);
   const verifier = createVerifier({ registry: new IssuerRegistry([jwks.entry]), audience: AUDIENCE });
-  const stores = await openStores();
+  const stores = await openStores(process.env, { seeds: TENANT_SEEDS, memoryDirectory: demoDirectory() });
   stores.attach(verifier);
   const gateway = createGateway({
     verifier,
-    directory: demoDirectory(),
+    directory: stores.directory,
     payPageUrl: PAY_PAGE_URL,
     store: stores.store,
     idempotency: stores.idempotency,
@@ -110,10 +112,10 @@ async function main() {
     mintToken(key, { scope: 'pay:processPayments hub:subscribe' }),
     mintToken(key, { scope: 'pay:processPayments' }),
   ]);
-  console.log(banner({ url: server.url, jwksUrl: jwks.entry.jwksUri, keyFile: file, created, infoToken, linkToken }));
+  console.log(banner({ url: server.url, jwksUrl: jwks.entry.jwksUri, keyFile: file, created, infoToken, linkToken, store: stores.description }));
 }
 
 main().catch((error) => {
-  console.error(error);
+  console.error(error instanceof DatabaseUnreachableError ? error.message : error);
   process.exit(1);
 });

@@ -5,6 +5,7 @@
  */
 import type { CliCommand } from './command.js';
 import { controlsCommand } from './controls-command.js';
+import { controlsCompactCommand } from './controls-compact-command.js';
 import { doctorCommand } from './doctor.js';
 import { keysGenerateCommand } from './keys-generate.js';
 import { migrateCommand } from './migrate-command.js';
@@ -22,6 +23,7 @@ export const COMMANDS: readonly CliCommand[] = [
   resumeIssuerCommand,
   refreshKeysCommand,
   controlsCommand,
+  controlsCompactCommand,
   doctorCommand,
   keysGenerateCommand,
   tokenSignCommand,

@@ -19,7 +19,13 @@ export const DATABASE_HELP = `Environment:
 
 /** What `import('pg')` gives, ESM or CommonJS. */
 interface PgModule {
-  Client: new (config: { connectionString: string; connectionTimeoutMillis: number; application_name: string }) => CliDatabase & {
+  Client: new (config: {
+    connectionString: string;
+    connectionTimeoutMillis: number;
+    query_timeout: number;
+    keepAlive: boolean;
+    application_name: string;
+  }) => CliDatabase & {
     connect(): Promise<void>;
     on(event: 'error', listener: (error: Error) => void): unknown;
   };
@@ -54,7 +60,8 @@ export async function openDatabase(env: Readonly<Record<string, string | undefin
   const url = env.DATABASE_URL;
   if (url === undefined || url.trim() === '') throw new UsageError('DATABASE_URL is not set: give the PostgreSQL database as postgres://user@host:5432/name');
   const { Client } = await loadPg();
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000, application_name: 'paygate-auth-cli' });
+  // Every wait is bounded: connecting, and each statement (a silent connection fails the command).
+  const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000, query_timeout: 60_000, keepAlive: true, application_name: 'paygate-auth-cli' });
   // A connection lost mid-command fails that command's query, reported below; pg also emits the
   // loss as an event, which with no listener would end the process with a stack trace instead.
   client.on('error', () => undefined);

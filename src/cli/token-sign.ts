@@ -8,7 +8,7 @@
 import { calculateJwkThumbprint, exportJWK, importPKCS8 } from 'jose';
 import { checkPrivateKeyFileMode, importPrivateKey } from '../issuer/file-key-store.js';
 import { signCompact } from '../issuer/compact.js';
-import { IssuerError } from '../issuer/errors.js';
+import { IssuerError, KeyStoreError } from '../issuer/errors.js';
 import { type CryptoKey, signRs256 } from '../issuer/rsa-key.js';
 import { type ClaimSettings, buildClaims } from '../issuer/token-claims.js';
 import { parseTenantErn } from '../index.js';
@@ -21,7 +21,8 @@ const HELP = `Usage: paygate-auth token sign --key <private-key-file> --issuer <
 Signs a token the gateway would accept, and prints it. Refuses (naming the option) an unknown
 scope, a malformed tenant ERN, a tenant of another product, a lifetime over the maximum.
 
-  --key <file>               private key: PKCS#8 PEM or a private JWK (mode 0600 required)
+  --key <file>               private key: PKCS#8 PEM or a private JWK, RSA of at least 2048 bits
+                             (mode 0600 required)
   --kid <kid>                the key's kid (default: the JWK's kid, else the RFC 7638 thumbprint)
   --issuer <iss>             iss and sub
   --audience <aud>           aud (repeatable)
@@ -123,7 +124,17 @@ export const tokenSignCommand: CliCommand = {
       }
       throw error;
     }
-    const { key, kid } = await readKey(keyFile, stringValue(parsed, 'kid'));
+    let read;
+    try {
+      read = await readKey(keyFile, stringValue(parsed, 'kid'));
+    } catch (error) {
+      if (error instanceof KeyStoreError) {
+        io.stderr(`paygate-auth token sign: refused (${error.code}, --key): ${error.message}\n`);
+        return EXIT.failed;
+      }
+      throw error;
+    }
+    const { key, kid } = read;
     const token = await signCompact({ alg: 'RS256', typ: 'JWT', kid }, claims, (data) => signRs256(key, data));
     io.stdout(`${token}\n`);
     return EXIT.ok;

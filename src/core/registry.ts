@@ -9,7 +9,10 @@ import { isAllowedJwksUrl } from './loopback.js';
 
 /** One trusted issuer, as registered. */
 export interface IssuerEntry {
-  /** The exact `iss` of its tokens; compared byte for byte, never normalised. */
+  /**
+   * The exact `iss` of its tokens, an HTTPS URI (`http:` on a loopback host only: tests, examples);
+   * compared byte for byte, never normalised.
+   */
   readonly issuer: string;
   /** Where its JWKS is published: `https:`, or `http:` on a loopback host only (tests, examples). */
   readonly jwksUri: string;
@@ -62,6 +65,20 @@ function fail(where: string, field: string, problem: string): never {
   throw new TypeError(`IssuerRegistry: ${where}.${field} ${problem}`);
 }
 
+/**
+ * `true` when `value` is an absolute `https:` URI without credentials, or an `http:` one on a
+ * loopback host (tests, examples): what the contract asks of an issuer (`iss`) and an audience.
+ */
+export function isHttpsUri(value: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return false;
+  }
+  return url.username === '' && url.password === '' && isAllowedJwksUrl(url);
+}
+
 function checkJwksUri(where: string, value: unknown): string {
   if (typeof value !== 'string' || value === '') fail(where, 'jwksUri', 'must be a non-empty URL string');
   let url: URL;
@@ -101,6 +118,7 @@ function checkEntry(raw: unknown, index: number): RegisteredIssuer {
   if (typeof issuer !== 'string' || issuer === '' || issuer.trim() !== issuer) {
     fail(where, 'issuer', 'must be a non-empty string without surrounding white space');
   }
+  if (!isHttpsUri(issuer)) fail(where, 'issuer', 'must be an https: URI without credentials (http: only on a loopback host)');
   where = `${where} (${JSON.stringify(issuer)})`;
   for (const key of Object.keys(entry)) {
     if (!ENTRY_KEYS.has(key)) fail(where, key, `is not an entry field (expected one of ${[...ENTRY_KEYS].join(', ')})`);

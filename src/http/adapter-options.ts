@@ -81,10 +81,11 @@ export interface AdapterSettings {
   readonly exposeHints: boolean;
 }
 
-const OWN_OPTIONS = ['verifier', 'requiredScopes', 'realm', 'allowPreflight', 'forwardErrors', 'exposeHints'] as const;
+/** The options every adapter takes besides the verifier's own (the one list the docs are checked against). */
+export const ADAPTER_OPTION_NAMES = ['verifier', 'requiredScopes', 'realm', 'allowPreflight', 'forwardErrors', 'exposeHints'] as const;
 
 /** Every option name an adapter accepts. */
-const KNOWN_OPTIONS: ReadonlySet<string> = new Set([...OWN_OPTIONS, ...VERIFIER_OPTION_NAMES]);
+const KNOWN_OPTIONS: ReadonlySet<string> = new Set([...ADAPTER_OPTION_NAMES, ...VERIFIER_OPTION_NAMES]);
 
 function checkBoolean(owner: string, name: string, value: unknown): boolean {
   if (value === undefined) return false;

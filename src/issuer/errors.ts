@@ -36,9 +36,21 @@ export class IssuerError extends Error {
 }
 
 /** Every code a {@link KeyStoreError} can carry. */
-export type KeyStoreErrorCode = 'key_not_found' | 'insecure_key_file' | 'invalid_key_file' | 'invalid_schedule' | 'key_exists';
+export type KeyStoreErrorCode =
+  | 'key_not_found'
+  | 'insecure_key_file'
+  | 'insecure_directory'
+  | 'invalid_key_file'
+  | 'weak_key'
+  | 'key_mismatch'
+  | 'invalid_schedule'
+  | 'schedule_missing'
+  | 'key_exists';
 
-/** A key store could not do what was asked: a missing key, a key file others may read, a damaged file. */
+/**
+ * A key store could not do what was asked: a missing key, a key file others may read, a damaged
+ * file, a key under 2048 bits, a key that does not match its published half, a lost schedule.
+ */
 export class KeyStoreError extends Error {
   override readonly name = 'KeyStoreError';
   readonly code: KeyStoreErrorCode;

@@ -1,21 +1,26 @@
 /**
  * Keys in a directory, for Node: one private key file per key (PKCS#8 PEM or a private JWK), mode
- * 0600, and the schedule in `schedule.json`. `node:fs` is loaded only when the store is used, so
+ * 0600, and the schedule in `schedule.json`, each written crash-safely. `node:fs` is loaded only when the store is used, so
  * importing `paygate-auth/issuer` stays possible on runtimes without it.
  *
  * @module paygate-auth/issuer
  */
 import { exportJWK, exportPKCS8, importJWK, importPKCS8 } from 'jose';
+import { hasCode, removeFileDurably, writeFileDurably } from './durable-file.js';
 import { KeyStoreError } from './errors.js';
 import type { KeyRecord, KeyStore } from './key-store.js';
-import { type CryptoKey, type PublicRsaJwk, checkModulusLength, generateRsaKeyPair, signRs256 } from './rsa-key.js';
+import { secondsOption } from './options.js';
+import { type CryptoKey, MIN_MODULUS_LENGTH, type PublicRsaJwk, checkModulusLength, generateRsaKeyPair, signRs256 } from './rsa-key.js';
 
 /** How private keys are written. */
 export type PrivateKeyFormat = 'pkcs8' | 'jwk';
 
 /** Options of {@link FileKeyStore}. */
 export interface FileKeyStoreOptions {
-  /** The directory (created with mode 0700 if missing). Nothing else should write there. */
+  /**
+   * The directory (created with mode 0700 if missing). Nothing else should write there: a directory
+   * that group or others may write is refused (`insecure_directory`).
+   */
   readonly directory: string;
   /**
    * How private keys are written: `pkcs8` (`<kid>.pem`, PKCS#8 PEM) or `jwk` (`<kid>.jwk.json`).
@@ -28,6 +33,13 @@ export interface FileKeyStoreOptions {
    * @default 2048
    */
   readonly modulusLength?: 2048 | 3072 | 4096;
+  /**
+   * Seconds a key file that no schedule entry names is left alone by the sweep: another instance
+   * sharing the directory may have just generated it and be about to save the schedule. `0` when
+   * one process owns the directory.
+   * @default 60
+   */
+  readonly sweepAfter?: number;
 }
 
 type Fs = typeof import('node:fs/promises');
@@ -36,10 +48,10 @@ type Path = typeof import('node:path');
 const SCHEDULE = 'schedule.json';
 const KID = /^[A-Za-z0-9_-]{1,128}$/;
 const PRIVATE_FILE_MODE = 0o600;
-
-function isMissing(error: unknown): boolean {
-  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'ENOENT';
-}
+const KEY_SUFFIXES = [['.pem', 'pkcs8'], ['.jwk.json', 'jwk']] as const;
+/** A key file, or a temporary file left by a crash: `<kid>.pem`, `<kid>.jwk.json`, `<name>.<uuid>.tmp`. */
+const KEY_FILE = /^([A-Za-z0-9_-]{1,128})\.(?:pem|jwk\.json)$/;
+const TEMPORARY_FILE = /^([A-Za-z0-9_-]{1,128})\.(?:pem|jwk\.json|json)\.[0-9a-f-]{36}\.tmp$/;
 
 function checkKid(kid: unknown): string {
   if (typeof kid !== 'string' || !KID.test(kid)) throw new KeyStoreError('key_not_found', `${JSON.stringify(kid)} is not a key id this store can hold.`);
@@ -60,27 +72,39 @@ function checkRecord(value: unknown, index: number): KeyRecord {
   if (typeof kid !== 'string' || !KID.test(kid) || !isPublicJwk(record.publicJwk, kid)) {
     throw new KeyStoreError('invalid_schedule', `${where} has no valid kid and public JWK.`);
   }
-  for (const time of ['publishedAt', 'signsFrom', 'retiredAt'] as const) {
+  for (const time of ['publishedAt', 'signsFrom', 'retiredAt', 'compromisedAt'] as const) {
     const at = record[time];
-    if ((time !== 'retiredAt' || at !== undefined) && (typeof at !== 'number' || !Number.isFinite(at))) {
+    const optional = time === 'retiredAt' || time === 'compromisedAt';
+    if ((!optional || at !== undefined) && (typeof at !== 'number' || !Number.isFinite(at))) {
       throw new KeyStoreError('invalid_schedule', `${where}.${time} is not a time in milliseconds.`);
     }
   }
-  const { publishedAt, signsFrom, retiredAt } = record as unknown as KeyRecord;
-  return Object.freeze({ kid, publicJwk: Object.freeze({ ...(record.publicJwk as PublicRsaJwk) }), publishedAt, signsFrom, ...(retiredAt === undefined ? {} : { retiredAt }) });
+  const { publishedAt, signsFrom, retiredAt, compromisedAt } = record as unknown as KeyRecord;
+  return Object.freeze({
+    kid,
+    publicJwk: Object.freeze({ ...(record.publicJwk as PublicRsaJwk) }),
+    publishedAt,
+    signsFrom,
+    ...(retiredAt === undefined ? {} : { retiredAt }),
+    ...(compromisedAt === undefined ? {} : { compromisedAt }),
+  });
 }
 
 /**
  * A {@link KeyStore} in a directory. Private key files are created with mode 0600 and never
- * overwritten; a key file that group or others may read is refused (`insecure_key_file`). Keys
- * are imported as non-extractable `CryptoKey`s and kept in memory while the store lives.
+ * overwritten; a key file that group or others may read is refused (`insecure_key_file`), and so
+ * is a directory they may write (`insecure_directory`). Every write is crash-safe (a temporary
+ * file, fsync, rename, fsync of the directory). Keys are imported as non-extractable `CryptoKey`s
+ * and kept in memory while the store lives.
  */
 export class FileKeyStore implements KeyStore {
   readonly directory: string;
   readonly format: PrivateKeyFormat;
   readonly #modulusLength: number;
+  readonly #sweepAfter: number;
   readonly #keys = new Map<string, Promise<CryptoKey>>();
   #modules: Promise<{ fs: Fs; path: Path }> | undefined;
+  #checked: Promise<void> | undefined;
 
   constructor(options: FileKeyStoreOptions) {
     if (typeof options !== 'object' || options === null || typeof options.directory !== 'string' || options.directory === '') {
@@ -92,6 +116,7 @@ export class FileKeyStore implements KeyStore {
     this.directory = options.directory;
     this.format = options.format ?? 'pkcs8';
     this.#modulusLength = checkModulusLength('FileKeyStore: modulusLength', options.modulusLength);
+    this.#sweepAfter = secondsOption('FileKeyStore: sweepAfter', options.sweepAfter, 60, { min: 0, max: 86_400 });
   }
 
   #node(): Promise<{ fs: Fs; path: Path }> {
@@ -104,12 +129,38 @@ export class FileKeyStore implements KeyStore {
     return path.join(this.directory, name);
   }
 
-  async #ensureDirectory(): Promise<void> {
+  /** Creates the directory (0700) if missing and refuses one that group or others may write; once. */
+  #directory(): Promise<void> {
+    if (this.#checked === undefined) {
+      const checked = (async () => {
+        const { fs } = await this.#node();
+        await fs.mkdir(this.directory, { recursive: true, mode: 0o700 });
+        await checkKeyDirectoryMode(this.directory);
+      })();
+      // A refusal is not remembered: after a chmod, the next call checks again.
+      checked.catch(() => {
+        this.#checked = undefined;
+      });
+      this.#checked = checked;
+    }
+    return this.#checked;
+  }
+
+  async #keyFiles(): Promise<{ keys: string[]; temporary: string[] }> {
     const { fs } = await this.#node();
-    await fs.mkdir(this.directory, { recursive: true, mode: 0o700 });
+    const names = await fs.readdir(this.directory);
+    return { keys: names.filter((name) => KEY_FILE.test(name)), temporary: names.filter((name) => TEMPORARY_FILE.test(name)) };
   }
 
   async generate(): Promise<PublicRsaJwk> {
+    await this.#directory();
+    // A key file is never the first thing in the directory: a schedule missing later is then a loss,
+    // not a fresh start (see loadSchedule).
+    try {
+      await writeFileDurably(await this.#file(SCHEDULE), `${JSON.stringify({ keys: [] }, null, 2)}\n`, { mode: 0o644, overwrite: false });
+    } catch (error) {
+      if (!hasCode(error, 'EEXIST')) throw error;
+    }
     const pair = await generateRsaKeyPair({ modulusLength: this.#modulusLength, extractable: true });
     const { kid } = pair.publicJwk;
     const text =
@@ -122,14 +173,14 @@ export class FileKeyStore implements KeyStore {
 
   async #readKey(kid: string): Promise<CryptoKey> {
     const { fs } = await this.#node();
-    for (const [suffix, format] of [['.pem', 'pkcs8'], ['.jwk.json', 'jwk']] as const) {
+    for (const [suffix, format] of KEY_SUFFIXES) {
       const file = await this.#file(`${kid}${suffix}`);
       let text: string;
       try {
         await checkPrivateKeyFileMode(file);
         text = await fs.readFile(file, 'utf8');
       } catch (error) {
-        if (isMissing(error)) continue;
+        if (hasCode(error, 'ENOENT')) continue;
         throw error;
       }
       return importPrivateKey(text, format, file);
@@ -148,14 +199,26 @@ export class FileKeyStore implements KeyStore {
     return signRs256(await key, data);
   }
 
+  /**
+   * The schedule as saved; `[]` for a directory holding no key.
+   * @throws {KeyStoreError} `schedule_missing` when `schedule.json` is gone but key files remain
+   * (restore it, or move the key files away to start over); `invalid_schedule` for a damaged one.
+   */
   async loadSchedule(): Promise<readonly KeyRecord[]> {
     const { fs } = await this.#node();
+    await this.#directory();
+    const file = await this.#file(SCHEDULE);
     let text: string;
     try {
-      text = await fs.readFile(await this.#file(SCHEDULE), 'utf8');
+      text = await fs.readFile(file, 'utf8');
     } catch (error) {
-      if (isMissing(error)) return [];
-      throw error;
+      if (!hasCode(error, 'ENOENT')) throw error;
+      const { keys } = await this.#keyFiles();
+      if (keys.length === 0) return [];
+      throw new KeyStoreError(
+        'schedule_missing',
+        `${file} is missing, but ${this.directory} holds key files (${keys.sort().join(', ')}): restore ${SCHEDULE} from a backup, or move the key files away to start over.`,
+      );
     }
     let parsed: unknown;
     try {
@@ -169,39 +232,60 @@ export class FileKeyStore implements KeyStore {
   }
 
   async saveSchedule(records: readonly KeyRecord[]): Promise<void> {
-    const { fs } = await this.#node();
-    await this.#ensureDirectory();
-    const target = await this.#file(SCHEDULE);
-    const temporary = `${target}.${crypto.randomUUID()}.tmp`;
-    await fs.writeFile(temporary, `${JSON.stringify({ keys: records }, null, 2)}\n`, { mode: 0o644, flag: 'wx' });
-    await fs.rename(temporary, target);
+    await this.#directory();
+    await writeFileDurably(await this.#file(SCHEDULE), `${JSON.stringify({ keys: records }, null, 2)}\n`, { mode: 0o644, overwrite: true });
   }
 
   async destroy(kid: string): Promise<void> {
     checkKid(kid);
-    const { fs } = await this.#node();
     this.#keys.delete(kid);
-    for (const suffix of ['.pem', '.jwk.json']) {
+    for (const [suffix] of KEY_SUFFIXES) await removeFileDurably(await this.#file(`${kid}${suffix}`));
+  }
+
+  /**
+   * Deletes every key file (and temporary file left by a crash) older than `sweepAfter` whose kid
+   * `keep` does not name, and resolves those kids.
+   */
+  async sweep(keep: readonly string[]): Promise<readonly string[]> {
+    const { fs } = await this.#node();
+    await this.#directory();
+    const named = new Set(keep);
+    const { keys, temporary } = await this.#keyFiles();
+    const removed = new Set<string>();
+    const oldest = Date.now() - this.#sweepAfter * 1000;
+    for (const name of [...keys, ...temporary]) {
+      const keyFile = KEY_FILE.exec(name);
+      const kid = (keyFile ?? TEMPORARY_FILE.exec(name))?.[1] as string;
+      if (keyFile !== null && named.has(kid)) continue; // a temporary file is never needed
+      // The schedule's own temporary files carry the name "schedule", never a kid.
+      const isKey = !name.startsWith(`${SCHEDULE}.`) && !named.has(kid);
+      const file = await this.#file(name);
       try {
-        await fs.unlink(await this.#file(`${kid}${suffix}`));
+        if ((await fs.stat(file)).mtimeMs > oldest) continue;
       } catch (error) {
-        if (!isMissing(error)) throw error;
+        if (hasCode(error, 'ENOENT')) continue;
+        throw error;
+      }
+      if ((await removeFileDurably(file)) && isKey) {
+        removed.add(kid);
+        this.#keys.delete(kid);
       }
     }
+    return [...removed];
   }
 }
 
 /**
- * Writes a private key file with mode 0600, creating its directory (0700) if needed; never
- * overwrites a file (`key_exists`).
+ * Writes a private key file with mode 0600 crash-safely, creating its directory (0700) if needed;
+ * never overwrites a file (`key_exists`).
  */
 export async function writePrivateKeyFile(file: string, text: string): Promise<void> {
   const [fs, path] = await Promise.all([import('node:fs/promises'), import('node:path')]);
   await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
   try {
-    await fs.writeFile(file, text, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+    await writeFileDurably(file, text, { mode: PRIVATE_FILE_MODE, overwrite: false });
   } catch (error) {
-    if ((error as { code?: unknown }).code === 'EEXIST') throw new KeyStoreError('key_exists', `${file} exists already; a key file is never overwritten.`);
+    if (hasCode(error, 'EEXIST')) throw new KeyStoreError('key_exists', `${file} exists already; a key file is never overwritten.`);
     throw error;
   }
 }
@@ -216,18 +300,39 @@ export async function checkPrivateKeyFileMode(file: string): Promise<void> {
 }
 
 /**
+ * Refuses a key directory that group or others may write (they could plant or swap a key file);
+ * not checked on Windows.
+ */
+export async function checkKeyDirectoryMode(directory: string): Promise<void> {
+  const fs = await import('node:fs/promises');
+  const stats = await fs.stat(directory);
+  if (process.platform !== 'win32' && (stats.mode & 0o022) !== 0) {
+    throw new KeyStoreError('insecure_directory', `${directory} may be written by others (mode ${(stats.mode & 0o777).toString(8)}); run chmod 700 on it.`);
+  }
+}
+
+/**
  * Imports a private key file's text (PKCS#8 PEM or a private JWK) as a non-extractable RS256 key.
- * @throws {KeyStoreError} `invalid_key_file`, naming the file and never its content.
+ * @throws {KeyStoreError} `invalid_key_file`, naming the file and never its content; `weak_key`
+ * for an RSA modulus under 2048 bits, naming its size.
  */
 export async function importPrivateKey(text: string, format: PrivateKeyFormat, file: string): Promise<CryptoKey> {
+  let key: CryptoKey;
   try {
-    if (format === 'pkcs8') return await importPKCS8(text, 'RS256', { extractable: false });
-    const jwk = JSON.parse(text) as Record<string, unknown>;
-    if (jwk.kty !== 'RSA' || typeof jwk.d !== 'string') throw new TypeError('not a private RSA JWK');
-    const key = await importJWK({ ...jwk, alg: 'RS256', ext: false }, 'RS256', { extractable: false });
-    if (key instanceof Uint8Array) throw new TypeError('not an asymmetric key');
-    return key;
+    if (format === 'pkcs8') key = await importPKCS8(text, 'RS256', { extractable: false });
+    else {
+      const jwk = JSON.parse(text) as Record<string, unknown>;
+      if (jwk.kty !== 'RSA' || typeof jwk.d !== 'string') throw new TypeError('not a private RSA JWK');
+      const imported = await importJWK({ ...jwk, alg: 'RS256', ext: false }, 'RS256', { extractable: false });
+      if (imported instanceof Uint8Array) throw new TypeError('not an asymmetric key');
+      key = imported;
+    }
   } catch {
     throw new KeyStoreError('invalid_key_file', `${file} is not a private RSA key in ${format === 'pkcs8' ? 'PKCS#8 PEM' : 'JWK'} form.`);
   }
+  const bits = (key.algorithm as { modulusLength?: number }).modulusLength ?? 0;
+  if (bits < MIN_MODULUS_LENGTH) {
+    throw new KeyStoreError('weak_key', `${file} holds a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_LENGTH} bits.`);
+  }
+  return key;
 }

@@ -2,7 +2,7 @@
  * paygate-auth/issuer: the integration's side of the gateway's contract. Keys on a rotation
  * schedule (a new key every 48 h, published an hour before it signs, kept until its tokens have
  * expired), the JWKS to publish, and tokens signed only when the gateway would accept them.
- * Built on `jose`; runs on Node and on WebCrypto runtimes (`FileKeyStore` needs Node).
+ * Built on `jose`; runs on Node, Deno, Bun and workerd (`FileKeyStore` needs Node).
  *
  * @module paygate-auth/issuer
  */
@@ -14,6 +14,7 @@ export {
   type KeyInfo,
   type KeyState,
   type ScheduleTimer,
+  type SweepReport,
   type TickReport,
   createIssuer,
 } from './issuer.js';

@@ -4,12 +4,12 @@
  *
  * @module paygate-auth/issuer
  */
-import { MAX_ENTRY_LIFETIME } from '../index.js';
+import { MAX_ENTRY_LIFETIME, isHttpsUri } from '../index.js';
 import { signCompact } from './compact.js';
-import { IssuerError } from './errors.js';
+import { IssuerError, KeyStoreError } from './errors.js';
 import { type KeyRecord, type KeyStore, checkKeyStore } from './key-store.js';
 import { namesOption, rejectUnknownOptions, secondsOption, textOption } from './options.js';
-import type { PublicRsaJwk } from './rsa-key.js';
+import { MIN_MODULUS_LENGTH, type PublicRsaJwk, modulusBits } from './rsa-key.js';
 import {
   type RotationOptions,
   type RotationPolicy,
@@ -25,9 +25,12 @@ import { type ClaimSettings, type SignInput, buildClaims } from './token-claims.
 
 /** Options of {@link createIssuer}. Times are in seconds unless a name says otherwise. */
 export interface IssuerOptions {
-  /** The `iss` (and `sub`) of its tokens, exactly as registered with the gateway: an HTTPS URI. */
+  /**
+   * The `iss` (and `sub`) of its tokens, exactly as registered with the gateway: an HTTPS URI
+   * (`http:` only on a loopback host, for tests).
+   */
   readonly issuer: string;
-  /** The `aud` of its tokens: the gateway service(s) they are for. */
+  /** The `aud` of its tokens: the gateway service(s) they are for, each an HTTPS URI. */
   readonly audience: string | readonly string[];
   /** The product (or products) it is registered for; `sign()` refuses a tenant of any other. */
   readonly product: string | readonly string[];
@@ -102,14 +105,30 @@ export interface TickReport {
   readonly removed: readonly string[];
   /** The key signing now, if any. */
   readonly signing: string | null;
+  /** Private keys the sweep destroyed: left behind by a crash, compromised ones first. */
+  readonly swept: SweepReport;
+}
+
+/** What the sweep of {@link Issuer.tick} destroyed. */
+export interface SweepReport {
+  /** Keys reported compromised whose destruction a crash interrupted. */
+  readonly compromised: readonly string[];
+  /** Keys the store held that no schedule entry names (generated, then a crash before the save). */
+  readonly unnamed: readonly string[];
 }
 
 /** What {@link Issuer.compromised} did. */
 export interface CompromiseReport {
   /** The key unpublished and destroyed. */
   readonly removed: string;
-  /** The key signing from now on. */
+  /**
+   * The key signing from now on: `null` when the compromised key was signing, until its
+   * replacement has been published for `rotation.publishLead` (`sign()` refuses with
+   * `key_not_ready` meanwhile).
+   */
   readonly signing: string | null;
+  /** The key waiting to sign (the replacement, or a key already published), when one is. */
+  readonly next: KeyInfo | null;
 }
 
 /** A handle on the schedule timer of {@link Issuer.startSchedule}. */
@@ -125,6 +144,8 @@ export interface Issuer {
   readonly rotation: RotationPolicy;
   /** Longest token lifetime, seconds. */
   readonly maxLifetime: number;
+  /** What `createIssuer` found and did at start-up: its first {@link tick}, the sweep included. */
+  readonly startReport: TickReport;
   /** The JWKS to serve now, with its `Cache-Control`. */
   jwks(): JwksResponse;
   /**
@@ -133,13 +154,18 @@ export interface Issuer {
    * has been published long enough to sign.
    */
   sign(input: SignInput): Promise<string>;
-  /** Applies the schedule now: publishes the next key when due, removes keys no longer needed. */
+  /**
+   * Applies the schedule now: re-reads the store, destroys the keys a crash left behind (see
+   * {@link SweepReport}), publishes the next key when due, removes keys no longer needed.
+   */
   tick(): Promise<TickReport>;
   /** Publishes a new key now; it signs once `rotation.publishLead` has passed. A key already waiting is returned instead. */
   rotate(): Promise<KeyInfo>;
   /**
-   * Unpublishes and destroys key `kid` at once; if it was signing, a fresh key signs from now on.
-   * Tell the gateway's operators, so that their verifiers refresh.
+   * Unpublishes and destroys key `kid` at once. If it was signing, a key already waiting takes over
+   * at its time, or else a fresh key is published now and signs once `rotation.publishLead` has
+   * passed: until then `sign()` refuses (`key_not_ready`). Tell the gateway's operators, so that
+   * their verifiers refresh.
    * @throws {IssuerError} `unknown_key`.
    */
   compromised(kid: string): Promise<CompromiseReport>;
@@ -157,10 +183,31 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'issuer', 'audience', 'product', 'tenants', 'keyStore', 'now', 'rotation', 'lifetime', 'maxLifetime', 'emitExp', 'jwksMaxAge',
 ]);
 
+const URI_RULE = 'must be an https: URI without credentials (http: only on a loopback host)';
+
+function checkIssuer(value: unknown): string {
+  const issuer = textOption(`${OWNER}: issuer`, value);
+  if (!isHttpsUri(issuer)) throw new TypeError(`${OWNER}: issuer ${URI_RULE}`);
+  return issuer;
+}
+
 function checkAudience(value: unknown): string | readonly string[] {
-  if (typeof value === 'string' && value !== '') return value;
-  if (Array.isArray(value) && value.length > 0 && value.every((item) => typeof item === 'string' && item !== '')) return Object.freeze([...value]);
-  throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them`);
+  const list = typeof value === 'string' && value !== '' ? [value] : value;
+  if (!Array.isArray(list) || list.length === 0 || !list.every((item) => typeof item === 'string' && item !== '')) {
+    throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them`);
+  }
+  list.forEach((item: string, index) => {
+    if (!isHttpsUri(item)) throw new TypeError(`${OWNER}: ${typeof value === 'string' ? 'audience' : `audience[${index}]`} ${URI_RULE}`);
+  });
+  return typeof value === 'string' ? value : Object.freeze([...list]);
+}
+
+/** Refuses a key under the gateway's 2048 bits, from any store. @throws {KeyStoreError} `weak_key`. */
+function checkStrength(jwk: PublicRsaJwk): void {
+  const bits = modulusBits(jwk);
+  if (bits < MIN_MODULUS_LENGTH) {
+    throw new KeyStoreError('weak_key', `The key store's key "${jwk.kid}" is a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_LENGTH} bits.`);
+  }
 }
 
 class RotatingIssuer implements Issuer {
@@ -177,6 +224,9 @@ class RotatingIssuer implements Issuer {
   readonly #keep: number;
   /** The schedule in signing order. */
   #records: readonly KeyRecord[] = [];
+  /** Records of compromised keys whose private halves may not be destroyed yet. */
+  #compromised: readonly KeyRecord[] = [];
+  #startReport: TickReport | undefined;
   /** Serialises the operations that change the schedule. */
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -184,7 +234,7 @@ class RotatingIssuer implements Issuer {
     if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
     rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
     const o = options as unknown as Record<string, unknown>;
-    this.issuer = textOption(`${OWNER}: issuer`, o.issuer);
+    this.issuer = checkIssuer(o.issuer);
     this.audience = checkAudience(o.audience);
     this.products = namesOption(`${OWNER}: product`, o.product, true) as readonly string[];
     const tenants = namesOption(`${OWNER}: tenants`, o.tenants, false);
@@ -217,19 +267,57 @@ class RotatingIssuer implements Issuer {
     return run;
   }
 
-  async #save(records: readonly KeyRecord[]): Promise<void> {
+  async #save(records: readonly KeyRecord[], compromised: readonly KeyRecord[] = this.#compromised): Promise<void> {
     const ordered = bySigningOrder(records);
-    await this.#store.saveSchedule(ordered);
+    await this.#store.saveSchedule([...ordered, ...compromised]);
     this.#records = ordered;
+    this.#compromised = compromised;
   }
 
   async #newKey(publishedAt: number, signsFrom: number): Promise<KeyRecord> {
     const publicJwk = await this.#store.generate();
+    checkStrength(publicJwk);
     return { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom };
   }
 
   async load(): Promise<void> {
-    this.#records = bySigningOrder(await this.#store.loadSchedule());
+    const saved = await this.#store.loadSchedule();
+    this.#records = bySigningOrder(saved.filter((record) => record.compromisedAt === undefined));
+    this.#compromised = saved.filter((record) => record.compromisedAt !== undefined);
+  }
+
+  get startReport(): TickReport {
+    return this.#startReport as TickReport;
+  }
+
+  /** Starts: the first tick (sweep included), then a signature by every key of the schedule. */
+  async start(): Promise<void> {
+    this.#startReport = await this.tick();
+    await Promise.all(this.#records.map((record) => this.#probe(record)));
+  }
+
+  /**
+   * Signs a probe with key `record` and checks it against the published half, so that a missing,
+   * unreadable or swapped key file fails now and not at the first `sign()`.
+   */
+  async #probe(record: KeyRecord): Promise<void> {
+    checkStrength(record.publicJwk);
+    const data = new TextEncoder().encode(`paygate-auth key probe ${record.kid}`);
+    const signature = await this.#store.sign(record.kid, data);
+    const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+    const publicKey = await crypto.subtle.importKey('jwk', { ...record.publicJwk }, algorithm, false, ['verify']);
+    if (!(await crypto.subtle.verify(algorithm, publicKey, signature, data))) {
+      throw new KeyStoreError('key_mismatch', `The key store's private key "${record.kid}" does not match the public key the schedule publishes.`);
+    }
+  }
+
+  /** Destroys what a crash left: compromised keys first, then keys the schedule does not name. */
+  async #sweep(): Promise<SweepReport> {
+    const compromised = this.#compromised.map((record) => record.kid);
+    for (const kid of compromised) await this.#store.destroy(kid);
+    if (compromised.length > 0) await this.#save(this.#records, []);
+    const unnamed = (await this.#store.sweep?.(this.#records.map((record) => record.kid))) ?? [];
+    return { compromised, unnamed: [...unnamed] };
   }
 
   reload(): Promise<void> {
@@ -264,6 +352,7 @@ class RotatingIssuer implements Issuer {
   tick(): Promise<TickReport> {
     return this.#serial(async () => {
       await this.load();
+      const swept = await this.#sweep();
       const at = this.#now();
       let records = settleRetirements(this.#records, at);
       const removed: string[] = [];
@@ -284,7 +373,7 @@ class RotatingIssuer implements Issuer {
       if (changed) await this.#save(records);
       for (const kid of removed) await this.#store.destroy(kid);
       const signer = this.#records[signerIndex(this.#records, at)];
-      return { published, removed, signing: signer?.kid ?? null };
+      return { published, removed, signing: signer?.kid ?? null, swept };
     });
   }
 
@@ -307,11 +396,19 @@ class RotatingIssuer implements Issuer {
       if (typeof kid !== 'string' || index < 0) throw new IssuerError('unknown_key', `The issuer holds no key ${JSON.stringify(kid)}.`, 'kid');
       const wasSigning = index === signerIndex(settled, at);
       let records = settled.filter((record) => record.kid !== kid);
-      if (wasSigning || signerIndex(records, at) < 0) records = [...records, await this.#newKey(at, at)];
-      await this.#save(records);
+      // The replacement waits out the publication lead like any key: no key signs unannounced.
+      const waiting = records.some((record) => record.signsFrom > at);
+      if (!waiting && (wasSigning || signerIndex(records, at) < 0)) {
+        records = [...records, await this.#newKey(at, at + this.rotation.publishLead * 1000)];
+      }
+      // Marked first, destroyed, then forgotten: a crash in between leaves a mark the sweep acts on.
+      const marked = [...this.#compromised, { ...(settled[index] as KeyRecord), compromisedAt: at }];
+      await this.#save(records, marked);
       await this.#store.destroy(kid);
+      await this.#save(records, this.#compromised.filter((record) => record.kid !== kid));
       const signer = this.#records[signerIndex(this.#records, at)];
-      return { removed: kid, signing: signer?.kid ?? null };
+      const next = this.#records.find((record) => record.signsFrom > at);
+      return { removed: kid, signing: signer?.kid ?? null, next: next === undefined ? null : this.#info(next.kid, at) };
     });
   }
 
@@ -354,7 +451,10 @@ class RotatingIssuer implements Issuer {
 
 /**
  * Creates an issuer over `keyStore`. On an empty store it publishes a first key, which signs once
- * `rotation.publishLead` (1 h) has passed: create the issuer an hour before it must sign.
+ * `rotation.publishLead` (1 h) has passed: create the issuer an hour before it must sign. At start-up
+ * it destroys the keys a crash left behind ({@link Issuer.startReport}) and signs once with every
+ * key of the schedule, so that a missing, unreadable or mismatched key file fails here.
+ * @throws {KeyStoreError} from the store (`schedule_missing`, `invalid_key_file`…), or `key_mismatch`.
  *
  * @example
  * ```ts
@@ -368,7 +468,6 @@ class RotatingIssuer implements Issuer {
  */
 export async function createIssuer(options: IssuerOptions): Promise<Issuer> {
   const issuer = new RotatingIssuer(options);
-  await issuer.load();
-  await issuer.tick();
+  await issuer.start();
   return issuer;
 }

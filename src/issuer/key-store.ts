@@ -2,7 +2,7 @@
  * Where an issuer's keys live. The issuer never holds a private key itself: it asks its store to
  * generate a key pair, to sign, and to destroy a key, and keeps its rotation schedule in the store
  * too. {@link InMemoryKeyStore} is for tests; `FileKeyStore` writes files; a KMS-backed store
- * implements the same five methods (see `docs/issuer.md`).
+ * implements the same five methods (and, optionally, `sweep`) (see `docs/issuer.md`).
  *
  * @module paygate-auth/issuer
  */
@@ -20,6 +20,11 @@ export interface KeyRecord {
   readonly signsFrom: number;
   /** When its successor started signing: set once that has happened. */
   readonly retiredAt?: number;
+  /**
+   * Set by `compromised(kid)` just before the private half is destroyed: the key is neither
+   * published nor used, and the next start-up or `tick()` destroys it if a crash came between.
+   */
+  readonly compromisedAt?: number;
 }
 
 /**
@@ -43,6 +48,12 @@ export interface KeyStore {
   saveSchedule(records: readonly KeyRecord[]): Promise<void>;
   /** Deletes key `kid`'s private half for good; a `kid` it does not hold is no error. */
   destroy(kid: string): Promise<void>;
+  /**
+   * Optional: deletes every private key it holds that `keep` does not name (left by a crash between
+   * `generate()` and `saveSchedule()`, or between `saveSchedule()` and `destroy()`), and resolves
+   * their kids. The issuer calls it at start-up and at every `tick()`, with the schedule's kids.
+   */
+  sweep?(keep: readonly string[]): Promise<readonly string[]>;
 }
 
 const STORE_METHODS = ['generate', 'sign', 'loadSchedule', 'saveSchedule', 'destroy'] as const;
@@ -55,6 +66,8 @@ export function checkKeyStore(name: string, value: unknown): KeyStore {
       throw new TypeError(`${name}.${method} must be a function (see the KeyStore interface)`);
     }
   }
+  const sweep = (value as Record<string, unknown>).sweep;
+  if (sweep !== undefined && typeof sweep !== 'function') throw new TypeError(`${name}.sweep must be a function when given`);
   return value as KeyStore;
 }
 
@@ -102,6 +115,13 @@ export class InMemoryKeyStore implements KeyStore {
 
   async destroy(kid: string): Promise<void> {
     this.#keys.delete(kid);
+  }
+
+  async sweep(keep: readonly string[]): Promise<readonly string[]> {
+    const named = new Set(keep);
+    const removed = this.kids.filter((kid) => !named.has(kid));
+    for (const kid of removed) this.#keys.delete(kid);
+    return removed;
   }
 
   /** The kids whose private halves it holds. */

@@ -64,13 +64,17 @@ export function bySigningOrder(records: readonly KeyRecord[]): KeyRecord[] {
   return [...records].sort((a, b) => a.signsFrom - b.signsFrom || a.publishedAt - b.publishedAt);
 }
 
-/** Index of the key signing at `at` (ms) in `ordered`, or -1 when none has started. */
+/**
+ * Index of the key signing at `at` (ms) in `ordered`, or -1 when none is: none has started, or the
+ * latest to start has retired (its successor was compromised before it could sign).
+ */
 export function signerIndex(ordered: readonly KeyRecord[], at: number): number {
   let found = -1;
   ordered.forEach((record, index) => {
     if (record.signsFrom <= at) found = index;
   });
-  return found;
+  const retired = ordered[found]?.retiredAt;
+  return retired !== undefined && retired <= at ? -1 : found;
 }
 
 /** When key `index` retired, as of `at` (ms): set, or its successor's start if that has come. */

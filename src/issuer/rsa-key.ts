@@ -4,7 +4,7 @@
  *
  * @module paygate-auth/issuer
  */
-import { type CryptoKey, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+import { type CryptoKey, base64url, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 
 export type { CryptoKey };
 
@@ -32,6 +32,13 @@ export function checkModulusLength(name: string, value: unknown): number {
   if (value === undefined) return MIN_MODULUS_LENGTH;
   if (value !== 2048 && value !== 3072 && value !== 4096) throw new TypeError(`${name} must be 2048, 3072 or 4096`);
   return value;
+}
+
+/** The size of a public JWK's modulus, in bits (its `n` without leading zero bits). */
+export function modulusBits(jwk: Pick<PublicRsaJwk, 'n'>): number {
+  const bytes = base64url.decode(jwk.n);
+  const first = bytes.findIndex((byte) => byte !== 0);
+  return first < 0 ? 0 : (bytes.length - first) * 8 - Math.clz32(bytes[first] as number) + 24;
 }
 
 /** The published form of an RSA public key; `kid` is its RFC 7638 SHA-256 thumbprint. */

@@ -158,16 +158,39 @@ async function storeCompleting(deps: ResolvedDeps, stored: StoredPaymentLink, le
   return false;
 }
 
+/** A body whose fields are valid, read into a link request. */
+interface CheckedBody {
+  readonly body: JsonObject;
+  readonly request: LinkRequest;
+}
+
 /**
- * Validates `body` in full, looks up the department and its store, stores the link; with a
- * `lease`, completes it in the same step where the store can (`completed`).
+ * Validates `body`'s fields before any storage is touched (the idempotency claim, the store): an
+ * invalid body is 400 even while the database is down. The 400 names the department too when the
+ * directory answers; when it cannot, the other fields are reported without it.
  */
-async function create(deps: ResolvedDeps, tenant: string, body: unknown, lease?: Lease): Promise<Creation & { readonly completed: boolean }> {
+async function checkBody(deps: ResolvedDeps, tenant: string, body: unknown): Promise<CheckedBody> {
   if (!isJsonObject(body)) throw new PaymentLinkError('invalid_body', 'The body must be a JSON object.');
   const errors = new FieldErrors();
   const request = readLinkRequest(body, errors);
+  if (request !== undefined && errors.size === 0) return { body, request };
+  try {
+    await resolveDepartment(deps.directory, tenant, body, errors);
+  } catch (error) {
+    if (!(error instanceof StorageUnavailableError)) throw error;
+  }
+  throw validationFailed(errors);
+}
+
+/**
+ * Looks up the checked body's department and its store, stores the link; with a `lease`,
+ * completes it in the same step where the store can (`completed`).
+ */
+async function create(deps: ResolvedDeps, tenant: string, checked: CheckedBody, lease?: Lease): Promise<Creation & { readonly completed: boolean }> {
+  const { body, request } = checked;
+  const errors = new FieldErrors();
   const resolved = await resolveDepartment(deps.directory, tenant, body, errors);
-  if (request === undefined || resolved === undefined || errors.size > 0) throw validationFailed(errors);
+  if (resolved === undefined || errors.size > 0) throw validationFailed(errors);
   const stored = await buildLink(deps, tenant, request, resolved);
   const link = toPaymentLink(stored);
   const response = { status: 201, headers: { ...JSON_HEADERS, location: `${deps.locationPrefix}${link.id}` }, body: link };
@@ -188,6 +211,7 @@ function replay(recorded: RecordedResponse): HandlerResponse {
 
 /** Runs `create` at most once per (tenant, key, body); replays, or refuses a reused key. */
 async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body: unknown): Promise<Creation> {
+  const checked = await checkBody(deps, tenant, body);
   const now = checkClock(deps.now);
   const print = await fingerprint(body);
   let claim;
@@ -208,7 +232,7 @@ async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body:
   }
   let creation;
   try {
-    creation = await create(deps, tenant, body, claim.lease);
+    creation = await create(deps, tenant, checked, claim.lease);
   } catch (error) {
     await deps.idempotency.release(claim.lease).catch(() => {
       // The store is failing too: the lease expires on its own and the key can be claimed again.
@@ -257,7 +281,7 @@ export function createPaymentLinkHandler(deps: PaymentLinkHandlerDeps): PaymentL
     try {
       const key = readIdempotencyKey(request.headers);
       const body = await readJsonBody(request, resolved.maxBodyBytes);
-      const creation = key === null ? await create(resolved, tenant, body) : await createOnce(resolved, tenant, key, body);
+      const creation = key === null ? await create(resolved, tenant, await checkBody(resolved, tenant, body)) : await createOnce(resolved, tenant, key, body);
       await notify(resolved, creation.event);
       return creation.response;
     } catch (error) {

@@ -7,7 +7,7 @@
  */
 import { storageFailure } from './database-errors.js';
 import { CONTROLS_CHANNEL, TABLES } from './schema.js';
-import { type SqlClient, type SqlRow, checkClient, numberColumn } from './sql-client.js';
+import { DEFAULT_STATEMENT_TIMEOUT, type SqlClient, type SqlRow, checkClient, numberColumn, queryWithin } from './sql-client.js';
 
 /** The actions an operator records. */
 export type ControlAction = 'revoke_key' | 'suspend_issuer' | 'resume_issuer' | 'refresh_keys';
@@ -41,9 +41,15 @@ export interface ControlState {
   readonly revoked: readonly { readonly issuer: string; readonly kid: string }[];
   /** Issuers whose last suspend/resume action is a suspension. */
   readonly suspended: readonly string[];
-  /** Every key refresh asked for, oldest first. */
-  readonly refreshes: readonly { readonly id: number; readonly issuer: string }[];
+  /** The id of the last action folded in; `0` for none. */
+  readonly through: number;
 }
+
+/** The state of no action at all. */
+export const NO_CONTROLS: ControlState = Object.freeze({ revoked: Object.freeze([]), suspended: Object.freeze([]), through: 0 });
+
+/** The advisory lock each write to the table holds until it commits ("pgoc"). */
+const CONTROLS_LOCK = 1_885_826_915;
 
 const MAX_TEXT = 2048;
 
@@ -76,20 +82,24 @@ function toRecord(row: SqlRow): ControlRecord {
 
 /**
  * Records an action and notifies every listening instance, in one statement (the notification
- * is delivered when it commits).
+ * is delivered when it commits). Writes take one advisory lock, so ids become visible in their
+ * order and a reader that has seen id n has seen every id below it.
+ * @param timeout Milliseconds the statement may take, the wait for a pooled connection included.
  * @throws {TypeError} for a bad request. @throws {StorageUnavailableError} when the database is unreachable.
  */
-export async function recordControl(db: SqlClient, request: ControlRequest): Promise<ControlRecord> {
+export async function recordControl(db: SqlClient, request: ControlRequest, timeout = DEFAULT_STATEMENT_TIMEOUT): Promise<ControlRecord> {
   checkClient(db, 'recordControl');
   const kid = checkControlRequest(request);
   try {
-    const { rows } = await db.query(
-      `WITH recorded AS (
-         INSERT INTO ${TABLES.controls} (action, issuer, kid) VALUES ($1, $2, $3)
+    const { rows } = await queryWithin(
+      db,
+      timeout,
+      `WITH locked AS (SELECT pg_advisory_xact_lock($5)), recorded AS (
+         INSERT INTO ${TABLES.controls} (action, issuer, kid) SELECT $1, $2, $3 FROM locked
          RETURNING id, action, issuer, kid, recorded_at
        )
        SELECT recorded.*, pg_notify($4, json_build_object('id', id, 'action', action, 'issuer', issuer)::text) FROM recorded`,
-      [request.action, request.issuer, kid, CONTROLS_CHANNEL],
+      [request.action, request.issuer, kid, CONTROLS_CHANNEL, CONTROLS_LOCK],
     );
     return toRecord(rows[0] as SqlRow);
   } catch (error) {
@@ -98,25 +108,111 @@ export async function recordControl(db: SqlClient, request: ControlRequest): Pro
 }
 
 /** Every recorded action, oldest first. */
-export async function readControlRecords(db: SqlClient): Promise<ControlRecord[]> {
+export async function readControlRecords(db: SqlClient, timeout = DEFAULT_STATEMENT_TIMEOUT): Promise<ControlRecord[]> {
   try {
-    const { rows } = await db.query(`SELECT id, action, issuer, kid, recorded_at FROM ${TABLES.controls} ORDER BY id`);
+    const { rows } = await queryWithin(db, timeout, `SELECT id, action, issuer, kid, recorded_at FROM ${TABLES.controls} ORDER BY id`);
     return rows.map(toRecord);
   } catch (error) {
     throw storageFailure(error, 'reading operator controls');
   }
 }
 
-/** The state `records` (oldest first) add up to. */
-export function foldControls(records: readonly ControlRecord[]): ControlState {
-  const revoked = new Map<string, { issuer: string; kid: string }>();
-  const suspended = new Set<string>();
-  const refreshes: { id: number; issuer: string }[] = [];
-  for (const record of records) {
-    if (record.action === 'revoke_key' && record.kid !== null) revoked.set(`${record.issuer}\u0000${record.kid}`, { issuer: record.issuer, kid: record.kid });
-    else if (record.action === 'suspend_issuer') suspended.add(record.issuer);
-    else if (record.action === 'resume_issuer') suspended.delete(record.issuer);
-    else if (record.action === 'refresh_keys') refreshes.push({ id: record.id, issuer: record.issuer });
+/** What {@link readControlsAfter} found. */
+export interface ControlsRead {
+  /** Actions after the id asked for, oldest first, at most the batch asked for. */
+  readonly records: readonly ControlRecord[];
+  /**
+   * The compaction mark: actions up to this id may have been folded and deleted. A reader that
+   * has folded in less than this must read from `0` again.
+   */
+  readonly compactedThrough: number;
+}
+
+/**
+ * The actions after id `after` (at most `batch`), and the compaction mark, in one statement: an
+ * instance reads only what it has not applied, however long the table's history.
+ */
+export async function readControlsAfter(db: SqlClient, after: number, batch: number, timeout = DEFAULT_STATEMENT_TIMEOUT): Promise<ControlsRead> {
+  let rows: SqlRow[];
+  try {
+    ({ rows } = await queryWithin(
+      db,
+      timeout,
+      `(SELECT through AS compacted_through, NULL::bigint AS id, NULL AS action, NULL AS issuer, NULL AS kid, NULL::timestamptz AS recorded_at
+          FROM ${TABLES.controlsCompacted})
+       UNION ALL
+       (SELECT NULL, id, action, issuer, kid, recorded_at FROM ${TABLES.controls} WHERE id > $1 ORDER BY id LIMIT $2)`,
+      [after, batch],
+    ));
+  } catch (error) {
+    throw storageFailure(error, 'reading operator controls');
   }
-  return { revoked: [...revoked.values()], suspended: [...suspended], refreshes };
+  const mark = rows.find((row) => row.id === null);
+  const records = rows.filter((row) => row.id !== null).map(toRecord);
+  records.sort((a, b) => a.id - b.id);
+  return { records, compactedThrough: numberColumn(mark?.compacted_through ?? 0) };
+}
+
+/**
+ * The state `records` (oldest first, each after `from.through`) add up to, starting from `from`.
+ * `refresh_keys` actions leave no state: they are applied when read.
+ */
+export function foldControls(records: readonly ControlRecord[], from: ControlState = NO_CONTROLS): ControlState {
+  const revoked = new Map(from.revoked.map((key) => [`${key.issuer}\u0000${key.kid}`, key]));
+  const suspended = new Set(from.suspended);
+  let through = from.through;
+  for (const record of records) {
+    through = Math.max(through, record.id);
+    if (record.action === 'revoke_key' && record.kid !== null) {
+      const id = `${record.issuer}\u0000${record.kid}`;
+      if (!revoked.has(id)) revoked.set(id, { issuer: record.issuer, kid: record.kid });
+    } else if (record.action === 'suspend_issuer') suspended.add(record.issuer);
+    else if (record.action === 'resume_issuer') suspended.delete(record.issuer);
+  }
+  return { revoked: [...revoked.values()], suspended: [...suspended], through };
+}
+
+/** What {@link compactControls} did. */
+export interface CompactionReport {
+  /** Rows deleted. */
+  readonly deleted: number;
+  /** Rows left: one per revoked key and one per suspended issuer. */
+  readonly kept: number;
+  /** The new compaction mark (the newest id when it ran). */
+  readonly through: number;
+}
+
+/**
+ * Folds the table into its current state: keeps one row per revoked key (its first revocation)
+ * and one per suspended issuer (its last suspension), deletes every other row (resumptions,
+ * superseded suspensions, key refreshes already broadcast), and moves the compaction mark to the
+ * newest id, so that an instance that had not read that far reads the small table whole. One
+ * statement: writes are serialized (each holds one advisory lock), so its snapshot holds every
+ * id up to the newest it sees. Safe to run from many instances at once.
+ */
+export async function compactControls(db: SqlClient, timeout = DEFAULT_STATEMENT_TIMEOUT): Promise<CompactionReport> {
+  checkClient(db, 'compactControls');
+  let rows: SqlRow[];
+  try {
+    ({ rows } = await queryWithin(
+      db,
+      timeout,
+      `WITH mark AS (SELECT coalesce(max(id), 0) AS through FROM ${TABLES.controls}),
+       keep AS (
+         (SELECT DISTINCT ON (issuer, kid) id FROM ${TABLES.controls} WHERE action = 'revoke_key' ORDER BY issuer, kid, id)
+         UNION ALL
+         SELECT id FROM (
+           SELECT DISTINCT ON (issuer) id, action FROM ${TABLES.controls}
+            WHERE action IN ('suspend_issuer', 'resume_issuer') ORDER BY issuer, id DESC
+         ) last WHERE action = 'suspend_issuer'
+       ),
+       gone AS (DELETE FROM ${TABLES.controls} WHERE id <= (SELECT through FROM mark) AND id NOT IN (SELECT id FROM keep) RETURNING 1),
+       marked AS (UPDATE ${TABLES.controlsCompacted} SET through = greatest(through, (SELECT through FROM mark)) RETURNING through)
+       SELECT (SELECT count(*) FROM gone)::int AS deleted, (SELECT count(*) FROM keep)::int AS kept, (SELECT through FROM marked) AS through`,
+    ));
+  } catch (error) {
+    throw storageFailure(error, 'compacting operator controls');
+  }
+  const row = rows[0] as SqlRow;
+  return { deleted: numberColumn(row.deleted), kept: numberColumn(row.kept), through: numberColumn(row.through) };
 }

@@ -5,6 +5,7 @@
  * @module paygate-auth/postgres
  */
 import { StorageUnavailableError } from '../payment-links/storage-unavailable.js';
+import { StatementTimeoutError } from './sql-client.js';
 
 /** SQLSTATE classes of a server that is down, busy or shutting down, or of a transaction to retry. */
 const TRANSIENT_CLASSES: ReadonlySet<string> = new Set(['08', '40', '53', '57', '58']);
@@ -25,7 +26,7 @@ export function errorState(error: unknown): string | undefined {
 
 /** `true` when `error` says the database is unreachable, overloaded or restarting. */
 export function isUnavailable(error: unknown): boolean {
-  if (error instanceof StorageUnavailableError) return true;
+  if (error instanceof StorageUnavailableError || error instanceof StatementTimeoutError) return true;
   const state = sqlState(error);
   if (state !== undefined) return TRANSIENT_CLASSES.has(state.slice(0, 2)) || TRANSIENT_STATES.has(state);
   if (!(error instanceof Error)) return false;

@@ -9,7 +9,7 @@
 import type { ClaimRequest, ClaimResult, IdempotencyStore, Lease, RecordedResponse } from '../payment-links/idempotency-store.js';
 import { storageFailure } from './database-errors.js';
 import { TABLES } from './schema.js';
-import { type SqlClient, type SqlRow, checkClient, jsonColumn, numberColumn } from './sql-client.js';
+import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, jsonColumn, numberColumn, queryWithin } from './sql-client.js';
 
 /** Options of {@link PostgresIdempotencyStore}. */
 export interface PostgresIdempotencyStoreOptions {
@@ -31,6 +31,13 @@ export interface PostgresIdempotencyStoreOptions {
    * @default 1000
    */
   readonly purgeBatch?: number;
+  /**
+   * Milliseconds each statement may take, the wait for a pooled connection included; past it
+   * the call fails with `StorageUnavailableError` (503 `storage_unavailable`) and the connection is
+   * destroyed. Keep it below `leaseTime`. 10 to 600 000.
+   * @default 5000
+   */
+  readonly statementTimeout?: number;
 }
 
 const OWNER = 'PostgresIdempotencyStore';
@@ -63,6 +70,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   readonly #leaseTime: number;
   readonly #pendingWait: number;
   readonly #purgeBatch: number;
+  readonly #statementTimeout: number;
 
   /** @param db A `pg.Pool`, a `pg.Client` or PGlite. */
   constructor(db: SqlClient, options: PostgresIdempotencyStoreOptions = {}) {
@@ -70,11 +78,12 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     this.#leaseTime = checkMs('leaseTime', options.leaseTime, 30_000, 100, 86_400_000);
     this.#pendingWait = checkMs('pendingWait', options.pendingWait, 10_000, 0, 600_000);
     this.#purgeBatch = checkMs('purgeBatch', options.purgeBatch, 1000, 1, 1_000_000);
+    this.#statementTimeout = checkStatementTimeout(options.statementTimeout, OWNER);
   }
 
   async #query(doing: string, text: string, params: unknown[]): Promise<SqlRow[]> {
     try {
-      return (await this.db.query(text, params)).rows;
+      return (await queryWithin(this.db, this.#statementTimeout, text, params)).rows;
     } catch (error) {
       throw storageFailure(error, doing);
     }

@@ -1,7 +1,8 @@
 /**
- * paygate-auth/postgres: payment links, idempotency records and operator controls shared by many
- * gateway instances through one PostgreSQL database. Takes the caller's client (a `pg.Pool`, a
- * `pg.Client` or PGlite); `pg` itself is never loaded here.
+ * paygate-auth/postgres: payment links, idempotency records, the directory and operator controls
+ * shared by many gateway instances through one PostgreSQL database, every statement bounded.
+ * Takes the caller's client (a `pg.Pool`, best opened with `poolSettings()`, a `pg.Client` or
+ * PGlite); `pg` itself is never loaded here.
  *
  * @module paygate-auth/postgres
  */
@@ -11,14 +12,21 @@ export {
   type ControlRecord,
   type ControlRequest,
   type ControlState,
+  type CompactionReport,
+  type ControlsRead,
+  NO_CONTROLS,
+  compactControls,
   foldControls,
   readControlRecords,
+  readControlsAfter,
   recordControl,
 } from './control-log.js';
 export { isUnavailable } from './database-errors.js';
+export { PostgresDirectory, type PostgresDirectoryOptions } from './directory.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './idempotency-store.js';
-export { type ListenOption, type NotificationConnection, type NotificationMessage, type NotificationSource } from './notification-connection.js';
+export { type NotificationConnection, type NotificationMessage, type NotificationSource } from './notification-connection.js';
 export { type ControlledVerifier, type PostgresControls, type PostgresControlsOptions, postgresControls } from './operator-controls.js';
-export { PostgresPaymentLinkStore } from './payment-link-store.js';
-export { CONTROLS_CHANNEL, type MigrationReport, SCHEMA_VERSION, TABLES, migrate } from './schema.js';
-export { type PooledSqlClient, type SqlClient, type SqlPool, type SqlRow } from './sql-client.js';
+export { PostgresPaymentLinkStore, type PostgresPaymentLinkStoreOptions } from './payment-link-store.js';
+export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';
+export { CONTROLS_CHANNEL, type MigrateOptions, type MigrationReport, SCHEMA_AREAS, SCHEMA_VERSIONS, type SchemaArea, TABLES, migrate } from './schema.js';
+export { DEFAULT_STATEMENT_TIMEOUT, type PooledSqlClient, type SqlClient, type SqlPool, type SqlRow, StatementTimeoutError } from './sql-client.js';

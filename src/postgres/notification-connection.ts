@@ -1,11 +1,13 @@
 /**
- * The dedicated connection operator controls `LISTEN` on: taken from a factory, a `pg.Pool`
- * (one connection checked out and kept), or PGlite's own `listen()`.
+ * The dedicated connection operator controls `LISTEN` on, opened by a function (by default one
+ * checked out of the `pg.Pool` and kept), or PGlite's own `listen()`. A heartbeat (a bounded
+ * `SELECT 1` every few seconds) finds a connection that went silent without closing; it is then
+ * destroyed and reported as a drop.
  *
  * @module paygate-auth/postgres
  */
 import { CONTROLS_CHANNEL } from './schema.js';
-import { type SqlClient, type SqlPool, isPool } from './sql-client.js';
+import { type SqlClient, StatementTimeoutError, isPool } from './sql-client.js';
 
 /** A notification as `pg` delivers it. */
 export interface NotificationMessage {
@@ -38,11 +40,24 @@ export interface Listening {
   stop(): Promise<void>;
 }
 
-/** Hooks of a {@link Listening}. */
+/** Hooks and bounds of a {@link Listening}. */
 export interface ListenHooks {
   readonly onNotify: () => void;
-  /** The connection dropped: it is closed already; listen again. */
+  /** The connection dropped or stopped answering: it is closed already; listen again. */
   readonly onDrop: (error: Error | undefined) => void;
+  /** Milliseconds between heartbeats. */
+  readonly heartbeatInterval: number;
+  /** Milliseconds `LISTEN` and each heartbeat may take. */
+  readonly timeout: number;
+}
+
+/** `promise`, or a {@link StatementTimeoutError} after `ms` milliseconds. */
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new StatementTimeoutError(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 function close(connection: NotificationConnection, error?: Error): Promise<void> {
@@ -50,16 +65,39 @@ function close(connection: NotificationConnection, error?: Error): Promise<void>
     connection.release(error ?? true);
     return Promise.resolve();
   }
-  return typeof connection.end === 'function' ? connection.end().catch(() => undefined) : Promise.resolve();
+  // Not awaited: on a connection that went silent, ending waits for an answer that never comes.
+  if (typeof connection.end === 'function') connection.end().catch(() => undefined);
+  return Promise.resolve();
 }
 
-/** Opens `source`'s connection and `LISTEN`s on the controls' channel. */
+/**
+ * Opens `source`'s connection and `LISTEN`s on the controls' channel, both within
+ * `hooks.timeout`; then sends a heartbeat every `hooks.heartbeatInterval`.
+ */
 export async function listenOn(source: NotificationSource, hooks: ListenHooks): Promise<Listening> {
-  const connection = await source();
+  const opening = source();
+  const connection = await within(opening, hooks.timeout, 'opening the LISTEN connection').catch((error: unknown) => {
+    // Opened after all, too late: close it when it comes.
+    opening.then((late) => close(late, error instanceof Error ? error : undefined)).catch(() => undefined);
+    throw error;
+  });
   let live = true;
+  let beating = false;
+  const heartbeat = setInterval(() => {
+    if (beating || !live) return;
+    beating = true;
+    within(connection.query('SELECT 1'), hooks.timeout, 'the LISTEN connection missed its heartbeat').then(
+      () => {
+        beating = false;
+      },
+      (error: unknown) => drop(error instanceof Error ? error : new Error(String(error))),
+    );
+  }, hooks.heartbeatInterval);
+  heartbeat.unref?.();
   const drop = (error?: Error): void => {
     if (!live) return;
     live = false;
+    clearInterval(heartbeat);
     void close(connection, error ?? new Error('the listening connection ended'));
     hooks.onDrop(error);
   };
@@ -69,9 +107,10 @@ export async function listenOn(source: NotificationSource, hooks: ListenHooks): 
   connection.on('error', (error) => drop(error));
   connection.on('end', () => drop());
   try {
-    await connection.query(`LISTEN ${CONTROLS_CHANNEL}`);
+    await within(connection.query(`LISTEN ${CONTROLS_CHANNEL}`), hooks.timeout, 'LISTEN');
   } catch (error) {
     live = false;
+    clearInterval(heartbeat);
     await close(connection, error instanceof Error ? error : new Error(String(error)));
     throw error;
   }
@@ -79,6 +118,7 @@ export async function listenOn(source: NotificationSource, hooks: ListenHooks): 
     stop: async () => {
       if (!live) return;
       live = false;
+      clearInterval(heartbeat);
       await close(connection);
     },
   };
@@ -95,31 +135,15 @@ export function isInProcessListener(db: unknown): db is InProcessListener {
   return typeof (db as Partial<InProcessListener>).listen === 'function';
 }
 
-/** What the `listen` option of the controls takes. */
-export type ListenOption = NotificationSource | SqlPool | NotificationConnection | false;
-
-function isConnection(value: unknown): value is NotificationConnection {
-  const candidate = value as Partial<NotificationConnection> | null;
-  return typeof candidate === 'object' && candidate !== null && typeof candidate.on === 'function' && typeof candidate.query === 'function';
-}
-
 /**
- * The source of `listen`: a factory as it is; a pool's connections; one connected client (used
- * once: after it drops, there is nothing to reconnect with, and polling carries on alone).
- * Without `listen`, `db`'s own connections when it is a pool; `undefined` when there is none.
+ * The source of the `LISTEN` connection: `listen` as it is (a function opening a new connection
+ * each call); without it, `db`'s own connections when it is a pool; `undefined` for none.
  */
-export function notificationSource(listen: ListenOption | undefined, db: SqlClient): NotificationSource | undefined {
+export function notificationSource(listen: NotificationSource | false | undefined, db: SqlClient): NotificationSource | undefined {
   if (listen === false) return undefined;
-  if (typeof listen === 'function') return listen;
-  const pool = listen ?? db;
-  if (isPool(pool)) return () => pool.connect() as unknown as Promise<NotificationConnection>;
-  if (listen === undefined) return undefined;
-  if (!isConnection(listen)) throw new TypeError('postgresControls: listen must be a function opening a connected pg.Client, a pg.Pool, a connected pg.Client, or false');
-  let given: NotificationConnection | undefined = listen;
-  return async () => {
-    const connection = given;
-    given = undefined;
-    if (connection === undefined) throw new Error('the listening pg.Client dropped and cannot be reopened (give listen a function to reconnect); polling only');
-    return connection;
-  };
+  if (listen === undefined) return isPool(db) ? () => db.connect() as unknown as Promise<NotificationConnection> : undefined;
+  if (typeof listen !== 'function') {
+    throw new TypeError('postgresControls: listen must be a function opening a new connection each call (such as () => pool.connect()), or false');
+  }
+  return listen;
 }

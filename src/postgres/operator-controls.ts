@@ -1,8 +1,10 @@
 /**
  * Cluster-wide operator controls: `revokeKey`, `suspendIssuer`, `resumeIssuer` and `refresh`
  * recorded in PostgreSQL and applied, through each verifier's own methods, by every instance
- * attached. Notified instances re-read the table at once; all re-read it every `pollInterval`
- * and after their listening connection comes back. Verification never waits on the database.
+ * attached. Notified instances read the rows after the last one they applied; all read every
+ * `pollInterval` and after their listening connection comes back. Every read and every heartbeat
+ * of the listening connection is bounded by `statementTimeout`. Verification never waits on the
+ * database.
  *
  * @module paygate-auth/postgres
  */
@@ -10,12 +12,14 @@ import type { Verifier } from '../core/verifier.js';
 import {
   type ControlRecord,
   type ControlState,
+  NO_CONTROLS,
+  compactControls,
   foldControls,
-  readControlRecords,
+  readControlsAfter,
   recordControl,
 } from './control-log.js';
-import { type ListenOption, type Listening, type NotificationSource, isInProcessListener, listenInProcess, listenOn, notificationSource } from './notification-connection.js';
-import { type SqlClient, checkClient } from './sql-client.js';
+import { type Listening, type NotificationSource, isInProcessListener, listenInProcess, listenOn, notificationSource } from './notification-connection.js';
+import { type SqlClient, checkClient, checkStatementTimeout } from './sql-client.js';
 
 /** What the controls call on a verifier: its public operator methods and its registry. */
 export type ControlledVerifier = Pick<Verifier, 'revokeKey' | 'suspendIssuer' | 'resumeIssuer' | 'refresh' | 'registry'>;
@@ -23,30 +27,54 @@ export type ControlledVerifier = Pick<Verifier, 'revokeKey' | 'suspendIssuer' | 
 /** Options of {@link postgresControls}. */
 export interface PostgresControlsOptions {
   /**
-   * Where the dedicated `LISTEN` connection comes from: a function opening a new connected
-   * `pg.Client` each call (called again after a drop); a `pg.Pool` (one connection checked out);
-   * one connected `pg.Client` (ended by `close()`; after a drop, polling only); or `false` to poll only.
-   * @default a connection checked out of `db` when it is a `pg.Pool` (kept out of it while
+   * Opens the dedicated `LISTEN` connection: a function resolving a new connected `pg.Client`
+   * (or a client checked out of a pool) at each call, called again after a drop; `false` to poll
+   * only. The connection is ended (or released, destroyed) when it drops and by `close()`.
+   * @default `() => db.connect()` when `db` is a `pg.Pool` (one connection kept out of it while
    * listening); PGlite's own `listen()`; otherwise polling only
    */
-  readonly listen?: ListenOption;
+  readonly listen?: NotificationSource | false;
   /**
-   * Milliseconds between re-reads of the table: the longest a missed notification delays an
-   * action. 100 to 600 000.
+   * Milliseconds between reads of the table: with `statementTimeout`, the longest a missed
+   * notification delays an action. 100 to 600 000.
    * @default 5000
    */
   readonly pollInterval?: number;
   /**
-   * Milliseconds before listening again after the connection dropped; doubled at each failure, up
-   * to `pollInterval`. 10 to 60 000.
+   * Milliseconds before listening again after the connection dropped, and before reading again
+   * after a read failed; doubled at each failure, up to `pollInterval`. 10 to 60 000.
    * @default 250
    */
   readonly reconnectDelay?: number;
   /**
-   * Receives failures of the background work (a re-read, a reconnection, a key refresh). Must not throw.
-   * @default one line to console.error when the database becomes unreachable, and one when it is back
+   * Milliseconds each read, write, `LISTEN` and heartbeat may take, the wait for a pooled
+   * connection included; past it the connection is destroyed. 10 to 600 000.
+   * @default 5000
+   */
+  readonly statementTimeout?: number;
+  /**
+   * Milliseconds between heartbeats (`SELECT 1`) on the `LISTEN` connection. One that gets no
+   * answer within `statementTimeout` replaces the connection. 100 to 600 000.
+   * @default 5000
+   */
+  readonly heartbeatInterval?: number;
+  /**
+   * Milliseconds between compactions of the table by this instance (see `compact()`); `0` never.
+   * 0, or 1000 to 86 400 000.
+   * @default 3600000
+   */
+  readonly compactInterval?: number;
+  /**
+   * Receives each stall of the background work (the first failed read, heartbeat or reconnection
+   * after a success), once, and each failure of a verifier method. Must not throw.
+   * @default one line to console.error
    */
   readonly onError?: (error: unknown) => void;
+  /**
+   * Called once when the background work succeeds again after a stall reported to `onError`.
+   * @default one line to console.error when `onError` is not given either
+   */
+  readonly onRecovered?: () => void;
 }
 
 /** Controls shared by every instance on one database. */
@@ -65,8 +93,13 @@ export interface PostgresControls {
   resumeIssuer(issuer: string): Promise<ControlRecord>;
   /** Records and broadcasts a reload of `issuer`'s keys, done by every attached verifier. */
   refresh(issuer: string): Promise<ControlRecord>;
-  /** Re-reads the table and applies it now. */
+  /** Reads the actions not yet applied, and applies them, now. */
   reload(): Promise<void>;
+  /**
+   * Folds the table into its current state now (one row per revoked key and per suspended
+   * issuer); also run every `compactInterval`.
+   */
+  compact(): Promise<{ deleted: number; kept: number }>;
   /** The state last read. */
   state(): ControlState;
   /** `true` while the `LISTEN` connection is up. */
@@ -80,15 +113,17 @@ interface Applied {
   readonly verifier: ControlledVerifier;
   readonly revoked: Set<string>;
   readonly suspended: Set<string>;
-  readonly refreshes: Set<number>;
 }
+
+/** Most actions one read takes; more are read by the next. */
+const READ_BATCH = 1000;
 
 const OWNER = 'postgresControls';
 
-function checkMs(name: string, value: unknown, fallback: number, min: number, max: number): number {
+function checkMs(name: string, value: unknown, fallback: number, min: number, max: number, zero = false): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new TypeError(`${OWNER}: ${name} must be a whole number of milliseconds from ${min} to ${max}, got ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || ((value < min || value > max) && !(zero && value === 0))) {
+    throw new TypeError(`${OWNER}: ${name} must be a whole number of milliseconds from ${min} to ${max}${zero ? ', or 0' : ''}, got ${String(value)}`);
   }
   return value;
 }
@@ -102,22 +137,11 @@ function checkVerifier(verifier: unknown): ControlledVerifier {
   return candidate as ControlledVerifier;
 }
 
-/** The default `onError`: one line when failures start, one when they stop. */
-function quietReporter(): { report: (error: unknown) => void; recovered: () => void } {
-  let failing = false;
-  return {
-    report: (error) => {
-      if (failing) return;
-      failing = true;
-      console.error(`paygate-auth/postgres: operator controls: ${error instanceof Error ? error.message : String(error)} (retrying)`);
-    },
-    recovered: () => {
-      if (!failing) return;
-      failing = false;
-      console.error('paygate-auth/postgres: operator controls: the database is reachable again');
-    },
-  };
+function checkFunction(name: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'function') throw new TypeError(`${OWNER}: ${name} must be a function`);
 }
+
+const LOG_PREFIX = 'paygate-auth/postgres: operator controls:';
 
 class Controls implements PostgresControls {
   readonly #db: SqlClient;
@@ -125,29 +149,37 @@ class Controls implements PostgresControls {
   readonly #inProcess: boolean;
   readonly #pollInterval: number;
   readonly #reconnectDelay: number;
-  readonly #report: (error: unknown) => void;
-  readonly #recovered: () => void;
+  readonly #timeout: number;
+  readonly #heartbeatInterval: number;
+  readonly #compactInterval: number;
+  readonly #onError: (error: unknown) => void;
+  readonly #onRecovered: () => void;
   readonly #attached = new Set<Applied>();
-  #state: ControlState = { revoked: [], suspended: [], refreshes: [] };
+  #state: ControlState = NO_CONTROLS;
   #listening: Listening | null = null;
-  #poll: ReturnType<typeof setInterval> | undefined;
+  #timers: ReturnType<typeof setInterval>[] = [];
   #retry: ReturnType<typeof setTimeout> | undefined;
   #delay: number;
   #closed = false;
-  #queued: Promise<void> | null = null;
-  #tail: Promise<void> = Promise.resolve();
+  #stalled = false;
+  #reading: Promise<void> | null = null;
+  #again: Promise<void> | null = null;
 
   constructor(db: SqlClient, options: PostgresControlsOptions) {
     this.#db = db;
     this.#pollInterval = checkMs('pollInterval', options.pollInterval, 5000, 100, 600_000);
     this.#reconnectDelay = checkMs('reconnectDelay', options.reconnectDelay, 250, 10, 60_000);
+    this.#timeout = checkStatementTimeout(options.statementTimeout, OWNER);
+    this.#heartbeatInterval = checkMs('heartbeatInterval', options.heartbeatInterval, 5000, 100, 600_000);
+    this.#compactInterval = checkMs('compactInterval', options.compactInterval, 3_600_000, 1000, 86_400_000, true);
     this.#delay = this.#reconnectDelay;
-    if (options.onError !== undefined && typeof options.onError !== 'function') throw new TypeError(`${OWNER}: onError must be a function`);
-    const quiet = quietReporter();
-    this.#report = options.onError ?? quiet.report;
-    this.#recovered = options.onError === undefined ? quiet.recovered : () => {};
+    checkFunction('onError', options.onError);
+    checkFunction('onRecovered', options.onRecovered);
+    this.#onError = options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${error instanceof Error ? error.message : String(error)} (retrying)`));
+    this.#onRecovered =
+      options.onRecovered ?? (options.onError === undefined ? () => console.error(`${LOG_PREFIX} the database answers again`) : () => undefined);
     this.#inProcess = options.listen === undefined && isInProcessListener(db);
-    this.#source = notificationSource(options.listen, db);
+    this.#source = this.#inProcess ? undefined : notificationSource(options.listen, db);
   }
 
   get listening(): boolean {
@@ -155,23 +187,54 @@ class Controls implements PostgresControls {
   }
 
   async start(): Promise<void> {
-    await this.#listen();
     try {
+      await this.#listen();
       await this.reload();
     } catch (error) {
       await this.close();
       throw error;
     }
-    this.#poll = setInterval(() => this.#background(), this.#pollInterval);
-    this.#poll.unref?.();
+    this.#every(this.#pollInterval, () => this.#background());
+    if (this.#compactInterval > 0) this.#every(this.#compactInterval, () => void this.compact().catch((error: unknown) => this.#stall(error)));
+  }
+
+  #every(ms: number, work: () => void): void {
+    const timer = setInterval(work, ms);
+    timer.unref?.();
+    this.#timers.push(timer);
+  }
+
+  /** A stall: reported once, until the work succeeds again. */
+  #stall(error: unknown): void {
+    if (this.#closed || this.#stalled) return;
+    this.#stalled = true;
+    this.#onError(error);
+  }
+
+  /** Background work succeeded: a stall, if any, is over once listening is back too. */
+  #working(): void {
+    if (!this.#stalled || (this.#source !== undefined && this.#listening === null)) return;
+    this.#stalled = false;
+    this.#onRecovered();
   }
 
   #background(): void {
-    this.reload().then(this.#recovered, this.#report);
+    this.reload().then(
+      () => this.#working(),
+      (error: unknown) => {
+        this.#stall(error);
+        this.#scheduleRetry();
+      },
+    );
   }
 
   async #listen(): Promise<void> {
-    const hooks = { onNotify: () => this.#background(), onDrop: (error: Error | undefined) => this.#dropped(error) };
+    const hooks = {
+      onNotify: () => this.#background(),
+      onDrop: (error: Error | undefined) => this.#dropped(error),
+      heartbeatInterval: this.#heartbeatInterval,
+      timeout: this.#timeout,
+    };
     if (this.#inProcess) this.#listening = await listenInProcess(this.#db as unknown as Parameters<typeof listenInProcess>[0], hooks);
     else if (this.#source !== undefined) this.#listening = await listenOn(this.#source, hooks);
   }
@@ -179,66 +242,95 @@ class Controls implements PostgresControls {
   #dropped(error: Error | undefined): void {
     this.#listening = null;
     if (this.#closed) return;
-    this.#report(error ?? new Error('the LISTEN connection ended'));
-    this.#scheduleReconnect();
+    this.#stall(error ?? new Error('the LISTEN connection ended'));
+    this.#scheduleRetry();
   }
 
-  #scheduleReconnect(): void {
+  /** Listens again if need be, then reads, after the current delay (doubled for the next failure). */
+  #scheduleRetry(): void {
     if (this.#closed || this.#retry !== undefined) return;
     this.#retry = setTimeout(() => {
       this.#retry = undefined;
-      void this.#reconnect();
+      void this.#recover();
     }, this.#delay);
     this.#retry.unref?.();
     this.#delay = Math.min(this.#delay * 2, this.#pollInterval);
   }
 
-  async #reconnect(): Promise<void> {
+  async #recover(): Promise<void> {
     if (this.#closed) return;
     try {
-      await this.#listen();
+      if (this.#listening === null) await this.#listen();
       if (this.#closed) {
         await this.#listening?.stop();
         return;
       }
-      this.#delay = this.#reconnectDelay;
       await this.reload();
-      this.#recovered();
+      this.#delay = this.#reconnectDelay;
+      this.#working();
     } catch (error) {
-      this.#report(error);
-      if (this.#listening === null) this.#scheduleReconnect();
+      this.#stall(error);
+      this.#scheduleRetry();
     }
   }
 
-  /** Re-reads: one read at a time, and calls made while one runs share the next. */
+  /**
+   * Reads and applies the actions not yet applied. One read runs at a time, each bounded by
+   * `statementTimeout`; calls made while one runs share one read after it (a row committed
+   * during a read may be missed by it).
+   */
   reload(): Promise<void> {
-    if (this.#queued !== null) return this.#queued;
-    const run = this.#tail.then(() => {
-      this.#queued = null;
-      return this.#readAndApply();
-    });
-    this.#queued = run;
-    this.#tail = run.catch(() => undefined);
-    return run;
+    if (this.#reading === null) {
+      this.#reading = this.#readAndApply().finally(() => {
+        this.#reading = null;
+      });
+      return this.#reading;
+    }
+    if (this.#again === null) {
+      this.#again = this.#reading
+        .catch(() => undefined)
+        .then(() => {
+          this.#again = null;
+          return this.reload();
+        });
+    }
+    return this.#again;
   }
 
   async #readAndApply(): Promise<void> {
     if (this.#closed) return;
-    this.#state = foldControls(await readControlRecords(this.#db));
-    for (const applied of this.#attached) this.#apply(applied, false);
+    const before = this.#state;
+    let state = before;
+    let fresh: ControlRecord[] = [];
+    for (;;) {
+      const read = await readControlsAfter(this.#db, state.through, READ_BATCH, this.#timeout);
+      if (read.compactedThrough > state.through && state.through > 0) {
+        // Rows this instance had not read may have been folded away: read the (small) table whole.
+        state = NO_CONTROLS;
+        fresh = [];
+        continue;
+      }
+      state = foldControls(read.records, state);
+      fresh.push(...read.records.filter((record) => record.id > before.through));
+      if (read.records.length < READ_BATCH) break;
+    }
+    if (this.#closed) return;
+    this.#state = state;
+    for (const applied of this.#attached) this.#apply(applied, fresh);
   }
 
   /** Calls one verifier method; a throw or a rejection goes to `onError`, the other actions still apply. */
   #call(action: () => unknown): void {
     try {
       const result = action();
-      if (result instanceof Promise) result.catch(this.#report);
+      if (result instanceof Promise) result.catch(this.#onError);
     } catch (error) {
-      this.#report(error);
+      this.#onError(error);
     }
   }
 
-  #apply(applied: Applied, initial: boolean): void {
+  /** Brings `applied` to the current state; runs the key refreshes among `fresh` (actions just read). */
+  #apply(applied: Applied, fresh: readonly ControlRecord[]): void {
     const { verifier } = applied;
     const known = (issuer: string): boolean => verifier.registry.has(issuer);
     for (const { issuer, kid } of this.#state.revoked) {
@@ -258,16 +350,17 @@ class Controls implements PostgresControls {
       applied.suspended.delete(issuer);
       this.#call(() => verifier.resumeIssuer(issuer));
     }
-    for (const { id, issuer } of this.#state.refreshes) {
-      if (applied.refreshes.has(id)) continue;
-      applied.refreshes.add(id);
-      if (!initial && known(issuer)) this.#call(() => verifier.refresh(issuer));
+    const refreshed = new Set<string>();
+    for (const { action, issuer } of fresh) {
+      if (action !== 'refresh_keys' || refreshed.has(issuer) || !known(issuer)) continue;
+      refreshed.add(issuer);
+      this.#call(() => verifier.refresh(issuer));
     }
   }
 
   attach(verifier: ControlledVerifier): () => void {
-    const applied: Applied = { verifier: checkVerifier(verifier), revoked: new Set(), suspended: new Set(), refreshes: new Set() };
-    this.#apply(applied, true);
+    const applied: Applied = { verifier: checkVerifier(verifier), revoked: new Set(), suspended: new Set() };
+    this.#apply(applied, []);
     this.#attached.add(applied);
     return () => {
       this.#attached.delete(applied);
@@ -275,26 +368,31 @@ class Controls implements PostgresControls {
   }
 
   revokeKey(issuer: string, kid: string): Promise<ControlRecord> {
-    return this.#record(recordControl(this.#db, { action: 'revoke_key', issuer, kid }));
+    return this.#record(recordControl(this.#db, { action: 'revoke_key', issuer, kid }, this.#timeout));
   }
 
   suspendIssuer(issuer: string): Promise<ControlRecord> {
-    return this.#record(recordControl(this.#db, { action: 'suspend_issuer', issuer }));
+    return this.#record(recordControl(this.#db, { action: 'suspend_issuer', issuer }, this.#timeout));
   }
 
   resumeIssuer(issuer: string): Promise<ControlRecord> {
-    return this.#record(recordControl(this.#db, { action: 'resume_issuer', issuer }));
+    return this.#record(recordControl(this.#db, { action: 'resume_issuer', issuer }, this.#timeout));
   }
 
   refresh(issuer: string): Promise<ControlRecord> {
-    return this.#record(recordControl(this.#db, { action: 'refresh_keys', issuer }));
+    return this.#record(recordControl(this.#db, { action: 'refresh_keys', issuer }, this.#timeout));
   }
 
   /** Applies a recorded action here at once, without waiting for its notification. */
   async #record(recording: Promise<ControlRecord>): Promise<ControlRecord> {
     const record = await recording;
-    await this.reload().catch(this.#report);
+    await this.reload().catch((error: unknown) => this.#stall(error));
     return record;
+  }
+
+  async compact(): Promise<{ deleted: number; kept: number }> {
+    const { deleted, kept } = await compactControls(this.#db, this.#timeout);
+    return { deleted, kept };
   }
 
   state(): ControlState {
@@ -303,7 +401,8 @@ class Controls implements PostgresControls {
 
   async close(): Promise<void> {
     this.#closed = true;
-    clearInterval(this.#poll);
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#timers = [];
     clearTimeout(this.#retry);
     const listening = this.#listening;
     this.#listening = null;
@@ -313,11 +412,12 @@ class Controls implements PostgresControls {
 }
 
 /**
- * Starts operator controls on `db`: listens for changes, loads the current state, and polls.
- * Rejects when the first read (or the first `LISTEN`) fails; afterwards, failures go to `onError`
- * and are retried.
+ * Starts operator controls on `db`: listens for changes, loads the current state, polls, and
+ * compacts the table now and then. Rejects when the first read (or the first `LISTEN`) fails;
+ * afterwards, a stall goes to `onError` once (and its end to `onRecovered`) and is retried.
  *
- * @param db A `pg.Pool`, a `pg.Client` or PGlite, migrated ({@link migrate}).
+ * @param db A `pg.Pool` (see `poolSettings`), a `pg.Client` or PGlite, migrated
+ * (`migrate(db, { only: 'controls' })` is enough).
  * @example
  * ```ts
  * const controls = await postgresControls(pool);

@@ -10,9 +10,20 @@ import type { StoredPaymentLink } from '../payment-links/payment-link.js';
 import { errorState, storageFailure } from './database-errors.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { TABLES } from './schema.js';
-import { type SqlClient, type SqlRow, checkClient, jsonColumn } from './sql-client.js';
+import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, jsonColumn, queryWithin } from './sql-client.js';
 
 const UNIQUE_VIOLATION = '23505';
+
+/** Options of {@link PostgresPaymentLinkStore}. */
+export interface PostgresPaymentLinkStoreOptions {
+  /**
+   * Milliseconds each statement may take, the wait for a pooled connection included; past it
+   * the call fails with `StorageUnavailableError` (503 `storage_unavailable`) and the connection is
+   * destroyed. 10 to 600 000.
+   * @default 5000
+   */
+  readonly statementTimeout?: number;
+}
 
 function duplicate(link: StoredPaymentLink, cause: unknown): DuplicatePaymentLinkError {
   return new DuplicatePaymentLinkError(`A payment link with id ${link.id} or its link code exists already`, { cause });
@@ -28,7 +39,7 @@ function toLink(row: SqlRow | undefined): StoredPaymentLink | null {
  *
  * @example
  * ```ts
- * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+ * const pool = new pg.Pool(poolSettings(process.env.DATABASE_URL));
  * await migrate(pool);
  * const createLink = createPaymentLinkHandler({
  *   payPageUrl, directory,
@@ -40,15 +51,17 @@ function toLink(row: SqlRow | undefined): StoredPaymentLink | null {
 export class PostgresPaymentLinkStore implements PaymentLinkStore {
   /** The client statements run on. */
   readonly db: SqlClient;
+  readonly #statementTimeout: number;
 
   /** @param db A `pg.Pool`, a `pg.Client` or PGlite. */
-  constructor(db: SqlClient) {
+  constructor(db: SqlClient, options: PostgresPaymentLinkStoreOptions = {}) {
     this.db = checkClient(db, 'PostgresPaymentLinkStore');
+    this.#statementTimeout = checkStatementTimeout(options.statementTimeout, 'PostgresPaymentLinkStore');
   }
 
   async #query(doing: string, text: string, params: unknown[]): Promise<SqlRow[]> {
     try {
-      return (await this.db.query(text, params)).rows;
+      return (await queryWithin(this.db, this.#statementTimeout, text, params)).rows;
     } catch (error) {
       throw storageFailure(error, doing);
     }

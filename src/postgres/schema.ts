@@ -1,18 +1,24 @@
 /**
- * The schema of the PostgreSQL stores and operator controls, and `migrate()`, which creates or
- * upgrades it: versioned, idempotent, and safe to run from many instances at once (they queue on
- * one advisory lock, and each version is applied in the transaction that records it).
+ * The schema of paygate-auth/postgres, in three areas that are installed and versioned each on its
+ * own (`links`, `controls`, `directory`), and `migrate()`, which creates or upgrades them:
+ * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
+ * each version is applied in the transaction that records it).
  *
  * @module paygate-auth/postgres
  */
 import { type SqlClient, checkClient, inTransaction, numberColumn } from './sql-client.js';
 
-/** Table names, shared by the stores, the controls and the command line. */
+/** Table names, shared by the stores, the controls, the directory and the command line. */
 export const TABLES = Object.freeze({
   migrations: 'paygate_schema_migrations',
   links: 'paygate_payment_links',
   idempotency: 'paygate_idempotency_keys',
   controls: 'paygate_operator_controls',
+  controlsCompacted: 'paygate_operator_controls_compacted',
+  tenants: 'paygate_directory_tenants',
+  stores: 'paygate_directory_stores',
+  departments: 'paygate_directory_departments',
+  shoppers: 'paygate_directory_shoppers',
 } as const);
 
 /** The `NOTIFY` channel of operator controls. */
@@ -21,90 +27,222 @@ export const CONTROLS_CHANNEL = 'paygate_operator_controls';
 /** The advisory lock `migrate()` holds while it runs ("payg"). */
 export const MIGRATION_LOCK = 1_885_436_263;
 
-/** One version of the schema. */
+/**
+ * One part of the schema, installed on its own: `links` (payment links and idempotency keys),
+ * `controls` (operator controls), `directory` (departments, stores, shoppers).
+ */
+export type SchemaArea = 'links' | 'controls' | 'directory';
+
+/** Every area, in the order `migrate()` applies them. */
+export const SCHEMA_AREAS: readonly SchemaArea[] = Object.freeze(['links', 'controls', 'directory']);
+
+/** One version of one area. */
 interface Migration {
   readonly version: number;
   readonly description: string;
   readonly statements: readonly string[];
 }
 
-const MIGRATIONS: readonly Migration[] = [
-  {
-    version: 1,
-    description: 'payment links, idempotency keys, operator controls',
-    statements: [
-      `CREATE TABLE ${TABLES.links} (
-        id uuid PRIMARY KEY,
-        tenant text NOT NULL,
-        link_code text NOT NULL UNIQUE,
-        seq bigint GENERATED ALWAYS AS IDENTITY,
-        record json NOT NULL,
-        created_at timestamptz NOT NULL DEFAULT now()
-      )`,
-      `CREATE INDEX ${TABLES.links}_tenant ON ${TABLES.links} (tenant, seq)`,
-      `CREATE TABLE ${TABLES.idempotency} (
-        tenant text NOT NULL,
-        key text NOT NULL,
-        state text NOT NULL CHECK (state IN ('pending', 'completed')),
-        fingerprint text NOT NULL,
-        lease text,
-        lease_expires_at bigint,
-        expires_at bigint NOT NULL,
-        response json,
-        PRIMARY KEY (tenant, key),
-        CHECK ((state = 'pending') = (response IS NULL))
-      )`,
-      `CREATE INDEX ${TABLES.idempotency}_expiry ON ${TABLES.idempotency} (expires_at)`,
-      `CREATE TABLE ${TABLES.controls} (
-        id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-        action text NOT NULL CHECK (action IN ('revoke_key', 'suspend_issuer', 'resume_issuer', 'refresh_keys')),
-        issuer text NOT NULL,
-        kid text,
-        recorded_at timestamptz NOT NULL DEFAULT now(),
-        CHECK ((action = 'revoke_key') = (kid IS NOT NULL))
-      )`,
-    ],
-  },
-];
+const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
+  links: [
+    {
+      version: 1,
+      description: 'payment links, idempotency keys',
+      statements: [
+        `CREATE TABLE ${TABLES.links} (
+          id uuid PRIMARY KEY,
+          tenant text NOT NULL,
+          link_code text NOT NULL UNIQUE,
+          seq bigint GENERATED ALWAYS AS IDENTITY,
+          record json NOT NULL,
+          created_at timestamptz NOT NULL DEFAULT now()
+        )`,
+        `CREATE INDEX ${TABLES.links}_tenant ON ${TABLES.links} (tenant, seq)`,
+        `CREATE TABLE ${TABLES.idempotency} (
+          tenant text NOT NULL,
+          key text NOT NULL,
+          state text NOT NULL CHECK (state IN ('pending', 'completed')),
+          fingerprint text NOT NULL,
+          lease text,
+          lease_expires_at bigint,
+          expires_at bigint NOT NULL,
+          response json,
+          PRIMARY KEY (tenant, key),
+          CHECK ((state = 'pending') = (response IS NULL))
+        )`,
+        `CREATE INDEX ${TABLES.idempotency}_expiry ON ${TABLES.idempotency} (expires_at)`,
+      ],
+    },
+  ],
+  controls: [
+    {
+      version: 1,
+      description: 'operator controls',
+      statements: [
+        `CREATE TABLE ${TABLES.controls} (
+          id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+          action text NOT NULL CHECK (action IN ('revoke_key', 'suspend_issuer', 'resume_issuer', 'refresh_keys')),
+          issuer text NOT NULL,
+          kid text,
+          recorded_at timestamptz NOT NULL DEFAULT now(),
+          CHECK ((action = 'revoke_key') = (kid IS NOT NULL))
+        )`,
+      ],
+    },
+    {
+      version: 2,
+      description: 'operator controls compaction mark',
+      statements: [
+        `CREATE TABLE ${TABLES.controlsCompacted} (
+          only_row boolean PRIMARY KEY DEFAULT true CHECK (only_row),
+          through bigint NOT NULL
+        )`,
+        `INSERT INTO ${TABLES.controlsCompacted} (through) VALUES (0)`,
+      ],
+    },
+  ],
+  directory: [
+    {
+      version: 1,
+      description: 'directory: tenants, stores, departments, shoppers',
+      statements: [
+        `CREATE TABLE ${TABLES.tenants} (
+          tenant text PRIMARY KEY,
+          allowed_methods json NOT NULL,
+          blocked_methods json NOT NULL
+        )`,
+        `CREATE TABLE ${TABLES.stores} (
+          tenant text NOT NULL REFERENCES ${TABLES.tenants} ON DELETE CASCADE,
+          id uuid NOT NULL,
+          name text NOT NULL,
+          position integer NOT NULL,
+          PRIMARY KEY (tenant, id),
+          UNIQUE (tenant, position)
+        )`,
+        `CREATE TABLE ${TABLES.departments} (
+          tenant text NOT NULL REFERENCES ${TABLES.tenants} ON DELETE CASCADE,
+          ref text NOT NULL,
+          id uuid NOT NULL,
+          store_id uuid,
+          PRIMARY KEY (tenant, ref)
+        )`,
+        `CREATE TABLE ${TABLES.shoppers} (
+          tenant text NOT NULL,
+          ref text NOT NULL,
+          id uuid NOT NULL,
+          PRIMARY KEY (tenant, ref)
+        )`,
+      ],
+    },
+  ],
+};
 
-/** The newest schema version this package knows. */
-export const SCHEMA_VERSION = MIGRATIONS.reduce((newest, migration) => Math.max(newest, migration.version), 0);
+/** The newest version of each area this package knows. */
+export const SCHEMA_VERSIONS: Readonly<Record<SchemaArea, number>> = Object.freeze(
+  Object.fromEntries(SCHEMA_AREAS.map((area) => [area, Math.max(...MIGRATIONS[area].map((migration) => migration.version))])) as Record<SchemaArea, number>,
+);
+
+/** Options of {@link migrate}. */
+export interface MigrateOptions {
+  /**
+   * The areas to create or upgrade; the others are left as they are.
+   * @default every area (`SCHEMA_AREAS`)
+   */
+  readonly only?: SchemaArea | readonly SchemaArea[];
+}
 
 /** What {@link migrate} did. */
 export interface MigrationReport {
-  /** Versions applied by this call, oldest first; `[]` when the schema was current. */
-  readonly applied: readonly number[];
-  /** The schema's version now. */
-  readonly version: number;
+  /** Versions applied by this call, in order; `[]` when every area asked for was current. */
+  readonly applied: readonly { readonly area: SchemaArea; readonly version: number }[];
+  /** The version of each area asked for, now. */
+  readonly versions: Readonly<Partial<Record<SchemaArea, number>>>;
+}
+
+function checkAreas(only: MigrateOptions['only']): readonly SchemaArea[] {
+  if (only === undefined) return SCHEMA_AREAS;
+  const areas = typeof only === 'string' ? [only] : only;
+  if (!Array.isArray(areas) || areas.length === 0 || !areas.every((area) => SCHEMA_AREAS.includes(area))) {
+    throw new TypeError(`migrate: only must name one or more of ${SCHEMA_AREAS.join(', ')}, got ${JSON.stringify(only)}`);
+  }
+  return SCHEMA_AREAS.filter((area) => areas.includes(area));
 }
 
 /**
- * Creates the tables, or upgrades them to {@link SCHEMA_VERSION}. Safe to run at every start of
- * every instance: concurrent runs wait for each other, and a version is applied at most once.
- * A failure rolls its version back whole.
- * @param db A `pg.Pool` (one connection is checked out), a `pg.Client` or PGlite.
- * @throws {Error} when the database holds a newer schema than this package knows.
+ * The ledger of applied versions, one row per (area, version). A database migrated by an earlier
+ * paygate-auth holds one row per version with no area: its version 1 was today's `links` 1 and
+ * `controls` 1 together, and is recorded as those two rows (their time of application kept).
  */
-export async function migrate(db: SqlClient): Promise<MigrationReport> {
+async function ensureLedger(session: SqlClient): Promise<void> {
+  const { rows } = await session.query(
+    `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`,
+    [TABLES.migrations],
+  );
+  if (rows.length === 0) {
+    await session.query(
+      `CREATE TABLE ${TABLES.migrations} (
+        area text NOT NULL,
+        version integer NOT NULL,
+        description text NOT NULL,
+        applied_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (area, version)
+      )`,
+    );
+    return;
+  }
+  if (rows.some((row) => row.column_name === 'area')) return;
+  const { rows: versions } = await session.query(`SELECT version FROM ${TABLES.migrations}`);
+  const unknown = versions.map((row) => numberColumn(row.version)).find((version) => version !== 1);
+  if (unknown !== undefined) {
+    throw new Error(`migrate: the database has schema version ${unknown}, newer than this paygate-auth knows; upgrade paygate-auth`);
+  }
+  await session.query(`ALTER TABLE ${TABLES.migrations} DROP CONSTRAINT ${TABLES.migrations}_pkey`);
+  await session.query(`ALTER TABLE ${TABLES.migrations} ADD COLUMN area text`);
+  await session.query(
+    `INSERT INTO ${TABLES.migrations} (area, version, description, applied_at)
+     SELECT 'controls', version, $1, applied_at FROM ${TABLES.migrations} WHERE version = 1`,
+    [MIGRATIONS.controls[0]?.description],
+  );
+  await session.query(`UPDATE ${TABLES.migrations} SET area = 'links', description = $1 WHERE area IS NULL`, [MIGRATIONS.links[0]?.description]);
+  await session.query(`ALTER TABLE ${TABLES.migrations} ALTER COLUMN area SET NOT NULL, ADD PRIMARY KEY (area, version)`);
+}
+
+/**
+ * Creates the tables of the areas asked for (all by default), or upgrades them to
+ * {@link SCHEMA_VERSIONS}. Safe to run at every start of every instance: concurrent runs wait for
+ * each other, and a version is applied at most once. A failure rolls the whole call back.
+ * @param db A `pg.Pool` (one connection is checked out), a `pg.Client` or PGlite.
+ * @throws {TypeError} for an unknown area. @throws {Error} when the database holds a newer
+ * version of an area than this package knows.
+ * @example
+ * ```ts
+ * await migrate(pool);                        // every area
+ * await migrate(pool, { only: 'controls' });  // only the operator-controls table
+ * ```
+ */
+export async function migrate(db: SqlClient, options: MigrateOptions = {}): Promise<MigrationReport> {
   checkClient(db, 'migrate');
+  const areas = checkAreas(options.only);
   return inTransaction(db, async (session) => {
     await session.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    await session.query(
-      `CREATE TABLE IF NOT EXISTS ${TABLES.migrations} (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-    );
-    const { rows } = await session.query(`SELECT version FROM ${TABLES.migrations}`);
-    const done = new Set(rows.map((row) => numberColumn(row.version)));
-    const newest = Math.max(0, ...done);
-    if (newest > SCHEMA_VERSION) {
-      throw new Error(`migrate: the database has schema version ${newest}, newer than ${SCHEMA_VERSION}, the newest this paygate-auth knows; upgrade paygate-auth`);
+    await ensureLedger(session);
+    const { rows } = await session.query(`SELECT area, version FROM ${TABLES.migrations}`);
+    const applied: { area: SchemaArea; version: number }[] = [];
+    const versions: Partial<Record<SchemaArea, number>> = {};
+    for (const area of areas) {
+      const done = new Set(rows.filter((row) => row.area === area).map((row) => numberColumn(row.version)));
+      const newest = Math.max(0, ...done);
+      if (newest > SCHEMA_VERSIONS[area]) {
+        throw new Error(`migrate: the database has ${area} schema version ${newest}, newer than ${SCHEMA_VERSIONS[area]}, the newest this paygate-auth knows; upgrade paygate-auth`);
+      }
+      for (const migration of MIGRATIONS[area]) {
+        if (done.has(migration.version)) continue;
+        for (const statement of migration.statements) await session.query(statement);
+        await session.query(`INSERT INTO ${TABLES.migrations} (area, version, description) VALUES ($1, $2, $3)`, [area, migration.version, migration.description]);
+        applied.push({ area, version: migration.version });
+      }
+      versions[area] = Math.max(newest, ...applied.filter((entry) => entry.area === area).map((entry) => entry.version));
     }
-    const applied: number[] = [];
-    for (const migration of MIGRATIONS) {
-      if (done.has(migration.version)) continue;
-      for (const statement of migration.statements) await session.query(statement);
-      await session.query(`INSERT INTO ${TABLES.migrations} (version, description) VALUES ($1, $2)`, [migration.version, migration.description]);
-      applied.push(migration.version);
-    }
-    return { applied, version: Math.max(newest, ...applied) };
+    return { applied, versions };
   });
 }

@@ -24,6 +24,79 @@ export interface SqlPool extends SqlClient {
   readonly idleCount: number;
 }
 
+/** Milliseconds a statement may take, waiting for a connection included, unless told otherwise. */
+export const DEFAULT_STATEMENT_TIMEOUT = 5000;
+
+/** Checks a `statementTimeout` option (whole milliseconds, 10 to 600 000). */
+export function checkStatementTimeout(value: unknown, where: string): number {
+  if (value === undefined) return DEFAULT_STATEMENT_TIMEOUT;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 10 || value > 600_000) {
+    throw new TypeError(`${where}: statementTimeout must be a whole number of milliseconds from 10 to 600000, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * A statement that got no answer within its bound. The connection it waited on was destroyed,
+ * not returned to the pool: a connection that went silent is never handed out again.
+ */
+export class StatementTimeoutError extends Error {
+  override readonly name = 'StatementTimeoutError';
+  readonly code = 'statement_timeout' as const;
+}
+
+/**
+ * Runs one statement and waits at most `timeout` milliseconds for it, the wait for a pooled
+ * connection included. On a pool, the statement runs on a connection checked out for it; when the
+ * bound passes, that connection is released with the error (the pool destroys it) and the promise
+ * rejects with a {@link StatementTimeoutError}. On a single connection (a `pg.Client`, PGlite) the
+ * promise rejects and the statement is left to its connection.
+ */
+export function queryWithin(db: SqlClient, timeout: number, text: string, params?: unknown[]): Promise<{ rows: SqlRow[] }> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let session: PooledSqlClient | undefined;
+    const giveBack = (error?: Error): void => {
+      const held = session;
+      session = undefined;
+      held?.release(error);
+    };
+    const timer = setTimeout(() => {
+      settled = true;
+      const error = new StatementTimeoutError(`no answer from the database within ${timeout} ms`);
+      giveBack(error);
+      reject(error);
+    }, timeout);
+    const settle = (finish: () => void): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      finish();
+    };
+    const run = async (): Promise<{ rows: SqlRow[] }> => {
+      if (!isPool(db)) return db.query(text, params);
+      const connected = await db.connect();
+      if (settled) {
+        connected.release();
+        return { rows: [] };
+      }
+      session = connected;
+      try {
+        const result = await connected.query(text, params);
+        giveBack();
+        return result;
+      } catch (error) {
+        giveBack(error instanceof Error ? error : new Error(String(error)));
+        throw error;
+      }
+    };
+    run().then(
+      (result) => settle(() => resolve(result)),
+      (error: unknown) => settle(() => reject(error)),
+    );
+  });
+}
+
 /** `true` for a pool whose `connect()` checks out a connection (a `pg.Pool`, not a `pg.Client`). */
 export function isPool(db: unknown): db is SqlPool {
   return typeof db === 'object' && db !== null && typeof (db as Partial<SqlPool>).connect === 'function' && typeof (db as Partial<SqlPool>).idleCount === 'number';

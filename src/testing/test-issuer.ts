@@ -195,7 +195,8 @@ export function issuerLink(issuer: TestIssuer): IssuerLink | undefined {
 function warnListenOrder(mswUri: string): void {
   process.emitWarning(
     `issuer.entry was read before issuer.listen(): a verifier built from it still fetches ${mswUri}, which only msw answers, ` +
-      'and fails with jwks_unavailable (503) without it. Build that verifier after listen(), or with createTestVerifier(issuer), which follows listen().',
+      'and fails with jwks_unavailable (503) without it. Build that verifier (createVerifier, or createTestVerifier with followIssuers: false) ' +
+      'after listen(), or use createTestVerifier(issuer) without followIssuers: false, which follows listen().',
     { code: 'PAYGATE_AUTH_LISTEN_ORDER' },
   );
 }

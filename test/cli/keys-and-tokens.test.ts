@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -113,6 +114,18 @@ describe('paygate-auth token sign', () => {
     const result = await cli(signArgs(key.file));
     expect(result.code).toBe(EXIT.failed);
     expect(result.err).toContain('may be read by others (mode 644)');
+  });
+
+  it.each(['pkcs8', 'jwk'] as const)('refuses a %s RSA key under 2048 bits, naming its size (weak_key)', async (format) => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+    const file = join(directory, `weak-${format}`);
+    const text = format === 'pkcs8' ? (privateKey.export({ type: 'pkcs8', format: 'pem' }) as string) : JSON.stringify(privateKey.export({ format: 'jwk' }));
+    await writeFile(file, text, { mode: 0o600 });
+    const result = await cli(signArgs(file));
+    expect(result.code).toBe(EXIT.failed);
+    expect(result.err).toContain('refused (weak_key, --key)');
+    expect(result.err).toContain('1024-bit');
+    expect(result.out).toBe('');
   });
 
   it('refuses a file that is not a private key, without showing its content', async () => {

@@ -18,7 +18,7 @@ function capture(env: Record<string, string | undefined> = {}): CliIo & { out: (
   return { env, stdout: (text) => out.push(text), stderr: (text) => err.push(text), out: () => out.join(''), err: () => err.join('') };
 }
 
-const NAMES = ['migrate', 'revoke-key', 'suspend-issuer', 'resume-issuer', 'refresh-keys', 'controls'];
+const NAMES = ['migrate', 'revoke-key', 'suspend-issuer', 'resume-issuer', 'refresh-keys', 'controls', 'controls compact'];
 
 describe('the PostgreSQL commands without a database', () => {
   it.each(NAMES)('%s --help prints its usage and DATABASE_URL, and exits 0', async (name) => {
@@ -43,6 +43,7 @@ describe('the PostgreSQL commands without a database', () => {
     ['an option is repeated', ['refresh-keys', '--issuer', ISSUER, '--issuer=x'], {}, '--issuer is given twice'],
     ['the issuer has a space', ['suspend-issuer', '--issuer', 'https://a b'], {}, 'issuer must be'],
     ['migrate gets an argument', ['migrate', 'now'], {}, 'unexpected argument "now"'],
+    ['migrate --only names no area', ['migrate', '--only', 'payments'], {}, '--only must be one of links, controls, directory'],
   ])('exits 2 with the rule when %s', async (_case, args, env, message) => {
     const io = capture(env);
     expect(await runCli(args, io, COMMANDS)).toBe(EXIT.usage);
@@ -77,9 +78,10 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     expect(await cli('suspend-issuer', '--issuer', ISSUER)).toMatchObject({ code: EXIT.failed, err: expect.stringContaining('run "paygate-auth migrate" first') });
   });
 
-  it('migrates, then says the schema is current', async () => {
-    expect(await cli('migrate')).toMatchObject({ code: EXIT.ok, out: 'Applied schema version 1; the schema is at version 1.\n' });
-    expect(await cli('migrate')).toMatchObject({ code: EXIT.ok, out: 'The schema is current (version 1).\n' });
+  it('migrates one area with --only, then every area, then says the schema is current', async () => {
+    expect(await cli('migrate', '--only', 'controls')).toMatchObject({ code: EXIT.ok, out: 'Applied controls 1, controls 2; the schema is at controls 2.\n' });
+    expect(await cli('migrate')).toMatchObject({ code: EXIT.ok, out: 'Applied links 1, directory 1; the schema is at links 1, controls 2, directory 1.\n' });
+    expect(await cli('migrate')).toMatchObject({ code: EXIT.ok, out: 'The schema is current (links 1, controls 2, directory 1).\n' });
   });
 
   it('records actions, and controls lists what is in force', async () => {
@@ -93,6 +95,14 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     expect(json.suspended).toEqual([]);
     expect(json.revoked).toEqual([{ issuer: ISSUER, kid: 'acme-1' }]);
     expect(json.actions.map((action) => action.action)).toEqual(['revoke_key', 'suspend_issuer', 'refresh_keys', 'resume_issuer']);
+  });
+
+  it('compacts the controls to the ones in force', async () => {
+    expect((await cli('suspend-issuer', '--issuer', ISSUER)).code).toBe(EXIT.ok);
+    const before = JSON.parse((await cli('controls', '--json')).out) as { actions: unknown[] };
+    expect(await cli('controls', 'compact')).toMatchObject({ code: EXIT.ok, out: `Compacted the operator controls: ${before.actions.length - 2} rows deleted, 2 kept.\n` });
+    const after = JSON.parse((await cli('controls', '--json')).out) as { actions: { action: string }[] };
+    expect(after.actions.map((action) => action.action)).toEqual(['revoke_key', 'suspend_issuer']);
   });
 
   it('fails a command whose connection the server cuts between two queries, leaving nothing uncaught', async () => {

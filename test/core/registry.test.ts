@@ -47,6 +47,9 @@ describe('IssuerRegistry', () => {
     ['an empty issuer', [{ ...entry, issuer: '' }], /entries\[0\]\.issuer must be a non-empty string/],
     ['an issuer with surrounding space', [{ ...entry, issuer: ' https://a ' }], /entries\[0\]\.issuer/],
     ['a repeated issuer', [entry, entry], /entries\[1\]\.issuer repeats "https:\/\/auth\.acme\.example"/],
+    ['an issuer that is a bare name, not a URI', [{ ...entry, issuer: 'acme' }], /entries\[0\]\.issuer must be an https: URI/],
+    ['an http: issuer on a public host', [{ ...entry, issuer: 'http://auth.acme.example' }], /entries\[0\]\.issuer must be an https: URI/],
+    ['an issuer with credentials', [{ ...entry, issuer: 'https://u:p@auth.acme.example' }], /entries\[0\]\.issuer must be an https: URI/],
     ['an http: JWKS on a public host (attack: keys fetched in clear text)', [{ ...entry, jwksUri: 'http://auth.acme.example/jwks.json' }], /jwksUri must use https:/],
     ['a JWKS URL on 127.0.0.1.evil.test', [{ ...entry, jwksUri: 'http://127.0.0.1.evil.test/jwks.json' }], /jwksUri must use https:/],
     ['a file: JWKS URL', [{ ...entry, jwksUri: 'file:///etc/jwks.json' }], /jwksUri must use https:/],
@@ -64,6 +67,10 @@ describe('IssuerRegistry', () => {
     ['a misspelt field', [{ ...entry, jwks_uri: 'x' }], /jwks_uri is not an entry field/],
   ])('rejects %s, naming the entry and the field', (_name, entries, message) => {
     expect(() => new IssuerRegistry(entries as IssuerEntry[])).toThrow(message);
+  });
+
+  test('accepts an http: issuer on a loopback host only (tests, examples)', () => {
+    expect(new IssuerRegistry([{ ...entry, issuer: 'http://127.0.0.1:9999' }]).issuers).toEqual(['http://127.0.0.1:9999']);
   });
 
   test('names the entry by its issuer in field errors', () => {

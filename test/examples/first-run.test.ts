@@ -3,7 +3,7 @@
  * fails), PORT picks the port, and a port already taken is one clear line and exit code 1.
  */
 import { execFile, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -112,7 +112,7 @@ describe('the build step of npm run example', () => {
     const project = fakeProject(true);
     const { stdout, stderr } = await ensureBuild(project);
     expect(stdout).toBe('');
-    expect(stderr).toMatch(/^Building paygate-auth \(dist\/ is missing or older than src\/\)… done in \d+\.\d s\n$/);
+    expect(stderr).toMatch(/^Building paygate-auth \(dist\/ is missing or out of date\)… done in \d+\.\d s\n$/);
     expect(existsSync(join(project, 'dist', 'koa', 'index.js'))).toBe(true);
   });
 
@@ -121,6 +121,34 @@ describe('the build step of npm run example', () => {
     await ensureBuild(project);
     const { stdout, stderr } = await ensureBuild(project);
     expect(stdout + stderr).toBe('');
+  });
+
+  it('rebuilds nothing when a source file is touched but unchanged (dist/ is current by content)', async () => {
+    const project = fakeProject(true);
+    await ensureBuild(project);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(project, 'src', 'index.ts'), later, later);
+    const { stdout, stderr } = await ensureBuild(project);
+    expect(stdout + stderr).toBe('');
+  });
+
+  it('rebuilds when a source file changes, whatever the dates say', async () => {
+    const project = fakeProject(true);
+    await ensureBuild(project);
+    const earlier = new Date(Date.now() - 3_600_000);
+    writeFileSync(join(project, 'src', 'index.ts'), 'export const changed = 1;\n');
+    utimesSync(join(project, 'src', 'index.ts'), earlier, earlier);
+    const { stderr } = await ensureBuild(project);
+    expect(stderr).toMatch(/^Building paygate-auth/);
+  });
+
+  it('rebuilds when dist/ was built by hand after the recorded build (from sources it cannot know)', async () => {
+    const project = fakeProject(true);
+    await ensureBuild(project);
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(join(project, 'dist', 'index.js'), later, later);
+    const { stderr } = await ensureBuild(project);
+    expect(stderr).toMatch(/^Building paygate-auth/);
   });
 
   it('shows the build output, and exits with its status, when the build fails', async () => {

@@ -1,9 +1,10 @@
-import { chmod, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
+import { generateKeyPairSync } from 'node:crypto';
+import { chmod, copyFile, mkdtemp, readFile, readdir, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeProtectedHeader } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileKeyStore, KeyStoreError, createIssuer } from '../../src/issuer/index.js';
+import { FileKeyStore, type IssuerOptions, KeyStoreError, createIssuer } from '../../src/issuer/index.js';
 import { fakeClock } from '../support/jwks-clock.js';
 
 const ISS = 'https://auth.acme.example';
@@ -51,11 +52,35 @@ describe('FileKeyStore', () => {
     expect((error as KeyStoreError).message).toContain('mode 644');
   });
 
+  it('refuses to sign with a key file under 2048 bits, naming its size (weak_key)', async () => {
+    await new FileKeyStore({ directory }).loadSchedule();
+    const weak = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    await writeFile(join(directory, 'weak.pem'), weak, { mode: 0o600 });
+    const error = await new FileKeyStore({ directory }).sign('weak', new Uint8Array(1)).catch((caught: unknown) => caught);
+    expect((error as KeyStoreError).code).toBe('weak_key');
+    expect((error as KeyStoreError).message).toContain('1024-bit');
+  });
+
+  it.each([0o777, 0o770, 0o720])('refuses a key directory that others may write (mode %o: they could plant or swap a key)', async (bits) => {
+    await new FileKeyStore({ directory }).loadSchedule();
+    await chmod(directory, bits);
+    const error = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: new FileKeyStore({ directory }) }).catch((caught: unknown) => caught);
+    expect((error as KeyStoreError).code).toBe('insecure_directory');
+    expect((error as KeyStoreError).message).toContain(`mode ${bits.toString(8)}`);
+    expect(await readdir(directory)).toEqual([]);
+  });
+
+  it('accepts a key directory that others may read but not write', async () => {
+    await new FileKeyStore({ directory }).loadSchedule();
+    await chmod(directory, 0o755);
+    await expect(createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: new FileKeyStore({ directory }) })).resolves.toBeDefined();
+  });
+
   it('destroys a key for good', async () => {
     const store = new FileKeyStore({ directory });
     const { kid } = await store.generate();
     await store.destroy(kid);
-    expect(await readdir(directory)).toEqual([]);
+    expect(await readdir(directory)).toEqual(['schedule.json']);
     await expect(store.sign(kid, new Uint8Array(1))).rejects.toMatchObject({ code: 'key_not_found' });
   });
 
@@ -78,11 +103,135 @@ describe('FileKeyStore', () => {
     expect(Object.keys(saved.keys[0]?.publicJwk ?? {}).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
   });
 
-  it.each([[{ directory: '' }, 'directory'], [{ directory: 'x', format: 'pem' }, 'format'], [{ directory: 'x', modulusLength: 1024 }, 'modulusLength']])(
+  it.each([
+    [{ directory: '' }, 'directory'],
+    [{ directory: 'x', format: 'pem' }, 'format'],
+    [{ directory: 'x', modulusLength: 1024 }, 'modulusLength'],
+    [{ directory: 'x', sweepAfter: -1 }, 'sweepAfter'],
+  ])(
     'throws a TypeError for %j',
     (options, name) => {
       expect(() => new FileKeyStore(options as never)).toThrow(TypeError);
       expect(() => new FileKeyStore(options as never)).toThrow(name);
     },
   );
+});
+
+describe('FileKeyStore after a crash', () => {
+  const options = (store: FileKeyStore, clock = fakeClock()): IssuerOptions => ({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store, now: clock.now });
+  const refusal = async (promise: Promise<unknown>): Promise<KeyStoreError> => {
+    const error = await promise.then(() => undefined, (caught: unknown) => caught);
+    expect(error).toBeInstanceOf(KeyStoreError);
+    return error as KeyStoreError;
+  };
+
+  it('refuses to start when schedule.json is missing but key files remain, naming both', async () => {
+    const issuer = await createIssuer(options(new FileKeyStore({ directory })));
+    const kid = issuer.keys()[0]?.kid as string;
+    await unlink(join(directory, 'schedule.json'));
+    const error = await refusal(createIssuer(options(new FileKeyStore({ directory }))));
+    expect(error.code).toBe('schedule_missing');
+    expect(error.message).toContain(join(directory, 'schedule.json'));
+    expect(error.message).toContain(`${kid}.pem`);
+    expect(await readdir(directory)).toEqual([`${kid}.pem`]);
+  });
+
+  it('starts afresh on a directory that holds no key', async () => {
+    const issuer = await createIssuer(options(new FileKeyStore({ directory })));
+    expect(issuer.keys()).toHaveLength(1);
+  });
+
+  it('writes the schedule before the first key file, so that a crash after the key leaves a sweepable key, not a lost schedule', async () => {
+    const { kid } = await new FileKeyStore({ directory }).generate();
+    expect(JSON.parse(await readFile(join(directory, 'schedule.json'), 'utf8'))).toEqual({ keys: [] });
+    const issuer = await createIssuer(options(new FileKeyStore({ directory, sweepAfter: 0 })));
+    expect(issuer.startReport.swept).toEqual({ compromised: [], unnamed: [kid] });
+  });
+
+  it('sweeps at start-up the key files and temporary files no schedule entry names, and reports the keys', async () => {
+    await createIssuer(options(new FileKeyStore({ directory })));
+    const orphan = await new FileKeyStore({ directory }).generate();
+    const temporary = `${orphan.kid}.pem.${crypto.randomUUID()}.tmp`;
+    await copyFile(join(directory, `${orphan.kid}.pem`), join(directory, temporary));
+    await writeFile(join(directory, `schedule.json.${crypto.randomUUID()}.tmp`), '{');
+    const issuer = await createIssuer(options(new FileKeyStore({ directory, sweepAfter: 0 })));
+    expect(issuer.startReport.swept).toEqual({ compromised: [], unnamed: [orphan.kid] });
+    expect((await readdir(directory)).sort()).toEqual([`${issuer.keys()[0]?.kid}.pem`, 'schedule.json'].sort());
+  });
+
+  it("sweeps a temporary file left beside a key the schedule names, and keeps the key", async () => {
+    const issuer = await createIssuer(options(new FileKeyStore({ directory })));
+    const kid = issuer.keys()[0]?.kid as string;
+    await copyFile(join(directory, `${kid}.pem`), join(directory, `${kid}.pem.${crypto.randomUUID()}.tmp`));
+    const restarted = await createIssuer(options(new FileKeyStore({ directory, sweepAfter: 0 })));
+    expect(restarted.startReport.swept.unnamed).toEqual([]);
+    expect((await readdir(directory)).sort()).toEqual([`${kid}.pem`, 'schedule.json'].sort());
+  });
+
+  it('leaves an unnamed key file younger than sweepAfter (another instance may be about to save it), and sweeps it once older', async () => {
+    await createIssuer(options(new FileKeyStore({ directory })));
+    const orphan = await new FileKeyStore({ directory }).generate();
+    const issuer = await createIssuer(options(new FileKeyStore({ directory, sweepAfter: 60 })));
+    expect(issuer.startReport.swept.unnamed).toEqual([]);
+    const old = new Date(Date.now() - 61_000);
+    await utimes(join(directory, `${orphan.kid}.pem`), old, old);
+    expect((await issuer.tick()).swept.unnamed).toEqual([orphan.kid]);
+  });
+
+  it('two instances starting at once on an empty directory both start, and the losing key is swept once it is old enough', async () => {
+    await Promise.all([createIssuer(options(new FileKeyStore({ directory }))), createIssuer(options(new FileKeyStore({ directory })))]);
+    const files = (await readdir(directory)).filter((name) => name.endsWith('.pem'));
+    const saved = JSON.parse(await readFile(join(directory, 'schedule.json'), 'utf8')) as { keys: { kid: string }[] };
+    const losers = files.map((name) => name.slice(0, -'.pem'.length)).filter((kid) => !saved.keys.some((record) => record.kid === kid));
+    const old = new Date(Date.now() - 61_000);
+    for (const name of files) await utimes(join(directory, name), old, old);
+    const third = await createIssuer(options(new FileKeyStore({ directory })));
+    expect([...third.startReport.swept.unnamed].sort()).toEqual(losers.sort());
+    expect((await readdir(directory)).filter((name) => name.endsWith('.pem'))).toHaveLength(files.length - losers.length);
+  });
+
+  it('destroys first, at start-up, a compromised key whose destruction a crash interrupted', async () => {
+    const clock = fakeClock();
+    const store = new FileKeyStore({ directory });
+    const issuer = await createIssuer(options(store, clock));
+    clock.advance(3600);
+    const kid = issuer.keys()[0]?.kid as string;
+    // The crash: destroy() never runs after the schedule marked the key.
+    store.destroy = async () => {
+      throw new Error('killed');
+    };
+    await expect(issuer.compromised(kid)).rejects.toThrow('killed');
+    expect(await readdir(directory)).toContain(`${kid}.pem`);
+    const restarted = await createIssuer(options(new FileKeyStore({ directory, sweepAfter: 0 }), clock));
+    expect(restarted.startReport.swept).toEqual({ compromised: [kid], unnamed: [] });
+    expect(await readdir(directory)).not.toContain(`${kid}.pem`);
+    expect(restarted.jwks().document.keys.map((key) => key.kid)).not.toContain(kid);
+    const saved = JSON.parse(await readFile(join(directory, 'schedule.json'), 'utf8')) as { keys: { kid: string }[] };
+    expect(saved.keys.map((record) => record.kid)).not.toContain(kid);
+  });
+
+  it('refuses at createIssuer a damaged key file, naming it', async () => {
+    const issuer = await createIssuer(options(new FileKeyStore({ directory })));
+    const file = join(directory, `${issuer.keys()[0]?.kid}.pem`);
+    const text = await readFile(file, 'utf8');
+    await chmod(file, 0o600);
+    await writeFile(file, text.slice(0, text.length / 2));
+    const error = await refusal(createIssuer(options(new FileKeyStore({ directory }))));
+    expect(error.code).toBe('invalid_key_file');
+    expect(error.message).toContain(file);
+  });
+
+  it('refuses at createIssuer a key file swapped for another key', async () => {
+    const issuer = await createIssuer(options(new FileKeyStore({ directory })));
+    const file = join(directory, `${issuer.keys()[0]?.kid}.pem`);
+    const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    await writeFile(file, other);
+    expect((await refusal(createIssuer(options(new FileKeyStore({ directory }))))).code).toBe('key_mismatch');
+  });
+
+  it('refuses at createIssuer a key file the schedule names but the directory lacks', async () => {
+    const issuer = await createIssuer(options(new FileKeyStore({ directory })));
+    await unlink(join(directory, `${issuer.keys()[0]?.kid}.pem`));
+    expect((await refusal(createIssuer(options(new FileKeyStore({ directory }))))).code).toBe('key_not_found');
+  });
 });

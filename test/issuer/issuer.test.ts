@@ -1,6 +1,7 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
-import { InMemoryKeyStore, type Issuer, type IssuerOptions, IssuerError, createIssuer } from '../../src/issuer/index.js';
+import { InMemoryKeyStore, type Issuer, type IssuerOptions, IssuerError, KeyStoreError, createIssuer } from '../../src/issuer/index.js';
 import { fakeClock, type FakeClock } from '../support/jwks-clock.js';
 
 const ISS = 'https://auth.acme.example';
@@ -161,15 +162,53 @@ describe('the rotation schedule', () => {
     expect(signingKid(issuer)).toBe(next.kid);
   });
 
-  it('compromised(kid) unpublishes the signing key and signs with a fresh key at once', async () => {
-    const { issuer, store } = await ready();
+  it('compromised(kid) of the signing key unpublishes it and publishes a replacement that signs only after the publication lead', async () => {
+    const { issuer, store, clock } = await ready();
     const first = signingKid(issuer) as string;
     const report = await issuer.compromised(first);
-    expect(report.removed).toBe(first);
-    expect(kids(issuer)).toEqual([report.signing]);
+    expect([report.removed, report.signing]).toEqual([first, null]);
+    const replacement = report.next?.kid as string;
+    expect(kids(issuer)).toEqual([replacement]);
     expect(store.kids).not.toContain(first);
-    const token = await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] });
-    expect(decodeProtectedHeader(token).kid).toBe(report.signing);
+    expect((await refusal(issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }))).code).toBe('key_not_ready');
+    clock.advance(HOUR - 1);
+    expect((await refusal(issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }))).code).toBe('key_not_ready');
+    clock.advance(1);
+    expect(decodeProtectedHeader(await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] })).kid).toBe(replacement);
+  });
+
+  it('compromised(kid) of the only key in its first hour publishes a replacement that signs an hour later', async () => {
+    const { issuer, clock } = await setUp();
+    const first = issuer.keys()[0]?.kid as string;
+    clock.advance(HOUR / 2);
+    const report = await issuer.compromised(first);
+    expect(report.signing).toBeNull();
+    expect(report.next?.signsFrom.getTime()).toBe(clock.now() + HOUR * 1000);
+    expect((await refusal(issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }))).code).toBe('key_not_ready');
+  });
+
+  it('compromised(kid) of the signing key lets a key already waiting take over at its own time, not before', async () => {
+    const { issuer, clock } = await ready();
+    clock.advance(47 * HOUR);
+    await issuer.tick();
+    const waiting = issuer.keys().find((key) => key.state === 'published') as { kid: string; signsFrom: Date };
+    const report = await issuer.compromised(signingKid(issuer) as string);
+    expect(report.next?.kid).toBe(waiting.kid);
+    expect(issuer.keys().map((key) => key.kid)).toEqual([waiting.kid]);
+    expect((await refusal(issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }))).code).toBe('key_not_ready');
+    clock.advance(HOUR);
+    expect(decodeProtectedHeader(await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] })).kid).toBe(waiting.kid);
+  });
+
+  it('compromised(kid) of a successor never lets the retired key before it sign again', async () => {
+    const { issuer, clock } = await ready();
+    const first = signingKid(issuer) as string;
+    const second = await issuer.rotate();
+    clock.advance(HOUR);
+    expect(signingKid(issuer)).toBe(second.kid);
+    await issuer.compromised(second.kid);
+    expect(issuer.keys().find((key) => key.kid === first)?.state).toBe('retired');
+    expect((await refusal(issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }))).code).toBe('key_not_ready');
   });
 
   it('compromised(kid) of a waiting key leaves the signing key at work, and tick() publishes the next key when it is due', async () => {
@@ -190,7 +229,8 @@ describe('the rotation schedule', () => {
       const timer = issuer.startSchedule({ every: 60 });
       clock.advance(47 * HOUR);
       vi.advanceTimersByTime(60_000);
-      await vi.waitFor(() => expect(issuer.keys()).toHaveLength(2));
+      // tick() generates an RSA key, which takes seconds on a loaded machine.
+      await vi.waitFor(() => expect(issuer.keys()).toHaveLength(2), { timeout: 15_000 });
       timer.stop();
       clock.advance(48 * HOUR);
       vi.advanceTimersByTime(600_000);
@@ -217,7 +257,24 @@ describe('the rotation schedule', () => {
   });
 });
 
+describe('createIssuer and weak keys', () => {
+  it('refuses a key store whose keys are under 2048 bits, naming the size (weak_key)', async () => {
+    const weak = new InMemoryKeyStore();
+    const { publicKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
+    const { n, e } = publicKey.export({ format: 'jwk' }) as { n: string; e: string };
+    weak.generate = async () => ({ kty: 'RSA', n, e, kid: 'weak', alg: 'RS256', use: 'sig' });
+    const error = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: weak }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(KeyStoreError);
+    expect([(error as KeyStoreError).code, (error as KeyStoreError).message]).toEqual(['weak_key', expect.stringContaining('1024-bit')]);
+  });
+});
+
 describe('createIssuer options', () => {
+  it('accepts a loopback http: issuer and audience, as the JWKS rule does (tests, examples)', async () => {
+    const issuer = await createIssuer({ issuer: 'http://127.0.0.1:8080', audience: ['http://localhost:3000', AUD], product: 'acme', keyStore: new InMemoryKeyStore() });
+    expect([issuer.issuer, issuer.audience]).toEqual(['http://127.0.0.1:8080', ['http://localhost:3000', AUD]]);
+  });
+
   const store = new InMemoryKeyStore();
   const base = { issuer: ISS, audience: AUD, product: 'acme', keyStore: store };
   it.each([
@@ -233,6 +290,12 @@ describe('createIssuer options', () => {
     [{ jwksMaxAge: 7200 }, 'jwksMaxAge must be a number of seconds at least 0 and at most 3600'],
     [{ emitExp: 'yes' }, 'emitExp must be a boolean'],
     [{ algorithm: 'RS512' }, 'unknown option "algorithm"'],
+    [{ issuer: 'acme' }, 'issuer must be an https: URI'],
+    [{ issuer: 'http://auth.acme.example' }, 'issuer must be an https: URI'],
+    [{ issuer: 'https://user:pass@auth.acme.example' }, 'issuer must be an https: URI'],
+    [{ audience: 'payments' }, 'audience must be an https: URI'],
+    [{ audience: 'http://payments.example' }, 'audience must be an https: URI'],
+    [{ audience: [AUD, 'payments'] }, 'audience[1] must be an https: URI'],
   ])('throws a TypeError for %j', async (override, message) => {
     await expect(createIssuer({ ...base, ...override } as IssuerOptions)).rejects.toThrow(TypeError);
     await expect(createIssuer({ ...base, ...override } as IssuerOptions)).rejects.toThrow(message);

@@ -1,17 +1,18 @@
 /**
- * The package as a consumer installs it: `npm pack`, unpacked into a fresh project's node_modules,
+ * The package as a consumer installs it: `npm pack` (one pack shared by the run), unpacked into a fresh project's node_modules,
  * its dependencies and the consumer's own packages linked from this repository's node_modules (no
  * network). One project runs the README's test-kit recipe (`examples/testing/app.test.mjs`)
  * verbatim with vitest; another, without msw, type-checks a consumer of `paygate-auth/testing`
  * against the built declarations. Needs the build (`npm test` runs it first).
  */
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PackedPackage, packedPackage } from '../support/packed-package.js';
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -26,7 +27,6 @@ const RECIPE_DOCUMENTS = ['README.md', 'docs/testing.md'];
 const DEPENDENCIES = ['jose', 'lru-cache', 'fastify-plugin'];
 
 let workdir: string;
-let tarball: string;
 
 /** A fresh project: package.json, the unpacked tarball and `linked` packages in node_modules. */
 async function project(name: string, linked: readonly string[]): Promise<string> {
@@ -34,8 +34,7 @@ async function project(name: string, linked: readonly string[]): Promise<string>
   const modules = join(dir, 'node_modules');
   await mkdir(join(modules, '@types'), { recursive: true });
   await writeFile(join(dir, 'package.json'), JSON.stringify({ name: `consumer-${name}`, private: true, type: 'module' }));
-  await run('tar', ['-xzf', tarball, '-C', dir]);
-  await rename(join(dir, 'package'), join(modules, 'paygate-auth'));
+  await cp((packedPackage() as PackedPackage).unpacked, join(modules, 'paygate-auth'), { recursive: true });
   for (const pkg of [...DEPENDENCIES, ...linked]) await symlink(join(root, 'node_modules', pkg), join(modules, pkg), 'dir');
   return dir;
 }
@@ -51,13 +50,10 @@ async function node(cwd: string, args: readonly string[]): Promise<{ code: numbe
   }
 }
 
-describe('the packed package in a consumer project', () => {
+describe.skipIf(packedPackage() === null)('the packed package in a consumer project', () => {
   beforeAll(async () => {
     workdir = await mkdtemp(join(tmpdir(), 'paygate-auth-consumer-'));
-    const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', workdir], { cwd: root });
-    const [{ filename }] = JSON.parse(stdout.slice(stdout.indexOf('['))) as [{ filename: string }];
-    tarball = join(workdir, filename);
-  }, 60_000);
+  });
   afterAll(async () => {
     if (workdir !== undefined) await rm(workdir, { recursive: true, force: true });
   });

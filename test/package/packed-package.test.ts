@@ -1,18 +1,19 @@
 /**
- * The package as published: `npm pack`, unpacked into a node_modules of its own (its runtime
+ * The package as published: `npm pack` (one pack shared by the run), unpacked into a node_modules of its own (its runtime
  * dependency and the optional peers linked from this repository's node_modules), then loaded by
  * plain node through `require()` and `import()`. A second project holds only what
  * `npm i paygate-auth fastify` installs: the package, its runtime dependencies and fastify.
  * Needs the build (`npm test` runs it first).
  */
 import { execFile } from 'node:child_process';
-import { cp, mkdir, mkdtemp, readFile, readdir, rename, rm, symlink } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, readdir, rm, symlink } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type PackedPackage, packedPackage } from '../support/packed-package.js';
 import { ALLOWED_FRAMEWORKS, EXPECTED_EXPORTS, FRAMEWORKS, LINKED_PACKAGES, RUNTIME_PACKAGES } from './fixtures.js';
 
 const run = promisify(execFile);
@@ -25,15 +26,13 @@ let workdir: string;
 let unpacked: string;
 let fastifyProject: string;
 
+/** A project holding the shared pack (see test/support/pack-once.ts) and the linked packages. */
 async function packAndUnpack(): Promise<void> {
   workdir = await mkdtemp(join(tmpdir(), 'paygate-auth-pack-'));
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', workdir], { cwd: root });
-  const [{ filename }] = JSON.parse(stdout.slice(stdout.indexOf('['))) as [{ filename: string }];
-  await run('tar', ['-xzf', join(workdir, filename), '-C', workdir]);
   const modules = join(workdir, 'node_modules');
   await mkdir(modules);
   unpacked = join(modules, 'paygate-auth');
-  await rename(join(workdir, 'package'), unpacked);
+  await cp((packedPackage() as PackedPackage).unpacked, unpacked, { recursive: true });
   for (const name of LINKED_PACKAGES) await symlink(join(root, 'node_modules', name), join(modules, name), 'dir');
   await cp(join(here, 'probe.cjs'), join(workdir, 'probe.cjs'));
   await cp(join(here, 'burst-probe.cjs'), join(workdir, 'burst-probe.cjs'));
@@ -98,7 +97,7 @@ async function entryFile(subpath: string, mode: (typeof MODES)[number]): Promise
   return join(unpacked, target);
 }
 
-describe('the packed package', () => {
+describe.skipIf(packedPackage() === null)('the packed package', () => {
   beforeAll(packAndUnpack, 60_000);
   afterAll(async () => {
     if (workdir !== undefined) await rm(workdir, { recursive: true, force: true });
@@ -127,6 +126,15 @@ describe('the packed package', () => {
       const { stdout } = await run(process.execPath, ['fastify-probe.cjs', mode], { cwd: fastifyProject });
       expect(JSON.parse(stdout)).toEqual({ status: 401, code: 'missing_token' });
     });
+  });
+
+  it("require('paygate-auth/fastify') is one documented object: paygateAuth (also as default), authOf, requireScopes", async () => {
+    const script = [
+      "const m = require('paygate-auth/fastify');",
+      'process.stdout.write(JSON.stringify({ type: typeof m, keys: Object.keys(m).sort(), plugin: typeof m.paygateAuth, same: m.default === m.paygateAuth }));',
+    ].join('\n');
+    const { stdout } = await run(process.execPath, ['-e', script], { cwd: workdir });
+    expect(JSON.parse(stdout)).toEqual({ type: 'object', keys: ['authOf', 'default', 'paygateAuth', 'requireScopes'], plugin: 'function', same: true });
   });
 
   describe.each(MODES)('loaded with %s()', (mode) => {

@@ -11,7 +11,7 @@ import {
   StorageUnavailableError,
   createGetPaymentLinkHandler,
 } from '../../src/payment-links/index.js';
-import { TENANT_A, jsonRequest, makeHandler, useCallers, validBody } from './support.js';
+import { TENANT_A, fieldErrors, jsonRequest, makeHandler, useCallers, validBody } from './support.js';
 
 const callers = useCallers();
 const down = () => Promise.reject(new StorageUnavailableError('the database is restarting', { retryAfter: 2 }));
@@ -62,6 +62,27 @@ describe('a store that cannot reach its database', () => {
     });
     const response = await handler(jsonRequest(await callers.auth(), validBody(), { 'idempotency-key': 'k-1' }));
     expect([response.status, released, links.size]).toEqual([503, [], 1]);
+  });
+
+  it.each([
+    ['without a key', {}],
+    ['under a key', { 'idempotency-key': 'k-1' }],
+  ])('answers an invalid body 400 validation_failed %s while every store is down, touching none', async (_case, headers) => {
+    const touched: string[] = [];
+    const refuse = (name: string) => () => {
+      touched.push(name);
+      return down();
+    };
+    const directory = { findDepartment: refuse('findDepartment'), storeFor: refuse('storeFor'), resolveShopper: refuse('resolveShopper'), paymentMethods: refuse('paymentMethods') };
+    const handler = makeHandler({
+      store: storeWith({ insert: refuse('insert') }),
+      idempotency: { claim: refuse('claim'), complete: refuse('complete'), release: refuse('release') },
+      directory,
+    });
+    const response = await handler(jsonRequest(await callers.auth(), { ...validBody(), amount: '-1' }, headers));
+    expect([response.status, (response.body as { code: string }).code]).toEqual([400, 'validation_failed']);
+    expect(fieldErrors(response).map((error) => error.field)).toEqual(['amount']);
+    expect(touched.filter((name) => name !== 'findDepartment')).toEqual([]);
   });
 
   it('answers GET /payment-links/:id 503 storage_unavailable', async () => {

@@ -183,6 +183,32 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
     expect(await linksOfRun('concurrent')).toBe(100);
   });
 
+  it('says in its banner that it keeps its stores in PostgreSQL, naming the host without the password', () => {
+    expect(a.output).toMatch(/\n {2}store {6}PostgreSQL postgres:\/\/127\.0\.0\.1:\d+\/gateway \(/);
+  });
+
+  it('gives a new customer one shopper UUID on both instances', async () => {
+    const bearer = await token();
+    const body = { ...linkBody({ step: 'shopper' }), shopper: `//customers/new-${run}` };
+    const [fromA, fromB] = await Promise.all([post(a, bearer, body, `shopper-a-${run}`), post(b, bearer, body, `shopper-b-${run}`)]);
+    expect([fromA.status, fromB.status]).toEqual([201, 201]);
+    expect(fromA.body.shopper).toBe(fromB.body.shopper);
+    expect(fromA.body.department).toBe(fromB.body.department);
+  });
+
+  it('exits 1 with one line naming the host, never the password, when the database cannot be reached at start', async () => {
+    const port = await freePort();
+    const env = { ...process.env, PORT: '0', DATABASE_URL: `postgres://gateway:s3cret@127.0.0.1:${port}/payments`, PAYGATE_EXAMPLE_STATE_DIR: stateDir };
+    const started = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      execFile(process.execPath, ['examples/gateway/server.mjs'], { cwd: root, env, timeout: 20_000 }, (error, _stdout, stderr) =>
+        resolve({ code: error === null ? 0 : ((error as { code?: number }).code ?? null), stderr }),
+      );
+    });
+    expect(started.code).toBe(1);
+    expect(started.stderr.trim().split('\n')).toEqual([expect.stringContaining(`cannot reach the database at postgres://127.0.0.1:${port}/payments`)]);
+    expect(started.stderr).not.toContain('s3cret');
+  });
+
   it('refuses a key reused with another body, 409 idempotency_key_reused, from either instance', async () => {
     const bearer = await token();
     const idempotencyKey = `reused-${run}`;
@@ -243,7 +269,8 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
 
   it('leaves no half-written link when an instance is killed mid-creation; each key then succeeds on the other after the lease', async () => {
     const bearer = await token();
-    const count = 20;
+    // Each creation held mid-way keeps one of A's 10 pooled connections (one more listens).
+    const count = 8;
     const keys = Array.from({ length: count }, (_, index) => `killed-${run}-${index}`);
     const body = (index: number) => linkBody({ step: 'killed', order: String(index) });
     // Holding the links table makes A's creations stop after their claim, mid-creation.

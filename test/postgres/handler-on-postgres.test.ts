@@ -13,7 +13,7 @@ let db: PGlite;
 
 beforeAll(async () => {
   db = new PGlite();
-  await migrate(db);
+  await migrate(db, { only: 'links' });
 });
 afterAll(() => db.close());
 

@@ -7,7 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Verifier, createVerifier } from '../../src/index.js';
-import { type PostgresControls, type PostgresControlsOptions, TABLES, migrate, postgresControls, recordControl } from '../../src/postgres/index.js';
+import { type PostgresControls, type PostgresControlsOptions, TABLES, compactControls, migrate, postgresControls, recordControl } from '../../src/postgres/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { authRejection } from '../support/jwks-rejection.js';
 import { verifyUntilCached } from '../support/result-cache.js';
@@ -146,16 +146,58 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     expect(a.controls.listening).toBe(true);
   });
 
-  it('listens on a connected pg.Client given to it, and on a pg.Pool given to it', async () => {
-    const client = new pg.Client({ connectionString: server.url });
-    await client.connect();
+  it('listens on the connections its listen function opens', async () => {
     const listeningPool = openPool(server.url, { max: 1 });
     opened.push(listeningPool);
-    const [a, b] = await Promise.all([instance({ listen: client }), instance({ listen: listeningPool })]);
-    expect([a.controls.listening, b.controls.listening]).toEqual([true, true]);
+    const a = await instance({ listen: () => listeningPool.connect() });
+    expect(a.controls.listening).toBe(true);
+    expect(listeningPool.totalCount).toBe(1);
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    await eventually('applied on its notification', async () => rejectsWith(a.verifier, await acme.token(), 'issuer_suspended'));
+  });
+
+  it('reads only the actions after the last one it applied', async () => {
+    const statements: unknown[][] = [];
+    const counting = { query: (text: string, params?: unknown[]) => (statements.push(params ?? []), operator.query(text, params)) };
+    const a = await postgresControls(counting, { listen: false, pollInterval: NO_POLL, onError: () => undefined });
+    running.push(a);
+    const first = await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-0' });
+    await a.reload();
+    const second = await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    statements.length = 0;
+    await a.reload();
+    expect(statements[0]?.[0]).toBe(first.id);
+    expect(a.state()).toEqual({ revoked: [{ issuer: acme.issuer, kid: 'acme-0' }], suspended: [acme.issuer], through: second.id });
+  });
+
+  it('compacts the table to one row per active control', async () => {
+    const a = await instance();
+    for (let index = 0; index < 5; index++) await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-old' });
+    await recordControl(operator, { action: 'suspend_issuer', issuer: 'https://other.test' });
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    await recordControl(operator, { action: 'refresh_keys', issuer: acme.issuer });
+    await recordControl(operator, { action: 'resume_issuer', issuer: acme.issuer });
+    expect(await a.controls.compact()).toEqual({ deleted: 7, kept: 2 });
+    const { rows } = await operator.query(`SELECT action, issuer, kid FROM ${TABLES.controls} ORDER BY id`);
+    expect(rows).toEqual([
+      { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-old' },
+      { action: 'suspend_issuer', issuer: 'https://other.test', kid: null },
+    ]);
+  });
+
+  it('brings an instance that had not read up to a compaction to the compacted state, a resumption folded away included', async () => {
+    const behind = await instance({ listen: false });
     const token = await acme.token();
     await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
-    await eventually('both refuse', async () => (await rejectsWith(a.verifier, token, 'issuer_suspended')) && (await rejectsWith(b.verifier, token, 'issuer_suspended')));
+    await behind.controls.reload();
+    expect(await rejectsWith(behind.verifier, token, 'issuer_suspended')).toBe(true);
+    await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-old' });
+    await recordControl(operator, { action: 'resume_issuer', issuer: acme.issuer });
+    await compactControls(operator);
+    expect((await operator.query(`SELECT action FROM ${TABLES.controls}`)).rows).toEqual([{ action: 'revoke_key' }]);
+    await behind.controls.reload();
+    expect(await accepts(behind.verifier, token)).toBe(true);
+    expect(behind.controls.state().revoked).toEqual([{ issuer: acme.issuer, kid: 'acme-old' }]);
   });
 
   it('polls at its interval when it does not listen', async () => {
@@ -178,6 +220,11 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     ['pollInterval', { pollInterval: 50 }],
     ['reconnectDelay', { reconnectDelay: 1.5 }],
     ['listen', { listen: 'yes' }],
+    ['listen', { listen: { connect: () => undefined, idleCount: 0, query: () => undefined } }],
+    ['statementTimeout', { statementTimeout: 0 }],
+    ['heartbeatInterval', { heartbeatInterval: 10 }],
+    ['compactInterval', { compactInterval: 5 }],
+    ['onRecovered', { onRecovered: true }],
     ['onError', { onError: 'console' }],
   ])('refuses a bad %s with a TypeError naming it', async (name, options) => {
     await expect(postgresControls(operator, options as PostgresControlsOptions)).rejects.toThrow(new RegExp(`${name}`));
@@ -205,7 +252,7 @@ describe('postgresControls on PGlite', () => {
     issuer = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://lite.test', product: 'lite', kid: 'lite-1' });
     await issuer.listen();
     lite = new PGlite();
-    await migrate(lite);
+    await migrate(lite, { only: 'controls' });
   });
   afterAll(async () => {
     await lite.close();

@@ -2,7 +2,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { expectTypeOf, test } from 'vitest';
-import type { ListenOption, NotificationSource, PostgresPaymentLinkStore, SqlClient } from '../../src/postgres/index.js';
+import type { NotificationSource, PoolSettings, PostgresControlsOptions, PostgresPaymentLinkStore, PostgresPaymentLinkStoreOptions, SqlClient } from '../../src/postgres/index.js';
 
 test('pg.Pool, pg.Client and PGlite are SqlClients', () => {
   expectTypeOf<pg.Pool>().toMatchTypeOf<SqlClient>();
@@ -15,11 +15,15 @@ test('a function opening a pg.Client is a NotificationSource', () => {
   expectTypeOf<() => Promise<pg.PoolClient>>().toMatchTypeOf<NotificationSource>();
 });
 
-test('listen takes a pg.Pool or a connected pg.Client as well', () => {
-  expectTypeOf<pg.Pool>().toMatchTypeOf<ListenOption>();
-  expectTypeOf<pg.Client>().toMatchTypeOf<ListenOption>();
+test('listen takes one shape: a function opening a connection (or false)', () => {
+  expectTypeOf<PostgresControlsOptions['listen']>().toEqualTypeOf<NotificationSource | false | undefined>();
+  expectTypeOf<pg.Pool>().not.toMatchTypeOf<NotificationSource>();
+});
+
+test('poolSettings gives a pg.PoolConfig', () => {
+  expectTypeOf<PoolSettings>().toMatchTypeOf<pg.PoolConfig>();
 });
 
 test('the stores take a client in their constructor', () => {
-  expectTypeOf<ConstructorParameters<typeof PostgresPaymentLinkStore>>().toEqualTypeOf<[SqlClient]>();
+  expectTypeOf<ConstructorParameters<typeof PostgresPaymentLinkStore>>().toEqualTypeOf<[SqlClient, PostgresPaymentLinkStoreOptions?]>();
 });

@@ -7,7 +7,7 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InMemoryIdempotencyStore, InMemoryPaymentLinkStore, StorageUnavailableError } from '../../src/payment-links/index.js';
-import { PostgresIdempotencyStore, PostgresPaymentLinkStore, type SqlClient, TABLES, migrate } from '../../src/postgres/index.js';
+import { PostgresDirectory, PostgresIdempotencyStore, PostgresPaymentLinkStore, type SqlClient, TABLES, migrate } from '../../src/postgres/index.js';
 import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 import { type StoreFixture, TENANT_A, TENANT_B, describeStoreContract, storedLink } from './store-contract.js';
 
@@ -36,7 +36,7 @@ let lite: PGlite;
 describe('PGlite', () => {
   beforeAll(async () => {
     lite = new PGlite();
-    await migrate(lite);
+    await migrate(lite, { only: 'links' });
   });
   afterAll(() => lite.close());
   describeStoreContract('PGlite', () => postgresFixture(() => lite));
@@ -91,8 +91,14 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       ['a bad leaseTime', { leaseTime: 5 }, /leaseTime/],
       ['a bad pendingWait', { pendingWait: -1 }, /pendingWait/],
       ['a bad purgeBatch', { purgeBatch: 1.5 }, /purgeBatch/],
+      ['a bad statementTimeout', { statementTimeout: 5 }, /statementTimeout/],
     ])('refuses %s with a TypeError naming it', (_case, options, message) => {
       expect(() => new PostgresIdempotencyStore(pool, options)).toThrow(message);
+    });
+
+    it('refuses a bad statementTimeout of the link store and the directory with a TypeError naming it', () => {
+      expect(() => new PostgresPaymentLinkStore(pool, { statementTimeout: 0 })).toThrow(new TypeError('PostgresPaymentLinkStore: statementTimeout must be a whole number of milliseconds from 10 to 600000, got 0'));
+      expect(() => new PostgresDirectory(pool, { statementTimeout: 1.5 })).toThrow(/^PostgresDirectory: statementTimeout/);
     });
   });
 

@@ -157,13 +157,36 @@ describe('listen() and the order of set-up', () => {
     }
   });
 
+  test('a kit verifier with followIssuers: false built before listen() keeps the msw URL: 503 without msw, and the warning names followIssuers', async () => {
+    const issuer = await createTestIssuer();
+    const fetched: string[] = [];
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      const verifier = createTestVerifier(issuer, {
+        followIssuers: false,
+        fetch: async (input: string | URL | Request) => {
+          fetched.push(String(input instanceof Request ? input.url : input));
+          throw new TypeError('no msw here');
+        },
+      });
+      const server = await issuer.listen();
+      await expect(verifier.verify(await issuer.token())).rejects.toMatchObject({ code: 'jwks_unavailable', status: 503 });
+      expect(fetched.length).toBeGreaterThan(0);
+      expect(fetched.every((url) => !url.startsWith(server.url.replace(/\/[^/]*$/, '')))).toBe(true);
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('followIssuers: false'), { code: 'PAYGATE_AUTH_LISTEN_ORDER' });
+    } finally {
+      warn.mockRestore();
+      await issuer.close();
+    }
+  });
+
   test('reading issuer.entry before listen() gets a warning that says what to do', async () => {
     const issuer = await createTestIssuer();
     const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
     try {
       createVerifier({ registry: [issuer.entry], audience: 'https://payments.test' });
       await issuer.listen();
-      expect(warn).toHaveBeenCalledWith(expect.stringMatching(/after listen\(\), or with createTestVerifier\(issuer\)/), { code: 'PAYGATE_AUTH_LISTEN_ORDER' });
+      expect(warn).toHaveBeenCalledWith(expect.stringMatching(/after listen\(\), or use createTestVerifier\(issuer\) without followIssuers: false/), { code: 'PAYGATE_AUTH_LISTEN_ORDER' });
     } finally {
       warn.mockRestore();
       await issuer.close();

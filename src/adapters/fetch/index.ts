@@ -1,6 +1,7 @@
 /**
- * paygate-auth/fetch: `withAuth(handler, options)` for Web `Request` → `Response` runtimes (Hono,
- * Cloudflare Workers, Next.js route handlers, Deno, Bun, Node). Imports no framework.
+ * paygate-auth/fetch: `withAuth(handler, options)` for Web `Request` → `Response` handlers (Hono,
+ * Cloudflare Workers, Deno, Bun, Node; see docs/runtimes.md for the versions tested). Imports no
+ * framework.
  *
  * @example
  * ```ts

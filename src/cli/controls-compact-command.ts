@@ -1,0 +1,36 @@
+/**
+ * `paygate-auth controls compact`: folds the operator-controls table into its current state.
+ *
+ * @module paygate-auth/cli
+ */
+import { compactControls } from '../postgres/control-log.js';
+import type { CliCommand } from './command.js';
+import { readOptions } from './control-options.js';
+import { DATABASE_HELP, withDatabase } from './database-url.js';
+import { EXIT } from './run-cli.js';
+
+/** Milliseconds the compaction statement may take from the command line. */
+const COMPACT_TIMEOUT = 60_000;
+
+export const controlsCompactCommand: CliCommand = {
+  name: 'controls compact',
+  summary: 'fold the operator-controls table into one row per control in force (PostgreSQL)',
+  help: `Usage: paygate-auth controls compact
+
+Keeps one row per revoked key and one per suspended issuer, and deletes every other action
+(resumptions, repeated actions, key refreshes already broadcast). Instances read only the
+actions after the last one they applied; one that had not read up to the compaction reads the
+compacted table whole. Every instance also compacts on a schedule (postgresControls'
+compactInterval). Safe to run at any time, from anywhere.
+
+${DATABASE_HELP}
+
+Exit codes: 0 compacted, 1 the database failed, 2 usage.
+`,
+  async run(args, io) {
+    readOptions(args, []);
+    const report = await withDatabase(io.env, (db) => compactControls(db, COMPACT_TIMEOUT));
+    io.stdout(`Compacted the operator controls: ${report.deleted} row${report.deleted === 1 ? '' : 's'} deleted, ${report.kept} kept.\n`);
+    return EXIT.ok;
+  },
+};

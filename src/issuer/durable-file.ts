@@ -1,0 +1,70 @@
+/**
+ * Crash-safe file writes for Node: the text goes to a temporary file beside the target, which is
+ * fsynced, then renamed (or linked, when the target must not be overwritten) into place, and the
+ * directory is fsynced. A crash leaves the old file or the new one, never half of one; at worst a
+ * `*.tmp` file, which the key store's sweep removes. `node:fs` is loaded on first use.
+ *
+ * @module paygate-auth/issuer
+ */
+
+/** The suffix of the temporary files {@link writeFileDurably} leaves behind after a crash. */
+export const TEMPORARY_SUFFIX = '.tmp';
+
+/** `true` for a Node error with this `code`. */
+export function hasCode(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
+}
+
+/** Flushes `directory`'s entries (a rename, a new link, an unlink) to the disk. */
+export async function syncDirectory(directory: string): Promise<void> {
+  const fs = await import('node:fs/promises');
+  let handle: import('node:fs/promises').FileHandle;
+  try {
+    handle = await fs.open(directory, 'r');
+  } catch (error) {
+    // Windows opens no directory; its renames are durable enough once the file itself is synced.
+    if (process.platform === 'win32') return;
+    throw error;
+  }
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Writes `text` to `file` crash-safely with `mode`. With `overwrite: false` an existing `file` is
+ * kept and the write fails with the `EEXIST` error.
+ */
+export async function writeFileDurably(file: string, text: string, options: { readonly mode: number; readonly overwrite: boolean }): Promise<void> {
+  const [fs, path] = await Promise.all([import('node:fs/promises'), import('node:path')]);
+  const temporary = `${file}.${crypto.randomUUID()}${TEMPORARY_SUFFIX}`;
+  const handle = await fs.open(temporary, 'wx', options.mode);
+  try {
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    if (options.overwrite) await fs.rename(temporary, file);
+    else await fs.link(temporary, file);
+  } finally {
+    await fs.rm(temporary, { force: true });
+  }
+  await syncDirectory(path.dirname(file));
+}
+
+/** Deletes `file` (missing is no error) and fsyncs its directory. */
+export async function removeFileDurably(file: string): Promise<boolean> {
+  const [fs, path] = await Promise.all([import('node:fs/promises'), import('node:path')]);
+  try {
+    await fs.unlink(file);
+  } catch (error) {
+    if (hasCode(error, 'ENOENT')) return false;
+    throw error;
+  }
+  await syncDirectory(path.dirname(file));
+  return true;
+}

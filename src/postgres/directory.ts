@@ -1,0 +1,161 @@
+/**
+ * {@link PostgresDirectory}: the payment-link handler's directory (departments, stores, shoppers,
+ * payment methods) in PostgreSQL, so that every instance, and every restart, resolves a reference
+ * to the same UUID.
+ *
+ * @module paygate-auth/postgres
+ */
+import {
+  type Department,
+  type Directory,
+  InMemoryDirectory,
+  type PaymentMethodSettings,
+  type Shopper,
+  type Store,
+  type TenantSeed,
+} from '../payment-links/index.js';
+import { parseTenantErn } from '../index.js';
+import { storageFailure } from './database-errors.js';
+import { TABLES } from './schema.js';
+import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, inTransaction, jsonColumn, queryWithin } from './sql-client.js';
+
+const OWNER = 'PostgresDirectory';
+
+/** Options of {@link PostgresDirectory}. */
+export interface PostgresDirectoryOptions {
+  /**
+   * Milliseconds each lookup may take, the wait for a pooled connection included; past it the
+   * request is answered 503 `storage_unavailable` and the connection is destroyed. 10 to 600 000.
+   * @default 5000
+   */
+  readonly statementTimeout?: number;
+}
+
+function randomUuid(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+function codes(value: unknown): readonly string[] {
+  const parsed = jsonColumn(value);
+  return Object.freeze(Array.isArray(parsed) ? parsed.map(String) : []);
+}
+
+/**
+ * A {@link Directory} on PostgreSQL (run `migrate(db, { only: 'directory' })` first).
+ * {@link PostgresDirectory.seed} writes the tenants' configuration; a reference seeded without a
+ * UUID gets one at its first seeding, kept by every later one. A shopper first seen by a request
+ * is registered with one statement that every instance agrees on: two instances seeing a new
+ * customer at once return the same UUID.
+ *
+ * @example
+ * ```ts
+ * const directory = new PostgresDirectory(pool);
+ * await directory.seed(tenants);   // at every start of every instance: idempotent
+ * const createLink = createPaymentLinkHandler({ payPageUrl, directory, store, idempotency });
+ * ```
+ */
+export class PostgresDirectory implements Directory {
+  readonly #db: SqlClient;
+  readonly #statementTimeout: number;
+
+  /** @param db A `pg.Pool`, a `pg.Client` or PGlite. */
+  constructor(db: SqlClient, options: PostgresDirectoryOptions = {}) {
+    this.#db = checkClient(db, OWNER);
+    this.#statementTimeout = checkStatementTimeout(options.statementTimeout, OWNER);
+  }
+
+  async #query(doing: string, text: string, params: unknown[]): Promise<SqlRow[]> {
+    try {
+      return (await queryWithin(this.#db, this.#statementTimeout, text, params)).rows;
+    } catch (error) {
+      throw storageFailure(error, doing);
+    }
+  }
+
+  /**
+   * Writes `tenants` (checked as `InMemoryDirectory` checks them), in one transaction: payment
+   * methods, stores (by position; the first is the default), departments and shoppers. A UUID
+   * given replaces the one stored; one left out keeps the stored one, or is drawn once.
+   * Concurrent seedings from several instances agree.
+   * @throws {TypeError} naming the seed entry at fault.
+   */
+  async seed(tenants: readonly TenantSeed[]): Promise<void> {
+    new InMemoryDirectory(tenants);
+    try {
+      await inTransaction(this.#db, async (session) => {
+        for (const seed of tenants) {
+          const tenant = parseTenantErn(seed.tenant).ern;
+          await session.query(
+            `INSERT INTO ${TABLES.tenants} (tenant, allowed_methods, blocked_methods) VALUES ($1, $2, $3)
+             ON CONFLICT (tenant) DO UPDATE SET allowed_methods = EXCLUDED.allowed_methods, blocked_methods = EXCLUDED.blocked_methods`,
+            [tenant, JSON.stringify(seed.paymentMethods?.allowed ?? []), JSON.stringify(seed.paymentMethods?.blocked ?? [])],
+          );
+          for (const [position, store] of (seed.stores ?? []).entries()) {
+            await session.query(
+              `INSERT INTO ${TABLES.stores} (tenant, id, name, position) VALUES ($1, $2, $3, $4)
+               ON CONFLICT (tenant, position) DO UPDATE SET id = EXCLUDED.id, name = EXCLUDED.name`,
+              [tenant, store.id.toLowerCase(), store.name ?? `Store ${position + 1}`, position],
+            );
+          }
+          for (const department of seed.departments ?? []) {
+            await session.query(
+              `INSERT INTO ${TABLES.departments} (tenant, ref, id, store_id) VALUES ($1, $2, $3, $4)
+               ON CONFLICT (tenant, ref) DO UPDATE SET store_id = EXCLUDED.store_id${department.id === undefined ? '' : ', id = EXCLUDED.id'}`,
+              [tenant, department.ref, department.id?.toLowerCase() ?? randomUuid(), department.store?.toLowerCase() ?? null],
+            );
+          }
+          for (const shopper of seed.shoppers ?? []) {
+            await session.query(
+              `INSERT INTO ${TABLES.shoppers} (tenant, ref, id) VALUES ($1, $2, $3) ON CONFLICT (tenant, ref) DO ${shopper.id === undefined ? 'NOTHING' : 'UPDATE SET id = EXCLUDED.id'}`,
+              [tenant, shopper.ref, shopper.id?.toLowerCase() ?? randomUuid()],
+            );
+          }
+        }
+      });
+    } catch (error) {
+      throw storageFailure(error, 'seeding the directory');
+    }
+  }
+
+  async findDepartment(tenant: string, ref: string): Promise<Department | null> {
+    const rows = await this.#query('reading a department', `SELECT id, store_id FROM ${TABLES.departments} WHERE tenant = $1 AND ref = $2`, [tenant, ref]);
+    const row = rows[0];
+    if (row === undefined) return null;
+    return Object.freeze({ ref, id: String(row.id), storeId: row.store_id === null ? null : String(row.store_id) });
+  }
+
+  async storeFor(tenant: string, department: Department): Promise<Store | null> {
+    const rows =
+      department.storeId === null
+        ? await this.#query('reading a store', `SELECT id, name FROM ${TABLES.stores} WHERE tenant = $1 ORDER BY position LIMIT 1`, [tenant])
+        : await this.#query('reading a store', `SELECT id, name FROM ${TABLES.stores} WHERE tenant = $1 AND id = $2`, [tenant, department.storeId]);
+    const row = rows[0];
+    return row === undefined ? null : Object.freeze({ id: String(row.id), name: String(row.name) });
+  }
+
+  /**
+   * The shopper `ref` of `tenant`; a new one is registered with `newId`. The registration is one
+   * `INSERT … ON CONFLICT DO UPDATE … RETURNING`: an instance that loses the race gets the
+   * winner's UUID.
+   */
+  async resolveShopper(tenant: string, ref: string, newId: string): Promise<Shopper> {
+    const known = await this.#query('reading a shopper', `SELECT id FROM ${TABLES.shoppers} WHERE tenant = $1 AND ref = $2`, [tenant, ref]);
+    const row =
+      known[0] ??
+      (
+        await this.#query(
+          'registering a shopper',
+          `INSERT INTO ${TABLES.shoppers} (tenant, ref, id) VALUES ($1, $2, $3)
+           ON CONFLICT (tenant, ref) DO UPDATE SET ref = EXCLUDED.ref RETURNING id`,
+          [tenant, ref, newId],
+        )
+      )[0];
+    return Object.freeze({ ref, id: String(row?.id) });
+  }
+
+  async paymentMethods(tenant: string): Promise<PaymentMethodSettings> {
+    const rows = await this.#query('reading payment methods', `SELECT allowed_methods, blocked_methods FROM ${TABLES.tenants} WHERE tenant = $1`, [tenant]);
+    const row = rows[0];
+    return Object.freeze({ allowed: codes(row?.allowed_methods), blocked: codes(row?.blocked_methods) });
+  }
+}

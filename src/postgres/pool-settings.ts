@@ -1,0 +1,74 @@
+/**
+ * The `pg.Pool` settings that bound every wait on the network: a connection attempt, a
+ * statement, and a connection that went silent without closing.
+ *
+ * @module paygate-auth/postgres
+ */
+import { DEFAULT_STATEMENT_TIMEOUT, checkStatementTimeout } from './sql-client.js';
+
+/** Options of {@link poolSettings}. */
+export interface PoolSettingsOptions {
+  /**
+   * Milliseconds a statement may run: the client stops waiting (`query_timeout`, and the
+   * connection is destroyed) and the server cancels it (`statement_timeout`). 10 to 600 000.
+   * @default 5000
+   */
+  readonly statementTimeout?: number;
+  /**
+   * Milliseconds to wait for a connection: a new one to answer, or a free one in a full pool.
+   * @default 2000
+   */
+  readonly connectTimeout?: number;
+  /**
+   * Most connections of the pool.
+   * @default 10
+   */
+  readonly max?: number;
+}
+
+/** What {@link poolSettings} returns: a `pg.PoolConfig`. */
+export interface PoolSettings {
+  readonly connectionString: string;
+  readonly max: number;
+  readonly connectionTimeoutMillis: number;
+  readonly query_timeout: number;
+  readonly statement_timeout: number;
+  readonly keepAlive: true;
+  readonly keepAliveInitialDelayMillis: number;
+  readonly idleTimeoutMillis: number;
+}
+
+/**
+ * Settings for `new pg.Pool(…)` with every wait bounded:
+ * - `connectionTimeoutMillis`: a connection attempt to a host that does not answer, or a full pool;
+ * - `query_timeout`: a statement on a connection that went silent (the connection is destroyed,
+ *   not returned to the pool); `statement_timeout`: the same bound, enforced by the server;
+ * - `keepAlive` after 10 s idle: the kernel finds a dead peer of an idle connection (the
+ *   `LISTEN` connection's included) instead of keeping it for the OS default of hours;
+ * - `idleTimeoutMillis` 30 s: idle connections are renewed now and then.
+ * @example
+ * ```ts
+ * const pool = new pg.Pool(poolSettings(process.env.DATABASE_URL));
+ * pool.on('error', () => {}); // a connection cut while idle: the pool drops it
+ * ```
+ */
+export function poolSettings(connectionString: string, options: PoolSettingsOptions = {}): PoolSettings {
+  if (typeof connectionString !== 'string' || connectionString === '') throw new TypeError('poolSettings: connectionString must be a postgres:// URL');
+  const statementTimeout = checkStatementTimeout(options.statementTimeout ?? DEFAULT_STATEMENT_TIMEOUT, 'poolSettings');
+  const connectTimeout = options.connectTimeout ?? 2000;
+  if (!Number.isInteger(connectTimeout) || connectTimeout < 10 || connectTimeout > 600_000) {
+    throw new TypeError(`poolSettings: connectTimeout must be a whole number of milliseconds from 10 to 600000, got ${String(connectTimeout)}`);
+  }
+  const max = options.max ?? 10;
+  if (!Number.isInteger(max) || max < 1 || max > 10_000) throw new TypeError(`poolSettings: max must be a whole number from 1 to 10000, got ${String(max)}`);
+  return {
+    connectionString,
+    max,
+    connectionTimeoutMillis: connectTimeout,
+    query_timeout: statementTimeout,
+    statement_timeout: statementTimeout,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    idleTimeoutMillis: 30_000,
+  };
+}

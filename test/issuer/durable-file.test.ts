@@ -1,0 +1,63 @@
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
+/** Every file-system step the module under test takes, in order. */
+const steps: string[] = [];
+
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const fs = await importOriginal<typeof import('node:fs/promises')>();
+  const base = (file: unknown) => String(file).split('/').pop()?.replace(/[0-9a-f-]{36}/, '<uuid>');
+  return {
+    ...fs,
+    open: async (file: string, flags: string, mode?: number) => {
+      const handle = await fs.open(file, flags, mode);
+      const sync = handle.sync.bind(handle);
+      handle.sync = async () => {
+        steps.push(`fsync ${base(file)}`);
+        return sync();
+      };
+      return handle;
+    },
+    rename: async (from: string, to: string) => {
+      steps.push(`rename ${base(from)} ${base(to)}`);
+      return fs.rename(from, to);
+    },
+    link: async (from: string, to: string) => {
+      steps.push(`link ${base(from)} ${base(to)}`);
+      return fs.link(from, to);
+    },
+  };
+});
+
+const { writeFileDurably } = await import('../../src/issuer/durable-file.js');
+
+let directory: string;
+
+beforeEach(async () => {
+  directory = await mkdtemp(join(tmpdir(), 'paygate-durable-'));
+  steps.length = 0;
+});
+
+afterEach(async () => {
+  await rm(directory, { recursive: true, force: true });
+});
+
+describe('writeFileDurably', () => {
+  it('fsyncs the temporary file, renames it over the target, then fsyncs the directory', async () => {
+    await writeFileDurably(join(directory, 'schedule.json'), '{}', { mode: 0o644, overwrite: true });
+    const dir = directory.split('/').pop();
+    expect(steps).toEqual(['fsync schedule.json.<uuid>.tmp', 'rename schedule.json.<uuid>.tmp schedule.json', `fsync ${dir}`]);
+    expect(await readdir(directory)).toEqual(['schedule.json']);
+  });
+
+  it('links a file that must not be overwritten, and keeps an existing one', async () => {
+    const file = join(directory, 'k.pem');
+    await writeFileDurably(file, 'first', { mode: 0o600, overwrite: false });
+    expect(steps).toEqual(['fsync k.pem.<uuid>.tmp', 'link k.pem.<uuid>.tmp k.pem', `fsync ${directory.split('/').pop()}`]);
+    await expect(writeFileDurably(file, 'second', { mode: 0o600, overwrite: false })).rejects.toMatchObject({ code: 'EEXIST' });
+    expect(await readFile(file, 'utf8')).toBe('first');
+    expect(await readdir(directory)).toEqual(['k.pem']);
+  });
+});

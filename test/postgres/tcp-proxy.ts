@@ -1,0 +1,109 @@
+/**
+ * A TCP proxy the tests control, between the gateway instances and PostgreSQL, to play the failure
+ * a stopped server does not show: a connection that goes silent without closing (a failover, a
+ * partition, a NAT or load-balancer timeout).
+ *
+ * - `silence()`: every connection, open or new, stops forwarding in both directions; its sockets
+ *   stay open and what is sent is dropped, as a black hole does.
+ * - `heal()`: new connections are forwarded again; the silenced ones stay silent, as connections
+ *   to a host that went away do.
+ * - `reset()`: the silenced connections are cut (TCP reset), as a host that came back would answer.
+ */
+import { type Server, type Socket, connect, createServer } from 'node:net';
+
+/** One client connection and its upstream. */
+interface Pair {
+  readonly client: Socket;
+  readonly upstream: Socket | undefined;
+  silent: boolean;
+}
+
+export interface TcpProxy {
+  /** The proxy's port on 127.0.0.1. */
+  readonly port: number;
+  /** `url` (a postgres:// URL of the target) through the proxy. */
+  via(url: string): string;
+  silence(): void;
+  heal(): void;
+  reset(): void;
+  /** How many silenced connections are open. */
+  readonly silenced: number;
+  close(): Promise<void>;
+}
+
+function cut(socket: Socket | undefined): void {
+  if (socket === undefined || socket.destroyed) return;
+  socket.resetAndDestroy();
+}
+
+/** Starts a proxy on a free port of 127.0.0.1 forwarding to `targetPort`. */
+export async function startProxy(targetPort: number): Promise<TcpProxy> {
+  const pairs = new Set<Pair>();
+  let silent = false;
+  const server: Server = createServer((client) => {
+    client.on('error', () => undefined);
+    if (silent) {
+      const pair: Pair = { client, upstream: undefined, silent: true };
+      pairs.add(pair);
+      client.on('data', () => undefined);
+      client.on('close', () => pairs.delete(pair));
+      return;
+    }
+    const upstream = connect(targetPort, '127.0.0.1');
+    upstream.on('error', () => undefined);
+    const pair: Pair = { client, upstream, silent: false };
+    pairs.add(pair);
+    client.on('data', (chunk) => {
+      if (!pair.silent) upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => {
+      if (!pair.silent) client.write(chunk);
+    });
+    client.on('close', () => {
+      pairs.delete(pair);
+      upstream.destroy();
+    });
+    // A silenced client never learns that its upstream closed.
+    upstream.on('close', () => {
+      if (!pair.silent) client.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  return {
+    port,
+    via(url) {
+      const through = new URL(url);
+      through.hostname = '127.0.0.1';
+      through.port = String(port);
+      return through.toString();
+    },
+    silence() {
+      silent = true;
+      for (const pair of pairs) pair.silent = true;
+    },
+    heal() {
+      silent = false;
+    },
+    reset() {
+      for (const pair of [...pairs]) {
+        if (!pair.silent) continue;
+        pairs.delete(pair);
+        cut(pair.client);
+        cut(pair.upstream);
+      }
+    },
+    get silenced() {
+      return [...pairs].filter((pair) => pair.silent).length;
+    },
+    async close() {
+      for (const pair of pairs) {
+        cut(pair.client);
+        cut(pair.upstream);
+      }
+      pairs.clear();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,23 @@
+/**
+ * `npm run test:unit`: the quick loop. Every test that needs no build, no packed tarball, no child
+ * process of the examples and no PostgreSQL server; `npm test` runs these and all the others.
+ */
+import { defineConfig } from 'vitest/config';
+import base from './vitest.config.js';
+
+export default defineConfig({
+  ...base,
+  test: {
+    ...base.test,
+    globalSetup: [],
+    exclude: [
+      'node_modules/**',
+      'test/package/**',
+      'test/examples/**',
+      'test/postgres/**',
+      'test/bench/**',
+      'test/issuer/crash.test.ts',
+      'test/issuer/built-subpath.test.ts',
+    ],
+  },
+});
