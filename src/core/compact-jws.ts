@@ -28,15 +28,10 @@ export type FormatFacts =
 
 /** `malformed_token`; a token of other than three segments (a JWE has five) is reported as such. */
 function malformed(message: string, actual: FormatFacts, token: string): AuthError {
-  const count = dots(token) + 1;
+  const count = token.split('.').length;
   return new AuthError('malformed_token', message, { facts: { rule: 'format', actual: count === 3 ? actual : { segments: count } } });
 }
 
-function dots(token: string): number {
-  let count = 0;
-  for (let at = token.indexOf('.'); at !== -1; at = token.indexOf('.', at + 1)) count += 1;
-  return count;
-}
 
 /** Where the segments of a compact JWS end. */
 export interface CompactJwsLayout {
@@ -72,7 +67,7 @@ function jsonSegment(token: string, encoded: string, name: 'header' | 'payload')
 export function locateCompactJws(token: string): CompactJwsLayout {
   const headerEnd = token.indexOf('.');
   const payloadEnd = headerEnd > 0 ? token.indexOf('.', headerEnd + 1) : -1;
-  if (payloadEnd <= headerEnd + 1) throw malformed(NOT_COMPACT, { segments: dots(token) + 1 }, token);
+  if (payloadEnd <= headerEnd + 1) throw malformed(NOT_COMPACT, { segments: token.split('.').length }, token);
   return { headerEnd, payloadEnd };
 }
 

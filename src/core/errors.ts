@@ -71,13 +71,7 @@ export const AUTH_ERROR_CODES: Readonly<Record<AuthErrorCode, CodeInfo>> = Objec
   insufficient_scope: { status: 403, error: 'insufficient_scope', title: 'Insufficient scope' },
 });
 
-/**
- * The verifier's rules, each by the name its facts and trace carry, in the order they run:
- * `size`, `format`, `alg`, `kid`, `typ`, `crit`, `iss`, `suspended`, `key`, `signature`, the time
- * claims' types (`exp`, `expt`, `iat`, `nbf`), `expiry`, `not_before`, `lifetime`, `aud`, `sub`,
- * `tenant_ern`, `scope`, `tenant_name`, `user_ern`; then `scopes` (the scope policy of
- * `authenticate()`).
- */
+/** The verifier's rules, in the order they run, then `scopes` (the policy of `authenticate()`). */
 export type RuleName =
   | 'size' | 'format' | 'alg' | 'kid' | 'typ' | 'crit' | 'iss' | 'suspended' | 'key' | 'signature'
   | 'exp' | 'expt' | 'iat' | 'nbf' | 'expiry' | 'not_before' | 'lifetime' | 'aud' | 'sub' | 'tenant_ern'

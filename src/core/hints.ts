@@ -1,16 +1,10 @@
 /**
- * Hints: a failure's facts (see `FailureFacts`, recorded by the rule that failed) written as one
- * line for the integrator's logs, only when someone reads `AuthError.hint`. `audience_mismatch`
- * names the audiences expected against the token's, `unknown_key` the token's `kid` against the
- * kids held, an expiry in milliseconds is called so, a near-miss issuer (trailing slash, case,
- * http/https) is named. Nothing here decodes the token: the facts are all there is.
- *
- * A hint quotes only values the client itself sent (its token's `aud`, `iss`, `kid`, `alg`, time
- * claims, tenant) and public configuration (audiences, issuer URLs, JWKS URLs, kids, products):
- * never the token, a segment of it, a signature, or key material. Values are cut, then escaped
- * (see `hint-text.ts`), and the work is linear in what is quoted, so a hint is one safe log line
- * whatever the token holds. Tenant lists of limited integrations are never quoted (they name
- * other customers).
+ * Hints: a failure's facts (recorded by the rule that failed) written as one line for the
+ * integrator's logs, only when someone reads `AuthError.hint` (the audiences expected against the
+ * token's `aud`, its `kid` against the kids held, a near-miss issuer…). Nothing here decodes the
+ * token. A hint quotes only what the client sent and public configuration, never the token, a
+ * signature or key material, nor the tenants of a limited integration (other customers); values
+ * are cut, then escaped (see `hint-text.ts`), linearly: one safe log line whatever the token holds.
  *
  * @module paygate-auth
  */

@@ -124,13 +124,10 @@ function nextUrl(response: Response, current: URL, origin: string, redirects: nu
   return target;
 }
 
-const JSON_TYPES: ReadonlySet<string> = new Set(['application/json', 'application/jwk-set+json']);
-
 /** `true` when the response declares JSON (`application/json` or `application/jwk-set+json`). */
 function isJsonType(response: Response): boolean {
-  const type = response.headers.get('content-type') ?? '';
-  const semicolon = type.indexOf(';');
-  return JSON_TYPES.has((semicolon === -1 ? type : type.slice(0, semicolon)).trim().toLowerCase());
+  const type = (response.headers.get('content-type') ?? '').split(';', 1)[0] as string;
+  return ['application/json', 'application/jwk-set+json'].includes(type.trim().toLowerCase());
 }
 
 function parseDocument(text: string): readonly unknown[] {
