@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDoctorCommand } from '../../src/cli/doctor.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { AUTH_ERROR_CODES, type AuthErrorCode, IssuerRegistry, type RuleName, createVerifier, isAuthError, scopeFailure } from '../../src/index.js';
-import { type TestIssuer, createTestIssuer, generateTestKey, signCompact } from '../../src/testing/index.js';
+import { type TestIssuer, createTestIssuer, generateTestKey, signRawToken } from '../../src/testing/index.js';
 import { captureIo } from './cli-io.js';
 
 const ISS = 'https://auth.acme.example';
@@ -82,7 +82,7 @@ async function tokenWithTrailingBits(): Promise<string> {
   for (let headerPad = 0; headerPad < 3; headerPad += 1) {
     for (let claimPad = 0; claimPad < 3; claimPad += 1) {
       const header = { alg: 'RS256', typ: 'JWT', kid: issuer.signingKey.kid, pad: 'x'.repeat(headerPad) };
-      const token = await signCompact(issuer.signingKey, header, issuer.claims({ pad: 'y'.repeat(claimPad) }));
+      const token = await signRawToken(issuer.signingKey, header, issuer.claims({ pad: 'y'.repeat(claimPad) }));
       if (token.split('.').every((segment) => segment.length % 4 >= 2)) return token;
     }
   }
@@ -91,7 +91,7 @@ async function tokenWithTrailingBits(): Promise<string> {
 
 /** A token signed over exact JSON texts (a member repeated, say). */
 async function signedText(header: string, payload: string): Promise<string> {
-  return signCompact(issuer.signingKey, new TextEncoder().encode(header), new TextEncoder().encode(payload));
+  return signRawToken(issuer.signingKey, new TextEncoder().encode(header), new TextEncoder().encode(payload));
 }
 
 interface Case {
