@@ -4,9 +4,8 @@
  *
  * @module paygate-auth/cli
  */
+import { MILLISECONDS_THRESHOLD } from '../core/hints.js';
 
-/** Above this, a NumericDate is far more likely milliseconds than seconds (year 5138 in seconds). */
-export const MILLISECONDS_THRESHOLD = 1e11;
 /** Latest moment a `Date` holds, in seconds. */
 const MAX_DATE_SECONDS = 8.64e12;
 

@@ -1,23 +1,40 @@
 /**
- * `paygate-auth doctor`: why would the gateway reject this token? Runs every check the gateway
- * runs, in its order, prints each with ✓/✗ and the values compared, stops at the first failure, and
- * checks its verdict against the gateway's own verifier (`createVerifier`) on the same inputs.
- * Never prints the token: a SHA-256 fingerprint names it.
+ * `paygate-auth doctor`: why would the gateway reject this token? The doctor is the gateway's
+ * verifier: it builds one with `createVerifier` (the registry entry, the audiences, the clock, the
+ * JWKS given) and prints each rule's outcome as the verifier's trace reports it, ✓ with the values
+ * compared, then ✗ for the rule that failed with the verifier's own hint. There is no second rule
+ * set, so its verdict is the verifier's by construction. The JWKS is downloaded by the verifier's
+ * own fetcher (its size limit, timeout and redirect rule). Everything printed from the token or
+ * the JWKS is cut and escaped. Never prints the token: a SHA-256 fingerprint names it.
  *
  * @module paygate-auth/cli
  */
-import { type AuthErrorCode, type IssuerEntry, IssuerRegistry, createVerifier, isAuthError, scopeFailure } from '../index.js';
+import { quote, quoteList } from '../core/hint-text.js';
+import {
+  type AuthError,
+  type FetchLike,
+  type IssuerEntry,
+  IssuerRegistry,
+  type JwksFetchEvent,
+  type RuleName,
+  type RuleOutcome,
+  type TenantErn,
+  type Verifier,
+  createVerifier,
+  isAuthError,
+  isKnownScope,
+  scopeFailure,
+} from '../index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
-import { type DoctorCheck, runDoctorChecks } from './doctor-checks.js';
-import { type DoctorFetch, type JwksLoad, isUrl, loadJwks } from './doctor-jwks.js';
+import { describeDuration, describeTime, isoSeconds } from './doctor-time.js';
 import { EXIT } from './run-cli.js';
 import { type StdinReader, fingerprint, readProcessStdin, readToken } from './token-input.js';
 
 /** What the doctor reaches outside itself; injected by tests. */
 export interface DoctorDeps {
-  /** @default globalThis.fetch */
-  readonly fetch?: DoctorFetch;
+  /** The verifier's `fetch`, for JWKS URLs. @default globalThis.fetch */
+  readonly fetch?: FetchLike;
   /** Milliseconds since the epoch, unless `--now` is given. @default Date.now */
   readonly now?: () => number;
   /** @default reads process.stdin */
@@ -28,8 +45,9 @@ export interface DoctorDeps {
 
 const HELP = `Usage: paygate-auth doctor [<token> | -] [options]
 
-Explains why the gateway would accept or reject a token: every check in the gateway's order, with
-the values compared, stopping at the first failure. The token is never printed (a fingerprint names it).
+Explains why the gateway would accept or reject a token: it runs the gateway's own verifier and
+prints every rule in its order, with the values compared, up to the first failure. The token is
+never printed (a fingerprint names it).
 
 The token: an argument, "-" or nothing for standard input, or --token-file <path>
 ("Bearer " in front is ignored).
@@ -38,6 +56,8 @@ The gateway's side, either
   --entry <file.json>        the gateway's registry entry for the issuer (or an array of entries):
                              { "issuer", "jwksUri", "products", "tenants"?, "maxTokenLifetime"? }
   --jwks <url|file>          with --entry: read the keys here instead of the entry's jwksUri
+                             (a URL is downloaded as the gateway does: https:, or http: on
+                             loopback; 256 KiB; 5 s; no redirect followed)
 or
   --issuer <iss>             the registered issuer
   --product <name>           a product it is registered for (repeatable)
@@ -66,13 +86,17 @@ const OPTIONS = {
 /** Where the keys come from when `--jwks` is a file and no entry names a URL. */
 const FILE_JWKS_URI = 'https://jwks.file.invalid/jwks.json';
 
-const GATEWAY_DEFAULTS = { maxTokenBytes: 8192, clockTolerance: 30, maxTokenLifetime: 86_400 } as const;
-
 function readNow(value: string | undefined, fallback: () => number): number {
   if (value === undefined) return fallback();
   const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value);
-  if (!Number.isFinite(ms)) throw new UsageError(`--now must be an ISO 8601 date or seconds since the epoch, got "${value}"`);
+  if (!Number.isFinite(ms)) throw new UsageError(`--now must be an ISO 8601 date or seconds since the epoch, got ${quote(value)}`);
   return ms;
+}
+
+/** `true` when `source` is an `http:` or `https:` URL (else it is a file path). */
+function isUrl(source: string): boolean {
+  const scheme = source.slice(0, 8).toLowerCase();
+  return scheme.startsWith('http://') || scheme.startsWith('https://');
 }
 
 async function readEntries(file: string): Promise<IssuerEntry[]> {
@@ -86,15 +110,19 @@ async function readEntries(file: string): Promise<IssuerEntry[]> {
   return (Array.isArray(value) ? value : [value]) as IssuerEntry[];
 }
 
+/** The gateway's entries, each reading its keys from `--jwks` when it is a URL. */
 async function gatewayEntries(parsed: ParsedOptions): Promise<IssuerEntry[]> {
   const entryFile = stringValue(parsed, 'entry');
+  const jwks = stringValue(parsed, 'jwks');
+  const jwksUri = jwks !== undefined && isUrl(jwks) ? jwks : undefined;
   if (entryFile !== undefined) {
     for (const flag of ['issuer', 'product', 'tenant', 'max-lifetime']) {
       if (parsed.values[flag] !== undefined) throw new UsageError(`--${flag} cannot be combined with --entry (the entry says it)`);
     }
-    return readEntries(entryFile);
+    const entries = await readEntries(entryFile);
+    return jwksUri === undefined ? entries : entries.map((entry) => ({ ...entry, jwksUri }));
   }
-  const jwks = requiredValue(parsed, 'jwks');
+  requiredValue(parsed, 'jwks');
   const products = stringValues(parsed, 'product');
   if (products.length === 0) throw new UsageError('--product is required without --entry');
   const tenants = stringValues(parsed, 'tenant');
@@ -102,12 +130,31 @@ async function gatewayEntries(parsed: ParsedOptions): Promise<IssuerEntry[]> {
   return [
     {
       issuer: requiredValue(parsed, 'issuer'),
-      jwksUri: isUrl(jwks) ? jwks : FILE_JWKS_URI,
+      jwksUri: jwksUri ?? FILE_JWKS_URI,
       products,
       ...(tenants.length === 0 ? {} : { tenants }),
       ...(maxTokenLifetime === undefined ? {} : { maxTokenLifetime }),
     },
   ];
+}
+
+/**
+ * The `fetch` of a `--jwks` file: its bytes streamed as a JSON answer, so the verifier's own
+ * download reads them (its size limit stops reading a file that is too large).
+ */
+async function fileFetch(file: string): Promise<FetchLike> {
+  const { open } = await import('node:fs/promises');
+  try {
+    await (await open(file)).close();
+  } catch (error) {
+    throw new UsageError(`cannot read --jwks ${file}: ${(error as { code?: string }).code ?? 'error'}`);
+  }
+  const { createReadStream } = await import('node:fs');
+  const { Readable } = await import('node:stream');
+  return async () => {
+    const body = Readable.toWeb(createReadStream(file)) as ReadableStream<Uint8Array>;
+    return new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
+  };
 }
 
 function checkRegistry(entries: readonly IssuerEntry[]): IssuerRegistry {
@@ -118,22 +165,82 @@ function checkRegistry(entries: readonly IssuerEntry[]): IssuerRegistry {
   }
 }
 
-function line(check: DoctorCheck): string {
-  const mark = check.status === 'pass' ? '✓' : check.status === 'fail' ? '✗' : '–';
-  const code = check.code === undefined ? '' : `  → ${check.code}`;
-  return `${mark} ${check.name.padEnd(12)} ${check.detail}${code}\n`;
+/** How each rule is named in the report. */
+const NAMES: Readonly<Record<RuleName, string>> = {
+  size: 'size', format: 'format', alg: 'header alg', kid: 'header kid', typ: 'header typ', crit: 'header crit', iss: 'iss',
+  suspended: 'suspended', key: 'kid', signature: 'signature', exp: 'exp', expt: 'expt', iat: 'iat', nbf: 'nbf', expiry: 'expiry',
+  not_before: 'not before', lifetime: 'lifetime', aud: 'aud', sub: 'sub', tenant_ern: 'tenant_ern', scope: 'scope',
+  tenant_name: 'tenant_name', user_ern: 'user_ern', scopes: 'scopes',
+};
+
+/** A value the token carried, escaped for the terminal, or `absent`. */
+function shown(value: unknown): string {
+  if (value === undefined) return 'absent';
+  if (typeof value === 'string') return quote(value);
+  if (Array.isArray(value)) return `[${quoteList(value.map(String))}]`;
+  return quote(JSON.stringify(value) ?? String(value));
 }
 
-/** The gateway verifier's answer for `token`: `null` when it accepts it (default scope policy included). */
-async function verifierVerdict(token: string, registry: IssuerRegistry, audiences: readonly string[], now: number, fetch: DoctorFetch): Promise<AuthErrorCode | null> {
-  const verifier = createVerifier({ registry, audience: audiences, now: () => now, fetch, cache: false });
-  try {
-    const auth = await verifier.verify(token);
-    return scopeFailure(auth)?.code ?? null;
-  } catch (error) {
-    if (isAuthError(error)) return error.code;
-    throw error;
+/** What a rule that passed compared, from the verifier's trace. */
+function passed(outcome: RuleOutcome, now: number): string {
+  const { actual, expected } = outcome;
+  switch (outcome.rule) {
+    case 'size':
+      return `${(actual as { length: number }).length} characters, within ${String(expected)} bytes`;
+    case 'format':
+      return 'three canonical base64url segments; header and payload are JSON objects, no member repeated';
+    case 'typ':
+      return actual === undefined ? 'absent (allowed; "JWT" expected)' : shown(actual);
+    case 'crit':
+      return 'absent';
+    case 'iss':
+      return `${shown(actual)} = registered issuer`;
+    case 'key': {
+      const { bits, alg } = expected as { bits: number; alg?: string };
+      return `${shown(actual)} is published (RSA, ${bits} bits, ${alg === undefined ? 'any alg' : quote(alg)})`;
+    }
+    case 'signature':
+      return `${shown(actual)} verifies with key ${quote((expected as { kid: string }).kid)}`;
+    case 'exp': case 'expt': case 'iat': case 'nbf':
+      return describeTime(actual as number, now / 1000);
+    case 'expiry': {
+      const { now: at, tolerance } = expected as { now: number; tolerance: number };
+      return `${String(outcome.claim)} ${describeTime(actual as number, at, false)} is ahead (now ${isoSeconds(at)}, tolerance ${tolerance} s)`;
+    }
+    case 'not_before':
+      return `${String(outcome.claim)} is not in the future`;
+    case 'lifetime': {
+      const { lifetime } = actual as { lifetime: number };
+      const { maximum } = expected as { maximum: number };
+      return `${lifetime} s (${describeDuration(lifetime)}) ≤ maximum ${maximum} s`;
+    }
+    case 'aud':
+      return `${shown(actual)} names ${shown(expected)}`;
+    case 'sub':
+      return expected === null ? `${shown(actual)} (not compared: the entry waives it)` : `${shown(actual)} = iss`;
+    case 'tenant_ern': {
+      const tenant = actual as TenantErn;
+      return `${quote(tenant.ern)}: product ${quote(tenant.product)} in (${quoteList((expected as { products: string[] }).products)})`;
+    }
+    case 'scope':
+      return actual === undefined ? 'absent (no scopes)' : shown(actual);
+    case 'scopes':
+      return quoteList(actual as string[]);
+    default:
+      return shown(actual);
   }
+}
+
+function line(mark: '✓' | '✗', name: string, detail: string, code?: string): string {
+  return `${mark} ${name.padEnd(12)} ${detail}${code === undefined ? '' : `  → ${code}`}\n`;
+}
+
+/** The jwks line of a download the verifier made: where, and the kids it holds. */
+function jwksLine(event: JwksFetchEvent, verifier: Verifier, where: string): string | undefined {
+  if (event.outcome !== 'ok') return undefined;
+  const held = verifier.exportKeys().issuers.find((entry) => entry.issuer === event.issuer)?.keys ?? [];
+  const ignored = event.ignoredKeys === 0 || event.ignoredKeys === undefined ? '' : `; ${event.ignoredKeys} entr${event.ignoredKeys === 1 ? 'y' : 'ies'} ignored (breaking a key rule)`;
+  return line('✓', 'jwks', `${quote(where)}: ${held.length} usable key(s), kids ${quoteList(held.map((key) => key.kid))}${ignored}`);
 }
 
 async function runDoctor(args: readonly string[], io: CliIo, deps: DoctorDeps): Promise<number> {
@@ -144,41 +251,46 @@ async function runDoctor(args: readonly string[], io: CliIo, deps: DoctorDeps): 
   const registry = checkRegistry(entries);
   const nowMs = readNow(stringValue(parsed, 'now'), deps.now ?? Date.now);
   const token = await readToken(parsed.positionals[0], stringValue(parsed, 'token-file'), deps.readStdin ?? readProcessStdin, deps.stdinIsTerminal ?? process.stdin.isTTY === true);
-  const download: DoctorFetch = deps.fetch ?? ((input, init) => globalThis.fetch(input, init));
-  const jwksOverride = stringValue(parsed, 'jwks');
-  const loads = new Map<string, Promise<JwksLoad>>();
-  const loadFor = (entry: IssuerEntry): Promise<JwksLoad> => {
-    let load = loads.get(entry.issuer);
-    if (load === undefined) {
-      load = loadJwks(jwksOverride ?? entry.jwksUri, download);
-      loads.set(entry.issuer, load);
-    }
-    return load;
-  };
-  // The verifier reads the very document the checks read.
-  const replay: DoctorFetch = async (input) => {
-    const entry = entries.find((candidate) => candidate.jwksUri === input);
-    const load = entry === undefined ? undefined : await loadFor(entry);
-    if (load?.text === undefined) return new Response('', { status: 503 });
-    return new Response(load.text, { status: 200, headers: { 'content-type': 'application/json' } });
-  };
+  const jwks = stringValue(parsed, 'jwks');
+  const fromFile = jwks !== undefined && !isUrl(jwks);
+  const fetch = fromFile ? await fileFetch(jwks) : deps.fetch;
 
   io.stdout(`paygate-auth doctor: token ${await fingerprint(token)} (${token.length} characters), as of ${new Date(nowMs).toISOString()}\n`);
-  const failure = await runDoctorChecks(
-    { token, entries, audiences, now: nowMs / 1000, loadJwks: loadFor, ...GATEWAY_DEFAULTS },
-    (check) => io.stdout(line(check)),
-  );
-  const verdict = await verifierVerdict(token, registry, audiences, nowMs, replay);
-  const expected = failure?.code ?? null;
-  if (verdict !== expected) {
-    io.stdout(`The gateway's verifier (createVerifier) answers ${verdict ?? 'accepted'} where these checks found ${expected ?? 'nothing wrong'}: please report this mismatch.\n`);
-    return EXIT.failed;
+  let failed: RuleOutcome | undefined;
+  // The gateway's own verifier, its defaults included: every line below is one of its rules.
+  const verifier: Verifier = createVerifier({
+    registry,
+    audience: audiences,
+    now: () => nowMs,
+    ...(fetch === undefined ? {} : { fetch }),
+    trace: (outcome) => {
+      if (outcome.passed) io.stdout(line('✓', NAMES[outcome.rule], passed(outcome, nowMs)));
+      else failed = outcome;
+    },
+    onEvent: (event) => {
+      if (event.type !== 'jwks_fetch') return;
+      const where = fromFile ? jwks : (registry.get(event.issuer)?.jwksUri ?? event.issuer);
+      const text = jwksLine(event, verifier, where);
+      if (text !== undefined) io.stdout(text);
+    },
+  });
+  let error: AuthError | null;
+  try {
+    const auth = await verifier.verify(token);
+    error = scopeFailure(auth);
+    if (error === null) io.stdout(line('✓', NAMES.scopes, passed({ rule: 'scopes', passed: true, actual: [...auth.scopes].filter(isKnownScope) }, nowMs)));
+  } catch (caught) {
+    if (!isAuthError(caught)) throw caught;
+    error = caught;
   }
-  if (failure === null) {
+  if (error === null) {
     io.stdout("Accepted. The gateway's verifier (createVerifier) accepts it too.\n");
     return EXIT.ok;
   }
-  io.stdout(`Rejected: ${expected}. The gateway's verifier (createVerifier) answers ${verdict} too.\n`);
+  const rule: RuleName = failed?.rule ?? error.facts?.rule ?? 'format';
+  const name = error.code === 'jwks_unavailable' ? 'jwks' : NAMES[rule];
+  io.stdout(line('✗', name, error.hint ?? error.message, error.code));
+  io.stdout(`Rejected: ${error.code} (rule ${rule}), as the gateway's verifier (createVerifier) answers.\n`);
   return EXIT.failed;
 }
 

@@ -8,7 +8,7 @@
  * @module paygate-auth
  */
 import { ErnError, parseTenantErn, parseUserReference, tenantUserOf, type TenantErn, type UserReference } from './ern.js';
-import { AuthError, invalidClaim } from './errors.js';
+import { AuthError, type RuleName, type RuleTrace, invalidClaim } from './errors.js';
 import type { RegisteredIssuer } from './registry.js';
 import { ScopeError, ScopeSet, parseScopes } from './scopes.js';
 
@@ -44,24 +44,27 @@ export interface CheckedClaims {
 
 const EMPTY_SCOPES = new ScopeSet();
 
-function numericDate(value: unknown, claim: string): number | undefined {
+function numericDate(payload: Record<string, unknown>, claim: 'exp' | 'expt' | 'iat' | 'nbf', trace: RuleTrace | undefined): number | undefined {
+  const value = payload[claim];
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw invalidClaim(claim, `The "${claim}" claim must be a NumericDate (seconds since the epoch).`);
+    throw invalidClaim(claim, `The "${claim}" claim must be a NumericDate (seconds since the epoch).`, value);
   }
+  trace?.({ rule: claim, claim, passed: true, actual: value });
   return value;
 }
 
 /** Reads and type-checks the time claims. */
-export function readTimes(payload: Record<string, unknown>): TokenTimes {
-  const exp = numericDate(payload.exp, 'exp');
-  const expt = numericDate(payload.expt, 'expt');
+export function readTimes(payload: Record<string, unknown>, trace?: RuleTrace): TokenTimes {
+  const exp = numericDate(payload, 'exp', trace);
+  const expt = numericDate(payload, 'expt', trace);
   if (exp === undefined && expt === undefined) {
-    throw invalidClaim('exp', 'The token must carry an expiry in "exp" or "expt".');
+    // This contract's name first; `claim` stays `exp` (RFC 7519's), as documented.
+    throw invalidClaim('exp', 'The token must carry an expiry in "expt" (or "exp").', undefined, 'expiry', ['expt', 'exp']);
   }
-  const iat = numericDate(payload.iat, 'iat');
-  if (iat === undefined) throw invalidClaim('iat', 'The token must carry "iat".');
-  const nbf = numericDate(payload.nbf, 'nbf');
+  const iat = numericDate(payload, 'iat', trace);
+  if (iat === undefined) throw invalidClaim('iat', 'The token must carry "iat".', undefined);
+  const nbf = numericDate(payload, 'nbf', trace);
   const fromExpt = exp === undefined || (expt !== undefined && expt < exp);
   return { expiry: fromExpt ? (expt as number) : exp, expiryClaim: fromExpt ? 'expt' : 'exp', iat, nbf };
 }
@@ -70,25 +73,42 @@ export function readTimes(payload: Record<string, unknown>): TokenTimes {
  * Checks the times against the clock (`now` in seconds). Run on every verification, cached or not.
  * @throws {AuthError} `token_expired` or `token_not_yet_valid`.
  */
-export function checkTimeWindow(times: TokenTimes, now: number, tolerance: number): void {
+export function checkTimeWindow(times: TokenTimes, now: number, tolerance: number, trace?: RuleTrace): void {
   if (now >= times.expiry + tolerance) {
-    throw new AuthError('token_expired', 'The token has expired.', { claim: times.expiryClaim });
+    const facts = { rule: 'expiry', claim: times.expiryClaim, expected: { now, tolerance }, actual: times.expiry } as const;
+    throw new AuthError('token_expired', 'The token has expired.', { claim: times.expiryClaim, facts });
   }
+  trace?.({ rule: 'expiry', claim: times.expiryClaim, passed: true, expected: { now, tolerance }, actual: times.expiry });
   if (times.iat > now + tolerance) {
-    throw new AuthError('token_not_yet_valid', 'The token was issued in the future ("iat").', { claim: 'iat' });
+    const facts = { rule: 'not_before', claim: 'iat', expected: { now, tolerance }, actual: times.iat } as const;
+    throw new AuthError('token_not_yet_valid', 'The token was issued in the future ("iat").', { claim: 'iat', facts });
   }
   if (times.nbf !== undefined && times.nbf > now + tolerance) {
-    throw new AuthError('token_not_yet_valid', 'The token is not valid yet ("nbf").', { claim: 'nbf' });
+    const facts = { rule: 'not_before', claim: 'nbf', expected: { now, tolerance }, actual: times.nbf } as const;
+    throw new AuthError('token_not_yet_valid', 'The token is not valid yet ("nbf").', { claim: 'nbf', facts });
   }
+  trace?.({ rule: 'not_before', claim: times.nbf === undefined ? 'iat' : 'nbf', passed: true, expected: { now, tolerance }, actual: times.nbf ?? times.iat });
 }
 
-function checkLifetime(times: TokenTimes, maximum: number): void {
-  const lifetime = times.expiry - (times.nbf ?? times.iat);
-  if (lifetime > maximum) {
+/** The lifetime rule's facts: the lifetime, from which claims, against the maximum (and whose). */
+function lifetimeFacts(times: TokenTimes, maximum: number, issuerOwn: boolean) {
+  const start = times.nbf ?? times.iat;
+  const actual = { lifetime: times.expiry - start, expiry: times.expiry, expiryClaim: times.expiryClaim, start, startClaim: times.nbf === undefined ? 'iat' : 'nbf' };
+  return { rule: 'lifetime', claim: times.expiryClaim, expected: { maximum, issuerOwn }, actual } as const;
+}
+
+function checkLifetime(times: TokenTimes, maximum: number, issuerOwn: boolean, trace: RuleTrace | undefined): void {
+  if (times.expiry - (times.nbf ?? times.iat) > maximum) {
     throw new AuthError('token_lifetime_exceeded', `The token is valid for longer than the ${maximum} s allowed.`, {
       claim: times.expiryClaim,
+      facts: lifetimeFacts(times, maximum, issuerOwn),
     });
   }
+  trace?.({ ...lifetimeFacts(times, maximum, issuerOwn), passed: true });
+}
+
+function audienceMismatch(message: string, aud: unknown, audiences: ReadonlyMap<string, string>): AuthError {
+  return new AuthError('audience_mismatch', message, { claim: 'aud', facts: { rule: 'aud', claim: 'aud', expected: [...audiences.keys()], actual: aud } });
 }
 
 /** The configured audience `aud` names: the verifier's own string, so the token's need not be kept. */
@@ -97,52 +117,54 @@ function checkAudience(payload: Record<string, unknown>, audiences: ReadonlyMap<
   if (typeof aud === 'string') {
     const match = audiences.get(aud);
     if (match !== undefined) return match;
-    throw new AuthError('audience_mismatch', 'The token is not meant for this service ("aud").', { claim: 'aud' });
+    throw audienceMismatch('The token is not meant for this service ("aud").', aud, audiences);
   }
   const values = aud;
   if (values === undefined || (Array.isArray(values) && values.length === 0)) {
-    throw new AuthError('audience_mismatch', 'The token names no audience ("aud").', { claim: 'aud' });
+    throw audienceMismatch('The token names no audience ("aud").', aud, audiences);
   }
   if (!Array.isArray(values) || !values.every((value) => typeof value === 'string')) {
-    throw invalidClaim('aud', 'The "aud" claim must be a string or an array of strings.');
+    throw invalidClaim('aud', 'The "aud" claim must be a string or an array of strings.', aud);
   }
   for (const value of values as string[]) {
     const match = audiences.get(value);
     if (match !== undefined) return match;
   }
-  throw new AuthError('audience_mismatch', 'The token is not meant for this service ("aud").', { claim: 'aud' });
+  throw audienceMismatch('The token is not meant for this service ("aud").', aud, audiences);
 }
 
 function checkSubject(payload: Record<string, unknown>, issuer: RegisteredIssuer): void {
   const sub = payload.sub;
+  const facts = { rule: 'sub', claim: 'sub', expected: issuer.subjectMustEqualIssuer ? issuer.issuer : null, actual: sub } as const;
   if (sub === undefined) {
-    throw new AuthError('subject_mismatch', 'The token must carry "sub".', { claim: 'sub' });
+    throw new AuthError('subject_mismatch', 'The token must carry "sub".', { claim: 'sub', facts });
   }
-  if (typeof sub !== 'string') throw invalidClaim('sub', 'The "sub" claim must be a string.');
+  if (typeof sub !== 'string') throw invalidClaim('sub', 'The "sub" claim must be a string.', sub);
   if (issuer.subjectMustEqualIssuer && sub !== issuer.issuer) {
-    throw new AuthError('subject_mismatch', 'The token\'s "sub" must equal its "iss".', { claim: 'sub' });
+    throw new AuthError('subject_mismatch', 'The token\'s "sub" must equal its "iss".', { claim: 'sub', facts });
   }
+}
+
+/** What the tenant rule expected: the products, and how many tenants a limited integration lists (never which). */
+function tenantExpectation(issuer: RegisteredIssuer): { issuer: string; products: string[]; tenants: number | null } {
+  return { issuer: issuer.issuer, products: [...issuer.products], tenants: issuer.tenants?.size ?? null };
 }
 
 function checkTenant(payload: Record<string, unknown>, issuer: RegisteredIssuer): TenantErn {
   const value = payload.tenant_ern;
-  if (value === undefined) throw invalidClaim('tenant_ern', 'The token must name its tenant in "tenant_ern".');
+  if (value === undefined) throw invalidClaim('tenant_ern', 'The token must name its tenant in "tenant_ern".', value);
   let tenant: TenantErn;
   try {
     tenant = parseTenantErn(value);
   } catch (error) {
     if (!(error instanceof ErnError)) throw error;
-    throw invalidClaim('tenant_ern', 'The "tenant_ern" claim is not a tenant ERN ("ern:<product>/tenants/<tenant-id>").');
+    throw invalidClaim('tenant_ern', 'The "tenant_ern" claim is not a tenant ERN ("ern:<product>/tenants/<tenant-id>").', value);
   }
-  if (!issuer.products.has(tenant.product)) {
-    throw new AuthError('tenant_not_allowed', 'The issuer is not registered for the product of "tenant_ern".', {
-      claim: 'tenant_ern',
-    });
-  }
-  if (issuer.tenants !== null && !issuer.tenants.has(tenant.id)) {
-    throw new AuthError('tenant_not_allowed', 'The issuer is not registered for the tenant of "tenant_ern".', {
-      claim: 'tenant_ern',
-    });
+  const allowedProduct = issuer.products.has(tenant.product);
+  if (!allowedProduct || (issuer.tenants !== null && !issuer.tenants.has(tenant.id))) {
+    const expected = tenantExpectation(issuer);
+    const message = `The issuer is not registered for the ${allowedProduct ? 'tenant' : 'product'} of "tenant_ern".`;
+    throw new AuthError('tenant_not_allowed', message, { claim: 'tenant_ern', facts: { rule: 'tenant_ern', claim: 'tenant_ern', expected, actual: { product: tenant.product, id: tenant.id } } });
   }
   return tenant;
 }
@@ -154,14 +176,14 @@ function checkScopeClaim(payload: Record<string, unknown>): ScopeSet {
     return parseScopes(value);
   } catch (error) {
     if (!(error instanceof ScopeError)) throw error;
-    throw invalidClaim('scope', 'The "scope" claim must be a string of scope tokens separated by single spaces.');
+    throw invalidClaim('scope', 'The "scope" claim must be a string of scope tokens separated by single spaces.', value);
   }
 }
 
 function checkTenantName(payload: Record<string, unknown>): string | null {
   const value = payload.tenant_name;
   if (value === undefined) return null;
-  if (typeof value !== 'string') throw invalidClaim('tenant_name', 'The "tenant_name" claim must be a string.');
+  if (typeof value !== 'string') throw invalidClaim('tenant_name', 'The "tenant_name" claim must be a string.', value);
   return value;
 }
 
@@ -177,12 +199,17 @@ function checkUser(payload: Record<string, unknown>, tenant: TenantErn): UserRef
     user = parseUserReference(value);
   } catch (error) {
     if (!(error instanceof ErnError)) throw error;
-    throw invalidClaim('user_ern', 'The "user_ern" claim is not a user reference.');
+    throw invalidClaim('user_ern', 'The "user_ern" claim is not a user reference.', value);
   }
   if (user.product !== null && user.product !== tenant.product) {
-    throw invalidClaim('user_ern', 'The "user_ern" claim names a product other than the tenant\'s.');
+    throw invalidClaim('user_ern', 'The "user_ern" claim names a product other than the tenant\'s.', value, 'user_ern', tenant.product);
   }
   return user;
+}
+
+/** Reports a claim rule passed, with what it compared. */
+function passed(trace: RuleTrace, rule: RuleName, actual: unknown, expected?: unknown): void {
+  trace({ rule, claim: rule, passed: true, expected, actual });
 }
 
 /**
@@ -195,15 +222,22 @@ export function checkClaims(
   issuer: RegisteredIssuer,
   policy: ClaimPolicy,
   now: number,
+  trace?: RuleTrace,
 ): CheckedClaims {
-  const times = readTimes(payload);
-  checkTimeWindow(times, now, policy.clockTolerance);
-  checkLifetime(times, issuer.maxTokenLifetime ?? policy.maxTokenLifetime);
+  const times = readTimes(payload, trace);
+  checkTimeWindow(times, now, policy.clockTolerance, trace);
+  checkLifetime(times, issuer.maxTokenLifetime ?? policy.maxTokenLifetime, issuer.maxTokenLifetime !== undefined, trace);
   const audience = checkAudience(payload, policy.audiences);
+  if (trace !== undefined) passed(trace, 'aud', payload.aud, audience);
   checkSubject(payload, issuer);
+  if (trace !== undefined) passed(trace, 'sub', payload.sub, issuer.subjectMustEqualIssuer ? issuer.issuer : null);
   const tenant = checkTenant(payload, issuer);
+  if (trace !== undefined) passed(trace, 'tenant_ern', tenant, tenantExpectation(issuer));
   const scopes = checkScopeClaim(payload);
+  if (trace !== undefined) passed(trace, 'scope', payload.scope);
   const tenantName = checkTenantName(payload);
+  if (trace !== undefined) passed(trace, 'tenant_name', payload.tenant_name);
   const user = checkUser(payload, tenant);
+  if (trace !== undefined) passed(trace, 'user_ern', payload.user_ern);
   return { times, audience, tenant, scopes, tenantName, user };
 }

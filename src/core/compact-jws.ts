@@ -6,14 +6,32 @@
  * @module paygate-auth
  */
 import { decodeCanonicalBase64Url, utf8Text } from './base64url.js';
+import { type MemberPath, formatMemberPath } from './duplicate-members.js';
 import { AuthError } from './errors.js';
-import { jsonObjectFailure, parseJsonObject } from './json-object.js';
+import { parseJsonObject, repeatedMember } from './json-object.js';
 
 const NOT_COMPACT = 'The token is not three base64url segments separated by dots (no padding, no other characters).';
 
-function malformed(message: string): AuthError {
-  return new AuthError('malformed_token', message);
+/** A token's segment. */
+export type JwsSegment = 'header' | 'payload' | 'signature';
+
+/**
+ * What was wrong with a malformed token: not a string, its number of segments, a segment that is not canonical
+ * base64url, one that is not a JSON object, or one that repeats a member.
+ */
+export type FormatFacts =
+  /** Not a string: what it is (`a number`, `missing`). */
+  | { readonly kind: string }
+  | { readonly segments: number }
+  | { readonly segment: JwsSegment; readonly problem: 'base64url' | 'json' }
+  | { readonly segment: JwsSegment; readonly problem: 'repeated_member'; readonly member: MemberPath };
+
+/** `malformed_token`; a token of other than three segments (a JWE has five) is reported as such. */
+function malformed(message: string, actual: FormatFacts, token: string): AuthError {
+  const count = token.split('.').length;
+  return new AuthError('malformed_token', message, { facts: { rule: 'format', actual: count === 3 ? actual : { segments: count } } });
 }
+
 
 /** Where the segments of a compact JWS end. */
 export interface CompactJwsLayout {
@@ -24,44 +42,46 @@ export interface CompactJwsLayout {
 }
 
 /** The bytes of a segment, which must be their canonical base64url spelling. */
-function segment(encoded: string): Uint8Array {
+function segment(token: string, encoded: string, name: JwsSegment): Uint8Array {
   const bytes = decodeCanonicalBase64Url(encoded);
-  if (bytes === undefined) throw malformed(NOT_COMPACT);
+  if (bytes === undefined) throw malformed(NOT_COMPACT, { segment: name, problem: 'base64url' }, token);
   return bytes;
 }
 
-function jsonSegment(encoded: string, name: 'header' | 'payload'): Record<string, unknown> {
-  const text = utf8Text(segment(encoded));
+function jsonSegment(token: string, encoded: string, name: 'header' | 'payload'): Record<string, unknown> {
+  const text = utf8Text(segment(token, encoded, name));
   const value = parseJsonObject(text);
-  if (value === undefined) throw malformed(jsonObjectFailure(`The token ${name}`, text));
-  return value;
+  if (value !== undefined) return value;
+  const member = repeatedMember(text);
+  if (member === undefined) throw malformed(`The token ${name} is not a JSON object.`, { segment: name, problem: 'json' }, token);
+  const path = formatMemberPath(member);
+  const message = `The token ${name} repeats the member ${path.startsWith('[') ? path : `"${path}"`}; each member name may appear once.`;
+  throw malformed(message, { segment: name, problem: 'repeated_member', member }, token);
 }
 
 /**
- * Finds the dots of `token`: two non-empty leading segments and a third (the signature).
+ * Finds the dots of `token`: two non-empty leading segments and a third (the signature). A third
+ * dot falls in the signature, which is then not base64url.
  * @throws {AuthError} `malformed_token`.
  */
 export function locateCompactJws(token: string): CompactJwsLayout {
   const headerEnd = token.indexOf('.');
   const payloadEnd = headerEnd > 0 ? token.indexOf('.', headerEnd + 1) : -1;
-  if (payloadEnd <= headerEnd + 1) throw malformed(NOT_COMPACT);
+  if (payloadEnd <= headerEnd + 1) throw malformed(NOT_COMPACT, { segments: token.split('.').length }, token);
   return { headerEnd, payloadEnd };
 }
 
 /** The JOSE header of a located token, decoded. @throws {AuthError} `malformed_token`. */
 export function decodeJoseHeader(token: string, layout: CompactJwsLayout): Record<string, unknown> {
-  return jsonSegment(token.slice(0, layout.headerEnd), 'header');
+  return jsonSegment(token, token.slice(0, layout.headerEnd), 'header');
 }
 
-/**
- * The signature bytes of a located token (empty when its segment is). A third dot falls in this
- * segment, which is then not base64url. @throws {AuthError} `malformed_token`.
- */
+/** The signature bytes of a located token (empty when its segment is). @throws {AuthError} `malformed_token`. */
 export function decodeJwsSignature(token: string, layout: CompactJwsLayout): Uint8Array {
-  return segment(token.slice(layout.payloadEnd + 1));
+  return segment(token, token.slice(layout.payloadEnd + 1), 'signature');
 }
 
 /** The payload of a located token, decoded. @throws {AuthError} `malformed_token`. */
 export function decodeJwsPayload(token: string, layout: CompactJwsLayout): Record<string, unknown> {
-  return jsonSegment(token.slice(layout.headerEnd + 1, layout.payloadEnd), 'payload');
+  return jsonSegment(token, token.slice(layout.headerEnd + 1, layout.payloadEnd), 'payload');
 }

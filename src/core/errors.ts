@@ -1,11 +1,13 @@
 /**
  * The errors of verification. Every failure is an {@link AuthError} with a stable `code`; callers
  * branch on `code`, never on `message`. Messages name the rule and, where one claim is at fault,
- * the claim: they never contain the token, a key, or a claim's value. A `hint`, for logs, says what
- * was compared (see `hints.ts`); it never contains the token, a signature or key material.
+ * the claim: they never contain the token, a key, or a claim's value. The rule that failed records
+ * what it compared as data, {@link FailureFacts}, where it failed; the `hint` for logs is written
+ * from those facts only when someone reads it (see `hints.ts`). Nothing decodes the token again.
  *
  * @module paygate-auth
  */
+import { renderHint } from './hints.js';
 
 /** RFC 6750 §3.1 error codes carried in `WWW-Authenticate`. */
 export type BearerErrorCode = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
@@ -69,6 +71,38 @@ export const AUTH_ERROR_CODES: Readonly<Record<AuthErrorCode, CodeInfo>> = Objec
   insufficient_scope: { status: 403, error: 'insufficient_scope', title: 'Insufficient scope' },
 });
 
+/** The verifier's rules, in the order they run, then `scopes` (the policy of `authenticate()`). */
+export type RuleName =
+  | 'size' | 'format' | 'alg' | 'kid' | 'typ' | 'crit' | 'iss' | 'suspended' | 'key' | 'signature'
+  | 'exp' | 'expt' | 'iat' | 'nbf' | 'expiry' | 'not_before' | 'lifetime' | 'aud' | 'sub' | 'tenant_ern'
+  | 'scope' | 'tenant_name' | 'user_ern' | 'scopes';
+
+/**
+ * What a rule compared, recorded where it ran: `expected` is configuration, a limit or the clock;
+ * `actual` is what the token (or the issuer's JWKS) had, kept as it was found. Client values are
+ * hostile: anything that prints them cuts and escapes them (see `hint-text.ts`).
+ */
+export interface FailureFacts {
+  readonly rule: RuleName;
+  /** The claim the rule reads, if one. */
+  readonly claim?: string;
+  readonly expected?: unknown;
+  readonly actual?: unknown;
+}
+
+/**
+ * One rule's outcome as a verifier's `trace` receives it: passed, with what it compared, or failed,
+ * with the code the verification answers.
+ */
+export interface RuleOutcome extends FailureFacts {
+  readonly passed: boolean;
+  /** The failure's code (`passed` false only). */
+  readonly code?: AuthErrorCode;
+}
+
+/** Receives each rule's outcome, in order, as a verification runs (see `VerifierOptions.trace`). */
+export type RuleTrace = (outcome: RuleOutcome) => void;
+
 /** Extra facts an {@link AuthError} may carry. */
 export interface AuthErrorOptions {
   /** The claim at fault, for claim errors. */
@@ -81,12 +115,8 @@ export interface AuthErrorOptions {
   readonly issuer?: string;
   /** The underlying failure (a network error, say); never sent to the client. */
   readonly cause?: unknown;
-  /**
-   * For the integrator's logs: what was compared (the audiences expected against the token's, the
-   * kids held against the token's…). Quotes only values the client sent and public configuration;
-   * never the token, a signature or key material. Sent to clients only with `exposeHints`.
-   */
-  readonly hint?: string;
+  /** What the failing rule compared (rendered into {@link AuthError.hint} when read). */
+  readonly facts?: FailureFacts;
 }
 
 /**
@@ -104,11 +134,9 @@ export class AuthError extends Error {
   readonly retryAfter: number | undefined;
   readonly requiredScopes: readonly string[] | undefined;
   readonly issuer: string | undefined;
-  /**
-   * What was compared, for logs and `verify_failure` events (`undefined` where nothing helps more
-   * than the message): see {@link AuthErrorOptions.hint}.
-   */
-  readonly hint: string | undefined;
+  /** What the failing rule compared, as data; `undefined` where nothing was compared. */
+  readonly facts: FailureFacts | undefined;
+  #hint: string | undefined | null = null;
 
   constructor(code: AuthErrorCode, message: string, options: AuthErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -121,23 +149,34 @@ export class AuthError extends Error {
     this.retryAfter = options.retryAfter;
     this.requiredScopes = options.requiredScopes;
     this.issuer = options.issuer;
-    this.hint = options.hint;
+    this.facts = options.facts;
+  }
+
+  /**
+   * For the integrator's logs: what was compared (the audiences expected against the token's, the
+   * kids held against the token's…), written from {@link facts} on first read; one line, cut and
+   * escaped. Quotes only values the client sent and public configuration; never the token, a
+   * signature or key material. Sent to clients only with `exposeHints`.
+   */
+  get hint(): string | undefined {
+    if (this.#hint === null) this.#hint = this.facts === undefined ? undefined : renderHint(this.code, this.facts);
+    return this.#hint ?? undefined;
   }
 }
 
 /**
- * A copy of `error` carrying `hint` (its stack kept): errors may be shared between callers (one
- * failed JWKS download answers every waiting request), so a hint about one token is never written
- * into an error another caller holds.
+ * A copy of `error` naming `issuer` (its stack kept): errors may be shared between callers (one
+ * failed JWKS download answers every waiting request), so nothing about one token is written into
+ * an error another caller holds.
  */
-export function withHint(error: AuthError, hint: string): AuthError {
+export function withIssuer(error: AuthError, issuer: string): AuthError {
   const copy = new AuthError(error.code, error.message, {
     claim: error.claim,
     retryAfter: error.retryAfter,
     requiredScopes: error.requiredScopes,
-    issuer: error.issuer,
+    issuer,
     cause: error.cause,
-    hint,
+    facts: error.facts,
   });
   copy.stack = error.stack;
   return copy;
@@ -152,9 +191,9 @@ export function isAuthError(value: unknown): value is AuthError {
   );
 }
 
-/** A claim missing or of the wrong type. */
-export function invalidClaim(claim: string, message: string): AuthError {
-  return new AuthError('invalid_claim', message, { claim });
+/** A claim missing or of the wrong type; `value` is what the token had there. */
+export function invalidClaim(claim: string, message: string, value: unknown, rule: RuleName = claim as RuleName, expected?: unknown): AuthError {
+  return new AuthError('invalid_claim', message, { claim, facts: { rule, claim, expected, actual: value } });
 }
 
 /**

@@ -1,11 +1,12 @@
 /**
  * What a verifier reports about itself, for metrics and logs: JWKS fetches, verification failures,
  * result-cache hits and misses, key removals. No event carries a token, a signature or key material;
- * a failure's `hint` may quote what the client sent (an `aud`, a `kid`) beside the configuration.
+ * a failure's `facts` and `hint` may hold what the client sent (an `aud`, a `kid`) beside the
+ * configuration.
  *
  * @module paygate-auth
  */
-import type { AuthErrorCode } from './errors.js';
+import type { AuthErrorCode, FailureFacts } from './errors.js';
 import type { JwksFailureReason } from './jwks-fetch.js';
 
 /** Why a JWKS was fetched. */
@@ -35,7 +36,12 @@ export interface VerifyFailureEvent {
   readonly code: AuthErrorCode;
   readonly issuer: string | null;
   readonly claim?: string;
-  /** What was compared, when it helps (the error's `hint`): never a token, a signature or key material. */
+  /** What the failing rule compared, as data (the error's `facts`); client values in it are hostile. */
+  readonly facts?: FailureFacts;
+  /**
+   * What was compared, written from `facts` when read (the error's `hint`): one escaped line,
+   * never a token, a signature or key material.
+   */
   readonly hint?: string;
 }
 

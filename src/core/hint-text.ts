@@ -1,7 +1,8 @@
 /**
- * How hints write the values they quote: JSON-quoted (control characters escaped, so a hint is one
- * safe log line), cut when long, lists shortened. Only values a client sent or public
- * configuration are ever given to these functions.
+ * How hints and messages write the values they quote: as one safe log line. A quoted value is cut
+ * first (so the work is bounded whatever its length), then escaped: `"` and `\`, every control
+ * character (C0, DEL, C1), U+2028/U+2029, the bidirectional controls and lone surrogates are shown
+ * as escapes, never raw. Lists are shortened. Each function reads its input once.
  *
  * @module paygate-auth
  */
@@ -14,14 +15,39 @@ export const MAX_LISTED = 8;
 /** Longest hint: longer ones are cut. */
 export const MAX_HINT_CHARS = 1000;
 
-/** `hint` cut to {@link MAX_HINT_CHARS} characters, marked with `…` when cut. */
-export function capHint(hint: string): string {
-  return hint.length <= MAX_HINT_CHARS ? hint : `${hint.slice(0, MAX_HINT_CHARS - 1)}…`;
+/**
+ * One code unit a log line must not hold raw: C0, DEL, C1, U+2028/U+2029, the bidirectional
+ * controls, a lone surrogate. Each match is one character (a lone surrogate is told apart by its
+ * neighbour alone), so matching is linear.
+ */
+const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const UNSAFE_OR_QUOTING = new RegExp(`${UNSAFE.source}|["\\\\]`, 'g');
+
+function escapeOne(char: string): string {
+  return char === '"' || char === '\\' ? `\\${char}` : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
 }
 
-/** `value` as a JSON string, cut to {@link MAX_QUOTED_CHARS} characters. */
+/** `text` with every unsafe code unit written as `\uXXXX`; with `quoting`, `"` and `\` escaped too. */
+function escape(text: string, quoting: boolean): string {
+  return text.replace(quoting ? UNSAFE_OR_QUOTING : UNSAFE, escapeOne);
+}
+
+/** `text` cut to `max` characters (a cut marked with `…`), never splitting a surrogate pair. */
+export function cut(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const last = text.charCodeAt(max - 1);
+  const end = last >= 0xd800 && last <= 0xdbff ? max - 1 : max;
+  return `${text.slice(0, end)}…`;
+}
+
+/** `hint` cut to {@link MAX_HINT_CHARS} characters and made one safe line (unsafe characters escaped). */
+export function capHint(hint: string): string {
+  return escape(hint.length <= MAX_HINT_CHARS ? hint : cut(hint, MAX_HINT_CHARS - 1), false);
+}
+
+/** `value` cut to {@link MAX_QUOTED_CHARS} characters, escaped and quoted: `"a\"b\u202e"`. */
 export function quote(value: string): string {
-  return JSON.stringify(value.length > MAX_QUOTED_CHARS ? `${value.slice(0, MAX_QUOTED_CHARS)}…` : value);
+  return `"${escape(cut(value, MAX_QUOTED_CHARS), true)}"`;
 }
 
 /** `"a", "b" and 3 more`, or `none` for an empty list. */

@@ -5,7 +5,10 @@
  *
  * @module paygate-auth
  */
-import { AuthError } from './errors.js';
+import { AuthError, type RuleTrace } from './errors.js';
+
+/** The `typ` values accepted (any case, `application/` prefix allowed), when `typ` is present. */
+const TYPES = Object.freeze(['JWT', 'at+jwt']);
 
 /** The algorithms a verifier may be configured to accept: RSA signatures only. */
 export const RSA_ALGORITHMS = Object.freeze(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const);
@@ -29,19 +32,25 @@ function isAllowedTyp(typ: string): boolean {
 }
 
 /** Applies the header rules. @throws {AuthError} the first rule broken. */
-export function checkJoseHeader(header: Record<string, unknown>, algorithms: ReadonlySet<string>): CheckedHeader {
+export function checkJoseHeader(header: Record<string, unknown>, algorithms: ReadonlySet<string>, trace?: RuleTrace): CheckedHeader {
   const { alg, kid, typ } = header;
   if (typeof alg !== 'string' || !algorithms.has(alg)) {
-    throw new AuthError('unsupported_algorithm', `The token's "alg" must be one of ${[...algorithms].join(', ')}.`);
+    const expected = [...algorithms];
+    throw new AuthError('unsupported_algorithm', `The token's "alg" must be one of ${expected.join(', ')}.`, { facts: { rule: 'alg', expected, actual: alg } });
   }
+  trace?.({ rule: 'alg', passed: true, expected: [...algorithms], actual: alg });
   if (typeof kid !== 'string' || kid === '' || kid.length > MAX_KID_LENGTH) {
-    throw new AuthError('missing_kid', 'The token header must name its signing key in "kid".');
+    const facts = { rule: 'kid', expected: MAX_KID_LENGTH, actual: kid } as const;
+    throw new AuthError('missing_kid', 'The token header must name its signing key in "kid".', { facts });
   }
+  trace?.({ rule: 'kid', passed: true, expected: MAX_KID_LENGTH, actual: kid });
   if (typ !== undefined && (typeof typ !== 'string' || !isAllowedTyp(typ))) {
-    throw new AuthError('invalid_typ', 'The token\'s "typ" must be "JWT" or "at+jwt".');
+    throw new AuthError('invalid_typ', 'The token\'s "typ" must be "JWT" or "at+jwt".', { facts: { rule: 'typ', expected: TYPES, actual: typ } });
   }
+  trace?.({ rule: 'typ', passed: true, expected: TYPES, actual: typ });
   if (Object.hasOwn(header, 'crit')) {
-    throw new AuthError('unsupported_crit', 'The token header carries "crit"; no extension is supported.');
+    throw new AuthError('unsupported_crit', 'The token header carries "crit"; no extension is supported.', { facts: { rule: 'crit', actual: header.crit } });
   }
+  trace?.({ rule: 'crit', passed: true });
   return { alg: alg as RsaAlgorithm, kid };
 }

@@ -5,7 +5,7 @@
  *
  * @module paygate-auth
  */
-import { findDuplicateMember, formatMemberPath } from './duplicate-members.js';
+import { type MemberPath, findDuplicateMember } from './duplicate-members.js';
 
 /** A JSON object as parsed. */
 export type JsonObject = { readonly [key: string]: unknown };
@@ -26,20 +26,17 @@ export function parseJsonObject(text: string): Record<string, unknown> | undefin
 }
 
 /**
- * Why {@link parseJsonObject} refused `text`, as a sentence about `subject` ("The token header"):
- * the repeated member named, or "is not a JSON object".
+ * The repeated member that made {@link parseJsonObject} refuse `text` (an object in it repeats a
+ * name), or `undefined` when it refused it for not being a JSON object at all.
  */
-export function jsonObjectFailure(subject: string, text: string): string {
+export function repeatedMember(text: string): MemberPath | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
-    value = undefined;
+    return undefined;
   }
-  const duplicate = isJsonObject(value) ? findDuplicateMember(text) : undefined;
-  if (duplicate === undefined) return `${subject} is not a JSON object.`;
-  const path = formatMemberPath(duplicate);
-  return `${subject} repeats the member ${path.startsWith('[') ? path : `"${path}"`}; each member name may appear once.`;
+  return isJsonObject(value) ? findDuplicateMember(text) : undefined;
 }
 
 /** `true` for a plain object (not `null`, not an array). */

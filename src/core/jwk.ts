@@ -1,6 +1,6 @@
 /**
  * Which keys of a JWKS may verify: `kty` `RSA`, `use` absent or `sig`, `alg` absent or
- * an accepted algorithm, a `kid`, a modulus of at least 2048 bits. A key breaking a rule is ignored;
+ * an accepted algorithm, a `kid`, an odd modulus of at least 2048 bits. A key breaking a rule is ignored;
  * the rest of the set still counts.
  *
  * @module paygate-auth
@@ -52,9 +52,12 @@ export function rejectReason(key: unknown, algorithms: ReadonlySet<string>): str
   if (PRIVATE_MEMBERS.some((member) => member in key)) return 'private key material is published';
   if (typeof key.n !== 'string' || !isBase64Url(key.n)) return 'n is not base64url';
   if (typeof key.e !== 'string' || !isBase64Url(key.e)) return 'e is not base64url';
-  const bits = bitLength(decodeBase64Url(key.n));
+  const modulus = decodeBase64Url(key.n);
+  const bits = bitLength(modulus);
   if (bits < MIN_MODULUS_BITS) return `modulus under ${MIN_MODULUS_BITS} bits`;
   if (bits > MAX_MODULUS_BITS) return `modulus over ${MAX_MODULUS_BITS} bits`;
+  // An RSA modulus is the product of two odd primes: an even one is no RSA key (2 divides it).
+  if (((modulus[modulus.length - 1] as number) & 1) === 0) return 'modulus is even';
   if (!isUsableExponent(decodeBase64Url(key.e))) return 'exponent is not an odd number from 3 to 2^32';
   return null;
 }

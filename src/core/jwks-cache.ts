@@ -145,11 +145,20 @@ export class JwksCache {
   }
 
   #unavailable(state: IssuerState, now: number, cause?: unknown): AuthError {
+    const { issuer, jwksUri } = state.registered;
     return new AuthError('jwks_unavailable', "The issuer's signing keys cannot be loaded right now.", {
       retryAfter: this.#retryAfter(state, now),
-      issuer: state.registered.issuer,
+      issuer,
       cause,
+      facts: { rule: 'key', expected: { issuer, jwksUri, failure: state.lastFailure } },
     });
+  }
+
+  /** `unknown_key` for `kid`, with the kids held and when they were loaded (`fetchedAt` 0: never). */
+  #unknownKey(state: IssuerState, kid: string, now: number, message: string): AuthError {
+    const issuer = state.registered.issuer;
+    const expected = { issuer, kids: [...(state.keys?.keys() ?? [])], fetchedAt: state.fetchedAt, now };
+    return new AuthError('unknown_key', message, { issuer, facts: { rule: 'key', expected, actual: kid } });
   }
 
   /** Shares one download per issuer among every caller. Resolves `true` when it succeeded; never rejects. */
@@ -262,7 +271,7 @@ export class JwksCache {
   async resolve(issuer: string, kid: string): Promise<PreparedKey> {
     const state = this.#state(issuer);
     const { now, cooldown } = this.#settings;
-    if (state.revoked.has(kid)) throw this.#revokedError(issuer);
+    if (state.revoked.has(kid)) throw this.#revokedError(issuer, kid);
     const at = now();
     const held = this.#usable(state, at);
     const mayFetch = state.inflight !== null || at >= state.retryAt;
@@ -285,19 +294,19 @@ export class JwksCache {
     return this.#pick(state, kid, at);
   }
 
-  #revokedError(issuer: string): AuthError {
-    return new AuthError('key_revoked', 'The key that signed the token has been revoked.', { issuer });
+  #revokedError(issuer: string, kid: string): AuthError {
+    return new AuthError('key_revoked', 'The key that signed the token has been revoked.', { issuer, facts: { rule: 'key', expected: { issuer, revoked: true }, actual: kid } });
   }
 
   /** Picks `kid` from the keys usable now, after any load this call waited for. */
   #pick(state: IssuerState, kid: string, now: number): PreparedKey {
-    if (state.revoked.has(kid)) throw this.#revokedError(state.registered.issuer);
+    if (state.revoked.has(kid)) throw this.#revokedError(state.registered.issuer, kid);
     const keys = this.#usable(state, now);
     if (keys === null) throw this.#unavailable(state, now);
     const key = keys.get(kid);
     if (key !== undefined) return key;
     if (state.failingSince !== null) throw this.#unavailable(state, now);
-    throw new AuthError('unknown_key', "The token's key is not in its issuer's JWKS.", { issuer: state.registered.issuer });
+    throw this.#unknownKey(state, kid, now, "The token's key is not in its issuer's JWKS.");
   }
 
   /**
@@ -308,10 +317,10 @@ export class JwksCache {
    */
   confirm(issuer: string, key: PreparedKey): void {
     const state = this.#state(issuer);
-    if (state.revoked.has(key.kid)) throw this.#revokedError(issuer);
+    if (state.revoked.has(key.kid)) throw this.#revokedError(issuer, key.kid);
     if (state.keys === null) throw this.#unavailable(state, this.#settings.now());
     if (state.keys.get(key.kid) !== key) {
-      throw new AuthError('unknown_key', "The token's key is no longer in its issuer's JWKS.", { issuer });
+      throw this.#unknownKey(state, key.kid, this.#settings.now(), "The token's key is no longer in its issuer's JWKS.");
     }
   }
 

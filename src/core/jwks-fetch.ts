@@ -1,15 +1,14 @@
 /**
- * One bounded JWKS download: a time limit over the whole exchange (kept even by a
- * `fetch` that ignores its `signal`), a size limit that stops reading, redirects followed by hand up
- * to a limit and only to allowed URLs (never from `https:` down to `http:`, never from a public host
- * to a loopback one), and any answer other than 200 with a JSON object holding a `keys` array
- * counted as a failure.
+ * One bounded JWKS download: a time limit over the whole exchange (`AbortSignal.timeout`, kept
+ * even by a `fetch` that ignores its signal), a size limit that stops reading, no redirect followed
+ * unless allowed, and then only within the same origin (as jose, which follows none), and any
+ * answer other than 200 with a JSON content type and a JSON object holding a `keys` array counted
+ * as a failure.
  *
  * @module paygate-auth
  */
 import { findDuplicateMember, formatMemberPath } from './duplicate-members.js';
 import { isJsonObject } from './json-object.js';
-import { isAllowedJwksUrl, isLoopbackHost } from './loopback.js';
 
 /** The `fetch` this package calls: the global one, or one injected. */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>;
@@ -19,6 +18,7 @@ export interface JwksFetchLimits {
   /** Seconds for the whole exchange, redirects and body included. */
   readonly timeout: number;
   readonly maxBytes: number;
+  /** Redirects followed, each within the origin of the URL asked for; 0 follows none. */
   readonly maxRedirects: number;
 }
 
@@ -30,6 +30,7 @@ export type JwksFailureReason =
   | 'too_large'
   | 'redirects'
   | 'redirect_target'
+  | 'content_type'
   | 'invalid_json'
   | 'no_keys';
 
@@ -51,27 +52,16 @@ export class JwksFetchError extends Error {
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const MAX_RETRY_AFTER = 86_400;
 
-const DAY_NAME = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)';
-const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)';
-const TIME = '\\d{2}:\\d{2}:\\d{2}';
-/** RFC 9110 §5.6.7 HTTP-date: IMF-fixdate, and the obsolete RFC 850 and asctime forms. */
-const IMF_FIXDATE = new RegExp(`^${DAY_NAME}, \\d{2} ${MONTH} \\d{4} ${TIME} GMT$`);
-const RFC_850 = new RegExp(`^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \\d{2}-${MONTH}-\\d{2} ${TIME} GMT$`);
-const ASCTIME = new RegExp(`^${DAY_NAME} ${MONTH} [ \\d]\\d ${TIME} \\d{4}$`);
 
-/** An HTTP-date in milliseconds, or `NaN` (`Date.parse` alone would take almost anything). */
-function parseHttpDate(text: string): number {
-  if (IMF_FIXDATE.test(text) || RFC_850.test(text)) return Date.parse(text);
-  if (ASCTIME.test(text)) return Date.parse(`${text} GMT`);
-  return Number.NaN;
-}
-
-/** Reads `Retry-After` (delay-seconds or an HTTP-date) as whole seconds from `nowMs`, at most a day. */
+/**
+ * Reads `Retry-After` as whole seconds from `nowMs`, at most a day: delay-seconds, or an HTTP-date
+ * (`Date.parse` of a text ending in `GMT`); anything else is ignored.
+ */
 export function parseRetryAfter(value: string | null, nowMs: number): number | undefined {
   if (value === null) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Math.min(Number(text), MAX_RETRY_AFTER);
-  const date = parseHttpDate(text);
+  const date = text.endsWith(' GMT') ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(date)) return undefined;
   return Math.min(Math.max(0, Math.ceil((date - nowMs) / 1000)), MAX_RETRY_AFTER);
 }
@@ -108,38 +98,36 @@ async function readLimited(response: Response, maxBytes: number, signal: AbortSi
     }
     chunks.push(value);
   }
-  const bytes = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return new TextDecoder().decode(bytes);
+  return new Blob(chunks).text();
 }
 
 /**
- * Whether a redirect from `current` may go to `target`: an allowed JWKS URL without credentials,
- * not a downgrade from `https:` to `http:`, and not from a public host into the loopback network
- * (a remote endpoint must not make the gateway call its own local services).
+ * Where a redirect from `current` leads, when `limits` allow one: never off the origin first asked
+ * for (scheme, host and port), so a redirect cannot send the gateway to another host, a loopback
+ * service or a link-local address, nor down from `https:`.
  */
-function isAllowedRedirect(current: URL, target: URL): boolean {
-  if (!isAllowedJwksUrl(target) || target.username !== '' || target.password !== '') return false;
-  if (current.protocol === 'https:' && target.protocol !== 'https:') return false;
-  return isLoopbackHost(current.hostname) || !isLoopbackHost(target.hostname);
-}
-
-function nextUrl(response: Response, current: URL): URL {
+function nextUrl(response: Response, current: URL, origin: string, redirects: number, limits: JwksFetchLimits): URL {
   const location = response.headers.get('location');
-  let target: URL;
+  if (redirects >= limits.maxRedirects) {
+    const why = limits.maxRedirects === 0 ? 'redirects are not followed (jwksMaxRedirects is 0)' : `more than ${limits.maxRedirects} redirects`;
+    throw new JwksFetchError('redirects', `The JWKS endpoint answered ${response.status}, a redirect: ${why}.`, { status: response.status });
+  }
+  let target: URL | undefined;
   try {
     target = new URL(location ?? '', current);
   } catch {
-    throw new JwksFetchError('redirect_target', 'The JWKS endpoint redirected to an invalid URL.');
+    target = undefined;
   }
-  if (location === null || !isAllowedRedirect(current, target)) {
-    throw new JwksFetchError('redirect_target', 'The JWKS endpoint redirected to a URL that is not allowed.');
+  if (location === null || target === undefined || target.origin !== origin || target.username !== '' || target.password !== '') {
+    throw new JwksFetchError('redirect_target', 'The JWKS endpoint redirected off its origin (or to no valid URL).', { status: response.status });
   }
   return target;
+}
+
+/** `true` when the response declares JSON (`application/json` or `application/jwk-set+json`). */
+function isJsonType(response: Response): boolean {
+  const type = (response.headers.get('content-type') ?? '').split(';', 1)[0] as string;
+  return ['application/json', 'application/jwk-set+json'].includes(type.trim().toLowerCase());
 }
 
 function parseDocument(text: string): readonly unknown[] {
@@ -150,7 +138,7 @@ function parseDocument(text: string): readonly unknown[] {
     throw new JwksFetchError('invalid_json', 'The JWKS is not JSON.', { cause });
   }
   // A key whose "n" appears twice is one key to this reader and another to the next.
-  const repeated = findDuplicateMember(text, document);
+  const repeated = findDuplicateMember(text);
   if (repeated !== undefined) {
     throw new JwksFetchError('invalid_json', `The JWKS repeats the member ${formatMemberPath(repeated)}; each member name may appear once.`);
   }
@@ -168,6 +156,7 @@ async function exchange(
   nowMs: number,
 ): Promise<readonly unknown[]> {
   let current = new URL(url);
+  const origin = current.origin;
   for (let redirects = 0; ; redirects += 1) {
     const response = await fetchImpl(current.href, {
       redirect: 'manual',
@@ -181,10 +170,7 @@ async function exchange(
     }
     if (REDIRECTS.has(response.status)) {
       await discard(response);
-      if (redirects >= limits.maxRedirects) {
-        throw new JwksFetchError('redirects', `The JWKS endpoint redirected more than ${limits.maxRedirects} times.`);
-      }
-      current = nextUrl(response, current);
+      current = nextUrl(response, current, origin, redirects, limits);
       continue;
     }
     if (response.status !== 200) {
@@ -193,6 +179,10 @@ async function exchange(
         status: response.status,
         retryAfter: parseRetryAfter(response.headers.get('retry-after'), nowMs),
       });
+    }
+    if (!isJsonType(response)) {
+      await discard(response);
+      throw new JwksFetchError('content_type', 'The JWKS is not served as application/json or application/jwk-set+json.');
     }
     return parseDocument(await readLimited(response, limits.maxBytes, signal));
   }
@@ -204,30 +194,20 @@ async function exchange(
  * @throws {JwksFetchError} on any failure.
  */
 export async function fetchJwks(url: string, fetchImpl: FetchLike, limits: JwksFetchLimits, nowMs: number): Promise<readonly unknown[]> {
-  const controller = new AbortController();
-  let expire: (reason: unknown) => void = () => undefined;
-  const expired = new Promise<never>((_resolve, reject) => {
-    expire = reject;
-  });
-  const timer = setTimeout(() => {
-    controller.abort();
-    expire(controller.signal.reason);
-  }, limits.timeout * 1000);
-  (timer as { unref?: () => void }).unref?.();
+  const signal = AbortSignal.timeout(limits.timeout * 1000);
   try {
     // The race keeps the limit even when `fetchImpl` or a body stream ignores the signal; the
     // abandoned exchange stops at its next step (it checks the signal) and its outcome is dropped.
-    const work = exchange(url, fetchImpl, limits, controller.signal, nowMs);
+    const work = exchange(url, fetchImpl, limits, signal, nowMs);
+    const expired = new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
     work.catch(() => undefined);
     expired.catch(() => undefined);
     return await Promise.race([work, expired]);
   } catch (error) {
     if (error instanceof JwksFetchError) throw error;
-    if (controller.signal.aborted) {
+    if (signal.aborted) {
       throw new JwksFetchError('timeout', `The JWKS endpoint did not answer within ${limits.timeout} s.`, { cause: error });
     }
     throw new JwksFetchError('network', 'The JWKS endpoint could not be reached.', { cause: error });
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -55,9 +55,6 @@ export class ResultCache {
   readonly #lru: LRUCache<number, CachedResult>;
   /** Tokens verified once lately, under `'second-use'` admission. */
   readonly #firstUses: SecondUseFilter | null;
-  /** The token last looked up and its index, which {@link admits} then need not compute again. */
-  #lastToken = '';
-  #lastIndex = 0;
 
   constructor(limits: ResultCacheLimits) {
     this.#lru = new LRUCache<number, CachedResult>({
@@ -70,10 +67,7 @@ export class ResultCache {
 
   /** The result cached for exactly `token`. */
   get(token: string): CachedResult | undefined {
-    const index = indexOf(token);
-    this.#lastToken = token;
-    this.#lastIndex = index;
-    const result = this.#lru.get(index);
+    const result = this.#lru.get(indexOf(token));
     return result !== undefined && result.token === token ? result : undefined;
   }
 
@@ -83,7 +77,7 @@ export class ResultCache {
    * Asked before the result is built, so a token not kept costs no result.
    */
   admits(token: string): boolean {
-    return this.#firstUses === null || this.#firstUses.admits(token === this.#lastToken ? this.#lastIndex : indexOf(token));
+    return this.#firstUses === null || this.#firstUses.admits(indexOf(token));
   }
 
   /** Caches `result` for `result.token` (replacing a result indexed alike). */

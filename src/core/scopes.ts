@@ -104,6 +104,16 @@ export interface NormalizedScopeRequirement {
   readonly scopes: readonly string[];
 }
 
+/** A checked requirement: frozen, its scopes copied, so that later changes to the input are not seen. */
+class CheckedRequirement implements NormalizedScopeRequirement {
+  constructor(
+    readonly mode: 'allOf' | 'anyOf',
+    readonly scopes: readonly string[],
+  ) {
+    Object.freeze(this);
+  }
+}
+
 function checkScopeList(list: unknown, label: string): readonly string[] {
   if (!Array.isArray(list) || list.length === 0) {
     throw new TypeError(`${label} must be a non-empty array of scopes`);
@@ -117,30 +127,28 @@ function checkScopeList(list: unknown, label: string): readonly string[] {
 }
 
 /**
- * Checks a {@link ScopeRequirement} and returns its canonical shape.
+ * Checks a {@link ScopeRequirement} and returns its canonical shape, a frozen copy: build it once,
+ * where a route or middleware is built. Given what it returned, it returns that again at once.
  * @throws {TypeError} naming `label` when the requirement is malformed.
  */
 export function normalizeScopeRequirement(requirement: unknown, label = 'requiredScopes'): NormalizedScopeRequirement {
-  if (typeof requirement === 'string') {
-    return { mode: 'allOf', scopes: checkScopeList([requirement], label) };
-  }
-  if (Array.isArray(requirement)) {
-    return { mode: 'allOf', scopes: checkScopeList(requirement, label) };
-  }
+  if (requirement instanceof CheckedRequirement) return requirement;
+  if (typeof requirement === 'string') return new CheckedRequirement('allOf', checkScopeList([requirement], label));
+  if (Array.isArray(requirement)) return new CheckedRequirement('allOf', checkScopeList(requirement, label));
   if (typeof requirement === 'object' && requirement !== null) {
     const keys = Object.keys(requirement);
     if (keys.length === 1 && keys[0] === 'allOf') {
-      return { mode: 'allOf', scopes: checkScopeList((requirement as { allOf: unknown }).allOf, `${label}.allOf`) };
+      return new CheckedRequirement('allOf', checkScopeList((requirement as { allOf: unknown }).allOf, `${label}.allOf`));
     }
     if (keys.length === 1 && keys[0] === 'anyOf') {
-      return { mode: 'anyOf', scopes: checkScopeList((requirement as { anyOf: unknown }).anyOf, `${label}.anyOf`) };
+      return new CheckedRequirement('anyOf', checkScopeList((requirement as { anyOf: unknown }).anyOf, `${label}.anyOf`));
     }
   }
   throw new TypeError(`${label} must be a scope, an array of scopes (all of), { allOf: [...] } or { anyOf: [...] }`);
 }
 
 /** The default policy: at least one known scope. */
-export const DEFAULT_SCOPE_POLICY: NormalizedScopeRequirement = Object.freeze({ mode: 'anyOf', scopes: KNOWN_SCOPES });
+export const DEFAULT_SCOPE_POLICY: NormalizedScopeRequirement = new CheckedRequirement('anyOf', KNOWN_SCOPES);
 
 function satisfies(granted: ReadonlySet<string>, requirement: NormalizedScopeRequirement): boolean {
   // Plain loops: this runs on every request, and closures passed to every/some cost more than the checks.

@@ -5,22 +5,22 @@
  */
 import { type AuthContext, createAuthContext } from './auth-context.js';
 import { type ClaimPolicy, checkClaims, checkTimeWindow } from './claims.js';
-import { type CompactJwsLayout, decodeJoseHeader, decodeJwsPayload, decodeJwsSignature, locateCompactJws } from './compact-jws.js';
+import { decodeJoseHeader, decodeJwsPayload, decodeJwsSignature, locateCompactJws } from './compact-jws.js';
 import { CACHE_ADMISSIONS, type CacheAdmission } from './cache-admission.js';
-import { AuthError, invalidClaim, isAuthError } from './errors.js';
+import { AuthError, type RuleTrace, invalidClaim, isAuthError, withIssuer } from './errors.js';
 import { emit, type VerifierEventListener } from './events.js';
-import { type HintSources, explainFailure } from './hints.js';
+import { kindOf } from './hint-text.js';
 import type { FetchLike } from './jwks-fetch.js';
 import { JwksCache, type KeyLoadReport, type KeySnapshot } from './jwks-cache.js';
-import { type CheckedHeader, type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
+import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
 import { numberOption, rejectUnknownOptions } from './options.js';
 import { type IssuerEntry, IssuerRegistry } from './registry.js';
 import { type CachedResult, ResultCache } from './result-cache.js';
 import { type PreparedKey, type SignatureEngine, type SignatureEngineName, createSignatureEngine } from './signature.js';
 import { checkKeySnapshot } from './key-snapshot.js';
 
-function invalidSignature(): AuthError {
-  return new AuthError('invalid_signature', 'The token\'s signature does not verify.');
+function invalidSignature(issuer: string, kid: string): AuthError {
+  return new AuthError('invalid_signature', 'The token\'s signature does not verify.', { facts: { rule: 'signature', expected: { issuer, kid } } });
 }
 
 /** Options of {@link createVerifier}. Times are in seconds unless a name says otherwise. */
@@ -75,8 +75,10 @@ export interface VerifierOptions {
    */
   readonly jwksMaxBytes?: number;
   /**
-   * Redirects followed per JWKS download (each to `https:`, or `http:` on loopback).
-   * @default 3
+   * Redirects followed per JWKS download, each only within the origin (scheme, host and port) of
+   * the registered `jwksUri`. By default none is followed, as jose does: a redirect is a failed
+   * download (`reason: 'redirects'`), and one off the origin always is (`'redirect_target'`).
+   * @default 0
    */
   readonly jwksMaxRedirects?: number;
   /**
@@ -149,6 +151,14 @@ export interface VerifierOptions {
    * @default undefined
    */
   readonly onEvent?: VerifierEventListener;
+  /**
+   * Receives each rule's outcome as a verification runs, in order: the rules passed, each with
+   * what it compared, then the one that failed (with its code), or none. For tools that explain a
+   * token (`paygate-auth doctor` is this verifier with a trace); the result cache is bypassed while
+   * a trace is set, so that every rule runs. Must not throw.
+   * @default undefined
+   */
+  readonly trace?: RuleTrace;
 }
 
 /** A configured verifier. Build one per process and share it. */
@@ -184,17 +194,13 @@ const OWNER = 'createVerifier';
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'registry', 'audience', 'now', 'clockTolerance', 'maxTokenBytes', 'maxTokenLifetime', 'algorithms',
   'jwksMaxAge', 'jwksTimeout', 'jwksMaxBytes', 'jwksMaxRedirects', 'jwksStaleWindow', 'jwksCooldown',
-  'jwksBackoff', 'jwksBackoffMax', 'fetch', 'cache', 'cacheMaxEntries', 'cacheMaxBytes', 'cacheAdmission', 'keys', 'crypto', 'onEvent',
+  'jwksBackoff', 'jwksBackoffMax', 'fetch', 'cache', 'cacheMaxEntries', 'cacheMaxBytes', 'cacheAdmission', 'keys', 'crypto', 'onEvent', 'trace',
 ]);
 
 /** The names of every {@link VerifierOptions} member, for code that passes options through. */
 export const VERIFIER_OPTION_NAMES: ReadonlySet<string> = KNOWN_OPTIONS;
 
 const DAY = 86_400;
-/** Most JOSE headers remembered (an issuer's tokens share a few); the memo starts afresh when full. */
-const MAX_REMEMBERED_HEADERS = 64;
-/** Longest encoded JOSE header remembered. */
-const MAX_REMEMBERED_HEADER_CHARS = 512;
 
 function checkAudiences(value: unknown): readonly string[] {
   const list = typeof value === 'string' ? [value] : value;
@@ -246,6 +252,12 @@ function exceedsBytes(token: string, maxBytes: number): boolean {
   return new TextEncoder().encode(token).byteLength > maxBytes;
 }
 
+function tooLarge(token: string, maxBytes: number): AuthError {
+  // Its length already says enough when it is over the limit; else its bytes are counted.
+  const actual = token.length > maxBytes ? { length: token.length } : { length: token.length, bytes: new TextEncoder().encode(token).byteLength };
+  return new AuthError('token_too_large', `The token is larger than ${maxBytes} bytes.`, { facts: { rule: 'size', expected: maxBytes, actual } });
+}
+
 class TokenVerifier implements Verifier {
   readonly registry: IssuerRegistry;
   readonly audiences: readonly string[];
@@ -259,10 +271,9 @@ class TokenVerifier implements Verifier {
   readonly #cache: ResultCache | null;
   readonly #suspended = new Set<string>();
   readonly #onEvent: VerifierEventListener | undefined;
+  readonly #trace: RuleTrace | undefined;
   /** Verifications waiting for their signature to be checked. */
   #waiting = 0;
-  /** Headers that passed every rule, by their exact encoded text (canonical, so one per header). */
-  readonly #headers = new Map<string, CheckedHeader>();
 
   constructor(options: VerifierOptions) {
     if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
@@ -280,7 +291,8 @@ class TokenVerifier implements Verifier {
     this.#algorithms = checkAlgorithms(o.algorithms);
     this.#engine = checkEngine(o.crypto);
     this.#onEvent = checkFunction<VerifierEventListener>('onEvent', o.onEvent);
-    const useCache = checkBoolean('cache', o.cache, true);
+    this.#trace = checkFunction<RuleTrace>('trace', o.trace);
+    const useCache = checkBoolean('cache', o.cache, true) && this.#trace === undefined;
     const maxEntries = numberOption(OWNER, 'cacheMaxEntries', o.cacheMaxEntries, 10_000, { min: 1, max: 10_000_000, integer: true });
     const maxBytes = numberOption(OWNER, 'cacheMaxBytes', o.cacheMaxBytes, 32 * 1024 * 1024, { min: 1024, max: 2 ** 40, integer: true });
     const admission = checkAdmission(o.cacheAdmission);
@@ -289,7 +301,7 @@ class TokenVerifier implements Verifier {
       maxAge: numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY }),
       timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, 5, { min: 0, max: 120, exclusiveMin: true }),
       maxBytes: numberOption(OWNER, 'jwksMaxBytes', o.jwksMaxBytes, 262_144, { min: 1024, max: 16 * 1024 * 1024, integer: true }),
-      maxRedirects: numberOption(OWNER, 'jwksMaxRedirects', o.jwksMaxRedirects, 3, { min: 0, max: 10, integer: true }),
+      maxRedirects: numberOption(OWNER, 'jwksMaxRedirects', o.jwksMaxRedirects, 0, { min: 0, max: 10, integer: true }),
       staleWindow: numberOption(OWNER, 'jwksStaleWindow', o.jwksStaleWindow, DAY, { min: 0, max: 30 * DAY }),
       cooldown: numberOption(OWNER, 'jwksCooldown', o.jwksCooldown, 30, { min: 0, max: DAY }),
       backoffInitial: numberOption(OWNER, 'jwksBackoff', o.jwksBackoff, 1, { min: 0, max: DAY }),
@@ -302,106 +314,100 @@ class TokenVerifier implements Verifier {
       onKeysRemoved: (issuer, kids) => this.#cache?.dropKeys(issuer, new Set(kids)),
     });
     if (o.keys !== undefined) this.#keys.import(checkKeySnapshot(OWNER, o.keys));
-    this.verify = this.#onEvent === undefined ? (token) => this.#verify(token) : (token) => this.#verifyReporting(token);
+    const reporting = this.#onEvent !== undefined || this.#trace !== undefined;
+    this.verify = reporting ? (token) => this.#verifyReporting(token) : (token) => this.#verify(token);
   }
 
+  /** {@link #verify}, its failure reported to the event listener and the trace. */
   async #verifyReporting(token: string): Promise<AuthContext> {
     try {
       return await this.#verify(token);
     } catch (error) {
       if (isAuthError(error)) {
-        emit(this.#onEvent, {
-          type: 'verify_failure',
-          code: error.code,
-          issuer: error.issuer ?? null,
-          ...(error.claim === undefined ? {} : { claim: error.claim }),
-          ...(error.hint === undefined ? {} : { hint: error.hint }),
-        });
+        this.#trace?.({ ...(error.facts ?? { rule: 'format' }), passed: false, code: error.code });
+        if (this.#onEvent !== undefined) {
+          const failed = error;
+          // The hint is written only if the listener reads it.
+          emit(this.#onEvent, {
+            type: 'verify_failure',
+            code: failed.code,
+            issuer: failed.issuer ?? null,
+            ...(failed.claim === undefined ? {} : { claim: failed.claim }),
+            ...(failed.facts === undefined ? {} : { facts: failed.facts }),
+            get hint() {
+              return failed.hint;
+            },
+          });
+        }
       }
       throw error;
     }
   }
 
-  /** `error` with a hint for the integrator where one helps (see `hints.ts`). */
-  #explain(error: unknown, token: string): unknown {
-    const { clockTolerance, maxTokenLifetime } = this.#policy;
-    const { audiences, registry, maxTokenBytes } = this;
-    const sources: HintSources = { audiences, registry, keys: () => this.exportKeys(), now: this.#now(), clockTolerance, maxTokenLifetime, maxTokenBytes };
-    return explainFailure(error, token, sources);
-  }
-
   /**
    * The verification, in order: the size; the result cache (a hit re-checked as a fresh result
    * would be); the segments decoded, the header rules, the issuer, its key, the signature's length
-   * and then the signature, the trust re-checked after any wait, the claims. A failure carries its
-   * hint (see `hints.ts`).
+   * and then the signature, the trust re-checked after any wait, the claims. A failing rule
+   * records what it compared (`AuthError.facts`); a trace hears of every rule.
    */
   async #verify(token: string): Promise<AuthContext> {
+    const trace = this.#trace;
+    if (typeof token !== 'string') {
+      throw new AuthError('malformed_token', 'The token must be a string.', { facts: { rule: 'format', actual: { kind: kindOf(token) } } });
+    }
+    if (exceedsBytes(token, this.maxTokenBytes)) throw tooLarge(token, this.maxTokenBytes);
+    trace?.({ rule: 'size', passed: true, expected: this.maxTokenBytes, actual: { length: token.length } });
+    const hit = this.#cache?.get(token);
+    if (hit !== undefined) {
+      this.#checkNotSuspended(hit.issuer);
+      const { issuer, key } = hit;
+      // Keys past their max-age are reloaded (held keys verify meanwhile); a key no longer held or
+      // changed vouches for nothing, and the token is verified afresh.
+      if ((this.#keys.peek(issuer, key.kid, this.#now()) ?? (await this.#keys.resolve(issuer, key.kid))) === key) return this.#reuse(hit);
+      this.#cache?.delete(token);
+    } else if (this.#cache !== null && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
+    const layout = locateCompactJws(token);
+    const rawHeader = decodeJoseHeader(token, layout);
+    const payload = decodeJwsPayload(token, layout);
+    const signature = decodeJwsSignature(token, layout);
+    trace?.({ rule: 'format', passed: true });
+    const header = checkJoseHeader(rawHeader, this.#algorithms, trace);
+    const iss = payload.iss;
+    if (typeof iss !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).', iss);
+    const registered = this.registry.get(iss);
+    if (registered === undefined) {
+      const facts = { rule: 'iss', claim: 'iss', expected: this.registry.issuers, actual: iss } as const;
+      throw new AuthError('unknown_issuer', 'The token\'s issuer ("iss") is not registered.', { facts });
+    }
+    // The registry's own string, equal to `iss`: the token's copy need not be kept.
+    const issuer = registered.issuer;
+    trace?.({ rule: 'iss', claim: 'iss', passed: true, expected: this.registry.issuers, actual: iss });
     try {
-      if (typeof token !== 'string') throw new AuthError('malformed_token', 'The token must be a string.');
-      if (exceedsBytes(token, this.maxTokenBytes)) {
-        throw new AuthError('token_too_large', `The token is larger than ${this.maxTokenBytes} bytes.`);
+      this.#checkNotSuspended(issuer);
+      const key = this.#keys.peek(issuer, header.kid, this.#now()) ?? (await this.#keys.resolve(issuer, header.kid));
+      if (key.jwk.alg !== undefined && key.jwk.alg !== header.alg) {
+        const facts = { rule: 'key', expected: { issuer, kid: key.kid, alg: key.jwk.alg }, actual: header.alg } as const;
+        throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${header.alg}.`, { facts });
       }
-      const hit = this.#cache?.get(token);
-      if (hit !== undefined) {
-        this.#checkNotSuspended(hit.issuer);
-        const { issuer, key } = hit;
-        // Keys past their max-age are reloaded (held keys verify meanwhile); a key no longer held or
-        // changed vouches for nothing, and the token is verified afresh.
-        if ((this.#keys.peek(issuer, key.kid, this.#now()) ?? (await this.#keys.resolve(issuer, key.kid))) === key) return this.#reuse(hit);
-        this.#cache?.delete(token);
-      } else if (this.#cache !== null && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
-      const layout = locateCompactJws(token);
-      const known = this.#headers.get(token.slice(0, layout.headerEnd));
-      const rawHeader = known === undefined ? decodeJoseHeader(token, layout) : undefined;
-      const payload = decodeJwsPayload(token, layout);
-      const signature = decodeJwsSignature(token, layout);
-      const header = rawHeader === undefined ? (known as CheckedHeader) : this.#checkHeader(token, layout, rawHeader);
-      const iss = payload.iss;
-      if (typeof iss !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).');
-      const registered = this.registry.get(iss);
-      if (registered === undefined) throw new AuthError('unknown_issuer', 'The token\'s issuer ("iss") is not registered.');
-      // The registry's own string, equal to `iss`: the token's copy need not be kept.
-      const issuer = registered.issuer;
-      try {
-        this.#checkNotSuspended(issuer);
-        const key = this.#keys.peek(issuer, header.kid, this.#now()) ?? (await this.#keys.resolve(issuer, header.kid));
-        if (key.jwk.alg !== undefined && key.jwk.alg !== header.alg) {
-          throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${header.alg}.`);
-        }
-        if (signature.byteLength !== key.modulusBytes) throw invalidSignature();
-        // With none other waiting for its signature, the engine may answer at once, on this thread;
-        // with some, it may send this one to another thread. The engine never rejects.
-        const concurrent = this.#waiting > 0;
-        this.#waiting += 1;
-        const valid = await this.#engine.verify(header.alg, key, token.slice(0, layout.payloadEnd), signature, concurrent);
-        this.#waiting -= 1;
-        if (!valid) throw invalidSignature();
-        this.#checkStillTrusted(issuer, key);
-        const checked = checkClaims(payload, registered, this.#policy, this.#now() / 1000);
-        const context = createAuthContext(issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
-        const cache = this.#cache;
-        if (cache !== null && cache.admits(token)) cache.set({ token, context, issuer, key, ...checked.times });
-        return context;
-      } catch (error) {
-        throw this.#withIssuer(error, issuer);
-      }
+      trace?.({ rule: 'key', passed: true, expected: { issuer, kid: key.kid, alg: key.jwk.alg, bits: key.modulusBytes * 8 }, actual: header.kid });
+      if (signature.byteLength !== key.modulusBytes) throw invalidSignature(issuer, key.kid);
+      // With none other waiting for its signature, the engine may answer at once, on this thread;
+      // with some, it may send this one to another thread. The engine never rejects.
+      const concurrent = this.#waiting > 0;
+      this.#waiting += 1;
+      const valid = await this.#engine.verify(header.alg, key, token.slice(0, layout.payloadEnd), signature, concurrent);
+      this.#waiting -= 1;
+      if (!valid) throw invalidSignature(issuer, key.kid);
+      this.#checkStillTrusted(issuer, key);
+      trace?.({ rule: 'signature', passed: true, expected: { issuer, kid: key.kid }, actual: header.alg });
+      const checked = checkClaims(payload, registered, this.#policy, this.#now() / 1000, trace);
+      const context = createAuthContext(issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
+      const cache = this.#cache;
+      if (cache !== null && cache.admits(token)) cache.set({ token, context, issuer, key, ...checked.times });
+      return context;
     } catch (error) {
-      throw this.#explain(error, token);
+      throw this.#withIssuer(error, issuer);
     }
-  }
-
-  /**
-   * The header rules, after every segment was decoded; a header that passes is remembered by its
-   * text, so that the next token carrying it is spared decoding and checking it again.
-   */
-  #checkHeader(token: string, layout: CompactJwsLayout, raw: Record<string, unknown>): CheckedHeader {
-    const header = checkJoseHeader(raw, this.#algorithms);
-    if (layout.headerEnd <= MAX_REMEMBERED_HEADER_CHARS) {
-      if (this.#headers.size >= MAX_REMEMBERED_HEADERS) this.#headers.clear();
-      this.#headers.set(token.slice(0, layout.headerEnd), header);
-    }
-    return header;
   }
 
   /** A cached result whose key still vouches for it: the trust re-checked, then its time claims. */
@@ -418,7 +424,9 @@ class TokenVerifier implements Verifier {
   }
 
   #checkNotSuspended(issuer: string): void {
-    if (this.#suspended.has(issuer)) throw new AuthError('issuer_suspended', 'The token\'s issuer is suspended.', { issuer });
+    if (this.#suspended.has(issuer)) {
+      throw new AuthError('issuer_suspended', 'The token\'s issuer is suspended.', { issuer, facts: { rule: 'suspended', expected: issuer } });
+    }
   }
 
   /**
@@ -432,8 +440,7 @@ class TokenVerifier implements Verifier {
 
   /** Tags an error with the issuer, for events; other errors pass through. */
   #withIssuer(error: unknown, issuer: string): unknown {
-    if (!(error instanceof AuthError) || error.issuer !== undefined) return error;
-    return new AuthError(error.code, error.message, { claim: error.claim, issuer });
+    return error instanceof AuthError && error.issuer === undefined ? withIssuer(error, issuer) : error;
   }
 
   #registered(method: string, issuer: unknown): string {

@@ -4,7 +4,7 @@
  * @module paygate-auth
  */
 import { describe, rejectUnknownOptions } from '../core/options.js';
-import { type ScopeRequirement, normalizeScopeRequirement } from '../core/scopes.js';
+import { type NormalizedScopeRequirement, type ScopeRequirement, normalizeScopeRequirement } from '../core/scopes.js';
 import { VERIFIER_OPTION_NAMES, type VerifierOptions, createVerifier } from '../core/verifier.js';
 import type { AuthenticatingVerifier } from './authenticate.js';
 import { checkExposeHints, checkRealm } from './error-response.js';
@@ -69,8 +69,8 @@ export type AdapterOptions = AdapterOptionsWithVerifier | AdapterOptionsWithVeri
 export interface AdapterSettings {
   /** The verifier given, or the one built from the verifier's options. */
   readonly verifier: AuthenticatingVerifier;
-  /** `requiredScopes` in a stable `{ allOf }` / `{ anyOf }` shape (normalized once), or `undefined`. */
-  readonly requiredScopes: ScopeRequirement | undefined;
+  /** `requiredScopes`, normalized once when the adapter was built, or `undefined`. */
+  readonly requiredScopes: NormalizedScopeRequirement | undefined;
   /** `realm`, or `'paygate'`. */
   readonly realm: string;
   /** `allowPreflight`, or `false`. */
@@ -94,13 +94,12 @@ function checkBoolean(owner: string, name: string, value: unknown): boolean {
 }
 
 /**
- * Checks `requirement` and returns it in one stable, frozen shape (`{ allOf }` or `{ anyOf }`), so
- * that it is normalized once, not on every request.
+ * Checks `requirement` and returns it normalized: a frozen copy made when the middleware or route
+ * is built, so it is checked once, and a later change to the array given is not seen.
  * @throws {TypeError} naming `label` when it is malformed.
  */
-export function stableRequirement(requirement: unknown, label: string): ScopeRequirement {
-  const { mode, scopes } = normalizeScopeRequirement(requirement, label);
-  return Object.freeze(mode === 'allOf' ? { allOf: scopes } : { anyOf: scopes });
+export function stableRequirement(requirement: unknown, label: string): NormalizedScopeRequirement {
+  return normalizeScopeRequirement(requirement, label);
 }
 
 function checkVerifier(owner: string, value: unknown): AuthenticatingVerifier {

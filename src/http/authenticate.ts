@@ -6,7 +6,6 @@
  */
 import type { AuthContext } from '../core/auth-context.js';
 import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
-import { capHint, quoteList } from '../core/hint-text.js';
 import {
   DEFAULT_SCOPE_POLICY,
   type NormalizedScopeRequirement,
@@ -26,34 +25,18 @@ export interface AuthenticateInput {
   readonly authorization: AuthorizationInput;
   /**
    * Scopes this route needs on top of the default policy (at least one known scope): a scope, an
-   * array (all of), `{ allOf }` or `{ anyOf }`.
+   * array (all of), `{ allOf }` or `{ anyOf }`, read afresh on each call; or, cheaper, the result
+   * of `normalizeScopeRequirement()` built once with the route.
    * @default undefined (the default policy only)
    */
-  readonly requiredScopes?: ScopeRequirement;
+  readonly requiredScopes?: ScopeRequirement | NormalizedScopeRequirement;
 }
 
 /** The verifier members {@link authenticate} uses. */
 export type AuthenticatingVerifier = Pick<Verifier, 'verify' | 'maxTokenBytes'>;
 
-const normalized = new WeakMap<object, NormalizedScopeRequirement>();
-
-/** Normalizes a requirement once per requirement object. */
-function requirementOf(requirement: ScopeRequirement): NormalizedScopeRequirement {
-  if (typeof requirement === 'string') return normalizeScopeRequirement(requirement);
-  let done = normalized.get(requirement);
-  if (done === undefined) {
-    done = normalizeScopeRequirement(requirement);
-    normalized.set(requirement, done);
-  }
-  return done;
-}
-
-/** For logs: the scopes the token grants against those it lacks (scopes are never secret). */
-function scopeHint(requirement: NormalizedScopeRequirement, granted: ReadonlySet<string>): string {
-  const grants = `The token grants ${granted.size === 0 ? 'no scope' : quoteList([...granted])}`;
-  if (requirement.mode === 'anyOf') return capHint(`${grants}; it needs one of ${quoteList(requirement.scopes)}.`);
-  return capHint(`${grants}; it lacks ${quoteList(requirement.scopes.filter((scope) => !granted.has(scope)))}.`);
-}
+/** A requirement as given: one already normalized (adapters build theirs once) is used as it is. */
+export type AnyRequirement = ScopeRequirement | NormalizedScopeRequirement;
 
 function insufficient(requirement: NormalizedScopeRequirement, granted: ReadonlySet<string>): AuthError {
   const list = requirement.scopes.join(', ');
@@ -61,7 +44,8 @@ function insufficient(requirement: NormalizedScopeRequirement, granted: Readonly
     requirement === DEFAULT_SCOPE_POLICY
       ? `The token grants none of the gateway's scopes (${list}).`
       : `The token lacks ${requirement.mode === 'allOf' ? 'all of' : 'any of'} the scopes this route needs (${list}).`;
-  return new AuthError('insufficient_scope', message, { requiredScopes: requirement.scopes, hint: scopeHint(requirement, granted) });
+  const facts = { rule: 'scopes', expected: { mode: requirement.mode, scopes: requirement.scopes }, actual: [...granted] } as const;
+  return new AuthError('insufficient_scope', message, { requiredScopes: requirement.scopes, facts });
 }
 
 /**
@@ -70,8 +54,8 @@ function insufficient(requirement: NormalizedScopeRequirement, granted: Readonly
  * scopes are checked without checking the policy again.
  * @throws {TypeError} when `requirement` is malformed (a server misconfiguration).
  */
-export function requirementFailure(auth: AuthContext, requirement: ScopeRequirement): AuthError | null {
-  const required = requirementOf(requirement);
+export function requirementFailure(auth: AuthContext, requirement: AnyRequirement): AuthError | null {
+  const required = normalizeScopeRequirement(requirement);
   return satisfiesScopes(auth.scopes, required) ? null : insufficient(required, auth.scopes);
 }
 
@@ -79,10 +63,10 @@ export function requirementFailure(auth: AuthContext, requirement: ScopeRequirem
  * The scope failure of `auth` against the default policy and `requirement`, or `null`.
  * @throws {TypeError} when `requirement` is malformed (a server misconfiguration).
  */
-export function scopeFailure(auth: AuthContext, requirement?: ScopeRequirement): AuthError | null {
+export function scopeFailure(auth: AuthContext, requirement?: AnyRequirement): AuthError | null {
   if (!satisfiesScopes(auth.scopes, DEFAULT_SCOPE_POLICY)) return insufficient(DEFAULT_SCOPE_POLICY, auth.scopes);
   if (requirement === undefined) return null;
-  const required = requirementOf(requirement);
+  const required = normalizeScopeRequirement(requirement);
   return satisfiesScopes(auth.scopes, required) ? null : insufficient(required, auth.scopes);
 }
 
@@ -92,7 +76,7 @@ export function scopeFailure(auth: AuthContext, requirement?: ScopeRequirement):
  */
 export function authorizeScopes(
   auth: AuthContext | null | undefined,
-  requirement: ScopeRequirement,
+  requirement: AnyRequirement,
 ): { readonly ok: true } | { readonly ok: false; readonly error: AuthError | ConfigurationError } {
   if (auth === null || auth === undefined) {
     return {
@@ -110,7 +94,7 @@ export function authorizeScopes(
  * malformed `requiredScopes`, a bug).
  */
 export async function authenticate(verifier: AuthenticatingVerifier, input: AuthenticateInput): Promise<AuthResult> {
-  if (input.requiredScopes !== undefined) requirementOf(input.requiredScopes);
+  if (input.requiredScopes !== undefined) normalizeScopeRequirement(input.requiredScopes);
   let token: string | undefined;
   try {
     token = bearerCredentials(input.authorization, verifier.maxTokenBytes);

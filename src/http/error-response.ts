@@ -4,7 +4,7 @@
  *
  * @module paygate-auth
  */
-import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
+import { AUTH_ERROR_CODES, type AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
 
 /**
  * An RFC 9457 problem, with this package's stable `code` (and the `claim` at fault, if one; the
@@ -68,15 +68,16 @@ export function checkRealm(realm: unknown, owner = 'realm'): string {
   return realm;
 }
 
-function quotable(text: string): string {
-  return text.replace(/"/g, "'").replace(/[^\x20\x21\x23-\x5B\x5D-\x7E]/g, '');
-}
-
-/** The `WWW-Authenticate` value for `error`, or `undefined` where none belongs (503). */
+/**
+ * The `WWW-Authenticate` value for `error`, or `undefined` where none belongs (503). Every part is
+ * configuration or fixed text: `error_description` is the code's title (never the message, which
+ * may quote what the client sent), so no client byte reaches a header and the challenge is short
+ * whatever the token.
+ */
 export function challenge(error: AuthError, realm: string): string | undefined {
   if (error.status !== 400 && error.status !== 401 && error.status !== 403) return undefined;
   let value = `Bearer realm="${realm}"`;
-  if (error.error !== null) value += `, error="${error.error}", error_description="${quotable(error.message)}"`;
+  if (error.error !== null) value += `, error="${error.error}", error_description="${AUTH_ERROR_CODES[error.code].title}"`;
   if (error.code === 'insufficient_scope' && error.requiredScopes !== undefined) {
     value += `, scope="${error.requiredScopes.join(' ')}"`;
   }

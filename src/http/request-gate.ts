@@ -6,9 +6,8 @@
  * @module paygate-auth
  */
 import type { AuthContext } from '../core/auth-context.js';
-import type { ScopeRequirement } from '../core/scopes.js';
 import type { AdapterSettings } from './adapter-options.js';
-import { type AuthResult, authenticate, authorizeScopes, requirementFailure } from './authenticate.js';
+import { type AnyRequirement, type AuthResult, authenticate, authorizeScopes, requirementFailure } from './authenticate.js';
 import { DEFAULT_REALM, type ErrorResponse, toErrorResponse } from './error-response.js';
 import { type HeadersInput, readHeader } from './headers-input.js';
 import { isCorsPreflight } from './preflight.js';
@@ -87,7 +86,7 @@ function authorizationOf(request: GatedRequest): string | readonly string[] | nu
 }
 
 /** A passed authentication has met the default policy: only the route's own scopes remain. */
-function settle(result: AuthResult, settings: AdapterSettings, routeScopes: ScopeRequirement | undefined): GateResult {
+function settle(result: AuthResult, settings: AdapterSettings, routeScopes: AnyRequirement | undefined): GateResult {
   if (!result.ok) return failure(result.error, settings);
   if (routeScopes === undefined) return result;
   const missing = requirementFailure(result.auth, routeScopes);
@@ -99,7 +98,7 @@ function settle(result: AuthResult, settings: AdapterSettings, routeScopes: Scop
  * settings' `requiredScopes` and `routeScopes` must hold). Never rejects: a failure comes as a
  * {@link GateFailure}.
  */
-export async function gateRequest(settings: AdapterSettings, request: GatedRequest, routeScopes?: ScopeRequirement): Promise<GateResult> {
+export async function gateRequest(settings: AdapterSettings, request: GatedRequest, routeScopes?: AnyRequirement): Promise<GateResult> {
   remember(request, settings);
   if (settings.allowPreflight && isCorsPreflight(request)) return PREFLIGHT;
   try {
@@ -118,7 +117,7 @@ export async function gateRequest(settings: AdapterSettings, request: GatedReque
 export function gateScopes(
   request: object,
   auth: AuthContext | null | undefined,
-  requirement: ScopeRequirement,
+  requirement: AnyRequirement,
 ): { readonly ok: true } | GateFailure {
   const checked = authorizeScopes(auth, requirement);
   return checked.ok ? checked : failure(checked.error, (request as Gated)[GATED_WITH] ?? UNGATED);

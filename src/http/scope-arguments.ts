@@ -3,7 +3,7 @@
  *
  * @module paygate-auth
  */
-import type { ScopeRequirement } from '../core/scopes.js';
+import type { NormalizedScopeRequirement, ScopeRequirement } from '../core/scopes.js';
 import { stableRequirement } from './adapter-options.js';
 
 /**
@@ -16,7 +16,7 @@ export type RequireScopesArguments = readonly [requirement: ScopeRequirement] | 
  * The requirement `requireScopes(...args)` stands for, checked and in a stable shape.
  * @throws {TypeError} naming `requireScopes` when the arguments are not a valid requirement.
  */
-export function requirementFromArguments(args: readonly unknown[]): ScopeRequirement {
+export function requirementFromArguments(args: readonly unknown[]): NormalizedScopeRequirement {
   if (args.length === 0) throw new TypeError('requireScopes: give at least one scope');
   return stableRequirement(args.length === 1 ? args[0] : args, 'requireScopes');
 }

@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
+import { MAX_PATH_CHARS } from '../../src/core/duplicate-members.js';
+import { MAX_QUOTED_CHARS } from '../../src/core/hint-text.js';
 import { type MemberPath, findDuplicateMember, formatMemberPath } from '../../src/index.js';
 
 describe('findDuplicateMember: the first repeated member name, in the order of the text', () => {
@@ -68,13 +70,28 @@ describe('formatMemberPath', () => {
     [['payment_details', 'line_items', 0, 'amount'], 'payment_details.line_items[0].amount'],
     [[1, 'a'], '[1].a'],
     [['meta', 'odd name'], 'meta["odd name"]'],
-    [['a\nb'], '["a\\nb"]'],
+    [['a\nb'], '["a\\u000ab"]'],
+    [['\u202e\u0085\u007f'], '["\\u202e\\u0085\\u007f"]'],
   ])('%j is written %s', (path, text) => {
     expect(formatMemberPath(path)).toBe(text);
   });
 
-  test('a name longer than 64 characters is cut', () => {
-    expect(formatMemberPath(['-'.repeat(500)])).toBe(`[${JSON.stringify(`${'-'.repeat(64)}…`)}]`);
+  test(`a name longer than ${MAX_QUOTED_CHARS} characters is cut`, () => {
+    expect(formatMemberPath(['-'.repeat(500)])).toBe(`["${'-'.repeat(MAX_QUOTED_CHARS)}…"]`);
+  });
+
+  test(`a path nested thousands deep is cut at ${MAX_PATH_CHARS} characters`, () => {
+    const text = formatMemberPath(Array.from({ length: 5000 }, () => 'a'));
+    expect(text.length).toBeLessThanOrEqual(MAX_PATH_CHARS + 1);
+    expect(text.endsWith('…')).toBe(true);
+  });
+
+  test('the message for a repeat nested thousands deep stays short (it reaches the problem detail)', () => {
+    const depth = 3000;
+    const text = `${'{"a":'.repeat(depth)}{"x":1,"x":2}${'}'.repeat(depth)}`;
+    const path = findDuplicateMember(text);
+    expect(path).toHaveLength(depth + 1);
+    expect(formatMemberPath(path as MemberPath).length).toBeLessThanOrEqual(MAX_PATH_CHARS + 1);
   });
 });
 

@@ -1,9 +1,31 @@
 import { describe, expect, test } from 'vitest';
-import { MAX_LISTED, MAX_QUOTED_CHARS, kindOf, quote, quoteList } from '../../src/core/hint-text.js';
+import { MAX_HINT_CHARS, MAX_LISTED, MAX_QUOTED_CHARS, capHint, kindOf, quote, quoteList } from '../../src/core/hint-text.js';
+
+/** Every code unit a log line must not hold raw: C0, DEL, C1, the line separators, bidi controls. */
+const UNSAFE = [
+  ...Array.from({ length: 0x20 }, (_unused, code) => code),
+  ...Array.from({ length: 0x21 }, (_unused, offset) => 0x7f + offset),
+  0x2028, 0x2029, 0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069,
+];
 
 describe('hint text', () => {
-  test('quote writes a JSON string, escaping control characters', () => {
-    expect(quote('a"b\n\u001b[31m')).toBe('"a\\"b\\n\\u001b[31m"');
+  test('quote writes a quoted string, escaping quotes, backslashes and control characters', () => {
+    expect(quote('a"b\\\n\u001b[31m')).toBe('"a\\"b\\\\\\u000a\\u001b[31m"');
+  });
+
+  test.each(UNSAFE.map((code) => [code.toString(16).padStart(4, '0')]))('quote shows U+%s as an escape, never raw', (hex) => {
+    const quoted = quote(`a${String.fromCharCode(Number.parseInt(hex, 16))}b`);
+    expect(quoted).toBe(`"a\\u${hex}b"`);
+  });
+
+  test('quote keeps a character outside the basic plane and escapes a lone surrogate', () => {
+    expect(quote('\u{1F600}')).toBe('"\u{1F600}"');
+    expect(quote('a\ud800b')).toBe('"a\\ud800b"');
+  });
+
+  test('capHint cuts a long hint and escapes what is unsafe in it', () => {
+    expect(capHint('x'.repeat(MAX_HINT_CHARS + 5))).toHaveLength(MAX_HINT_CHARS);
+    expect(capHint('a\u2028b\u202ec')).toBe('a\\u2028b\\u202ec');
   });
 
   test(`quote cuts a value longer than ${MAX_QUOTED_CHARS} characters`, () => {

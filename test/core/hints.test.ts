@@ -107,11 +107,10 @@ describe('time claims', () => {
     );
   });
 
-  test('exp and expt both in milliseconds are both named', async () => {
-    const error = await failure({ exp: fx.clock() + 300_000, expt: fx.clock() + 300_000 });
+  test('with exp and expt both in milliseconds, the one that counts is named', async () => {
+    const error = await failure({ exp: fx.clock() + 300_000, expt: fx.clock() + 400_000 });
     expect(error.hint).toContain('"exp" (');
-    expect(error.hint).toContain('"expt" (');
-    expect(error.hint).toContain('look like milliseconds');
+    expect(error.hint).toContain('looks like milliseconds');
   });
 
   test('a lifetime over an issuer\'s own limit says the limit is the issuer\'s', async () => {
@@ -236,7 +235,7 @@ describe('verify_failure events', () => {
     const verifier = fx.verifier({ onEvent: (event) => events.push(event) });
     const error = await rejection(verifier.verify(await acme().token({ aud: `${AUDIENCE}/` })));
     const failures = events.filter((event): event is VerifyFailureEvent => event.type === 'verify_failure');
-    expect(failures).toEqual([{ type: 'verify_failure', code: 'audience_mismatch', issuer: acme().issuer, claim: 'aud', hint: error.hint }]);
+    expect(failures).toEqual([{ type: 'verify_failure', code: 'audience_mismatch', issuer: acme().issuer, claim: 'aud', facts: error.facts, hint: error.hint }]);
     expect(error.hint).toContain('trailing slash');
   });
 });

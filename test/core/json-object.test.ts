@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
-import { jsonObjectFailure, parseJsonObject } from '../../src/core/json-object.js';
+import type { MemberPath } from '../../src/core/duplicate-members.js';
+import { parseJsonObject, repeatedMember } from '../../src/core/json-object.js';
 
 describe('parseJsonObject', () => {
   test('parses an object whose names are distinct', () => {
@@ -18,14 +19,14 @@ describe('parseJsonObject', () => {
   });
 });
 
-describe('jsonObjectFailure', () => {
-  test.each([
-    ['{"alg":"none","alg":"RS256"}', 'The token header repeats the member "alg"; each member name may appear once.'],
-    ['{"cnf":{"jkt":"a","jkt":"b"}}', 'The token header repeats the member "cnf.jkt"; each member name may appear once.'],
-    ['{"a b":1,"a b":2}', 'The token header repeats the member ["a b"]; each member name may appear once.'],
-    ['[1]', 'The token header is not a JSON object.'],
-    ['{', 'The token header is not a JSON object.'],
-  ])('explains %s', (text, message) => {
-    expect(jsonObjectFailure('The token header', text)).toBe(message);
+describe('repeatedMember', () => {
+  test.each<[string, MemberPath | undefined]>([
+    ['{"alg":"none","alg":"RS256"}', ['alg']],
+    ['{"cnf":{"jkt":"a","jkt":"b"}}', ['cnf', 'jkt']],
+    ['{"a b":1,"a b":2}', ['a b']],
+    ['[1]', undefined],
+    ['{', undefined],
+  ])('finds the repeat in %s', (text, path) => {
+    expect(repeatedMember(text)).toEqual(path);
   });
 });

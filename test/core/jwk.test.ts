@@ -94,6 +94,12 @@ describe('the key rules: rejectReason', () => {
     );
   });
 
+  test('ignores an even modulus (no RSA modulus is: two odd primes make it)', () => {
+    const modulus = Buffer.from(good.n as string, 'base64url');
+    modulus[modulus.length - 1] = (modulus[modulus.length - 1] as number) & 0xfe;
+    expect(rejectReason(variant({ n: modulus.toString('base64url') }), RS256)).toBe('modulus is even');
+  });
+
   test('ignores a modulus over 8192 bits (bounds the cost of one verification)', () => {
     expect(rejectReason(variant({ n: Buffer.alloc(1025, 0xff).toString('base64url') }), RS256)).toBe('modulus over 8192 bits');
   });

@@ -65,6 +65,7 @@ function loopbackOnly(): FetchLike & { readonly urls: string[] } {
   return Object.assign(fetchImpl, { urls });
 }
 
+const JSON_TYPE = { 'content-type': 'application/json' } as const;
 const redirect = (location: string) => new Response(null, { status: 302, headers: { location } });
 
 describe('a good download', () => {
@@ -87,23 +88,26 @@ describe('a good download', () => {
   });
 });
 
-describe('redirects (at most 3)', () => {
-  test('follows 3 redirects, relative Locations included', async () => {
+describe('redirects: none followed by default, and never off the origin', () => {
+  test('a redirect is a failed download, named as such, by default (as jose follows none)', async () => {
+    const fetchImpl = loopbackOnly();
+    const error = await failure(fetchJwks(`${hopBase}/hop/0`, fetchImpl, { ...LIMITS, maxRedirects: 0 }, NOW));
+    expect(error.reason).toBe('redirects');
+    expect(error.status).toBe(302);
+    expect(fetchImpl.urls).toHaveLength(1);
+  });
+
+  test('follows same-origin redirects up to the limit, relative Locations included', async () => {
     const fetchImpl = loopbackOnly();
     await expect(fetchJwks(`${hopBase}/hop/2`, fetchImpl, LIMITS, NOW)).resolves.toEqual(issuer.jwks.keys);
     expect(fetchImpl.urls).toHaveLength(4);
   });
 
-  test('fails on a 4th redirect without following it', async () => {
+  test('fails on one redirect more than the limit without following it', async () => {
     const fetchImpl = loopbackOnly();
     const error = await failure(fetchJwks(`${hopBase}/hop/3`, fetchImpl, LIMITS, NOW));
     expect(error.reason).toBe('redirects');
     expect(fetchImpl.urls).toHaveLength(4);
-  });
-
-  test('follows none when jwksMaxRedirects is 0', async () => {
-    const error = await failure(fetchJwks(`${hopBase}/hop/0`, realFetch, { ...LIMITS, maxRedirects: 0 }, NOW));
-    expect(error.reason).toBe('redirects');
   });
 
   test('a redirect loop fails after the limit (no endless download)', async () => {
@@ -115,31 +119,21 @@ describe('redirects (at most 3)', () => {
     await faulty.setFault('none');
   });
 
-  test('refuses a redirect to a plain-http host off loopback, without fetching it (keys must come over TLS)', async () => {
-    const fetchImpl = scripted((url) => (url.startsWith('http://127.0.0.1') ? redirect('http://jwks.example/keys') : Response.json({ keys: [] })));
-    const error = await failure(fetchJwks(faulty.url, fetchImpl, LIMITS, NOW));
-    expect(error.reason).toBe('redirect_target');
-    expect(fetchImpl.urls).toEqual([faulty.url]);
-  });
-
-  test('refuses a redirect from https: down to http:, even on loopback (no downgrade)', async () => {
-    const fetchImpl = scripted(() => redirect('http://127.0.0.1:9/jwks.json'));
+  test.each([
+    ['another https host', 'https://cdn.example/jwks.json'],
+    ['0.0.0.0, which reaches loopback', 'https://0.0.0.0/jwks.json'],
+    ['an IPv4-mapped loopback address', 'https://[::ffff:127.0.0.1]/jwks.json'],
+    ['localhost', 'https://localhost/admin'],
+    ['a link-local metadata address', 'https://169.254.169.254/latest/meta-data/'],
+    ['a private range', 'https://10.0.0.7/jwks.json'],
+    ['another port of the same host', 'https://issuer.example:8443/jwks.json'],
+    ['http: on the same host (a downgrade)', 'http://issuer.example/jwks.json'],
+    ['a URL carrying credentials', 'https://user:secret@issuer.example/jwks.json'],
+  ])('refuses a redirect to %s, without fetching it, even when redirects are allowed', async (_name, location) => {
+    const fetchImpl = scripted(() => redirect(location));
     const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
     expect(error.reason).toBe('redirect_target');
     expect(fetchImpl.urls).toEqual(['https://issuer.example/jwks.json']);
-  });
-
-  test('refuses a redirect from a public host into the loopback network (request forgery against local services)', async () => {
-    const fetchImpl = scripted(() => redirect('https://localhost:8443/admin'));
-    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
-    expect(error.reason).toBe('redirect_target');
-    expect(fetchImpl.urls).toHaveLength(1);
-  });
-
-  test('refuses a redirect to a URL carrying credentials', async () => {
-    const fetchImpl = scripted(() => redirect('https://user:secret@cdn.example/jwks.json'));
-    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
-    expect(error.reason).toBe('redirect_target');
   });
 
   test('refuses a redirect without a Location', async () => {
@@ -148,10 +142,24 @@ describe('redirects (at most 3)', () => {
     expect(error.reason).toBe('redirect_target');
   });
 
-  test('follows a redirect from one https host to another', async () => {
-    const fetchImpl = scripted((url) => (url.includes('issuer.example') ? redirect('https://cdn.example/jwks.json') : Response.json({ keys: [] })));
+  test('follows a redirect to another path of the same https origin when allowed', async () => {
+    const fetchImpl = scripted((url) => (url.endsWith('/old.json') ? redirect('/jwks.json') : Response.json({ keys: [] })));
+    await expect(fetchJwks('https://issuer.example/old.json', fetchImpl, LIMITS, NOW)).resolves.toEqual([]);
+    expect(fetchImpl.urls).toEqual(['https://issuer.example/old.json', 'https://issuer.example/jwks.json']);
+  });
+});
+
+describe('the content type', () => {
+  test.each(['application/json', 'application/jwk-set+json', 'Application/JSON; charset=utf-8'])('%s is read', async (type) => {
+    const fetchImpl = scripted(() => new Response('{"keys":[]}', { status: 200, headers: { 'content-type': type } }));
     await expect(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW)).resolves.toEqual([]);
-    expect(fetchImpl.urls).toEqual(['https://issuer.example/jwks.json', 'https://cdn.example/jwks.json']);
+  });
+
+  test.each(['text/html', 'text/plain;charset=UTF-8', 'application/jsonx', ''])('%j is a failed download (a page, not a key set)', async (type) => {
+    const headers: Record<string, string> = type === '' ? {} : { 'content-type': type };
+    const body = new Blob(['{"keys":[]}']).stream();
+    const fetchImpl = scripted(() => new Response(body, { status: 200, headers }));
+    expect((await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW))).reason).toBe('content_type');
   });
 });
 
@@ -187,7 +195,7 @@ describe('answers that are failed downloads', () => {
     ['a key that repeats "n"', '{"keys":[{"kty":"RSA","kid":"k-1","n":"AQAB","n":"AQAC","e":"AQAB"}]}', 'keys[0].n'],
     ['a document that repeats "keys"', '{"keys":[],"keys":[{"kty":"RSA"}]}', 'keys'],
   ])('JSON with %s is invalid_json naming the member (attack: two readers, two keys)', async (_name, body, path) => {
-    const fetchImpl = scripted(() => new Response(body, { status: 200 }));
+    const fetchImpl = scripted(() => new Response(body, { status: 200, headers: JSON_TYPE }));
     const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
     expect(error.reason).toBe('invalid_json');
     expect(error.message).toContain(`repeats the member ${path};`);
@@ -200,7 +208,7 @@ describe('answers that are failed downloads', () => {
     ['keys that are an object', '{"keys":{}}'],
     ['keys that are a string', '{"keys":"k-1"}'],
   ])('JSON that is %s is no_keys', async (_name, body) => {
-    const fetchImpl = scripted(() => new Response(body, { status: 200 }));
+    const fetchImpl = scripted(() => new Response(body, { status: 200, headers: JSON_TYPE }));
     expect((await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW))).reason).toBe('no_keys');
   });
 
@@ -237,7 +245,7 @@ describe('the size limit (256 KiB by default) stops reading', () => {
         controller.enqueue(new Uint8Array(1024));
       },
     });
-    const fetchImpl = scripted(() => new Response(body, { status: 200, headers: { 'content-length': String(LIMITS.maxBytes + 1) } }));
+    const fetchImpl = scripted(() => new Response(body, { status: 200, headers: { ...JSON_TYPE, 'content-length': String(LIMITS.maxBytes + 1) } }));
     const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
     expect(error.reason).toBe('too_large');
     expect(pulled).toBeLessThanOrEqual(1);
@@ -255,7 +263,7 @@ describe('the size limit (256 KiB by default) stops reading', () => {
         cancelled = true;
       },
     }, { highWaterMark: 0 });
-    const fetchImpl = scripted(() => new Response(body, { status: 200 }));
+    const fetchImpl = scripted(() => new Response(body, { status: 200, headers: JSON_TYPE }));
     const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
     expect(error.reason).toBe('too_large');
     expect(cancelled).toBe(true);
@@ -277,7 +285,7 @@ describe('the size limit (256 KiB by default) stops reading', () => {
     const document = JSON.stringify({ keys: [], pad: '' });
     const padded = JSON.stringify({ keys: [], pad: ' '.repeat(LIMITS.maxBytes - document.length) });
     expect(padded.length).toBe(LIMITS.maxBytes);
-    const fetchImpl = scripted(() => new Response(padded, { status: 200 }));
+    const fetchImpl = scripted(() => new Response(padded, { status: 200, headers: JSON_TYPE }));
     await expect(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW)).resolves.toEqual([]);
   });
 });
@@ -297,7 +305,7 @@ describe('the time limit covers the whole exchange (real time, not the verifier 
         controller.enqueue(new TextEncoder().encode('{"keys":['));
       },
     });
-    const fetchImpl = scripted(() => new Response(body, { status: 200 }));
+    const fetchImpl = scripted(() => new Response(body, { status: 200, headers: JSON_TYPE }));
     expect((await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, quick, NOW))).reason).toBe('timeout');
   });
 
@@ -313,8 +321,6 @@ describe('parseRetryAfter', () => {
     ['delta seconds with white space', ' 7 ', 7],
     ['an HTTP date 90 s ahead', new Date(NOW + 90_000).toUTCString(), 90],
     ['an HTTP date in the past', new Date(NOW - 90_000).toUTCString(), 0],
-    ['an RFC 850 date', 'Tuesday, 01-Jan-30 00:01:00 GMT', 60],
-    ['an asctime date (UTC)', 'Tue Jan  1 00:02:00 2030', 120],
     ['more than a day, capped at a day', '999999', 86_400],
   ])('reads %s', (_name, value, seconds) => {
     expect(parseRetryAfter(value, NOW)).toBe(seconds);
@@ -326,6 +332,7 @@ describe('parseRetryAfter', () => {
     ['a fraction', '1.5'],
     ['garbage', 'soon'],
     ['a date without its time zone', '2030-01-01 00:01:00'],
+    ['an asctime date (no GMT)', 'Tue Jan  1 00:02:00 2030'],
   ])('ignores %s', (_name, value) => {
     expect(parseRetryAfter(value, NOW)).toBeUndefined();
   });

@@ -41,12 +41,12 @@ describe('resolveAdapterOptions', () => {
       allowPreflight: true,
       forwardErrors: true,
     });
-    expect(settings).toMatchObject({ requiredScopes: { allOf: ['pay:processPayments'] }, realm: 'payments', allowPreflight: true, forwardErrors: true });
+    expect(settings).toMatchObject({ requiredScopes: { mode: 'allOf', scopes: ['pay:processPayments'] }, realm: 'payments', allowPreflight: true, forwardErrors: true });
   });
 
   it('puts requiredScopes in a stable, frozen shape', () => {
     const settings = resolveAdapterOptions('auth', { verifier, requiredScopes: { anyOf: ['pay:chargeToken', 'hub:subscribe'] } });
-    expect(settings.requiredScopes).toEqual({ anyOf: ['pay:chargeToken', 'hub:subscribe'] });
+    expect(settings.requiredScopes).toMatchObject({ mode: 'anyOf', scopes: ['pay:chargeToken', 'hub:subscribe'] });
     expect(Object.isFrozen(settings.requiredScopes)).toBe(true);
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { requirementFailure } from '../../src/http/authenticate.js';
-import { type AuthResult, authenticate, authorizeScopes, toErrorResponse } from '../../src/index.js';
+import { type AuthResult, authenticate, authorizeScopes, normalizeScopeRequirement, toErrorResponse } from '../../src/index.js';
 import { seconds, useFixture } from '../support/fixture.js';
 import { verifyUntilCached } from '../support/result-cache.js';
 
@@ -109,6 +109,26 @@ describe('authenticate', () => {
     const token = await fx.issuer.token({ scope: 'pay:processPayments hub:subscribe' });
     const result = await authenticate(fx.verifier(), { authorization: `Bearer ${token}`, requiredScopes });
     expect(result.ok).toBe(ok);
+  });
+
+  test('an array changed after a first use is read as it is now (no requirement is remembered by identity)', async () => {
+    const token = await fx.issuer.token({ scope: 'pay:processPayments' });
+    const requiredScopes = ['pay:processPayments'];
+    const verifier = fx.verifier();
+    expect((await authenticate(verifier, { authorization: `Bearer ${token}`, requiredScopes })).ok).toBe(true);
+    requiredScopes.push('pay:manageIntegration');
+    const error = failed(await authenticate(verifier, { authorization: `Bearer ${token}`, requiredScopes }));
+    expect(error.requiredScopes).toEqual(['pay:processPayments', 'pay:manageIntegration']);
+  });
+
+  test('a requirement normalized once is a frozen copy: a later change to the array given is not seen', async () => {
+    const token = await fx.issuer.token({ scope: 'pay:processPayments' });
+    const scopes = ['pay:processPayments'];
+    const requiredScopes = normalizeScopeRequirement(scopes);
+    scopes.push('pay:manageIntegration');
+    expect(Object.isFrozen(requiredScopes)).toBe(true);
+    expect(normalizeScopeRequirement(requiredScopes)).toBe(requiredScopes);
+    expect((await authenticate(fx.verifier(), { authorization: `Bearer ${token}`, requiredScopes })).ok).toBe(true);
   });
 
   test('a malformed requiredScopes rejects (a server misconfiguration, not a client fault)', async () => {

@@ -12,14 +12,14 @@ describe('toErrorResponse', () => {
     const response = toErrorResponse(new AuthError('token_expired', 'The token has expired.', { claim: 'exp' }));
     expect(response.status).toBe(401);
     expect(response.headers['www-authenticate']).toBe(
-      'Bearer realm="paygate", error="invalid_token", error_description="The token has expired."',
+      'Bearer realm="paygate", error="invalid_token", error_description="Token expired"',
     );
   });
 
   test('invalid_request is 400 with error="invalid_request"', () => {
     const response = toErrorResponse(new AuthError('invalid_request', 'Two headers.'));
     expect(response.status).toBe(400);
-    expect(response.headers['www-authenticate']).toBe('Bearer realm="paygate", error="invalid_request", error_description="Two headers."');
+    expect(response.headers['www-authenticate']).toBe('Bearer realm="paygate", error="invalid_request", error_description="Invalid authorization request"');
   });
 
   test('insufficient_scope is 403 with the scopes needed in scope="…"', () => {
@@ -27,7 +27,7 @@ describe('toErrorResponse', () => {
     const response = toErrorResponse(error);
     expect(response.status).toBe(403);
     expect(response.headers['www-authenticate']).toBe(
-      'Bearer realm="paygate", error="insufficient_scope", error_description="Lacks scopes.", scope="pay:processPayments hub:subscribe"',
+      'Bearer realm="paygate", error="insufficient_scope", error_description="Insufficient scope", scope="pay:processPayments hub:subscribe"',
     );
   });
 
@@ -61,9 +61,14 @@ describe('toErrorResponse', () => {
     });
   });
 
-  test('quotes in a description become apostrophes, keeping the challenge well-formed', () => {
-    const response = toErrorResponse(new AuthError('invalid_typ', 'The token\'s "typ" must be "JWT".'));
-    expect(response.headers['www-authenticate']).toContain('error_description="The token\'s \'typ\' must be \'JWT\'."');
+  test.each(Object.keys(AUTH_ERROR_CODES) as AuthErrorCode[])('the %s challenge carries a fixed description, never the message', (code) => {
+    const hostile = `\u202e${'/'.repeat(20_000)}"\r\nSet-Cookie: a=b`;
+    const challenge = toErrorResponse(new AuthError(code, hostile)).headers['www-authenticate'];
+    if (challenge === undefined) return;
+    expect(challenge).not.toContain('//');
+    expect(challenge).not.toContain('Set-Cookie');
+    expect(new TextEncoder().encode(challenge).byteLength).toBeLessThan(256);
+    expect(challenge).toMatch(/^[\x20-\x7e]*$/);
   });
 
   test.each(Object.keys(AUTH_ERROR_CODES) as AuthErrorCode[])('%s keeps its documented status', (code) => {
@@ -90,13 +95,13 @@ describe('toErrorResponse', () => {
 describe('toErrorResponse and hints', () => {
   const hinted = new AuthError('audience_mismatch', 'The token is not meant for this service ("aud").', {
     claim: 'aud',
-    hint: 'The token\'s "aud" is "https://payments.test/"; this verifier expects "https://payments.test".',
+    facts: { rule: 'aud', claim: 'aud', expected: ['https://payments.test'], actual: 'https://x.test' },
   });
 
   test('leaves the hint out of the body by default', () => {
     const response = toErrorResponse(hinted);
     expect(response.body).not.toHaveProperty('hint');
-    expect(JSON.stringify(response)).not.toContain('payments.test/');
+    expect(JSON.stringify(response)).not.toContain('x.test');
   });
 
   test('puts the hint in the body with exposeHints: true', () => {

@@ -10,7 +10,7 @@ describe('POST /payment-links/ callers', () => {
     expect(response.status).toBe(403);
     expect(response.body).toMatchObject({ code: 'insufficient_scope', status: 403 });
     expect(response.headers['www-authenticate']).toBe(
-      'Bearer realm="paygate", error="insufficient_scope", error_description="The token lacks all of the scopes this route needs (pay:processPayments).", scope="pay:processPayments"',
+      'Bearer realm="paygate", error="insufficient_scope", error_description="Insufficient scope", scope="pay:processPayments"',
     );
     expect(await handler.store.list(TENANT_A)).toEqual([]);
   });

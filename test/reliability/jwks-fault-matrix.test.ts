@@ -23,7 +23,7 @@ interface FaultCase {
   readonly title: string;
   /** The `reason` of the failed download's `jwks_fetch` event. */
   readonly reason: JwksFailureReason;
-  /** Requests one download makes (a redirect loop follows 3 redirects, then gives up). */
+  /** Requests one download makes (a redirect is not followed). */
   readonly requestsPerDownload: number;
   /** The `Retry-After` of the 503 after the first failure. */
   readonly retryAfter: string;
@@ -37,7 +37,7 @@ const CASES: readonly FaultCase[] = [
   { fault: 'invalid_json', title: 'invalid JSON', reason: 'invalid_json', requestsPerDownload: 1, retryAfter: '1' },
   { fault: 'no_keys', title: 'JSON without keys', reason: 'no_keys', requestsPerDownload: 1, retryAfter: '1' },
   { fault: 'oversized', title: 'endless body over jwksMaxBytes (streamed)', reason: 'too_large', requestsPerDownload: 1, retryAfter: '1' },
-  { fault: 'redirect_loop', title: 'redirect loop', reason: 'redirects', requestsPerDownload: 4, retryAfter: '1' },
+  { fault: 'redirect_loop', title: 'redirect (none followed by default)', reason: 'redirects', requestsPerDownload: 1, retryAfter: '1' },
   { fault: 'reset_mid_body', title: 'connection reset mid-body', reason: 'network', requestsPerDownload: 1, retryAfter: '1' },
 ];
 

@@ -67,20 +67,20 @@ describe('verify_failure', () => {
     const v = verifier();
     const [header, payload] = (await issuer.token()).split('.');
     await authRejection(v.verify(`${header}.${payload}.${'A'.repeat(342)}`));
-    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'invalid_signature', issuer: issuer.issuer, hint: expect.stringContaining('"test-key"') }]);
+    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'invalid_signature', issuer: issuer.issuer, facts: expect.objectContaining({ rule: 'signature' }), hint: expect.stringContaining('"test-key"') }]);
   });
 
   test('reports a null issuer when the token names none that is registered', async () => {
     const v = verifier();
     await authRejection(v.verify(await issuer.token({ iss: 'https://intruder.test' })));
-    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'unknown_issuer', issuer: null, hint: expect.stringContaining('"https://intruder.test"') }]);
+    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'unknown_issuer', issuer: null, facts: expect.objectContaining({ rule: 'iss', actual: 'https://intruder.test' }), hint: expect.stringContaining('"https://intruder.test"') }]);
   });
 
   test('names the claim at fault; only its hint quotes what the client sent', async () => {
     const v = verifier();
     await authRejection(v.verify(await issuer.token({ aud: 'https://elsewhere.test' })));
     expect(ofType('verify_failure')).toEqual([
-      { type: 'verify_failure', code: 'audience_mismatch', issuer: issuer.issuer, claim: 'aud', hint: expect.stringContaining('"https://elsewhere.test"') },
+      { type: 'verify_failure', code: 'audience_mismatch', issuer: issuer.issuer, claim: 'aud', facts: expect.objectContaining({ rule: 'aud', actual: 'https://elsewhere.test' }), hint: expect.stringContaining('"https://elsewhere.test"') },
     ]);
   });
 
@@ -91,7 +91,7 @@ describe('verify_failure', () => {
     } finally {
       await faulty.setFault('none');
     }
-    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'jwks_unavailable', issuer: issuer.issuer, hint: expect.stringContaining(faulty.entry.jwksUri) }]);
+    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'jwks_unavailable', issuer: issuer.issuer, facts: expect.objectContaining({ rule: 'key' }), hint: expect.stringContaining(faulty.entry.jwksUri) }]);
   });
 });
 
@@ -145,9 +145,9 @@ describe('the listener', () => {
     await v.refresh(issuer.issuer);
 
     const text = JSON.stringify(log.events);
-    const withoutHints = JSON.stringify(log.events.map((event) => ({ ...event, hint: undefined })));
+    const withoutHints = JSON.stringify(log.events.map((event) => ({ ...event, facts: undefined, hint: undefined })));
     expect(new Set(log.events.map((event) => event.type))).toEqual(new Set(['cache', 'jwks_fetch', 'verify_failure', 'keys_removed']));
-    // The audience the client sent is quoted by the audience_mismatch hint, and nowhere else.
+    // The audience the client sent is in the audience_mismatch facts and hint, and nowhere else.
     expect(text).toContain('https://elsewhere.test');
     expect(withoutHints).not.toContain('https://elsewhere.test');
     for (const candidate of tokens) {

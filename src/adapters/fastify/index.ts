@@ -16,7 +16,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } f
 import fp from 'fastify-plugin';
 import type { AuthContext } from '../../core/auth-context.js';
 import { ConfigurationError } from '../../core/errors.js';
-import type { ScopeRequirement } from '../../core/scopes.js';
+import type { NormalizedScopeRequirement, ScopeRequirement } from '../../core/scopes.js';
 import { type AdapterOptions, resolveAdapterOptions, stableRequirement } from '../../http/adapter-options.js';
 import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
@@ -32,7 +32,7 @@ declare module 'fastify' {
      * `{ allOf }` or `{ anyOf }`.
      * @default undefined
      */
-    scopes?: ScopeRequirement;
+    scopes?: ScopeRequirement | NormalizedScopeRequirement;
     /**
      * `false` makes the route public: no verification, `request.auth` stays `null`.
      * @default true
@@ -51,7 +51,7 @@ function fail(failure: GateFailure, reply: FastifyReply): FastifyReply {
 }
 
 /** Checks a route's `config.auth` / `config.scopes` when it is declared; returns its scopes in stable shape. */
-function routeScopes(route: Pick<RouteOptions, 'method' | 'url' | 'config'>): ScopeRequirement | undefined {
+function routeScopes(route: Pick<RouteOptions, 'method' | 'url' | 'config'>): NormalizedScopeRequirement | undefined {
   const config: { auth?: unknown; scopes?: unknown } = route.config ?? {};
   const label = `route ${String(route.method)} ${route.url}: config`;
   if (config.auth !== undefined && typeof config.auth !== 'boolean') throw new TypeError(`${label}.auth must be a boolean`);
