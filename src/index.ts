@@ -6,7 +6,6 @@
 export { type AuthContext, type AuthTenant } from './core/auth-context.js';
 export { type CacheAdmission } from './core/cache-admission.js';
 export { type TokenTimes } from './core/claims.js';
-export { type MemberPath, findDuplicateMember, formatMemberPath } from './core/duplicate-members.js';
 export {
   type Ern,
   ErnError,
@@ -53,7 +52,7 @@ export { type FetchLike, type JwksFailureReason } from './core/jwks-fetch.js';
 export { type IssuerKeySnapshot, type KeyLoadReport, type KeySnapshot } from './core/jwks-cache.js';
 export { RSA_ALGORITHMS, type RsaAlgorithm } from './core/jose-header.js';
 export { type RsaPublicJwk, MIN_MODULUS_BITS } from './core/jwk.js';
-export { type IssuerEntry, IssuerRegistry, MAX_ENTRY_LIFETIME, type RegisteredIssuer, isHttpsUri } from './core/registry.js';
+export { type IssuerEntry, IssuerRegistry, type RegisteredIssuer } from './core/registry.js';
 export {
   KNOWN_SCOPES,
   type KnownScope,
@@ -64,26 +63,22 @@ export {
   ScopeSet,
   hasScopes,
   isKnownScope,
-  normalizeScopeRequirement,
   parseScopes,
 } from './core/scopes.js';
 export { type SignatureEngineName } from './core/signature.js';
-export { VERIFIER_OPTION_NAMES, type Verifier, type VerifierOptions, createVerifier } from './core/verifier.js';
+export { type Verifier, type VerifierOptions, createVerifier } from './core/verifier.js';
 export {
   type AuthResult,
   type AuthenticateInput,
   type AuthenticatingVerifier,
   authenticate,
   authorizeScopes,
-  scopeFailure,
 } from './http/authenticate.js';
 export { type AuthorizationInput, extractBearerToken } from './http/authorization.js';
 export {
   DEFAULT_REALM,
   type ErrorResponse,
   type ErrorResponseOptions,
-  PROBLEM_TYPE_BASE,
   type ProblemDetails,
-  checkRealm,
   toErrorResponse,
 } from './http/error-response.js';

@@ -4,7 +4,7 @@
  *
  * @module paygate-auth/cli
  */
-import { MILLISECONDS_THRESHOLD } from '../core/hints.js';
+import { MILLISECONDS_THRESHOLD } from '../internal/index.js';
 
 /** Latest moment a `Date` holds, in seconds. */
 const MAX_DATE_SECONDS = 8.64e12;

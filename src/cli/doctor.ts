@@ -9,22 +9,8 @@
  *
  * @module paygate-auth/cli
  */
-import { quote, quoteList } from '../core/hint-text.js';
-import {
-  type AuthError,
-  type FetchLike,
-  type IssuerEntry,
-  IssuerRegistry,
-  type JwksFetchEvent,
-  type RuleName,
-  type RuleOutcome,
-  type TenantErn,
-  type Verifier,
-  createVerifier,
-  isAuthError,
-  isKnownScope,
-  scopeFailure,
-} from '../index.js';
+import { type AuthError, type FetchLike, type IssuerEntry, IssuerRegistry, type JwksFetchEvent, type RuleName, type RuleOutcome, type TenantErn, type Verifier, createVerifier, isAuthError, isKnownScope } from '../index.js';
+import { quote, quoteList, scopeFailure } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
 import { describeDuration, describeTime, isoSeconds } from './doctor-time.js';

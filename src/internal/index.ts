@@ -5,5 +5,12 @@
  *
  * @module paygate-auth/internal
  */
+export { type MemberPath, findDuplicateMember, formatMemberPath } from '../core/duplicate-members.js';
+export { quote, quoteList } from '../core/hint-text.js';
+export { MILLISECONDS_THRESHOLD } from '../core/hints.js';
 export { isLoopbackHost } from '../core/loopback.js';
+export { MAX_ENTRY_LIFETIME, isHttpsUri } from '../core/registry.js';
+export { normalizeScopeRequirement } from '../core/scopes.js';
+export { scopeFailure } from '../http/authenticate.js';
+export { PROBLEM_TYPE_BASE, checkRealm } from '../http/error-response.js';
 export { deepFreeze } from './deep-freeze.js';

@@ -4,7 +4,8 @@
  *
  * @module paygate-auth/issuer
  */
-import { MAX_ENTRY_LIFETIME, MIN_MODULUS_BITS, type RsaPublicJwk, isHttpsUri } from '../index.js';
+import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
+import { MAX_ENTRY_LIFETIME, isHttpsUri } from '../internal/index.js';
 import { signClaims } from './compact.js';
 import { IssuerError, KeyStoreError } from './errors.js';
 import { type KeyRecord, type KeyStore, checkKeyStore } from './key-store.js';

@@ -2,7 +2,8 @@
  * One token signed at once with a private key the caller holds, by the rules of the issuer's
  * `sign()`: for trying things out and for tests, without a key store or a rotation schedule.
  */
-import { MAX_ENTRY_LIFETIME, parseTenantErn } from '../index.js';
+import { parseTenantErn } from '../index.js';
+import { MAX_ENTRY_LIFETIME } from '../internal/index.js';
 import { signClaims } from './compact.js';
 import type { SigningKey } from './key-file.js';
 import { namesOption, rejectUnknownOptions, secondsOption, textOption } from './options.js';

@@ -5,7 +5,8 @@
  *
  * @module paygate-auth/payment-links
  */
-import { type AuthContext, ConfigurationError, type ScopeRequirement, scopeFailure, toErrorResponse } from '../index.js';
+import { type AuthContext, ConfigurationError, type ScopeRequirement, toErrorResponse } from '../index.js';
+import { scopeFailure } from '../internal/index.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
 import type { HandlerResponse } from './handler-request.js';
 

@@ -4,7 +4,7 @@
  *
  * @module paygate-auth/payment-links
  */
-import { PROBLEM_TYPE_BASE } from '../index.js';
+import { PROBLEM_TYPE_BASE } from '../internal/index.js';
 import type { FieldError } from './field-errors.js';
 
 /** Stable codes of a {@link PaymentLinkError}. New codes may be added, none renamed. */

@@ -4,7 +4,8 @@
  *
  * @module paygate-auth/payment-links
  */
-import { SCOPES, checkRealm } from '../index.js';
+import { SCOPES } from '../index.js';
+import { checkRealm } from '../internal/index.js';
 import { checkCaller } from './caller.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
 import type { Handler, HandlerResponse } from './handler-request.js';

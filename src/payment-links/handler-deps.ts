@@ -4,7 +4,7 @@
  *
  * @module paygate-auth/payment-links
  */
-import { checkRealm } from '../index.js';
+import { checkRealm } from '../internal/index.js';
 import { type Directory, InMemoryDirectory } from './directory.js';
 import { type IdempotencyStore, InMemoryIdempotencyStore } from './idempotency-store.js';
 import { type IdGenerator, randomIds } from './ids.js';

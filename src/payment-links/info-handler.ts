@@ -5,7 +5,7 @@
  *
  * @module paygate-auth/payment-links
  */
-import { checkRealm } from '../index.js';
+import { checkRealm } from '../internal/index.js';
 import { checkCaller } from './caller.js';
 import type { Handler, HandlerResponse } from './handler-request.js';
 import { formatSeconds } from './timestamps.js';

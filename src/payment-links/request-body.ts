@@ -4,7 +4,7 @@
  *
  * @module paygate-auth/payment-links
  */
-import { type MemberPath, findDuplicateMember } from '../index.js';
+import { type MemberPath, findDuplicateMember } from '../internal/index.js';
 import { PaymentLinkError } from './errors.js';
 import { indexPath, memberPath } from './field-errors.js';
 import type { HandlerRequest } from './handler-request.js';

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDoctorCommand } from '../../src/cli/doctor.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
-import { AUTH_ERROR_CODES, type AuthErrorCode, IssuerRegistry, type RuleName, createVerifier, isAuthError, scopeFailure } from '../../src/index.js';
+import { AUTH_ERROR_CODES, type AuthErrorCode, IssuerRegistry, type RuleName, createVerifier, isAuthError } from '../../src/index.js';
+import { scopeFailure } from '../../src/internal/index.js';
 import { type TestIssuer, createTestIssuer, generateTestKey, signRawToken } from '../../src/testing/index.js';
 import { captureIo } from './cli-io.js';
 
@@ -299,7 +300,7 @@ describe('paygate-auth doctor', () => {
     [['--entry', 'x.json'], '--audience is required'],
     [['--audience', AUD, '--issuer', ISS, '--jwks', 'j.json'], '--product is required without --entry'],
     [['--audience', AUD, '--entry', 'x.json', '--product', 'acme'], '--product cannot be combined with --entry'],
-    [['--audience', AUD, '--bogus'], "Unknown option '--bogus'"],
+    [['--audience', AUD, '--bogus'], 'unknown option --bogus'],
   ])('exits 2 on a usage mistake: %j', async (args, message) => {
     const io = captureIo();
     expect(await runCli(['doctor', 'a.b.c', ...args], io, [doctor])).toBe(EXIT.usage);

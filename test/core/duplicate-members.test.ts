@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { MAX_PATH_CHARS } from '../../src/core/duplicate-members.js';
 import { MAX_QUOTED_CHARS } from '../../src/core/hint-text.js';
-import { type MemberPath, findDuplicateMember, formatMemberPath } from '../../src/index.js';
+import { type MemberPath, findDuplicateMember, formatMemberPath } from '../../src/internal/index.js';
 
 describe('findDuplicateMember: the first repeated member name, in the order of the text', () => {
   test.each<[string, string, MemberPath | undefined]>([

@@ -1,6 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { requirementFailure } from '../../src/http/authenticate.js';
-import { type AuthResult, authenticate, authorizeScopes, normalizeScopeRequirement, toErrorResponse } from '../../src/index.js';
+import { type AuthResult, authenticate, authorizeScopes, toErrorResponse } from '../../src/index.js';
+import { normalizeScopeRequirement } from '../../src/internal/index.js';
 import { seconds, useFixture } from '../support/fixture.js';
 import { verifyUntilCached } from '../support/result-cache.js';
 

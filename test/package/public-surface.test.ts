@@ -1,0 +1,67 @@
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+/** Every subpath of package.json#exports, with the source file that tsup builds it from. */
+const SUBPATHS: Readonly<Record<string, string>> = {
+  'paygate-auth': 'src/index.ts',
+  'paygate-auth/express': 'src/adapters/express/index.ts',
+  'paygate-auth/fastify': 'src/adapters/fastify/index.ts',
+  'paygate-auth/koa': 'src/adapters/koa/index.ts',
+  'paygate-auth/fetch': 'src/adapters/fetch/index.ts',
+  'paygate-auth/payment-links': 'src/payment-links/index.ts',
+  'paygate-auth/postgres': 'src/postgres/index.ts',
+  'paygate-auth/testing': 'src/testing/index.ts',
+  'paygate-auth/testing/msw': 'src/testing/msw.ts',
+  'paygate-auth/issuer': 'src/issuer/index.ts',
+};
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+/** The names each entry exports, values and types alike, one `subpath: name (kind)` line each. */
+function publicSurface(): string {
+  const files = Object.values(SUBPATHS).map((file) => `${root}${file}`);
+  const program = ts.createProgram(files, { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, strict: true, noEmit: true });
+  const checker = program.getTypeChecker();
+  const lines: string[] = [];
+  for (const [subpath, file] of Object.entries(SUBPATHS)) {
+    const source = program.getSourceFile(`${root}${file}`);
+    const module = source && checker.getSymbolAtLocation(source);
+    if (!module) throw new Error(`no module symbol for ${file}`);
+    lines.push(`## ${subpath}`);
+    const symbols = [...checker.getExportsOfModule(module)].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const symbol of symbols) {
+      const target = symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+      const kind = target.flags & ts.SymbolFlags.Value ? 'value' : 'type';
+      lines.push(`${symbol.name} (${kind})`);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+describe('the public surface', () => {
+  let surface: string;
+  beforeAll(() => {
+    surface = publicSurface();
+  });
+
+  it('of every subpath equals the committed report (etc/public-surface.md); a change to it is seen in review', async () => {
+    await expect(surface).toMatchFileSnapshot('../../etc/public-surface.md');
+  });
+
+  it.each([
+    'findDuplicateMember',
+    'formatMemberPath',
+    'MemberPath',
+    'MAX_ENTRY_LIFETIME',
+    'normalizeScopeRequirement',
+    'checkRealm',
+    'scopeFailure',
+    'PROBLEM_TYPE_BASE',
+    'VERIFIER_OPTION_NAMES',
+  ])('the root entry does not export %s, a helper for the package\'s own modules', (name) => {
+    const root = surface.split('\n\n')[0]?.split('\n') ?? [];
+    expect(root.some((line) => line.startsWith(`${name} (`))).toBe(false);
+  });
+});
