@@ -1,0 +1,63 @@
+/**
+ * Module boundaries of paygate-auth, checked in CI by `npm run lint:boundaries`.
+ *
+ * Areas: core, http, adapters/*, testing, payment-links, postgres, issuer, cli, and the internal shared
+ * module src/internal (no export map exposes it). Directions allowed:
+ *   adapters -> http -> core; testing, payment-links, issuer -> the public root (src/index.ts);
+ *   postgres -> the public payment-links entry and the root; cli -> any public entry.
+ * Any area may use src/internal; src/internal may use core and http. Nothing points back.
+ */
+const entry = {
+  root: '^src/index\\.ts$',
+  paymentLinks: '^src/payment-links/index\\.ts$',
+  postgres: '^src/postgres/index\\.ts$',
+  issuer: '^src/issuer/index\\.ts$',
+  testing: '^src/testing/(index|msw)\\.ts$',
+};
+const internal = '^src/internal/';
+
+/** A rule: files matching `from` may import, among src files, only those matching `allowed`. */
+function only(name, from, allowed) {
+  return {
+    name,
+    severity: 'error',
+    comment: `${name}: imports outside its own area go through a public entry or src/internal`,
+    from: { path: from },
+    to: { path: '^src/', pathNot: [...allowed, internal] },
+  };
+}
+
+module.exports = {
+  forbidden: [
+    only('core-stays-core', '^src/core/', ['^src/core/']),
+    only('http-uses-core', '^src/http/', ['^src/http/', '^src/core/']),
+    only('adapter-uses-http-and-core', '^src/adapters/([^/]+)/', ['^src/adapters/$1/', '^src/http/', '^src/core/']),
+    only('internal-uses-core-and-http', internal, ['^src/core/', '^src/http/']),
+    only('root-entry-exports-core-and-http', entry.root, ['^src/core/', '^src/http/']),
+    only('testing-uses-root', '^src/testing/', ['^src/testing/', entry.root]),
+    only('payment-links-uses-root', '^src/payment-links/', ['^src/payment-links/', entry.root]),
+    only('issuer-uses-root', '^src/issuer/', ['^src/issuer/', entry.root]),
+    only('postgres-uses-root-and-payment-links', '^src/postgres/', ['^src/postgres/', entry.root, entry.paymentLinks]),
+    only('cli-uses-public-entries', '^src/cli/', [
+      '^src/cli/',
+      entry.root,
+      entry.paymentLinks,
+      entry.postgres,
+      entry.issuer,
+      entry.testing,
+    ]),
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'a cycle between modules hides which one depends on which (a type-only import is no load-time cycle)',
+      from: { path: '^src/' },
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    exclude: { path: '\\.test\\.ts$' },
+  },
+};
