@@ -18,7 +18,13 @@ export const PUBLIC_TENANT_ID = 'public';
 /** Longest product, tenant id, user id or resource id accepted. */
 export const MAX_NAME_PART_LENGTH = 256;
 
+/** The one alphabet of every name part: a product, a tenant id, a user id, a resource id. */
 const NAME_PART = /^[A-Za-z0-9._-]+$/;
+
+/** `true` for a name part: 1 to {@link MAX_NAME_PART_LENGTH} letters, digits, `-`, `_` or `.`. */
+export function isNamePart(value: unknown): value is string {
+  return typeof value === 'string' && value.length <= MAX_NAME_PART_LENGTH && NAME_PART.test(value);
+}
 /** 1 at the ASCII codes {@link NAME_PART} allows (a loop over a table costs less than a match). */
 const NAME_PART_CHARS = Uint8Array.from({ length: 128 }, (_, code) => (NAME_PART.test(String.fromCharCode(code)) ? 1 : 0));
 const PART = `[A-Za-z0-9._-]{1,${MAX_NAME_PART_LENGTH}}`;

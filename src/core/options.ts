@@ -31,6 +31,13 @@ export function numberOption(owner: string, name: string, value: unknown, fallba
   return value;
 }
 
+/** `value`, or `fallback` when it is `undefined`. @throws {TypeError} naming `owner` and `name` when it is not a boolean. */
+export function booleanOption(owner: string, name: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'boolean') throw new TypeError(`${owner}: ${name} must be a boolean, got ${describe(value)}`);
+  return value;
+}
+
 /** A short, safe description of a bad value for an error message. */
 export function describe(value: unknown): string {
   if (value === null) return 'null';

@@ -4,7 +4,7 @@
  *
  * @module paygate-auth
  */
-import { MAX_NAME_PART_LENGTH } from './ern.js';
+import { isNamePart } from './ern.js';
 import { isAllowedJwksUrl } from './loopback.js';
 
 /** One trusted issuer, as registered. */
@@ -59,7 +59,6 @@ const ENTRY_KEYS: ReadonlySet<string> = new Set([
   'maxTokenLifetime',
   'subjectMustEqualIssuer',
 ]);
-const NAME_PART = /^[A-Za-z0-9._-]+$/;
 
 function fail(where: string, field: string, problem: string): never {
   throw new TypeError(`IssuerRegistry: ${where}.${field} ${problem}`);
@@ -99,7 +98,7 @@ function checkNames(where: string, field: string, value: unknown, required: bool
   }
   const names = new Set<string>();
   value.forEach((name, index) => {
-    if (typeof name !== 'string' || name.length > MAX_NAME_PART_LENGTH || !NAME_PART.test(name)) {
+    if (!isNamePart(name)) {
       fail(where, `${field}[${index}]`, 'must be a name of letters, digits, "-", "_" and "."');
     }
     if (names.has(name)) fail(where, `${field}[${index}]`, `repeats ${JSON.stringify(name)}`);

@@ -13,7 +13,7 @@ import { kindOf } from './hint-text.js';
 import type { FetchLike } from './jwks-fetch.js';
 import { JwksCache, type KeyLoadReport, type KeySnapshot } from './jwks-cache.js';
 import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
-import { numberOption, rejectUnknownOptions } from './options.js';
+import { booleanOption, numberOption, rejectUnknownOptions } from './options.js';
 import { type IssuerEntry, IssuerRegistry } from './registry.js';
 import { type CachedResult, ResultCache } from './result-cache.js';
 import { type PreparedKey, type SignatureEngine, type SignatureEngineName, createSignatureEngine } from './signature.js';
@@ -224,12 +224,6 @@ function checkFunction<T>(name: string, value: unknown): T | undefined {
   return value as T | undefined;
 }
 
-function checkBoolean(name: string, value: unknown, fallback: boolean): boolean {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'boolean') throw new TypeError(`${OWNER}: ${name} must be a boolean`);
-  return value;
-}
-
 function checkAdmission(value: unknown): CacheAdmission {
   if (value === undefined) return 'second-use';
   if (!CACHE_ADMISSIONS.includes(value as CacheAdmission)) {
@@ -292,7 +286,7 @@ class TokenVerifier implements Verifier {
     this.#engine = checkEngine(o.crypto);
     this.#onEvent = checkFunction<VerifierEventListener>('onEvent', o.onEvent);
     this.#trace = checkFunction<RuleTrace>('trace', o.trace);
-    const useCache = checkBoolean('cache', o.cache, true) && this.#trace === undefined;
+    const useCache = booleanOption(OWNER, 'cache', o.cache, true) && this.#trace === undefined;
     const maxEntries = numberOption(OWNER, 'cacheMaxEntries', o.cacheMaxEntries, 10_000, { min: 1, max: 10_000_000, integer: true });
     const maxBytes = numberOption(OWNER, 'cacheMaxBytes', o.cacheMaxBytes, 32 * 1024 * 1024, { min: 1024, max: 2 ** 40, integer: true });
     const admission = checkAdmission(o.cacheAdmission);

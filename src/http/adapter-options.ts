@@ -3,11 +3,11 @@
  *
  * @module paygate-auth
  */
-import { describe, rejectUnknownOptions } from '../core/options.js';
+import { booleanOption, describe, rejectUnknownOptions } from '../core/options.js';
 import { type NormalizedScopeRequirement, type ScopeRequirement, normalizeScopeRequirement } from '../core/scopes.js';
 import { VERIFIER_OPTION_NAMES, type VerifierOptions, createVerifier } from '../core/verifier.js';
 import type { AuthenticatingVerifier } from './authenticate.js';
-import { checkExposeHints, checkRealm } from './error-response.js';
+import { checkRealm } from './error-response.js';
 
 /** The adapter's own options, beside the verifier (or the verifier's options). */
 export interface AdapterBaseOptions {
@@ -87,12 +87,6 @@ export const ADAPTER_OPTION_NAMES = ['verifier', 'requiredScopes', 'realm', 'all
 /** Every option name an adapter accepts. */
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([...ADAPTER_OPTION_NAMES, ...VERIFIER_OPTION_NAMES]);
 
-function checkBoolean(owner: string, name: string, value: unknown): boolean {
-  if (value === undefined) return false;
-  if (typeof value !== 'boolean') throw new TypeError(`${owner}: ${name} must be a boolean, got ${describe(value)}`);
-  return value;
-}
-
 /**
  * Checks `requirement` and returns it normalized: a frozen copy made when the middleware or route
  * is built, so it is checked once, and a later change to the array given is not seen.
@@ -136,9 +130,9 @@ export function resolveAdapterOptions(owner: string, options: unknown): AdapterS
   return Object.freeze({
     requiredScopes: o.requiredScopes === undefined ? undefined : stableRequirement(o.requiredScopes, `${owner}: requiredScopes`),
     realm: checkRealm(o.realm, `${owner}: realm`),
-    allowPreflight: checkBoolean(owner, 'allowPreflight', o.allowPreflight),
-    forwardErrors: checkBoolean(owner, 'forwardErrors', o.forwardErrors),
-    exposeHints: checkBoolean(owner, 'exposeHints', o.exposeHints),
+    allowPreflight: booleanOption(owner, 'allowPreflight', o.allowPreflight, false),
+    forwardErrors: booleanOption(owner, 'forwardErrors', o.forwardErrors, false),
+    exposeHints: booleanOption(owner, 'exposeHints', o.exposeHints, false),
     verifier: verifierFrom(owner, o),
   });
 }

@@ -5,6 +5,7 @@
  * @module paygate-auth
  */
 import { AUTH_ERROR_CODES, type AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
+import { booleanOption } from '../core/options.js';
 
 /**
  * An RFC 9457 problem, with this package's stable `code` (and the `claim` at fault, if one; the
@@ -100,10 +101,8 @@ function problem(status: number, code: string, title: string, detail: string, cl
  * Checks an `exposeHints` option.
  * @throws {TypeError} naming `owner` when it is not a boolean.
  */
-export function checkExposeHints(value: unknown, owner = 'exposeHints'): boolean {
-  if (value === undefined) return false;
-  if (typeof value !== 'boolean') throw new TypeError(`${owner} must be a boolean`);
-  return value;
+export function checkExposeHints(value: unknown, owner = 'toErrorResponse'): boolean {
+  return booleanOption(owner, 'exposeHints', value, false);
 }
 
 const BASE_HEADERS = { 'content-type': 'application/problem+json', 'cache-control': 'no-store' } as const;

@@ -5,10 +5,13 @@
  *
  * @module paygate-auth/internal
  */
+export { isNamePart } from '../core/ern.js';
 export { type MemberPath, findDuplicateMember, formatMemberPath } from '../core/duplicate-members.js';
 export { quote, quoteList } from '../core/hint-text.js';
+export { isJsonObject } from '../core/json-object.js';
 export { MILLISECONDS_THRESHOLD } from '../core/hints.js';
 export { isLoopbackHost } from '../core/loopback.js';
+export { booleanOption } from '../core/options.js';
 export { MAX_ENTRY_LIFETIME, isHttpsUri } from '../core/registry.js';
 export { normalizeScopeRequirement } from '../core/scopes.js';
 export { scopeFailure } from '../http/authenticate.js';

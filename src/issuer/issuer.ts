@@ -5,7 +5,7 @@
  * @module paygate-auth/issuer
  */
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
-import { MAX_ENTRY_LIFETIME, isHttpsUri } from '../internal/index.js';
+import { MAX_ENTRY_LIFETIME, booleanOption, isHttpsUri } from '../internal/index.js';
 import { signClaims } from './compact.js';
 import { IssuerError, KeyStoreError } from './errors.js';
 import { type KeyRecord, type KeyStore, checkKeyStore } from './key-store.js';
@@ -246,7 +246,7 @@ class RotatingIssuer implements Issuer {
     this.maxLifetime = secondsOption(`${OWNER}: maxLifetime`, o.maxLifetime, DAY, { min: 0, max: MAX_ENTRY_LIFETIME, exclusiveMin: true });
     const lifetime = secondsOption(`${OWNER}: lifetime`, o.lifetime, 300, { min: 0, max: this.maxLifetime, exclusiveMin: true });
     if (!Number.isInteger(lifetime)) throw new TypeError(`${OWNER}: lifetime must be a whole number of seconds`);
-    if (o.emitExp !== undefined && typeof o.emitExp !== 'boolean') throw new TypeError(`${OWNER}: emitExp must be a boolean`);
+    booleanOption(OWNER, 'emitExp', o.emitExp, true);
     const maxAge = secondsOption(`${OWNER}: jwksMaxAge`, o.jwksMaxAge, Math.min(600, this.rotation.publishLead), { min: 0, max: this.rotation.publishLead });
     this.#cacheControl = `public, max-age=${Math.floor(maxAge)}`;
     this.#keep = this.maxLifetime + this.rotation.retentionMargin;

@@ -3,7 +3,7 @@
  * `sign()`: for trying things out and for tests, without a key store or a rotation schedule.
  */
 import { parseTenantErn } from '../index.js';
-import { MAX_ENTRY_LIFETIME } from '../internal/index.js';
+import { MAX_ENTRY_LIFETIME, booleanOption } from '../internal/index.js';
 import { signClaims } from './compact.js';
 import type { SigningKey } from './key-file.js';
 import { namesOption, rejectUnknownOptions, secondsOption, textOption } from './options.js';
@@ -63,7 +63,7 @@ function settingsOf(options: SignTokenOptions, tenant: unknown): ClaimSettings {
   else if (!Array.isArray(audience) || audience.length === 0) throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them`);
   else audience.forEach((item: unknown, index) => textOption(`${OWNER}: audience[${index}]`, item));
   const maxLifetime = secondsOption(`${OWNER}: maxLifetime`, options.maxLifetime, 86_400, { min: 0, max: MAX_ENTRY_LIFETIME, exclusiveMin: true });
-  if (options.emitExp !== undefined && typeof options.emitExp !== 'boolean') throw new TypeError(`${OWNER}: emitExp must be a boolean`);
+  booleanOption(OWNER, 'emitExp', options.emitExp, true);
   if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError(`${OWNER}: now must be a function`);
   return {
     issuer: textOption(`${OWNER}: issuer`, options.issuer),

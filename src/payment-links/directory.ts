@@ -5,6 +5,7 @@
  *
  * @module paygate-auth/payment-links
  */
+import { isNamePart } from '../internal/index.js';
 import { parseTenantErn } from '../index.js';
 import { isUuid, randomIds } from './ids.js';
 
@@ -78,8 +79,6 @@ interface TenantData {
   readonly paymentMethods: PaymentMethodSettings;
 }
 
-const REF = /^[A-Za-z0-9._-]{1,256}$/;
-
 function seedError(where: string, message: string): TypeError {
   return new TypeError(`InMemoryDirectory: ${where} ${message}`);
 }
@@ -91,7 +90,7 @@ function checkUuid(value: string | undefined, where: string): string {
 }
 
 function checkRef(value: unknown, where: string): string {
-  if (typeof value !== 'string' || !REF.test(value)) throw seedError(where, 'must be 1 to 256 letters, digits, "-", "_" or "."');
+  if (!isNamePart(value)) throw seedError(where, 'must be 1 to 256 letters, digits, "-", "_" or "."');
   return value;
 }
 

@@ -4,6 +4,7 @@
  *
  * @module paygate-auth/payment-links
  */
+import { isJsonObject as isPlainObject } from '../internal/index.js';
 import { parseDecimal } from './decimal.js';
 import { type FieldErrors, memberPath } from './field-errors.js';
 
@@ -11,9 +12,7 @@ import { type FieldErrors, memberPath } from './field-errors.js';
 export type JsonObject = Readonly<Record<string, unknown>>;
 
 /** `true` for a JSON object (not an array, not `null`). */
-export function isJsonObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
+export const isJsonObject: (value: unknown) => value is JsonObject = isPlainObject;
 
 /** The JSON type of a value, for messages. */
 export function jsonType(value: unknown): string {

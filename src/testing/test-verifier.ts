@@ -6,6 +6,7 @@
  * @module paygate-auth/testing
  */
 import { type FetchLike, IssuerRegistry, type Verifier, type VerifierOptions, createVerifier } from '../index.js';
+import { booleanOption } from '../internal/index.js';
 import { type IssuerLink, type TestIssuer, issuerLink } from './test-issuer.js';
 
 /** Verifier options for {@link createTestVerifier}: `registry` comes from the issuers. */
@@ -90,7 +91,7 @@ function following(inner: Verifier, followed: readonly Followed[]): Verifier {
 export function createTestVerifier(issuers: TestIssuer | readonly TestIssuer[], options: TestVerifierOptions = {}): Verifier {
   const list = issuerList(issuers);
   const { followIssuers, audience, now, fetch, ...rest } = options;
-  if (followIssuers !== undefined && typeof followIssuers !== 'boolean') throw new TypeError('createTestVerifier: followIssuers must be a boolean');
+  booleanOption('createTestVerifier', 'followIssuers', followIssuers, true);
   const base = { ...rest, audience: audience ?? (list[0] as TestIssuer).audience, now: now ?? (() => Date.now()) };
   if (followIssuers === false) {
     return createVerifier({ ...base, ...(fetch === undefined ? {} : { fetch }), registry: new IssuerRegistry(list.map((issuer) => issuer.entry)) });

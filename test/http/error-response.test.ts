@@ -127,6 +127,6 @@ describe('toErrorResponse and hints', () => {
   });
 
   test('a non-boolean exposeHints is refused, naming it', () => {
-    expect(() => toErrorResponse(hinted, { exposeHints: 'yes' as unknown as boolean })).toThrow(/^exposeHints must be a boolean/);
+    expect(() => toErrorResponse(hinted, { exposeHints: 'yes' as unknown as boolean })).toThrow(/^toErrorResponse: exposeHints must be a boolean/);
   });
 });
