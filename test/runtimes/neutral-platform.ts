@@ -41,7 +41,7 @@ const ALLOWED_EVERYWHERE: Readonly<Record<string, string>> = {
 export const WEB_ENTRIES: readonly WebEntry[] = [
   { subpath: '.' },
   { subpath: './fetch' },
-  { subpath: './issuer', without: ['FileKeyStore'] },
+  { subpath: './issuer', without: ['FileKeyStore', 'generateKeyFile', 'readPrivateKeyFile'] },
   {
     subpath: './testing',
     without: ['serveJwks'],
