@@ -1,8 +1,6 @@
 /**
  * Option parsing for the commands, through Node's `util.parseArgs`: a mistake becomes a
  * {@link UsageError} (exit 2).
- *
- * @module paygate-auth/cli
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { UsageError } from './command.js';

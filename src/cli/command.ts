@@ -1,7 +1,5 @@
 /**
  * The shape of one `paygate-auth` command-line command, and the streams it writes to.
- *
- * @module paygate-auth/cli
  */
 
 /** Where a command writes, and what it reads of its environment (injected, so tests need no process). */

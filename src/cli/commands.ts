@@ -1,7 +1,5 @@
 /**
  * Every command of the `paygate-auth` command line, in the order `--help` lists them.
- *
- * @module paygate-auth/cli
  */
 import type { CliCommand } from './command.js';
 import { controlsCommand } from './controls-command.js';

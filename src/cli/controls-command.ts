@@ -1,7 +1,5 @@
 /**
  * `paygate-auth controls`: what operator controls are in force, and the recorded actions.
- *
- * @module paygate-auth/cli
  */
 import { foldControls, readControlRecords } from '../postgres/index.js';
 import type { CliCommand } from './command.js';

@@ -1,7 +1,5 @@
 /**
  * `paygate-auth controls compact`: folds the operator-controls table into its current state.
- *
- * @module paygate-auth/cli
  */
 import { compactControls } from '../postgres/index.js';
 import type { CliCommand } from './command.js';

@@ -1,8 +1,6 @@
 /**
  * The database of the PostgreSQL commands: `DATABASE_URL`, reached with `pg` (an optional peer,
  * loaded only when such a command runs).
- *
- * @module paygate-auth/cli
  */
 import { UsageError } from './command.js';
 import type { SqlClient } from '../postgres/index.js';

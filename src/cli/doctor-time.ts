@@ -1,8 +1,6 @@
 /**
  * Time claims as people read them: a date, how far from now, and a warning when a value looks like
  * milliseconds where seconds are due.
- *
- * @module paygate-auth/cli
  */
 import { MILLISECONDS_THRESHOLD } from '../internal/index.js';
 

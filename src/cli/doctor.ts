@@ -6,8 +6,6 @@
  * set, so its verdict is the verifier's by construction. The JWKS is downloaded by the verifier's
  * own fetcher (its size limit, timeout and redirect rule). Everything printed from the token or
  * the JWKS is cut and escaped. Never prints the token: a SHA-256 fingerprint names it.
- *
- * @module paygate-auth/cli
  */
 import { type AuthError, type FetchLike, type IssuerEntry, IssuerRegistry, type JwksFetchEvent, type RuleName, type RuleOutcome, type TenantErn, type Verifier, createVerifier, isAuthError, isKnownScope } from '../index.js';
 import { quote, quoteList, scopeFailure } from '../internal/index.js';

@@ -2,8 +2,6 @@
  * `paygate-auth keys generate`: a new RS256 key pair. The private key goes to a file created with
  * mode 0600 (never overwritten, never printed); the public JWK goes to standard output, and
  * optionally into a JWKS file to publish.
- *
- * @module paygate-auth/cli
  */
 import { generateKeyFile } from '../issuer/index.js';
 import { type CliCommand, UsageError } from './command.js';

@@ -1,8 +1,6 @@
 /**
  * `paygate-auth migrate`: creates or upgrades the PostgreSQL schema of paygate-auth/postgres,
  * every area or one of them.
- *
- * @module paygate-auth/cli
  */
 import { SCHEMA_AREAS, type SchemaArea, migrate } from '../postgres/index.js';
 import { type CliCommand, UsageError } from './command.js';

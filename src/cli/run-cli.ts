@@ -1,8 +1,6 @@
 /**
  * The command line's dispatcher: picks the command named by the first words, answers `--help`,
  * and turns failures into exit codes (0 done, 1 the command failed, 2 a usage mistake).
- *
- * @module paygate-auth/cli
  */
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 

@@ -1,8 +1,6 @@
 /**
  * Where a command gets a token (an argument, a file, or standard input), and how it names one
  * without showing it: a short SHA-256 fingerprint.
- *
- * @module paygate-auth/cli
  */
 import { UsageError } from './command.js';
 

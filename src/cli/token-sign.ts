@@ -2,8 +2,6 @@
  * `paygate-auth token sign`: a token signed by hand with a private key file, built by the same
  * rules as `paygate-auth/issuer`'s `sign()` (so a token the gateway would reject is refused, naming
  * the option). For trying things out: it signs at once, whatever the key's publication time.
- *
- * @module paygate-auth/cli
  */
 import { IssuerError, KeyStoreError, readPrivateKeyFile, signToken } from '../issuer/index.js';
 import { type CliCommand, UsageError } from './command.js';

@@ -1,7 +1,5 @@
 /**
  * The result of a successful verification: who is calling, for which tenant, with which scopes.
- *
- * @module paygate-auth
  */
 import type { CheckedClaims } from './claims.js';
 import { decodeJwsPayload } from './compact-jws.js';

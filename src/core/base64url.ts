@@ -4,8 +4,6 @@
  * whole bytes, zero trailing bits), which is checked by encoding the decoded bytes again and
  * comparing. Decoding is `Buffer.from(text, 'base64url')` where Node's `Buffer` exists, else
  * jose's `base64url`.
- *
- * @module paygate-auth
  */
 import * as jose from 'jose/base64url';
 

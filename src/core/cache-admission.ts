@@ -5,8 +5,6 @@
  * collector a copy as it ages and pushes out results that would have been used. So by default a
  * token is cached on its second verification: the first only leaves a mark, one number in a
  * fixed table, and a token signed afresh for every call costs the cache nothing.
- *
- * @module paygate-auth
  */
 
 /**

@@ -4,8 +4,6 @@
  * Order: the types of the time claims (`exp`, `expt`, `iat`, `nbf`), then expiry, `iat` and `nbf`
  * against the clock, the lifetime, `aud`, `sub`, `tenant_ern`, `scope`, `tenant_name`, `user_ern`.
  * The first broken rule is the one reported.
- *
- * @module paygate-auth
  */
 import { ErnError, parseTenantErn, parseUserReference, tenantUserOf, type TenantErn, type UserReference } from './ern.js';
 import { AuthError, type RuleName, type RuleTrace, invalidClaim } from './errors.js';

@@ -2,8 +2,6 @@
  * The compact JWS serialization (RFC 7515 §7.1): three unpadded base64url segments separated by
  * dots, the first two JSON objects. Every segment must be canonical base64url (zero trailing
  * bits), so a token has exactly one accepted spelling. Anything else is `malformed_token`.
- *
- * @module paygate-auth
  */
 import { decodeCanonicalBase64Url, utf8Text } from './base64url.js';
 import { type MemberPath, formatMemberPath } from './duplicate-members.js';

@@ -5,8 +5,6 @@
  *
  * Names are compared as JSON strings, after their escapes: `"a"` and `"\u0061"` are one name.
  * Strings that are values, however they look, are never taken for names.
- *
- * @module paygate-auth
  */
 import { MAX_QUOTED_CHARS, cut, quote } from './hint-text.js';
 

@@ -8,8 +8,6 @@
  *
  * Every name part is non-empty, case-sensitive, at most {@link MAX_NAME_PART_LENGTH} characters of
  * letters, digits, `-`, `_` and `.`. Parsers return frozen objects or throw {@link ErnError}.
- *
- * @module paygate-auth
  */
 
 /** The tenant id of a product acting as itself. */

@@ -4,8 +4,6 @@
  * the claim: they never contain the token, a key, or a claim's value. The rule that failed records
  * what it compared as data, {@link FailureFacts}, where it failed; the `hint` for logs is written
  * from those facts only when someone reads it (see `hints.ts`). Nothing decodes the token again.
- *
- * @module paygate-auth
  */
 import { renderHint } from './hints.js';
 

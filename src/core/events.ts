@@ -3,8 +3,6 @@
  * result-cache hits and misses, key removals. No event carries a token, a signature or key material;
  * a failure's `facts` and `hint` may hold what the client sent (an `aud`, a `kid`) beside the
  * configuration.
- *
- * @module paygate-auth
  */
 import type { AuthErrorCode, FailureFacts } from './errors.js';
 import type { JwksFailureReason } from './jwks-fetch.js';

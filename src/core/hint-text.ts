@@ -3,8 +3,6 @@
  * first (so the work is bounded whatever its length), then escaped: `"` and `\`, every control
  * character (C0, DEL, C1), U+2028/U+2029, the bidirectional controls and lone surrogates are shown
  * as escapes, never raw. Lists are shortened. Each function reads its input once.
- *
- * @module paygate-auth
  */
 
 /** Longest value quoted whole; a longer one is cut and marked with `…`. */

@@ -5,8 +5,6 @@
  * token. A hint quotes only what the client sent and public configuration, never the token, a
  * signature or key material, nor the tenants of a limited integration (other customers); values
  * are cut, then escaped (see `hint-text.ts`), linearly: one safe log line whatever the token holds.
- *
- * @module paygate-auth
  */
 import type { FormatFacts } from './compact-jws.js';
 import { formatMemberPath } from './duplicate-members.js';

@@ -2,8 +2,6 @@
  * The JOSE header rules, in order: `alg` on the allow-list, `kid` present, `typ` (when
  * present) `JWT` or `at+jwt`, no `crit`. `jku`, `x5u`, `jwk` and `x5c` are never read: keys come only
  * from the registered issuer's JWKS.
- *
- * @module paygate-auth
  */
 import { AuthError, type RuleTrace } from './errors.js';
 

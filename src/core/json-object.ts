@@ -2,8 +2,6 @@
  * JSON objects from untrusted input: parsed, refused when an object repeats a member name, stripped
  * of `__proto__` and `constructor` keys at every depth, and frozen, so that nothing downstream can
  * be tricked through a prototype key, a second reading of a repeated member, or a changed claim.
- *
- * @module paygate-auth
  */
 import { type MemberPath, findDuplicateMember } from './duplicate-members.js';
 

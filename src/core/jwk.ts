@@ -2,8 +2,6 @@
  * Which keys of a JWKS may verify: `kty` `RSA`, `use` absent or `sig`, `alg` absent or
  * an accepted algorithm, a `kid`, an odd modulus of at least 2048 bits. A key breaking a rule is ignored;
  * the rest of the set still counts.
- *
- * @module paygate-auth
  */
 import { decodeBase64Url, isBase64Url } from './base64url.js';
 import { isJsonObject } from './json-object.js';

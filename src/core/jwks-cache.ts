@@ -7,8 +7,6 @@
  * The stale window counts from the moment keys go stale (their download plus the max-age): no key
  * verifies more than `maxAge + staleWindow` after the download that last listed it, however long
  * the verifier was idle and however old an imported snapshot is.
- *
- * @module paygate-auth
  */
 import { AuthError } from './errors.js';
 import { emit, type JwksFetchTrigger, type KeysRemovedEvent, type VerifierEventListener } from './events.js';

@@ -4,8 +4,6 @@
  * unless allowed, and then only within the same origin (as jose, which follows none), and any
  * answer other than 200 with a JSON content type and a JSON object holding a `keys` array counted
  * as a failure.
- *
- * @module paygate-auth
  */
 import { findDuplicateMember, formatMemberPath } from './duplicate-members.js';
 import { isJsonObject } from './json-object.js';

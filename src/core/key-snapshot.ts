@@ -1,8 +1,6 @@
 /**
  * The shape check of a key snapshot handed to `createVerifier({ keys })`. Which keys are usable is
  * decided later by the same rules as a download.
- *
- * @module paygate-auth
  */
 import { isJsonObject } from './json-object.js';
 import type { KeySnapshot } from './jwks-cache.js';

@@ -1,8 +1,6 @@
 /**
  * Loopback hosts: the only hosts a JWKS may be fetched from over plain `http:` (tests and examples).
  * A JWKS download never leaves the origin of its registered URL (see `jwks-fetch.ts`).
- *
- * @module paygate-auth
  */
 
 const IPV4_LOOPBACK = /^127\.(?:\d{1,3})\.(?:\d{1,3})\.(?:\d{1,3})$/;

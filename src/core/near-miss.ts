@@ -6,8 +6,6 @@
  *
  * Linear in the text: each identifier is reduced once (no regular expression, so nothing can
  * backtrack over a hostile value such as `"////…/x"`), and the reduced forms are compared.
- *
- * @module paygate-auth
  */
 
 function schemeOf(text: string): string {

@@ -1,7 +1,5 @@
 /**
  * Checks of option values: a bad one throws a `TypeError` naming the option and the rule.
- *
- * @module paygate-auth
  */
 
 interface NumberRule {

@@ -1,8 +1,6 @@
 /**
  * The issuer registry: which issuers are trusted, where their keys are, and which resource-name
  * namespaces (products, and for a limited integration, tenants) each may act for.
- *
- * @module paygate-auth
  */
 import { isNamePart } from './ern.js';
 import { isAllowedJwksUrl } from './loopback.js';

@@ -8,8 +8,6 @@
  * key is nothing for the garbage collector to copy. A token whose index equals a cached one's but
  * which differs anywhere is a miss; two verified tokens with one index share a slot (the later
  * replaces the earlier), which costs a verification, never a wrong answer.
- *
- * @module paygate-auth
  */
 import { LRUCache } from 'lru-cache';
 import type { AuthContext } from './auth-context.js';

@@ -1,7 +1,5 @@
 /**
  * Scopes: the known scopes, the `scope` claim's parser and the requirement checker.
- *
- * @module paygate-auth
  */
 
 /** The scopes the gateway knows. Every request needs at least one of them (the default policy). */

@@ -9,8 +9,6 @@
  *   without `node:crypto` (Workers, Deno, browsers).
  *
  * A signature whose length is not the modulus's is refused by the verifier before it gets here.
- *
- * @module paygate-auth
  */
 import type { KeyObject, webcrypto } from 'node:crypto';
 import { importJWK } from 'jose/key/import';

@@ -1,7 +1,5 @@
 /**
  * The verifier: every rule, in order, over keys from the registered issuer's JWKS only.
- *
- * @module paygate-auth
  */
 import { type AuthContext, createAuthContext } from './auth-context.js';
 import { type ClaimPolicy, checkClaims, checkTimeWindow } from './claims.js';

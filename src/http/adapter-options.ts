@@ -1,7 +1,5 @@
 /**
  * The one options object every framework adapter takes, checked once when the middleware is made.
- *
- * @module paygate-auth
  */
 import { booleanOption, describe, rejectUnknownOptions } from '../core/options.js';
 import { type NormalizedScopeRequirement, type ScopeRequirement, normalizeScopeRequirement } from '../core/scopes.js';

@@ -1,8 +1,6 @@
 /**
  * The framework-agnostic heart every adapter calls: header → token → verified context → scopes.
  * It never throws for a client's fault: it returns `{ ok: true, auth }` or `{ ok: false, error }`.
- *
- * @module paygate-auth
  */
 import type { AuthContext } from '../core/auth-context.js';
 import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';

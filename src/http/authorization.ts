@@ -1,8 +1,6 @@
 /**
  * The `Authorization` header (RFC 6750 §2.1): `Bearer <b64token>`, scheme
  * case-insensitive. Several values, or a join of several, are `invalid_request`.
- *
- * @module paygate-auth
  */
 import { AuthError } from '../core/errors.js';
 

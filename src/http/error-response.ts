@@ -1,8 +1,6 @@
 /**
  * Failures as HTTP responses: one builder for the RFC 6750 `WWW-Authenticate` challenge and the
  * RFC 9457 `application/problem+json` body. Neither ever carries the token or key material.
- *
- * @module paygate-auth
  */
 import { AUTH_ERROR_CODES, type AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
 import { booleanOption } from '../core/options.js';

@@ -1,7 +1,5 @@
 /**
  * Request headers as the adapters receive them: Node's record of lower-case names, or Web `Headers`.
- *
- * @module paygate-auth
  */
 
 /** Request headers as Node (a record of lower-case names) or the Web (`Headers`) holds them. */

@@ -1,7 +1,5 @@
 /**
  * CORS preflight recognition (Fetch standard §3.2.2), for the adapters' `allowPreflight` option.
- *
- * @module paygate-auth
  */
 import { type HeadersInput, readHeader } from './headers-input.js';
 

@@ -2,8 +2,6 @@
  * What every adapter does with a request, framework-neutral: let a CORS preflight through when
  * allowed, else authenticate; and, for `requireScopes(...)`, check a route's scopes. A failure
  * comes with the response to send, or none when the adapter's options forward failures.
- *
- * @module paygate-auth
  */
 import type { AuthContext } from '../core/auth-context.js';
 import type { AdapterSettings } from './adapter-options.js';

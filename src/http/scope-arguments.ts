@@ -1,7 +1,5 @@
 /**
  * The arguments of every adapter's `requireScopes(...)`.
- *
- * @module paygate-auth
  */
 import type { NormalizedScopeRequirement, ScopeRequirement } from '../core/scopes.js';
 import { stableRequirement } from './adapter-options.js';

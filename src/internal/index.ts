@@ -2,8 +2,6 @@
  * The package's internal shared module: helpers that several of its own areas use and that are not
  * for users. No entry of package.json#exports exposes it, and the boundary check
  * (.dependency-cruiser.cjs) lets every area import it.
- *
- * @module paygate-auth/internal
  */
 export { isNamePart } from '../core/ern.js';
 export { type MemberPath, findDuplicateMember, formatMemberPath } from '../core/duplicate-members.js';

@@ -1,7 +1,5 @@
 /**
  * A compact JWS from a header, claims and a signer (the key store), encoded by `jose`'s base64url.
- *
- * @module paygate-auth/issuer
  */
 import { base64url } from 'jose';
 

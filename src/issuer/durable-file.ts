@@ -3,8 +3,6 @@
  * fsynced, then renamed (or linked, when the target must not be overwritten) into place, and the
  * directory is fsynced. A crash leaves the old file or the new one, never half of one; at worst a
  * `*.tmp` file, which the key store's sweep removes. `node:fs` is loaded on first use.
- *
- * @module paygate-auth/issuer
  */
 
 /** The suffix of the temporary files {@link writeFileDurably} leaves behind after a crash. */

@@ -1,8 +1,6 @@
 /**
  * The errors of the issuer side. Each carries a stable `code`; an {@link IssuerError} about one
  * input also names it in `field`. No message ever holds a private key, a token or a signature.
- *
- * @module paygate-auth/issuer
  */
 
 /** Every code an {@link IssuerError} can carry. Stable: new codes may be added, none renamed. */

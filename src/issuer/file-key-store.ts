@@ -2,8 +2,6 @@
  * Keys in a directory, for Node: one private key file per key (PKCS#8 PEM or a private JWK), mode
  * 0600, and the schedule in `schedule.json`, each written crash-safely. `node:fs` is loaded only when the store is used, so
  * importing `paygate-auth/issuer` stays possible on runtimes without it.
- *
- * @module paygate-auth/issuer
  */
 import type { RsaPublicJwk } from '../index.js';
 import { hasCode, removeFileDurably, writeFileDurably } from './durable-file.js';

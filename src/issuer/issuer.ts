@@ -1,8 +1,6 @@
 /**
  * The integration's issuer: keys on a rotation schedule, the JWKS to publish, and tokens the
  * gateway accepts. Runs on Node and on WebCrypto runtimes (Workers, Deno, Bun).
- *
- * @module paygate-auth/issuer
  */
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 import { MAX_ENTRY_LIFETIME, booleanOption, isHttpsUri } from '../internal/index.js';

@@ -3,8 +3,6 @@
  * Workers, Next route handlers), a Node handler (`http.createServer`, Express, Connect) and a
  * Fastify handler. Thin: each only writes {@link Issuer.jwks}'s document and headers. No framework
  * is imported.
- *
- * @module paygate-auth/issuer
  */
 import type { Issuer } from './issuer.js';
 

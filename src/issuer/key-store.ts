@@ -3,8 +3,6 @@
  * generate a key pair, to sign, and to destroy a key, and keeps its rotation schedule in the store
  * too. {@link InMemoryKeyStore} is for tests; `FileKeyStore` writes files; a KMS-backed store
  * implements the same five methods (and, optionally, `sweep`) (see `docs/issuer.md`).
- *
- * @module paygate-auth/issuer
  */
 import { KeyStoreError } from './errors.js';
 import type { RsaPublicJwk } from '../index.js';

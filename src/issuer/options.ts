@@ -1,7 +1,5 @@
 /**
  * Checks of the issuer's options: each bad value throws a `TypeError` naming the option.
- *
- * @module paygate-auth/issuer
  */
 import { ErnError, formatTenantErn } from '../index.js';
 

@@ -6,8 +6,6 @@
  * A key is published `publishLead` before it signs (the gateway's caches meet it before any token
  * does); a new key is published every `interval`; a retired key stays published until every token
  * it signed has expired (its retirement plus the longest token lifetime) plus `retentionMargin`.
- *
- * @module paygate-auth/issuer
  */
 import type { KeyRecord } from './key-store.js';
 import { rejectUnknownOptions, secondsOption } from './options.js';

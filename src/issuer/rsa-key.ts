@@ -1,8 +1,6 @@
 /**
  * RS256 key pairs, through `jose` and WebCrypto: generation, the public JWK as published (its
  * `kid` is the key's RFC 7638 thumbprint), and signing.
- *
- * @module paygate-auth/issuer
  */
 import { type CryptoKey, base64url, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';

@@ -2,8 +2,6 @@
  * The claims of a token, built only when the gateway would accept them: every input is checked
  * against the rules the gateway's verifier applies, and the first one broken is refused with an
  * {@link IssuerError} naming the input.
- *
- * @module paygate-auth/issuer
  */
 import { ErnError, SCOPES, type TenantErn, type UserReference, parseTenantErn, parseUserReference } from '../index.js';
 import { IssuerError } from './errors.js';

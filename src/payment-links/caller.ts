@@ -2,8 +2,6 @@
  * Who may call a handler: a verified caller (else 500, the route is mounted without the auth
  * middleware), with the scopes the route needs (403 `insufficient_scope`), and, for operations
  * on a tenant's data, a private tenant (403 `public_tenant_not_allowed`).
- *
- * @module paygate-auth/payment-links
  */
 import { type AuthContext, ConfigurationError, type ScopeRequirement, toErrorResponse } from '../index.js';
 import { scopeFailure } from '../internal/index.js';

@@ -5,8 +5,6 @@
  * maintenance agency on 2025-05-12 ({@link ISO_4217_PUBLISHED}). Withdrawn codes (`ANG`,
  * `CUC`, `HRK`, `SLL`, `ZWL`…) are not in it. Update this file when the agency publishes an
  * amendment; the list is data, not logic.
- *
- * @module paygate-auth/payment-links
  */
 
 /** The publication date of the list below. */

@@ -1,8 +1,6 @@
 /**
  * Exact decimal money: decimal strings held as `bigint` counts of 1/10 000 (four fractional
  * digits), never as binary floating point.
- *
- * @module paygate-auth/payment-links
  */
 
 /** Fractional digits every amount is held and returned with. */

@@ -2,8 +2,6 @@
  * The directory: each tenant's departments, stores, shoppers and payment-method settings. Every
  * method names the tenant; nothing of one tenant is reachable through another. A database
  * implements the same interface.
- *
- * @module paygate-auth/payment-links
  */
 import { isNamePart } from '../internal/index.js';
 import { parseTenantErn } from '../index.js';

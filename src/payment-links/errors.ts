@@ -1,8 +1,6 @@
 /**
  * Request failures of the reference handlers, as classes with stable codes, and their
  * `application/problem+json` responses (the shape of `toErrorResponse` bodies, plus `errors`).
- *
- * @module paygate-auth/payment-links
  */
 import { PROBLEM_TYPE_BASE } from '../internal/index.js';
 import type { FieldError } from './field-errors.js';

@@ -1,8 +1,6 @@
 /**
  * Field errors of a request body: every invalid field is reported at once, each with its path
  * (`payment_details.line_items[2].tax_amount`), a stable code and a message.
- *
- * @module paygate-auth/payment-links
  */
 
 /** Stable codes of a {@link FieldError}. New codes may be added, none renamed. */

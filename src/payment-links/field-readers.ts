@@ -1,8 +1,6 @@
 /**
  * Readers for the fields of a JSON object: each returns the valid value, or `undefined` after
  * recording why it is not valid, so that one pass reports every invalid field.
- *
- * @module paygate-auth/payment-links
  */
 import { isJsonObject as isPlainObject } from '../internal/index.js';
 import { parseDecimal } from './decimal.js';

@@ -1,8 +1,6 @@
 /**
  * `GET /payment-links/:id`: a link of the caller's tenant, where a new link's `Location` points.
  * Another tenant's link is 404, as if it did not exist.
- *
- * @module paygate-auth/payment-links
  */
 import { SCOPES } from '../index.js';
 import { checkRealm } from '../internal/index.js';

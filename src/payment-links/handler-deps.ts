@@ -1,8 +1,6 @@
 /**
  * What `createPaymentLinkHandler` is given: storage, directory, clock, ids, the pay-page URL and
  * the notification hook, each checked once, at creation.
- *
- * @module paygate-auth/payment-links
  */
 import { checkRealm } from '../internal/index.js';
 import { type Directory, InMemoryDirectory } from './directory.js';

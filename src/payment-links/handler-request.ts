@@ -2,8 +2,6 @@
  * The framework-neutral request and response of the reference handlers. Adapters, or a few lines
  * of glue, copy their framework's request into a {@link HandlerRequest} and the
  * {@link HandlerResponse} back out.
- *
- * @module paygate-auth/payment-links
  */
 import type { AuthContext } from '../index.js';
 

@@ -1,7 +1,5 @@
 /**
  * Reading one header from any {@link HeadersLike}.
- *
- * @module paygate-auth/payment-links
  */
 import type { HeadersLike } from './handler-request.js';
 

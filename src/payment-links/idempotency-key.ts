@@ -5,8 +5,6 @@
  * may be sent bare or as a quoted string (`"…"`, the IETF draft's form). The fingerprint is the
  * SHA-256 of the body's canonical JSON (members sorted), so the same body sent with its members
  * in another order or other whitespace is the same request; any other difference is not.
- *
- * @module paygate-auth/payment-links
  */
 import { PaymentLinkError } from './errors.js';
 import type { HeadersLike } from './handler-request.js';

@@ -2,8 +2,6 @@
  * Idempotency records: `Idempotency-Key` → the body's fingerprint and the first response. Keys
  * are per tenant. A database implements {@link IdempotencyStore} with one atomic
  * insert-if-absent (`claim`) and two updates.
- *
- * @module paygate-auth/payment-links
  */
 
 /** A response as recorded for replay: JSON-safe. */

@@ -1,7 +1,5 @@
 /**
  * Identifiers of payment links: UUIDs, and the unguessable code of the pay-page URL.
- *
- * @module paygate-auth/payment-links
  */
 
 /** Random bytes in a link code: 192 bits, above the 128 the contract requires. */

@@ -2,8 +2,6 @@
  * `GET /info/`: lets an integrator confirm that authentication is configured. Any valid token
  * with one of the gateway's scopes (the default policy) gets 200 with what the gateway
  * understood of it.
- *
- * @module paygate-auth/payment-links
  */
 import { checkRealm } from '../internal/index.js';
 import { checkCaller } from './caller.js';

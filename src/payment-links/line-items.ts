@@ -6,8 +6,6 @@
  * `amount_including_tax = amount_excluding_tax + tax_amount` exactly, and the lines'
  * `amount_including_tax` must add up to the link's `amount` exactly. `tax_percentage` is shown,
  * not recomputed: rounding rules for tax differ between tenants and countries.
- *
- * @module paygate-auth/payment-links
  */
 import { formatDecimal, parseDecimal, wholeUnits } from './decimal.js';
 import { type FieldErrors, indexPath, memberPath } from './field-errors.js';

@@ -18,8 +18,6 @@
  * | `payment_details` | `{ line_items: [...] }`, see {@link LINE_ITEM_LIMITS} |
  *
  * `null` counts as absent. Any other field is `unknown_field`.
- *
- * @module paygate-auth/payment-links
  */
 import { ErnError, parseReference } from '../index.js';
 import { isPaymentCurrency } from './currencies.js';

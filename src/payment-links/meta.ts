@@ -1,8 +1,6 @@
 /**
  * `meta`: the caller's own string key/value pairs, echoed in the link and handed to the
  * notification hook (the `merchant_meta` of later transaction notifications).
- *
- * @module paygate-auth/payment-links
  */
 import { type FieldErrors, memberPath } from './field-errors.js';
 import { type JsonObject, isJsonObject, jsonType, member } from './field-readers.js';

@@ -9,8 +9,6 @@
  *
  * Idempotency: only a 201 is recorded. A request refused for its fields records nothing, so the
  * client may correct it and retry with the same key.
- *
- * @module paygate-auth/payment-links
  */
 import { SCOPES, parseReference } from '../index.js';
 import { checkCaller } from './caller.js';

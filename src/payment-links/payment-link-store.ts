@@ -1,8 +1,6 @@
 /**
  * Where payment links are kept. Every read names the tenant: one tenant never reads another's
  * links. A database implements the same interface (each method one statement or transaction).
- *
- * @module paygate-auth/payment-links
  */
 import type { IdempotencyStore, Lease, RecordedResponse } from './idempotency-store.js';
 import { deepFreeze } from '../internal/index.js';

@@ -1,7 +1,5 @@
 /**
  * A payment link: the fields returned on creation (CONTRACT §2.3), and the record a store keeps.
- *
- * @module paygate-auth/payment-links
  */
 import type { LineItemRecord } from './line-items.js';
 import type { Tokenize } from './link-request.js';

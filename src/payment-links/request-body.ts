@@ -1,8 +1,6 @@
 /**
  * The JSON body of a request: media type (415), size (413), syntax and repeated member names (400)
  * are decided here, before any field is looked at.
- *
- * @module paygate-auth/payment-links
  */
 import { type MemberPath, findDuplicateMember } from '../internal/index.js';
 import { PaymentLinkError } from './errors.js';

@@ -1,8 +1,6 @@
 /**
  * The failure a store raises when its backing service cannot be reached: answered 503 with
  * `Retry-After`, never 500. Nothing was written by the call that failed.
- *
- * @module paygate-auth/payment-links
  */
 import { PaymentLinkError } from './errors.js';
 

@@ -1,8 +1,6 @@
 /**
  * ISO 8601 UTC timestamps of payment links: `expires` to the second, `sent` to the microsecond,
  * both with `Z`.
- *
- * @module paygate-auth/payment-links
  */
 
 /** Whole microseconds since the epoch of a clock reading in milliseconds (which may carry a fraction). */

@@ -2,8 +2,6 @@
  * The operator controls' table: one row per action (`revoke_key`, `suspend_issuer`,
  * `resume_issuer`, `refresh_keys`), each written and broadcast with `NOTIFY` in one statement, and
  * the state the rows add up to.
- *
- * @module paygate-auth/postgres
  */
 import { storageFailure } from './database-errors.js';
 import { CONTROLS_CHANNEL, TABLES } from './schema.js';

@@ -1,8 +1,6 @@
 /**
  * Which driver failures mean "the database cannot be reached right now" (answered 503 and
  * retried) rather than a fault of the statement or the schema (thrown as they are).
- *
- * @module paygate-auth/postgres
  */
 import { StorageUnavailableError } from '../payment-links/index.js';
 import { StatementTimeoutError } from './sql-client.js';

@@ -2,8 +2,6 @@
  * {@link PostgresDirectory}: the payment-link handler's directory (departments, stores, shoppers,
  * payment methods) in PostgreSQL, so that every instance, and every restart, resolves a reference
  * to the same UUID.
- *
- * @module paygate-auth/postgres
  */
 import {
   type Department,

@@ -3,8 +3,6 @@
  * `INSERT … ON CONFLICT DO UPDATE … WHERE` statement, so no interleaving of instances lets two
  * requests hold one key. A pending record names its holder's lease and when that lease ends; a
  * holder that died is replaced once its lease has ended.
- *
- * @module paygate-auth/postgres
  */
 import type { ClaimRequest, ClaimResult, IdempotencyStore, Lease, RecordedResponse } from '../payment-links/index.js';
 import { storageFailure } from './database-errors.js';

@@ -3,8 +3,6 @@
  * checked out of the `pg.Pool` and kept), or PGlite's own `listen()`. A heartbeat (a bounded
  * `SELECT 1` every few seconds) finds a connection that went silent without closing; it is then
  * destroyed and reported as a drop.
- *
- * @module paygate-auth/postgres
  */
 import { CONTROLS_CHANNEL } from './schema.js';
 import { type SqlClient, StatementTimeoutError, isPool } from './sql-client.js';

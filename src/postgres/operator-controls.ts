@@ -5,8 +5,6 @@
  * `pollInterval` and after their listening connection comes back. Every read and every heartbeat
  * of the listening connection is bounded by `statementTimeout`. Verification never waits on the
  * database.
- *
- * @module paygate-auth/postgres
  */
 import type { Verifier } from '../index.js';
 import {

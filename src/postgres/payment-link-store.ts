@@ -1,8 +1,6 @@
 /**
  * {@link PostgresPaymentLinkStore}: payment links in PostgreSQL, one statement per call. Every
  * read by id or list is scoped by tenant in the statement itself.
- *
- * @module paygate-auth/postgres
  */
 import { deepFreeze } from '../internal/index.js';
 import {

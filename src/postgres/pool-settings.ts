@@ -1,8 +1,6 @@
 /**
  * The `pg.Pool` settings that bound every wait on the network: a connection attempt, a
  * statement, and a connection that went silent without closing.
- *
- * @module paygate-auth/postgres
  */
 import { DEFAULT_STATEMENT_TIMEOUT, checkStatementTimeout } from './sql-client.js';
 

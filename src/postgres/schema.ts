@@ -3,8 +3,6 @@
  * own (`links`, `controls`, `directory`), and `migrate()`, which creates or upgrades them:
  * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
  * each version is applied in the transaction that records it).
- *
- * @module paygate-auth/postgres
  */
 import { type SqlClient, checkClient, inTransaction, numberColumn } from './sql-client.js';
 

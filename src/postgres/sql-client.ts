@@ -1,8 +1,6 @@
 /**
  * The database client the PostgreSQL stores take: anything with `query(text, params) → { rows }`,
  * such as a `pg.Pool`, a `pg.Client` or PGlite. Nothing here loads `pg`.
- *
- * @module paygate-auth/postgres
  */
 
 /** A row as the driver returns it. */

@@ -1,7 +1,5 @@
 /**
  * A real JWKS endpoint on 127.0.0.1, for tests that must not depend on request interception.
- *
- * @module paygate-auth/testing
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 

@@ -2,8 +2,6 @@
  * A test issuer: an integration's keys, JWKS and tokens, for a consuming app's tests (and ours).
  * Every claim has a default that makes a valid token for the audience and tenant given; any claim
  * or header member can be overridden, or removed with `undefined`.
- *
- * @module paygate-auth/testing
  */
 import { type IssuerEntry, parseTenantErn } from '../index.js';
 import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';

@@ -2,8 +2,6 @@
  * RSA key pairs for tests, on `jose`: generated with `generateKeyPair`, published with `exportJWK`
  * (the `kid` defaults to the key's RFC 7638 thumbprint), and signing with `CompactSign`. For
  * malformed tokens, {@link signRawToken} also signs header and payload bytes exactly as given.
- *
- * @module paygate-auth/testing
  */
 import type { webcrypto } from 'node:crypto';
 import { CompactSign, type CryptoKey, type GenerateKeyPairResult, base64url, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';

@@ -2,8 +2,6 @@
  * A verifier that trusts the given test issuers, for the audience they mint tokens for, and keeps
  * up with what the test does to them: key changes are seen before the next verification, and each
  * JWKS is fetched wherever its issuer serves it now.
- *
- * @module paygate-auth/testing
  */
 import { type FetchLike, IssuerRegistry, type Verifier, type VerifierOptions, createVerifier } from '../index.js';
 import { booleanOption } from '../internal/index.js';
