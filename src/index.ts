@@ -3,9 +3,9 @@
  *
  * @module paygate-auth
  */
-export { type AuthContext, type AuthTenant } from './core/auth-context.js';
-export { type CacheAdmission } from './core/cache-admission.js';
-export { type TokenTimes } from './core/claims.js';
+export type { AuthContext, AuthTenant } from './core/auth-context.js';
+export type { CacheAdmission } from './core/cache-admission.js';
+export type { TokenTimes } from './core/claims.js';
 export {
   type Ern,
   ErnError,
@@ -39,17 +39,17 @@ export {
   ConfigurationError,
   isAuthError,
 } from './core/errors.js';
-export {
-  type CacheEvent,
-  type JwksFetchEvent,
-  type JwksFetchTrigger,
-  type KeysRemovedEvent,
-  type VerifierEvent,
-  type VerifierEventListener,
-  type VerifyFailureEvent,
+export type {
+  CacheEvent,
+  JwksFetchEvent,
+  JwksFetchTrigger,
+  KeysRemovedEvent,
+  VerifierEvent,
+  VerifierEventListener,
+  VerifyFailureEvent,
 } from './core/events.js';
-export { type FetchLike, type JwksFailureReason } from './core/jwks-fetch.js';
-export { type IssuerKeySnapshot, type KeyLoadReport, type KeySnapshot } from './core/jwks-cache.js';
+export type { FetchLike, JwksFailureReason } from './core/jwks-fetch.js';
+export type { IssuerKeySnapshot, KeyLoadReport, KeySnapshot } from './core/jwks-cache.js';
 export { RSA_ALGORITHMS, type RsaAlgorithm } from './core/jose-header.js';
 export { type RsaPublicJwk, MIN_MODULUS_BITS } from './core/jwk.js';
 export { type IssuerEntry, IssuerRegistry, type RegisteredIssuer } from './core/registry.js';
@@ -65,7 +65,7 @@ export {
   isKnownScope,
   parseScopes,
 } from './core/scopes.js';
-export { type SignatureEngineName } from './core/signature.js';
+export type { SignatureEngineName } from './core/signature.js';
 export { type Verifier, type VerifierOptions, createVerifier } from './core/verifier.js';
 export {
   type AuthResult,

@@ -26,7 +26,7 @@ function escapeOne(char: string): string {
 }
 
 /** `text` with every unsafe code unit written as `\uXXXX`; with `quoting`, `"` and `\` escaped too. */
-function escape(text: string, quoting: boolean): string {
+function escapeUnsafe(text: string, quoting: boolean): string {
   return text.replace(quoting ? UNSAFE_OR_QUOTING : UNSAFE, escapeOne);
 }
 
@@ -40,12 +40,12 @@ export function cut(text: string, max: number): string {
 
 /** `hint` cut to {@link MAX_HINT_CHARS} characters and made one safe line (unsafe characters escaped). */
 export function capHint(hint: string): string {
-  return escape(hint.length <= MAX_HINT_CHARS ? hint : cut(hint, MAX_HINT_CHARS - 1), false);
+  return escapeUnsafe(hint.length <= MAX_HINT_CHARS ? hint : cut(hint, MAX_HINT_CHARS - 1), false);
 }
 
 /** `value` cut to {@link MAX_QUOTED_CHARS} characters, escaped and quoted: `"a\"b\u202e"`. */
 export function quote(value: string): string {
-  return `"${escape(cut(value, MAX_QUOTED_CHARS), true)}"`;
+  return `"${escapeUnsafe(cut(value, MAX_QUOTED_CHARS), true)}"`;
 }
 
 /** `"a", "b" and 3 more`, or `none` for an empty list. */

@@ -123,7 +123,7 @@ function audienceHint(facts: FailureFacts): string {
   const values = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((item): item is string => typeof item === 'string') : [];
   const expected = `this verifier expects ${quoteList(audiences)}`;
   if (values.length === 0) return `The token names no audience; ${expected}.`;
-  let hint = `The token's "aud" is ${quoteList(values)}; ${expected}.`;
+  const hint = `The token's "aud" is ${quoteList(values)}; ${expected}.`;
   // The values quoted, no more: the near-miss search is bounded like the list.
   for (const value of values.slice(0, 8)) {
     const miss = findNearMiss(value, audiences);

@@ -16,7 +16,7 @@ export function checkKeySnapshot(owner: string, value: unknown): KeySnapshot {
   if (!isJsonObject(value)) return fail('', 'must be a snapshot from exportKeys()');
   if (value.version !== 1) fail('.version', 'must be 1');
   if (!Array.isArray(value.issuers)) fail('.issuers', 'must be an array');
-  (value.issuers as unknown[]).forEach((entry, index) => {
+  for (const [index, entry] of (value.issuers as unknown[]).entries()) {
     const at = `.issuers[${index}]`;
     if (!isJsonObject(entry)) return fail(at, 'must be an object');
     if (typeof entry.issuer !== 'string') fail(`${at}.issuer`, 'must be a string');
@@ -29,7 +29,6 @@ export function checkKeySnapshot(owner: string, value: unknown): KeySnapshot {
     if (revoked !== undefined && (!Array.isArray(revoked) || !revoked.every((kid) => typeof kid === 'string' && kid !== ''))) {
       fail(`${at}.revoked`, 'must be an array of kids (non-empty strings)');
     }
-    return undefined;
-  });
+  }
   return value as unknown as KeySnapshot;
 }

@@ -395,7 +395,7 @@ class TokenVerifier implements Verifier {
       const checked = checkClaims(payload, registered, this.#policy, this.#now() / 1000, trace);
       const context = createAuthContext(issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
       const cache = this.#cache;
-      if (cache !== null && cache.admits(token)) cache.set({ token, context, issuer, key, ...checked.times });
+      if (cache?.admits(token)) cache.set({ token, context, issuer, key, ...checked.times });
       return context;
     } catch (error) {
       throw this.#withIssuer(error, issuer);

@@ -32,8 +32,8 @@ export {
 } from './key-file.js';
 export { type SignTokenOptions, signToken } from './sign-token.js';
 export { DEFAULT_ROTATION, type RotationOptions, type RotationPolicy } from './rotation.js';
-export { type SignInput, type TokenClaims } from './token-claims.js';
-export { type TokenHeader } from './compact.js';
+export type { SignInput, TokenClaims } from './token-claims.js';
+export type { TokenHeader } from './compact.js';
 export {
   type FastifyReplyLike,
   type JwksSource,

@@ -61,7 +61,7 @@ function settingsOf(options: SignTokenOptions, tenant: unknown): ClaimSettings {
   const audience = options.audience;
   if (typeof audience === 'string') textOption(`${OWNER}: audience`, audience);
   else if (!Array.isArray(audience) || audience.length === 0) throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them`);
-  else audience.forEach((item: unknown, index) => textOption(`${OWNER}: audience[${index}]`, item));
+  else for (const [index, item] of (audience as unknown[]).entries()) textOption(`${OWNER}: audience[${index}]`, item);
   const maxLifetime = secondsOption(`${OWNER}: maxLifetime`, options.maxLifetime, 86_400, { min: 0, max: MAX_ENTRY_LIFETIME, exclusiveMin: true });
   booleanOption(OWNER, 'emitExp', options.emitExp, true);
   if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError(`${OWNER}: now must be a function`);

@@ -138,7 +138,7 @@ export class InMemoryDirectory implements Directory {
   /** @throws {TypeError} naming the seed entry at fault. */
   constructor(tenants: readonly TenantSeed[] = []) {
     if (!Array.isArray(tenants)) throw seedError('tenants', 'must be an array');
-    tenants.forEach((seed, index) => this.addTenant(seed, `tenants[${index}]`));
+    for (const [index, seed] of tenants.entries()) this.addTenant(seed, `tenants[${index}]`);
   }
 
   /**

@@ -8,7 +8,7 @@ import { checkCaller } from './caller.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
 import type { Handler, HandlerResponse } from './handler-request.js';
 import { isUuid } from './ids.js';
-import { toPaymentLink } from './payment-link.js';
+import { type StoredPaymentLink, toPaymentLink } from './payment-link.js';
 import type { PaymentLinkStore } from './payment-link-store.js';
 import { StorageUnavailableError, storageUnavailable } from './storage-unavailable.js';
 
@@ -36,7 +36,7 @@ export function createGetPaymentLinkHandler(options: GetPaymentLinkHandlerOption
     const caller = checkCaller(request.auth, { requiredScopes: SCOPES.processPayments, allowPublicTenant: false, realm });
     if (!caller.ok) return caller.response;
     const id = request.params?.id;
-    let link;
+    let link: StoredPaymentLink | null;
     try {
       link = isUuid(id) ? await store.get(caller.auth.tenant.ern, id) : null;
     } catch (error) {

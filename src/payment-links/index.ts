@@ -24,10 +24,10 @@ export {
   type PaymentLinkProblem,
   problemResponse,
 } from './errors.js';
-export { type FieldError, type FieldErrorCode } from './field-errors.js';
+export type { FieldError, FieldErrorCode } from './field-errors.js';
 export { type GetPaymentLinkHandlerOptions, createGetPaymentLinkHandler } from './get-payment-link-handler.js';
-export { type LinkCreatedEvent, type PaymentLinkHandlerDeps } from './handler-deps.js';
-export { type Handler, type HandlerRequest, type HandlerResponse, type HeadersLike } from './handler-request.js';
+export type { LinkCreatedEvent, PaymentLinkHandlerDeps } from './handler-deps.js';
+export type { Handler, HandlerRequest, HandlerResponse, HeadersLike } from './handler-request.js';
 export {
   type ClaimRequest,
   type ClaimResult,
@@ -44,7 +44,7 @@ export { type InfoBody, type InfoHandlerOptions, createInfoHandler } from './inf
 export { LINE_ITEM_LIMITS, type LineItemRecord } from './line-items.js';
 export { LINK_LIMITS, TOKENIZE_VALUES, type Tokenize } from './link-request.js';
 export { META_LIMITS } from './meta.js';
-export { type PaymentLink, type PaymentLinkStatus, type StoredPaymentLink } from './payment-link.js';
+export type { PaymentLink, PaymentLinkStatus, StoredPaymentLink } from './payment-link.js';
 export { type PaymentLinkHandler, createPaymentLinkHandler } from './payment-link-handler.js';
 export {
   DuplicatePaymentLinkError,

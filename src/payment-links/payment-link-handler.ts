@@ -19,7 +19,7 @@ import { FieldErrors } from './field-errors.js';
 import { type JsonObject, isJsonObject } from './field-readers.js';
 import type { Handler, HandlerRequest, HandlerResponse } from './handler-request.js';
 import { type LinkCreatedEvent, type PaymentLinkHandlerDeps, type ResolvedDeps, resolveDeps } from './handler-deps.js';
-import { IdempotencyCapacityError, type Lease, type RecordedResponse } from './idempotency-store.js';
+import { type ClaimResult, IdempotencyCapacityError, type Lease, type RecordedResponse } from './idempotency-store.js';
 import { fingerprint, readIdempotencyKey } from './idempotency-key.js';
 import type { IdGenerator } from './ids.js';
 import { lineItemRecord } from './line-items.js';
@@ -212,7 +212,7 @@ async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body:
   const checked = await checkBody(deps, tenant, body);
   const now = checkClock(deps.now);
   const print = await fingerprint(body);
-  let claim;
+  let claim: ClaimResult;
   try {
     claim = await deps.idempotency.claim({ tenant, key, fingerprint: print, now, expiresAt: now + deps.idempotencyKeyTtl });
   } catch (error) {
@@ -228,7 +228,7 @@ async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body:
     }
     return { response: replay(claim.response), event: null };
   }
-  let creation;
+  let creation: Awaited<ReturnType<typeof create>>;
   try {
     creation = await create(deps, tenant, checked, claim.lease);
   } catch (error) {

@@ -25,7 +25,7 @@ export {
 export { isUnavailable } from './database-errors.js';
 export { PostgresDirectory, type PostgresDirectoryOptions } from './directory.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './idempotency-store.js';
-export { type NotificationConnection, type NotificationMessage, type NotificationSource } from './notification-connection.js';
+export type { NotificationConnection, NotificationMessage, NotificationSource } from './notification-connection.js';
 export { type ControlledVerifier, type PostgresControls, type PostgresControlsOptions, postgresControls } from './operator-controls.js';
 export { PostgresPaymentLinkStore, type PostgresPaymentLinkStoreOptions } from './payment-link-store.js';
 export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';

@@ -69,7 +69,7 @@ describe('resultTable', () => {
 
   it('names each group on its first row only', () => {
     expect(table[2]).toMatch(/^\| cold \| raw \|/);
-    expect(table[3]).toMatch(/^\|  \| ours \|/);
+    expect(table[3]).toMatch(/^\| {2}\| ours \|/);
     expect(table[6]).toMatch(/^\| warm \| ours \|/);
   });
 

@@ -3,7 +3,7 @@
  * quotes the token, a signature or key material.
  */
 import { describe, expect, test } from 'vitest';
-import { type AuthError, type VerifierEvent, type VerifyFailureEvent } from '../../src/index.js';
+import type { AuthError, VerifierEvent, VerifyFailureEvent } from '../../src/index.js';
 import { type TestIssuer, generateTestKey } from '../../src/testing/index.js';
 import { AUDIENCE, rejection, seconds, useFixture } from '../support/fixture.js';
 import { verifyUntilCached } from '../support/result-cache.js';

@@ -81,7 +81,10 @@ describe('a good download', () => {
 
   test('calls the injected fetch with redirect "manual" and an abort signal', async () => {
     const inits: RequestInit[] = [];
-    await fetchJwks(hops.url, (input, init) => (inits.push(init), realFetch(input, init)), LIMITS, NOW);
+    await fetchJwks(hops.url, (input, init) => {
+      inits.push(init);
+      return realFetch(input, init);
+    }, LIMITS, NOW);
     expect(inits).toHaveLength(1);
     expect(inits[0]?.redirect).toBe('manual');
     expect(inits[0]?.signal).toBeInstanceOf(AbortSignal);

@@ -19,6 +19,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(String(error && error.stack));
+  process.stderr.write(String(error?.stack));
   process.exitCode = 1;
 });

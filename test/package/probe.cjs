@@ -48,7 +48,7 @@ async function authErrors(mods) {
   const testIssuer = { entry, audience: 'https://payments.test' };
   errors.testing = await mods['paygate-auth/testing'].createTestVerifier(testIssuer).verify('x').catch((error) => error);
   return Object.fromEntries(
-    Object.entries(errors).map(([name, error]) => [name, { code: error && error.code, sameClass: error instanceof root.AuthError }]),
+    Object.entries(errors).map(([name, error]) => [name, { code: error?.code, sameClass: error instanceof root.AuthError }]),
   );
 }
 
@@ -64,6 +64,6 @@ async function main() {
 }
 
 main().catch((error) => {
-  process.stderr.write(String(error && error.stack));
+  process.stderr.write(String(error?.stack));
   process.exitCode = 1;
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { type LinkCreatedEvent, type PaymentLink } from '../../src/payment-links/index.js';
+import type { LinkCreatedEvent, PaymentLink } from '../../src/payment-links/index.js';
 import {
   CARDIOLOGY_A,
   PAY_PAGE_URL,

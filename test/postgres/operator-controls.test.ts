@@ -158,7 +158,10 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
 
   it('reads only the actions after the last one it applied', async () => {
     const statements: unknown[][] = [];
-    const counting = { query: (text: string, params?: unknown[]) => (statements.push(params ?? []), operator.query(text, params)) };
+    const counting = { query: (text: string, params?: unknown[]) => {
+      statements.push(params ?? []);
+      return operator.query(text, params);
+    } };
     const a = await postgresControls(counting, { listen: false, pollInterval: NO_POLL, onError: () => undefined });
     running.push(a);
     const first = await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-0' });

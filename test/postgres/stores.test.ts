@@ -4,7 +4,7 @@
  * unavailability.
  */
 import { PGlite } from '@electric-sql/pglite';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InMemoryIdempotencyStore, InMemoryPaymentLinkStore, StorageUnavailableError } from '../../src/payment-links/index.js';
 import { PostgresDirectory, PostgresIdempotencyStore, PostgresPaymentLinkStore, type SqlClient, TABLES, migrate } from '../../src/postgres/index.js';

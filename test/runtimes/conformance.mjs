@@ -158,7 +158,7 @@ async function expectProblem(response, code, claim) {
   if (status === 503) {
     check(/^\d+$/.test(response.headers.get('retry-after') ?? ''), `${code}: a Retry-After in seconds`);
   } else {
-    check(challenge !== null && challenge.startsWith('Bearer realm="paygate"'), `${code}: a Bearer challenge`);
+    check(challenge?.startsWith('Bearer realm="paygate"'), `${code}: a Bearer challenge`);
     if (error !== null) check(challenge.includes(`error="${error}"`), `${code}: the challenge names error="${error}"`);
   }
   const body = await response.json();

@@ -14,7 +14,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthContext } from '../../core/auth-context.js';
 import { ConfigurationError } from '../../core/errors.js';
 import { type AdapterOptions, resolveAdapterOptions } from '../../http/adapter-options.js';
-import { type ErrorResponse } from '../../http/error-response.js';
+import type { ErrorResponse } from '../../http/error-response.js';
 import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
@@ -44,7 +44,10 @@ function fail(failure: GateFailure, res: Response, next: NextFunction): void {
 export function auth(options: AuthOptions): RequestHandler {
   const settings = resolveAdapterOptions('auth', options);
   const pass = (result: GateResult, req: Request, res: Response, next: NextFunction): void => {
-    if (!result.ok) return fail(result, res, next);
+    if (!result.ok) {
+      fail(result, res, next);
+      return;
+    }
     req.auth = result.auth;
     next();
   };

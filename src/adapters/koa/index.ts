@@ -45,8 +45,11 @@ function fail(failure: GateFailure, ctx: Context): void {
 /** Middleware that verifies every request and sets `ctx.state.auth`; failures are answered (or thrown). */
 export function auth(options: AuthOptions): Middleware<AuthState> {
   const settings = resolveAdapterOptions('auth', options);
-  const pass = (result: GateResult, ctx: Context, next: Next): Promise<unknown> | void => {
-    if (!result.ok) return fail(result, ctx);
+  const pass = (result: GateResult, ctx: Context, next: Next): Promise<unknown> | undefined => {
+    if (!result.ok) {
+      fail(result, ctx);
+      return undefined;
+    }
     ctx.state.auth = result.auth;
     return next();
   };
