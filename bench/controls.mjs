@@ -95,7 +95,13 @@ try {
     ['operator-controls table', 'old rows', 'median (ms)', '95th percentile (ms)', '× empty'],
     [
       ['empty', '0', median(empty).toFixed(1), percentile(empty, 0.95).toFixed(1), '1.00×'],
-      [`${OLD_ROWS.toLocaleString('en')} old rows, never compacted`, OLD_ROWS.toLocaleString('en'), median(full).toFixed(1), percentile(full, 0.95).toFixed(1), `${ratio.toFixed(2)}×`],
+      [
+        `${OLD_ROWS.toLocaleString('en')} old rows, never compacted`,
+        OLD_ROWS.toLocaleString('en'),
+        median(full).toFixed(1),
+        percentile(full, 0.95).toFixed(1),
+        `${ratio.toFixed(2)}×`,
+      ],
     ],
     ['l', 'r', 'r', 'r', 'r'],
   );

@@ -24,9 +24,16 @@ async function serve(jwk) {
     import('paygate-auth/express'),
     import('paygate-auth/fastify'),
   ]);
-  const listen = (app) => new Promise((resolve) => app.listen(0, '127.0.0.1', function () { resolve(this.address().port); }));
+  const listen = (app) =>
+    new Promise((resolve) =>
+      app.listen(0, '127.0.0.1', function () {
+        resolve(this.address().port);
+      }),
+    );
   const expressNone = express().get(PATH, (_req, res) => res.json(BODY));
-  const expressAuth = express().get(PATH, auth({ verifier: await paygateVerifier(jwk), requiredScopes: SCOPE }), (_req, res) => res.json(BODY));
+  const expressAuth = express().get(PATH, auth({ verifier: await paygateVerifier(jwk), requiredScopes: SCOPE }), (_req, res) =>
+    res.json(BODY),
+  );
   const fastify = async (verifier) => {
     const app = Fastify({ logger: false });
     if (verifier !== undefined) await app.register(paygateAuth, { verifier });
@@ -81,12 +88,20 @@ export default async function httpRows({ log }) {
       await expectStatus(auth, headers[0], 200, 'a valid token');
       await expectStatus(auth, `Bearer ${badTokens(key, ISSUER).tampered}`, 401, 'a tampered token');
       await expectStatus(auth, undefined, 401, 'no token');
-      await expectStatus(auth, `Bearer ${signToken(key, claimsFor(ISSUER, 'x', { scope: 'pay:viewReports' }))}`, 403, 'a token without the scope');
+      await expectStatus(
+        auth,
+        `Bearer ${signToken(key, claimsFor(ISSUER, 'x', { scope: 'pay:viewReports' }))}`,
+        403,
+        'a token without the scope',
+      );
       await burst(none, headers, 1);
       await burst(auth, headers, 1);
       const totals = { none: { requests: 0, ms: 0 }, auth: { requests: 0, ms: 0 } };
       for (let round = 0; round < 2; round += 1) {
-        for (const [name, target] of [['none', none], ['auth', auth]]) {
+        for (const [name, target] of [
+          ['none', none],
+          ['auth', auth],
+        ]) {
           const { requests, ms } = await burst(target, headers, seconds);
           totals[name].requests += requests;
           totals[name].ms += ms;
@@ -96,7 +111,13 @@ export default async function httpRows({ log }) {
       const group = `HTTP route, ${framework === 'express' ? 'Express' : 'Fastify'}`;
       const rate = ({ requests, ms }) => (requests * 1000) / ms;
       rows.push({ id: `${framework}:none`, group, label: 'no auth', role: 'baseline', rate: rate(totals.none) });
-      rows.push({ id: `${framework}:auth`, group, label: 'paygate-auth adapter, scope required', role: 'ours', rate: rate(totals.auth) });
+      rows.push({
+        id: `${framework}:auth`,
+        group,
+        label: 'paygate-auth adapter, scope required',
+        role: 'ours',
+        rate: rate(totals.auth),
+      });
     }
     return rows;
   } finally {

@@ -30,7 +30,9 @@ const counted = Number(process.env.BENCH_INSTR_COUNT ?? 1000);
 const only = process.env.BENCH_INSTR_CASES?.split(',');
 const cases = only === undefined ? CASES : CASES.filter((c) => only.includes(c.id));
 if (!(Number.isInteger(warmUp) && warmUp >= 0 && Number.isInteger(counted) && counted >= 1) || cases.length === 0) {
-  console.error(`bench/instructions.mjs: BENCH_INSTR_WARMUP ≥ 0, BENCH_INSTR_COUNT ≥ 1, BENCH_INSTR_CASES among ${CASES.map((c) => c.id).join(', ')}`);
+  console.error(
+    `bench/instructions.mjs: BENCH_INSTR_WARMUP ≥ 0, BENCH_INSTR_COUNT ≥ 1, BENCH_INSTR_CASES among ${CASES.map((c) => c.id).join(', ')}`,
+  );
   process.exit(2);
 }
 const COUNT_SCRIPT = fileURLToPath(new URL('./instructions/count.mjs', import.meta.url));
@@ -50,7 +52,12 @@ if (valgrind.status !== 0) {
 
 /** The instructions callgrind counted in one run of case `c`. */
 function countRun(c, file, runWarmUp, runCounted) {
-  const args = ['--tool=callgrind', '--callgrind-out-file=/dev/null', ...TOGGLES.map((t) => `--toggle-collect=${t}`), '--collect-atstart=no'];
+  const args = [
+    '--tool=callgrind',
+    '--callgrind-out-file=/dev/null',
+    ...TOGGLES.map((t) => `--toggle-collect=${t}`),
+    '--collect-atstart=no',
+  ];
   args.push(process.execPath, ...NODE_FLAGS, COUNT_SCRIPT, c.id, file, String(runWarmUp), String(runCounted));
   return new Promise((resolve, reject) => {
     const child = spawn('valgrind', args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -63,8 +70,13 @@ function countRun(c, file, runWarmUp, runCounted) {
       const instructions = Number(/Collected\s*:\s*(\d+)/.exec(stderr)?.[1]);
       // Counting starts inside Node's event loop: a Node whose loop is named otherwise counts nothing.
       if (code !== 0 || !(instructions > runCounted * 1000)) {
-        const output = stderr.split('\n').filter((line) => !line.startsWith('==')).join('\n');
-        reject(new Error(`${c.id}: exit ${code}, ${instructions} instructions counted (is ${TOGGLES[0]} still Node's event loop?)\n${output}`));
+        const output = stderr
+          .split('\n')
+          .filter((line) => !line.startsWith('=='))
+          .join('\n');
+        reject(
+          new Error(`${c.id}: exit ${code}, ${instructions} instructions counted (is ${TOGGLES[0]} still Node's event loop?)\n${output}`),
+        );
       } else resolve(instructions);
     });
   });
@@ -85,7 +97,16 @@ const dir = mkdtempSync(join(tmpdir(), 'paygate-instructions-'));
 const file = join(dir, 'tokens.json');
 try {
   const tokens = await signMany(key, ISSUER, warmUp + 2 * counted);
-  writeFileSync(file, JSON.stringify({ jwk: key.jwk, pem: key.pem, tokens, valid: signToken(key, claimsFor(ISSUER, 'valid')), bad: badTokens(key, ISSUER) }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      jwk: key.jwk,
+      pem: key.pem,
+      tokens,
+      valid: signToken(key, claimsFor(ISSUER, 'valid')),
+      bad: badTokens(key, ISSUER),
+    }),
+  );
   // A case's two runs go side by side: as many cases at a time as there are pairs of cores.
   const lanes = Math.max(1, Math.floor(availableParallelism() / 2));
   const rows = new Array(cases.length);
@@ -104,7 +125,16 @@ try {
   const table = resultTable(rows, { unit: 'instructions per verification', lowerIsBetter: true });
   console.log(`\n${table}`);
   const legend = `${warmUp} verifications, then ${counted} counted (a quarter of each for jose); ratios below 1.00× are fewer instructions.`;
-  writeSection('instructions', ['## `npm run bench:instructions`', '', `Run ${startedAt.toISOString()}: ${machineLine()}; ${valgrindVersion}. ${legend}`, '', table].join('\n'));
+  writeSection(
+    'instructions',
+    [
+      '## `npm run bench:instructions`',
+      '',
+      `Run ${startedAt.toISOString()}: ${machineLine()}; ${valgrindVersion}. ${legend}`,
+      '',
+      table,
+    ].join('\n'),
+  );
   console.log('written to bench/RESULTS.md');
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -30,7 +30,14 @@ function median(values) {
 }
 
 async function rate(handler, auth, seconds, concurrency, prefix) {
-  const body = JSON.stringify({ amount: '125.5', currency: 'EUR', department: '//departments/cardiology', shopper: '//customers/c-1', email: 'jane@example.com', meta: { bench: prefix } });
+  const body = JSON.stringify({
+    amount: '125.5',
+    currency: 'EUR',
+    department: '//departments/cardiology',
+    shopper: '//customers/c-1',
+    email: 'jane@example.com',
+    meta: { bench: prefix },
+  });
   const deadline = performance.now() + seconds * 1000;
   let created = 0;
   let next = 0;
@@ -59,12 +66,22 @@ export async function runPaymentLinks({
   databaseUrl = process.env.BENCH_DATABASE_URL,
   log = () => {},
 } = {}) {
-  const issuer = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://auth.bench.example', product: 'bench', tenant: 'ern:bench/tenants/clinic-1' });
+  const issuer = await createTestIssuer({
+    audience: AUDIENCE,
+    issuer: 'https://auth.bench.example',
+    product: 'bench',
+    tenant: 'ern:bench/tenants/clinic-1',
+  });
   await issuer.listen();
   const verifier = createVerifier({ registry: [issuer.entry], audience: AUDIENCE });
   const auth = await verifier.verify(await issuer.token({ scope: 'pay:processPayments' }));
   const directory = new InMemoryDirectory([
-    { tenant: auth.tenant.ern, stores: [{ id: '3b0f6d2a-6c1e-4f5a-9d7b-2e8c4a1f0001' }], departments: [{ ref: 'cardiology' }], paymentMethods: { allowed: ['visa'] } },
+    {
+      tenant: auth.tenant.ern,
+      stores: [{ id: '3b0f6d2a-6c1e-4f5a-9d7b-2e8c4a1f0001' }],
+      departments: [{ ref: 'cardiology' }],
+      paymentMethods: { allowed: ['visa'] },
+    },
   ]);
   const payPageUrl = 'https://pay.example/l';
   const run = `bench-${Date.now().toString(36)}`;
@@ -88,15 +105,25 @@ export async function runPaymentLinks({
       const memory = createPaymentLinkHandler({ payPageUrl, directory });
       memoryRates.push(await rate(memory, auth, seconds, concurrency, `${run}-m${round}`));
       if (pool !== null) {
-        const postgres = createPaymentLinkHandler({ payPageUrl, directory, store: new PostgresPaymentLinkStore(pool), idempotency: new PostgresIdempotencyStore(pool) });
+        const postgres = createPaymentLinkHandler({
+          payPageUrl,
+          directory,
+          store: new PostgresPaymentLinkStore(pool),
+          idempotency: new PostgresIdempotencyStore(pool),
+        });
         postgresRates.push(await rate(postgres, auth, seconds, concurrency, `${run}-p${round}`));
       }
-      log(`  payment links round ${round + 1}: in memory ${memoryRates.at(-1).toFixed(0)}/s${pool === null ? '' : `, PostgreSQL ${postgresRates.at(-1).toFixed(0)}/s`}`);
+      log(
+        `  payment links round ${round + 1}: in memory ${memoryRates.at(-1).toFixed(0)}/s${pool === null ? '' : `, PostgreSQL ${postgresRates.at(-1).toFixed(0)}/s`}`,
+      );
     }
   } finally {
     if (pool !== null) {
       if (databaseUrl !== undefined) {
-        await pool.query(`DELETE FROM paygate_payment_links WHERE tenant = $1 AND record->'meta'->>'bench' LIKE $2`, [auth.tenant.ern, `${run}-%`]);
+        await pool.query(`DELETE FROM paygate_payment_links WHERE tenant = $1 AND record->'meta'->>'bench' LIKE $2`, [
+          auth.tenant.ern,
+          `${run}-%`,
+        ]);
         await pool.query(`DELETE FROM paygate_idempotency_keys WHERE tenant = $1 AND key LIKE $2`, [auth.tenant.ern, `${run}-%`]);
       }
       await pool.end();
@@ -107,7 +134,10 @@ export async function runPaymentLinks({
   const memory = median(memoryRates);
   const postgres = postgresRates.length === 0 ? null : median(postgresRates);
   const ratio = postgres === null ? null : postgres / memory;
-  const value = postgres === null ? `${memory.toFixed(0)}/s in memory; PostgreSQL skipped` : `${postgres.toFixed(0)}/s on PostgreSQL, ${memory.toFixed(0)}/s in memory (${(ratio * 100).toFixed(1)} %)`;
+  const value =
+    postgres === null
+      ? `${memory.toFixed(0)}/s in memory; PostgreSQL skipped`
+      : `${postgres.toFixed(0)}/s on PostgreSQL, ${memory.toFixed(0)}/s in memory (${(ratio * 100).toFixed(1)} %)`;
   const note = `median of ${rounds} alternating rounds of ${seconds} s, ${concurrency} in flight, each link with its own Idempotency-Key; PostgreSQL: ${where}`;
   const row = { label: 'Payment links created per second (POST /payment-links/ handler)', value, note };
   return { memory, postgres, ratio, where, row, text: `${row.label}: ${value}\n  ${note}` };

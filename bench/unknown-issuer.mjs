@@ -24,7 +24,12 @@ const key = createBenchKey();
 const tokenWith = (iss) => flat(signToken(key, claimsFor(iss, 0, { iss, sub: 'x' })));
 const CASES = [
   { id: 'benign', label: `\`iss\` of ${LENGTH} × "a"`, role: 'baseline', token: tokenWith('a'.repeat(LENGTH)) },
-  { id: 'hostile', label: `\`iss\` of "https://issuer-0.bench.example" + ${LENGTH - 40} × "/" + "x"`, role: 'ours', token: tokenWith(`${ISSUERS[0]}${'/'.repeat(LENGTH - 40)}x`) },
+  {
+    id: 'hostile',
+    label: `\`iss\` of "https://issuer-0.bench.example" + ${LENGTH - 40} × "/" + "x"`,
+    role: 'ours',
+    token: tokenWith(`${ISSUERS[0]}${'/'.repeat(LENGTH - 40)}x`),
+  },
 ];
 
 /** Verifies `token`, which must fail as unknown_issuer, and reads its hint. */
@@ -32,7 +37,8 @@ async function rejectAndExplain(token) {
   try {
     await verifier.verify(token);
   } catch (error) {
-    if (error.code !== 'unknown_issuer' || typeof error.hint !== 'string') throw new Error(`expected unknown_issuer with a hint, got ${error.code}`);
+    if (error.code !== 'unknown_issuer' || typeof error.hint !== 'string')
+      throw new Error(`expected unknown_issuer with a hint, got ${error.code}`);
     return error.hint.length;
   }
   throw new Error('expected unknown_issuer');
@@ -53,7 +59,13 @@ for (let round = 0; round < ROUNDS; round += 1) {
   }
 }
 const GROUP = 'unknown_issuer, 10 issuers, hint read';
-const rows = CASES.map(({ id, label, role }, index) => ({ id, group: GROUP, label, role, rate: (BATCH * 1000) / median(times[index]) }));
+const rows = CASES.map(({ id, label, role }, index) => ({
+  id,
+  group: GROUP,
+  label,
+  role,
+  rate: (BATCH * 1000) / median(times[index]),
+}));
 const [benign, hostile] = rows;
 const cost = benign.rate / hostile.rate;
 const table = resultTable(rows, { unit: 'rejections per second' });

@@ -18,9 +18,16 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const entries = ['index', 'payment-links/index', 'testing/index', 'fetch/index', 'express/index', 'fastify/index', 'koa/index', 'postgres/index'].map(
-  (name) => `dist/${name}.js`,
-);
+const entries = [
+  'index',
+  'payment-links/index',
+  'testing/index',
+  'fetch/index',
+  'express/index',
+  'fastify/index',
+  'koa/index',
+  'postgres/index',
+].map((name) => `dist/${name}.js`);
 const CONFIGURATION = ['package.json', 'tsconfig.json', 'tsup.config.ts'];
 const HASH_FILE = join(root, '.tmp', 'build-hash');
 
@@ -35,7 +42,11 @@ function filesUnder(directory) {
 function sourceHash() {
   const hash = createHash('sha256');
   const files = [...filesUnder(join(root, 'src')), ...CONFIGURATION.map((name) => join(root, name)).filter((file) => existsSync(file))];
-  for (const file of files.sort()) hash.update(`${relative(root, file)}\0`).update(readFileSync(file)).update('\0');
+  for (const file of files.sort())
+    hash
+      .update(`${relative(root, file)}\0`)
+      .update(readFileSync(file))
+      .update('\0');
   return hash.digest('hex');
 }
 

@@ -16,11 +16,43 @@ const COLD = 'cold, one at a time';
 const WARM = 'warm (cached token)';
 
 export const CASES = Object.freeze([
-  { id: 'raw', group: COLD, label: '`crypto.verify`, KeyObject built once', role: 'baseline', make: (key) => ({ op: rawVerify(key), async: false, input: 'parts' }) },
+  {
+    id: 'raw',
+    group: COLD,
+    label: '`crypto.verify`, KeyObject built once',
+    role: 'baseline',
+    make: (key) => ({ op: rawVerify(key), async: false, input: 'parts' }),
+  },
   { id: 'paygate', group: COLD, label: 'paygate-auth `verify()`', role: 'ours', make: paygate },
-  { id: 'fast-jwt', group: COLD, label: 'fast-jwt, no cache', role: 'peer', make: (key) => sync(fastJwtVerify(key, false)) },
-  { id: 'aws', group: COLD, label: 'aws-jwt-verify `verifySync`', role: 'peer', make: (key) => sync(awsJwtVerify(key)) },
-  { id: 'jose', group: COLD, label: 'jose `jwtVerify`', role: 'peer', slow: true, make: async (key) => ({ op: await joseVerify(key), async: true, input: 'token' }) },
+  {
+    id: 'fast-jwt',
+    group: COLD,
+    label: 'fast-jwt, no cache',
+    role: 'peer',
+    make: (key) => sync(fastJwtVerify(key, false)),
+  },
+  {
+    id: 'aws',
+    group: COLD,
+    label: 'aws-jwt-verify `verifySync`',
+    role: 'peer',
+    make: (key) => sync(awsJwtVerify(key)),
+  },
+  {
+    id: 'jose',
+    group: COLD,
+    label: 'jose `jwtVerify`',
+    role: 'peer',
+    slow: true,
+    make: async (key) => ({ op: await joseVerify(key), async: true, input: 'token' }),
+  },
   { id: 'paygate-warm', group: WARM, label: 'paygate-auth `verify()`', role: 'ours', baseline: 'raw', make: paygate },
-  { id: 'fast-jwt-warm', group: WARM, label: 'fast-jwt, `cache: true`', role: 'peer', baseline: 'raw', make: (key) => sync(fastJwtVerify(key, true)) },
+  {
+    id: 'fast-jwt-warm',
+    group: WARM,
+    label: 'fast-jwt, `cache: true`',
+    role: 'peer',
+    baseline: 'raw',
+    make: (key) => sync(fastJwtVerify(key, true)),
+  },
 ]);

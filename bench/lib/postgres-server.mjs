@@ -11,7 +11,8 @@ import { delimiter, join } from 'node:path';
 function pgBinaries() {
   const dirs = (process.env.PATH ?? '').split(delimiter).filter(Boolean);
   if (existsSync('/usr/lib/postgresql')) {
-    for (const version of readdirSync('/usr/lib/postgresql').sort((x, y) => Number(y) - Number(x))) dirs.push(join('/usr/lib/postgresql', version, 'bin'));
+    for (const version of readdirSync('/usr/lib/postgresql').sort((x, y) => Number(y) - Number(x)))
+      dirs.push(join('/usr/lib/postgresql', version, 'bin'));
   }
   return dirs.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')));
 }

@@ -8,7 +8,11 @@ export interface Row {
   readonly role: 'baseline' | 'peer' | 'ours';
   readonly baseline?: string;
 }
-export type RowWithRatios = Row & { readonly xBaseline?: number; readonly xBestPeer?: number; readonly bestPeer?: string };
+export type RowWithRatios = Row & {
+  readonly xBaseline?: number;
+  readonly xBestPeer?: number;
+  readonly bestPeer?: string;
+};
 
 export function withRatios(rows: readonly Row[], options?: { lowerIsBetter?: boolean }): RowWithRatios[];
 export function figure(value: number | undefined): string;

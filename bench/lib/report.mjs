@@ -22,7 +22,8 @@ const integer = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 export function withRatios(rows, { lowerIsBetter = false } = {}) {
   const byId = new Map(rows.map((row) => [row.id, row]));
   return rows.map((row) => {
-    const baseline = row.baseline !== undefined ? byId.get(row.baseline) : rows.find((other) => other.group === row.group && other.role === 'baseline');
+    const baseline =
+      row.baseline !== undefined ? byId.get(row.baseline) : rows.find((other) => other.group === row.group && other.role === 'baseline');
     const peers = rows.filter((other) => other.group === row.group && other.role === 'peer');
     const best = peers.reduce((a, b) => (a === undefined || (lowerIsBetter ? b.rate < a.rate : b.rate > a.rate) ? b : a), undefined);
     const ours = row.role === 'ours' && best !== undefined;
@@ -89,7 +90,11 @@ export function writeSection(name, text) {
     document = readFileSync(RESULTS_URL, 'utf8');
   } catch {
     const parts = ['bench', 'instructions', 'memory'].map((part) => `<!-- ${part}:start -->\n<!-- ${part}:end -->`);
-    document = ['# Benchmark results', 'Written by `npm run bench`, `bench:instructions` and `bench:memory`; see docs/performance.md.', ...parts].join('\n\n');
+    document = [
+      '# Benchmark results',
+      'Written by `npm run bench`, `bench:instructions` and `bench:memory`; see docs/performance.md.',
+      ...parts,
+    ].join('\n\n');
   }
   writeFileSync(RESULTS_URL, replaceSection(document, name, text));
 }
@@ -98,5 +103,8 @@ export function writeSection(name, text) {
 export function machineLine() {
   const cpus = os.cpus();
   const { node, v8, openssl } = process.versions;
-  return `Node ${`v${node}`} (V8 ${v8}, OpenSSL ${openssl}); ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores; ${os.platform()} ${os.arch()}; load average ${os.loadavg().map((l) => l.toFixed(2)).join(' / ')}`;
+  return `Node ${`v${node}`} (V8 ${v8}, OpenSSL ${openssl}); ${cpus[0]?.model.trim() ?? 'unknown CPU'}, ${cpus.length} cores; ${os.platform()} ${os.arch()}; load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' / ')}`;
 }

@@ -24,7 +24,19 @@ export function claimsFor(issuer, n, overrides = {}) {
   const iat = Math.floor(Date.now() / 1000);
   const exp = iat + LIFETIME;
   const user_ern = `${TENANT}/users/u-${n}`;
-  return { iss: issuer, sub: issuer, aud: AUDIENCE, iat, exp, expt: exp, tenant_ern: TENANT, tenant_name: 'Acme Clinic', scope: 'pay:processPayments', user_ern, ...overrides };
+  return {
+    iss: issuer,
+    sub: issuer,
+    aud: AUDIENCE,
+    iat,
+    exp,
+    expt: exp,
+    tenant_ern: TENANT,
+    tenant_name: 'Acme Clinic',
+    scope: 'pay:processPayments',
+    user_ern,
+    ...overrides,
+  };
 }
 
 const segment = (value) => Buffer.from(JSON.stringify(value)).toString('base64url');

@@ -49,11 +49,21 @@ export async function paygateVerifier(jwk, options = {}) {
 }
 
 export function fastJwtVerify(key, cache) {
-  return createFastJwtVerifier({ key: key.pem, algorithms: ['RS256'], allowedIss: ISSUER, allowedAud: AUDIENCE, cache });
+  return createFastJwtVerifier({
+    key: key.pem,
+    algorithms: ['RS256'],
+    allowedIss: ISSUER,
+    allowedAud: AUDIENCE,
+    cache,
+  });
 }
 
 export function awsJwtVerify(key) {
-  const verifier = JwtVerifier.create({ issuer: ISSUER, audience: AUDIENCE, jwksUri: `${ISSUER}/.well-known/jwks.json` });
+  const verifier = JwtVerifier.create({
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    jwksUri: `${ISSUER}/.well-known/jwks.json`,
+  });
   verifier.cacheJwks({ keys: [key.jwk] });
   return (token) => verifier.verifySync(token);
 }

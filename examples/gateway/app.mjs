@@ -15,7 +15,12 @@
  */
 import { toErrorResponse } from 'paygate-auth';
 import { withAuth } from 'paygate-auth/fetch';
-import { DEFAULT_MAX_BODY_BYTES, createGetPaymentLinkHandler, createInfoHandler, createPaymentLinkHandler } from 'paygate-auth/payment-links';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  createGetPaymentLinkHandler,
+  createInfoHandler,
+  createPaymentLinkHandler,
+} from 'paygate-auth/payment-links';
 
 const LINK_PATH = /^\/payment-links\/([^/]+)\/?$/;
 
@@ -31,7 +36,8 @@ function problem(status, code, title, detail, extraHeaders = {}) {
 /** Finds the route of a request: `{ handler, params }`, or a 404/405 response. */
 function route(routes, method, pathname) {
   if (pathname === '/info' || pathname === '/info/') return method === 'GET' ? { handler: routes.info } : { allow: 'GET' };
-  if (pathname === '/payment-links' || pathname === '/payment-links/') return method === 'POST' ? { handler: routes.create } : { allow: 'POST' };
+  if (pathname === '/payment-links' || pathname === '/payment-links/')
+    return method === 'POST' ? { handler: routes.create } : { allow: 'POST' };
   const match = LINK_PATH.exec(pathname);
   if (match !== null) return method === 'GET' ? { handler: routes.read, params: { id: decodeURIComponent(match[1]) } } : { allow: 'GET' };
   return {};

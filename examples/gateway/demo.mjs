@@ -23,7 +23,11 @@ export const DEFAULT_TENANT = 'clinic-1';
 export const DEFAULT_SCOPE = 'pay:processPayments';
 
 /** Display names of the demo tenants (`tenant_name`). */
-export const TENANT_NAMES = Object.freeze({ 'clinic-1': 'Demo Clinic', 'clinic-2': 'Second Clinic', public: 'Demo Integration' });
+export const TENANT_NAMES = Object.freeze({
+  'clinic-1': 'Demo Clinic',
+  'clinic-2': 'Second Clinic',
+  public: 'Demo Integration',
+});
 
 /** The seeded tenants: departments, a store, payment methods. */
 export const TENANT_SEEDS = Object.freeze([

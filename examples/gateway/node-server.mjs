@@ -50,8 +50,17 @@ function toWebRequest(request, response, origin, expectContinue) {
 }
 
 function internalError() {
-  const problem = { type: 'urn:paygate-auth:problem:internal_error', title: 'Internal server error', status: 500, detail: 'The gateway failed.', code: 'internal_error' };
-  return new Response(JSON.stringify(problem), { status: 500, headers: { 'content-type': 'application/problem+json' } });
+  const problem = {
+    type: 'urn:paygate-auth:problem:internal_error',
+    title: 'Internal server error',
+    status: 500,
+    detail: 'The gateway failed.',
+    code: 'internal_error',
+  };
+  return new Response(JSON.stringify(problem), {
+    status: 500,
+    headers: { 'content-type': 'application/problem+json' },
+  });
 }
 
 /** How long a body left unread is discarded after the answer, before the connection is closed. */

@@ -112,7 +112,17 @@ async function main() {
     mintToken(key, { scope: 'pay:processPayments hub:subscribe' }),
     mintToken(key, { scope: 'pay:processPayments' }),
   ]);
-  console.log(banner({ url: server.url, jwksUrl: jwks.entry.jwksUri, keyFile: file, created, infoToken, linkToken, store: stores.description }));
+  console.log(
+    banner({
+      url: server.url,
+      jwksUrl: jwks.entry.jwksUri,
+      keyFile: file,
+      created,
+      infoToken,
+      linkToken,
+      store: stores.description,
+    }),
+  );
 }
 
 main().catch((error) => {

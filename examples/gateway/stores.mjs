@@ -94,7 +94,10 @@ export async function openStores(env, { seeds, memoryDirectory }) {
   } catch (error) {
     await pool.end().catch(() => {});
     // Unreachable, not a fault of the schema: one line naming the host, for the operator.
-    if (isUnavailable(error)) throw new DatabaseUnreachableError(`cannot reach the database at ${shownDatabase(url)}: ${error.message}`, { cause: error });
+    if (isUnavailable(error))
+      throw new DatabaseUnreachableError(`cannot reach the database at ${shownDatabase(url)}: ${error.message}`, {
+        cause: error,
+      });
     throw error;
   }
 }

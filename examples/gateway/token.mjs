@@ -36,7 +36,8 @@ if (values.help) {
 }
 const lifetime = Number(values.lifetime);
 if (!Number.isInteger(lifetime) || lifetime < 1 || lifetime > 86_400) fail('--lifetime must be whole seconds from 1 to 86400');
-if (!/^(ern:[A-Za-z0-9._-]+\/tenants\/)?[A-Za-z0-9._-]+$/.test(values.tenant)) fail('--tenant must be a tenant id (clinic-1) or ern:demo/tenants/<id>');
+if (!/^(ern:[A-Za-z0-9._-]+\/tenants\/)?[A-Za-z0-9._-]+$/.test(values.tenant))
+  fail('--tenant must be a tenant id (clinic-1) or ern:demo/tenants/<id>');
 
 const { key } = await loadDemoKey();
 process.stdout.write(`${await mintToken(key, { scope: values.scope, tenant: values.tenant, user: values.user, lifetime })}\n`);

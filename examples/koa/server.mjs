@@ -20,7 +20,14 @@ const AUDIENCE = 'https://payments.example';
 const TENANT = 'ern:demo/tenants/clinic-1';
 
 // A demo issuer for product `demo`, acting for one tenant, with its JWKS served on 127.0.0.1.
-const issuer = await createTestIssuer({ issuer: 'https://auth.demo.example', product: 'demo', tenant: TENANT, tenantName: 'Demo Clinic', audience: AUDIENCE, lifetime: 3600 });
+const issuer = await createTestIssuer({
+  issuer: 'https://auth.demo.example',
+  product: 'demo',
+  tenant: TENANT,
+  tenantName: 'Demo Clinic',
+  audience: AUDIENCE,
+  lifetime: 3600,
+});
 const jwks = await issuer.listen();
 const verifier = createVerifier({ registry: new IssuerRegistry([issuer.entry]), audience: AUDIENCE });
 
@@ -37,7 +44,12 @@ const createLink = createPaymentLinkHandler({ payPageUrl: 'https://pay.example/l
 
 /** Runs a reference handler for a Koa context. */
 const route = (handler) => async (ctx) => {
-  const result = await handler({ auth: ctx.state.auth, headers: ctx.request.headers, body: ctx.req, params: ctx.params });
+  const result = await handler({
+    auth: ctx.state.auth,
+    headers: ctx.request.headers,
+    body: ctx.req,
+    params: ctx.params,
+  });
   ctx.status = result.status;
   ctx.set(result.headers);
   ctx.body = JSON.stringify(result.body);

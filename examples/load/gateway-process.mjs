@@ -86,5 +86,13 @@ export async function startGateway({ stateDir, timeoutMs = 20_000 }) {
     return exited;
   }
 
-  return { url, pid: child.pid, logFile, memory, stop, stderr: () => stderr, running: () => child.exitCode === null && child.signalCode === null };
+  return {
+    url,
+    pid: child.pid,
+    logFile,
+    memory,
+    stop,
+    stderr: () => stderr,
+    running: () => child.exitCode === null && child.signalCode === null,
+  };
 }

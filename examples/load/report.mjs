@@ -7,12 +7,20 @@ import { CLASSES } from './traffic.mjs';
 const MiB = 1024 * 1024;
 const mib = (bytes) => (Number.isFinite(bytes) ? `${(bytes / MiB).toFixed(1)} MiB` : 'n/a');
 const signedMib = (bytes) => `${bytes >= 0 ? '+' : ''}${(bytes / MiB).toFixed(1)} MiB`;
-const joinCounts = (map) => [...map.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([key, count]) => `${key}×${count}`).join(' ');
+const joinCounts = (map) =>
+  [...map.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([key, count]) => `${key}×${count}`)
+    .join(' ');
 
 /** A plain table: columns padded to their widest cell. */
 export function table(header, rows) {
   const widths = header.map((cell, column) => Math.max(String(cell).length, ...rows.map((row) => String(row[column]).length)));
-  const line = (row) => row.map((cell, column) => String(cell).padEnd(widths[column])).join('  ').trimEnd();
+  const line = (row) =>
+    row
+      .map((cell, column) => String(cell).padEnd(widths[column]))
+      .join('  ')
+      .trimEnd();
   return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join('\n');
 }
 

@@ -53,11 +53,14 @@ async function cleanUp(keep) {
 }
 
 // Bounded in time whatever happens: warm-up, run, settling and a minute of margin.
-const deadline = setTimeout(async () => {
-  console.error('load run: over its time bound; stopping the gateway');
-  await cleanUp(true);
-  process.exit(1);
-}, (settings.warmup + settings.seconds + 90) * 1000);
+const deadline = setTimeout(
+  async () => {
+    console.error('load run: over its time bound; stopping the gateway');
+    await cleanUp(true);
+    process.exit(1);
+  },
+  (settings.warmup + settings.seconds + 90) * 1000,
+);
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, async () => {
@@ -79,7 +82,13 @@ function drive(url, traffic, seconds, budget) {
         setupRequest(request, context) {
           const described = traffic.request();
           context.described = described;
-          return { ...request, method: described.method, path: described.path, headers: { ...described.headers }, body: described.body ?? '' };
+          return {
+            ...request,
+            method: described.method,
+            path: described.path,
+            headers: { ...described.headers },
+            body: described.body ?? '',
+          };
         },
         onResponse(status, body, context, headers) {
           traffic.record(context.described, status, body, headers);
@@ -98,13 +107,17 @@ function drive(url, traffic, seconds, budget) {
 }
 
 async function main() {
-  log(`paygate-auth load run: ${settings.seconds} s after a ${settings.warmup} s warm-up, ${settings.connections} connections, ${settings.keys} Idempotency-Key values per tenant, 127.0.0.1`);
+  log(
+    `paygate-auth load run: ${settings.seconds} s after a ${settings.warmup} s warm-up, ${settings.connections} connections, ${settings.keys} Idempotency-Key values per tenant, 127.0.0.1`,
+  );
   log(`Node ${process.version}; ${new Date().toISOString()}`);
   const { key } = await loadDemoKey();
   const tokens = await mintTokens(key, { users: 32 });
   gateway = await startGateway({ stateDir });
   log(`gateway ${gateway.url} (pid ${gateway.pid}), started as: node examples/gateway/server.mjs`);
-  const mix = Object.entries(CLASSES).map(([name, { weight }]) => `${name} ${weight}%`).join(', ');
+  const mix = Object.entries(CLASSES)
+    .map(([name, { weight }]) => `${name} ${weight}%`)
+    .join(', ');
   log(`mix: ${mix}`);
   log('');
 
@@ -127,7 +140,10 @@ async function main() {
 
   const counts = [...traffic.tally.values()];
   const responses = counts.reduce((sum, entry) => sum + entry.count, 0);
-  const serverErrors = counts.reduce((sum, entry) => sum + [...entry.statuses].filter(([status]) => status >= 500).reduce((n, [, c]) => n + c, 0), 0);
+  const serverErrors = counts.reduce(
+    (sum, entry) => sum + [...entry.statuses].filter(([status]) => status >= 500).reduce((n, [, c]) => n + c, 0),
+    0,
+  );
   const unexpected = counts.reduce((sum, entry) => sum + entry.unexpected, 0);
   const wronglyAccepted = counts.reduce((sum, entry) => sum + entry.accepted, 0);
   const refused = [...traffic.tally].filter(([name]) => CLASSES[name].refused).reduce((sum, [, entry]) => sum + entry.count, 0);
@@ -136,31 +152,77 @@ async function main() {
   const expectedLogged = responses + links.requests;
   const unanswered = traffic.inFlight.size;
 
-  log(`measured run: ${result.requests.total} responses in ${result.duration} s, ${Math.round(result.requests.average)} req/s average; latency p50 ${result.latency.p50} ms, p97.5 ${result.latency.p97_5} ms, p99 ${result.latency.p99} ms, max ${result.latency.max} ms`);
+  log(
+    `measured run: ${result.requests.total} responses in ${result.duration} s, ${Math.round(result.requests.average)} req/s average; latency p50 ${result.latency.p50} ms, p97.5 ${result.latency.p97_5} ms, p99 ${result.latency.p99} ms, max ${result.latency.max} ms`,
+  );
   log(`all phases: ${responses} responses counted by class (warm-up included); ${unanswered} requests cut off when a phase stopped`);
   log('');
   log(classTable(traffic.tally));
   log('');
-  log(`Idempotency-Key: ${links.keys} (tenant, key) pairs sent; answers seen under load: ${links.createdDuringRun} links created, ${links.replayedDuringRun} replays, ${links.inUseDuringRun} 409 while the key was in use`);
-  log(`settling every key again: ${links.settledAsReplay} replays of the link already made (${links.createdUnseen} of them made by a request cut off at a phase's end), ${links.createdWhenSettling} created, ${links.settlingFailures.length} failures`);
-  log(`links: ${created} created, ${links.linkIds.size} distinct ids, ${links.keys} distinct (tenant, key) pairs; read back: ${links.readBack.own200} × 200 by their tenant, ${links.readBack.other404} × 404 by the other tenant`);
-  log(`gateway request log: ${requestLog.requests} lines (${joinCounts(requestLog.byStatus)}); client-side ${expectedLogged} answered, ${unanswered} cut off`);
+  log(
+    `Idempotency-Key: ${links.keys} (tenant, key) pairs sent; answers seen under load: ${links.createdDuringRun} links created, ${links.replayedDuringRun} replays, ${links.inUseDuringRun} 409 while the key was in use`,
+  );
+  log(
+    `settling every key again: ${links.settledAsReplay} replays of the link already made (${links.createdUnseen} of them made by a request cut off at a phase's end), ${links.createdWhenSettling} created, ${links.settlingFailures.length} failures`,
+  );
+  log(
+    `links: ${created} created, ${links.linkIds.size} distinct ids, ${links.keys} distinct (tenant, key) pairs; read back: ${links.readBack.own200} × 200 by their tenant, ${links.readBack.other404} × 404 by the other tenant`,
+  );
+  log(
+    `gateway request log: ${requestLog.requests} lines (${joinCounts(requestLog.byStatus)}); client-side ${expectedLogged} answered, ${unanswered} cut off`,
+  );
   log('');
-  log(memoryTable([['after warm-up', before], ['mid-run', middle], ['after run', after]]));
+  log(
+    memoryTable([
+      ['after warm-up', before],
+      ['mid-run', middle],
+      ['after run', after],
+    ]),
+  );
   const newLinks = links.linkIds.size - linksAtBaseline;
-  log(`heap used grew ${(heapGrowth / 1024 / 1024).toFixed(1)} MiB over ${result.requests.total} requests, while ${newLinks} links were stored (${(heapGrowth / Math.max(1, newLinks) / 1024).toFixed(1)} KiB per link, all else included)`);
+  log(
+    `heap used grew ${(heapGrowth / 1024 / 1024).toFixed(1)} MiB over ${result.requests.total} requests, while ${newLinks} links were stored (${(heapGrowth / Math.max(1, newLinks) / 1024).toFixed(1)} KiB per link, all else included)`,
+  );
   log('');
 
   const checks = [
     ['no 5xx answered', serverErrors === 0, `${serverErrors} of ${responses}`],
-    ['no 5xx or internal error in the gateway log', requestLog.serverErrors === 0 && requestLog.internalErrors === 0, `${requestLog.serverErrors} 5xx, ${requestLog.internalErrors} internal_error`],
-    ['no expired, forged, wrong-tenant, wrong-scope, conflicting or invalid request accepted', wronglyAccepted === 0, `${wronglyAccepted} of ${refused}`],
+    [
+      'no 5xx or internal error in the gateway log',
+      requestLog.serverErrors === 0 && requestLog.internalErrors === 0,
+      `${requestLog.serverErrors} 5xx, ${requestLog.internalErrors} internal_error`,
+    ],
+    [
+      'no expired, forged, wrong-tenant, wrong-scope, conflicting or invalid request accepted',
+      wronglyAccepted === 0,
+      `${wronglyAccepted} of ${refused}`,
+    ],
     ['every request answered as its class must be', unexpected === 0, `${unexpected} unexpected`],
-    ['no connection errors or timeouts', result.errors === 0 && result.timeouts === 0, `${result.errors} errors, ${result.timeouts} timeouts`],
-    ['links created = distinct (tenant, Idempotency-Key) pairs = distinct link ids', links.settlingFailures.length === 0 && links.keysWithSeveralIds === 0 && created === links.keys && links.linkIds.size === links.keys, `${created} / ${links.keys} / ${links.linkIds.size}${links.settlingFailures.length > 0 ? `; ${links.settlingFailures.slice(0, 3).join('; ')}` : ''}`],
-    ['every link read back by its tenant, and by no other', links.readBack.own200 === links.linkIds.size && links.readBack.other404 === links.linkIds.size, `${links.readBack.ownOther} own failures, ${links.readBack.otherOther} other-tenant answers not 404`],
-    ['the gateway logged every request answered', requestLog.requests >= expectedLogged && requestLog.requests <= expectedLogged + unanswered, `${requestLog.requests} logged for ${expectedLogged} answered + up to ${unanswered} cut off`],
-    [`heap growth after a full GC at most ${settings.maxHeapGrowthMiB} MiB`, heapGrowth <= settings.maxHeapGrowthMiB * 1024 * 1024, `${(heapGrowth / 1024 / 1024).toFixed(1)} MiB`],
+    [
+      'no connection errors or timeouts',
+      result.errors === 0 && result.timeouts === 0,
+      `${result.errors} errors, ${result.timeouts} timeouts`,
+    ],
+    [
+      'links created = distinct (tenant, Idempotency-Key) pairs = distinct link ids',
+      links.settlingFailures.length === 0 && links.keysWithSeveralIds === 0 && created === links.keys && links.linkIds.size === links.keys,
+      `${created} / ${links.keys} / ${links.linkIds.size}${links.settlingFailures.length > 0 ? `; ${links.settlingFailures.slice(0, 3).join('; ')}` : ''}`,
+    ],
+    [
+      'every link read back by its tenant, and by no other',
+      links.readBack.own200 === links.linkIds.size && links.readBack.other404 === links.linkIds.size,
+      `${links.readBack.ownOther} own failures, ${links.readBack.otherOther} other-tenant answers not 404`,
+    ],
+    [
+      'the gateway logged every request answered',
+      requestLog.requests >= expectedLogged && requestLog.requests <= expectedLogged + unanswered,
+      `${requestLog.requests} logged for ${expectedLogged} answered + up to ${unanswered} cut off`,
+    ],
+    [
+      `heap growth after a full GC at most ${settings.maxHeapGrowthMiB} MiB`,
+      heapGrowth <= settings.maxHeapGrowthMiB * 1024 * 1024,
+      `${(heapGrowth / 1024 / 1024).toFixed(1)} MiB`,
+    ],
     ['the gateway ran throughout and stopped on SIGTERM', running && stopped.code === 0, `exit ${stopped.code ?? stopped.signal}`],
   ];
   log(checkLines(checks));

@@ -20,13 +20,16 @@ const FLAGS = {
   'max-heap-growth': { env: 'LOAD_MAX_HEAP_GROWTH_MB', min: 1, max: 4096, fallback: 24 },
 };
 
-export const USAGE = 'Usage: npm run load -- [--seconds N] [--warmup N] [--connections N] [--keys N] [--max-requests N] [--max-heap-growth MiB] [--keep]';
+export const USAGE =
+  'Usage: npm run load -- [--seconds N] [--warmup N] [--connections N] [--keys N] [--max-requests N] [--max-heap-growth MiB] [--keep]';
 
 function number(name, text) {
   const { env, min, max, integer } = FLAGS[name];
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || value < min || value > max || (integer && !Number.isInteger(value))) {
-    throw new TypeError(`--${name} (${env}) must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}, got ${JSON.stringify(text)}`);
+    throw new TypeError(
+      `--${name} (${env}) must be ${integer ? 'a whole number' : 'a number'} from ${min} to ${max}, got ${JSON.stringify(text)}`,
+    );
   }
   return value;
 }
@@ -34,7 +37,10 @@ function number(name, text) {
 /** The settings of this run. @throws {TypeError} naming the flag at fault. */
 export function readSettings(argv = process.argv.slice(2), env = process.env) {
   const options = Object.fromEntries(Object.keys(FLAGS).map((name) => [name, { type: 'string' }]));
-  const { values } = parseArgs({ args: argv, options: { ...options, keep: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: { ...options, keep: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+  });
   const read = (name) => {
     const text = values[name] ?? env[FLAGS[name].env];
     return text === undefined ? FLAGS[name].fallback : number(name, text);

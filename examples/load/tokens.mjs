@@ -42,12 +42,16 @@ const header = (key, extra = {}) => ({ alg: 'RS256', typ: 'JWT', kid: key.kid, .
 const many = (count, make) => Promise.all(Array.from({ length: count }, (_, index) => make(index)));
 
 async function forgedTokens(key, count) {
-  const [stranger, strangerWithOtherKid] = await Promise.all([generateTestKey({ kid: key.kid }), generateTestKey({ kid: 'rotated-out-2019' })]);
+  const [stranger, strangerWithOtherKid] = await Promise.all([
+    generateTestKey({ kid: key.kid }),
+    generateTestKey({ kid: 'rotated-out-2019' }),
+  ]);
   const variants = [
     // Another key claiming the demo kid: the signature does not verify.
     (index) => signRawToken(stranger, header(stranger), demoClaims({ tenant: TENANTS[index % 2], user: `forger-${index}` })),
     // A kid the issuer never published: a key lookup (and at most one JWKS refetch per cooldown).
-    (index) => signRawToken(strangerWithOtherKid, header(strangerWithOtherKid, { kid: `unknown-${index}` }), demoClaims({ tenant: 'clinic-1' })),
+    (index) =>
+      signRawToken(strangerWithOtherKid, header(strangerWithOtherKid, { kid: `unknown-${index}` }), demoClaims({ tenant: 'clinic-1' })),
     // A real signature over clinic-1's claims, with clinic-2's claims swapped in.
     async (index) => {
       const genuine = await mintToken(key, { tenant: 'clinic-1', user: `victim-${index}` });
@@ -55,7 +59,8 @@ async function forgedTokens(key, count) {
       return `${encodedHeader}.${encodeSegment(demoClaims({ tenant: 'clinic-2', user: `victim-${index}` }))}.${signature}`;
     },
     // No signature at all.
-    async (index) => `${encodeSegment({ alg: 'none', typ: 'JWT', kid: key.kid })}.${encodeSegment(demoClaims({ tenant: 'clinic-1', user: `none-${index}` }))}.`,
+    async (index) =>
+      `${encodeSegment({ alg: 'none', typ: 'JWT', kid: key.kid })}.${encodeSegment(demoClaims({ tenant: 'clinic-1', user: `none-${index}` }))}.`,
     // HS256 keyed with the published public key (algorithm confusion).
     async (index) => {
       const input = `${encodeSegment({ alg: 'HS256', typ: 'JWT', kid: key.kid })}.${encodeSegment(demoClaims({ tenant: 'clinic-1', user: `hs-${index}` }))}`;
@@ -75,11 +80,16 @@ async function forgedTokens(key, count) {
 export async function mintTokens(key, { users }) {
   const valid = Object.fromEntries(
     await Promise.all(
-      TENANTS.map(async (tenant) => [tenant, await many(users, (index) => mintToken(key, { tenant, scope: CREATE_SCOPE, user: `u-${index}` }))]),
+      TENANTS.map(async (tenant) => [
+        tenant,
+        await many(users, (index) => mintToken(key, { tenant, scope: CREATE_SCOPE, user: `u-${index}` })),
+      ]),
     ),
   );
   const [expired, forged, foreignProduct, publicTenant, wrongScopeCreate, noGatewayScope] = await Promise.all([
-    many(32, (index) => signRawToken(key, header(key), demoClaims({ tenant: TENANTS[index % 2], user: `late-${index}`, issuedAgo: 7200, lifetime: 3600 }))),
+    many(32, (index) =>
+      signRawToken(key, header(key), demoClaims({ tenant: TENANTS[index % 2], user: `late-${index}`, issuedAgo: 7200, lifetime: 3600 })),
+    ),
     forgedTokens(key, 60),
     many(16, (index) => signRawToken(key, header(key), demoClaims({ tenant: `t-${index}`, product: 'other-product' }))),
     many(8, (index) => mintToken(key, { tenant: 'public', user: `system-${index}` })),

@@ -26,7 +26,15 @@ export function linkBody(tenant, index) {
     meta: { order_id: `L-${index}`, source: 'load' },
     payment_details: {
       line_items: [
-        { id: `L-${index}-1`, description: 'Treatment', quantity: 1, amount_excluding_tax: decimal(excluding), tax_percentage: '25', tax_amount: decimal(tax), amount_including_tax: decimal(units) },
+        {
+          id: `L-${index}-1`,
+          description: 'Treatment',
+          quantity: 1,
+          amount_excluding_tax: decimal(excluding),
+          tax_percentage: '25',
+          tax_amount: decimal(tax),
+          amount_including_tax: decimal(units),
+        },
       ],
     },
   };
@@ -39,7 +47,7 @@ export const CLASSES = Object.freeze({
   'read own link': { weight: 5, expected: [200], refused: false },
   'create conflicting body': { weight: 4, expected: [409], refused: true },
   'create invalid body': { weight: 4, expected: [400], refused: true },
-  'read other tenant\'s link': { weight: 5, expected: [404], refused: true },
+  "read other tenant's link": { weight: 5, expected: [404], refused: true },
   expired: { weight: 12, expected: [401], refused: true },
   forged: { weight: 16, expected: [401], refused: true },
   'wrong tenant: foreign product': { weight: 6, expected: [401], refused: true },
@@ -56,7 +64,9 @@ const pick = (list) => list[Math.floor(Math.random() * list.length)];
  */
 export function createTraffic(tokens, { keys }) {
   const schedule = Object.entries(CLASSES).flatMap(([name, { weight }]) => Array(weight).fill(name));
-  const tally = new Map(Object.keys(CLASSES).map((name) => [name, { count: 0, statuses: new Map(), codes: new Map(), unexpected: 0, accepted: 0 }]));
+  const tally = new Map(
+    Object.keys(CLASSES).map((name) => [name, { count: 0, statuses: new Map(), codes: new Map(), unexpected: 0, accepted: 0 }]),
+  );
   /** `tenant key` → { tenant, index, id, created, replayed, inUse, statuses } */
   const creations = new Map();
   /** Link ids seen per tenant, in order of first sight. */
@@ -100,12 +110,21 @@ export function createTraffic(tokens, { keys }) {
         if (withLink.length === 0) return describe('create valid');
         const known = pick(withLink);
         const body = { ...linkBody(known.tenant, known.index), amount: '1.2345', payment_details: undefined };
-        return { name, tenant: known.tenant, index: known.index, ...createRequest(pick(tokens.valid[known.tenant]), known.tenant, known.index, body) };
+        return {
+          name,
+          tenant: known.tenant,
+          index: known.index,
+          ...createRequest(pick(tokens.valid[known.tenant]), known.tenant, known.index, body),
+        };
       }
       case 'create invalid body': {
         // Under keys of their own: a refused body records nothing, so each key may come back.
         const body = { ...linkBody(tenant, index), amount: '12.34567', currency: 'eur' };
-        return { name, tenant, ...createRequest(pick(tokens.valid[tenant]), tenant, index, body, `load-invalid-${index}`) };
+        return {
+          name,
+          tenant,
+          ...createRequest(pick(tokens.valid[tenant]), tenant, index, body, `load-invalid-${index}`),
+        };
       }
       case 'read own link': {
         const own = ids.get(tenant);
@@ -148,7 +167,15 @@ export function createTraffic(tokens, { keys }) {
     const key = `${described.tenant} ${described.index}`;
     let entry = creations.get(key);
     if (entry === undefined) {
-      entry = { tenant: described.tenant, index: described.index, id: null, created: 0, replayed: 0, inUse: 0, ids: new Set() };
+      entry = {
+        tenant: described.tenant,
+        index: described.index,
+        id: null,
+        created: 0,
+        replayed: 0,
+        inUse: 0,
+        ids: new Set(),
+      };
       creations.set(key, entry);
     }
     if (status === 201) {

@@ -50,7 +50,8 @@ async function send(url, method, path, token, body, key) {
 export async function verifyLinks(url, traffic, tokens) {
   // Every key sent, including those whose only request was cut off when the run stopped.
   const keys = new Map();
-  for (const entry of traffic.creations.values()) keys.set(`${entry.tenant} ${entry.index}`, { tenant: entry.tenant, index: entry.index, seen: entry });
+  for (const entry of traffic.creations.values())
+    keys.set(`${entry.tenant} ${entry.index}`, { tenant: entry.tenant, index: entry.index, seen: entry });
   /** Keys with a creation cut off when a phase stopped: its link may exist though no 201 for it was seen. */
   const cutOff = new Set();
   for (const described of traffic.inFlight) {

@@ -6,7 +6,15 @@ export function createLoggedVerifier(options, log = console.warn) {
     ...options,
     onEvent(event) {
       if (event.type === 'verify_failure') {
-        log(JSON.stringify({ msg: 'token rejected', code: event.code, issuer: event.issuer, claim: event.claim, hint: event.hint }));
+        log(
+          JSON.stringify({
+            msg: 'token rejected',
+            code: event.code,
+            issuer: event.issuer,
+            claim: event.claim,
+            hint: event.hint,
+          }),
+        );
       }
     },
   });

@@ -21,7 +21,13 @@ export interface ParsedOptions {
  * more than `maxPositionals` plain arguments.
  */
 export function parseOptions(args: readonly string[], options: OptionSpec, maxPositionals: number): ParsedOptions {
-  const { values, positionals, tokens } = parseArgs({ args: [...args], options, allowPositionals: true, strict: false, tokens: true });
+  const { values, positionals, tokens } = parseArgs({
+    args: [...args],
+    options,
+    allowPositionals: true,
+    strict: false,
+    tokens: true,
+  });
   const seen = new Set<string>();
   for (const token of tokens) {
     if (token.kind === 'option') checkOption(token, options[token.name], seen);
@@ -79,6 +85,7 @@ export function requiredValue(parsed: ParsedOptions, name: string): string {
 export function secondsValue(parsed: ParsedOptions, name: string): number | undefined {
   const value = stringValue(parsed, name);
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) <= 0) throw new UsageError(`--${name} must be a whole number of seconds above 0, got "${value}"`);
+  if (!/^\d+$/.test(value) || Number(value) <= 0)
+    throw new UsageError(`--${name} must be a whole number of seconds above 0, got "${value}"`);
   return Number(value);
 }

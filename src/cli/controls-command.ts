@@ -38,7 +38,10 @@ Exit codes: 0 listed, 1 the database failed, 2 usage.
       'Actions recorded:',
       ...(records.length === 0
         ? ['  (none)']
-        : records.map((record) => `  #${record.id}  ${record.recordedAt.toISOString()}  ${record.action.padEnd(14)}  ${record.issuer}${record.kid === null ? '' : `  ${record.kid}`}`)),
+        : records.map(
+            (record) =>
+              `  #${record.id}  ${record.recordedAt.toISOString()}  ${record.action.padEnd(14)}  ${record.issuer}${record.kid === null ? '' : `  ${record.kid}`}`,
+          )),
     ];
     io.stdout(`${lines.join('\n')}\n`);
     return EXIT.ok;

@@ -44,9 +44,12 @@ async function loadPg(): Promise<PgModule> {
     const module = (await import('pg')) as unknown as { default?: PgModule } & PgModule;
     return module.default ?? module;
   } catch (error) {
-    throw new Error(`this command needs the pg package, which is not installed: npm install pg (${error instanceof Error ? error.message : String(error)})`, {
-      cause: error,
-    });
+    throw new Error(
+      `this command needs the pg package, which is not installed: npm install pg (${error instanceof Error ? error.message : String(error)})`,
+      {
+        cause: error,
+      },
+    );
   }
 }
 
@@ -56,10 +59,17 @@ async function loadPg(): Promise<PgModule> {
  */
 export async function openDatabase(env: Readonly<Record<string, string | undefined>>): Promise<CliDatabase> {
   const url = env.DATABASE_URL;
-  if (url === undefined || url.trim() === '') throw new UsageError('DATABASE_URL is not set: give the PostgreSQL database as postgres://user@host:5432/name');
+  if (url === undefined || url.trim() === '')
+    throw new UsageError('DATABASE_URL is not set: give the PostgreSQL database as postgres://user@host:5432/name');
   const { Client } = await loadPg();
   // Every wait is bounded: connecting, and each statement (a silent connection fails the command).
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: 10_000, query_timeout: 60_000, keepAlive: true, application_name: 'paygate-auth-cli' });
+  const client = new Client({
+    connectionString: url,
+    connectionTimeoutMillis: 10_000,
+    query_timeout: 60_000,
+    keepAlive: true,
+    application_name: 'paygate-auth-cli',
+  });
   // A connection lost mid-command fails that command's query, reported below; pg also emits the
   // loss as an event, which with no listener would end the process with a stack trace instead.
   client.on('error', () => undefined);
@@ -67,13 +77,18 @@ export async function openDatabase(env: Readonly<Record<string, string | undefin
     await client.connect();
   } catch (error) {
     await client.end().catch(() => undefined);
-    throw new Error(`cannot connect to the database at ${where(url)}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    throw new Error(`cannot connect to the database at ${where(url)}: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
   }
   return client;
 }
 
 /** Runs `work` on the database, closing it after; a missing schema is reported with its remedy. */
-export async function withDatabase<T>(env: Readonly<Record<string, string | undefined>>, work: (db: CliDatabase) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(
+  env: Readonly<Record<string, string | undefined>>,
+  work: (db: CliDatabase) => Promise<T>,
+): Promise<T> {
   const db = await openDatabase(env);
   try {
     return await work(db);

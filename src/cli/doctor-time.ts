@@ -16,7 +16,12 @@ export function isoSeconds(seconds: number): string {
 export function describeDuration(seconds: number): string {
   let rest = Math.round(Math.abs(seconds));
   const parts: string[] = [];
-  for (const [unit, size] of [['d', 86_400], ['h', 3600], ['min', 60], ['s', 1]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3600],
+    ['min', 60],
+    ['s', 1],
+  ] as const) {
     if (rest >= size || (unit === 's' && parts.length === 0)) {
       parts.push(`${Math.floor(rest / size)} ${unit}`);
       rest %= size;

@@ -7,7 +7,20 @@
  * own fetcher (its size limit, timeout and redirect rule). Everything printed from the token or
  * the JWKS is cut and escaped. Never prints the token: a SHA-256 fingerprint names it.
  */
-import { type AuthError, type FetchLike, type IssuerEntry, IssuerRegistry, type JwksFetchEvent, type RuleName, type RuleOutcome, type TenantErn, type Verifier, createVerifier, isAuthError, isKnownScope } from '../index.js';
+import {
+  type AuthError,
+  type FetchLike,
+  type IssuerEntry,
+  IssuerRegistry,
+  type JwksFetchEvent,
+  type RuleName,
+  type RuleOutcome,
+  type TenantErn,
+  type Verifier,
+  createVerifier,
+  isAuthError,
+  isKnownScope,
+} from '../index.js';
 import { quote, quoteList, scopeFailure } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
@@ -151,10 +164,30 @@ function checkRegistry(entries: readonly IssuerEntry[]): IssuerRegistry {
 
 /** How each rule is named in the report. */
 const NAMES: Readonly<Record<RuleName, string>> = {
-  size: 'size', format: 'format', alg: 'header alg', kid: 'header kid', typ: 'header typ', crit: 'header crit', iss: 'iss',
-  suspended: 'suspended', key: 'kid', signature: 'signature', exp: 'exp', expt: 'expt', iat: 'iat', nbf: 'nbf', expiry: 'expiry',
-  not_before: 'not before', lifetime: 'lifetime', aud: 'aud', sub: 'sub', tenant_ern: 'tenant_ern', scope: 'scope',
-  tenant_name: 'tenant_name', user_ern: 'user_ern', scopes: 'scopes',
+  size: 'size',
+  format: 'format',
+  alg: 'header alg',
+  kid: 'header kid',
+  typ: 'header typ',
+  crit: 'header crit',
+  iss: 'iss',
+  suspended: 'suspended',
+  key: 'kid',
+  signature: 'signature',
+  exp: 'exp',
+  expt: 'expt',
+  iat: 'iat',
+  nbf: 'nbf',
+  expiry: 'expiry',
+  not_before: 'not before',
+  lifetime: 'lifetime',
+  aud: 'aud',
+  sub: 'sub',
+  tenant_ern: 'tenant_ern',
+  scope: 'scope',
+  tenant_name: 'tenant_name',
+  user_ern: 'user_ern',
+  scopes: 'scopes',
 };
 
 /** A value the token carried, escaped for the terminal, or `absent`. */
@@ -185,7 +218,10 @@ function passed(outcome: RuleOutcome, now: number): string {
     }
     case 'signature':
       return `${shown(actual)} verifies with key ${quote((expected as { kid: string }).kid)}`;
-    case 'exp': case 'expt': case 'iat': case 'nbf':
+    case 'exp':
+    case 'expt':
+    case 'iat':
+    case 'nbf':
       return describeTime(actual as number, now / 1000);
     case 'expiry': {
       const { now: at, tolerance } = expected as { now: number; tolerance: number };
@@ -223,7 +259,10 @@ function line(mark: '✓' | '✗', name: string, detail: string, code?: string):
 function jwksLine(event: JwksFetchEvent, verifier: Verifier, where: string): string | undefined {
   if (event.outcome !== 'ok') return undefined;
   const held = verifier.exportKeys().issuers.find((entry) => entry.issuer === event.issuer)?.keys ?? [];
-  const ignored = event.ignoredKeys === 0 || event.ignoredKeys === undefined ? '' : `; ${event.ignoredKeys} entr${event.ignoredKeys === 1 ? 'y' : 'ies'} ignored (breaking a key rule)`;
+  const ignored =
+    event.ignoredKeys === 0 || event.ignoredKeys === undefined
+      ? ''
+      : `; ${event.ignoredKeys} entr${event.ignoredKeys === 1 ? 'y' : 'ies'} ignored (breaking a key rule)`;
   return line('✓', 'jwks', `${quote(where)}: ${held.length} usable key(s), kids ${quoteList(held.map((key) => key.kid))}${ignored}`);
 }
 
@@ -234,12 +273,19 @@ async function runDoctor(args: readonly string[], io: CliIo, deps: DoctorDeps): 
   const entries = await gatewayEntries(parsed);
   const registry = checkRegistry(entries);
   const nowMs = readNow(stringValue(parsed, 'now'), deps.now ?? Date.now);
-  const token = await readToken(parsed.positionals[0], stringValue(parsed, 'token-file'), deps.readStdin ?? readProcessStdin, deps.stdinIsTerminal ?? process.stdin.isTTY === true);
+  const token = await readToken(
+    parsed.positionals[0],
+    stringValue(parsed, 'token-file'),
+    deps.readStdin ?? readProcessStdin,
+    deps.stdinIsTerminal ?? process.stdin.isTTY === true,
+  );
   const jwks = stringValue(parsed, 'jwks');
   const fromFile = jwks !== undefined && !isUrl(jwks);
   const fetch = fromFile ? await fileFetch(jwks) : deps.fetch;
 
-  io.stdout(`paygate-auth doctor: token ${await fingerprint(token)} (${token.length} characters), as of ${new Date(nowMs).toISOString()}\n`);
+  io.stdout(
+    `paygate-auth doctor: token ${await fingerprint(token)} (${token.length} characters), as of ${new Date(nowMs).toISOString()}\n`,
+  );
   let failed: RuleOutcome | undefined;
   // The gateway's own verifier, its defaults included: every line below is one of its rules.
   const verifier: Verifier = createVerifier({
@@ -262,7 +308,8 @@ async function runDoctor(args: readonly string[], io: CliIo, deps: DoctorDeps): 
   try {
     const auth = await verifier.verify(token);
     error = scopeFailure(auth);
-    if (error === null) io.stdout(line('✓', NAMES.scopes, passed({ rule: 'scopes', passed: true, actual: [...auth.scopes].filter(isKnownScope) }, nowMs)));
+    if (error === null)
+      io.stdout(line('✓', NAMES.scopes, passed({ rule: 'scopes', passed: true, actual: [...auth.scopes].filter(isKnownScope) }, nowMs)));
   } catch (caught) {
     if (!isAuthError(caught)) throw caught;
     error = caught;

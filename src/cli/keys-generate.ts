@@ -40,7 +40,8 @@ export const keysGenerateCommand: CliCommand = {
     if (format !== 'pkcs8' && format !== 'jwk') throw new UsageError(`--format must be "pkcs8" or "jwk", got "${format}"`);
     const bits = stringValue(parsed, 'modulus-length');
     const modulusLength = bits === undefined ? 2048 : Number(bits);
-    if (modulusLength !== 2048 && modulusLength !== 3072 && modulusLength !== 4096) throw new UsageError('--modulus-length must be 2048, 3072 or 4096');
+    if (modulusLength !== 2048 && modulusLength !== 3072 && modulusLength !== 4096)
+      throw new UsageError('--modulus-length must be 2048, 3072 or 4096');
     const jwksFile = stringValue(parsed, 'jwks');
     const publicJwk = await generateKeyFile(out, { format, modulusLength });
     const { kid } = publicJwk;
@@ -49,7 +50,9 @@ export const keysGenerateCommand: CliCommand = {
       await writeFile(jwksFile, `${JSON.stringify({ keys: [publicJwk] }, null, 2)}\n`, { flag: 'wx', mode: 0o644 });
     }
     io.stdout(`${JSON.stringify(publicJwk, null, 2)}\n`);
-    io.stderr(`Wrote the private key to ${out} (mode 0600, ${format === 'pkcs8' ? 'PKCS#8 PEM' : 'JWK'}); kid ${kid}.${jwksFile === undefined ? '' : ` Wrote the JWKS to ${jwksFile}.`}\n`);
+    io.stderr(
+      `Wrote the private key to ${out} (mode 0600, ${format === 'pkcs8' ? 'PKCS#8 PEM' : 'JWK'}); kid ${kid}.${jwksFile === undefined ? '' : ` Wrote the JWKS to ${jwksFile}.`}\n`,
+    );
     return EXIT.ok;
   },
 };

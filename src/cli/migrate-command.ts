@@ -10,7 +10,8 @@ import { EXIT } from './run-cli.js';
 
 function readArea(value: string | undefined): SchemaArea | undefined {
   if (value === undefined) return undefined;
-  if (!(SCHEMA_AREAS as readonly string[]).includes(value)) throw new UsageError(`--only must be one of ${SCHEMA_AREAS.join(', ')}, got ${JSON.stringify(value)}`);
+  if (!(SCHEMA_AREAS as readonly string[]).includes(value))
+    throw new UsageError(`--only must be one of ${SCHEMA_AREAS.join(', ')}, got ${JSON.stringify(value)}`);
   return value as SchemaArea;
 }
 

@@ -65,7 +65,8 @@ export const CONTROL_COMMANDS: readonly CliCommand[] = [
     name: 'revoke-key',
     action: 'revoke_key',
     summary: 'revoke one key of an issuer on every instance (PostgreSQL)',
-    effect: 'Revokes the key: tokens it signed are refused with key_revoked. A revocation is never lifted;\nthe issuer publishes a new key instead.',
+    effect:
+      'Revokes the key: tokens it signed are refused with key_revoked. A revocation is never lifted;\nthe issuer publishes a new key instead.',
     done: (record) => `Revoked key ${record.kid ?? ''} of ${record.issuer}`,
   }),
   controlCommand({

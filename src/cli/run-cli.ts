@@ -14,7 +14,15 @@ function isHelp(word: string | undefined): boolean {
 function listing(commands: readonly CliCommand[]): string {
   const width = Math.max(0, ...commands.map((command) => command.name.length));
   const lines = commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`);
-  return ['Usage: paygate-auth <command> [options]', '', 'Commands:', ...lines, '', 'Run "paygate-auth <command> --help" for a command\'s options.', ''].join('\n');
+  return [
+    'Usage: paygate-auth <command> [options]',
+    '',
+    'Commands:',
+    ...lines,
+    '',
+    'Run "paygate-auth <command> --help" for a command\'s options.',
+    '',
+  ].join('\n');
 }
 
 /** The command whose (one- or two-word) name starts `args`, longest name first. */

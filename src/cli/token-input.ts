@@ -25,7 +25,12 @@ export function cleanToken(text: string): string {
  * when neither is given and it is not a terminal.
  * @throws {UsageError} when there is none, or both are given.
  */
-export async function readToken(argument: string | undefined, file: string | undefined, stdin: StdinReader, stdinIsTerminal: boolean): Promise<string> {
+export async function readToken(
+  argument: string | undefined,
+  file: string | undefined,
+  stdin: StdinReader,
+  stdinIsTerminal: boolean,
+): Promise<string> {
   if (argument !== undefined && file !== undefined) throw new UsageError('give the token as an argument or with --token-file, not both');
   let text: string;
   if (file !== undefined) {

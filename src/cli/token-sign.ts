@@ -47,7 +47,13 @@ const OPTIONS = {
 } as const;
 
 /** The option each sign() field comes from, to name it in a refusal. */
-const OPTION_OF: Readonly<Record<string, string>> = { tenant: '--tenant', scopes: '--scope', user: '--user', tenantName: '--tenant-name', lifetime: '--lifetime' };
+const OPTION_OF: Readonly<Record<string, string>> = {
+  tenant: '--tenant',
+  scopes: '--scope',
+  user: '--user',
+  tenantName: '--tenant-name',
+  lifetime: '--lifetime',
+};
 
 /** `paygate-auth token sign`. */
 export const tokenSignCommand: CliCommand = {
@@ -83,7 +89,9 @@ export const tokenSignCommand: CliCommand = {
       });
     } catch (error) {
       if (error instanceof IssuerError) {
-        io.stderr(`paygate-auth token sign: refused (${error.code}${error.field === undefined ? '' : `, ${OPTION_OF[error.field] ?? error.field}`}): ${error.message}\n`);
+        io.stderr(
+          `paygate-auth token sign: refused (${error.code}${error.field === undefined ? '' : `, ${OPTION_OF[error.field] ?? error.field}`}): ${error.message}\n`,
+        );
         return EXIT.failed;
       }
       if (error instanceof KeyStoreError) {

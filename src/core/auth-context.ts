@@ -39,7 +39,10 @@ export interface AuthContext {
 }
 
 /** The JSON (and `util.inspect`) form of a context: its members, `scopes` as an array, `expiresAt` as ISO 8601. */
-type AuthContextJson = Omit<AuthContext, 'scopes' | 'expiresAt'> & { readonly scopes: readonly string[]; readonly expiresAt: string };
+type AuthContextJson = Omit<AuthContext, 'scopes' | 'expiresAt'> & {
+  readonly scopes: readonly string[];
+  readonly expiresAt: string;
+};
 
 /** Node's `util.inspect.custom`, reached without importing `node:util` (the core runs anywhere). */
 const nodeInspect = Symbol.for('nodejs.util.inspect.custom');
@@ -88,9 +91,7 @@ class VerifiedContext implements AuthContext {
 
   /** Decoded from the token on first read, then the same frozen object. */
   get claims(): Readonly<Record<string, unknown>> {
-    this.#claims ??= sanitizeAndFreeze(
-      decodeJwsPayload(this.#token, { headerEnd: this.#payloadStart - 1, payloadEnd: this.#payloadEnd }),
-    );
+    this.#claims ??= sanitizeAndFreeze(decodeJwsPayload(this.#token, { headerEnd: this.#payloadStart - 1, payloadEnd: this.#payloadEnd }));
     return this.#claims;
   }
 

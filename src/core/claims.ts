@@ -42,7 +42,11 @@ export interface CheckedClaims {
 
 const EMPTY_SCOPES = new ScopeSet();
 
-function numericDate(payload: Record<string, unknown>, claim: 'exp' | 'expt' | 'iat' | 'nbf', trace: RuleTrace | undefined): number | undefined {
+function numericDate(
+  payload: Record<string, unknown>,
+  claim: 'exp' | 'expt' | 'iat' | 'nbf',
+  trace: RuleTrace | undefined,
+): number | undefined {
   const value = payload[claim];
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
@@ -73,10 +77,21 @@ export function readTimes(payload: Record<string, unknown>, trace?: RuleTrace): 
  */
 export function checkTimeWindow(times: TokenTimes, now: number, tolerance: number, trace?: RuleTrace): void {
   if (now >= times.expiry + tolerance) {
-    const facts = { rule: 'expiry', claim: times.expiryClaim, expected: { now, tolerance }, actual: times.expiry } as const;
+    const facts = {
+      rule: 'expiry',
+      claim: times.expiryClaim,
+      expected: { now, tolerance },
+      actual: times.expiry,
+    } as const;
     throw new AuthError('token_expired', 'The token has expired.', { claim: times.expiryClaim, facts });
   }
-  trace?.({ rule: 'expiry', claim: times.expiryClaim, passed: true, expected: { now, tolerance }, actual: times.expiry });
+  trace?.({
+    rule: 'expiry',
+    claim: times.expiryClaim,
+    passed: true,
+    expected: { now, tolerance },
+    actual: times.expiry,
+  });
   if (times.iat > now + tolerance) {
     const facts = { rule: 'not_before', claim: 'iat', expected: { now, tolerance }, actual: times.iat } as const;
     throw new AuthError('token_not_yet_valid', 'The token was issued in the future ("iat").', { claim: 'iat', facts });
@@ -85,13 +100,25 @@ export function checkTimeWindow(times: TokenTimes, now: number, tolerance: numbe
     const facts = { rule: 'not_before', claim: 'nbf', expected: { now, tolerance }, actual: times.nbf } as const;
     throw new AuthError('token_not_yet_valid', 'The token is not valid yet ("nbf").', { claim: 'nbf', facts });
   }
-  trace?.({ rule: 'not_before', claim: times.nbf === undefined ? 'iat' : 'nbf', passed: true, expected: { now, tolerance }, actual: times.nbf ?? times.iat });
+  trace?.({
+    rule: 'not_before',
+    claim: times.nbf === undefined ? 'iat' : 'nbf',
+    passed: true,
+    expected: { now, tolerance },
+    actual: times.nbf ?? times.iat,
+  });
 }
 
 /** The lifetime rule's facts: the lifetime, from which claims, against the maximum (and whose). */
 function lifetimeFacts(times: TokenTimes, maximum: number, issuerOwn: boolean) {
   const start = times.nbf ?? times.iat;
-  const actual = { lifetime: times.expiry - start, expiry: times.expiry, expiryClaim: times.expiryClaim, start, startClaim: times.nbf === undefined ? 'iat' : 'nbf' };
+  const actual = {
+    lifetime: times.expiry - start,
+    expiry: times.expiry,
+    expiryClaim: times.expiryClaim,
+    start,
+    startClaim: times.nbf === undefined ? 'iat' : 'nbf',
+  };
   return { rule: 'lifetime', claim: times.expiryClaim, expected: { maximum, issuerOwn }, actual } as const;
 }
 
@@ -106,7 +133,10 @@ function checkLifetime(times: TokenTimes, maximum: number, issuerOwn: boolean, t
 }
 
 function audienceMismatch(message: string, aud: unknown, audiences: ReadonlyMap<string, string>): AuthError {
-  return new AuthError('audience_mismatch', message, { claim: 'aud', facts: { rule: 'aud', claim: 'aud', expected: [...audiences.keys()], actual: aud } });
+  return new AuthError('audience_mismatch', message, {
+    claim: 'aud',
+    facts: { rule: 'aud', claim: 'aud', expected: [...audiences.keys()], actual: aud },
+  });
 }
 
 /** The configured audience `aud` names: the verifier's own string, so the token's need not be kept. */
@@ -133,7 +163,12 @@ function checkAudience(payload: Record<string, unknown>, audiences: ReadonlyMap<
 
 function checkSubject(payload: Record<string, unknown>, issuer: RegisteredIssuer): void {
   const sub = payload.sub;
-  const facts = { rule: 'sub', claim: 'sub', expected: issuer.subjectMustEqualIssuer ? issuer.issuer : null, actual: sub } as const;
+  const facts = {
+    rule: 'sub',
+    claim: 'sub',
+    expected: issuer.subjectMustEqualIssuer ? issuer.issuer : null,
+    actual: sub,
+  } as const;
   if (sub === undefined) {
     throw new AuthError('subject_mismatch', 'The token must carry "sub".', { claim: 'sub', facts });
   }
@@ -162,7 +197,10 @@ function checkTenant(payload: Record<string, unknown>, issuer: RegisteredIssuer)
   if (!allowedProduct || (issuer.tenants !== null && !issuer.tenants.has(tenant.id))) {
     const expected = tenantExpectation(issuer);
     const message = `The issuer is not registered for the ${allowedProduct ? 'tenant' : 'product'} of "tenant_ern".`;
-    throw new AuthError('tenant_not_allowed', message, { claim: 'tenant_ern', facts: { rule: 'tenant_ern', claim: 'tenant_ern', expected, actual: { product: tenant.product, id: tenant.id } } });
+    throw new AuthError('tenant_not_allowed', message, {
+      claim: 'tenant_ern',
+      facts: { rule: 'tenant_ern', claim: 'tenant_ern', expected, actual: { product: tenant.product, id: tenant.id } },
+    });
   }
   return tenant;
 }

@@ -27,9 +27,10 @@ export type FormatFacts =
 /** `malformed_token`; a token of other than three segments (a JWE has five) is reported as such. */
 function malformed(message: string, actual: FormatFacts, token: string): AuthError {
   const count = token.split('.').length;
-  return new AuthError('malformed_token', message, { facts: { rule: 'format', actual: count === 3 ? actual : { segments: count } } });
+  return new AuthError('malformed_token', message, {
+    facts: { rule: 'format', actual: count === 3 ? actual : { segments: count } },
+  });
 }
-
 
 /** Where the segments of a compact JWS end. */
 export interface CompactJwsLayout {

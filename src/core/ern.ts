@@ -39,16 +39,7 @@ const RELATIVE_PREFIX = '//';
 const MAX_SHOWN = 80;
 
 /** What an {@link ErnError} found wrong. */
-export type ErnErrorReason =
-  | 'not_a_string'
-  | 'prefix'
-  | 'shape'
-  | 'product'
-  | 'tenant_id'
-  | 'user_id'
-  | 'collection'
-  | 'id'
-  | 'not_public';
+export type ErnErrorReason = 'not_a_string' | 'prefix' | 'shape' | 'product' | 'tenant_id' | 'user_id' | 'collection' | 'id' | 'not_public';
 
 /** Which kind of name was being parsed. */
 export type ErnKind = 'tenant ERN' | 'ERN' | 'user reference' | 'relative reference';
@@ -94,10 +85,34 @@ export interface RelativeReference {
  * - `system`: the public tenant's ERN, for a system actor
  */
 export type UserReference =
-  | { readonly form: 'tenant_user'; readonly ern: string; readonly product: string; readonly tenantId: string; readonly userId: string }
-  | { readonly form: 'product_user'; readonly ern: string; readonly product: string; readonly tenantId: null; readonly userId: string }
-  | { readonly form: 'relative'; readonly ern: string; readonly product: null; readonly tenantId: null; readonly userId: string }
-  | { readonly form: 'system'; readonly ern: string; readonly product: string; readonly tenantId: string; readonly userId: null };
+  | {
+      readonly form: 'tenant_user';
+      readonly ern: string;
+      readonly product: string;
+      readonly tenantId: string;
+      readonly userId: string;
+    }
+  | {
+      readonly form: 'product_user';
+      readonly ern: string;
+      readonly product: string;
+      readonly tenantId: null;
+      readonly userId: string;
+    }
+  | {
+      readonly form: 'relative';
+      readonly ern: string;
+      readonly product: null;
+      readonly tenantId: null;
+      readonly userId: string;
+    }
+  | {
+      readonly form: 'system';
+      readonly ern: string;
+      readonly product: string;
+      readonly tenantId: string;
+      readonly userId: null;
+    };
 
 /** A {@link UserReference} without its text, as {@link formatUserReference} takes it. */
 export type UserReferenceParts = UserReference extends infer U ? (U extends unknown ? Omit<U, 'ern'> : never) : never;
@@ -253,7 +268,13 @@ export function tenantUserOf(text: string, tenant: TenantErn): UserReference | u
   for (let index = start; index < text.length; index += 1) {
     if (NAME_PART_CHARS[text.charCodeAt(index)] !== 1) return undefined;
   }
-  return Object.freeze({ form: 'tenant_user', ern: text, product: tenant.product, tenantId: tenant.id, userId: text.slice(start) });
+  return Object.freeze({
+    form: 'tenant_user',
+    ern: text,
+    product: tenant.product,
+    tenantId: tenant.id,
+    userId: text.slice(start),
+  });
 }
 
 /**

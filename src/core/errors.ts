@@ -71,9 +71,30 @@ export const AUTH_ERROR_CODES: Readonly<Record<AuthErrorCode, CodeInfo>> = Objec
 
 /** The verifier's rules, in the order they run, then `scopes` (the policy of `authenticate()`). */
 export type RuleName =
-  | 'size' | 'format' | 'alg' | 'kid' | 'typ' | 'crit' | 'iss' | 'suspended' | 'key' | 'signature'
-  | 'exp' | 'expt' | 'iat' | 'nbf' | 'expiry' | 'not_before' | 'lifetime' | 'aud' | 'sub' | 'tenant_ern'
-  | 'scope' | 'tenant_name' | 'user_ern' | 'scopes';
+  | 'size'
+  | 'format'
+  | 'alg'
+  | 'kid'
+  | 'typ'
+  | 'crit'
+  | 'iss'
+  | 'suspended'
+  | 'key'
+  | 'signature'
+  | 'exp'
+  | 'expt'
+  | 'iat'
+  | 'nbf'
+  | 'expiry'
+  | 'not_before'
+  | 'lifetime'
+  | 'aud'
+  | 'sub'
+  | 'tenant_ern'
+  | 'scope'
+  | 'tenant_name'
+  | 'user_ern'
+  | 'scopes';
 
 /**
  * What a rule compared, recorded where it ran: `expected` is configuration, a limit or the clock;
@@ -184,13 +205,21 @@ export function withIssuer(error: AuthError, issuer: string): AuthError {
 export function isAuthError(value: unknown): value is AuthError {
   return (
     value instanceof AuthError ||
-    (value instanceof Error && value.name === 'AuthError' && typeof (value as AuthError).code === 'string' &&
+    (value instanceof Error &&
+      value.name === 'AuthError' &&
+      typeof (value as AuthError).code === 'string' &&
       Object.hasOwn(AUTH_ERROR_CODES, (value as AuthError).code))
   );
 }
 
 /** A claim missing or of the wrong type; `value` is what the token had there. */
-export function invalidClaim(claim: string, message: string, value: unknown, rule: RuleName = claim as RuleName, expected?: unknown): AuthError {
+export function invalidClaim(
+  claim: string,
+  message: string,
+  value: unknown,
+  rule: RuleName = claim as RuleName,
+  expected?: unknown,
+): AuthError {
   return new AuthError('invalid_claim', message, { claim, facts: { rule, claim, expected, actual: value } });
 }
 

@@ -18,7 +18,8 @@ export const MAX_HINT_CHARS = 1000;
  * controls, a lone surrogate. Each match is one character (a lone surrogate is told apart by its
  * neighbour alone), so matching is linear.
  */
-const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const UNSAFE =
+  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const UNSAFE_OR_QUOTING = new RegExp(`${UNSAFE.source}|["\\\\]`, 'g');
 
 function escapeOne(char: string): string {

@@ -58,13 +58,24 @@ function issuerHint(facts: FailureFacts): string | undefined {
   if (miss !== undefined) {
     return `The token's "iss" is ${quote(iss)}; the registered issuer ${quote(miss.candidate)} differs from it only by ${miss.difference} (issuers are compared exactly).`;
   }
-  const none = issuers.length === 1 ? 'the one registered issuer neither matches it' : `none of the ${issuers.length} registered issuers matches it`;
+  const none =
+    issuers.length === 1 ? 'the one registered issuer neither matches it' : `none of the ${issuers.length} registered issuers matches it`;
   return `The token's "iss" is ${quote(iss)}; ${none}, nor differs from it only by a trailing slash, letter case or http/https.`;
 }
 
 function keyHint(facts: FailureFacts): string | undefined {
   // One of: the kids held (unknown kid), the JWKS that failed, a revoked key, a key of another alg.
-  const expected = facts.expected as { issuer?: string; kids?: string[]; fetchedAt?: number; now?: number; jwksUri?: string; failure?: string | null; kid?: string; alg?: string; revoked?: boolean };
+  const expected = facts.expected as {
+    issuer?: string;
+    kids?: string[];
+    fetchedAt?: number;
+    now?: number;
+    jwksUri?: string;
+    failure?: string | null;
+    kid?: string;
+    alg?: string;
+    revoked?: boolean;
+  };
   const issuer = quote(expected.issuer ?? '');
   if (expected.jwksUri !== undefined) {
     const why = expected.failure === null || expected.failure === undefined ? '' : ` (${expected.failure})`;
@@ -76,7 +87,8 @@ function keyHint(facts: FailureFacts): string | undefined {
   }
   const kid = facts.actual as string;
   const kids = expected.kids ?? [];
-  if (expected.fetchedAt === undefined || expected.fetchedAt === 0) return `The token's "kid" is ${quote(kid)}; no keys are held for ${issuer}.`;
+  if (expected.fetchedAt === undefined || expected.fetchedAt === 0)
+    return `The token's "kid" is ${quote(kid)}; no keys are held for ${issuer}.`;
   const age = Math.max(0, Math.round(((expected.now ?? 0) - expected.fetchedAt) / 1000));
   let hint = `The token's "kid" is ${quote(kid)}; the keys held for ${issuer} (its JWKS loaded ${age} s ago) are ${quoteList(kids)}.`;
   const miss = findNearMiss(kid, kids);
@@ -85,7 +97,8 @@ function keyHint(facts: FailureFacts): string | undefined {
 }
 
 function claimHint(facts: FailureFacts): string | undefined {
-  if (facts.rule === 'expiry') return 'The token carries neither "expt" (this contract\'s expiry) nor "exp" (RFC 7519\'s): one is required.';
+  if (facts.rule === 'expiry')
+    return 'The token carries neither "expt" (this contract\'s expiry) nor "exp" (RFC 7519\'s): one is required.';
   if (facts.claim === 'iss') return issuerHint(facts);
   if (facts.claim === 'user_ern' && typeof facts.expected === 'string') {
     return `The token's "user_ern" ${quote(facts.actual as string)} names a product other than its tenant's, ${quote(facts.expected)}.`;
@@ -111,9 +124,18 @@ function notYetValidHint(facts: FailureFacts): string {
 }
 
 function lifetimeHint(facts: FailureFacts): string {
-  const actual = facts.actual as { lifetime: number; expiry: number; expiryClaim: string; start: number; startClaim: string };
+  const actual = facts.actual as {
+    lifetime: number;
+    expiry: number;
+    expiryClaim: string;
+    start: number;
+    startClaim: string;
+  };
   const { maximum, issuerOwn } = facts.expected as { maximum: number; issuerOwn: boolean };
-  const note = millisecondsNote([[actual.expiryClaim, actual.expiry], [actual.startClaim, actual.start]]);
+  const note = millisecondsNote([
+    [actual.expiryClaim, actual.expiry],
+    [actual.startClaim, actual.start],
+  ]);
   return `"${actual.expiryClaim}" − "${actual.startClaim}" is ${actual.lifetime} s; at most ${maximum} s is allowed${issuerOwn ? ' for this issuer' : ''}.${note}`;
 }
 
@@ -135,7 +157,8 @@ function audienceHint(facts: FailureFacts): string {
 function subjectHint(facts: FailureFacts): string | undefined {
   const iss = facts.expected;
   if (typeof iss !== 'string') return undefined;
-  if (typeof facts.actual !== 'string') return `The token carries no "sub"; ${quote(iss)} is registered with subjectMustEqualIssuer: "sub" must be exactly its "iss".`;
+  if (typeof facts.actual !== 'string')
+    return `The token carries no "sub"; ${quote(iss)} is registered with subjectMustEqualIssuer: "sub" must be exactly its "iss".`;
   const miss = findNearMiss(facts.actual, [iss]);
   const how = miss === undefined ? '' : `, and differs from it only by ${miss.difference}`;
   return `${quote(iss)} is registered with subjectMustEqualIssuer: "sub" must be exactly its "iss"${how}.`;
@@ -167,7 +190,10 @@ const HINTS: Partial<Record<AuthErrorCode, Render>> = {
   token_too_large: sizeHint,
   malformed_token: formatHint,
   unsupported_algorithm: (facts) => `The token's "alg" is ${shown(facts.actual)}.`,
-  missing_kid: (facts) => (typeof facts.actual === 'string' ? `The token's "kid" has ${facts.actual.length} characters.` : `The token's "kid" is ${kindOf(facts.actual)}.`),
+  missing_kid: (facts) =>
+    typeof facts.actual === 'string'
+      ? `The token's "kid" has ${facts.actual.length} characters.`
+      : `The token's "kid" is ${kindOf(facts.actual)}.`,
   invalid_typ: (facts) => `The token's "typ" is ${shown(facts.actual)}.`,
   unsupported_crit: (facts) => `The token's header carries "crit" (${kindOf(facts.actual)}).`,
   unknown_issuer: issuerHint,

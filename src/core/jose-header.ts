@@ -34,7 +34,9 @@ export function checkJoseHeader(header: Record<string, unknown>, algorithms: Rea
   const { alg, kid, typ } = header;
   if (typeof alg !== 'string' || !algorithms.has(alg)) {
     const expected = [...algorithms];
-    throw new AuthError('unsupported_algorithm', `The token's "alg" must be one of ${expected.join(', ')}.`, { facts: { rule: 'alg', expected, actual: alg } });
+    throw new AuthError('unsupported_algorithm', `The token's "alg" must be one of ${expected.join(', ')}.`, {
+      facts: { rule: 'alg', expected, actual: alg },
+    });
   }
   trace?.({ rule: 'alg', passed: true, expected: [...algorithms], actual: alg });
   if (typeof kid !== 'string' || kid === '' || kid.length > MAX_KID_LENGTH) {
@@ -43,11 +45,15 @@ export function checkJoseHeader(header: Record<string, unknown>, algorithms: Rea
   }
   trace?.({ rule: 'kid', passed: true, expected: MAX_KID_LENGTH, actual: kid });
   if (typ !== undefined && (typeof typ !== 'string' || !isAllowedTyp(typ))) {
-    throw new AuthError('invalid_typ', 'The token\'s "typ" must be "JWT" or "at+jwt".', { facts: { rule: 'typ', expected: TYPES, actual: typ } });
+    throw new AuthError('invalid_typ', 'The token\'s "typ" must be "JWT" or "at+jwt".', {
+      facts: { rule: 'typ', expected: TYPES, actual: typ },
+    });
   }
   trace?.({ rule: 'typ', passed: true, expected: TYPES, actual: typ });
   if (Object.hasOwn(header, 'crit')) {
-    throw new AuthError('unsupported_crit', 'The token header carries "crit"; no extension is supported.', { facts: { rule: 'crit', actual: header.crit } });
+    throw new AuthError('unsupported_crit', 'The token header carries "crit"; no extension is supported.', {
+      facts: { rule: 'crit', actual: header.crit },
+    });
   }
   trace?.({ rule: 'crit', passed: true });
   return { alg: alg as RsaAlgorithm, kid };

@@ -211,7 +211,7 @@ export class JwksCache {
     let delay = Math.min(backoffMax, backoffInitial * 2 ** (state.failures - 1));
     if (error instanceof JwksFetchError && error.retryAfter !== undefined) delay = Math.max(delay, error.retryAfter);
     state.retryAt = at + delay * 1000;
-    state.lastFailure = error instanceof JwksFetchError ? error.message : "The JWKS keys could not be imported.";
+    state.lastFailure = error instanceof JwksFetchError ? error.message : 'The JWKS keys could not be imported.';
     if (state.keys !== null && state.failingSince === null) state.failingSince = at;
   }
 
@@ -293,7 +293,10 @@ export class JwksCache {
   }
 
   #revokedError(issuer: string, kid: string): AuthError {
-    return new AuthError('key_revoked', 'The key that signed the token has been revoked.', { issuer, facts: { rule: 'key', expected: { issuer, revoked: true }, actual: kid } });
+    return new AuthError('key_revoked', 'The key that signed the token has been revoked.', {
+      issuer,
+      facts: { rule: 'key', expected: { issuer, revoked: true }, actual: kid },
+    });
   }
 
   /** Picks `kid` from the keys usable now, after any load this call waited for. */

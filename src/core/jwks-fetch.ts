@@ -50,7 +50,6 @@ export class JwksFetchError extends Error {
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
 const MAX_RETRY_AFTER = 86_400;
 
-
 /**
  * Reads `Retry-After` as whole seconds from `nowMs`, at most a day: delay-seconds, or an HTTP-date
  * (`Date.parse` of a text ending in `GMT`); anything else is ignored.
@@ -107,8 +106,11 @@ async function readLimited(response: Response, maxBytes: number, signal: AbortSi
 function nextUrl(response: Response, current: URL, origin: string, redirects: number, limits: JwksFetchLimits): URL {
   const location = response.headers.get('location');
   if (redirects >= limits.maxRedirects) {
-    const why = limits.maxRedirects === 0 ? 'redirects are not followed (jwksMaxRedirects is 0)' : `more than ${limits.maxRedirects} redirects`;
-    throw new JwksFetchError('redirects', `The JWKS endpoint answered ${response.status}, a redirect: ${why}.`, { status: response.status });
+    const why =
+      limits.maxRedirects === 0 ? 'redirects are not followed (jwksMaxRedirects is 0)' : `more than ${limits.maxRedirects} redirects`;
+    throw new JwksFetchError('redirects', `The JWKS endpoint answered ${response.status}, a redirect: ${why}.`, {
+      status: response.status,
+    });
   }
   let target: URL | undefined;
   try {
@@ -117,7 +119,9 @@ function nextUrl(response: Response, current: URL, origin: string, redirects: nu
     target = undefined;
   }
   if (location === null || target === undefined || target.origin !== origin || target.username !== '' || target.password !== '') {
-    throw new JwksFetchError('redirect_target', 'The JWKS endpoint redirected off its origin (or to no valid URL).', { status: response.status });
+    throw new JwksFetchError('redirect_target', 'The JWKS endpoint redirected off its origin (or to no valid URL).', {
+      status: response.status,
+    });
   }
   return target;
 }
@@ -138,7 +142,10 @@ function parseDocument(text: string): readonly unknown[] {
   // A key whose "n" appears twice is one key to this reader and another to the next.
   const repeated = findDuplicateMember(text);
   if (repeated !== undefined) {
-    throw new JwksFetchError('invalid_json', `The JWKS repeats the member ${formatMemberPath(repeated)}; each member name may appear once.`);
+    throw new JwksFetchError(
+      'invalid_json',
+      `The JWKS repeats the member ${formatMemberPath(repeated)}; each member name may appear once.`,
+    );
   }
   if (!isJsonObject(document) || !Array.isArray(document.keys)) {
     throw new JwksFetchError('no_keys', 'The JWKS is not an object with a "keys" array.');
@@ -204,7 +211,9 @@ export async function fetchJwks(url: string, fetchImpl: FetchLike, limits: JwksF
   } catch (error) {
     if (error instanceof JwksFetchError) throw error;
     if (signal.aborted) {
-      throw new JwksFetchError('timeout', `The JWKS endpoint did not answer within ${limits.timeout} s.`, { cause: error });
+      throw new JwksFetchError('timeout', `The JWKS endpoint did not answer within ${limits.timeout} s.`, {
+        cause: error,
+      });
     }
     throw new JwksFetchError('network', 'The JWKS endpoint could not be reached.', { cause: error });
   }

@@ -21,7 +21,13 @@ function parts(text: string) {
   const scheme = schemeOf(trimmedText);
   let end = trimmedText.length;
   while (end > scheme.length && trimmedText.charCodeAt(end - 1) === 0x2f) end -= 1;
-  return { text, trimmed: trimmedText !== text, scheme, core: trimmedText.slice(scheme.length, end), slashes: trimmedText.length - end };
+  return {
+    text,
+    trimmed: trimmedText !== text,
+    scheme,
+    core: trimmedText.slice(scheme.length, end),
+    slashes: trimmedText.length - end,
+  };
 }
 
 type Parts = ReturnType<typeof parts>;
@@ -33,7 +39,8 @@ function differenceOf(given: Parts, expected: Parts): string | undefined {
   const differences: string[] = [];
   const givenScheme = given.scheme.toLowerCase();
   const expectedScheme = expected.scheme.toLowerCase();
-  if (givenScheme !== expectedScheme) differences.push(given.scheme === '' || expected.scheme === '' ? 'a missing scheme' : 'http: against https:');
+  if (givenScheme !== expectedScheme)
+    differences.push(given.scheme === '' || expected.scheme === '' ? 'a missing scheme' : 'http: against https:');
   if (given.slashes !== expected.slashes) differences.push('a trailing slash');
   if (given.core !== expected.core || (given.scheme !== expected.scheme && givenScheme === expectedScheme)) differences.push('letter case');
   if (given.trimmed || expected.trimmed) differences.push('surrounding white space');
@@ -54,7 +61,10 @@ export function nearMiss(given: string, expected: string): string | undefined {
  * candidate is compared only when its core has the same length, so the cost is linear in the
  * total length of the texts.
  */
-export function findNearMiss(given: string, candidates: Iterable<string>): { readonly candidate: string; readonly difference: string } | undefined {
+export function findNearMiss(
+  given: string,
+  candidates: Iterable<string>,
+): { readonly candidate: string; readonly difference: string } | undefined {
   const mine = parts(given);
   for (const candidate of candidates) {
     const difference = differenceOf(mine, parts(candidate));

@@ -49,14 +49,7 @@ export interface RegisteredIssuer {
 /** Longest `maxTokenLifetime` an entry may set: 7 days. */
 export const MAX_ENTRY_LIFETIME = 7 * 86_400;
 
-const ENTRY_KEYS: ReadonlySet<string> = new Set([
-  'issuer',
-  'jwksUri',
-  'products',
-  'tenants',
-  'maxTokenLifetime',
-  'subjectMustEqualIssuer',
-]);
+const ENTRY_KEYS: ReadonlySet<string> = new Set(['issuer', 'jwksUri', 'products', 'tenants', 'maxTokenLifetime', 'subjectMustEqualIssuer']);
 
 function fail(where: string, field: string, problem: string): never {
   throw new TypeError(`IssuerRegistry: ${where}.${field} ${problem}`);
@@ -124,7 +117,10 @@ function checkEntry(raw: unknown, index: number): RegisteredIssuer {
   const products = checkNames(where, 'products', entry.products, true) as ReadonlySet<string>;
   const tenants = checkNames(where, 'tenants', entry.tenants, false);
   const lifetime = entry.maxTokenLifetime;
-  if (lifetime !== undefined && (typeof lifetime !== 'number' || !Number.isFinite(lifetime) || lifetime <= 0 || lifetime > MAX_ENTRY_LIFETIME)) {
+  if (
+    lifetime !== undefined &&
+    (typeof lifetime !== 'number' || !Number.isFinite(lifetime) || lifetime <= 0 || lifetime > MAX_ENTRY_LIFETIME)
+  ) {
     fail(where, 'maxTokenLifetime', `must be a number of seconds above 0 and at most ${MAX_ENTRY_LIFETIME}`);
   }
   const subject = entry.subjectMustEqualIssuer;

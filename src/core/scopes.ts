@@ -90,11 +90,7 @@ export function parseScopes(value: unknown): ScopeSet {
 /**
  * What a route requires: one scope, an array (all of them), `{ allOf }` or `{ anyOf }`.
  */
-export type ScopeRequirement =
-  | string
-  | readonly string[]
-  | { readonly allOf: readonly string[] }
-  | { readonly anyOf: readonly string[] };
+export type ScopeRequirement = string | readonly string[] | { readonly allOf: readonly string[] } | { readonly anyOf: readonly string[] };
 
 /** A {@link ScopeRequirement} in its one canonical shape. */
 export interface NormalizedScopeRequirement {

@@ -71,7 +71,11 @@ function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
       // Imported again from its SPKI DER: OpenSSL holds a key read from a JWK in its legacy form,
       // and looks its algorithm up by name on every verification (about 1,500 instructions).
       const fromJwk = nodeCrypto.createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' });
-      const keyObject = nodeCrypto.createPublicKey({ key: fromJwk.export({ type: 'spki', format: 'der' }), format: 'der', type: 'spki' });
+      const keyObject = nodeCrypto.createPublicKey({
+        key: fromJwk.export({ type: 'spki', format: 'der' }),
+        format: 'der',
+        type: 'spki',
+      });
       const bits = keyObject.asymmetricKeyDetails?.modulusLength ?? 0;
       return { kid: jwk.kid, jwk, modulusBytes: Math.ceil(bits / 8), handle: keyObject };
     },

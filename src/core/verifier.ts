@@ -18,7 +18,9 @@ import { type PreparedKey, type SignatureEngine, type SignatureEngineName, creat
 import { checkKeySnapshot } from './key-snapshot.js';
 
 function invalidSignature(issuer: string, kid: string): AuthError {
-  return new AuthError('invalid_signature', 'The token\'s signature does not verify.', { facts: { rule: 'signature', expected: { issuer, kid } } });
+  return new AuthError('invalid_signature', "The token's signature does not verify.", {
+    facts: { rule: 'signature', expected: { issuer, kid } },
+  });
 }
 
 /** Options of {@link createVerifier}. Times are in seconds unless a name says otherwise. */
@@ -190,9 +192,30 @@ export interface Verifier {
 
 const OWNER = 'createVerifier';
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
-  'registry', 'audience', 'now', 'clockTolerance', 'maxTokenBytes', 'maxTokenLifetime', 'algorithms',
-  'jwksMaxAge', 'jwksTimeout', 'jwksMaxBytes', 'jwksMaxRedirects', 'jwksStaleWindow', 'jwksCooldown',
-  'jwksBackoff', 'jwksBackoffMax', 'fetch', 'cache', 'cacheMaxEntries', 'cacheMaxBytes', 'cacheAdmission', 'keys', 'crypto', 'onEvent', 'trace',
+  'registry',
+  'audience',
+  'now',
+  'clockTolerance',
+  'maxTokenBytes',
+  'maxTokenLifetime',
+  'algorithms',
+  'jwksMaxAge',
+  'jwksTimeout',
+  'jwksMaxBytes',
+  'jwksMaxRedirects',
+  'jwksStaleWindow',
+  'jwksCooldown',
+  'jwksBackoff',
+  'jwksBackoffMax',
+  'fetch',
+  'cache',
+  'cacheMaxEntries',
+  'cacheMaxBytes',
+  'cacheAdmission',
+  'keys',
+  'crypto',
+  'onEvent',
+  'trace',
 ]);
 
 /** The names of every {@link VerifierOptions} member, for code that passes options through. */
@@ -246,8 +269,11 @@ function exceedsBytes(token: string, maxBytes: number): boolean {
 
 function tooLarge(token: string, maxBytes: number): AuthError {
   // Its length already says enough when it is over the limit; else its bytes are counted.
-  const actual = token.length > maxBytes ? { length: token.length } : { length: token.length, bytes: new TextEncoder().encode(token).byteLength };
-  return new AuthError('token_too_large', `The token is larger than ${maxBytes} bytes.`, { facts: { rule: 'size', expected: maxBytes, actual } });
+  const actual =
+    token.length > maxBytes ? { length: token.length } : { length: token.length, bytes: new TextEncoder().encode(token).byteLength };
+  return new AuthError('token_too_large', `The token is larger than ${maxBytes} bytes.`, {
+    facts: { rule: 'size', expected: maxBytes, actual },
+  });
 }
 
 class TokenVerifier implements Verifier {
@@ -274,25 +300,45 @@ class TokenVerifier implements Verifier {
     this.registry = o.registry instanceof IssuerRegistry ? o.registry : new IssuerRegistry(o.registry as IssuerEntry[]);
     this.audiences = checkAudiences(o.audience);
     this.#now = checkFunction<() => number>('now', o.now) ?? (() => Date.now());
-    this.maxTokenBytes = numberOption(OWNER, 'maxTokenBytes', o.maxTokenBytes, 8192, { min: 256, max: 1_048_576, integer: true });
+    this.maxTokenBytes = numberOption(OWNER, 'maxTokenBytes', o.maxTokenBytes, 8192, {
+      min: 256,
+      max: 1_048_576,
+      integer: true,
+    });
     this.#policy = {
       audiences: new Map(this.audiences.map((audience) => [audience, audience] as const)),
       clockTolerance: numberOption(OWNER, 'clockTolerance', o.clockTolerance, 30, { min: 0, max: 600 }),
-      maxTokenLifetime: numberOption(OWNER, 'maxTokenLifetime', o.maxTokenLifetime, DAY, { min: 0, max: 7 * DAY, exclusiveMin: true }),
+      maxTokenLifetime: numberOption(OWNER, 'maxTokenLifetime', o.maxTokenLifetime, DAY, {
+        min: 0,
+        max: 7 * DAY,
+        exclusiveMin: true,
+      }),
     };
     this.#algorithms = checkAlgorithms(o.algorithms);
     this.#engine = checkEngine(o.crypto);
     this.#onEvent = checkFunction<VerifierEventListener>('onEvent', o.onEvent);
     this.#trace = checkFunction<RuleTrace>('trace', o.trace);
     const useCache = booleanOption(OWNER, 'cache', o.cache, true) && this.#trace === undefined;
-    const maxEntries = numberOption(OWNER, 'cacheMaxEntries', o.cacheMaxEntries, 10_000, { min: 1, max: 10_000_000, integer: true });
-    const maxBytes = numberOption(OWNER, 'cacheMaxBytes', o.cacheMaxBytes, 32 * 1024 * 1024, { min: 1024, max: 2 ** 40, integer: true });
+    const maxEntries = numberOption(OWNER, 'cacheMaxEntries', o.cacheMaxEntries, 10_000, {
+      min: 1,
+      max: 10_000_000,
+      integer: true,
+    });
+    const maxBytes = numberOption(OWNER, 'cacheMaxBytes', o.cacheMaxBytes, 32 * 1024 * 1024, {
+      min: 1024,
+      max: 2 ** 40,
+      integer: true,
+    });
     const admission = checkAdmission(o.cacheAdmission);
     this.#cache = useCache ? new ResultCache({ maxEntries, maxBytes, admission }) : null;
     this.#keys = new JwksCache(this.registry.registered(), {
       maxAge: numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY }),
       timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, 5, { min: 0, max: 120, exclusiveMin: true }),
-      maxBytes: numberOption(OWNER, 'jwksMaxBytes', o.jwksMaxBytes, 262_144, { min: 1024, max: 16 * 1024 * 1024, integer: true }),
+      maxBytes: numberOption(OWNER, 'jwksMaxBytes', o.jwksMaxBytes, 262_144, {
+        min: 1024,
+        max: 16 * 1024 * 1024,
+        integer: true,
+      }),
       maxRedirects: numberOption(OWNER, 'jwksMaxRedirects', o.jwksMaxRedirects, 0, { min: 0, max: 10, integer: true }),
       staleWindow: numberOption(OWNER, 'jwksStaleWindow', o.jwksStaleWindow, DAY, { min: 0, max: 30 * DAY }),
       cooldown: numberOption(OWNER, 'jwksCooldown', o.jwksCooldown, 30, { min: 0, max: DAY }),
@@ -345,7 +391,9 @@ class TokenVerifier implements Verifier {
   async #verify(token: string): Promise<AuthContext> {
     const trace = this.#trace;
     if (typeof token !== 'string') {
-      throw new AuthError('malformed_token', 'The token must be a string.', { facts: { rule: 'format', actual: { kind: kindOf(token) } } });
+      throw new AuthError('malformed_token', 'The token must be a string.', {
+        facts: { rule: 'format', actual: { kind: kindOf(token) } },
+      });
     }
     if (exceedsBytes(token, this.maxTokenBytes)) throw tooLarge(token, this.maxTokenBytes);
     trace?.({ rule: 'size', passed: true, expected: this.maxTokenBytes, actual: { length: token.length } });
@@ -378,10 +426,21 @@ class TokenVerifier implements Verifier {
       this.#checkNotSuspended(issuer);
       const key = this.#keys.peek(issuer, header.kid, this.#now()) ?? (await this.#keys.resolve(issuer, header.kid));
       if (key.jwk.alg !== undefined && key.jwk.alg !== header.alg) {
-        const facts = { rule: 'key', expected: { issuer, kid: key.kid, alg: key.jwk.alg }, actual: header.alg } as const;
-        throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${header.alg}.`, { facts });
+        const facts = {
+          rule: 'key',
+          expected: { issuer, kid: key.kid, alg: key.jwk.alg },
+          actual: header.alg,
+        } as const;
+        throw new AuthError('unknown_key', `The token's key is published for ${key.jwk.alg}, not ${header.alg}.`, {
+          facts,
+        });
       }
-      trace?.({ rule: 'key', passed: true, expected: { issuer, kid: key.kid, alg: key.jwk.alg, bits: key.modulusBytes * 8 }, actual: header.kid });
+      trace?.({
+        rule: 'key',
+        passed: true,
+        expected: { issuer, kid: key.kid, alg: key.jwk.alg, bits: key.modulusBytes * 8 },
+        actual: header.kid,
+      });
       if (signature.byteLength !== key.modulusBytes) throw invalidSignature(issuer, key.kid);
       // With none other waiting for its signature, the engine may answer at once, on this thread;
       // with some, it may send this one to another thread. The engine never rejects.
@@ -417,7 +476,10 @@ class TokenVerifier implements Verifier {
 
   #checkNotSuspended(issuer: string): void {
     if (this.#suspended.has(issuer)) {
-      throw new AuthError('issuer_suspended', 'The token\'s issuer is suspended.', { issuer, facts: { rule: 'suspended', expected: issuer } });
+      throw new AuthError('issuer_suspended', "The token's issuer is suspended.", {
+        issuer,
+        facts: { rule: 'suspended', expected: issuer },
+      });
     }
   }
 

@@ -96,7 +96,12 @@ export function stableRequirement(requirement: unknown, label: string): Normaliz
 
 function checkVerifier(owner: string, value: unknown): AuthenticatingVerifier {
   const candidate = value as Partial<AuthenticatingVerifier> | null;
-  if (typeof candidate !== 'object' || candidate === null || typeof candidate.verify !== 'function' || typeof candidate.maxTokenBytes !== 'number') {
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof candidate.verify !== 'function' ||
+    typeof candidate.maxTokenBytes !== 'number'
+  ) {
     throw new TypeError(`${owner}: verifier must be a verifier from createVerifier(), got ${describe(value)}`);
   }
   return candidate as AuthenticatingVerifier;

@@ -42,7 +42,11 @@ function insufficient(requirement: NormalizedScopeRequirement, granted: Readonly
     requirement === DEFAULT_SCOPE_POLICY
       ? `The token grants none of the gateway's scopes (${list}).`
       : `The token lacks ${requirement.mode === 'allOf' ? 'all of' : 'any of'} the scopes this route needs (${list}).`;
-  const facts = { rule: 'scopes', expected: { mode: requirement.mode, scopes: requirement.scopes }, actual: [...granted] } as const;
+  const facts = {
+    rule: 'scopes',
+    expected: { mode: requirement.mode, scopes: requirement.scopes },
+    actual: [...granted],
+  } as const;
   return new AuthError('insufficient_scope', message, { requiredScopes: requirement.scopes, facts });
 }
 

@@ -111,7 +111,11 @@ function fromAuthError(error: AuthError, realm: string, exposeHints: boolean): E
   if (value !== undefined) headers['www-authenticate'] = value;
   if (error.retryAfter !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfter)));
   const hint = exposeHints ? error.hint : undefined;
-  return { status: error.status, headers, body: problem(error.status, error.code, error.title, error.message, error.claim, hint) };
+  return {
+    status: error.status,
+    headers,
+    body: problem(error.status, error.code, error.title, error.message, error.claim, hint),
+  };
 }
 
 /**
@@ -125,9 +129,17 @@ export function toErrorResponse(error: unknown, options: ErrorResponseOptions = 
   const realm = checkRealm(options.realm);
   const exposeHints = checkExposeHints(options.exposeHints);
   if (isAuthError(error)) return fromAuthError(error, realm, exposeHints);
-  const detail = 'The server is not able to check this request\'s authorization.';
+  const detail = "The server is not able to check this request's authorization.";
   if (error instanceof ConfigurationError) {
-    return { status: 500, headers: { ...BASE_HEADERS }, body: problem(500, error.code, 'Server misconfiguration', detail) };
+    return {
+      status: 500,
+      headers: { ...BASE_HEADERS },
+      body: problem(500, error.code, 'Server misconfiguration', detail),
+    };
   }
-  return { status: 500, headers: { ...BASE_HEADERS }, body: problem(500, 'internal_error', 'Internal server error', detail) };
+  return {
+    status: 500,
+    headers: { ...BASE_HEADERS },
+    body: problem(500, 'internal_error', 'Internal server error', detail),
+  };
 }

@@ -3,9 +3,7 @@
  */
 
 /** Request headers as Node (a record of lower-case names) or the Web (`Headers`) holds them. */
-export type HeadersInput =
-  | { get(name: string): string | null }
-  | Readonly<Record<string, string | readonly string[] | undefined>>;
+export type HeadersInput = { get(name: string): string | null } | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 /** The value(s) of header `name` (lower-case), whichever shape `headers` has. */
 export function readHeader(headers: HeadersInput, name: string): string | readonly string[] | null | undefined {

@@ -43,22 +43,30 @@ export type GateResult = { readonly ok: true; readonly auth: AuthContext | null 
  */
 const GATED_WITH: unique symbol = Symbol('paygate-auth.gatedWith');
 
-const UNGATED: Pick<AdapterSettings, 'realm' | 'forwardErrors' | 'exposeHints'> = { realm: DEFAULT_REALM, forwardErrors: false, exposeHints: false };
+const UNGATED: Pick<AdapterSettings, 'realm' | 'forwardErrors' | 'exposeHints'> = {
+  realm: DEFAULT_REALM,
+  forwardErrors: false,
+  exposeHints: false,
+};
 
 type Gated = { [GATED_WITH]?: AdapterSettings };
 
 /** Records `settings` on `request`, unless `requireScopes(...)` would answer as they say anyway. */
 function remember(request: object, settings: AdapterSettings): void {
-  if (settings.realm === UNGATED.realm && settings.forwardErrors === UNGATED.forwardErrors && settings.exposeHints === UNGATED.exposeHints) return;
+  if (settings.realm === UNGATED.realm && settings.forwardErrors === UNGATED.forwardErrors && settings.exposeHints === UNGATED.exposeHints)
+    return;
   if (Object.isExtensible(request)) (request as Gated)[GATED_WITH] = settings;
 }
 
 const PREFLIGHT: GateResult = Object.freeze({ ok: true, auth: null });
 
-
 function failure(error: unknown, settings: Pick<AdapterSettings, 'realm' | 'forwardErrors' | 'exposeHints'>): GateFailure {
   if (settings.forwardErrors) return { ok: false, error, response: undefined };
-  return { ok: false, error, response: toErrorResponse(error, { realm: settings.realm, exposeHints: settings.exposeHints }) };
+  return {
+    ok: false,
+    error,
+    response: toErrorResponse(error, { realm: settings.realm, exposeHints: settings.exposeHints }),
+  };
 }
 
 /** Every `Authorization` value among Node's raw header lines: none, one, or several. */

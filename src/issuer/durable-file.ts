@@ -35,7 +35,11 @@ export async function syncDirectory(directory: string): Promise<void> {
  * Writes `text` to `file` crash-safely with `mode`. With `overwrite: false` an existing `file` is
  * kept and the write fails with the `EEXIST` error.
  */
-export async function writeFileDurably(file: string, text: string, options: { readonly mode: number; readonly overwrite: boolean }): Promise<void> {
+export async function writeFileDurably(
+  file: string,
+  text: string,
+  options: { readonly mode: number; readonly overwrite: boolean },
+): Promise<void> {
   const [fs, path] = await Promise.all([import('node:fs/promises'), import('node:path')]);
   const temporary = `${file}.${crypto.randomUUID()}${TEMPORARY_SUFFIX}`;
   const handle = await fs.open(temporary, 'wx', options.mode);

@@ -43,20 +43,32 @@ type Path = typeof import('node:path');
 
 const SCHEDULE = 'schedule.json';
 const KID = /^[A-Za-z0-9_-]{1,128}$/;
-const KEY_SUFFIXES = [['.pem', 'pkcs8'], ['.jwk.json', 'jwk']] as const;
+const KEY_SUFFIXES = [
+  ['.pem', 'pkcs8'],
+  ['.jwk.json', 'jwk'],
+] as const;
 /** A key file, or a temporary file left by a crash: `<kid>.pem`, `<kid>.jwk.json`, `<name>.<uuid>.tmp`. */
 const KEY_FILE = /^([A-Za-z0-9_-]{1,128})\.(?:pem|jwk\.json)$/;
 const TEMPORARY_FILE = /^([A-Za-z0-9_-]{1,128})\.(?:pem|jwk\.json|json)\.[0-9a-f-]{36}\.tmp$/;
 
 function checkKid(kid: unknown): string {
-  if (typeof kid !== 'string' || !KID.test(kid)) throw new KeyStoreError('key_not_found', `${JSON.stringify(kid)} is not a key id this store can hold.`);
+  if (typeof kid !== 'string' || !KID.test(kid))
+    throw new KeyStoreError('key_not_found', `${JSON.stringify(kid)} is not a key id this store can hold.`);
   return kid;
 }
 
 function isPublicJwk(value: unknown, kid: string): value is RsaPublicJwk {
   if (typeof value !== 'object' || value === null) return false;
   const jwk = value as Record<string, unknown>;
-  return jwk.kty === 'RSA' && typeof jwk.n === 'string' && typeof jwk.e === 'string' && jwk.kid === kid && jwk.alg === 'RS256' && jwk.use === 'sig' && Object.keys(jwk).length === 6;
+  return (
+    jwk.kty === 'RSA' &&
+    typeof jwk.n === 'string' &&
+    typeof jwk.e === 'string' &&
+    jwk.kid === kid &&
+    jwk.alg === 'RS256' &&
+    jwk.use === 'sig' &&
+    Object.keys(jwk).length === 6
+  );
 }
 
 function checkRecord(value: unknown, index: number): KeyRecord {
@@ -115,7 +127,10 @@ export class FileKeyStore implements KeyStore {
   }
 
   #node(): Promise<{ fs: Fs; path: Path }> {
-    this.#modules ??= Promise.all([import('node:fs/promises'), import('node:path')]).then(([fs, path]) => ({ fs, path }));
+    this.#modules ??= Promise.all([import('node:fs/promises'), import('node:path')]).then(([fs, path]) => ({
+      fs,
+      path,
+    }));
     return this.#modules;
   }
 
@@ -144,7 +159,10 @@ export class FileKeyStore implements KeyStore {
   async #keyFiles(): Promise<{ keys: string[]; temporary: string[] }> {
     const { fs } = await this.#node();
     const names = await fs.readdir(this.directory);
-    return { keys: names.filter((name) => KEY_FILE.test(name)), temporary: names.filter((name) => TEMPORARY_FILE.test(name)) };
+    return {
+      keys: names.filter((name) => KEY_FILE.test(name)),
+      temporary: names.filter((name) => TEMPORARY_FILE.test(name)),
+    };
   }
 
   async generate(): Promise<RsaPublicJwk> {
@@ -152,7 +170,10 @@ export class FileKeyStore implements KeyStore {
     // A key file is never the first thing in the directory: a schedule missing later is then a loss,
     // not a fresh start (see loadSchedule).
     try {
-      await writeFileDurably(await this.#file(SCHEDULE), `${JSON.stringify({ keys: [] }, null, 2)}\n`, { mode: 0o644, overwrite: false });
+      await writeFileDurably(await this.#file(SCHEDULE), `${JSON.stringify({ keys: [] }, null, 2)}\n`, {
+        mode: 0o644,
+        overwrite: false,
+      });
     } catch (error) {
       if (!hasCode(error, 'EEXIST')) throw error;
     }
@@ -223,7 +244,10 @@ export class FileKeyStore implements KeyStore {
 
   async saveSchedule(records: readonly KeyRecord[]): Promise<void> {
     await this.#directory();
-    await writeFileDurably(await this.#file(SCHEDULE), `${JSON.stringify({ keys: records }, null, 2)}\n`, { mode: 0o644, overwrite: true });
+    await writeFileDurably(await this.#file(SCHEDULE), `${JSON.stringify({ keys: records }, null, 2)}\n`, {
+      mode: 0o644,
+      overwrite: true,
+    });
   }
 
   async destroy(kid: string): Promise<void> {
@@ -273,6 +297,9 @@ export async function checkKeyDirectoryMode(directory: string): Promise<void> {
   const fs = await import('node:fs/promises');
   const stats = await fs.stat(directory);
   if (process.platform !== 'win32' && (stats.mode & 0o022) !== 0) {
-    throw new KeyStoreError('insecure_directory', `${directory} may be written by others (mode ${(stats.mode & 0o777).toString(8)}); run chmod 700 on it.`);
+    throw new KeyStoreError(
+      'insecure_directory',
+      `${directory} may be written by others (mode ${(stats.mode & 0o777).toString(8)}); run chmod 700 on it.`,
+    );
   }
 }

@@ -179,7 +179,17 @@ export interface Issuer {
 const OWNER = 'createIssuer';
 const DAY = 86_400;
 const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
-  'issuer', 'audience', 'product', 'tenants', 'keyStore', 'now', 'rotation', 'lifetime', 'maxLifetime', 'emitExp', 'jwksMaxAge',
+  'issuer',
+  'audience',
+  'product',
+  'tenants',
+  'keyStore',
+  'now',
+  'rotation',
+  'lifetime',
+  'maxLifetime',
+  'emitExp',
+  'jwksMaxAge',
 ]);
 
 const URI_RULE = 'must be an https: URI without credentials (http: only on a loopback host)';
@@ -205,7 +215,10 @@ function checkAudience(value: unknown): string | readonly string[] {
 function checkStrength(jwk: RsaPublicJwk): void {
   const bits = modulusBits(jwk);
   if (bits < MIN_MODULUS_BITS) {
-    throw new KeyStoreError('weak_key', `The key store's key "${jwk.kid}" is a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_BITS} bits.`);
+    throw new KeyStoreError(
+      'weak_key',
+      `The key store's key "${jwk.kid}" is a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_BITS} bits.`,
+    );
   }
 }
 
@@ -241,11 +254,22 @@ class RotatingIssuer implements Issuer {
     if (o.now !== undefined && typeof o.now !== 'function') throw new TypeError(`${OWNER}: now must be a function`);
     this.#now = (o.now as (() => number) | undefined) ?? Date.now;
     this.rotation = checkRotation(o.rotation);
-    this.maxLifetime = secondsOption(`${OWNER}: maxLifetime`, o.maxLifetime, DAY, { min: 0, max: MAX_ENTRY_LIFETIME, exclusiveMin: true });
-    const lifetime = secondsOption(`${OWNER}: lifetime`, o.lifetime, 300, { min: 0, max: this.maxLifetime, exclusiveMin: true });
+    this.maxLifetime = secondsOption(`${OWNER}: maxLifetime`, o.maxLifetime, DAY, {
+      min: 0,
+      max: MAX_ENTRY_LIFETIME,
+      exclusiveMin: true,
+    });
+    const lifetime = secondsOption(`${OWNER}: lifetime`, o.lifetime, 300, {
+      min: 0,
+      max: this.maxLifetime,
+      exclusiveMin: true,
+    });
     if (!Number.isInteger(lifetime)) throw new TypeError(`${OWNER}: lifetime must be a whole number of seconds`);
     booleanOption(OWNER, 'emitExp', o.emitExp, true);
-    const maxAge = secondsOption(`${OWNER}: jwksMaxAge`, o.jwksMaxAge, Math.min(600, this.rotation.publishLead), { min: 0, max: this.rotation.publishLead });
+    const maxAge = secondsOption(`${OWNER}: jwksMaxAge`, o.jwksMaxAge, Math.min(600, this.rotation.publishLead), {
+      min: 0,
+      max: this.rotation.publishLead,
+    });
     this.#cacheControl = `public, max-age=${Math.floor(maxAge)}`;
     this.#keep = this.maxLifetime + this.rotation.retentionMargin;
     this.#claims = {
@@ -306,7 +330,10 @@ class RotatingIssuer implements Issuer {
     const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
     const publicKey = await crypto.subtle.importKey('jwk', { ...record.publicJwk }, algorithm, false, ['verify']);
     if (!(await crypto.subtle.verify(algorithm, publicKey, signature, data))) {
-      throw new KeyStoreError('key_mismatch', `The key store's private key "${record.kid}" does not match the public key the schedule publishes.`);
+      throw new KeyStoreError(
+        'key_mismatch',
+        `The key store's private key "${record.kid}" does not match the public key the schedule publishes.`,
+      );
     }
   }
 
@@ -326,7 +353,10 @@ class RotatingIssuer implements Issuer {
   jwks(): JwksResponse {
     const at = this.#now();
     const ordered = this.#records;
-    const keys = ordered.filter((_record, index) => isPublished(ordered, index, at, this.#keep)).map((record) => record.publicJwk).reverse();
+    const keys = ordered
+      .filter((_record, index) => isPublished(ordered, index, at, this.#keep))
+      .map((record) => record.publicJwk)
+      .reverse();
     return Object.freeze({
       document: Object.freeze({ keys: Object.freeze(keys) }),
       cacheControl: this.#cacheControl,
@@ -344,7 +374,10 @@ class RotatingIssuer implements Issuer {
 
   #notReady(at: number): IssuerError {
     const next = this.#records.find((record) => record.signsFrom > at);
-    const when = next === undefined ? 'no key is waiting: call rotate() or tick()' : `key "${next.kid}" was published at ${new Date(next.publishedAt).toISOString()} and signs from ${new Date(next.signsFrom).toISOString()}`;
+    const when =
+      next === undefined
+        ? 'no key is waiting: call rotate() or tick()'
+        : `key "${next.kid}" was published at ${new Date(next.publishedAt).toISOString()} and signs from ${new Date(next.signsFrom).toISOString()}`;
     return new IssuerError('key_not_ready', `No key has been published for ${this.rotation.publishLead} s yet, so none may sign: ${when}.`);
   }
 
@@ -392,7 +425,8 @@ class RotatingIssuer implements Issuer {
       const at = this.#now();
       const settled = settleRetirements(this.#records, at);
       const index = settled.findIndex((record) => record.kid === kid);
-      if (typeof kid !== 'string' || index < 0) throw new IssuerError('unknown_key', `The issuer holds no key ${JSON.stringify(kid)}.`, 'kid');
+      if (typeof kid !== 'string' || index < 0)
+        throw new IssuerError('unknown_key', `The issuer holds no key ${JSON.stringify(kid)}.`, 'kid');
       const wasSigning = index === signerIndex(settled, at);
       let records = settled.filter((record) => record.kid !== kid);
       // The replacement waits out the publication lead like any key: no key signs unannounced.
@@ -404,7 +438,10 @@ class RotatingIssuer implements Issuer {
       const marked = [...this.#compromised, { ...(settled[index] as KeyRecord), compromisedAt: at }];
       await this.#save(records, marked);
       await this.#store.destroy(kid);
-      await this.#save(records, this.#compromised.filter((record) => record.kid !== kid));
+      await this.#save(
+        records,
+        this.#compromised.filter((record) => record.kid !== kid),
+      );
       const signer = this.#records[signerIndex(this.#records, at)];
       const next = this.#records.find((record) => record.signsFrom > at);
       return { removed: kid, signing: signer?.kid ?? null, next: next === undefined ? null : this.#info(next.kid, at) };

@@ -65,10 +65,16 @@ export async function generateKeyFile(file: string, options: GenerateKeyFileOpti
 }
 
 /** A new RS256 key pair: the private key as the text of a key file in `format`, and the public JWK. */
-export async function generateKeyText(format: PrivateKeyFormat, modulusLength: number): Promise<{ readonly publicJwk: RsaPublicJwk; readonly text: string }> {
+export async function generateKeyText(
+  format: PrivateKeyFormat,
+  modulusLength: number,
+): Promise<{ readonly publicJwk: RsaPublicJwk; readonly text: string }> {
   const pair = await generateRsaKeyPair({ modulusLength, extractable: true });
   const { kid } = pair.publicJwk;
-  const text = format === 'pkcs8' ? await exportPKCS8(pair.privateKey) : `${JSON.stringify({ ...(await exportJWK(pair.privateKey)), kid, alg: 'RS256', use: 'sig' })}\n`;
+  const text =
+    format === 'pkcs8'
+      ? await exportPKCS8(pair.privateKey)
+      : `${JSON.stringify({ ...(await exportJWK(pair.privateKey)), kid, alg: 'RS256', use: 'sig' })}\n`;
   return { publicJwk: pair.publicJwk, text };
 }
 
@@ -80,7 +86,8 @@ export async function generateKeyText(format: PrivateKeyFormat, modulusLength: n
  * an RSA modulus under 2048 bits, naming its size.
  */
 export async function readPrivateKeyFile(file: string, options: ReadPrivateKeyFileOptions = {}): Promise<SigningKey> {
-  if (options.kid !== undefined && (typeof options.kid !== 'string' || options.kid === '')) throw new TypeError('readPrivateKeyFile: kid must be a non-empty string');
+  if (options.kid !== undefined && (typeof options.kid !== 'string' || options.kid === ''))
+    throw new TypeError('readPrivateKeyFile: kid must be a non-empty string');
   const { readFile } = await import('node:fs/promises');
   await checkPrivateKeyFileMode(file);
   const text = await readFile(file, 'utf8');
@@ -119,7 +126,10 @@ export async function checkPrivateKeyFileMode(file: string): Promise<void> {
   const fs = await import('node:fs/promises');
   const stats = await fs.stat(file);
   if (process.platform !== 'win32' && (stats.mode & 0o077) !== 0) {
-    throw new KeyStoreError('insecure_key_file', `${file} may be read by others (mode ${(stats.mode & 0o777).toString(8)}); run chmod 600 on it.`);
+    throw new KeyStoreError(
+      'insecure_key_file',
+      `${file} may be read by others (mode ${(stats.mode & 0o777).toString(8)}); run chmod 600 on it.`,
+    );
   }
 }
 

@@ -128,4 +128,3 @@ export class InMemoryKeyStore implements KeyStore {
     return [...this.#keys.keys()];
   }
 }
-

@@ -12,7 +12,13 @@ export function secondsOption(
 ): number {
   if (value === undefined) return fallback;
   const low = limits.exclusiveMin === true ? `above ${limits.min}` : `at least ${limits.min}`;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value > limits.max || value < limits.min || (limits.exclusiveMin === true && value === limits.min)) {
+  if (
+    typeof value !== 'number' ||
+    !Number.isFinite(value) ||
+    value > limits.max ||
+    value < limits.min ||
+    (limits.exclusiveMin === true && value === limits.min)
+  ) {
     throw new TypeError(`${name} must be a number of seconds ${low} and at most ${limits.max}`);
   }
   return value;

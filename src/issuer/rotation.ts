@@ -39,7 +39,11 @@ export interface RotationPolicy {
 }
 
 /** The defaults: 48 h, 1 h, 1 h. */
-export const DEFAULT_ROTATION: RotationPolicy = Object.freeze({ interval: 172_800, publishLead: 3600, retentionMargin: 3600 });
+export const DEFAULT_ROTATION: RotationPolicy = Object.freeze({
+  interval: 172_800,
+  publishLead: 3600,
+  retentionMargin: 3600,
+});
 
 const DAY = 86_400;
 const KNOWN: ReadonlySet<string> = new Set(['interval', 'publishLead', 'retentionMargin']);
@@ -50,9 +54,19 @@ export function checkRotation(value: unknown): RotationPolicy {
   if (typeof value !== 'object' || value === null) throw new TypeError('createIssuer: rotation must be an object');
   rejectUnknownOptions('createIssuer: rotation', value, KNOWN);
   const o = value as Record<string, unknown>;
-  const interval = secondsOption('createIssuer: rotation.interval', o.interval, DEFAULT_ROTATION.interval, { min: 0, max: 365 * DAY, exclusiveMin: true });
-  const publishLead = secondsOption('createIssuer: rotation.publishLead', o.publishLead, DEFAULT_ROTATION.publishLead, { min: 0, max: 30 * DAY });
-  const retentionMargin = secondsOption('createIssuer: rotation.retentionMargin', o.retentionMargin, DEFAULT_ROTATION.retentionMargin, { min: 0, max: 30 * DAY });
+  const interval = secondsOption('createIssuer: rotation.interval', o.interval, DEFAULT_ROTATION.interval, {
+    min: 0,
+    max: 365 * DAY,
+    exclusiveMin: true,
+  });
+  const publishLead = secondsOption('createIssuer: rotation.publishLead', o.publishLead, DEFAULT_ROTATION.publishLead, {
+    min: 0,
+    max: 30 * DAY,
+  });
+  const retentionMargin = secondsOption('createIssuer: rotation.retentionMargin', o.retentionMargin, DEFAULT_ROTATION.retentionMargin, {
+    min: 0,
+    max: 30 * DAY,
+  });
   if (publishLead >= interval) throw new TypeError('createIssuer: rotation.publishLead must be shorter than rotation.interval');
   return Object.freeze({ interval, publishLead, retentionMargin });
 }

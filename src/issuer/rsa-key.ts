@@ -39,7 +39,9 @@ export async function publicJwkOf(publicKey: CryptoKey): Promise<RsaPublicJwk> {
  * Generates an RS256 key pair. `extractable` lets the private key be exported (to write it to a
  * file); a store that only keeps it in memory leaves it `false`.
  */
-export async function generateRsaKeyPair(options: { readonly modulusLength?: number; readonly extractable?: boolean } = {}): Promise<GeneratedKeyPair> {
+export async function generateRsaKeyPair(
+  options: { readonly modulusLength?: number; readonly extractable?: boolean } = {},
+): Promise<GeneratedKeyPair> {
   const modulusLength = checkModulusLength('modulusLength', options.modulusLength);
   const pair = await generateKeyPair('RS256', { modulusLength, extractable: options.extractable ?? false });
   return { privateKey: pair.privateKey, publicJwk: await publicJwkOf(pair.publicKey) };

@@ -60,9 +60,14 @@ function settingsOf(options: SignTokenOptions, tenant: unknown): ClaimSettings {
   rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
   const audience = options.audience;
   if (typeof audience === 'string') textOption(`${OWNER}: audience`, audience);
-  else if (!Array.isArray(audience) || audience.length === 0) throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them`);
+  else if (!Array.isArray(audience) || audience.length === 0)
+    throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them`);
   else for (const [index, item] of (audience as unknown[]).entries()) textOption(`${OWNER}: audience[${index}]`, item);
-  const maxLifetime = secondsOption(`${OWNER}: maxLifetime`, options.maxLifetime, 86_400, { min: 0, max: MAX_ENTRY_LIFETIME, exclusiveMin: true });
+  const maxLifetime = secondsOption(`${OWNER}: maxLifetime`, options.maxLifetime, 86_400, {
+    min: 0,
+    max: MAX_ENTRY_LIFETIME,
+    exclusiveMin: true,
+  });
   booleanOption(OWNER, 'emitExp', options.emitExp, true);
   if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError(`${OWNER}: now must be a function`);
   return {
@@ -92,6 +97,7 @@ export async function signToken(input: SignInput, options: SignTokenOptions): Pr
   const settings = settingsOf(options, (input as Partial<SignInput> | null)?.tenant);
   const claims = buildClaims(input, settings, (options.now ?? Date.now)() / 1000);
   const { privateKey, kid } = (await key) ?? {};
-  if (privateKey === undefined || typeof kid !== 'string' || kid === '') throw new TypeError(`${OWNER}: key must hold a privateKey and a non-empty kid`);
+  if (privateKey === undefined || typeof kid !== 'string' || kid === '')
+    throw new TypeError(`${OWNER}: key must hold a privateKey and a non-empty kid`);
   return signClaims({ alg: 'RS256', typ: 'JWT', kid }, claims, (data) => signRs256(privateKey, data));
 }

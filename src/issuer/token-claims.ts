@@ -84,11 +84,17 @@ function checkTenant(value: unknown, settings: ClaimSettings): TenantErn {
 
 function checkScopes(value: unknown): string {
   const list = typeof value === 'string' ? (value === '' ? [] : value.split(' ')) : value;
-  if (!Array.isArray(list)) throw new IssuerError('invalid_scope', 'scopes must be an array of scopes or a space-delimited string', 'scopes');
-  if (list.length === 0) throw new IssuerError('invalid_scope', `scopes must hold at least one of ${[...KNOWN_SCOPES].join(', ')}`, 'scopes');
+  if (!Array.isArray(list))
+    throw new IssuerError('invalid_scope', 'scopes must be an array of scopes or a space-delimited string', 'scopes');
+  if (list.length === 0)
+    throw new IssuerError('invalid_scope', `scopes must hold at least one of ${[...KNOWN_SCOPES].join(', ')}`, 'scopes');
   for (const scope of list) {
     if (typeof scope !== 'string' || !KNOWN_SCOPES.has(scope)) {
-      throw new IssuerError('invalid_scope', `scopes holds ${JSON.stringify(scope)}, not a scope the gateway knows (${[...KNOWN_SCOPES].join(', ')})`, 'scopes');
+      throw new IssuerError(
+        'invalid_scope',
+        `scopes holds ${JSON.stringify(scope)}, not a scope the gateway knows (${[...KNOWN_SCOPES].join(', ')})`,
+        'scopes',
+      );
     }
   }
   return [...new Set(list as string[])].join(' ');
@@ -111,7 +117,8 @@ function checkUser(value: unknown, tenant: TenantErn): string | undefined {
 
 function checkTenantName(value: unknown): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || value.trim() === '') throw new IssuerError('invalid_tenant_name', 'tenantName must be a non-empty string', 'tenantName');
+  if (typeof value !== 'string' || value.trim() === '')
+    throw new IssuerError('invalid_tenant_name', 'tenantName must be a non-empty string', 'tenantName');
   return value;
 }
 
@@ -133,7 +140,8 @@ function checkLifetime(value: unknown, settings: ClaimSettings): number {
 export function buildClaims(input: SignInput, settings: ClaimSettings, nowSeconds: number): TokenClaims {
   if (typeof input !== 'object' || input === null) throw new IssuerError('unknown_field', 'sign() takes an object { tenant, scopes, … }');
   for (const key of Object.keys(input)) {
-    if (!INPUT_FIELDS.has(key)) throw new IssuerError('unknown_field', `${key} is not a sign() field (expected one of ${[...INPUT_FIELDS].join(', ')})`, key);
+    if (!INPUT_FIELDS.has(key))
+      throw new IssuerError('unknown_field', `${key} is not a sign() field (expected one of ${[...INPUT_FIELDS].join(', ')})`, key);
   }
   const tenant = checkTenant(input.tenant, settings);
   const scope = checkScopes(input.scopes);

@@ -70,7 +70,9 @@ export class FieldErrors {
 
   /** `true` when an error has been recorded for `field` or one of its members. */
   has(field: string): boolean {
-    return this.#errors.some((error) => error.field === field || error.field.startsWith(`${field}.`) || error.field.startsWith(`${field}[`));
+    return this.#errors.some(
+      (error) => error.field === field || error.field.startsWith(`${field}.`) || error.field.startsWith(`${field}[`),
+    );
   }
 
   get size(): number {

@@ -33,7 +33,11 @@ export function createGetPaymentLinkHandler(options: GetPaymentLinkHandlerOption
   if (typeof store?.get !== 'function') throw new TypeError('createGetPaymentLinkHandler: store must be a PaymentLinkStore');
   const realm = checkRealm(options.realm, 'createGetPaymentLinkHandler: realm');
   return async (request): Promise<HandlerResponse> => {
-    const caller = checkCaller(request.auth, { requiredScopes: SCOPES.processPayments, allowPublicTenant: false, realm });
+    const caller = checkCaller(request.auth, {
+      requiredScopes: SCOPES.processPayments,
+      allowPublicTenant: false,
+      realm,
+    });
     if (!caller.ok) return caller.response;
     const id = request.params?.id;
     let link: StoredPaymentLink | null;
@@ -43,7 +47,12 @@ export function createGetPaymentLinkHandler(options: GetPaymentLinkHandlerOption
       if (error instanceof StorageUnavailableError) return problemResponse(storageUnavailable(error));
       throw error;
     }
-    if (link === null) return problemResponse(new PaymentLinkError('payment_link_not_found', 'No payment link of this tenant has this id.'));
-    return { status: 200, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: toPaymentLink(link) };
+    if (link === null)
+      return problemResponse(new PaymentLinkError('payment_link_not_found', 'No payment link of this tenant has this id.'));
+    return {
+      status: 200,
+      headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+      body: toPaymentLink(link),
+    };
   };
 }

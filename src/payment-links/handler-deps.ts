@@ -135,7 +135,12 @@ function checkPayPageUrl(value: unknown): string {
     throw fail('payPageUrl', rule);
   }
   const loopback = LOOPBACK_HOSTS.has(url.hostname) || url.hostname.endsWith('.localhost');
-  if (!(url.protocol === 'https:' || (url.protocol === 'http:' && loopback)) || url.search !== '' || url.hash !== '' || url.username !== '') {
+  if (
+    !(url.protocol === 'https:' || (url.protocol === 'http:' && loopback)) ||
+    url.search !== '' ||
+    url.hash !== '' ||
+    url.username !== ''
+  ) {
     throw fail('payPageUrl', rule);
   }
   return url.href.replace(/\/+$/, '');
@@ -143,7 +148,11 @@ function checkPayPageUrl(value: unknown): string {
 
 function checkObject<T>(name: string, value: unknown, methods: readonly string[], fallback: () => T): T {
   if (value === undefined) return fallback();
-  if (typeof value !== 'object' || value === null || methods.some((method) => typeof (value as Record<string, unknown>)[method] !== 'function')) {
+  if (
+    typeof value !== 'object' ||
+    value === null ||
+    methods.some((method) => typeof (value as Record<string, unknown>)[method] !== 'function')
+  ) {
     throw fail(name, `must have the methods ${methods.join(', ')}`);
   }
   return value as T;
@@ -182,7 +191,12 @@ export function resolveDeps(deps: PaymentLinkHandlerDeps): ResolvedDeps {
   return {
     payPageUrl: checkPayPageUrl(deps.payPageUrl),
     store: checkObject('store', deps.store, ['insert', 'get', 'getByCode', 'list'], () => new InMemoryPaymentLinkStore()),
-    directory: checkObject('directory', deps.directory, ['findDepartment', 'storeFor', 'resolveShopper', 'paymentMethods'], () => new InMemoryDirectory()),
+    directory: checkObject(
+      'directory',
+      deps.directory,
+      ['findDepartment', 'storeFor', 'resolveShopper', 'paymentMethods'],
+      () => new InMemoryDirectory(),
+    ),
     idempotency: checkObject('idempotency', deps.idempotency, ['claim', 'complete', 'release'], () => new InMemoryIdempotencyStore()),
     now: checkFunction<() => number>('now', deps.now) ?? Date.now,
     ids: checkObject('ids', deps.ids, ['uuid', 'linkCode'], () => randomIds),

@@ -9,9 +9,7 @@ import type { AuthContext } from '../index.js';
  * Request headers: a Web `Headers`, or a record as Node (`req.headers`, `req.headersDistinct`),
  * Express, Fastify and Koa give it. Names are matched case-insensitively.
  */
-export type HeadersLike =
-  | { get(name: string): string | null }
-  | Readonly<Record<string, string | readonly string[] | undefined>>;
+export type HeadersLike = { get(name: string): string | null } | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 /**
  * A request as the handlers read it.

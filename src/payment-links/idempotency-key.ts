@@ -79,7 +79,8 @@ export function canonicalJson(value: unknown): string {
 
 /** SHA-256 (hex) of the canonical JSON of `body`. */
 export async function fingerprint(body: unknown): Promise<string> {
-  const subtle = (globalThis as { crypto?: { subtle?: { digest(algorithm: string, data: Uint8Array): Promise<ArrayBuffer> } } }).crypto?.subtle;
+  const subtle = (globalThis as { crypto?: { subtle?: { digest(algorithm: string, data: Uint8Array): Promise<ArrayBuffer> } } }).crypto
+    ?.subtle;
   if (subtle === undefined) throw new TypeError('paygate-auth/payment-links needs globalThis.crypto.subtle');
   const digest = await subtle.digest('SHA-256', new TextEncoder().encode(canonicalJson(body)));
   return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('');

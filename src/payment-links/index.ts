@@ -6,7 +6,14 @@
  * @module paygate-auth/payment-links
  */
 export { ISO_4217_CODES, ISO_4217_PUBLISHED, NON_PAYMENT_CODES, isPaymentCurrency } from './currencies.js';
-export { FRACTION_DIGITS, MAX_INTEGER_DIGITS, type DecimalProblem, type DecimalResult, formatDecimal, parseDecimal } from './decimal.js';
+export {
+  FRACTION_DIGITS,
+  MAX_INTEGER_DIGITS,
+  type DecimalProblem,
+  type DecimalResult,
+  formatDecimal,
+  parseDecimal,
+} from './decimal.js';
 export {
   type Department,
   type Directory,

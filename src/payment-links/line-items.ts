@@ -75,13 +75,21 @@ function readLine(value: unknown, path: string, errors: FieldErrors): LineItem |
   }
   rejectUnknownFields(value, LINE_FIELDS, path, errors);
   const at = (name: string): string => memberPath(path, name);
-  const quantity = readInteger(value, 'quantity', at('quantity'), errors, { required: true, min: 1, max: LINE_ITEM_LIMITS.maxQuantity });
+  const quantity = readInteger(value, 'quantity', at('quantity'), errors, {
+    required: true,
+    min: 1,
+    max: LINE_ITEM_LIMITS.maxQuantity,
+  });
   const description = readText(value, 'description', at('description'), errors, {
     required: true,
     minLength: 1,
     maxLength: LINE_ITEM_LIMITS.maxDescriptionLength,
   });
-  const id = readText(value, 'id', at('id'), errors, { required: false, minLength: 1, maxLength: LINE_ITEM_LIMITS.maxIdLength });
+  const id = readText(value, 'id', at('id'), errors, {
+    required: false,
+    minLength: 1,
+    maxLength: LINE_ITEM_LIMITS.maxIdLength,
+  });
   const excluding = readDecimal(value, 'amount_excluding_tax', at('amount_excluding_tax'), errors, NON_NEGATIVE);
   const tax = readDecimal(value, 'tax_amount', at('tax_amount'), errors, NON_NEGATIVE);
   const including = readDecimal(value, 'amount_including_tax', at('amount_including_tax'), errors, NON_NEGATIVE);
@@ -117,7 +125,11 @@ function readLine(value: unknown, path: string, errors: FieldErrors): LineItem |
  * Reads `payment_details` and checks its lines against `amount` (when `amount` is valid).
  * Returns the lines, `null` when `payment_details` is absent, or `undefined` when invalid.
  */
-export function readPaymentDetails(body: JsonObject, amount: bigint | undefined, errors: FieldErrors): readonly LineItem[] | null | undefined {
+export function readPaymentDetails(
+  body: JsonObject,
+  amount: bigint | undefined,
+  errors: FieldErrors,
+): readonly LineItem[] | null | undefined {
   const value = member(body, 'payment_details', 'payment_details', errors, false);
   if (value === undefined) return null;
   if (!isJsonObject(value)) {
@@ -141,7 +153,11 @@ export function readPaymentDetails(body: JsonObject, amount: bigint | undefined,
   if (amount !== undefined && totals.every((total): total is bigint => total !== undefined)) {
     const sum = totals.reduce((left, right) => left + right, 0n);
     if (sum !== amount) {
-      errors.add(path, 'amount_mismatch', `The lines' amount_including_tax add up to ${formatDecimal(sum)}, not to amount (${formatDecimal(amount)}).`);
+      errors.add(
+        path,
+        'amount_mismatch',
+        `The lines' amount_including_tax add up to ${formatDecimal(sum)}, not to amount (${formatDecimal(amount)}).`,
+      );
     }
   }
   return lines.every((line): line is LineItem => line !== undefined) ? lines : undefined;

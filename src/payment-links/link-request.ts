@@ -151,7 +151,12 @@ function readContact(body: JsonObject, errors: FieldErrors): { email: string | n
  * invalid (each recorded in `errors`).
  */
 export function readLinkRequest(body: JsonObject, errors: FieldErrors): LinkRequest | undefined {
-  const amount = readDecimal(body, 'amount', 'amount', errors, { required: true, min: 0n, exclusiveMin: true, expected: 'greater than 0' });
+  const amount = readDecimal(body, 'amount', 'amount', errors, {
+    required: true,
+    min: 0n,
+    exclusiveMin: true,
+    expected: 'greater than 0',
+  });
   const currency = readCurrency(body, errors);
   const departmentRef = readReference(body, 'department', 'departments', errors);
   const customerRef = readReference(body, 'shopper', 'customers', errors);
@@ -169,7 +174,10 @@ export function readLinkRequest(body: JsonObject, errors: FieldErrors): LinkRequ
     pattern: LOCALE,
     expected: 'a language tag "<language>-<REGION>" such as "da-DK"',
   });
-  const description = readText(body, 'description', 'description', errors, { required: false, maxLength: LINK_LIMITS.maxDescriptionLength });
+  const description = readText(body, 'description', 'description', errors, {
+    required: false,
+    maxLength: LINK_LIMITS.maxDescriptionLength,
+  });
   const meta = readMeta(body, errors);
   const lineItems = readPaymentDetails(body, amount, errors);
   rejectUnknownFields(body, FIELDS, '', errors);

@@ -145,12 +145,21 @@ function recordOf(response: HandlerResponse): RecordedResponse {
  * resolves whether it did (otherwise the link is stored and the lease still to complete).
  */
 async function storeCompleting(deps: ResolvedDeps, stored: StoredPaymentLink, lease: Lease, response: HandlerResponse): Promise<boolean> {
-  const outcome = deps.store.insertCompleting === undefined
-    ? 'unsupported'
-    : await deps.store.insertCompleting(stored, { idempotency: deps.idempotency, lease, response: recordOf(response) });
+  const outcome =
+    deps.store.insertCompleting === undefined
+      ? 'unsupported'
+      : await deps.store.insertCompleting(stored, {
+          idempotency: deps.idempotency,
+          lease,
+          response: recordOf(response),
+        });
   if (outcome === 'stored') return true;
   if (outcome === 'lease_lost') {
-    throw new PaymentLinkError('idempotency_key_in_use', 'This request outlived its hold on the Idempotency-Key and created nothing; retry to get the outcome.', { retryAfter: 1 });
+    throw new PaymentLinkError(
+      'idempotency_key_in_use',
+      'This request outlived its hold on the Idempotency-Key and created nothing; retry to get the outcome.',
+      { retryAfter: 1 },
+    );
   }
   await deps.store.insert(stored);
   return false;
@@ -184,14 +193,23 @@ async function checkBody(deps: ResolvedDeps, tenant: string, body: unknown): Pro
  * Looks up the checked body's department and its store, stores the link; with a `lease`,
  * completes it in the same step where the store can (`completed`).
  */
-async function create(deps: ResolvedDeps, tenant: string, checked: CheckedBody, lease?: Lease): Promise<Creation & { readonly completed: boolean }> {
+async function create(
+  deps: ResolvedDeps,
+  tenant: string,
+  checked: CheckedBody,
+  lease?: Lease,
+): Promise<Creation & { readonly completed: boolean }> {
   const { body, request } = checked;
   const errors = new FieldErrors();
   const resolved = await resolveDepartment(deps.directory, tenant, body, errors);
   if (resolved === undefined || errors.size > 0) throw validationFailed(errors);
   const stored = await buildLink(deps, tenant, request, resolved);
   const link = toPaymentLink(stored);
-  const response = { status: 201, headers: { ...JSON_HEADERS, location: `${deps.locationPrefix}${link.id}` }, body: link };
+  const response = {
+    status: 201,
+    headers: { ...JSON_HEADERS, location: `${deps.locationPrefix}${link.id}` },
+    body: link,
+  };
   let completed = false;
   if (lease === undefined) await deps.store.insert(stored);
   else completed = await storeCompleting(deps, stored, lease, response);
@@ -204,7 +222,11 @@ function refused(error: PaymentLinkError): Creation {
 }
 
 function replay(recorded: RecordedResponse): HandlerResponse {
-  return { status: recorded.status, headers: { ...recorded.headers, 'idempotent-replayed': 'true' }, body: recorded.body };
+  return {
+    status: recorded.status,
+    headers: { ...recorded.headers, 'idempotent-replayed': 'true' },
+    body: recorded.body,
+  };
 }
 
 /** Runs `create` at most once per (tenant, key, body); replays, or refuses a reused key. */
@@ -214,17 +236,35 @@ async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body:
   const print = await fingerprint(body);
   let claim: ClaimResult;
   try {
-    claim = await deps.idempotency.claim({ tenant, key, fingerprint: print, now, expiresAt: now + deps.idempotencyKeyTtl });
+    claim = await deps.idempotency.claim({
+      tenant,
+      key,
+      fingerprint: print,
+      now,
+      expiresAt: now + deps.idempotencyKeyTtl,
+    });
   } catch (error) {
     if (!(error instanceof IdempotencyCapacityError)) throw error;
-    return refused(new PaymentLinkError('idempotency_unavailable', 'Too many idempotency keys are live; retry later.', { retryAfter: 60, cause: error }));
+    return refused(
+      new PaymentLinkError('idempotency_unavailable', 'Too many idempotency keys are live; retry later.', {
+        retryAfter: 60,
+        cause: error,
+      }),
+    );
   }
   if (claim.state !== 'claimed') {
     if (claim.fingerprint !== print) {
-      return refused(new PaymentLinkError('idempotency_key_reused', 'This Idempotency-Key was used with a different body; use a new key for a new request.'));
+      return refused(
+        new PaymentLinkError(
+          'idempotency_key_reused',
+          'This Idempotency-Key was used with a different body; use a new key for a new request.',
+        ),
+      );
     }
     if (claim.state === 'pending') {
-      return refused(new PaymentLinkError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed.', { retryAfter: 1 }));
+      return refused(
+        new PaymentLinkError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed.', { retryAfter: 1 }),
+      );
     }
     return { response: replay(claim.response), event: null };
   }
@@ -279,7 +319,10 @@ export function createPaymentLinkHandler(deps: PaymentLinkHandlerDeps): PaymentL
     try {
       const key = readIdempotencyKey(request.headers);
       const body = await readJsonBody(request, resolved.maxBodyBytes);
-      const creation = key === null ? await create(resolved, tenant, await checkBody(resolved, tenant, body)) : await createOnce(resolved, tenant, key, body);
+      const creation =
+        key === null
+          ? await create(resolved, tenant, await checkBody(resolved, tenant, body))
+          : await createOnce(resolved, tenant, key, body);
       await notify(resolved, creation.event);
       return creation.response;
     } catch (error) {

@@ -44,7 +44,11 @@ export interface ControlState {
 }
 
 /** The state of no action at all. */
-export const NO_CONTROLS: ControlState = Object.freeze({ revoked: Object.freeze([]), suspended: Object.freeze([]), through: 0 });
+export const NO_CONTROLS: ControlState = Object.freeze({
+  revoked: Object.freeze([]),
+  suspended: Object.freeze([]),
+  through: 0,
+});
 
 /** The advisory lock each write to the table holds until it commits ("pgoc"). */
 const CONTROLS_LOCK = 1_885_826_915;
@@ -53,7 +57,9 @@ const MAX_TEXT = 2048;
 
 function checkText(where: string, name: string, value: unknown): string {
   if (typeof value !== 'string' || value === '' || value.length > MAX_TEXT || /[\s\u0000-\u001f\u007f]/.test(value)) {
-    throw new TypeError(`${where}: ${name} must be 1 to ${MAX_TEXT} characters without spaces or control characters, got ${JSON.stringify(value)}`);
+    throw new TypeError(
+      `${where}: ${name} must be 1 to ${MAX_TEXT} characters without spaces or control characters, got ${JSON.stringify(value)}`,
+    );
   }
   return value;
 }
@@ -130,7 +136,12 @@ export interface ControlsRead {
  * The actions after id `after` (at most `batch`), and the compaction mark, in one statement: an
  * instance reads only what it has not applied, however long the table's history.
  */
-export async function readControlsAfter(db: SqlClient, after: number, batch: number, timeout = DEFAULT_STATEMENT_TIMEOUT): Promise<ControlsRead> {
+export async function readControlsAfter(
+  db: SqlClient,
+  after: number,
+  batch: number,
+  timeout = DEFAULT_STATEMENT_TIMEOUT,
+): Promise<ControlsRead> {
   let rows: SqlRow[];
   try {
     ({ rows } = await queryWithin(

@@ -116,7 +116,11 @@ export class PostgresDirectory implements Directory {
   }
 
   async findDepartment(tenant: string, ref: string): Promise<Department | null> {
-    const rows = await this.#query('reading a department', `SELECT id, store_id FROM ${TABLES.departments} WHERE tenant = $1 AND ref = $2`, [tenant, ref]);
+    const rows = await this.#query(
+      'reading a department',
+      `SELECT id, store_id FROM ${TABLES.departments} WHERE tenant = $1 AND ref = $2`,
+      [tenant, ref],
+    );
     const row = rows[0];
     if (row === undefined) return null;
     return Object.freeze({ ref, id: String(row.id), storeId: row.store_id === null ? null : String(row.store_id) });
@@ -125,8 +129,13 @@ export class PostgresDirectory implements Directory {
   async storeFor(tenant: string, department: Department): Promise<Store | null> {
     const rows =
       department.storeId === null
-        ? await this.#query('reading a store', `SELECT id, name FROM ${TABLES.stores} WHERE tenant = $1 ORDER BY position LIMIT 1`, [tenant])
-        : await this.#query('reading a store', `SELECT id, name FROM ${TABLES.stores} WHERE tenant = $1 AND id = $2`, [tenant, department.storeId]);
+        ? await this.#query('reading a store', `SELECT id, name FROM ${TABLES.stores} WHERE tenant = $1 ORDER BY position LIMIT 1`, [
+            tenant,
+          ])
+        : await this.#query('reading a store', `SELECT id, name FROM ${TABLES.stores} WHERE tenant = $1 AND id = $2`, [
+            tenant,
+            department.storeId,
+          ]);
     const row = rows[0];
     return row === undefined ? null : Object.freeze({ id: String(row.id), name: String(row.name) });
   }
@@ -152,7 +161,11 @@ export class PostgresDirectory implements Directory {
   }
 
   async paymentMethods(tenant: string): Promise<PaymentMethodSettings> {
-    const rows = await this.#query('reading payment methods', `SELECT allowed_methods, blocked_methods FROM ${TABLES.tenants} WHERE tenant = $1`, [tenant]);
+    const rows = await this.#query(
+      'reading payment methods',
+      `SELECT allowed_methods, blocked_methods FROM ${TABLES.tenants} WHERE tenant = $1`,
+      [tenant],
+    );
     const row = rows[0];
     return Object.freeze({ allowed: codes(row?.allowed_methods), blocked: codes(row?.blocked_methods) });
   }

@@ -139,11 +139,11 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
   }
 
   async release(lease: Lease): Promise<void> {
-    await this.#query('releasing an idempotency key', `DELETE FROM ${TABLES.idempotency} WHERE tenant = $1 AND key = $2 AND lease = $3 AND state = 'pending'`, [
-      lease.tenant,
-      lease.key,
-      lease.id,
-    ]);
+    await this.#query(
+      'releasing an idempotency key',
+      `DELETE FROM ${TABLES.idempotency} WHERE tenant = $1 AND key = $2 AND lease = $3 AND state = 'pending'`,
+      [lease.tenant, lease.key, lease.id],
+    );
   }
 
   /**

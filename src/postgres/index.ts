@@ -26,8 +26,29 @@ export { isUnavailable } from './database-errors.js';
 export { PostgresDirectory, type PostgresDirectoryOptions } from './directory.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './idempotency-store.js';
 export type { NotificationConnection, NotificationMessage, NotificationSource } from './notification-connection.js';
-export { type ControlledVerifier, type PostgresControls, type PostgresControlsOptions, postgresControls } from './operator-controls.js';
+export {
+  type ControlledVerifier,
+  type PostgresControls,
+  type PostgresControlsOptions,
+  postgresControls,
+} from './operator-controls.js';
 export { PostgresPaymentLinkStore, type PostgresPaymentLinkStoreOptions } from './payment-link-store.js';
 export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';
-export { CONTROLS_CHANNEL, type MigrateOptions, type MigrationReport, SCHEMA_AREAS, SCHEMA_VERSIONS, type SchemaArea, TABLES, migrate } from './schema.js';
-export { DEFAULT_STATEMENT_TIMEOUT, type PooledSqlClient, type SqlClient, type SqlPool, type SqlRow, StatementTimeoutError } from './sql-client.js';
+export {
+  CONTROLS_CHANNEL,
+  type MigrateOptions,
+  type MigrationReport,
+  SCHEMA_AREAS,
+  SCHEMA_VERSIONS,
+  type SchemaArea,
+  TABLES,
+  migrate,
+} from './schema.js';
+export {
+  DEFAULT_STATEMENT_TIMEOUT,
+  type PooledSqlClient,
+  type SqlClient,
+  type SqlPool,
+  type SqlRow,
+  StatementTimeoutError,
+} from './sql-client.js';

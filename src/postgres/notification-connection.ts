@@ -141,7 +141,9 @@ export function notificationSource(listen: NotificationSource | false | undefine
   if (listen === false) return undefined;
   if (listen === undefined) return isPool(db) ? () => db.connect() as unknown as Promise<NotificationConnection> : undefined;
   if (typeof listen !== 'function') {
-    throw new TypeError('postgresControls: listen must be a function opening a new connection each call (such as () => pool.connect()), or false');
+    throw new TypeError(
+      'postgresControls: listen must be a function opening a new connection each call (such as () => pool.connect()), or false',
+    );
   }
   return listen;
 }

@@ -16,7 +16,14 @@ import {
   readControlsAfter,
   recordControl,
 } from './control-log.js';
-import { type Listening, type NotificationSource, isInProcessListener, listenInProcess, listenOn, notificationSource } from './notification-connection.js';
+import {
+  type Listening,
+  type NotificationSource,
+  isInProcessListener,
+  listenInProcess,
+  listenOn,
+  notificationSource,
+} from './notification-connection.js';
 import { type SqlClient, checkClient, checkStatementTimeout } from './sql-client.js';
 
 /** What the controls call on a verifier: its public operator methods and its registry. */
@@ -121,7 +128,9 @@ const OWNER = 'postgresControls';
 function checkMs(name: string, value: unknown, fallback: number, min: number, max: number, zero = false): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isInteger(value) || ((value < min || value > max) && !(zero && value === 0))) {
-    throw new TypeError(`${OWNER}: ${name} must be a whole number of milliseconds from ${min} to ${max}${zero ? ', or 0' : ''}, got ${String(value)}`);
+    throw new TypeError(
+      `${OWNER}: ${name} must be a whole number of milliseconds from ${min} to ${max}${zero ? ', or 0' : ''}, got ${String(value)}`,
+    );
   }
   return value;
 }
@@ -129,7 +138,12 @@ function checkMs(name: string, value: unknown, fallback: number, min: number, ma
 function checkVerifier(verifier: unknown): ControlledVerifier {
   const candidate = verifier as Partial<ControlledVerifier> | null;
   const methods = ['revokeKey', 'suspendIssuer', 'resumeIssuer', 'refresh'] as const;
-  if (typeof candidate !== 'object' || candidate === null || methods.some((method) => typeof candidate[method] !== 'function') || typeof candidate.registry?.has !== 'function') {
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    methods.some((method) => typeof candidate[method] !== 'function') ||
+    typeof candidate.registry?.has !== 'function'
+  ) {
     throw new TypeError('attach: verifier must be a Verifier (createVerifier())');
   }
   return candidate as ControlledVerifier;
@@ -173,9 +187,11 @@ class Controls implements PostgresControls {
     this.#delay = this.#reconnectDelay;
     checkFunction('onError', options.onError);
     checkFunction('onRecovered', options.onRecovered);
-    this.#onError = options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${error instanceof Error ? error.message : String(error)} (retrying)`));
+    this.#onError =
+      options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${error instanceof Error ? error.message : String(error)} (retrying)`));
     this.#onRecovered =
-      options.onRecovered ?? (options.onError === undefined ? () => console.error(`${LOG_PREFIX} the database answers again`) : () => undefined);
+      options.onRecovered ??
+      (options.onError === undefined ? () => console.error(`${LOG_PREFIX} the database answers again`) : () => undefined);
     this.#inProcess = options.listen === undefined && isInProcessListener(db);
     this.#source = this.#inProcess ? undefined : notificationSource(options.listen, db);
   }
@@ -193,7 +209,8 @@ class Controls implements PostgresControls {
       throw error;
     }
     this.#every(this.#pollInterval, () => this.#background());
-    if (this.#compactInterval > 0) this.#every(this.#compactInterval, () => void this.compact().catch((error: unknown) => this.#stall(error)));
+    if (this.#compactInterval > 0)
+      this.#every(this.#compactInterval, () => void this.compact().catch((error: unknown) => this.#stall(error)));
   }
 
   #every(ms: number, work: () => void): void {

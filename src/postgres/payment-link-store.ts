@@ -117,7 +117,10 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
 
   async get(tenant: string, id: string): Promise<StoredPaymentLink | null> {
     if (!isUuid(id)) return null;
-    const rows = await this.#query('reading a payment link', `SELECT record FROM ${TABLES.links} WHERE id = $1 AND tenant = $2`, [id, tenant]);
+    const rows = await this.#query('reading a payment link', `SELECT record FROM ${TABLES.links} WHERE id = $1 AND tenant = $2`, [
+      id,
+      tenant,
+    ]);
     return toLink(rows[0]);
   }
 

@@ -51,14 +51,18 @@ export interface PoolSettings {
  * ```
  */
 export function poolSettings(connectionString: string, options: PoolSettingsOptions = {}): PoolSettings {
-  if (typeof connectionString !== 'string' || connectionString === '') throw new TypeError('poolSettings: connectionString must be a postgres:// URL');
+  if (typeof connectionString !== 'string' || connectionString === '')
+    throw new TypeError('poolSettings: connectionString must be a postgres:// URL');
   const statementTimeout = checkStatementTimeout(options.statementTimeout ?? DEFAULT_STATEMENT_TIMEOUT, 'poolSettings');
   const connectTimeout = options.connectTimeout ?? 2000;
   if (!Number.isInteger(connectTimeout) || connectTimeout < 10 || connectTimeout > 600_000) {
-    throw new TypeError(`poolSettings: connectTimeout must be a whole number of milliseconds from 10 to 600000, got ${String(connectTimeout)}`);
+    throw new TypeError(
+      `poolSettings: connectTimeout must be a whole number of milliseconds from 10 to 600000, got ${String(connectTimeout)}`,
+    );
   }
   const max = options.max ?? 10;
-  if (!Number.isInteger(max) || max < 1 || max > 10_000) throw new TypeError(`poolSettings: max must be a whole number from 1 to 10000, got ${String(max)}`);
+  if (!Number.isInteger(max) || max < 1 || max > 10_000)
+    throw new TypeError(`poolSettings: max must be a whole number from 1 to 10000, got ${String(max)}`);
   return {
     connectionString,
     max,

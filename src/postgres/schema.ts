@@ -137,7 +137,10 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
 
 /** The newest version of each area this package knows. */
 export const SCHEMA_VERSIONS: Readonly<Record<SchemaArea, number>> = Object.freeze(
-  Object.fromEntries(SCHEMA_AREAS.map((area) => [area, Math.max(...MIGRATIONS[area].map((migration) => migration.version))])) as Record<SchemaArea, number>,
+  Object.fromEntries(SCHEMA_AREAS.map((area) => [area, Math.max(...MIGRATIONS[area].map((migration) => migration.version))])) as Record<
+    SchemaArea,
+    number
+  >,
 );
 
 /** Options of {@link migrate}. */
@@ -201,7 +204,9 @@ async function ensureLedger(session: SqlClient): Promise<void> {
      SELECT 'controls', version, $1, applied_at FROM ${TABLES.migrations} WHERE version = 1`,
     [MIGRATIONS.controls[0]?.description],
   );
-  await session.query(`UPDATE ${TABLES.migrations} SET area = 'links', description = $1 WHERE area IS NULL`, [MIGRATIONS.links[0]?.description]);
+  await session.query(`UPDATE ${TABLES.migrations} SET area = 'links', description = $1 WHERE area IS NULL`, [
+    MIGRATIONS.links[0]?.description,
+  ]);
   await session.query(`ALTER TABLE ${TABLES.migrations} ALTER COLUMN area SET NOT NULL, ADD PRIMARY KEY (area, version)`);
 }
 
@@ -231,12 +236,18 @@ export async function migrate(db: SqlClient, options: MigrateOptions = {}): Prom
       const done = new Set(rows.filter((row) => row.area === area).map((row) => numberColumn(row.version)));
       const newest = Math.max(0, ...done);
       if (newest > SCHEMA_VERSIONS[area]) {
-        throw new Error(`migrate: the database has ${area} schema version ${newest}, newer than ${SCHEMA_VERSIONS[area]}, the newest this paygate-auth knows; upgrade paygate-auth`);
+        throw new Error(
+          `migrate: the database has ${area} schema version ${newest}, newer than ${SCHEMA_VERSIONS[area]}, the newest this paygate-auth knows; upgrade paygate-auth`,
+        );
       }
       for (const migration of MIGRATIONS[area]) {
         if (done.has(migration.version)) continue;
         for (const statement of migration.statements) await session.query(statement);
-        await session.query(`INSERT INTO ${TABLES.migrations} (area, version, description) VALUES ($1, $2, $3)`, [area, migration.version, migration.description]);
+        await session.query(`INSERT INTO ${TABLES.migrations} (area, version, description) VALUES ($1, $2, $3)`, [
+          area,
+          migration.version,
+          migration.description,
+        ]);
         applied.push({ area, version: migration.version });
       }
       versions[area] = Math.max(newest, ...applied.filter((entry) => entry.area === area).map((entry) => entry.version));

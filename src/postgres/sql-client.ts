@@ -97,7 +97,12 @@ export function queryWithin(db: SqlClient, timeout: number, text: string, params
 
 /** `true` for a pool whose `connect()` checks out a connection (a `pg.Pool`, not a `pg.Client`). */
 export function isPool(db: unknown): db is SqlPool {
-  return typeof db === 'object' && db !== null && typeof (db as Partial<SqlPool>).connect === 'function' && typeof (db as Partial<SqlPool>).idleCount === 'number';
+  return (
+    typeof db === 'object' &&
+    db !== null &&
+    typeof (db as Partial<SqlPool>).connect === 'function' &&
+    typeof (db as Partial<SqlPool>).idleCount === 'number'
+  );
 }
 
 /** Checks that `db` can run statements. */

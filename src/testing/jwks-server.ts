@@ -45,7 +45,10 @@ export async function serveJwks(document: () => unknown, options: ServeJwksOptio
         return;
       }
       const body = JSON.stringify(document());
-      response.writeHead(200, { 'content-type': 'application/jwk-set+json', 'content-length': Buffer.byteLength(body) });
+      response.writeHead(200, {
+        'content-type': 'application/jwk-set+json',
+        'content-length': Buffer.byteLength(body),
+      });
       response.end(body);
     })().catch(() => response.destroy());
   });

@@ -318,7 +318,8 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       return jwksRequests;
     },
     get handlers(): readonly JwksRequestHandler[] {
-      if (msw === undefined) throw new Error('issuer.handlers needs the optional peer dependency "msw"; or serve the JWKS with issuer.listen()');
+      if (msw === undefined)
+        throw new Error('issuer.handlers needs the optional peer dependency "msw"; or serve the JWKS with issuer.listen()');
       return [msw.http.get(mswUri, respond)];
     },
     claims,
@@ -339,7 +340,8 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     },
     promote(key) {
       const found = typeof key === 'string' ? keys.get(key) : key;
-      if (found === undefined || typeof found !== 'object') throw new TypeError(`promote: ${JSON.stringify(key)} is not a key of this issuer`);
+      if (found === undefined || typeof found !== 'object')
+        throw new TypeError(`promote: ${JSON.stringify(key)} is not a key of this issuer`);
       signingKey = found;
       return found;
     },

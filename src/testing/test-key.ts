@@ -4,7 +4,15 @@
  * malformed tokens, {@link signRawToken} also signs header and payload bytes exactly as given.
  */
 import type { webcrypto } from 'node:crypto';
-import { CompactSign, type CryptoKey, type GenerateKeyPairResult, base64url, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+import {
+  CompactSign,
+  type CryptoKey,
+  type GenerateKeyPairResult,
+  base64url,
+  calculateJwkThumbprint,
+  exportJWK,
+  generateKeyPair,
+} from 'jose';
 
 /** The RSA JWS algorithms a test key can sign with. */
 export type TestSigningAlgorithm = 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512';
@@ -98,7 +106,8 @@ async function pairOf(modulusLength: number): Promise<GenerateKeyPairResult> {
 /** Generates a key pair and its published JWK. */
 export async function generateTestKey(options: TestKeyOptions = {}): Promise<TestKey> {
   const modulusLength = options.modulusLength ?? 2048;
-  if (!Number.isInteger(modulusLength) || modulusLength < 512) throw new TypeError('generateTestKey: modulusLength must be an integer of at least 512');
+  if (!Number.isInteger(modulusLength) || modulusLength < 512)
+    throw new TypeError('generateTestKey: modulusLength must be an integer of at least 512');
   if (options.kid !== undefined && (typeof options.kid !== 'string' || options.kid === '')) {
     throw new TypeError('generateTestKey: kid must be a non-empty string');
   }

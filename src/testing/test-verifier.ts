@@ -92,7 +92,11 @@ export function createTestVerifier(issuers: TestIssuer | readonly TestIssuer[], 
   booleanOption('createTestVerifier', 'followIssuers', followIssuers, true);
   const base = { ...rest, audience: audience ?? (list[0] as TestIssuer).audience, now: now ?? (() => Date.now()) };
   if (followIssuers === false) {
-    return createVerifier({ ...base, ...(fetch === undefined ? {} : { fetch }), registry: new IssuerRegistry(list.map((issuer) => issuer.entry)) });
+    return createVerifier({
+      ...base,
+      ...(fetch === undefined ? {} : { fetch }),
+      registry: new IssuerRegistry(list.map((issuer) => issuer.entry)),
+    });
   }
   const followed: Followed[] = [];
   const entries = list.map((issuer) => {
@@ -101,6 +105,10 @@ export function createTestVerifier(issuers: TestIssuer | readonly TestIssuer[], 
     followed.push({ issuer, link, seen: link.revision() });
     return link.entry();
   });
-  const inner = createVerifier({ ...base, fetch: followingFetch(followed, fetch), registry: new IssuerRegistry(entries) });
+  const inner = createVerifier({
+    ...base,
+    fetch: followingFetch(followed, fetch),
+    registry: new IssuerRegistry(entries),
+  });
   return following(inner, followed);
 }

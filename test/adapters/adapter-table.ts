@@ -37,7 +37,12 @@ async function setUp(harness: AdapterHarness): Promise<Table> {
   const unreachable = { issuer: 'https://down.test', jwksUri: await closedPortUrl(), products: ['acme'] };
   const downVerifier = createVerifier({ registry: [unreachable], audience: AUDIENCE, jwksTimeout: 2 });
   const main = await harness.start({ verifier, realm: REALM, allowPreflight: true });
-  const flat = await harness.start({ registry: [issuer.entry], audience: AUDIENCE, requiredScopes: 'pay:processPayments', forwardErrors: true });
+  const flat = await harness.start({
+    registry: [issuer.entry],
+    audience: AUDIENCE,
+    requiredScopes: 'pay:processPayments',
+    forwardErrors: true,
+  });
   const down = await harness.start({ verifier: downVerifier, exposeHints: true });
   return {
     issuer,
@@ -78,7 +83,11 @@ export function describeAdapterTable(harness: AdapterHarness): void {
     it('lets a valid token reach the handler with its frozen AuthContext', async () => {
       const response = await at(t.main, '/me', { headers: bearer(await token()) });
       expect(response.status).toBe(200);
-      expect(await response.json()).toEqual({ tenant: 'ern:acme/tenants/t-1', scopes: ['pay:processPayments'], frozen: true });
+      expect(await response.json()).toEqual({
+        tenant: 'ern:acme/tenants/t-1',
+        scopes: ['pay:processPayments'],
+        frozen: true,
+      });
     });
 
     it('answers a request without Authorization with 401 and a bare Bearer challenge in the configured realm', async () => {
@@ -96,13 +105,19 @@ export function describeAdapterTable(harness: AdapterHarness): void {
 
     it.each([
       ['a malformed token', async () => 'not-a-jwt', 'malformed_token'],
-      ['an expired token', async () => token({ iat: Math.floor(Date.now() / 1000) - 3600, expt: Math.floor(Date.now() / 1000) - 600 }), 'token_expired'],
+      [
+        'an expired token',
+        async () => token({ iat: Math.floor(Date.now() / 1000) - 3600, expt: Math.floor(Date.now() / 1000) - 600 }),
+        'token_expired',
+      ],
       ['a token for another audience', async () => token({ aud: 'https://elsewhere.test' }), 'audience_mismatch'],
       ['a token with a tampered signature', async () => `${(await token()).slice(0, -4)}AAAA`, 'invalid_signature'],
     ])('answers %s with 401 problem+json carrying its code', async (_name, make, code) => {
       const response = await at(t.main, '/me', { headers: bearer(await make()) });
       expect(response.status).toBe(401);
-      expect(response.headers.get('www-authenticate')).toMatch(new RegExp(`^Bearer realm="${REALM}", error="invalid_token", error_description="[^"]+"$`));
+      expect(response.headers.get('www-authenticate')).toMatch(
+        new RegExp(`^Bearer realm="${REALM}", error="invalid_token", error_description="[^"]+"$`),
+      );
       expect(await problem(response)).toMatchObject({ status: 401, code });
     });
 
@@ -116,7 +131,9 @@ export function describeAdapterTable(harness: AdapterHarness): void {
     });
 
     it('lets a token holding the route scope through requireScopes', async () => {
-      const response = await at(t.main, '/manage', { headers: bearer(await token({ scope: 'pay:manageIntegration' })) });
+      const response = await at(t.main, '/manage', {
+        headers: bearer(await token({ scope: 'pay:manageIntegration' })),
+      });
       expect(response.status).toBe(200);
       expect(await response.json()).toMatchObject({ scopes: ['pay:manageIntegration'] });
     });
@@ -125,7 +142,9 @@ export function describeAdapterTable(harness: AdapterHarness): void {
       const partial = await at(t.main, '/both', { headers: bearer(await token()) });
       expect(partial.status).toBe(403);
       expect(partial.headers.get('www-authenticate')).toContain('scope="pay:processPayments hub:subscribe"');
-      const full = await at(t.main, '/both', { headers: bearer(await token({ scope: 'pay:processPayments hub:subscribe' })) });
+      const full = await at(t.main, '/both', {
+        headers: bearer(await token({ scope: 'pay:processPayments hub:subscribe' })),
+      });
       expect(full.status).toBe(200);
     });
 
@@ -144,7 +163,9 @@ export function describeAdapterTable(harness: AdapterHarness): void {
     });
 
     it('answers 503 with Retry-After and no challenge when the JWKS cannot be reached', async () => {
-      const response = await at(t.down, '/me', { headers: bearer(await token({ iss: 'https://down.test', sub: 'https://down.test' })) });
+      const response = await at(t.down, '/me', {
+        headers: bearer(await token({ iss: 'https://down.test', sub: 'https://down.test' })),
+      });
       expect(response.status).toBe(503);
       expect(response.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
       expect(response.headers.get('www-authenticate')).toBeNull();
@@ -152,7 +173,9 @@ export function describeAdapterTable(harness: AdapterHarness): void {
     });
 
     it('puts the hint in the body with exposeHints: the JWKS URL that failed', async () => {
-      const response = await at(t.down, '/me', { headers: bearer(await token({ iss: 'https://down.test', sub: 'https://down.test' })) });
+      const response = await at(t.down, '/me', {
+        headers: bearer(await token({ iss: 'https://down.test', sub: 'https://down.test' })),
+      });
       const body = await problem(response);
       expect(body.hint).toEqual(expect.stringContaining('is that the URL the JWKS is served at now?'));
       expect(response.headers.get('www-authenticate')).toBeNull();
@@ -189,7 +212,10 @@ export function describeAdapterTable(harness: AdapterHarness): void {
 
     it('answers two Authorization headers with 400 invalid_request', async () => {
       const valid = `Bearer ${await token()}`;
-      const response = await getWithHeaderLines(`${t.main.url}/me`, [['authorization', valid], ['authorization', valid]]);
+      const response = await getWithHeaderLines(`${t.main.url}/me`, [
+        ['authorization', valid],
+        ['authorization', valid],
+      ]);
       expect(response.status).toBe(400);
       expect(response.headers['www-authenticate']).toMatch(new RegExp(`^Bearer realm="${REALM}", error="invalid_request"`));
       expect(JSON.parse(response.body)).toMatchObject({ status: 400, code: 'invalid_request' });
@@ -242,7 +268,7 @@ export function describeAdapterTable(harness: AdapterHarness): void {
       expect(await response.json()).toMatchObject({ tenant: 'ern:acme/tenants/t-1' });
     });
 
-    it("builds one verifier from flat options, so later requests reuse its keys", async () => {
+    it('builds one verifier from flat options, so later requests reuse its keys', async () => {
       await at(t.flat, '/me', { headers: bearer(await token({ jti: 'first' })) });
       const before = t.issuer.jwksRequests;
       const response = await at(t.flat, '/me', { headers: bearer(await token({ jti: 'second' })) });
@@ -251,12 +277,16 @@ export function describeAdapterTable(harness: AdapterHarness): void {
     });
 
     it("requires both the default requiredScopes and a route's scopes", async () => {
-      const routeOnly = await at(t.flat, '/manage', { headers: bearer(await token({ scope: 'pay:manageIntegration' })) });
+      const routeOnly = await at(t.flat, '/manage', {
+        headers: bearer(await token({ scope: 'pay:manageIntegration' })),
+      });
       expect(routeOnly.status).toBe(403);
       expect(await routeOnly.json()).toMatchObject({ forwarded: 'insufficient_scope' });
       const defaultOnly = await at(t.flat, '/manage', { headers: bearer(await token()) });
       expect(defaultOnly.status).toBe(403);
-      const both = await at(t.flat, '/manage', { headers: bearer(await token({ scope: 'pay:processPayments pay:manageIntegration' })) });
+      const both = await at(t.flat, '/manage', {
+        headers: bearer(await token({ scope: 'pay:processPayments pay:manageIntegration' })),
+      });
       expect(both.status).toBe(200);
     });
 
@@ -275,7 +305,9 @@ export function describeAdapterTable(harness: AdapterHarness): void {
       ['unknown option', { realms: 'x' }],
     ])('rejects a bad %s with a TypeError naming it when the middleware is made', async (name, options) => {
       await expect(async () => harness.create({ verifier: t.verifier, ...options })).rejects.toThrow(TypeError);
-      await expect(async () => harness.create({ verifier: t.verifier, ...options })).rejects.toThrow(name === 'unknown option' ? '"realms"' : name);
+      await expect(async () => harness.create({ verifier: t.verifier, ...options })).rejects.toThrow(
+        name === 'unknown option' ? '"realms"' : name,
+      );
     });
 
     it("rejects a verifier given together with the verifier's options", async () => {

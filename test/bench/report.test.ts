@@ -78,13 +78,17 @@ describe('resultTable', () => {
   });
 
   it('leaves the spread column out when no row has one', () => {
-    const counts = resultTable(rows.map(({ spread: _, ...row }) => row), { unit: 'instructions' });
+    const counts = resultTable(
+      rows.map(({ spread: _, ...row }) => row),
+      { unit: 'instructions' },
+    );
     expect(counts.split('\n')[0]).toBe('| mode | case | instructions | × baseline | × best peer |');
   });
 });
 
 describe('replaceSection', () => {
-  const document = '# Results\n\n<!-- bench:start -->\nold bench\n<!-- bench:end -->\n\n<!-- memory:start -->\nmemory\n<!-- memory:end -->\n';
+  const document =
+    '# Results\n\n<!-- bench:start -->\nold bench\n<!-- bench:end -->\n\n<!-- memory:start -->\nmemory\n<!-- memory:end -->\n';
 
   it('replaces only its own part', () => {
     const next = replaceSection(document, 'bench', 'new bench\n');
@@ -94,6 +98,8 @@ describe('replaceSection', () => {
   });
 
   it('appends a part the document does not hold yet', () => {
-    expect(replaceSection('# Results\n', 'instructions', 'counts')).toBe('# Results\n\n<!-- instructions:start -->\ncounts\n<!-- instructions:end -->\n');
+    expect(replaceSection('# Results\n', 'instructions', 'counts')).toBe(
+      '# Results\n\n<!-- instructions:start -->\ncounts\n<!-- instructions:end -->\n',
+    );
   });
 });

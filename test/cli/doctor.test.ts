@@ -22,7 +22,13 @@ let jwksFile: string;
 const doctor = createDoctorCommand();
 
 beforeAll(async () => {
-  issuer = await createTestIssuer({ issuer: ISS, audience: AUD, product: 'acme', now: () => NOW, tenantName: 'Acme Clinic' });
+  issuer = await createTestIssuer({
+    issuer: ISS,
+    audience: AUD,
+    product: 'acme',
+    now: () => NOW,
+    tenantName: 'Acme Clinic',
+  });
   directory = await mkdtemp(join(tmpdir(), 'paygate-doctor-'));
   entryFile = join(directory, 'entry.json');
   jwksFile = join(directory, 'jwks.json');
@@ -46,7 +52,8 @@ async function gatewayAnswer(token: string, jwks: unknown = issuer.jwks): Promis
     registry: new IssuerRegistry([ENTRY]),
     audience: AUD,
     now: () => NOW,
-    fetch: async () => (typeof jwks === 'string' ? new Response(jwks, { headers: { 'content-type': 'application/json' } }) : Response.json(jwks)),
+    fetch: async () =>
+      typeof jwks === 'string' ? new Response(jwks, { headers: { 'content-type': 'application/json' } }) : Response.json(jwks),
   });
   try {
     const auth = await verifier.verify(token);
@@ -111,7 +118,10 @@ const CODES: readonly Case[] = [
   { name: 'unsupported_crit', token: () => issuer.token({}, { crit: ['exp'] }) },
   { name: 'unknown_issuer', token: () => issuer.token({ iss: `${ISS}/`, sub: `${ISS}/` }) },
   { name: 'unknown_key', token: () => issuer.token({}, { kid: 'retired-2029' }) },
-  { name: 'invalid_signature', token: async () => issuer.token({}, {}, { key: await generateTestKey({ kid: 'test-key' }) }) },
+  {
+    name: 'invalid_signature',
+    token: async () => issuer.token({}, {}, { key: await generateTestKey({ kid: 'test-key' }) }),
+  },
   { name: 'invalid_claim', token: () => issuer.token({ tenant_ern: 'acme/tenants/t-1' }) },
   { name: 'token_expired', token: () => issuer.token({ iat: NOW_S - 7200, expt: NOW_S - 3600 }) },
   { name: 'token_not_yet_valid', token: () => issuer.token({ nbf: NOW_S + 3600, expt: NOW_S + 7200 }) },
@@ -122,7 +132,11 @@ const CODES: readonly Case[] = [
   { name: 'jwks_unavailable', token: () => issuer.token(), jwks: '{"keys":' },
   { name: 'insufficient_scope', token: () => issuer.token({ scope: 'pay:refundEverything' }) },
   { name: 'missing expiry', token: () => issuer.token({ expt: undefined, exp: undefined }) },
-  { name: 'a JWKS that repeats a member', token: () => issuer.token(), jwks: JSON.stringify({ keys: [{ kid: 'test-key', kid2: 1 }] }).replace('"kid2"', '"kid"') },
+  {
+    name: 'a JWKS that repeats a member',
+    token: () => issuer.token(),
+    jwks: JSON.stringify({ keys: [{ kid: 'test-key', kid2: 1 }] }).replace('"kid2"', '"kid"'),
+  },
 ];
 
 /** The five tokens the doctor's own rules once accepted where the verifier answers malformed_token. */
@@ -132,9 +146,18 @@ const DISAGREEMENTS: readonly Case[] = [
   { name: 'non-canonical base64url in the signature', token: async () => respelled(await tokenWithTrailingBits(), 2) },
   {
     name: 'aud twice in the payload',
-    token: () => signedText(JSON.stringify({ alg: 'RS256', kid: 'test-key' }), JSON.stringify(issuer.claims({ aud: 'https://x.test' })).replace('"aud":', `"aud":"https://x.test","aud":`).replace('"https://x.test","aud":"https://x.test"', `"https://x.test","aud":${JSON.stringify(AUD)}`)),
+    token: () =>
+      signedText(
+        JSON.stringify({ alg: 'RS256', kid: 'test-key' }),
+        JSON.stringify(issuer.claims({ aud: 'https://x.test' }))
+          .replace('"aud":', `"aud":"https://x.test","aud":`)
+          .replace('"https://x.test","aud":"https://x.test"', `"https://x.test","aud":${JSON.stringify(AUD)}`),
+      ),
   },
-  { name: 'kid twice in the header', token: () => signedText('{"alg":"RS256","kid":"other","kid":"test-key"}', JSON.stringify(issuer.claims())) },
+  {
+    name: 'kid twice in the header',
+    token: () => signedText('{"alg":"RS256","kid":"other","kid":"test-key"}', JSON.stringify(issuer.claims())),
+  },
 ];
 
 describe('paygate-auth doctor', () => {
@@ -143,10 +166,33 @@ describe('paygate-auth doctor', () => {
     const { code, out } = await runDoctor(token);
     expect(code).toBe(EXIT.ok);
     expect((await gatewayAnswer(token)).code).toBe('accepted');
-    const names = out.split('\n').filter((line) => /^[✓✗] /.test(line)).map((line) => line.slice(2, 14).trim());
+    const names = out
+      .split('\n')
+      .filter((line) => /^[✓✗] /.test(line))
+      .map((line) => line.slice(2, 14).trim());
     expect(names).toEqual([
-      'size', 'format', 'header alg', 'header kid', 'header typ', 'header crit', 'iss', 'jwks', 'kid', 'signature',
-      'expt', 'iat', 'expiry', 'not before', 'lifetime', 'aud', 'sub', 'tenant_ern', 'scope', 'tenant_name', 'user_ern', 'scopes',
+      'size',
+      'format',
+      'header alg',
+      'header kid',
+      'header typ',
+      'header crit',
+      'iss',
+      'jwks',
+      'kid',
+      'signature',
+      'expt',
+      'iat',
+      'expiry',
+      'not before',
+      'lifetime',
+      'aud',
+      'sub',
+      'tenant_ern',
+      'scope',
+      'tenant_name',
+      'user_ern',
+      'scopes',
     ]);
     expect(out).not.toContain('✗');
     expect(out).toContain(`✓ expt         ${NOW_S + 300} = 2030-01-01T12:05:00Z (in 5 min)`);
@@ -180,9 +226,17 @@ describe('paygate-auth doctor', () => {
   });
 
   it.each<[string, () => Promise<string>, readonly string[]]>([
-    ['the audience near miss, as the verifier\'s hint says it', () => issuer.token({ aud: `${AUD}/` }), ['✗ aud', `"${AUD}/" differs from "${AUD}" only by a trailing slash`]],
-    ['the issuer near miss', () => issuer.token({ iss: `${ISS}/`, sub: `${ISS}/` }), ['✗ iss', `the registered issuer "${ISS}" differs from it only by a trailing slash`]],
-    ['the kids held against the token\'s', () => issuer.token({}, { kid: 'retired-2029' }), ['✗ kid', '"retired-2029"', 'are "test-key"']],
+    [
+      "the audience near miss, as the verifier's hint says it",
+      () => issuer.token({ aud: `${AUD}/` }),
+      ['✗ aud', `"${AUD}/" differs from "${AUD}" only by a trailing slash`],
+    ],
+    [
+      'the issuer near miss',
+      () => issuer.token({ iss: `${ISS}/`, sub: `${ISS}/` }),
+      ['✗ iss', `the registered issuer "${ISS}" differs from it only by a trailing slash`],
+    ],
+    ["the kids held against the token's", () => issuer.token({}, { kid: 'retired-2029' }), ['✗ kid', '"retired-2029"', 'are "test-key"']],
     ['an expiry in milliseconds', () => issuer.token({ expt: NOW }), ['✗ lifetime', 'looks like milliseconds']],
     ['a missing expiry, naming expt and exp', () => issuer.token({ expt: undefined, exp: undefined }), ['✗ expiry', '"expt"', '"exp"']],
   ])('shows %s on the failing line', async (_name, token, shows) => {
@@ -216,7 +270,7 @@ describe('paygate-auth doctor', () => {
     expect(out).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/);
   });
 
-  it('downloads the JWKS with the verifier\'s fetcher: reading stops at 256 KiB, whatever the body', async () => {
+  it("downloads the JWKS with the verifier's fetcher: reading stops at 256 KiB, whatever the body", async () => {
     let pulled = 0;
     const endless = new ReadableStream<Uint8Array>({
       pull(controller) {
@@ -224,25 +278,39 @@ describe('paygate-auth doctor', () => {
         controller.enqueue(new Uint8Array(65_536).fill(0x20));
       },
     });
-    const command = createDoctorCommand({ fetch: async () => new Response(endless, { headers: { 'content-type': 'application/json' } }) });
+    const command = createDoctorCommand({
+      fetch: async () => new Response(endless, { headers: { 'content-type': 'application/json' } }),
+    });
     const io = captureIo();
-    const code = await runCli(['doctor', await issuer.token(), '--entry', entryFile, '--audience', AUD, '--now', String(NOW_S)], io, [command]);
+    const code = await runCli(['doctor', await issuer.token(), '--entry', entryFile, '--audience', AUD, '--now', String(NOW_S)], io, [
+      command,
+    ]);
     expect(code).toBe(EXIT.failed);
     expect(firstFailure(io.out())).toContain('larger than 262144 bytes');
     expect(pulled).toBeLessThan(1024 * 1024);
   });
 
   it('follows no redirect for the JWKS, and says so, as the verifier does', async () => {
-    const command = createDoctorCommand({ fetch: async () => new Response(null, { status: 302, headers: { location: 'https://auth.acme.example/other.json' } }) });
+    const command = createDoctorCommand({
+      fetch: async () => new Response(null, { status: 302, headers: { location: 'https://auth.acme.example/other.json' } }),
+    });
     const io = captureIo();
-    const code = await runCli(['doctor', await issuer.token(), '--entry', entryFile, '--audience', AUD, '--now', String(NOW_S)], io, [command]);
+    const code = await runCli(['doctor', await issuer.token(), '--entry', entryFile, '--audience', AUD, '--now', String(NOW_S)], io, [
+      command,
+    ]);
     expect(code).toBe(EXIT.failed);
     expect(firstFailure(io.out())).toMatch(/^✗ jwks .*a redirect: redirects are not followed.*→ jwks_unavailable$/);
   });
 
   it('refuses a plain-http --jwks off loopback, as the registry does', async () => {
     const io = captureIo();
-    expect(await runCli(['doctor', await issuer.token(), '--entry', entryFile, '--jwks', 'http://jwks.example/keys.json', '--audience', AUD], io, [doctor])).toBe(EXIT.usage);
+    expect(
+      await runCli(
+        ['doctor', await issuer.token(), '--entry', entryFile, '--jwks', 'http://jwks.example/keys.json', '--audience', AUD],
+        io,
+        [doctor],
+      ),
+    ).toBe(EXIT.usage);
     expect(io.err()).toContain('jwksUri must use https:');
   });
 
@@ -254,7 +322,13 @@ describe('paygate-auth doctor', () => {
 
   it('refuses a --jwks file it cannot read as a usage mistake', async () => {
     const io = captureIo();
-    expect(await runCli(['doctor', await issuer.token(), '--entry', entryFile, '--jwks', join(directory, 'missing.json'), '--audience', AUD], io, [doctor])).toBe(EXIT.usage);
+    expect(
+      await runCli(
+        ['doctor', await issuer.token(), '--entry', entryFile, '--jwks', join(directory, 'missing.json'), '--audience', AUD],
+        io,
+        [doctor],
+      ),
+    ).toBe(EXIT.usage);
     expect(io.err()).toContain('cannot read --jwks');
   });
 
@@ -271,7 +345,9 @@ describe('paygate-auth doctor', () => {
     const token = await issuer.token();
     const command = createDoctorCommand({ readStdin: async () => `Bearer ${token}\n`, stdinIsTerminal: false });
     const io = captureIo();
-    const code = await runCli(['doctor', '-', '--entry', entryFile, '--jwks', jwksFile, '--audience', AUD, '--now', String(NOW_S)], io, [command]);
+    const code = await runCli(['doctor', '-', '--entry', entryFile, '--jwks', jwksFile, '--audience', AUD, '--now', String(NOW_S)], io, [
+      command,
+    ]);
     expect(code).toBe(EXIT.ok);
   });
 
@@ -292,7 +368,20 @@ describe('paygate-auth doctor', () => {
 
   it('builds the entry from --issuer, --product and --jwks', async () => {
     const io = captureIo();
-    const args = ['doctor', await issuer.token(), '--issuer', ISS, '--product', 'acme', '--jwks', jwksFile, '--audience', AUD, '--now', String(NOW_S)];
+    const args = [
+      'doctor',
+      await issuer.token(),
+      '--issuer',
+      ISS,
+      '--product',
+      'acme',
+      '--jwks',
+      jwksFile,
+      '--audience',
+      AUD,
+      '--now',
+      String(NOW_S),
+    ];
     expect(await runCli(args, io, [doctor])).toBe(EXIT.ok);
   });
 

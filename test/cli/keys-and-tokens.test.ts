@@ -33,7 +33,20 @@ async function generate(name: string, ...extra: string[]) {
   return { ...result, file: out, jwks };
 }
 
-const signArgs = (key: string) => ['token', 'sign', '--key', key, '--issuer', ISS, '--audience', AUD, '--tenant', 'ern:acme/tenants/t-1', '--scope', 'pay:processPayments'];
+const signArgs = (key: string) => [
+  'token',
+  'sign',
+  '--key',
+  key,
+  '--issuer',
+  ISS,
+  '--audience',
+  AUD,
+  '--tenant',
+  'ern:acme/tenants/t-1',
+  '--scope',
+  'pay:processPayments',
+];
 
 /** `args` with `--name value` pairs of `extra`: a repeatable --scope is added, any other option's value replaced. */
 function withOptions(args: readonly string[], extra: readonly string[]): string[] {
@@ -92,7 +105,12 @@ describe('paygate-auth token sign', () => {
     expect(decodeProtectedHeader(token)).toStrictEqual({ alg: 'RS256', typ: 'JWT', kid: jwks.keys[0]?.kid });
     const { payload } = await jwtVerify(token, createLocalJWKSet(jwks as never), { issuer: ISS, audience: AUD });
     expect((payload.expt as number) - (payload.iat as number)).toBe(600);
-    expect(payload).toMatchObject({ sub: ISS, tenant_ern: 'ern:acme/tenants/t-1', tenant_name: 'Acme Clinic', scope: 'pay:processPayments' });
+    expect(payload).toMatchObject({
+      sub: ISS,
+      tenant_ern: 'ern:acme/tenants/t-1',
+      tenant_name: 'Acme Clinic',
+      scope: 'pay:processPayments',
+    });
   });
 
   it('and the doctor accepts what it signed', async () => {
@@ -134,7 +152,10 @@ describe('paygate-auth token sign', () => {
   it.each(['pkcs8', 'jwk'] as const)('refuses a %s RSA key under 2048 bits, naming its size (weak_key)', async (format) => {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
     const file = join(directory, `weak-${format}`);
-    const text = format === 'pkcs8' ? (privateKey.export({ type: 'pkcs8', format: 'pem' }) as string) : JSON.stringify(privateKey.export({ format: 'jwk' }));
+    const text =
+      format === 'pkcs8'
+        ? (privateKey.export({ type: 'pkcs8', format: 'pem' }) as string)
+        : JSON.stringify(privateKey.export({ format: 'jwk' }));
     await writeFile(file, text, { mode: 0o600 });
     const result = await cli(signArgs(file));
     expect(result.code).toBe(EXIT.failed);

@@ -15,7 +15,13 @@ const ISSUER = 'https://auth.acme.example';
 function capture(env: Record<string, string | undefined> = {}): CliIo & { out: () => string; err: () => string } {
   const out: string[] = [];
   const err: string[] = [];
-  return { env, stdout: (text) => out.push(text), stderr: (text) => err.push(text), out: () => out.join(''), err: () => err.join('') };
+  return {
+    env,
+    stdout: (text) => out.push(text),
+    stderr: (text) => err.push(text),
+    out: () => out.join(''),
+    err: () => err.join(''),
+  };
 }
 
 const NAMES = ['migrate', 'revoke-key', 'suspend-issuer', 'resume-issuer', 'refresh-keys', 'controls', 'controls compact'];
@@ -75,23 +81,42 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
   afterAll(() => server?.dispose());
 
   it('asks for migrate when the tables are missing', async () => {
-    expect(await cli('suspend-issuer', '--issuer', ISSUER)).toMatchObject({ code: EXIT.failed, err: expect.stringContaining('run "paygate-auth migrate" first') });
+    expect(await cli('suspend-issuer', '--issuer', ISSUER)).toMatchObject({
+      code: EXIT.failed,
+      err: expect.stringContaining('run "paygate-auth migrate" first'),
+    });
   });
 
   it('migrates one area with --only, then every area, then says the schema is current', async () => {
-    expect(await cli('migrate', '--only', 'controls')).toMatchObject({ code: EXIT.ok, out: 'Applied controls 1, controls 2; the schema is at controls 2.\n' });
-    expect(await cli('migrate')).toMatchObject({ code: EXIT.ok, out: 'Applied links 1, directory 1; the schema is at links 1, controls 2, directory 1.\n' });
-    expect(await cli('migrate')).toMatchObject({ code: EXIT.ok, out: 'The schema is current (links 1, controls 2, directory 1).\n' });
+    expect(await cli('migrate', '--only', 'controls')).toMatchObject({
+      code: EXIT.ok,
+      out: 'Applied controls 1, controls 2; the schema is at controls 2.\n',
+    });
+    expect(await cli('migrate')).toMatchObject({
+      code: EXIT.ok,
+      out: 'Applied links 1, directory 1; the schema is at links 1, controls 2, directory 1.\n',
+    });
+    expect(await cli('migrate')).toMatchObject({
+      code: EXIT.ok,
+      out: 'The schema is current (links 1, controls 2, directory 1).\n',
+    });
   });
 
   it('records actions, and controls lists what is in force', async () => {
-    expect(await cli('revoke-key', '--issuer', ISSUER, '--kid', 'acme-1')).toMatchObject({ code: EXIT.ok, out: expect.stringMatching(/^Revoked key acme-1 of https:\/\/auth\.acme\.example \(control #\d+, /) });
+    expect(await cli('revoke-key', '--issuer', ISSUER, '--kid', 'acme-1')).toMatchObject({
+      code: EXIT.ok,
+      out: expect.stringMatching(/^Revoked key acme-1 of https:\/\/auth\.acme\.example \(control #\d+, /),
+    });
     expect((await cli('suspend-issuer', `--issuer=${ISSUER}`)).code).toBe(EXIT.ok);
     expect((await cli('refresh-keys', '--issuer', ISSUER)).code).toBe(EXIT.ok);
     const listed = await cli('controls');
     expect(listed.out).toContain(`Suspended issuers:\n  ${ISSUER}\nRevoked keys:\n  ${ISSUER}  acme-1\n`);
     expect((await cli('resume-issuer', '--issuer', ISSUER)).out).toMatch(/^Resumed https:\/\/auth\.acme\.example/);
-    const json = JSON.parse((await cli('controls', '--json')).out) as { suspended: string[]; revoked: unknown[]; actions: { action: string }[] };
+    const json = JSON.parse((await cli('controls', '--json')).out) as {
+      suspended: string[];
+      revoked: unknown[];
+      actions: { action: string }[];
+    };
     expect(json.suspended).toEqual([]);
     expect(json.revoked).toEqual([{ issuer: ISSUER, kid: 'acme-1' }]);
     expect(json.actions.map((action) => action.action)).toEqual(['revoke_key', 'suspend_issuer', 'refresh_keys', 'resume_issuer']);
@@ -100,7 +125,10 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
   it('compacts the controls to the ones in force', async () => {
     expect((await cli('suspend-issuer', '--issuer', ISSUER)).code).toBe(EXIT.ok);
     const before = JSON.parse((await cli('controls', '--json')).out) as { actions: unknown[] };
-    expect(await cli('controls', 'compact')).toMatchObject({ code: EXIT.ok, out: `Compacted the operator controls: ${before.actions.length - 2} rows deleted, 2 kept.\n` });
+    expect(await cli('controls', 'compact')).toMatchObject({
+      code: EXIT.ok,
+      out: `Compacted the operator controls: ${before.actions.length - 2} rows deleted, 2 kept.\n`,
+    });
     const after = JSON.parse((await cli('controls', '--json')).out) as { actions: { action: string }[] };
     expect(after.actions.map((action) => action.action)).toEqual(['revoke_key', 'suspend_issuer']);
   });

@@ -10,12 +10,31 @@ function capture(): CliIo & { out: string[]; err: string[] } {
 
 const ran: (readonly string[])[] = [];
 const COMMANDS: readonly CliCommand[] = [
-  { name: 'keys generate', summary: 'make a key', help: 'Usage: paygate-auth keys generate', run: async (args) => {
-    ran.push(args);
-    return EXIT.ok;
-  } },
-  { name: 'fail', summary: 'always fails', help: 'Usage: paygate-auth fail', run: async () => { throw new Error('the database is unreachable'); } },
-  { name: 'strict', summary: 'takes no options', help: 'Usage: paygate-auth strict', run: async (args) => { throw new UsageError(`unknown option ${args[0]}`); } },
+  {
+    name: 'keys generate',
+    summary: 'make a key',
+    help: 'Usage: paygate-auth keys generate',
+    run: async (args) => {
+      ran.push(args);
+      return EXIT.ok;
+    },
+  },
+  {
+    name: 'fail',
+    summary: 'always fails',
+    help: 'Usage: paygate-auth fail',
+    run: async () => {
+      throw new Error('the database is unreachable');
+    },
+  },
+  {
+    name: 'strict',
+    summary: 'takes no options',
+    help: 'Usage: paygate-auth strict',
+    run: async (args) => {
+      throw new UsageError(`unknown option ${args[0]}`);
+    },
+  },
 ];
 
 describe('runCli', () => {

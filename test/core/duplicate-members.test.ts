@@ -96,7 +96,13 @@ describe('formatMemberPath', () => {
 });
 
 /** A JSON value as a tree whose objects keep every member, repeats included, in order. */
-type Tree = null | number | string | boolean | { readonly array: readonly Tree[] } | { readonly members: readonly (readonly [string, Tree])[] };
+type Tree =
+  | null
+  | number
+  | string
+  | boolean
+  | { readonly array: readonly Tree[] }
+  | { readonly members: readonly (readonly [string, Tree])[] };
 
 /** Names from a small alphabet, so that repeats are common; some need escapes. */
 const nameArb = fc.constantFrom('a', 'b', 'A', 'é', '"', '\\', '\n', '😀', 'a"', '', '__proto__', 'ab');
@@ -126,7 +132,10 @@ function writeString(text: string, escapes: readonly boolean[]): string {
   let index = 0;
   for (const char of text) {
     const plain = JSON.stringify(char).slice(1, -1);
-    const escaped = Array.from({ length: char.length }, (_unused, unit) => `\\u${char.charCodeAt(unit).toString(16).padStart(4, '0')}`).join('');
+    const escaped = Array.from(
+      { length: char.length },
+      (_unused, unit) => `\\u${char.charCodeAt(unit).toString(16).padStart(4, '0')}`,
+    ).join('');
     out += escapes[index % Math.max(escapes.length, 1)] === true ? escaped : plain;
     index += 1;
   }
@@ -163,11 +172,16 @@ function firstRepeat(value: Tree, path: readonly (string | number)[] = []): Memb
 describe('findDuplicateMember agrees with a reference walk of the parsed tree (property)', () => {
   test('on any JSON written with any mix of escapes and white space', () => {
     fc.assert(
-      fc.property(document, fc.array(fc.boolean(), { minLength: 1, maxLength: 7 }), fc.constantFrom('', ' ', '\n\t '), (value, escapes, space) => {
-        const text = write(value, escapes, space);
-        JSON.parse(text);
-        expect(findDuplicateMember(text)).toEqual(firstRepeat(value));
-      }),
+      fc.property(
+        document,
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 7 }),
+        fc.constantFrom('', ' ', '\n\t '),
+        (value, escapes, space) => {
+          const text = write(value, escapes, space);
+          JSON.parse(text);
+          expect(findDuplicateMember(text)).toEqual(firstRepeat(value));
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -175,12 +189,17 @@ describe('findDuplicateMember agrees with a reference walk of the parsed tree (p
   test('given the parsed value too (the quick count first), it answers the same', () => {
     let repeats = 0;
     fc.assert(
-      fc.property(document, fc.array(fc.boolean(), { minLength: 1, maxLength: 7 }), fc.constantFrom('', ' ', '\n\t '), (value, escapes, space) => {
-        const text = write(value, escapes, space);
-        const expected = firstRepeat(value);
-        if (expected !== undefined) repeats += 1;
-        expect(findDuplicateMember(text, JSON.parse(text))).toEqual(expected);
-      }),
+      fc.property(
+        document,
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 7 }),
+        fc.constantFrom('', ' ', '\n\t '),
+        (value, escapes, space) => {
+          const text = write(value, escapes, space);
+          const expected = firstRepeat(value);
+          if (expected !== undefined) repeats += 1;
+          expect(findDuplicateMember(text, JSON.parse(text))).toEqual(expected);
+        },
+      ),
       { numRuns: 2000 },
     );
     // The generator must give both outcomes often, or the property proves little.

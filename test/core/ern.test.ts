@@ -24,7 +24,12 @@ function ernError(action: () => unknown): ErnError {
 
 describe('parseTenantErn', () => {
   test('parses ern:<product>/tenants/<id> into its parts', () => {
-    expect(parseTenantErn('ern:acme/tenants/t-1')).toEqual({ ern: 'ern:acme/tenants/t-1', product: 'acme', id: 't-1', isPublic: false });
+    expect(parseTenantErn('ern:acme/tenants/t-1')).toEqual({
+      ern: 'ern:acme/tenants/t-1',
+      product: 'acme',
+      id: 't-1',
+      isPublic: false,
+    });
   });
 
   test('recognises the public tenant', () => {
@@ -82,7 +87,12 @@ describe('parseErn', () => {
   });
 
   test('parses a product user ERN', () => {
-    expect(parseErn('ern:acme/tenants/users/u-1')).toMatchObject({ type: 'user', form: 'product_user', tenantId: null, userId: 'u-1' });
+    expect(parseErn('ern:acme/tenants/users/u-1')).toMatchObject({
+      type: 'user',
+      form: 'product_user',
+      tenantId: null,
+      userId: 'u-1',
+    });
   });
 
   test('reads ern:<product>/tenants/users as the tenant "users"', () => {
@@ -149,7 +159,7 @@ describe('parseUserReference', () => {
   });
 });
 
-describe('tenantUserOf (the claim rules\' fast path for a user of the token\'s own tenant)', () => {
+describe("tenantUserOf (the claim rules' fast path for a user of the token's own tenant)", () => {
   const tenant = parseTenantErn('ern:acme/tenants/t-1');
 
   test('reads a user of the tenant exactly as parseUserReference does, frozen', () => {
@@ -168,7 +178,7 @@ describe('tenantUserOf (the claim rules\' fast path for a user of the token\'s o
     ['a user id with a space', 'ern:acme/tenants/t-1/users/u 1'],
     ['a user id with a slash', 'ern:acme/tenants/t-1/users/u-1/x'],
     ['a user id with a non-ASCII letter', 'ern:acme/tenants/t-1/users/ü'],
-    ['a tenant whose id extends this one\'s', 'ern:acme/tenants/t-10/users/u-1'],
+    ["a tenant whose id extends this one's", 'ern:acme/tenants/t-10/users/u-1'],
     ['another product', 'ern:acmex/tenants/t-1/users/u-1'],
     ['the tenant itself', 'ern:acme/tenants/t-1'],
     ['a product user', 'ern:acme/tenants/users/u-1'],
@@ -177,7 +187,7 @@ describe('tenantUserOf (the claim rules\' fast path for a user of the token\'s o
     expect(tenantUserOf(text, tenant)).toBeUndefined();
   });
 
-  test('answers for the tenant it is asked about when tenants alternate (the last tenant\'s prefix is not reused)', () => {
+  test("answers for the tenant it is asked about when tenants alternate (the last tenant's prefix is not reused)", () => {
     const other = parseTenantErn('ern:beta/tenants/t-2');
     const answers = [
       tenantUserOf('ern:acme/tenants/t-1/users/u-1', tenant)?.tenantId,
@@ -209,7 +219,11 @@ describe('tenantUserOf (the claim rules\' fast path for a user of the token\'s o
 
   test('whatever it reads, parseUserReference reads alike (property)', () => {
     const part = fc.stringMatching(/^[A-Za-z0-9._\- /ü]{0,6}$/);
-    const candidate = fc.tuple(fc.constantFrom('ern:acme/tenants/t-1', 'ern:acme/tenants/t-', 'ern:acme/tenants'), fc.constantFrom('/users/', '/users', '/'), part);
+    const candidate = fc.tuple(
+      fc.constantFrom('ern:acme/tenants/t-1', 'ern:acme/tenants/t-', 'ern:acme/tenants'),
+      fc.constantFrom('/users/', '/users', '/'),
+      part,
+    );
     fc.assert(
       fc.property(candidate, ([prefix, middle, rest]) => {
         const text = `${prefix}${middle}${rest}`;

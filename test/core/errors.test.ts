@@ -12,7 +12,12 @@ const fx = useFixture();
 describe('a failing rule records its facts', () => {
   test.each<[string, Record<string, unknown>, Record<string, unknown> | undefined, FailureFacts]>([
     ['aud', { aud: 'https://other.test' }, undefined, { rule: 'aud', claim: 'aud', expected: [AUDIENCE], actual: 'https://other.test' }],
-    ['iss', { iss: 'https://evil.test', sub: 'https://evil.test' }, undefined, { rule: 'iss', claim: 'iss', expected: ['https://issuer.test'], actual: 'https://evil.test' }],
+    [
+      'iss',
+      { iss: 'https://evil.test', sub: 'https://evil.test' },
+      undefined,
+      { rule: 'iss', claim: 'iss', expected: ['https://issuer.test'], actual: 'https://evil.test' },
+    ],
     ['typ', {}, { typ: 'JOSE' }, { rule: 'typ', expected: ['JWT', 'at+jwt'], actual: 'JOSE' }],
     ['sub', { sub: 'client-7' }, undefined, { rule: 'sub', claim: 'sub', expected: 'https://issuer.test', actual: 'client-7' }],
   ])('%s: the rule, the claim, what was expected and what the token had', async (_name, claims, header, facts) => {
@@ -62,9 +67,18 @@ describe('the hint', () => {
 
   test('withIssuer keeps every fact of the error', () => {
     const cause = new Error('network');
-    const facts: FailureFacts = { rule: 'key', expected: { issuer: 'https://issuer.test', jwksUri: 'https://issuer.test/jwks.json', failure: null } };
+    const facts: FailureFacts = {
+      rule: 'key',
+      expected: { issuer: 'https://issuer.test', jwksUri: 'https://issuer.test/jwks.json', failure: null },
+    };
     const original = new AuthError('jwks_unavailable', 'Down.', { retryAfter: 3, cause, facts });
     const copy = withIssuer(original, 'https://issuer.test');
-    expect([copy.retryAfter, copy.issuer, copy.cause, copy.facts, copy.hint]).toEqual([3, 'https://issuer.test', cause, facts, original.hint]);
+    expect([copy.retryAfter, copy.issuer, copy.cause, copy.facts, copy.hint]).toEqual([
+      3,
+      'https://issuer.test',
+      cause,
+      facts,
+      original.hint,
+    ]);
   });
 });

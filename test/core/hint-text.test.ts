@@ -5,7 +5,20 @@ import { MAX_HINT_CHARS, MAX_LISTED, MAX_QUOTED_CHARS, capHint, kindOf, quote, q
 const UNSAFE = [
   ...Array.from({ length: 0x20 }, (_unused, code) => code),
   ...Array.from({ length: 0x21 }, (_unused, offset) => 0x7f + offset),
-  0x2028, 0x2029, 0x061c, 0x200e, 0x200f, 0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069,
+  0x2028,
+  0x2029,
+  0x061c,
+  0x200e,
+  0x200f,
+  0x202a,
+  0x202b,
+  0x202c,
+  0x202d,
+  0x202e,
+  0x2066,
+  0x2067,
+  0x2068,
+  0x2069,
 ];
 
 describe('hint text', () => {
@@ -35,7 +48,12 @@ describe('hint text', () => {
 
   test(`quoteList lists ${MAX_LISTED} values and counts the rest`, () => {
     const values = Array.from({ length: MAX_LISTED + 3 }, (_unused, index) => `k${index}`);
-    expect(quoteList(values)).toBe(`${values.slice(0, MAX_LISTED).map((value) => `"${value}"`).join(', ')} and 3 more`);
+    expect(quoteList(values)).toBe(
+      `${values
+        .slice(0, MAX_LISTED)
+        .map((value) => `"${value}"`)
+        .join(', ')} and 3 more`,
+    );
     expect(quoteList([])).toBe('none');
   });
 

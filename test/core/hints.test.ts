@@ -10,7 +10,13 @@ import { verifyUntilCached } from '../support/result-cache.js';
 
 const fx = useFixture(
   {},
-  { issuer: 'https://limited.test', product: 'acme', tenants: ['t-secret-1'], tenant: 'ern:acme/tenants/t-secret-1', kid: 'limited-key' },
+  {
+    issuer: 'https://limited.test',
+    product: 'acme',
+    tenants: ['t-secret-1'],
+    tenant: 'ern:acme/tenants/t-secret-1',
+    kid: 'limited-key',
+  },
   { issuer: 'https://short.test', product: 'acme', kid: 'short-key', maxTokenLifetime: 600 },
 );
 const acme = (): TestIssuer => fx.issuers[0]!;
@@ -23,7 +29,7 @@ async function failure(claims: Record<string, unknown>, header?: Record<string, 
   return rejection(fx.verifier().verify(await issuer.token(claims, header)));
 }
 
-describe('audience_mismatch names the audiences expected against the token\'s', () => {
+describe("audience_mismatch names the audiences expected against the token's", () => {
   test('a trailing slash is called out', async () => {
     const error = await failure({ aud: `${AUDIENCE}/` });
     expect([error.code, error.status]).toEqual(['audience_mismatch', 401]);
@@ -40,7 +46,9 @@ describe('audience_mismatch names the audiences expected against the token\'s', 
   test('every audience of the token and of the verifier is listed', async () => {
     const verifier = fx.verifier({ audience: [AUDIENCE, 'https://refunds.test'] });
     const error = await rejection(verifier.verify(await acme().token({ aud: ['https://a.test', 'https://b.test'] })));
-    expect(error.hint).toBe('The token\'s "aud" is "https://a.test", "https://b.test"; this verifier expects "https://payments.test", "https://refunds.test".');
+    expect(error.hint).toBe(
+      'The token\'s "aud" is "https://a.test", "https://b.test"; this verifier expects "https://payments.test", "https://refunds.test".',
+    );
   });
 
   test('a token without aud is told what is expected', async () => {
@@ -72,7 +80,7 @@ describe('unknown_issuer names a near-miss registered issuer', () => {
   });
 });
 
-describe('unknown_key names the token\'s kid against the kids held', () => {
+describe("unknown_key names the token's kid against the kids held", () => {
   test('a key the issuer never published', async () => {
     const stray = await generateTestKey({ kid: 'stray-key' });
     const error = await rejection(fx.verifier().verify(await acme().token({}, {}, { key: stray })));
@@ -113,7 +121,7 @@ describe('time claims', () => {
     expect(error.hint).toContain('looks like milliseconds');
   });
 
-  test('a lifetime over an issuer\'s own limit says the limit is the issuer\'s', async () => {
+  test("a lifetime over an issuer's own limit says the limit is the issuer's", async () => {
     const error = await failure({ expt: now() + 900 }, undefined, short());
     expect(error.code).toBe('token_lifetime_exceeded');
     expect(error.hint).toBe('"expt" − "iat" is 900 s; at most 600 s is allowed for this issuer.');
@@ -128,7 +136,9 @@ describe('time claims', () => {
 
   test('an iat ahead of the clock asks whether the clocks are in step', async () => {
     const error = await failure({ iat: now() + 120, expt: now() + 300 });
-    expect(error.hint).toBe('"iat" is 120 s ahead of this verifier\'s clock (clock tolerance 30 s): are the issuer\'s and this server\'s clocks in step?');
+    expect(error.hint).toBe(
+      "\"iat\" is 120 s ahead of this verifier's clock (clock tolerance 30 s): are the issuer's and this server's clocks in step?",
+    );
   });
 
   test('token_expired says how long ago, in seconds', async () => {
@@ -157,16 +167,18 @@ describe('time claims', () => {
 });
 
 describe('tenant_not_allowed', () => {
-  test('names the tenant\'s product against the issuer\'s products', async () => {
+  test("names the tenant's product against the issuer's products", async () => {
     const error = await failure({ tenant_ern: 'ern:beta/tenants/t-1' });
     expect([error.code, error.status]).toEqual(['tenant_not_allowed', 401]);
     expect(error.hint).toBe('The token\'s tenant is of product "beta"; "https://issuer.test" is registered for "acme".');
   });
 
-  test('never lists the tenants of a limited integration (they are other customers\')', async () => {
+  test("never lists the tenants of a limited integration (they are other customers')", async () => {
     const error = await failure({ tenant_ern: 'ern:acme/tenants/t-2' }, undefined, limited());
     expect(error.code).toBe('tenant_not_allowed');
-    expect(error.hint).toBe('The token\'s tenant "t-2" is not among the 1 tenants "https://limited.test" is registered for (a limited integration).');
+    expect(error.hint).toBe(
+      'The token\'s tenant "t-2" is not among the 1 tenants "https://limited.test" is registered for (a limited integration).',
+    );
     expect(error.hint).not.toContain('t-secret-1');
   });
 });
@@ -215,9 +227,13 @@ describe('other codes', () => {
     const token = await acme().token();
     await verifier.verify(token);
     verifier.revokeKey(acme().issuer, 'test-key');
-    expect((await rejection(verifier.verify(token))).hint).toBe('The key "test-key" of "https://issuer.test" was revoked with revokeKey().');
+    expect((await rejection(verifier.verify(token))).hint).toBe(
+      'The key "test-key" of "https://issuer.test" was revoked with revokeKey().',
+    );
     verifier.suspendIssuer(acme().issuer);
-    expect((await rejection(verifier.verify(token))).hint).toBe('"https://issuer.test" is suspended with suspendIssuer() until resumeIssuer().');
+    expect((await rejection(verifier.verify(token))).hint).toBe(
+      '"https://issuer.test" is suspended with suspendIssuer() until resumeIssuer().',
+    );
   });
 
   test('jwks_unavailable names the JWKS URL and why it failed', async () => {
@@ -230,12 +246,21 @@ describe('other codes', () => {
 });
 
 describe('verify_failure events', () => {
-  test('carry the error\'s hint', async () => {
+  test("carry the error's hint", async () => {
     const events: VerifierEvent[] = [];
     const verifier = fx.verifier({ onEvent: (event) => events.push(event) });
     const error = await rejection(verifier.verify(await acme().token({ aud: `${AUDIENCE}/` })));
     const failures = events.filter((event): event is VerifyFailureEvent => event.type === 'verify_failure');
-    expect(failures).toEqual([{ type: 'verify_failure', code: 'audience_mismatch', issuer: acme().issuer, claim: 'aud', facts: error.facts, hint: error.hint }]);
+    expect(failures).toEqual([
+      {
+        type: 'verify_failure',
+        code: 'audience_mismatch',
+        issuer: acme().issuer,
+        claim: 'aud',
+        facts: error.facts,
+        hint: error.hint,
+      },
+    ]);
     expect(error.hint).toContain('trailing slash');
   });
 });

@@ -42,7 +42,13 @@ afterEach(() => issuer.unpublish(second.kid));
 
 function verifier(options: Partial<VerifierOptions> = {}): Verifier {
   log = eventLog();
-  return createVerifier({ registry: [faulty.entry], audience: AUDIENCE, now: clock.now, onEvent: log.listener, ...options });
+  return createVerifier({
+    registry: [faulty.entry],
+    audience: AUDIENCE,
+    now: clock.now,
+    onEvent: log.listener,
+    ...options,
+  });
 }
 
 /** A token naming `kid`, with a signature that is never checked: the key lookup fails first. */
@@ -233,7 +239,11 @@ describe('concurrent misses share one download', () => {
 
 describe('failures', () => {
   test('JWKS unreachable and no keys cached: jwks_unavailable, answered 503 with Retry-After', async () => {
-    const v = createVerifier({ registry: [{ ...faulty.entry, jwksUri: await refusedUrl() }], audience: AUDIENCE, now: clock.now });
+    const v = createVerifier({
+      registry: [{ ...faulty.entry, jwksUri: await refusedUrl() }],
+      audience: AUDIENCE,
+      now: clock.now,
+    });
     const error = await authRejection(v.verify(await issuer.token()));
     const response = toErrorResponse(error);
     expect([error.code, response.status]).toEqual(['jwks_unavailable', 503]);
@@ -257,7 +267,12 @@ describe('failures', () => {
     clock.advance(1);
     const error = await authRejection(v.verify(await issuer.token()));
     expect([error.code, error.status]).toEqual(['jwks_unavailable', 503]);
-    expect(log.events).toContainEqual({ type: 'keys_removed', issuer: issuer.issuer, kids: ['test-key'], cause: 'expired' });
+    expect(log.events).toContainEqual({
+      type: 'keys_removed',
+      issuer: issuer.issuer,
+      kids: ['test-key'],
+      cause: 'expired',
+    });
   });
 
   test('a good reload after failures ends the stale period: the new set is fresh again', async () => {

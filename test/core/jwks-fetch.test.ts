@@ -81,10 +81,15 @@ describe('a good download', () => {
 
   test('calls the injected fetch with redirect "manual" and an abort signal', async () => {
     const inits: RequestInit[] = [];
-    await fetchJwks(hops.url, (input, init) => {
-      inits.push(init);
-      return realFetch(input, init);
-    }, LIMITS, NOW);
+    await fetchJwks(
+      hops.url,
+      (input, init) => {
+        inits.push(init);
+        return realFetch(input, init);
+      },
+      LIMITS,
+      NOW,
+    );
     expect(inits).toHaveLength(1);
     expect(inits[0]?.redirect).toBe('manual');
     expect(inits[0]?.signal).toBeInstanceOf(AbortSignal);
@@ -158,12 +163,15 @@ describe('the content type', () => {
     await expect(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW)).resolves.toEqual([]);
   });
 
-  test.each(['text/html', 'text/plain;charset=UTF-8', 'application/jsonx', ''])('%j is a failed download (a page, not a key set)', async (type) => {
-    const headers: Record<string, string> = type === '' ? {} : { 'content-type': type };
-    const body = new Blob(['{"keys":[]}']).stream();
-    const fetchImpl = scripted(() => new Response(body, { status: 200, headers }));
-    expect((await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW))).reason).toBe('content_type');
-  });
+  test.each(['text/html', 'text/plain;charset=UTF-8', 'application/jsonx', ''])(
+    '%j is a failed download (a page, not a key set)',
+    async (type) => {
+      const headers: Record<string, string> = type === '' ? {} : { 'content-type': type };
+      const body = new Blob(['{"keys":[]}']).stream();
+      const fetchImpl = scripted(() => new Response(body, { status: 200, headers }));
+      expect((await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW))).reason).toBe('content_type');
+    },
+  );
 });
 
 describe('answers that are failed downloads', () => {
@@ -232,9 +240,7 @@ describe('answers that are failed downloads', () => {
 
   test('a fetch that throws is a network failure, with the cause kept', async () => {
     const cause = new TypeError('no route');
-    const error = await failure(
-      fetchJwks('https://issuer.example/jwks.json', () => Promise.reject(cause), LIMITS, NOW),
-    );
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', () => Promise.reject(cause), LIMITS, NOW));
     expect([error.reason, error.cause]).toEqual(['network', cause]);
   });
 });
@@ -248,7 +254,9 @@ describe('the size limit (256 KiB by default) stops reading', () => {
         controller.enqueue(new Uint8Array(1024));
       },
     });
-    const fetchImpl = scripted(() => new Response(body, { status: 200, headers: { ...JSON_TYPE, 'content-length': String(LIMITS.maxBytes + 1) } }));
+    const fetchImpl = scripted(
+      () => new Response(body, { status: 200, headers: { ...JSON_TYPE, 'content-length': String(LIMITS.maxBytes + 1) } }),
+    );
     const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
     expect(error.reason).toBe('too_large');
     expect(pulled).toBeLessThanOrEqual(1);
@@ -257,15 +265,18 @@ describe('the size limit (256 KiB by default) stops reading', () => {
   test('an endless streamed body is read only up to the limit, then cancelled (memory exhaustion)', async () => {
     let delivered = 0;
     let cancelled = false;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        delivered += 4096;
-        controller.enqueue(new Uint8Array(4096).fill(0x20));
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          delivered += 4096;
+          controller.enqueue(new Uint8Array(4096).fill(0x20));
+        },
+        cancel() {
+          cancelled = true;
+        },
       },
-      cancel() {
-        cancelled = true;
-      },
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
     const fetchImpl = scripted(() => new Response(body, { status: 200, headers: JSON_TYPE }));
     const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
     expect(error.reason).toBe('too_large');

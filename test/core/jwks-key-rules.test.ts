@@ -45,10 +45,7 @@ const UNUSABLE = {
 
 beforeAll(async () => {
   issuer = await createTestIssuer({ audience: AUDIENCE, now: clock.now });
-  [rogue, weak] = await Promise.all([
-    generateTestKey({ kid: 'rogue' }),
-    issuer.addKey({ kid: 'weak-1024', modulusLength: 1024 }),
-  ]);
+  [rogue, weak] = await Promise.all([generateTestKey({ kid: 'rogue' }), issuer.addKey({ kid: 'weak-1024', modulusLength: 1024 })]);
   for (const [kid, changes] of Object.entries(UNUSABLE)) issuer.publish(rogueAs(kid, changes));
   // Two different keys under one kid; and a key with no kid at all.
   issuer.publish({ ...issuer.signingKey.publicJwk, kid: 'twin' }, rogueAs('twin'));
@@ -61,7 +58,13 @@ afterAll(() => server.close());
 
 function verifier(options: Partial<VerifierOptions> = {}): Verifier {
   log = eventLog();
-  return createVerifier({ registry: [issuer.entry], audience: AUDIENCE, now: clock.now, onEvent: log.listener, ...options });
+  return createVerifier({
+    registry: [issuer.entry],
+    audience: AUDIENCE,
+    now: clock.now,
+    onEvent: log.listener,
+    ...options,
+  });
 }
 
 /** A token signed by `rogue` whose header names `kid`. */
@@ -100,7 +103,7 @@ describe('an unusable key is ignored: its tokens are unknown_key', () => {
     expect(error.code).toBe('unknown_key');
   });
 
-  test('a token whose alg differs from its key\'s published alg is unknown_key, even when both algorithms are accepted', async () => {
+  test("a token whose alg differs from its key's published alg is unknown_key, even when both algorithms are accepted", async () => {
     const v = verifier({ algorithms: ['RS256', 'PS256'] });
     const error = await authRejection(v.verify(await issuer.token({}, { alg: 'PS256' })));
     expect(error.code).toBe('unknown_key');

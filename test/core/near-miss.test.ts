@@ -29,7 +29,10 @@ describe('nearMiss', () => {
 
 describe('findNearMiss', () => {
   test('returns the first candidate nearly missed, and how', () => {
-    expect(findNearMiss('https://a.test/', ['https://b.test', 'https://a.test'])).toEqual({ candidate: 'https://a.test', difference: 'a trailing slash' });
+    expect(findNearMiss('https://a.test/', ['https://b.test', 'https://a.test'])).toEqual({
+      candidate: 'https://a.test',
+      difference: 'a trailing slash',
+    });
   });
 
   test('returns undefined when none is', () => {

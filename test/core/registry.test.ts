@@ -1,7 +1,11 @@
 import { describe, expect, test } from 'vitest';
 import { type IssuerEntry, IssuerRegistry } from '../../src/index.js';
 
-const entry: IssuerEntry = { issuer: 'https://auth.acme.example', jwksUri: 'https://auth.acme.example/jwks.json', products: ['acme'] };
+const entry: IssuerEntry = {
+  issuer: 'https://auth.acme.example',
+  jwksUri: 'https://auth.acme.example/jwks.json',
+  products: ['acme'],
+};
 
 describe('IssuerRegistry', () => {
   test('looks issuers up by their exact iss', () => {
@@ -26,7 +30,7 @@ describe('IssuerRegistry', () => {
     expect(Object.isFrozen(registry.entries()[0])).toBe(true);
   });
 
-  test('defaults: every tenant, the verifier\'s lifetime, sub must equal iss', () => {
+  test("defaults: every tenant, the verifier's lifetime, sub must equal iss", () => {
     const registered = new IssuerRegistry([entry]).get(entry.issuer);
     expect(registered).toMatchObject({ tenants: null, maxTokenLifetime: undefined, subjectMustEqualIssuer: true });
   });
@@ -50,7 +54,11 @@ describe('IssuerRegistry', () => {
     ['an issuer that is a bare name, not a URI', [{ ...entry, issuer: 'acme' }], /entries\[0\]\.issuer must be an https: URI/],
     ['an http: issuer on a public host', [{ ...entry, issuer: 'http://auth.acme.example' }], /entries\[0\]\.issuer must be an https: URI/],
     ['an issuer with credentials', [{ ...entry, issuer: 'https://u:p@auth.acme.example' }], /entries\[0\]\.issuer must be an https: URI/],
-    ['an http: JWKS on a public host (attack: keys fetched in clear text)', [{ ...entry, jwksUri: 'http://auth.acme.example/jwks.json' }], /jwksUri must use https:/],
+    [
+      'an http: JWKS on a public host (attack: keys fetched in clear text)',
+      [{ ...entry, jwksUri: 'http://auth.acme.example/jwks.json' }],
+      /jwksUri must use https:/,
+    ],
     ['a JWKS URL on 127.0.0.1.evil.test', [{ ...entry, jwksUri: 'http://127.0.0.1.evil.test/jwks.json' }], /jwksUri must use https:/],
     ['a file: JWKS URL', [{ ...entry, jwksUri: 'file:///etc/jwks.json' }], /jwksUri must use https:/],
     ['a relative JWKS URL', [{ ...entry, jwksUri: '/jwks.json' }], /jwksUri is not an absolute URL/],

@@ -30,7 +30,7 @@ describe('ResultCache', () => {
     expect(cache.get(`header.payload.${TAIL}`)).toBe(kept);
   });
 
-  test('a token with a cached token\'s signature tail but another payload is a miss (attack: a payload swapped under a cached signature)', () => {
+  test("a token with a cached token's signature tail but another payload is a miss (attack: a payload swapped under a cached signature)", () => {
     const cache = firstUse();
     cache.set(result(`header.payload.${TAIL}`));
     expect(cache.get(`header.forged.${TAIL}`)).toBeUndefined();

@@ -23,31 +23,55 @@ beforeAll(async () => {
 const CASES: readonly (readonly [string, () => Promise<string>, string])[] = [
   ['a valid RS256 token', () => fx.issuer.token(), 'ok'],
   ['a valid PS256 token (key published without alg)', () => fx.issuer.token({}, { alg: 'PS256', kid: 'pss-key' }, { key: pssKey }), 'ok'],
-  ['an RS256 signature presented as PS256', async () => {
-    const rs = await fx.issuer.token({}, { alg: 'RS256', kid: 'pss-key' }, { key: pssKey });
-    const ps = await fx.issuer.token({}, { alg: 'PS256', kid: 'pss-key' }, { key: pssKey });
-    return withSignature(ps, signatureOf(rs));
-  }, 'invalid_signature'],
-  ['a changed claim', async () => {
-    const [header, , signature] = (await fx.issuer.token()).split('.');
-    return `${header}.${Buffer.from(JSON.stringify(fx.issuer.claims({ scope: 'pay:manageIntegration' }))).toString('base64url')}.${signature}`;
-  }, 'invalid_signature'],
+  [
+    'an RS256 signature presented as PS256',
+    async () => {
+      const rs = await fx.issuer.token({}, { alg: 'RS256', kid: 'pss-key' }, { key: pssKey });
+      const ps = await fx.issuer.token({}, { alg: 'PS256', kid: 'pss-key' }, { key: pssKey });
+      return withSignature(ps, signatureOf(rs));
+    },
+    'invalid_signature',
+  ],
+  [
+    'a changed claim',
+    async () => {
+      const [header, , signature] = (await fx.issuer.token()).split('.');
+      return `${header}.${Buffer.from(JSON.stringify(fx.issuer.claims({ scope: 'pay:manageIntegration' }))).toString('base64url')}.${signature}`;
+    },
+    'invalid_signature',
+  ],
   ['a signature by another key under the same kid', () => fx.issuer.token({}, {}, { key: unpublished }), 'invalid_signature'],
   ['an empty signature', async () => withSignature(await fx.issuer.token(), new Uint8Array(0)), 'invalid_signature'],
-  ['a signature one byte short', async () => withSignature(await fx.issuer.token(), signatureOf(await fx.issuer.token()).subarray(1)), 'invalid_signature'],
-  ['a signature with a zero byte prepended', async () => {
-    const token = await fx.issuer.token();
-    return withSignature(token, Buffer.concat([Buffer.alloc(1), signatureOf(token)]));
-  }, 'invalid_signature'],
-  ['the modulus as signature', async () => withSignature(await fx.issuer.token(), Buffer.from(fx.issuer.signingKey.publicJwk.n as string, 'base64url')), 'invalid_signature'],
+  [
+    'a signature one byte short',
+    async () => withSignature(await fx.issuer.token(), signatureOf(await fx.issuer.token()).subarray(1)),
+    'invalid_signature',
+  ],
+  [
+    'a signature with a zero byte prepended',
+    async () => {
+      const token = await fx.issuer.token();
+      return withSignature(token, Buffer.concat([Buffer.alloc(1), signatureOf(token)]));
+    },
+    'invalid_signature',
+  ],
+  [
+    'the modulus as signature',
+    async () => withSignature(await fx.issuer.token(), Buffer.from(fx.issuer.signingKey.publicJwk.n as string, 'base64url')),
+    'invalid_signature',
+  ],
   ['all ones as signature', async () => withSignature(await fx.issuer.token(), new Uint8Array(256).fill(0xff)), 'invalid_signature'],
   ['all zeros as signature', async () => withSignature(await fx.issuer.token(), new Uint8Array(256)), 'invalid_signature'],
-  ['a flipped bit in the signature', async () => {
-    const token = await fx.issuer.token();
-    const signature = signatureOf(token);
-    signature[100] = (signature[100] as number) ^ 0x10;
-    return withSignature(token, signature);
-  }, 'invalid_signature'],
+  [
+    'a flipped bit in the signature',
+    async () => {
+      const token = await fx.issuer.token();
+      const signature = signatureOf(token);
+      signature[100] = (signature[100] as number) ^ 0x10;
+      return withSignature(token, signature);
+    },
+    'invalid_signature',
+  ],
 ];
 
 describe('every engine gives the same answer for the same token', () => {

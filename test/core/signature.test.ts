@@ -19,7 +19,8 @@ function pair(publicExponent = 65537, modulusLength = 2048): Pair {
   return { privateKey, publicKey, jwk: { kty: 'RSA', kid: 'k', n, e } as RsaPublicJwk };
 }
 
-const signingInput = (n: number): string => `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify({ n, pad: 'x'.repeat(n % 97) })).toString('base64url')}`;
+const signingInput = (n: number): string =>
+  `eyJhbGciOiJSUzI1NiJ9.${Buffer.from(JSON.stringify({ n, pad: 'x'.repeat(n % 97) })).toString('base64url')}`;
 
 /** `value` as a big-endian unsigned integer of exactly `bytes` bytes. */
 function toBytes(value: bigint, bytes: number): Uint8Array {
@@ -48,14 +49,26 @@ function modPow(base: bigint, exponent: bigint, modulus: bigint): bigint {
 }
 
 /** The node engine's answer to a verification with none other in flight: at once, on this thread. */
-async function verifyNow(engine: SignatureEngine, alg: RsaAlgorithm, key: PreparedKey, input: string, signature: Uint8Array): Promise<boolean> {
+async function verifyNow(
+  engine: SignatureEngine,
+  alg: RsaAlgorithm,
+  key: PreparedKey,
+  input: string,
+  signature: Uint8Array,
+): Promise<boolean> {
   const result = engine.verify(alg, key, input, signature, false);
   if (typeof result !== 'boolean') throw new Error('expected an answer at once');
   return result;
 }
 
 /** The node engine's answer to a verification started while others are in flight: from libuv's pool. */
-async function verifyInPool(engine: SignatureEngine, alg: RsaAlgorithm, key: PreparedKey, input: string, signature: Uint8Array): Promise<boolean> {
+async function verifyInPool(
+  engine: SignatureEngine,
+  alg: RsaAlgorithm,
+  key: PreparedKey,
+  input: string,
+  signature: Uint8Array,
+): Promise<boolean> {
   const result = engine.verify(alg, key, input, signature, true);
   if (!(result instanceof Promise)) throw new Error('expected an answer to come later');
   return result;
@@ -70,7 +83,13 @@ async function verifyWeb(jwk: RsaPublicJwk, alg: RsaAlgorithm, input: string, si
 /** The EMSA-PKCS1-v1_5 encoding of `digest` (RFC 8017 §9.2) for a 256-byte modulus, to build attack signatures. */
 function pkcs1Encoding(digest: Buffer): Buffer {
   const info = Buffer.from('3031300d060960864801650304020105000420', 'hex');
-  return Buffer.concat([Buffer.from('0001', 'hex'), Buffer.alloc(256 - 3 - info.length - digest.length, 0xff), Buffer.alloc(1), info, digest]);
+  return Buffer.concat([
+    Buffer.from('0001', 'hex'),
+    Buffer.alloc(256 - 3 - info.length - digest.length, 0xff),
+    Buffer.alloc(1),
+    info,
+    digest,
+  ]);
 }
 
 describe('EMSA-PKCS1-v1_5 encoding as the attack tests build it', () => {
@@ -93,39 +112,45 @@ describe('node and WebCrypto signature engines agree with crypto.verify', () => 
     key = await engine.prepare(keys.jwk);
   });
 
-  test('the prepared key is the JWK\'s key, with the same modulus and exponent, and knows its modulus length', () => {
+  test("the prepared key is the JWK's key, with the same modulus and exponent, and knows its modulus length", () => {
     const prepared = key.handle as KeyObject;
     expect(key.modulusBytes).toBe(256);
     expect(prepared.equals(keys.publicKey)).toBe(true);
     expect(prepared.export({ format: 'jwk' })).toEqual({ kty: 'RSA', n: keys.jwk.n, e: keys.jwk.e });
   });
 
-  test.each(Object.keys(HASH) as Pkcs1Algorithm[])('%s: valid signatures verify at once, in libuv\'s pool and through WebCrypto', async (alg) => {
-    for (let n = 0; n < 20; n += 1) {
-      const input = signingInput(n);
-      const signature = sign(HASH[alg], Buffer.from(input), keys.privateKey);
-      expect(await verifyNow(engine, alg, key, input, signature)).toBe(true);
-      expect(await verifyInPool(engine, alg, key, input, signature)).toBe(true);
-      if (n < 3) expect(await verifyWeb(keys.jwk, alg, input, signature)).toBe(true);
-    }
-  });
+  test.each(Object.keys(HASH) as Pkcs1Algorithm[])(
+    "%s: valid signatures verify at once, in libuv's pool and through WebCrypto",
+    async (alg) => {
+      for (let n = 0; n < 20; n += 1) {
+        const input = signingInput(n);
+        const signature = sign(HASH[alg], Buffer.from(input), keys.privateKey);
+        expect(await verifyNow(engine, alg, key, input, signature)).toBe(true);
+        expect(await verifyInPool(engine, alg, key, input, signature)).toBe(true);
+        if (n < 3) expect(await verifyWeb(keys.jwk, alg, input, signature)).toBe(true);
+      }
+    },
+  );
 
-  test.each(Object.keys(HASH) as Pkcs1Algorithm[])('%s: every single-bit change of the signature or the signing input is refused, as crypto.verify refuses it', async (alg) => {
-    const input = signingInput(7);
-    const signature = sign(HASH[alg], Buffer.from(input), keys.privateKey);
-    for (let bit = 0; bit < signature.length * 8; bit += 61) {
-      const altered = Uint8Array.from(signature);
-      altered[bit >> 3] = (altered[bit >> 3] as number) ^ (1 << (bit & 7));
-      expect(verify(HASH[alg], Buffer.from(input), keys.publicKey, altered)).toBe(false);
-      expect(await verifyNow(engine, alg, key, input, altered)).toBe(false);
-      expect(await verifyInPool(engine, alg, key, input, altered)).toBe(false);
-    }
-    for (let index = 0; index < input.length; index += 13) {
-      const altered = `${input.slice(0, index)}${input[index] === 'A' ? 'B' : 'A'}${input.slice(index + 1)}`;
-      expect(await verifyNow(engine, alg, key, altered, signature)).toBe(false);
-      expect(await verifyInPool(engine, alg, key, altered, signature)).toBe(false);
-    }
-  });
+  test.each(Object.keys(HASH) as Pkcs1Algorithm[])(
+    '%s: every single-bit change of the signature or the signing input is refused, as crypto.verify refuses it',
+    async (alg) => {
+      const input = signingInput(7);
+      const signature = sign(HASH[alg], Buffer.from(input), keys.privateKey);
+      for (let bit = 0; bit < signature.length * 8; bit += 61) {
+        const altered = Uint8Array.from(signature);
+        altered[bit >> 3] = (altered[bit >> 3] as number) ^ (1 << (bit & 7));
+        expect(verify(HASH[alg], Buffer.from(input), keys.publicKey, altered)).toBe(false);
+        expect(await verifyNow(engine, alg, key, input, altered)).toBe(false);
+        expect(await verifyInPool(engine, alg, key, input, altered)).toBe(false);
+      }
+      for (let index = 0; index < input.length; index += 13) {
+        const altered = `${input.slice(0, index)}${input[index] === 'A' ? 'B' : 'A'}${input.slice(index + 1)}`;
+        expect(await verifyNow(engine, alg, key, altered, signature)).toBe(false);
+        expect(await verifyInPool(engine, alg, key, altered, signature)).toBe(false);
+      }
+    },
+  );
 
   test('a signature made with another hash is refused (RS256 signature checked as RS384)', async () => {
     const input = signingInput(1);
@@ -144,7 +169,11 @@ describe('node and WebCrypto signature engines agree with crypto.verify', () => 
       input = signingInput(n);
       signature = sign('sha256', Buffer.from(input), keys.privateKey);
     }
-    const variants = { 'its leading zero dropped': signature.subarray(1), 'a zero prepended': Buffer.concat([Buffer.alloc(1), signature]), empty: new Uint8Array(0) };
+    const variants = {
+      'its leading zero dropped': signature.subarray(1),
+      'a zero prepended': Buffer.concat([Buffer.alloc(1), signature]),
+      empty: new Uint8Array(0),
+    };
     for (const [name, variant] of Object.entries(variants)) {
       expect(verify('sha256', Buffer.from(input), keys.publicKey, variant), name).toBe(false);
       expect(await verifyNow(engine, 'RS256', key, input, variant), name).toBe(false);
@@ -170,9 +199,19 @@ describe('node and WebCrypto signature engines agree with crypto.verify', () => 
     const sha256Info = '3031300d060960864801650304020105000420';
     const variants: Record<string, Buffer> = {
       // DigestInfo without the NULL parameters (some libraries accept it).
-      'absent NULL parameters': Buffer.concat([Buffer.from('0001', 'hex'), Buffer.alloc(256 - 3 - 17 - 32, 0xff), Buffer.from('00302f300b0609608648016503040201' + '0420', 'hex'), digest]),
+      'absent NULL parameters': Buffer.concat([
+        Buffer.from('0001', 'hex'),
+        Buffer.alloc(256 - 3 - 17 - 32, 0xff),
+        Buffer.from('00302f300b0609608648016503040201' + '0420', 'hex'),
+        digest,
+      ]),
       // The digest followed by garbage, the padding shortened to make room.
-      'garbage after the digest': Buffer.concat([Buffer.from('0001ffffffffffffffff00', 'hex'), Buffer.from(sha256Info, 'hex'), digest, Buffer.alloc(256 - 11 - 19 - 32, 0x42)]),
+      'garbage after the digest': Buffer.concat([
+        Buffer.from('0001ffffffffffffffff00', 'hex'),
+        Buffer.from(sha256Info, 'hex'),
+        digest,
+        Buffer.alloc(256 - 11 - 19 - 32, 0x42),
+      ]),
       // Block type 2 (encryption padding) instead of 1.
       'block type 2': Buffer.concat([Buffer.from('0002', 'hex'), correct.subarray(2)]),
       // A zero byte inside the padding string.
@@ -192,7 +231,11 @@ describe('node and WebCrypto signature engines agree with crypto.verify', () => 
 
   test('PS256 verifies, and a PKCS#1 v1.5 signature is refused as PS256', async () => {
     const input = signingInput(5);
-    const pss = sign('sha256', Buffer.from(input), { key: keys.privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
+    const pss = sign('sha256', Buffer.from(input), {
+      key: keys.privateKey,
+      padding: constants.RSA_PKCS1_PSS_PADDING,
+      saltLength: 32,
+    });
     expect(await verifyNow(engine, 'PS256', key, input, pss)).toBe(true);
     expect(await verifyInPool(engine, 'PS256', key, input, pss)).toBe(true);
     expect(await verifyWeb(keys.jwk, 'PS256', input, pss)).toBe(true);

@@ -46,31 +46,37 @@ describe('canonical base64url only: a token has exactly one accepted spelling', 
     expect(answers[ALPHABET.indexOf(signature.slice(-1)) & 0b1111]).toBe('ok');
   });
 
-  test.each([0, 1, 2])('non-zero trailing bits in segment %i (header, payload, signature) are malformed_token (attack: a second spelling that sidesteps anything keyed on the token)', async (index) => {
-    const token = await tokenWithTrailingBits();
-    const verifier = fx.verifier({ cache: false });
-    expect(await outcome(verifier.verify(token))).toBe('ok');
-    const segments = token.split('.');
-    const segment = segments[index] as string;
-    segments[index] = withLast(segment, ALPHABET.indexOf(segment.slice(-1)) | 1);
-    expect(await outcome(verifier.verify(segments.join('.')))).toBe('malformed_token');
-  });
+  test.each([0, 1, 2])(
+    'non-zero trailing bits in segment %i (header, payload, signature) are malformed_token (attack: a second spelling that sidesteps anything keyed on the token)',
+    async (index) => {
+      const token = await tokenWithTrailingBits();
+      const verifier = fx.verifier({ cache: false });
+      expect(await outcome(verifier.verify(token))).toBe('ok');
+      const segments = token.split('.');
+      const segment = segments[index] as string;
+      segments[index] = withLast(segment, ALPHABET.indexOf(segment.slice(-1)) | 1);
+      expect(await outcome(verifier.verify(segments.join('.')))).toBe('malformed_token');
+    },
+  );
 
   test.each([
     ['"+" for "-"', '-', '+'],
     ['"/" for "_"', '_', '/'],
-  ])('the standard base64 alphabet (%s) in a signature is malformed_token, though it decodes to the same bytes', async (_name, from, to) => {
-    const verifier = fx.verifier({ cache: false });
-    for (let attempt = 0; attempt < 20; attempt += 1) {
-      const token = await fx.issuer.token({ attempt });
-      const dot = token.lastIndexOf('.');
-      const at = token.indexOf(from, dot);
-      if (at < 0) continue;
-      expect(await outcome(verifier.verify(`${token.slice(0, at)}${to}${token.slice(at + 1)}`))).toBe('malformed_token');
-      return;
-    }
-    throw new Error(`no signature held ${from}`);
-  });
+  ])(
+    'the standard base64 alphabet (%s) in a signature is malformed_token, though it decodes to the same bytes',
+    async (_name, from, to) => {
+      const verifier = fx.verifier({ cache: false });
+      for (let attempt = 0; attempt < 20; attempt += 1) {
+        const token = await fx.issuer.token({ attempt });
+        const dot = token.lastIndexOf('.');
+        const at = token.indexOf(from, dot);
+        if (at < 0) continue;
+        expect(await outcome(verifier.verify(`${token.slice(0, at)}${to}${token.slice(at + 1)}`))).toBe('malformed_token');
+        return;
+      }
+      throw new Error(`no signature held ${from}`);
+    },
+  );
 
   test('a cached token does not make a second spelling of it acceptable', async () => {
     const token = await fx.issuer.token();

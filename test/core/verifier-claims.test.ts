@@ -144,7 +144,10 @@ describe('lifetime: expiry − (nbf ?? iat) at most the maximum', () => {
   });
 
   test('a lifetime of 24 h and one second is token_lifetime_exceeded (attack: long-lived stolen tokens)', async () => {
-    expect(await codeOf({ iat: now(), expt: now() + DAY + 1 })).toEqual({ code: 'token_lifetime_exceeded', claim: 'expt' });
+    expect(await codeOf({ iat: now(), expt: now() + DAY + 1 })).toEqual({
+      code: 'token_lifetime_exceeded',
+      claim: 'expt',
+    });
   });
 
   test('the lifetime counts from nbf when present', async () => {
@@ -176,7 +179,9 @@ describe('aud: one value equal to one configured audience', () => {
   });
 
   test('a verifier with several audiences accepts any of them', async () => {
-    const auth = await fx.verifier({ audience: ['https://a.test', 'https://b.test'] }).verify(await acme().token({ aud: 'https://b.test' }));
+    const auth = await fx
+      .verifier({ audience: ['https://a.test', 'https://b.test'] })
+      .verify(await acme().token({ aud: 'https://b.test' }));
     expect(auth.audience).toBe('https://b.test');
   });
 
@@ -230,17 +235,25 @@ describe('sub: equals iss', () => {
   });
 });
 
-describe('tenant_ern: a tenant of the issuer\'s products and listed tenants', () => {
+describe("tenant_ern: a tenant of the issuer's products and listed tenants", () => {
   test("another product's tenant is tenant_not_allowed (attack: one product's issuer reaching another product's tenants)", async () => {
-    expect(await codeOf({ tenant_ern: 'ern:beta/tenants/b-1' })).toEqual({ code: 'tenant_not_allowed', claim: 'tenant_ern' });
+    expect(await codeOf({ tenant_ern: 'ern:beta/tenants/b-1' })).toEqual({
+      code: 'tenant_not_allowed',
+      claim: 'tenant_ern',
+    });
   });
 
   test('a limited integration reaching an unlisted tenant is tenant_not_allowed (attack: widening a limited grant)', async () => {
-    expect(await codeOf({ tenant_ern: 'ern:acme/tenants/t-2' }, limited())).toEqual({ code: 'tenant_not_allowed', claim: 'tenant_ern' });
+    expect(await codeOf({ tenant_ern: 'ern:acme/tenants/t-2' }, limited())).toEqual({
+      code: 'tenant_not_allowed',
+      claim: 'tenant_ern',
+    });
   });
 
   test("a limited integration does not reach its product's public tenant unless public is listed", async () => {
-    expect(await codeOf({ tenant_ern: 'ern:acme/tenants/public' }, limited())).toMatchObject({ code: 'tenant_not_allowed' });
+    expect(await codeOf({ tenant_ern: 'ern:acme/tenants/public' }, limited())).toMatchObject({
+      code: 'tenant_not_allowed',
+    });
   });
 
   test('a limited integration reaches its listed tenant', async () => {
@@ -275,7 +288,10 @@ describe('scope, tenant_name, user_ern', () => {
   });
 
   test('a scope with a doubled space is invalid_claim naming scope', async () => {
-    expect(await codeOf({ scope: 'pay:processPayments  hub:subscribe' })).toEqual({ code: 'invalid_claim', claim: 'scope' });
+    expect(await codeOf({ scope: 'pay:processPayments  hub:subscribe' })).toEqual({
+      code: 'invalid_claim',
+      claim: 'scope',
+    });
   });
 
   test('tenant_name is optional', async () => {
@@ -293,13 +309,13 @@ describe('scope, tenant_name, user_ern', () => {
     expect(auth.user).toMatchObject({ ern: user_ern, ...expected });
   });
 
-  test('a user of the token\'s own tenant is read as parseUserReference reads it', async () => {
+  test("a user of the token's own tenant is read as parseUserReference reads it", async () => {
     const auth = await fx.verifier().verify(await acme().token({ user_ern: 'ern:acme/tenants/t-1/users/u-1' }));
     expect(auth.user).toEqual(parseUserReference('ern:acme/tenants/t-1/users/u-1'));
     expect(Object.isFrozen(auth.user)).toBe(true);
   });
 
-  test('a user of another tenant of the product, whose id extends the token\'s tenant id, is that tenant\'s user', async () => {
+  test("a user of another tenant of the product, whose id extends the token's tenant id, is that tenant's user", async () => {
     const auth = await fx.verifier().verify(await acme().token({ user_ern: 'ern:acme/tenants/t-10/users/u-1' }));
     expect(auth.user).toMatchObject({ form: 'tenant_user', tenantId: 't-10', userId: 'u-1' });
   });
@@ -400,4 +416,3 @@ function signExact(input: string): string {
   const key = createPrivateKey({ key: Buffer.from(acme().signingKey.privateKeyPkcs8), format: 'der', type: 'pkcs8' });
   return `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
 }
-

@@ -34,7 +34,11 @@ describe('repeated member names in a token', () => {
   });
 
   test.each([
-    ['"alg" twice, none then RS256 (attack: a reader keeping the first sees alg none)', `{"alg":"none","alg":"RS256","kid":"${'KID'}"}`, 'alg'],
+    [
+      '"alg" twice, none then RS256 (attack: a reader keeping the first sees alg none)',
+      `{"alg":"none","alg":"RS256","kid":"${'KID'}"}`,
+      'alg',
+    ],
     ['"kid" twice', `{"alg":"RS256","kid":"other","kid":"KID"}`, 'kid'],
     ['"kid" twice, once escaped', `{"alg":"RS256","kid":"other","\\u006bid":"KID"}`, 'kid'],
   ])('a header with %s is malformed_token', async (_name, template, member) => {

@@ -53,7 +53,13 @@ describe('token alphabet: one stray character anywhere in a validly signed token
    */
   const strays = [
     ...Array.from({ length: 128 }, (_, code) => String.fromCharCode(code)).filter((character) => !/[A-Za-z0-9_-]/.test(character)),
-    '\u00e9', '\u00ff', '\u012b', '\u0141', '\u0161', '\ud800', '\u{1f600}',
+    '\u00e9',
+    '\u00ff',
+    '\u012b',
+    '\u0141',
+    '\u0161',
+    '\ud800',
+    '\u{1f600}',
   ];
   const segments = ['header', 'payload', 'signature'] as const;
 
@@ -137,24 +143,33 @@ describe('token size: over the limit is token_too_large, before any parsing', ()
 });
 
 describe('alg: RS256 only, never none or HMAC', () => {
-  test.each(['none', 'None', 'NONE', 'nOnE'])('alg "%s" with an empty signature is unsupported_algorithm (attack: unsigned token)', async (alg) => {
-    const error = await rejection(fx.verifier().verify(unsigned({ alg, kid: 'test-key' }, fx.issuer.claims(), '')));
-    expect(error.code).toBe('unsupported_algorithm');
-    expect(error.status).toBe(401);
-  });
+  test.each(['none', 'None', 'NONE', 'nOnE'])(
+    'alg "%s" with an empty signature is unsupported_algorithm (attack: unsigned token)',
+    async (alg) => {
+      const error = await rejection(fx.verifier().verify(unsigned({ alg, kid: 'test-key' }, fx.issuer.claims(), '')));
+      expect(error.code).toBe('unsupported_algorithm');
+      expect(error.status).toBe(401);
+    },
+  );
 
   test('HS256 signed with the RSA public key as the HMAC secret is unsupported_algorithm (attack: key confusion)', async () => {
-    const pem = createPublicKey({ key: fx.issuer.signingKey.publicJwk as never, format: 'jwk' }).export({ type: 'spki', format: 'pem' });
+    const pem = createPublicKey({ key: fx.issuer.signingKey.publicJwk as never, format: 'jwk' }).export({
+      type: 'spki',
+      format: 'pem',
+    });
     const input = `${encodeSegment({ alg: 'HS256', typ: 'JWT', kid: 'test-key' })}.${encodeSegment(fx.issuer.claims())}`;
     const forged = `${input}.${createHmac('sha256', pem).update(input).digest('base64url')}`;
     const error = await rejection(fx.verifier().verify(forged));
     expect(error.code).toBe('unsupported_algorithm');
   });
 
-  test.each(['HS256', 'HS512', 'ES256', 'EdDSA', 'RS384', 'PS256', 'rs256'])('alg "%s" is unsupported_algorithm by default', async (alg) => {
-    const error = await rejection(fx.verifier().verify(await fx.issuer.token({}, { alg })));
-    expect(error.code).toBe('unsupported_algorithm');
-  });
+  test.each(['HS256', 'HS512', 'ES256', 'EdDSA', 'RS384', 'PS256', 'rs256'])(
+    'alg "%s" is unsupported_algorithm by default',
+    async (alg) => {
+      const error = await rejection(fx.verifier().verify(await fx.issuer.token({}, { alg })));
+      expect(error.code).toBe('unsupported_algorithm');
+    },
+  );
 
   test.each([
     ['missing', undefined],
@@ -176,13 +191,15 @@ describe('alg: RS256 only, never none or HMAC', () => {
     const psKey = await fx.issuer.addKey({ jwk: { alg: 'PS256' } });
     try {
       const token = await fx.issuer.token({}, { alg: 'PS256' }, { key: psKey });
-      await expect(fx.verifier({ algorithms: ['RS256', 'PS256'] }).verify(token)).resolves.toMatchObject({ issuer: fx.issuer.issuer });
+      await expect(fx.verifier({ algorithms: ['RS256', 'PS256'] }).verify(token)).resolves.toMatchObject({
+        issuer: fx.issuer.issuer,
+      });
     } finally {
       fx.issuer.unpublish(psKey.kid);
     }
   });
 
-  test('a token whose alg differs from its key\'s published alg is unknown_key (attack: algorithm substitution)', async () => {
+  test("a token whose alg differs from its key's published alg is unknown_key (attack: algorithm substitution)", async () => {
     const token = await fx.issuer.token({}, { alg: 'PS256' });
     const error = await rejection(fx.verifier({ algorithms: ['RS256', 'PS256'] }).verify(token));
     expect(error.code).toBe('unknown_key');
@@ -212,9 +229,14 @@ describe('kid: required', () => {
 });
 
 describe('typ: JWT or at+jwt when present', () => {
-  test.each(['JWT', 'jwt', 'at+jwt', 'AT+JWT', 'application/jwt', 'application/at+jwt', 'Application/AT+JWT'])('typ "%s" is accepted', async (typ) => {
-    await expect(fx.verifier().verify(await fx.issuer.token({}, { typ }))).resolves.toMatchObject({ issuer: fx.issuer.issuer });
-  });
+  test.each(['JWT', 'jwt', 'at+jwt', 'AT+JWT', 'application/jwt', 'application/at+jwt', 'Application/AT+JWT'])(
+    'typ "%s" is accepted',
+    async (typ) => {
+      await expect(fx.verifier().verify(await fx.issuer.token({}, { typ }))).resolves.toMatchObject({
+        issuer: fx.issuer.issuer,
+      });
+    },
+  );
 
   test('a token without typ is accepted', async () => {
     await expect(fx.verifier().verify(await fx.issuer.token({}, { typ: undefined }))).resolves.toBeDefined();
@@ -244,19 +266,26 @@ describe('crit: rejected', () => {
 });
 
 describe('jku, x5u, jwk, x5c: ignored, keys come only from the registered JWKS', () => {
-  test.each(['jku', 'x5u'])('a %s header pointing at an attacker URL is never fetched and the token fails (attack: attacker-hosted keys)', async (member) => {
-    const attacker = await generateTestKey({ kid: 'attacker' });
-    const token = await signRawToken(attacker, { alg: 'RS256', kid: 'attacker', [member]: 'https://attacker.test/jwks.json' }, fx.issuer.claims());
-    const fetched: string[] = [];
-    const recordingFetch = (input: string, init: RequestInit) => {
-      fetched.push(input);
-      return fetch(input, init);
-    };
-    const error = await rejection(fx.verifier({ fetch: recordingFetch }).verify(token));
-    expect(error.code).toBe('unknown_key');
-    expect(fetched.length).toBeGreaterThan(0);
-    expect(fetched.every((url) => url === fx.issuer.entry.jwksUri)).toBe(true);
-  });
+  test.each(['jku', 'x5u'])(
+    'a %s header pointing at an attacker URL is never fetched and the token fails (attack: attacker-hosted keys)',
+    async (member) => {
+      const attacker = await generateTestKey({ kid: 'attacker' });
+      const token = await signRawToken(
+        attacker,
+        { alg: 'RS256', kid: 'attacker', [member]: 'https://attacker.test/jwks.json' },
+        fx.issuer.claims(),
+      );
+      const fetched: string[] = [];
+      const recordingFetch = (input: string, init: RequestInit) => {
+        fetched.push(input);
+        return fetch(input, init);
+      };
+      const error = await rejection(fx.verifier({ fetch: recordingFetch }).verify(token));
+      expect(error.code).toBe('unknown_key');
+      expect(fetched.length).toBeGreaterThan(0);
+      expect(fetched.every((url) => url === fx.issuer.entry.jwksUri)).toBe(true);
+    },
+  );
 
   test('an embedded jwk header with the attacker key is ignored (attack: self-signed key injection)', async () => {
     const attacker = await generateTestKey({ kid: 'test-key' });
@@ -299,7 +328,9 @@ describe('signature: RS256 over the exact received bytes', () => {
   test('a signature three bytes short of the modulus is invalid_signature', async () => {
     const token = await fx.issuer.token();
     const dot = token.lastIndexOf('.');
-    const short = Buffer.from(token.slice(dot + 1), 'base64url').subarray(0, -3).toString('base64url');
+    const short = Buffer.from(token.slice(dot + 1), 'base64url')
+      .subarray(0, -3)
+      .toString('base64url');
     expect((await rejection(fx.verifier().verify(`${token.slice(0, dot + 1)}${short}`))).code).toBe('invalid_signature');
   });
 

@@ -30,17 +30,20 @@ const STOPS: readonly (readonly [string, Stop, string])[] = [
 ];
 
 describe('nothing is accepted after revokeKey() or suspendIssuer() returns, verifications in flight included', () => {
-  test.each(STOPS)('a verification waiting for the JWKS download is refused after %s (attack: riding a slow download past a revocation)', async (_name, stop, code) => {
-    for (const crypto of ENGINES) {
-      const held = heldFetch();
-      const verifier = fx.verifier({ crypto, fetch: held.fetch });
-      const pending = outcome(verifier.verify(await fx.issuer.token()));
-      await held.started;
-      stop(verifier);
-      held.release();
-      expect(await pending).toBe(code);
-    }
-  });
+  test.each(STOPS)(
+    'a verification waiting for the JWKS download is refused after %s (attack: riding a slow download past a revocation)',
+    async (_name, stop, code) => {
+      for (const crypto of ENGINES) {
+        const held = heldFetch();
+        const verifier = fx.verifier({ crypto, fetch: held.fetch });
+        const pending = outcome(verifier.verify(await fx.issuer.token()));
+        await held.started;
+        stop(verifier);
+        held.release();
+        expect(await pending).toBe(code);
+      }
+    },
+  );
 
   test.each(STOPS)('verifications waiting for their signature are refused after %s', async (_name, stop, code) => {
     for (const crypto of ENGINES) {
@@ -54,15 +57,18 @@ describe('nothing is accepted after revokeKey() or suspendIssuer() returns, veri
     }
   });
 
-  test.each(STOPS)('a cached result whose keys are being reloaded is refused after %s, though its answer was under way', async (_name, stop, code) => {
-    const verifier = fx.verifier({ cacheAdmission: 'first-use' });
-    const token = await fx.issuer.token({ expt: Math.floor(fx.clock() / 1000) + 3600 });
-    expect(await outcome(verifier.verify(token))).toBe('ok');
-    fx.clock.advance(700);
-    const pending = outcome(verifier.verify(token));
-    stop(verifier);
-    expect(await pending).toBe(code);
-  });
+  test.each(STOPS)(
+    'a cached result whose keys are being reloaded is refused after %s, though its answer was under way',
+    async (_name, stop, code) => {
+      const verifier = fx.verifier({ cacheAdmission: 'first-use' });
+      const token = await fx.issuer.token({ expt: Math.floor(fx.clock() / 1000) + 3600 });
+      expect(await outcome(verifier.verify(token))).toBe('ok');
+      fx.clock.advance(700);
+      const pending = outcome(verifier.verify(token));
+      stop(verifier);
+      expect(await pending).toBe(code);
+    },
+  );
 
   test('verifications in flight when keys are reloaded without their key are refused (unknown_key)', async () => {
     const verifier = fx.verifier({ cache: false });

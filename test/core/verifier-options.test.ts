@@ -5,7 +5,11 @@ import { AUDIENCE, seconds, useFixture } from '../support/fixture.js';
 import { verifyUntilCached } from '../support/result-cache.js';
 
 const fx = useFixture();
-const base = (): VerifierOptions => ({ registry: new IssuerRegistry([fx.issuer.entry]), audience: AUDIENCE, now: fx.clock });
+const base = (): VerifierOptions => ({
+  registry: new IssuerRegistry([fx.issuer.entry]),
+  audience: AUDIENCE,
+  now: fx.clock,
+});
 
 describe('createVerifier options', () => {
   test('accepts the registry as a list of entries', async () => {
@@ -21,7 +25,9 @@ describe('createVerifier options', () => {
   });
 
   test('refuses an unknown option (a misspelt option is a silent misconfiguration)', () => {
-    expect(() => createVerifier({ ...base(), clockTolerence: 5 } as VerifierOptions)).toThrow('createVerifier: unknown option "clockTolerence"');
+    expect(() => createVerifier({ ...base(), clockTolerence: 5 } as VerifierOptions)).toThrow(
+      'createVerifier: unknown option "clockTolerence"',
+    );
   });
 
   test('refuses a missing audience: the check cannot be skipped', () => {
@@ -130,7 +136,7 @@ describe('the result cache', () => {
     expect(cacheOutcomes(events)).toEqual(['miss', 'miss']);
   });
 
-  test('a cached token\'s header and signature under another payload are refused (attack: a payload swapped in under a cached signature)', async () => {
+  test("a cached token's header and signature under another payload are refused (attack: a payload swapped in under a cached signature)", async () => {
     const verifier = createVerifier({ ...base() });
     const token = await fx.issuer.token();
     await verifyUntilCached(verifier, token);
@@ -161,7 +167,12 @@ describe('the result cache', () => {
   test('is bounded by cacheMaxBytes', async () => {
     const { events, onEvent } = recording();
     const first = await fx.issuer.token({ tenant_name: 'a' });
-    const verifier = createVerifier({ ...base(), onEvent, cacheMaxBytes: Math.max(1024, first.length + 10), cacheAdmission: 'first-use' });
+    const verifier = createVerifier({
+      ...base(),
+      onEvent,
+      cacheMaxBytes: Math.max(1024, first.length + 10),
+      cacheAdmission: 'first-use',
+    });
     await verifier.verify(first);
     await verifier.verify(await fx.issuer.token({ tenant_name: 'b' }));
     await verifier.verify(first);

@@ -6,7 +6,6 @@ import { outcome, useFixture } from '../support/fixture.js';
 
 const fx = useFixture();
 
-
 const segment = fc.stringMatching(/^[A-Za-z0-9_-]{0,40}$/);
 const jsonValue = fc.jsonValue({ maxDepth: 3 });
 
@@ -73,7 +72,11 @@ describe('hostile input never escapes as anything but an AuthError', () => {
 
   test('arbitrary Authorization values give a 4xx result, never an exception', async () => {
     const verifier = fx.verifier();
-    const header = fc.oneof(fc.string({ maxLength: 200 }), fc.string({ unit: 'binary', maxLength: 30 }), fc.array(fc.string({ maxLength: 50 }), { maxLength: 3 }));
+    const header = fc.oneof(
+      fc.string({ maxLength: 200 }),
+      fc.string({ unit: 'binary', maxLength: 30 }),
+      fc.array(fc.string({ maxLength: 50 }), { maxLength: 3 }),
+    );
     await fc.assert(
       fc.asyncProperty(header, async (authorization) => {
         const result = await authenticate(verifier, { authorization });

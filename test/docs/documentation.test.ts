@@ -12,7 +12,12 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const README_MAX_LINES = 400;
 
 /** README.md and every page under docs/, as paths relative to the repository. */
-const PAGES = ['README.md', ...readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md')).map((name) => `docs/${name}`)];
+const PAGES = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => `docs/${name}`),
+];
 
 interface Link {
   readonly page: string;
@@ -27,7 +32,10 @@ function prose(markdown: string): string {
 /** The inline links and images of a page: `[text](target)`, `![alt](target "title")`. */
 function links(page: string): Link[] {
   const text = prose(readFileSync(join(root, page), 'utf8'));
-  return [...text.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((match) => ({ page, target: match[1] ?? '' }));
+  return [...text.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((match) => ({
+    page,
+    target: match[1] ?? '',
+  }));
 }
 
 const isExternal = (target: string): boolean => /^[a-z][a-z0-9+.-]*:/i.test(target);
@@ -86,7 +94,10 @@ describe('the README and docs/', () => {
   it('link only to files the package carries, so that the links work in the package too', () => {
     const { files } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { files: string[] };
     const carried = (file: string): boolean =>
-      files.some((entry) => file === entry || (existsSync(join(root, entry)) && statSync(join(root, entry)).isDirectory() && file.startsWith(`${entry}/`)));
+      files.some(
+        (entry) =>
+          file === entry || (existsSync(join(root, entry)) && statSync(join(root, entry)).isDirectory() && file.startsWith(`${entry}/`)),
+      );
     expect(relativeLinks.filter((link) => !carried(linkedFile(link)))).toEqual([]);
   });
 

@@ -67,7 +67,10 @@ describe('the Node 20 note on Fastify', () => {
     const manifest = JSON.parse(await page('package.json')) as { overrides: Record<string, string> };
     const pinned = manifest.overrides['light-my-request'] as string;
     expect(await page('docs/adapters.md')).toContain(`{ "overrides": { "light-my-request": "${pinned}" } }`);
-    const installed = JSON.parse(await page('node_modules/fastify/node_modules/light-my-request/package.json')) as { version: string; dependencies: Record<string, string> };
+    const installed = JSON.parse(await page('node_modules/fastify/node_modules/light-my-request/package.json')) as {
+      version: string;
+      dependencies: Record<string, string>;
+    };
     expect(installed.version).toBe(pinned);
     expect(installed.dependencies.cookie).toMatch(/^\^1\./);
   });

@@ -17,7 +17,10 @@ function runtimeRows(): { readonly runtime: string; readonly version: string }[]
     .split('\n')
     .filter((line) => line.startsWith('| ') && !line.startsWith('| Runtime') && !line.startsWith('|---'))
     .map((line) => {
-      const [runtime = '', version = ''] = line.split('|').slice(1).map((cell) => cell.trim());
+      const [runtime = '', version = ''] = line
+        .split('|')
+        .slice(1)
+        .map((cell) => cell.trim());
       return { runtime, version };
     });
 }

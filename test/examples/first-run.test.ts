@@ -94,7 +94,16 @@ describe('the build step of npm run example', () => {
     mkdirSync(join(project, 'src'));
     copyFileSync(join(root, 'examples', 'ensure-build.mjs'), join(project, 'examples', 'ensure-build.mjs'));
     writeFileSync(join(project, 'src', 'index.ts'), 'export {};\n');
-    const entries = ['index', 'payment-links/index', 'testing/index', 'fetch/index', 'express/index', 'fastify/index', 'koa/index', 'postgres/index'];
+    const entries = [
+      'index',
+      'payment-links/index',
+      'testing/index',
+      'fetch/index',
+      'express/index',
+      'fastify/index',
+      'koa/index',
+      'postgres/index',
+    ];
     const build = [
       "for (let i = 1; i <= 90; i++) console.log('build output line ' + i);",
       "const fs = require('node:fs');",

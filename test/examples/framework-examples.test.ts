@@ -27,7 +27,16 @@ const body = {
 /** The packages a module imports: `express`, `@koa/router`, `paygate-auth` (for `paygate-auth/express`)… */
 function importedPackages(source: string): string[] {
   const specifiers = [...source.matchAll(/^import\s[^'"]*['"]([^'"]+)['"]/gm)].map((match) => match[1] ?? '');
-  return [...new Set(specifiers.map((specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/')))];
+  return [
+    ...new Set(
+      specifiers.map((specifier) =>
+        specifier
+          .split('/')
+          .slice(0, specifier.startsWith('@') ? 2 : 1)
+          .join('/'),
+      ),
+    ),
+  ];
 }
 
 /** An empty project holding the example as `server.mjs` and links to the packages it imports. */
@@ -48,7 +57,11 @@ function copyIntoEmptyProject(example: string): string {
 /** Starts the example in its project; resolves with its address and the token it prints. */
 async function start(example: string): Promise<{ url: string; token: string }> {
   const cwd = copyIntoEmptyProject(example);
-  const child = spawn(process.execPath, ['server.mjs'], { cwd, env: { ...process.env, PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['server.mjs'], {
+    cwd,
+    env: { ...process.env, PORT: '0' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   let output = '';
   return new Promise((resolve, reject) => {
@@ -111,7 +124,11 @@ describe.each(EXAMPLES)('the %s example', (example) => {
     const send = () =>
       fetch(`${url}/payment-links/`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': `${example}-1` },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'idempotency-key': `${example}-1`,
+        },
         body: JSON.stringify(body),
       });
     const created = await send();
@@ -121,7 +138,9 @@ describe.each(EXAMPLES)('the %s example', (example) => {
     const replayed = await send();
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
     expect(await replayed.json()).toEqual(link);
-    const read = await fetch(`${url}${created.headers.get('location')}`, { headers: { authorization: `Bearer ${token}` } });
+    const read = await fetch(`${url}${created.headers.get('location')}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(await read.json()).toEqual(link);
   });
 

@@ -54,7 +54,11 @@ beforeAll(async () => {
   if (!existsSync(join(root, 'dist', 'payment-links', 'index.js'))) {
     throw new Error('dist/ is missing: run `npm run build` (the pretest script does) before this test');
   }
-  child = spawn(process.execPath, ['examples/gateway/server.mjs'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  child = spawn(process.execPath, ['examples/gateway/server.mjs'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
     output += chunk;
   });
@@ -89,7 +93,11 @@ describe('the example gateway', () => {
   it('answers GET /info/ with the printed token', async () => {
     const response = await fetch(`${gateway}/info/`, { headers: { authorization: `Bearer ${infoToken}` } });
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ tenant_ern: 'ern:demo/tenants/clinic-1', tenant_name: 'Demo Clinic', product: 'demo' });
+    expect(await response.json()).toMatchObject({
+      tenant_ern: 'ern:demo/tenants/clinic-1',
+      tenant_name: 'Demo Clinic',
+      product: 'demo',
+    });
   });
 
   it('creates a link, replays it, refuses a reused key and reports invalid fields', async () => {
@@ -122,18 +130,25 @@ describe('the example gateway', () => {
       { field: 'unknown', code: 'unknown_field' },
     ]);
 
-    const read = await fetch(`${gateway}${created.headers.get('location')}`, { headers: { authorization: `Bearer ${linkToken}` } });
+    const read = await fetch(`${gateway}${created.headers.get('location')}`, {
+      headers: { authorization: `Bearer ${linkToken}` },
+    });
     expect(read.status).toBe(200);
     expect(await read.json()).toEqual(link);
   });
 
   it('accepts tokens minted by npm run example:token in another process, and keeps tenants apart', async () => {
     const created = (await (await post(printedBody)).json()) as { id: string };
-    const { stdout } = await promisify(execFile)(process.execPath, ['examples/gateway/token.mjs', '--tenant', 'clinic-2'], { cwd: root, env });
+    const { stdout } = await promisify(execFile)(process.execPath, ['examples/gateway/token.mjs', '--tenant', 'clinic-2'], {
+      cwd: root,
+      env,
+    });
     const otherTenant = stdout.trim();
     const info = await fetch(`${gateway}/info/`, { headers: { authorization: `Bearer ${otherTenant}` } });
     expect(await info.json()).toMatchObject({ tenant_ern: 'ern:demo/tenants/clinic-2' });
-    const read = await fetch(`${gateway}/payment-links/${created.id}`, { headers: { authorization: `Bearer ${otherTenant}` } });
+    const read = await fetch(`${gateway}/payment-links/${created.id}`, {
+      headers: { authorization: `Bearer ${otherTenant}` },
+    });
     expect(read.status).toBe(404);
     const department = await fetch(`${gateway}/payment-links/`, {
       method: 'POST',
@@ -149,7 +164,10 @@ describe('the example gateway', () => {
     const missing = await fetch(`${gateway}/info/`);
     expect(missing.status).toBe(401);
     expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="paygate"');
-    const { stdout } = await promisify(execFile)(process.execPath, ['examples/gateway/token.mjs', '--tenant', 'public'], { cwd: root, env });
+    const { stdout } = await promisify(execFile)(process.execPath, ['examples/gateway/token.mjs', '--tenant', 'public'], {
+      cwd: root,
+      env,
+    });
     const response = await fetch(`${gateway}/payment-links/`, {
       method: 'POST',
       headers: { authorization: `Bearer ${stdout.trim()}`, 'content-type': 'application/json' },
@@ -169,7 +187,9 @@ describe('the example gateway', () => {
     expect(lines).toHaveLength(before + 1);
     expect(lines.at(-1)).toMatch(/ GET \/info\/ 401 tenant=- code=malformed_token \d+\.\dms$/);
     expect(lines.some((line) => / POST \/payment-links\/ 201 tenant=ern:demo\/tenants\/clinic-1 code=- /.test(line))).toBe(true);
-    expect(lines.some((line) => / POST \/payment-links\/ 409 tenant=ern:demo\/tenants\/clinic-1 code=idempotency_key_reused /.test(line))).toBe(true);
+    expect(
+      lines.some((line) => / POST \/payment-links\/ 409 tenant=ern:demo\/tenants\/clinic-1 code=idempotency_key_reused /.test(line)),
+    ).toBe(true);
     const log = lines.join('\n');
     for (const token of [infoToken, linkToken, 'not.a.jwt', 'secret']) expect(log).not.toContain(token);
   });
@@ -180,7 +200,11 @@ describe('the example gateway', () => {
     async function postBytes(size: number, headers: Record<string, string>): Promise<{ status: number; code: string; detail: string }> {
       const bytes = new Uint8Array(size).fill(0x20);
       bytes.set(new TextEncoder().encode('{}'), 0);
-      const response = await fetch(`${gateway}/payment-links/`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: bytes });
+      const response = await fetch(`${gateway}/payment-links/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: bytes,
+      });
       const problem = (await response.json()) as { code: string; detail: string };
       return { status: response.status, code: problem.code, detail: problem.detail };
     }
@@ -190,21 +214,30 @@ describe('the example gateway', () => {
     });
 
     it('answers a 20 MB body with a forged token with 401', async () => {
-      expect(await postBytes(TWENTY_MB, { authorization: 'Bearer not.a.jwt' })).toMatchObject({ status: 401, code: 'malformed_token' });
+      expect(await postBytes(TWENTY_MB, { authorization: 'Bearer not.a.jwt' })).toMatchObject({
+        status: 401,
+        code: 'malformed_token',
+      });
     });
 
-    it('answers a 20 MB body with a valid token with 413, naming the handler\'s limit', async () => {
+    it("answers a 20 MB body with a valid token with 413, naming the handler's limit", async () => {
       const answer = await postBytes(TWENTY_MB, { authorization: `Bearer ${linkToken}` });
       expect(answer).toMatchObject({ status: 413, code: 'payload_too_large' });
       expect(answer.detail).toContain(`${DEFAULT_MAX_BODY_BYTES} bytes`);
     });
 
-    it('answers one byte over the handler\'s limit with 413', async () => {
-      expect(await postBytes(DEFAULT_MAX_BODY_BYTES + 1, { authorization: `Bearer ${linkToken}` })).toMatchObject({ status: 413, code: 'payload_too_large' });
+    it("answers one byte over the handler's limit with 413", async () => {
+      expect(await postBytes(DEFAULT_MAX_BODY_BYTES + 1, { authorization: `Bearer ${linkToken}` })).toMatchObject({
+        status: 413,
+        code: 'payload_too_large',
+      });
     });
 
-    it('reads a body of exactly the handler\'s limit (400 for its fields, not 413)', async () => {
-      expect(await postBytes(DEFAULT_MAX_BODY_BYTES, { authorization: `Bearer ${linkToken}` })).toMatchObject({ status: 400, code: 'validation_failed' });
+    it("reads a body of exactly the handler's limit (400 for its fields, not 413)", async () => {
+      expect(await postBytes(DEFAULT_MAX_BODY_BYTES, { authorization: `Bearer ${linkToken}` })).toMatchObject({
+        status: 400,
+        code: 'validation_failed',
+      });
     });
 
     it('refuses a request without a token before asking for its body (no 100 Continue)', async () => {
@@ -234,7 +267,12 @@ describe('the example gateway', () => {
         let continued = false;
         const request = httpRequest(`${gateway}/payment-links/`, {
           method: 'POST',
-          headers: { authorization: `Bearer ${linkToken}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked', expect: '100-continue' },
+          headers: {
+            authorization: `Bearer ${linkToken}`,
+            'content-type': 'application/json',
+            'transfer-encoding': 'chunked',
+            expect: '100-continue',
+          },
         });
         request.on('continue', () => {
           continued = true;

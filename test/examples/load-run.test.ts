@@ -14,7 +14,11 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
 
 function load(env: Record<string, string>, args: string[] = []) {
-  return run(process.execPath, ['examples/load/run.mjs', ...args], { cwd: root, env: { ...process.env, ...env }, timeout: 60_000 });
+  return run(process.execPath, ['examples/load/run.mjs', ...args], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    timeout: 60_000,
+  });
 }
 
 describe('the load run', () => {
@@ -22,7 +26,12 @@ describe('the load run', () => {
     if (!existsSync(join(root, 'dist', 'payment-links', 'index.js'))) {
       throw new Error('dist/ is missing: run `npm run build` (the pretest script does) before this test');
     }
-    const { stdout } = await load({ LOAD_SECONDS: '2', LOAD_WARMUP_SECONDS: '0', LOAD_CONNECTIONS: '8', LOAD_KEYS: '40' });
+    const { stdout } = await load({
+      LOAD_SECONDS: '2',
+      LOAD_WARMUP_SECONDS: '0',
+      LOAD_CONNECTIONS: '8',
+      LOAD_KEYS: '40',
+    });
     expect(stdout).toMatch(/^load run: all checks passed$/m);
     expect(stdout).not.toMatch(/^FAIL /m);
     expect(stdout.match(/^PASS /gm)).toHaveLength(10);

@@ -34,7 +34,10 @@ describe.skipIf(!built)('the recipes of docs/adapters.md', () => {
     let app: { request: (path: string, init?: RequestInit) => Promise<Response> };
     beforeAll(async () => {
       events = [];
-      const verifier = createTestVerifier(issuer, { onEvent: (event: VerifierEvent) => events.push(event), cacheAdmission: 'first-use' });
+      const verifier = createTestVerifier(issuer, {
+        onEvent: (event: VerifierEvent) => events.push(event),
+        cacheAdmission: 'first-use',
+      });
       app = (await recipe('hono-scopes.mjs')).createApp(verifier);
     });
     const post = async (path: string, scope: string) =>
@@ -77,7 +80,10 @@ describe.skipIf(!built)('the recipes of docs/adapters.md', () => {
 
     it('answers 401 on a guarded route without a token, 200 with one', async () => {
       await request(server).get('/info').expect(401);
-      await request(server).get('/info').set('authorization', `Bearer ${await issuer.token()}`).expect(200, { tenant: 'ern:acme/tenants/t-1' });
+      await request(server)
+        .get('/info')
+        .set('authorization', `Bearer ${await issuer.token()}`)
+        .expect(200, { tenant: 'ern:acme/tenants/t-1' });
     });
 
     it('answers 403 on a route whose scope the token lacks', async () => {
@@ -90,7 +96,9 @@ describe.skipIf(!built)('the recipes of docs/adapters.md', () => {
     it('logs one JSON line per rejection with the code and the hint, and the caller sees no hint', async () => {
       const lines: string[] = [];
       const { createLoggedVerifier } = await recipe('log-hints.mjs');
-      const verifier = createLoggedVerifier({ registry: [issuer.entry], audience: 'https://payments.other' }, (line: string) => lines.push(line));
+      const verifier = createLoggedVerifier({ registry: [issuer.entry], audience: 'https://payments.other' }, (line: string) =>
+        lines.push(line),
+      );
       const error = await verifier.verify(await issuer.token()).catch((caught: unknown) => caught);
       expect((error as { code: string }).code).toBe('audience_mismatch');
       expect(lines).toHaveLength(1);

@@ -23,7 +23,11 @@ describe('resolveAdapterOptions', () => {
   });
 
   it('builds a verifier from the verifier options given flat', () => {
-    const settings = resolveAdapterOptions('auth', { registry: [entry], audience: 'https://payments.test', maxTokenBytes: 4096 });
+    const settings = resolveAdapterOptions('auth', {
+      registry: [entry],
+      audience: 'https://payments.test',
+      maxTokenBytes: 4096,
+    });
     expect(settings.verifier).not.toBe(verifier);
     expect(settings.verifier.maxTokenBytes).toBe(4096);
   });
@@ -41,11 +45,19 @@ describe('resolveAdapterOptions', () => {
       allowPreflight: true,
       forwardErrors: true,
     });
-    expect(settings).toMatchObject({ requiredScopes: { mode: 'allOf', scopes: ['pay:processPayments'] }, realm: 'payments', allowPreflight: true, forwardErrors: true });
+    expect(settings).toMatchObject({
+      requiredScopes: { mode: 'allOf', scopes: ['pay:processPayments'] },
+      realm: 'payments',
+      allowPreflight: true,
+      forwardErrors: true,
+    });
   });
 
   it('puts requiredScopes in a stable, frozen shape', () => {
-    const settings = resolveAdapterOptions('auth', { verifier, requiredScopes: { anyOf: ['pay:chargeToken', 'hub:subscribe'] } });
+    const settings = resolveAdapterOptions('auth', {
+      verifier,
+      requiredScopes: { anyOf: ['pay:chargeToken', 'hub:subscribe'] },
+    });
     expect(settings.requiredScopes).toMatchObject({ mode: 'anyOf', scopes: ['pay:chargeToken', 'hub:subscribe'] });
     expect(Object.isFrozen(settings.requiredScopes)).toBe(true);
   });
@@ -54,7 +66,11 @@ describe('resolveAdapterOptions', () => {
     ['options that are not an object', null, /^auth: options must be an object/],
     ['an array for options', [], /^auth: options must be an object/],
     ['neither a verifier nor its options', {}, /^auth: verifier is required/],
-    ['a verifier together with its options', { verifier, audience: 'https://payments.test' }, /^auth: give verifier or the verifier's options, not both \(found "audience"\)/],
+    [
+      'a verifier together with its options',
+      { verifier, audience: 'https://payments.test' },
+      /^auth: give verifier or the verifier's options, not both \(found "audience"\)/,
+    ],
     ['a verifier without verify()', { verifier: { maxTokenBytes: 8192 } }, /^auth: verifier must be/],
     ['a verifier without maxTokenBytes', { verifier: { verify: async () => undefined } }, /^auth: verifier must be/],
     ['an unknown option', { verifier, allowPreflights: true }, /^auth: unknown option "allowPreflights"/],

@@ -27,7 +27,7 @@ describe('authenticate', () => {
     expect(failed(await authenticate(fx.verifier(), { authorization: undefined })).code).toBe('missing_token');
   });
 
-  test('a bad token is a result carrying the verifier\'s code', async () => {
+  test("a bad token is a result carrying the verifier's code", async () => {
     expect(failed(await authenticate(fx.verifier(), { authorization: 'Bearer abc.def.ghi' })).code).toBe('malformed_token');
   });
 
@@ -66,8 +66,12 @@ describe('authenticate', () => {
     );
   });
 
-  test('an insufficient_scope hint names the scopes granted and the policy\'s, and reaches the body only with exposeHints', async () => {
-    const error = failed(await authenticate(fx.verifier(), { authorization: `Bearer ${await fx.issuer.token({ scope: 'custom:x pay:refunds' })}` }));
+  test("an insufficient_scope hint names the scopes granted and the policy's, and reaches the body only with exposeHints", async () => {
+    const error = failed(
+      await authenticate(fx.verifier(), {
+        authorization: `Bearer ${await fx.issuer.token({ scope: 'custom:x pay:refunds' })}`,
+      }),
+    );
     expect(error.hint).toBe(
       'The token grants "custom:x", "pay:refunds"; it needs one of "pay:processPayments", "pay:chargeToken", "pay:manageIntegration", "hub:subscribe".',
     );
@@ -77,7 +81,12 @@ describe('authenticate', () => {
 
   test('an insufficient_scope hint names what an all-of requirement lacks, and says when the token grants no scope', async () => {
     const token = await fx.issuer.token({ scope: 'pay:processPayments' });
-    const lacking = failed(await authenticate(fx.verifier(), { authorization: `Bearer ${token}`, requiredScopes: ['pay:processPayments', 'hub:subscribe', 'pay:chargeToken'] }));
+    const lacking = failed(
+      await authenticate(fx.verifier(), {
+        authorization: `Bearer ${token}`,
+        requiredScopes: ['pay:processPayments', 'hub:subscribe', 'pay:chargeToken'],
+      }),
+    );
     expect(lacking.hint).toBe('The token grants "pay:processPayments"; it lacks "hub:subscribe", "pay:chargeToken".');
     const none = failed(await authenticate(fx.verifier(), { authorization: `Bearer ${await fx.issuer.token({ scope: '' })}` }));
     expect(none.hint).toMatch(/^The token grants no scope; it needs one of "pay:processPayments"/);
@@ -211,6 +220,10 @@ describe('requirementFailure', () => {
   test('names the missing requirement in a 403 insufficient_scope', async () => {
     const auth = await fx.verifier().verify(await fx.issuer.token({ scope: 'hub:subscribe' }));
     const error = requirementFailure(auth, { anyOf: ['pay:chargeToken', 'pay:manageIntegration'] });
-    expect(error).toMatchObject({ code: 'insufficient_scope', status: 403, requiredScopes: ['pay:chargeToken', 'pay:manageIntegration'] });
+    expect(error).toMatchObject({
+      code: 'insufficient_scope',
+      status: 403,
+      requiredScopes: ['pay:chargeToken', 'pay:manageIntegration'],
+    });
   });
 });

@@ -11,19 +11,21 @@ describe('toErrorResponse', () => {
   test('an invalid token is 401 with error="invalid_token" and a description', () => {
     const response = toErrorResponse(new AuthError('token_expired', 'The token has expired.', { claim: 'exp' }));
     expect(response.status).toBe(401);
-    expect(response.headers['www-authenticate']).toBe(
-      'Bearer realm="paygate", error="invalid_token", error_description="Token expired"',
-    );
+    expect(response.headers['www-authenticate']).toBe('Bearer realm="paygate", error="invalid_token", error_description="Token expired"');
   });
 
   test('invalid_request is 400 with error="invalid_request"', () => {
     const response = toErrorResponse(new AuthError('invalid_request', 'Two headers.'));
     expect(response.status).toBe(400);
-    expect(response.headers['www-authenticate']).toBe('Bearer realm="paygate", error="invalid_request", error_description="Invalid authorization request"');
+    expect(response.headers['www-authenticate']).toBe(
+      'Bearer realm="paygate", error="invalid_request", error_description="Invalid authorization request"',
+    );
   });
 
   test('insufficient_scope is 403 with the scopes needed in scope="…"', () => {
-    const error = new AuthError('insufficient_scope', 'Lacks scopes.', { requiredScopes: ['pay:processPayments', 'hub:subscribe'] });
+    const error = new AuthError('insufficient_scope', 'Lacks scopes.', {
+      requiredScopes: ['pay:processPayments', 'hub:subscribe'],
+    });
     const response = toErrorResponse(error);
     expect(response.status).toBe(403);
     expect(response.headers['www-authenticate']).toBe(
@@ -127,6 +129,8 @@ describe('toErrorResponse and hints', () => {
   });
 
   test('a non-boolean exposeHints is refused, naming it', () => {
-    expect(() => toErrorResponse(hinted, { exposeHints: 'yes' as unknown as boolean })).toThrow(/^toErrorResponse: exposeHints must be a boolean/);
+    expect(() => toErrorResponse(hinted, { exposeHints: 'yes' as unknown as boolean })).toThrow(
+      /^toErrorResponse: exposeHints must be a boolean/,
+    );
   });
 });

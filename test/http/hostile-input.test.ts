@@ -39,9 +39,15 @@ async function tokensWith(value: string): Promise<[string, string][]> {
     ['typ', await fx.issuer.token({}, { typ: value })],
     ['tenant_ern', await fx.issuer.token({ tenant_ern: `ern:${value}/tenants/t-1` })],
     ['user_ern', await fx.issuer.token({ user_ern: value })],
-    ['a repeated member name', await signRawToken(key, text({ alg: 'RS256', kid: key.kid }), encoder.encode(`{"${value}":1,"${value}":2}`))],
+    [
+      'a repeated member name',
+      await signRawToken(key, text({ alg: 'RS256', kid: key.kid }), encoder.encode(`{"${value}":1,"${value}":2}`)),
+    ],
     ['a nested repeat', await signRawToken(key, text({ alg: 'RS256', kid: key.kid }), encoder.encode(nested))],
-    ['a repeated header member', await signRawToken(key, encoder.encode(`{"alg":"RS256","kid":"${key.kid}","${value}":1,"${value}":2}`), text(fx.issuer.claims()))],
+    [
+      'a repeated header member',
+      await signRawToken(key, encoder.encode(`{"alg":"RS256","kid":"${key.kid}","${value}":1,"${value}":2}`), text(fx.issuer.claims())),
+    ],
   ];
 }
 

@@ -9,7 +9,10 @@ describe('isCorsPreflight', () => {
   });
 
   it('recognises OPTIONS with Origin and Access-Control-Request-Method in Web Headers', () => {
-    const request = new Request('http://127.0.0.1/', { method: 'OPTIONS', headers: { Origin: ORIGIN, 'Access-Control-Request-Method': 'POST' } });
+    const request = new Request('http://127.0.0.1/', {
+      method: 'OPTIONS',
+      headers: { Origin: ORIGIN, 'Access-Control-Request-Method': 'POST' },
+    });
     expect(isCorsPreflight(request)).toBe(true);
   });
 
@@ -29,6 +32,11 @@ describe('isCorsPreflight', () => {
   });
 
   it('is not fooled by a header named "get" in Node headers', () => {
-    expect(isCorsPreflight({ method: 'OPTIONS', headers: { get: 'x', origin: ORIGIN, 'access-control-request-method': 'PUT' } })).toBe(true);
+    expect(
+      isCorsPreflight({
+        method: 'OPTIONS',
+        headers: { get: 'x', origin: ORIGIN, 'access-control-request-method': 'PUT' },
+      }),
+    ).toBe(true);
   });
 });

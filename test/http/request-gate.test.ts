@@ -36,7 +36,10 @@ describe('gateRequest', () => {
   });
 
   it('returns the verified context of a Node request', async () => {
-    const result = await gateRequest(resolveAdapterOptions('auth', { verifier }), { method: 'GET', headers: { authorization: `Bearer ${token}` } });
+    const result = await gateRequest(resolveAdapterOptions('auth', { verifier }), {
+      method: 'GET',
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(result.ok && result.auth?.tenant.ern).toBe('ern:acme/tenants/t-1');
   });
 
@@ -47,20 +50,32 @@ describe('gateRequest', () => {
   });
 
   it("reads every Authorization value from Node's headersDistinct", async () => {
-    const request = { method: 'GET', headers: { authorization: `Bearer ${token}` }, headersDistinct: { authorization: [`Bearer ${token}`, `Bearer ${token}`] } };
+    const request = {
+      method: 'GET',
+      headers: { authorization: `Bearer ${token}` },
+      headersDistinct: { authorization: [`Bearer ${token}`, `Bearer ${token}`] },
+    };
     const result = await gateRequest(resolveAdapterOptions('auth', { verifier }), request);
     expect(result.ok).toBe(false);
     expect(!result.ok && result.error).toMatchObject({ code: 'invalid_request', status: 400 });
   });
 
   it("reads the Authorization value from Node's raw header lines, whatever the name's case", async () => {
-    const request = { method: 'GET', headers: {}, rawHeaders: ['Host', '127.0.0.1', 'Authorization', `Bearer ${token}`] };
+    const request = {
+      method: 'GET',
+      headers: {},
+      rawHeaders: ['Host', '127.0.0.1', 'Authorization', `Bearer ${token}`],
+    };
     const result = await gateRequest(resolveAdapterOptions('auth', { verifier }), request);
     expect(result.ok && result.auth?.tenant.ern).toBe('ern:acme/tenants/t-1');
   });
 
   it("refuses two Authorization lines among Node's raw header lines as 400 invalid_request", async () => {
-    const request = { method: 'GET', headers: {}, rawHeaders: ['authorization', `Bearer ${token}`, 'authorization', `Bearer ${token}`] };
+    const request = {
+      method: 'GET',
+      headers: {},
+      rawHeaders: ['authorization', `Bearer ${token}`, 'authorization', `Bearer ${token}`],
+    };
     const result = await gateRequest(resolveAdapterOptions('auth', { verifier }), request);
     expect(!result.ok && result.error).toMatchObject({ code: 'invalid_request', status: 400 });
   });
@@ -73,39 +88,71 @@ describe('gateRequest', () => {
   });
 
   it('builds the response in the configured realm', async () => {
-    const result = await gateRequest(resolveAdapterOptions('auth', { verifier, realm: 'payments' }), { method: 'GET', headers: {} });
-    expect(!result.ok && result.response).toMatchObject({ status: 401, headers: { 'www-authenticate': 'Bearer realm="payments"' } });
+    const result = await gateRequest(resolveAdapterOptions('auth', { verifier, realm: 'payments' }), {
+      method: 'GET',
+      headers: {},
+    });
+    expect(!result.ok && result.response).toMatchObject({
+      status: 401,
+      headers: { 'www-authenticate': 'Bearer realm="payments"' },
+    });
   });
 
   it('builds no response when failures are forwarded', async () => {
-    const result = await gateRequest(resolveAdapterOptions('auth', { verifier, forwardErrors: true }), { method: 'GET', headers: {} });
+    const result = await gateRequest(resolveAdapterOptions('auth', { verifier, forwardErrors: true }), {
+      method: 'GET',
+      headers: {},
+    });
     expect(result).toMatchObject({ ok: false, response: undefined });
     expect(!result.ok && result.error).toBeInstanceOf(AuthError);
   });
 
   it('lets an allowed preflight through without verifying it', async () => {
     const stub = stubVerifier(() => Promise.reject(new Error('not called')));
-    const result = await gateRequest(resolveAdapterOptions('auth', { verifier: stub, allowPreflight: true }), { method: 'OPTIONS', headers: PREFLIGHT });
+    const result = await gateRequest(resolveAdapterOptions('auth', { verifier: stub, allowPreflight: true }), {
+      method: 'OPTIONS',
+      headers: PREFLIGHT,
+    });
     expect(result).toEqual({ ok: true, auth: null });
     expect(stub.calls).toEqual([]);
   });
 
   it('verifies a preflight when preflights are not allowed', async () => {
-    const result = await gateRequest(resolveAdapterOptions('auth', { verifier }), { method: 'OPTIONS', headers: PREFLIGHT });
+    const result = await gateRequest(resolveAdapterOptions('auth', { verifier }), {
+      method: 'OPTIONS',
+      headers: PREFLIGHT,
+    });
     expect(!result.ok && result.error).toMatchObject({ code: 'missing_token' });
   });
 
   it('needs both the default requiredScopes and the route scopes', async () => {
     const settings = resolveAdapterOptions('auth', { verifier, requiredScopes: 'pay:processPayments' });
-    const routeOnly = await gateRequest(settings, { method: 'GET', headers: { authorization: `Bearer ${otherScopes}` } }, 'pay:manageIntegration');
-    expect(!routeOnly.ok && routeOnly.error).toMatchObject({ code: 'insufficient_scope', requiredScopes: ['pay:processPayments'] });
-    const defaultOnly = await gateRequest(settings, { method: 'GET', headers: { authorization: `Bearer ${token}` } }, 'pay:manageIntegration');
-    expect(!defaultOnly.ok && defaultOnly.error).toMatchObject({ code: 'insufficient_scope', requiredScopes: ['pay:manageIntegration'] });
+    const routeOnly = await gateRequest(
+      settings,
+      { method: 'GET', headers: { authorization: `Bearer ${otherScopes}` } },
+      'pay:manageIntegration',
+    );
+    expect(!routeOnly.ok && routeOnly.error).toMatchObject({
+      code: 'insufficient_scope',
+      requiredScopes: ['pay:processPayments'],
+    });
+    const defaultOnly = await gateRequest(
+      settings,
+      { method: 'GET', headers: { authorization: `Bearer ${token}` } },
+      'pay:manageIntegration',
+    );
+    expect(!defaultOnly.ok && defaultOnly.error).toMatchObject({
+      code: 'insufficient_scope',
+      requiredScopes: ['pay:manageIntegration'],
+    });
   });
 
   it('answers a server fault in the verifier as a 500 internal_error without its detail, never rejecting', async () => {
     const stub = stubVerifier(() => Promise.reject(new Error('secret detail')));
-    const result = await gateRequest(resolveAdapterOptions('auth', { verifier: stub }), { method: 'GET', headers: { authorization: `Bearer ${token}` } });
+    const result = await gateRequest(resolveAdapterOptions('auth', { verifier: stub }), {
+      method: 'GET',
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(!result.ok && result.response).toMatchObject({ status: 500, body: { code: 'internal_error' } });
     expect(JSON.stringify(!result.ok && result.response)).not.toContain('secret detail');
   });
@@ -113,7 +160,10 @@ describe('gateRequest', () => {
   it('forwards a server fault in the verifier as it was thrown', async () => {
     const fault = new Error('bug');
     const stub = stubVerifier(() => Promise.reject(fault));
-    const result = await gateRequest(resolveAdapterOptions('auth', { verifier: stub, forwardErrors: true }), { method: 'GET', headers: { authorization: `Bearer ${token}` } });
+    const result = await gateRequest(resolveAdapterOptions('auth', { verifier: stub, forwardErrors: true }), {
+      method: 'GET',
+      headers: { authorization: `Bearer ${token}` },
+    });
     expect(!result.ok && result.error).toBe(fault);
   });
 });

@@ -3,7 +3,10 @@ import { requirementFromArguments } from '../../src/http/scope-arguments.js';
 
 describe('requirementFromArguments', () => {
   it('takes several scopes as all of them', () => {
-    expect(requirementFromArguments(['pay:processPayments', 'hub:subscribe'])).toMatchObject({ mode: 'allOf', scopes: ['pay:processPayments', 'hub:subscribe'] });
+    expect(requirementFromArguments(['pay:processPayments', 'hub:subscribe'])).toMatchObject({
+      mode: 'allOf',
+      scopes: ['pay:processPayments', 'hub:subscribe'],
+    });
   });
 
   it('takes one scope as that scope', () => {
@@ -11,12 +14,21 @@ describe('requirementFromArguments', () => {
   });
 
   it('takes an array as all of its scopes', () => {
-    expect(requirementFromArguments([['pay:chargeToken', 'hub:subscribe']])).toMatchObject({ mode: 'allOf', scopes: ['pay:chargeToken', 'hub:subscribe'] });
+    expect(requirementFromArguments([['pay:chargeToken', 'hub:subscribe']])).toMatchObject({
+      mode: 'allOf',
+      scopes: ['pay:chargeToken', 'hub:subscribe'],
+    });
   });
 
   it('keeps { anyOf } and { allOf } as they are', () => {
-    expect(requirementFromArguments([{ anyOf: ['pay:chargeToken', 'hub:subscribe'] }])).toMatchObject({ mode: 'anyOf', scopes: ['pay:chargeToken', 'hub:subscribe'] });
-    expect(requirementFromArguments([{ allOf: ['pay:chargeToken'] }])).toMatchObject({ mode: 'allOf', scopes: ['pay:chargeToken'] });
+    expect(requirementFromArguments([{ anyOf: ['pay:chargeToken', 'hub:subscribe'] }])).toMatchObject({
+      mode: 'anyOf',
+      scopes: ['pay:chargeToken', 'hub:subscribe'],
+    });
+    expect(requirementFromArguments([{ allOf: ['pay:chargeToken'] }])).toMatchObject({
+      mode: 'allOf',
+      scopes: ['pay:chargeToken'],
+    });
   });
 
   it('returns a frozen requirement, so it is normalized once', () => {

@@ -11,7 +11,17 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const EXPORTS = ['createIssuer', 'InMemoryKeyStore', 'FileKeyStore', 'IssuerError', 'KeyStoreError', 'jwksFetchHandler', 'jwksNodeHandler', 'jwksFastifyHandler', 'DEFAULT_ROTATION'];
+const EXPORTS = [
+  'createIssuer',
+  'InMemoryKeyStore',
+  'FileKeyStore',
+  'IssuerError',
+  'KeyStoreError',
+  'jwksFetchHandler',
+  'jwksNodeHandler',
+  'jwksFastifyHandler',
+  'DEFAULT_ROTATION',
+];
 const built = existsSync(resolve(root, 'dist/issuer/index.js'));
 
 /** Specifiers `file` imports statically, through its relative imports. */
@@ -20,7 +30,9 @@ async function staticImports(file: string, seen = new Set<string>()): Promise<Se
   if (seen.has(file)) return found;
   seen.add(file);
   const source = await readFile(file, 'utf8');
-  for (const match of source.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*['"]([^'"]+)['"]|(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g)) {
+  for (const match of source.matchAll(
+    /(?:^|\n)\s*(?:import|export)\s[^;]*?from\s*['"]([^'"]+)['"]|(?:^|\n)\s*import\s*['"]([^'"]+)['"]/g,
+  )) {
     const specifier = (match[1] ?? match[2]) as string;
     if (specifier.startsWith('.')) for (const name of await staticImports(resolve(dirname(file), specifier), seen)) found.add(name);
     else found.add(specifier);
@@ -40,7 +52,11 @@ describe.skipIf(!built)('the built paygate-auth/issuer (SKIPPED without a build:
   });
 
   it('statically imports only its runtime dependencies: no framework, no Node built-in', async () => {
-    const packageOf = (specifier: string): string => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+    const packageOf = (specifier: string): string =>
+      specifier
+        .split('/')
+        .slice(0, specifier.startsWith('@') ? 2 : 1)
+        .join('/');
     const packages = new Set([...(await staticImports(resolve(root, 'dist/issuer/index.js')))].map(packageOf));
     expect([...packages].sort()).toEqual(['jose', 'lru-cache']);
   });

@@ -40,7 +40,9 @@ interface Life {
  */
 function live(directory: string, start: number, seed: number, lines: number, delay: number): Promise<Life> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CHILD, directory, String(start), String(seed)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CHILD, directory, String(start), String(seed)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     let timer: NodeJS.Timeout | undefined;
@@ -102,7 +104,12 @@ describe.skipIf(!built)('the issuer kit SIGKILLed at random points of start-up, 
       const where = `run ${run}`;
       // The start-up after the crash: loads the store, sweeps, checks every key file.
       const issuer = await createIssuer({
-        issuer: ISS, audience: AUD, product: 'acme', now: () => t, maxLifetime: 3600, lifetime: 3600,
+        issuer: ISS,
+        audience: AUD,
+        product: 'acme',
+        now: () => t,
+        maxLifetime: 3600,
+        lifetime: 3600,
         keyStore: new FileKeyStore({ directory, sweepAfter: 0 }),
         rotation: { interval: 7200, publishLead: LEAD_MS / 1000, retentionMargin: 60 },
       }).catch((error: unknown) => {
@@ -112,10 +119,12 @@ describe.skipIf(!built)('the issuer kit SIGKILLed at random points of start-up, 
       if (issuer === undefined) break;
       const records = await new FileKeyStore({ directory }).loadSchedule();
       for (const record of records) {
-        if (record.signsFrom - record.publishedAt < LEAD_MS) problems.push(`${where}: key ${record.kid} signs ${record.signsFrom - record.publishedAt} ms after its publication`);
+        if (record.signsFrom - record.publishedAt < LEAD_MS)
+          problems.push(`${where}: key ${record.kid} signs ${record.signsFrom - record.publishedAt} ms after its publication`);
       }
       const named = new Set(['schedule.json', ...records.map((record) => `${record.kid}.pem`)]);
-      for (const name of await readdir(directory)) if (!named.has(name)) problems.push(`${where}: ${name} is left, which the schedule does not name`);
+      for (const name of await readdir(directory))
+        if (!named.has(name)) problems.push(`${where}: ${name} is left, which the schedule does not name`);
       const jwks = createLocalJWKSet(issuer.jwks().document as never);
       tokens = tokens.filter(({ at }) => at + 3_600_000 > t);
       for (const { token } of tokens) {

@@ -8,7 +8,11 @@ const steps: string[] = [];
 
 vi.mock('node:fs/promises', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs/promises')>();
-  const base = (file: unknown) => String(file).split('/').pop()?.replace(/[0-9a-f-]{36}/, '<uuid>');
+  const base = (file: unknown) =>
+    String(file)
+      .split('/')
+      .pop()
+      ?.replace(/[0-9a-f-]{36}/, '<uuid>');
   return {
     ...fs,
     open: async (file: string, flags: string, mode?: number) => {
@@ -56,7 +60,9 @@ describe('writeFileDurably', () => {
     const file = join(directory, 'k.pem');
     await writeFileDurably(file, 'first', { mode: 0o600, overwrite: false });
     expect(steps).toEqual(['fsync k.pem.<uuid>.tmp', 'link k.pem.<uuid>.tmp k.pem', `fsync ${directory.split('/').pop()}`]);
-    await expect(writeFileDurably(file, 'second', { mode: 0o600, overwrite: false })).rejects.toMatchObject({ code: 'EEXIST' });
+    await expect(writeFileDurably(file, 'second', { mode: 0o600, overwrite: false })).rejects.toMatchObject({
+      code: 'EEXIST',
+    });
     expect(await readFile(file, 'utf8')).toBe('first');
     expect(await readdir(directory)).toEqual(['k.pem']);
   });

@@ -22,7 +22,10 @@ afterEach(async () => {
 const mode = async (file: string) => (await stat(file)).mode & 0o777;
 
 describe('FileKeyStore', () => {
-  it.each([['pkcs8', '.pem'], ['jwk', '.jwk.json']] as const)('writes %s private keys with mode 0600 in a 0700 directory', async (format, suffix) => {
+  it.each([
+    ['pkcs8', '.pem'],
+    ['jwk', '.jwk.json'],
+  ] as const)('writes %s private keys with mode 0600 in a 0700 directory', async (format, suffix) => {
     const store = new FileKeyStore({ directory, format });
     const jwk = await store.generate();
     expect(await mode(join(directory, `${jwk.kid}${suffix}`))).toBe(0o600);
@@ -54,26 +57,39 @@ describe('FileKeyStore', () => {
 
   it('refuses to sign with a key file under 2048 bits, naming its size (weak_key)', async () => {
     await new FileKeyStore({ directory }).loadSchedule();
-    const weak = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    const weak = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({
+      type: 'pkcs8',
+      format: 'pem',
+    }) as string;
     await writeFile(join(directory, 'weak.pem'), weak, { mode: 0o600 });
     const error = await new FileKeyStore({ directory }).sign('weak', new Uint8Array(1)).catch((caught: unknown) => caught);
     expect((error as KeyStoreError).code).toBe('weak_key');
     expect((error as KeyStoreError).message).toContain('1024-bit');
   });
 
-  it.each([0o777, 0o770, 0o720])('refuses a key directory that others may write (mode %o: they could plant or swap a key)', async (bits) => {
-    await new FileKeyStore({ directory }).loadSchedule();
-    await chmod(directory, bits);
-    const error = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: new FileKeyStore({ directory }) }).catch((caught: unknown) => caught);
-    expect((error as KeyStoreError).code).toBe('insecure_directory');
-    expect((error as KeyStoreError).message).toContain(`mode ${bits.toString(8)}`);
-    expect(await readdir(directory)).toEqual([]);
-  });
+  it.each([0o777, 0o770, 0o720])(
+    'refuses a key directory that others may write (mode %o: they could plant or swap a key)',
+    async (bits) => {
+      await new FileKeyStore({ directory }).loadSchedule();
+      await chmod(directory, bits);
+      const error = await createIssuer({
+        issuer: ISS,
+        audience: AUD,
+        product: 'acme',
+        keyStore: new FileKeyStore({ directory }),
+      }).catch((caught: unknown) => caught);
+      expect((error as KeyStoreError).code).toBe('insecure_directory');
+      expect((error as KeyStoreError).message).toContain(`mode ${bits.toString(8)}`);
+      expect(await readdir(directory)).toEqual([]);
+    },
+  );
 
   it('accepts a key directory that others may read but not write', async () => {
     await new FileKeyStore({ directory }).loadSchedule();
     await chmod(directory, 0o755);
-    await expect(createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: new FileKeyStore({ directory }) })).resolves.toBeDefined();
+    await expect(
+      createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: new FileKeyStore({ directory }) }),
+    ).resolves.toBeDefined();
   });
 
   it('destroys a key for good', async () => {
@@ -98,7 +114,9 @@ describe('FileKeyStore', () => {
   it('saves the schedule whole, as JSON, without private members', async () => {
     const store = new FileKeyStore({ directory });
     await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store });
-    const saved = JSON.parse(await readFile(join(directory, 'schedule.json'), 'utf8')) as { keys: { publicJwk: object }[] };
+    const saved = JSON.parse(await readFile(join(directory, 'schedule.json'), 'utf8')) as {
+      keys: { publicJwk: object }[];
+    };
     expect(saved.keys).toHaveLength(1);
     expect(Object.keys(saved.keys[0]?.publicJwk ?? {}).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
   });
@@ -108,19 +126,25 @@ describe('FileKeyStore', () => {
     [{ directory: 'x', format: 'pem' }, 'format'],
     [{ directory: 'x', modulusLength: 1024 }, 'modulusLength'],
     [{ directory: 'x', sweepAfter: -1 }, 'sweepAfter'],
-  ])(
-    'throws a TypeError for %j',
-    (options, name) => {
-      expect(() => new FileKeyStore(options as never)).toThrow(TypeError);
-      expect(() => new FileKeyStore(options as never)).toThrow(name);
-    },
-  );
+  ])('throws a TypeError for %j', (options, name) => {
+    expect(() => new FileKeyStore(options as never)).toThrow(TypeError);
+    expect(() => new FileKeyStore(options as never)).toThrow(name);
+  });
 });
 
 describe('FileKeyStore after a crash', () => {
-  const options = (store: FileKeyStore, clock = fakeClock()): IssuerOptions => ({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store, now: clock.now });
+  const options = (store: FileKeyStore, clock = fakeClock()): IssuerOptions => ({
+    issuer: ISS,
+    audience: AUD,
+    product: 'acme',
+    keyStore: store,
+    now: clock.now,
+  });
   const refusal = async (promise: Promise<unknown>): Promise<KeyStoreError> => {
-    const error = await promise.then(() => undefined, (caught: unknown) => caught);
+    const error = await promise.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(KeyStoreError);
     return error as KeyStoreError;
   };
@@ -159,7 +183,7 @@ describe('FileKeyStore after a crash', () => {
     expect((await readdir(directory)).sort()).toEqual([`${issuer.keys()[0]?.kid}.pem`, 'schedule.json'].sort());
   });
 
-  it("sweeps a temporary file left beside a key the schedule names, and keeps the key", async () => {
+  it('sweeps a temporary file left beside a key the schedule names, and keeps the key', async () => {
     const issuer = await createIssuer(options(new FileKeyStore({ directory })));
     const kid = issuer.keys()[0]?.kid as string;
     await copyFile(join(directory, `${kid}.pem`), join(directory, `${kid}.pem.${crypto.randomUUID()}.tmp`));
@@ -224,7 +248,10 @@ describe('FileKeyStore after a crash', () => {
   it('refuses at createIssuer a key file swapped for another key', async () => {
     const issuer = await createIssuer(options(new FileKeyStore({ directory })));
     const file = join(directory, `${issuer.keys()[0]?.kid}.pem`);
-    const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({
+      type: 'pkcs8',
+      format: 'pem',
+    }) as string;
     await writeFile(file, other);
     expect((await refusal(createIssuer(options(new FileKeyStore({ directory }))))).code).toBe('key_mismatch');
   });

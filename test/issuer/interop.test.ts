@@ -7,9 +7,20 @@ import { fakeClock } from '../support/jwks-clock.js';
 const ISS = 'https://auth.acme.example';
 const AUD = 'https://payments.example';
 const clock = fakeClock(Date.now() - 7200_000);
-const issuer = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: new InMemoryKeyStore(), now: clock.now });
+const issuer = await createIssuer({
+  issuer: ISS,
+  audience: AUD,
+  product: 'acme',
+  keyStore: new InMemoryKeyStore(),
+  now: clock.now,
+});
 clock.advance(7200 - 5);
-const token = await issuer.sign({ tenant: 'ern:acme/tenants/t-1', scopes: ['pay:processPayments'], tenantName: 'Acme Clinic', user: '//users/u-1' });
+const token = await issuer.sign({
+  tenant: 'ern:acme/tenants/t-1',
+  scopes: ['pay:processPayments'],
+  tenantName: 'Acme Clinic',
+  user: '//users/u-1',
+});
 const CLAIMS = ['aud', 'exp', 'expt', 'iat', 'iss', 'nbf', 'scope', 'sub', 'tenant_ern', 'tenant_name', 'user_ern'];
 
 /** PyJWT (with `cryptography` for RS256) is needed; this machine has no PyPI access to install it. */
@@ -39,7 +50,10 @@ describe("the issuer's tokens in other libraries", () => {
       'print(json.dumps({"header": jwt.get_unverified_header(given["token"]), "claims": sorted(claims)}))',
     ].join('\n');
     const [jwk] = issuer.jwks().document.keys;
-    const run = spawnSync('python3', ['-c', script], { input: JSON.stringify({ token, jwk, aud: AUD, iss: ISS }), encoding: 'utf8' });
+    const run = spawnSync('python3', ['-c', script], {
+      input: JSON.stringify({ token, jwk, aud: AUD, iss: ISS }),
+      encoding: 'utf8',
+    });
     expect(run.stderr).toBe('');
     const result = JSON.parse(run.stdout) as { header: Record<string, unknown>; claims: string[] };
     expect(Object.keys(result.header).sort()).toEqual(['alg', 'kid', 'typ']);

@@ -12,7 +12,14 @@ const TENANT = 'ern:acme/tenants/t-1';
 async function setUp(options: Partial<IssuerOptions> = {}): Promise<{ issuer: Issuer; clock: FakeClock; store: InMemoryKeyStore }> {
   const clock = fakeClock();
   const store = new InMemoryKeyStore();
-  const issuer = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store, now: clock.now, ...options });
+  const issuer = await createIssuer({
+    issuer: ISS,
+    audience: AUD,
+    product: 'acme',
+    keyStore: store,
+    now: clock.now,
+    ...options,
+  });
   return { issuer, clock, store };
 }
 
@@ -27,7 +34,10 @@ const kids = (issuer: Issuer) => issuer.jwks().document.keys.map((key) => key.ki
 const signingKid = (issuer: Issuer) => issuer.keys().find((key) => key.state === 'signing')?.kid;
 
 async function refusal(promise: Promise<unknown>): Promise<IssuerError> {
-  const error = await promise.then(() => undefined, (caught: unknown) => caught);
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
   expect(error).toBeInstanceOf(IssuerError);
   return error as IssuerError;
 }
@@ -55,11 +65,26 @@ describe('issuer.sign', () => {
 
   it("writes exactly the contract's claims, with sub equal to iss, exp equal to expt and nbf equal to iat", async () => {
     const { issuer, clock } = await ready();
-    const token = await issuer.sign({ tenant: TENANT, scopes: 'pay:processPayments hub:subscribe', user: '//users/u-1', tenantName: 'Acme Clinic', lifetime: 600 });
+    const token = await issuer.sign({
+      tenant: TENANT,
+      scopes: 'pay:processPayments hub:subscribe',
+      user: '//users/u-1',
+      tenantName: 'Acme Clinic',
+      lifetime: 600,
+    });
     const iat = clock.now() / 1000;
     expect(decodeJwt(token)).toStrictEqual({
-      iss: ISS, sub: ISS, aud: AUD, scope: 'pay:processPayments hub:subscribe', iat, nbf: iat, exp: iat + 600, expt: iat + 600,
-      tenant_ern: TENANT, tenant_name: 'Acme Clinic', user_ern: '//users/u-1',
+      iss: ISS,
+      sub: ISS,
+      aud: AUD,
+      scope: 'pay:processPayments hub:subscribe',
+      iat,
+      nbf: iat,
+      exp: iat + 600,
+      expt: iat + 600,
+      tenant_ern: TENANT,
+      tenant_name: 'Acme Clinic',
+      user_ern: '//users/u-1',
     });
   });
 
@@ -271,7 +296,12 @@ describe('createIssuer and weak keys', () => {
 
 describe('createIssuer options', () => {
   it('accepts a loopback http: issuer and audience, as the JWKS rule does (tests, examples)', async () => {
-    const issuer = await createIssuer({ issuer: 'http://127.0.0.1:8080', audience: ['http://localhost:3000', AUD], product: 'acme', keyStore: new InMemoryKeyStore() });
+    const issuer = await createIssuer({
+      issuer: 'http://127.0.0.1:8080',
+      audience: ['http://localhost:3000', AUD],
+      product: 'acme',
+      keyStore: new InMemoryKeyStore(),
+    });
     expect([issuer.issuer, issuer.audience]).toEqual(['http://127.0.0.1:8080', ['http://localhost:3000', AUD]]);
   });
 

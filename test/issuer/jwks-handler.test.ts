@@ -4,7 +4,12 @@ import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { InMemoryKeyStore, createIssuer, jwksFastifyHandler, jwksFetchHandler, jwksNodeHandler } from '../../src/issuer/index.js';
 
-const issuer = await createIssuer({ issuer: 'https://auth.acme.example', audience: 'https://payments.example', product: 'acme', keyStore: new InMemoryKeyStore() });
+const issuer = await createIssuer({
+  issuer: 'https://auth.acme.example',
+  audience: 'https://payments.example',
+  product: 'acme',
+  keyStore: new InMemoryKeyStore(),
+});
 const expected = issuer.jwks();
 
 describe('JWKS handlers', () => {

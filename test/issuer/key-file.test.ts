@@ -17,20 +17,26 @@ afterAll(async () => {
 });
 
 async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  const error: unknown = await promise.then(() => undefined, (caught: unknown) => caught);
+  const error: unknown = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
   return error instanceof KeyStoreError ? error.code : undefined;
 }
 
 describe('generateKeyFile', () => {
-  it.each(['pkcs8', 'jwk'] as const)('writes a %s private key with mode 0600 into a new 0700 directory and resolves the public JWK', async (format) => {
-    const file = join(directory, `new-${format}`, 'key');
-    const jwk = await generateKeyFile(file, { format });
-    expect((await stat(file)).mode & 0o777).toBe(0o600);
-    expect((await stat(join(directory, `new-${format}`))).mode & 0o777).toBe(0o700);
-    expect(Object.keys(jwk).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
-    expect(jwk.kid).toBe(await calculateJwkThumbprint({ kty: 'RSA', n: jwk.n, e: jwk.e }, 'sha256'));
-    expect((await readPrivateKeyFile(file)).kid).toBe(jwk.kid);
-  });
+  it.each(['pkcs8', 'jwk'] as const)(
+    'writes a %s private key with mode 0600 into a new 0700 directory and resolves the public JWK',
+    async (format) => {
+      const file = join(directory, `new-${format}`, 'key');
+      const jwk = await generateKeyFile(file, { format });
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      expect((await stat(join(directory, `new-${format}`))).mode & 0o777).toBe(0o700);
+      expect(Object.keys(jwk).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+      expect(jwk.kid).toBe(await calculateJwkThumbprint({ kty: 'RSA', n: jwk.n, e: jwk.e }, 'sha256'));
+      expect((await readPrivateKeyFile(file)).kid).toBe(jwk.kid);
+    },
+  );
 
   it('never overwrites a file (key_exists)', async () => {
     const file = join(directory, 'kept');

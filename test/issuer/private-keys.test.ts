@@ -28,7 +28,9 @@ async function collectSecrets(directory: string): Promise<void> {
     if (name === 'schedule.json') continue;
     const text = await readFile(join(directory, name), 'utf8');
     const isPem = text.startsWith('-----');
-    const jwk = isPem ? await exportJWK(await importPKCS8(text, 'RS256', { extractable: true })) : (JSON.parse(text) as Record<string, string>);
+    const jwk = isPem
+      ? await exportJWK(await importPKCS8(text, 'RS256', { extractable: true }))
+      : (JSON.parse(text) as Record<string, string>);
     for (const member of PRIVATE_MEMBERS) secrets.push(String((jwk as Record<string, unknown>)[member]));
     if (isPem) secrets.push(...text.split('\n').filter((line) => line.length >= 40 && !line.startsWith('-----')));
   }
@@ -81,7 +83,13 @@ beforeAll(async () => {
   for (const format of ['pkcs8', 'jwk'] as const) {
     const directory = join(root, format);
     const clock = fakeClock();
-    const issuer = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: new FileKeyStore({ directory, format }), now: clock.now });
+    const issuer = await createIssuer({
+      issuer: ISS,
+      audience: AUD,
+      product: 'acme',
+      keyStore: new FileKeyStore({ directory, format }),
+      now: clock.now,
+    });
     await collectSecrets(directory);
     await exercise(issuer, directory, clock);
     await collectSecrets(directory);
@@ -89,10 +97,16 @@ beforeAll(async () => {
   for (const format of ['pkcs8', 'jwk']) {
     const io = captureIo();
     const out = join(root, `cli-${format}`, 'private.key');
-    await runCli(['keys', 'generate', '--out', out, '--format', format, '--jwks', join(root, `cli-${format}.jwks.json`)], io, [keysGenerateCommand]);
+    await runCli(['keys', 'generate', '--out', out, '--format', format, '--jwks', join(root, `cli-${format}.jwks.json`)], io, [
+      keysGenerateCommand,
+    ]);
     await collectSecrets(join(root, `cli-${format}`));
     const sign = captureIo();
-    await runCli(['token', 'sign', '--key', out, '--issuer', ISS, '--audience', AUD, '--tenant', 'ern:acme/tenants/t-1', '--scope', 'pay:nope'], sign, [tokenSignCommand]);
+    await runCli(
+      ['token', 'sign', '--key', out, '--issuer', ISS, '--audience', AUD, '--tenant', 'ern:acme/tenants/t-1', '--scope', 'pay:nope'],
+      sign,
+      [tokenSignCommand],
+    );
     shown.push(io.out(), io.err(), sign.out(), sign.err(), await readFile(join(root, `cli-${format}.jwks.json`), 'utf8'));
   }
 });
@@ -118,10 +132,15 @@ describe('private keys never leave the key files', () => {
   });
 
   it('leave no private member in any JWKS served', () => {
-    const documents = shown.filter((text) => text.startsWith('{"document"') || text.startsWith('{\n  "keys"')).map((text) => JSON.parse(text) as Record<string, unknown>);
+    const documents = shown
+      .filter((text) => text.startsWith('{"document"') || text.startsWith('{\n  "keys"'))
+      .map((text) => JSON.parse(text) as Record<string, unknown>);
     expect(documents.length).toBeGreaterThan(3);
     for (const document of documents) {
-      const keys = ((document.document as { keys?: unknown[] } | undefined)?.keys ?? (document.keys as unknown[])) as Record<string, unknown>[];
+      const keys = ((document.document as { keys?: unknown[] } | undefined)?.keys ?? (document.keys as unknown[])) as Record<
+        string,
+        unknown
+      >[];
       for (const key of keys) for (const member of PRIVATE_MEMBERS) expect(key).not.toHaveProperty(member);
     }
   });

@@ -4,7 +4,15 @@ import { join } from 'node:path';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RsaPublicJwk } from '../../src/index.js';
-import { IssuerError, KeyStoreError, type SignTokenOptions, type SigningKey, generateKeyFile, readPrivateKeyFile, signToken } from '../../src/issuer/index.js';
+import {
+  IssuerError,
+  KeyStoreError,
+  type SignTokenOptions,
+  type SigningKey,
+  generateKeyFile,
+  readPrivateKeyFile,
+  signToken,
+} from '../../src/issuer/index.js';
 
 const ISS = 'https://auth.acme.example';
 const AUD = 'https://payments.example';
@@ -24,10 +32,19 @@ afterAll(async () => {
   await rm(directory, { recursive: true, force: true });
 });
 
-const options = (extra: Partial<SignTokenOptions> = {}): SignTokenOptions => ({ key, issuer: ISS, audience: AUD, now: () => NOW, ...extra });
+const options = (extra: Partial<SignTokenOptions> = {}): SignTokenOptions => ({
+  key,
+  issuer: ISS,
+  audience: AUD,
+  now: () => NOW,
+  ...extra,
+});
 
 async function refusal(promise: Promise<unknown>): Promise<{ code: string; field: string | undefined } | undefined> {
-  const error: unknown = await promise.then(() => undefined, (caught: unknown) => caught);
+  const error: unknown = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
   return error instanceof IssuerError ? { code: error.code, field: error.field } : undefined;
 }
 
@@ -35,9 +52,21 @@ describe('signToken', () => {
   it("signs the contract's header and claims with the key, verifiable against its public JWK", async () => {
     const token = await signToken(INPUT, options());
     expect(decodeProtectedHeader(token)).toStrictEqual({ alg: 'RS256', typ: 'JWT', kid: jwk.kid });
-    const { payload } = await jwtVerify(token, createLocalJWKSet({ keys: [{ ...jwk }] }), { issuer: ISS, audience: AUD, currentDate: new Date(NOW) });
+    const { payload } = await jwtVerify(token, createLocalJWKSet({ keys: [{ ...jwk }] }), {
+      issuer: ISS,
+      audience: AUD,
+      currentDate: new Date(NOW),
+    });
     expect(payload).toStrictEqual({
-      iss: ISS, sub: ISS, aud: AUD, scope: 'pay:processPayments', iat: NOW / 1000, nbf: NOW / 1000, exp: NOW / 1000 + 300, expt: NOW / 1000 + 300, tenant_ern: INPUT.tenant,
+      iss: ISS,
+      sub: ISS,
+      aud: AUD,
+      scope: 'pay:processPayments',
+      iat: NOW / 1000,
+      nbf: NOW / 1000,
+      exp: NOW / 1000 + 300,
+      expt: NOW / 1000 + 300,
+      tenant_ern: INPUT.tenant,
     });
   });
 
@@ -48,15 +77,24 @@ describe('signToken', () => {
 
   it('refuses the claims before it waits for a key that fails', async () => {
     const failing = Promise.reject(new KeyStoreError('invalid_key_file', 'not a key'));
-    expect(await refusal(signToken({ ...INPUT, scopes: ['pay:refund'] }, options({ key: failing })))).toStrictEqual({ code: 'invalid_scope', field: 'scopes' });
+    expect(await refusal(signToken({ ...INPUT, scopes: ['pay:refund'] }, options({ key: failing })))).toStrictEqual({
+      code: 'invalid_scope',
+      field: 'scopes',
+    });
   });
 
   it('refuses a tenant of a product other than those given', async () => {
-    expect(await refusal(signToken(INPUT, options({ product: 'globex' })))).toStrictEqual({ code: 'tenant_not_allowed', field: 'tenant' });
+    expect(await refusal(signToken(INPUT, options({ product: 'globex' })))).toStrictEqual({
+      code: 'tenant_not_allowed',
+      field: 'tenant',
+    });
   });
 
   it('refuses a lifetime over maxLifetime, and caps the default lifetime by it', async () => {
-    expect(await refusal(signToken({ ...INPUT, lifetime: 61 }, options({ maxLifetime: 60 })))).toStrictEqual({ code: 'lifetime_exceeded', field: 'lifetime' });
+    expect(await refusal(signToken({ ...INPUT, lifetime: 61 }, options({ maxLifetime: 60 })))).toStrictEqual({
+      code: 'lifetime_exceeded',
+      field: 'lifetime',
+    });
     const claims = decodeJwt(await signToken(INPUT, options({ maxLifetime: 60 })));
     expect(claims.expt).toBe(NOW / 1000 + 60);
   });

@@ -34,7 +34,13 @@ describe('ten simulated days of rotation against the gateway verifier with defau
   let verified = 0;
 
   beforeAll(async () => {
-    issuer = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: new InMemoryKeyStore(), now: clock.now });
+    issuer = await createIssuer({
+      issuer: ISS,
+      audience: AUD,
+      product: 'acme',
+      keyStore: new InMemoryKeyStore(),
+      now: clock.now,
+    });
     server = await serveIssuerJwks(issuer);
     verifier = createVerifier({
       registry: new IssuerRegistry([{ issuer: ISS, jwksUri: server.url, products: ['acme'] }]),
@@ -50,7 +56,11 @@ describe('ten simulated days of rotation against the gateway verifier with defau
       await issuer.tick();
       const at = clock.now();
       for (const key of issuer.jwks().document.keys) if (!firstPublished.has(key.kid)) firstPublished.set(key.kid, at);
-      const token = await issuer.sign({ tenant: 'ern:acme/tenants/t-1', scopes: ['pay:processPayments'], lifetime: 86_400 });
+      const token = await issuer.sign({
+        tenant: 'ern:acme/tenants/t-1',
+        scopes: ['pay:processPayments'],
+        lifetime: 86_400,
+      });
       signed += 1;
       const kid = kidOf(token);
       if (!firstSigned.has(kid)) firstSigned.set(kid, at);
@@ -111,9 +121,18 @@ describe('ten simulated days of rotation against the gateway verifier with defau
     const report = await issuer.compromised(kid);
     expect(issuer.jwks().document.keys.map((key) => key.kid)).not.toContain(kid);
     await verifier.refresh(ISS);
-    const codes = await Promise.all(ofKey.map((minted) => verifier.verify(minted.token).then(() => 'accepted', (error: AuthError) => error.code)));
+    const codes = await Promise.all(
+      ofKey.map((minted) =>
+        verifier.verify(minted.token).then(
+          () => 'accepted',
+          (error: AuthError) => error.code,
+        ),
+      ),
+    );
     expect(new Set(codes)).toEqual(new Set(['unknown_key']));
-    await expect(issuer.sign({ tenant: 'ern:acme/tenants/t-1', scopes: ['pay:processPayments'] })).rejects.toMatchObject({ code: 'key_not_ready' });
+    await expect(issuer.sign({ tenant: 'ern:acme/tenants/t-1', scopes: ['pay:processPayments'] })).rejects.toMatchObject({
+      code: 'key_not_ready',
+    });
     clock.advance(HOUR);
     await verifier.refresh(ISS);
     const fresh = await issuer.sign({ tenant: 'ern:acme/tenants/t-1', scopes: ['pay:processPayments'] });

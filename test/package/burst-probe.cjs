@@ -15,17 +15,27 @@ async function main() {
   const burst = async (name) => {
     const tokens = await Promise.all(Array.from({ length: 64 }, (_, i) => issuer.token({ jti: `${name}-${i}` })));
     const tampered = tokens.map((token) => `${token.slice(0, -4)}${token.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`);
-    return () => Promise.all([...tokens, ...tampered].map((token) => verifier.verify(token).then(() => true, () => false)));
+    return () =>
+      Promise.all(
+        [...tokens, ...tampered].map((token) =>
+          verifier.verify(token).then(
+            () => true,
+            () => false,
+          ),
+        ),
+      );
   };
   const first = await (await burst('first'))();
   await new Promise((resolve) => setTimeout(resolve, 1000));
   const second = await burst('second');
   second().then((verdicts) => {
     const count = (list, from, to) => list.slice(from, to).filter(Boolean).length;
-    console.log(JSON.stringify({
-      first: { valid: count(first, 0, 64), tampered: count(first, 64, 128) },
-      second: { valid: count(verdicts, 0, 64), tampered: count(verdicts, 64, 128) },
-    }));
+    console.log(
+      JSON.stringify({
+        first: { valid: count(first, 0, 64), tampered: count(first, 64, 128) },
+        second: { valid: count(verdicts, 0, 64), tampered: count(verdicts, 64, 128) },
+      }),
+    );
   });
 }
 

@@ -42,11 +42,18 @@ async function project(name: string, linked: readonly string[]): Promise<string>
 /** Runs `node args` in `cwd`; its exit code and output, whether it failed or not. */
 async function node(cwd: string, args: readonly string[]): Promise<{ code: number; output: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, args, { cwd, timeout: 90_000, env: { ...process.env, NO_COLOR: '1', CI: '1' } });
+    const { stdout, stderr } = await run(process.execPath, args, {
+      cwd,
+      timeout: 90_000,
+      env: { ...process.env, NO_COLOR: '1', CI: '1' },
+    });
     return { code: 0, output: stdout + stderr };
   } catch (error) {
     const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof failed.code === 'number' ? failed.code : 1, output: `${failed.stdout ?? ''}${failed.stderr ?? ''}` };
+    return {
+      code: typeof failed.code === 'number' ? failed.code : 1,
+      output: `${failed.stdout ?? ''}${failed.stderr ?? ''}`,
+    };
   }
 }
 
@@ -58,7 +65,7 @@ describe.skipIf(packedPackage() === null)('the packed package in a consumer proj
     if (workdir !== undefined) await rm(workdir, { recursive: true, force: true });
   });
 
-  it('runs the README\'s test-kit recipe as it stands, with express, supertest and vitest', async () => {
+  it("runs the README's test-kit recipe as it stands, with express, supertest and vitest", async () => {
     const dir = await project('recipe', ['express', 'supertest', 'vitest', 'msw']);
     await cp(RECIPE, join(dir, 'app.test.mjs'));
     const { code, output } = await node(dir, [join(dir, 'node_modules/vitest/vitest.mjs'), 'run', '--root', dir]);
@@ -74,8 +81,22 @@ describe.skipIf(packedPackage() === null)('the packed package in a consumer proj
   describe('without msw installed', () => {
     let dir: string;
     const tsc = (file: string) =>
-      node(dir, [join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext',
-        '--moduleResolution', 'nodenext', '--target', 'es2022', '--types', 'node', file]);
+      node(dir, [
+        join(root, 'node_modules/typescript/bin/tsc'),
+        '--noEmit',
+        '--strict',
+        '--skipLibCheck',
+        'false',
+        '--module',
+        'nodenext',
+        '--moduleResolution',
+        'nodenext',
+        '--target',
+        'es2022',
+        '--types',
+        'node',
+        file,
+      ]);
 
     beforeAll(async () => {
       dir = await project('types', []);

@@ -45,7 +45,9 @@ async function makeFastifyProject(): Promise<void> {
   const modules = join(fastifyProject, 'node_modules');
   await mkdir(modules, { recursive: true });
   await cp(unpacked, join(modules, 'paygate-auth'), { recursive: true });
-  const manifest = JSON.parse(await readFile(join(unpacked, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  const manifest = JSON.parse(await readFile(join(unpacked, 'package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>;
+  };
   for (const name of [...Object.keys(manifest.dependencies ?? {}), 'fastify']) {
     await mkdir(dirname(join(modules, name)), { recursive: true });
     await symlink(join(root, 'node_modules', name), join(modules, name), 'dir');
@@ -80,7 +82,9 @@ async function bareImports(file: string, seen = new Set<string>()): Promise<Set<
   if (seen.has(file)) return found;
   seen.add(file);
   const source = await readFile(file, 'utf8');
-  const specifiers = [...source.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)['"]([^'"]+)['"]/g)].map((match) => match[1] as string);
+  const specifiers = [...source.matchAll(/(?:\bfrom\s*|\bimport\s*\(?\s*|\brequire\s*\(\s*)['"]([^'"]+)['"]/g)].map(
+    (match) => match[1] as string,
+  );
   for (const specifier of specifiers) {
     if (specifier.startsWith('.')) for (const name of await bareImports(resolve(dirname(file), specifier), seen)) found.add(name);
     else found.add(specifier);
@@ -116,7 +120,13 @@ describe.skipIf(packedPackage() === null)('the packed package', () => {
     expect(targets.length).toBeGreaterThan(0);
     const missing = [];
     for (const target of new Set(targets)) {
-      if (!(await readFile(join(unpacked, decodeURIComponent(target))).then(() => true, () => false))) missing.push(target);
+      if (
+        !(await readFile(join(unpacked, decodeURIComponent(target))).then(
+          () => true,
+          () => false,
+        ))
+      )
+        missing.push(target);
     }
     expect(missing).toEqual([]);
   });
@@ -134,7 +144,12 @@ describe.skipIf(packedPackage() === null)('the packed package', () => {
       'process.stdout.write(JSON.stringify({ type: typeof m, keys: Object.keys(m).sort(), plugin: typeof m.paygateAuth, same: m.default === m.paygateAuth }));',
     ].join('\n');
     const { stdout } = await run(process.execPath, ['-e', script], { cwd: workdir });
-    expect(JSON.parse(stdout)).toEqual({ type: 'object', keys: ['authOf', 'default', 'paygateAuth', 'requireScopes'], plugin: 'function', same: true });
+    expect(JSON.parse(stdout)).toEqual({
+      type: 'object',
+      keys: ['authOf', 'default', 'paygateAuth', 'requireScopes'],
+      plugin: 'function',
+      same: true,
+    });
   });
 
   describe.each(MODES)('loaded with %s()', (mode) => {
@@ -149,21 +164,34 @@ describe.skipIf(packedPackage() === null)('the packed package', () => {
       expect(foreign).toEqual([]);
     });
 
-    it.each(SUBPATHS)('statically imports no framework but its own, and no package but its runtime dependencies, from %s', async (subpath) => {
-      const packages = [...(await bareImports(await entryFile(subpath, mode)))].filter((name) => !isBuiltin(name));
-      const isFramework = (name: string) => (FRAMEWORKS as readonly string[]).some((fw) => name === fw || name.startsWith(`${fw}/`));
-      const allowed = ALLOWED_FRAMEWORKS[subpath] ?? [];
-      expect(packages.filter((name) => isFramework(name) && !allowed.includes(name))).toEqual([]);
-      expect(packages.filter((name) => !isFramework(name) && !RUNTIME_PACKAGES.some((dependency) => name === dependency || name.startsWith(`${dependency}/`)))).toEqual([]);
-    });
+    it.each(SUBPATHS)(
+      'statically imports no framework but its own, and no package but its runtime dependencies, from %s',
+      async (subpath) => {
+        const packages = [...(await bareImports(await entryFile(subpath, mode)))].filter((name) => !isBuiltin(name));
+        const isFramework = (name: string) => (FRAMEWORKS as readonly string[]).some((fw) => name === fw || name.startsWith(`${fw}/`));
+        const allowed = ALLOWED_FRAMEWORKS[subpath] ?? [];
+        expect(packages.filter((name) => isFramework(name) && !allowed.includes(name))).toEqual([]);
+        expect(
+          packages.filter(
+            (name) =>
+              !isFramework(name) && !RUNTIME_PACKAGES.some((dependency) => name === dependency || name.startsWith(`${dependency}/`)),
+          ),
+        ).toEqual([]);
+      },
+    );
 
     it('verifies bursts of distinct tokens (in the thread pool), then lets the process exit on its own', async () => {
-      const { stdout } = await run(process.execPath, [join(workdir, 'burst-probe.cjs'), mode], { cwd: workdir, timeout: 30_000 });
+      const { stdout } = await run(process.execPath, [join(workdir, 'burst-probe.cjs'), mode], {
+        cwd: workdir,
+        timeout: 30_000,
+      });
       expect(JSON.parse(stdout)).toEqual({ first: { valid: 64, tampered: 0 }, second: { valid: 64, tampered: 0 } });
     }, 40_000);
 
     it('throws one AuthError class, whichever subpath raised it', async () => {
-      const { authErrors } = (await probe(mode, 'all')) as { authErrors: Record<string, { code: string; sameClass: boolean }> };
+      const { authErrors } = (await probe(mode, 'all')) as {
+        authErrors: Record<string, { code: string; sameClass: boolean }>;
+      };
       expect(authErrors).toEqual({
         fetch: { code: 'missing_token', sameClass: true },
         express: { code: 'missing_token', sameClass: true },

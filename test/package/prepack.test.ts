@@ -35,7 +35,10 @@ describe('npm pack from a clean checkout', () => {
 
   beforeAll(async () => {
     checkout = await mkdtemp(join(tmpdir(), 'paygate-auth-clean-'));
-    const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: root, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout } = await run('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+      cwd: root,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     for (const file of stdout.split('\0').filter((name) => name !== '')) {
       await mkdir(dirname(join(checkout, file)), { recursive: true });
       await cp(join(root, file), join(checkout, file)).catch((error: { code?: string }) => {
@@ -44,7 +47,10 @@ describe('npm pack from a clean checkout', () => {
     }
     await symlink(join(root, 'node_modules'), join(checkout, 'node_modules'), 'dir');
     hadDist = existsSync(join(checkout, 'dist'));
-    const packed = await run('npm', ['pack', '--json', '--pack-destination', checkout], { cwd: checkout, maxBuffer: 16 * 1024 * 1024 });
+    const packed = await run('npm', ['pack', '--json', '--pack-destination', checkout], {
+      cwd: checkout,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     // npm prints the report last, after the build's own output (which may hold a '[' of its own).
     const report = packed.stdout.startsWith('[') ? 0 : packed.stdout.lastIndexOf('\n[') + 1;
     const [{ files: listed }] = JSON.parse(packed.stdout.slice(report)) as [{ files: { path: string }[] }];

@@ -29,10 +29,19 @@ async function authErrors(mods) {
     .withAuth(() => new Response(), { verifier: stubVerifier, forwardErrors: true })(new Request('http://127.0.0.1/'))
     .catch((error) => error);
   errors.express = await new Promise((resolve) =>
-    mods['paygate-auth/express'].auth({ verifier: stubVerifier, forwardErrors: true })({ method: 'GET', headers: {}, headersDistinct: {} }, {}, resolve),
+    mods['paygate-auth/express'].auth({ verifier: stubVerifier, forwardErrors: true })(
+      { method: 'GET', headers: {}, headersDistinct: {} },
+      {},
+      resolve,
+    ),
   );
   errors.koa = await Promise.resolve()
-    .then(() => mods['paygate-auth/koa'].auth({ verifier: stubVerifier, forwardErrors: true })({ req: { method: 'GET', headers: {} }, state: {} }, async () => {}))
+    .then(() =>
+      mods['paygate-auth/koa'].auth({ verifier: stubVerifier, forwardErrors: true })(
+        { req: { method: 'GET', headers: {} }, state: {} },
+        async () => {},
+      ),
+    )
     .catch((error) => error);
   const fastify = mode === 'require' ? require('fastify') : (await import('fastify')).default;
   const app = fastify();
@@ -46,7 +55,10 @@ async function authErrors(mods) {
   await app.close();
   const entry = { issuer: 'https://issuer.test', jwksUri: 'https://issuer.test/jwks.json', products: ['acme'] };
   const testIssuer = { entry, audience: 'https://payments.test' };
-  errors.testing = await mods['paygate-auth/testing'].createTestVerifier(testIssuer).verify('x').catch((error) => error);
+  errors.testing = await mods['paygate-auth/testing']
+    .createTestVerifier(testIssuer)
+    .verify('x')
+    .catch((error) => error);
   return Object.fromEntries(
     Object.entries(errors).map(([name, error]) => [name, { code: error?.code, sameClass: error instanceof root.AuthError }]),
   );

@@ -21,7 +21,12 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 /** The names each entry exports, values and types alike, one `subpath: name (kind)` line each. */
 function publicSurface(): string {
   const files = Object.values(SUBPATHS).map((file) => `${root}${file}`);
-  const program = ts.createProgram(files, { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext, strict: true, noEmit: true });
+  const program = ts.createProgram(files, {
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    strict: true,
+    noEmit: true,
+  });
   const checker = program.getTypeChecker();
   const lines: string[] = [];
   for (const [subpath, file] of Object.entries(SUBPATHS)) {
@@ -60,7 +65,7 @@ describe('the public surface', () => {
     'scopeFailure',
     'PROBLEM_TYPE_BASE',
     'VERIFIER_OPTION_NAMES',
-  ])('the root entry does not export %s, a helper for the package\'s own modules', (name) => {
+  ])("the root entry does not export %s, a helper for the package's own modules", (name) => {
     const root = surface.split('\n\n')[0]?.split('\n') ?? [];
     expect(root.some((line) => line.startsWith(`${name} (`))).toBe(false);
   });

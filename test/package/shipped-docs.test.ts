@@ -26,7 +26,12 @@ describe.skipIf(packed === null)('the documents shipped in the package', () => {
   it.each(documents)('%s names a repository file outside the package only where it says so', async (file) => {
     const blocks = await paragraphs(file);
     // A page about the repository says so once, before its first section.
-    const intro = blocks.slice(0, blocks.findIndex((block) => block.startsWith('## '))).join('\n');
+    const intro = blocks
+      .slice(
+        0,
+        blocks.findIndex((block) => block.startsWith('## ')),
+      )
+      .join('\n');
     if (/\brepository\b/i.test(intro)) return;
     const unmarked = blocks
       .filter((paragraph) => !/\brepository\b/i.test(paragraph))

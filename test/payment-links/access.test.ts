@@ -26,13 +26,21 @@ describe('POST /payment-links/ callers', () => {
     const auth = await callers.auth({ tenant_ern: PUBLIC_TENANT });
     const response = await handler(jsonRequest(auth, validBody()));
     expect(response.status).toBe(403);
-    expect(response.body).toMatchObject({ code: 'public_tenant_not_allowed', status: 403, type: 'urn:paygate-auth:problem:public_tenant_not_allowed' });
+    expect(response.body).toMatchObject({
+      code: 'public_tenant_not_allowed',
+      status: 403,
+      type: 'urn:paygate-auth:problem:public_tenant_not_allowed',
+    });
     expect(await handler.store.list(PUBLIC_TENANT)).toEqual([]);
   });
 
   it('checks the caller before the body: a bad body from a public tenant is still 403', async () => {
     const handler = makeHandler();
-    const response = await handler({ auth: await callers.auth({ tenant_ern: PUBLIC_TENANT }), headers: {}, body: 'not json' });
+    const response = await handler({
+      auth: await callers.auth({ tenant_ern: PUBLIC_TENANT }),
+      headers: {},
+      body: 'not json',
+    });
     expect(response.status).toBe(403);
   });
 

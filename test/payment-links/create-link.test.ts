@@ -48,7 +48,12 @@ describe('POST /payment-links/ creating a link', () => {
   it('returns the amount with exactly four fractional digits whatever precision was sent', async () => {
     const handler = makeHandler();
     const auth = await callers.auth();
-    for (const [sent, returned] of [['12.5', '12.5000'], ['7', '7.0000'], ['0.0001', '0.0001'], ['10.1234', '10.1234']]) {
+    for (const [sent, returned] of [
+      ['12.5', '12.5000'],
+      ['7', '7.0000'],
+      ['0.0001', '0.0001'],
+      ['10.1234', '10.1234'],
+    ]) {
       const response = await handler(jsonRequest(auth, validBody({ amount: sent })));
       expect((response.body as PaymentLink).amount).toBe(returned);
     }
@@ -76,7 +81,8 @@ describe('POST /payment-links/ creating a link', () => {
 
   it('chooses the store configured for the department', async () => {
     const handler = makeHandler();
-    const link = (await handler(jsonRequest(await callers.auth(), validBody({ department: '//departments/radiology' })))).body as PaymentLink;
+    const link = (await handler(jsonRequest(await callers.auth(), validBody({ department: '//departments/radiology' }))))
+      .body as PaymentLink;
     expect(link).toMatchObject({ department: RADIOLOGY_A, store: STORE_A2 });
   });
 
@@ -118,7 +124,15 @@ describe('POST /payment-links/ creating a link', () => {
           locale: 'da-DK',
           payment_details: {
             line_items: [
-              { quantity: 2, description: 'Consultation', id: 'SKU-1', amount_excluding_tax: '100.4', tax_percentage: '25', tax_amount: '25.1', amount_including_tax: '125.5' },
+              {
+                quantity: 2,
+                description: 'Consultation',
+                id: 'SKU-1',
+                amount_excluding_tax: '100.4',
+                tax_percentage: '25',
+                tax_amount: '25.1',
+                amount_including_tax: '125.5',
+              },
             ],
           },
         }),
@@ -134,7 +148,15 @@ describe('POST /payment-links/ creating a link', () => {
       customer_ref: 'c-100',
       payment_details: {
         line_items: [
-          { quantity: 2, description: 'Consultation', id: 'SKU-1', amount_excluding_tax: '100.4000', tax_percentage: '25.0000', tax_amount: '25.1000', amount_including_tax: '125.5000' },
+          {
+            quantity: 2,
+            description: 'Consultation',
+            id: 'SKU-1',
+            amount_excluding_tax: '100.4000',
+            tax_percentage: '25.0000',
+            tax_amount: '25.1000',
+            amount_including_tax: '125.5000',
+          },
         ],
       },
     });
@@ -163,7 +185,11 @@ describe('POST /payment-links/ creating a link', () => {
   it('writes a failing hook to console.error when no error handler is given', async () => {
     const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
-      const handler = makeHandler({ onLinkCreated: () => { throw new Error('hub down'); } });
+      const handler = makeHandler({
+        onLinkCreated: () => {
+          throw new Error('hub down');
+        },
+      });
       expect((await handler(jsonRequest(await callers.auth(), validBody()))).status).toBe(201);
       expect(spy).toHaveBeenCalledWith(expect.stringContaining('hub down'));
     } finally {

@@ -12,9 +12,12 @@ describe('the shipped ISO 4217 list', () => {
     expect(isPaymentCurrency(code)).toBe(true);
   });
 
-  it.each(['ANG', 'CUC', 'HRK', 'SLL', 'ZWL', 'DEM', 'BTC', 'EURO', 'eur', ''])('refuses %j (withdrawn, never listed or not a code)', (code) => {
-    expect(isPaymentCurrency(code)).toBe(false);
-  });
+  it.each(['ANG', 'CUC', 'HRK', 'SLL', 'ZWL', 'DEM', 'BTC', 'EURO', 'eur', ''])(
+    'refuses %j (withdrawn, never listed or not a code)',
+    (code) => {
+      expect(isPaymentCurrency(code)).toBe(false);
+    },
+  );
 
   it('refuses the codes that name no currency, though they are in the list', () => {
     for (const code of NON_PAYMENT_CODES) {

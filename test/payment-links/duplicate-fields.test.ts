@@ -24,7 +24,11 @@ describe('POST /payment-links/ with a repeated member name', () => {
     const { response, stored } = await send(withLeading('"amount":"10.00"'));
     expect(response.status).toBe(400);
     expect(response.headers['content-type']).toBe('application/problem+json');
-    expect(response.body).toMatchObject({ code: 'validation_failed', status: 400, detail: expect.stringContaining('amount') });
+    expect(response.body).toMatchObject({
+      code: 'validation_failed',
+      status: 400,
+      detail: expect.stringContaining('amount'),
+    });
     expect(fieldErrors(response)).toEqual([{ field: 'amount', code: 'duplicate_field' }]);
     expect(stored).toEqual([]);
   });

@@ -78,14 +78,31 @@ const cases: Case[] = [
   ['meta value a number', validBody({ meta: { order_id: 1 } }), 'meta.order_id', 'invalid_type'],
   ['meta value an object', validBody({ meta: { nested: { a: 'b' } } }), 'meta.nested', 'invalid_type'],
   ['meta value too long', validBody({ meta: { note: 'x'.repeat(META_LIMITS.maxValueLength + 1) } }), 'meta.note', 'invalid_length'],
-  ['meta key too long', validBody({ meta: { ['k'.repeat(META_LIMITS.maxKeyLength + 1)]: 'v' } }), `meta.${'k'.repeat(META_LIMITS.maxKeyLength + 1)}`, 'invalid_length'],
+  [
+    'meta key too long',
+    validBody({ meta: { ['k'.repeat(META_LIMITS.maxKeyLength + 1)]: 'v' } }),
+    `meta.${'k'.repeat(META_LIMITS.maxKeyLength + 1)}`,
+    'invalid_length',
+  ],
   ['meta key empty', validBody({ meta: { '': 'v' } }), 'meta[""]', 'invalid_length'],
   ['meta key "constructor"', validBody({ meta: { constructor: 'v' } }), 'meta.constructor', 'reserved_key'],
-  ['meta with too many entries', validBody({ meta: Object.fromEntries(Array.from({ length: META_LIMITS.maxEntries + 1 }, (_, i) => [`k${i}`, 'v'])) }), 'meta', 'invalid_count'],
+  [
+    'meta with too many entries',
+    validBody({
+      meta: Object.fromEntries(Array.from({ length: META_LIMITS.maxEntries + 1 }, (_, i) => [`k${i}`, 'v'])),
+    }),
+    'meta',
+    'invalid_count',
+  ],
   // payment_details
   ['payment_details as an array', validBody({ payment_details: [] }), 'payment_details', 'invalid_type'],
   ['payment_details without line_items', validBody({ payment_details: {} }), 'payment_details.line_items', 'required'],
-  ['payment_details with an unknown member', validBody({ payment_details: { line_items: [line()], total: '1' } }), 'payment_details.total', 'unknown_field'],
+  [
+    'payment_details with an unknown member',
+    validBody({ payment_details: { line_items: [line()], total: '1' } }),
+    'payment_details.total',
+    'unknown_field',
+  ],
   ['line_items empty', withLines(), 'payment_details.line_items', 'invalid_count'],
   ['line_items not an array', validBody({ payment_details: { line_items: line() } }), 'payment_details.line_items', 'invalid_type'],
   ['a line that is not an object', withLines('x'), 'payment_details.line_items[0]', 'invalid_type'],
@@ -95,11 +112,36 @@ const cases: Case[] = [
   ['a line without description', withLines(line({ description: undefined })), 'payment_details.line_items[0].description', 'required'],
   ['a line with an empty description', withLines(line({ description: '' })), 'payment_details.line_items[0].description', 'invalid_length'],
   ['a line with a numeric id', withLines(line({ id: 7 })), 'payment_details.line_items[0].id', 'invalid_type'],
-  ['a line amount as a JSON number', withLines(line({ amount_excluding_tax: 100.4 })), 'payment_details.line_items[0].amount_excluding_tax', 'invalid_type'],
-  ['a negative tax amount', withLines(line({ tax_amount: '-25.1', amount_excluding_tax: '150.6' })), 'payment_details.line_items[0].tax_amount', 'out_of_range'],
-  ['a tax percentage above 100', withLines(line({ tax_percentage: '100.01' })), 'payment_details.line_items[0].tax_percentage', 'out_of_range'],
-  ['a line amount with five fractional digits', withLines(line({ amount_including_tax: '125.50000' })), 'payment_details.line_items[0].amount_including_tax', 'too_many_decimals'],
-  ['a line whose parts do not add up', withLines(line({ tax_amount: '25.0' })), 'payment_details.line_items[0].amount_including_tax', 'amount_mismatch'],
+  [
+    'a line amount as a JSON number',
+    withLines(line({ amount_excluding_tax: 100.4 })),
+    'payment_details.line_items[0].amount_excluding_tax',
+    'invalid_type',
+  ],
+  [
+    'a negative tax amount',
+    withLines(line({ tax_amount: '-25.1', amount_excluding_tax: '150.6' })),
+    'payment_details.line_items[0].tax_amount',
+    'out_of_range',
+  ],
+  [
+    'a tax percentage above 100',
+    withLines(line({ tax_percentage: '100.01' })),
+    'payment_details.line_items[0].tax_percentage',
+    'out_of_range',
+  ],
+  [
+    'a line amount with five fractional digits',
+    withLines(line({ amount_including_tax: '125.50000' })),
+    'payment_details.line_items[0].amount_including_tax',
+    'too_many_decimals',
+  ],
+  [
+    'a line whose parts do not add up',
+    withLines(line({ tax_amount: '25.0' })),
+    'payment_details.line_items[0].amount_including_tax',
+    'amount_mismatch',
+  ],
   ['a line with an unknown member', withLines(line({ discount: '1' })), 'payment_details.line_items[0].discount', 'unknown_field'],
   // unknown fields
   ['an unknown top-level field', validBody({ amount_cents: 12550 }), 'amount_cents', 'unknown_field'],
@@ -183,14 +225,18 @@ describe('POST /payment-links/ field rules', () => {
 
   it('accepts a link with many lines whose cents add up exactly', async () => {
     const handler = makeHandler();
-    const lines = Array.from({ length: 100 }, () => line({ amount_excluding_tax: '0.08', tax_percentage: '25', tax_amount: '0.02', amount_including_tax: '0.1' }));
+    const lines = Array.from({ length: 100 }, () =>
+      line({ amount_excluding_tax: '0.08', tax_percentage: '25', tax_amount: '0.02', amount_including_tax: '0.1' }),
+    );
     const response = await handler(jsonRequest(await callers.auth(), validBody({ amount: '10', payment_details: { line_items: lines } })));
     expect(response.status).toBe(201);
   });
 
   it('accepts null for an optional field as if it were absent', async () => {
     const handler = makeHandler();
-    const response = await handler(jsonRequest(await callers.auth(), validBody({ phone: null, locale: null, meta: null, payment_details: null })));
+    const response = await handler(
+      jsonRequest(await callers.auth(), validBody({ phone: null, locale: null, meta: null, payment_details: null })),
+    );
     expect(response.status).toBe(201);
   });
 
@@ -204,7 +250,12 @@ describe('POST /payment-links/ field rules', () => {
 
   it('refuses a meta key "__proto__" without touching any prototype', async () => {
     const handler = makeHandler();
-    const response = await handler(jsonRequest(await callers.auth(), '{"amount":"1","currency":"EUR","department":"//departments/cardiology","shopper":"//customers/c-1","email":"a@b.co","meta":{"__proto__":{"polluted":"yes"}}}'));
+    const response = await handler(
+      jsonRequest(
+        await callers.auth(),
+        '{"amount":"1","currency":"EUR","department":"//departments/cardiology","shopper":"//customers/c-1","email":"a@b.co","meta":{"__proto__":{"polluted":"yes"}}}',
+      ),
+    );
     expect(fieldErrors(response)).toEqual([{ field: 'meta.__proto__', code: 'reserved_key' }]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });

@@ -96,7 +96,9 @@ describe('POST /payment-links/ with Idempotency-Key', () => {
     ]);
     // Whichever claims the key first creates the link; the other is refused.
     expect(responses.map((response) => response.status).sort()).toEqual([201, 409]);
-    expect(responses.find((response) => response.status === 409)?.body).toMatchObject({ code: 'idempotency_key_reused' });
+    expect(responses.find((response) => response.status === 409)?.body).toMatchObject({
+      code: 'idempotency_key_reused',
+    });
     expect(await handler.store.list(TENANT_A)).toHaveLength(1);
   });
 
@@ -237,9 +239,15 @@ describe('InMemoryIdempotencyStore', () => {
     const second = await store.claim({ ...claim, now: 1000, expiresAt: 2000 });
     if (first.state !== 'claimed' || second.state !== 'claimed') throw new Error('expected two claims');
     await store.complete(first.lease, { status: 201, headers: {}, body: 'stale' });
-    expect(await store.claim({ ...claim, fingerprint: 'f2', now: 1500, expiresAt: 2500 })).toEqual({ state: 'pending', fingerprint: 'f1' });
+    expect(await store.claim({ ...claim, fingerprint: 'f2', now: 1500, expiresAt: 2500 })).toEqual({
+      state: 'pending',
+      fingerprint: 'f1',
+    });
     await store.complete(second.lease, { status: 201, headers: {}, body: 'fresh' });
-    expect(await store.claim({ ...claim, now: 1500, expiresAt: 2500 })).toMatchObject({ state: 'completed', response: { body: 'fresh' } });
+    expect(await store.claim({ ...claim, now: 1500, expiresAt: 2500 })).toMatchObject({
+      state: 'completed',
+      response: { body: 'fresh' },
+    });
   });
 
   it('sweeps expired records', async () => {

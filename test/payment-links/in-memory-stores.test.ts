@@ -41,7 +41,9 @@ describe('InMemoryPaymentLinkStore', () => {
     const store = new InMemoryPaymentLinkStore();
     await store.insert(storedLink());
     await expect(store.insert(storedLink({ link_code: 'other' }))).rejects.toBeInstanceOf(DuplicatePaymentLinkError);
-    await expect(store.insert(storedLink({ id: '00000000-0000-4000-8000-000000000002' }))).rejects.toBeInstanceOf(DuplicatePaymentLinkError);
+    await expect(store.insert(storedLink({ id: '00000000-0000-4000-8000-000000000002' }))).rejects.toBeInstanceOf(
+      DuplicatePaymentLinkError,
+    );
     expect(store.size).toBe(1);
   });
 
@@ -67,7 +69,9 @@ describe('InMemoryDirectory', () => {
   it('registers one shopper for concurrent first requests with one reference', async () => {
     const directory = new InMemoryDirectory(SEEDS);
     const shoppers = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => directory.resolveShopper(TENANT_A, 'new', `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)),
+      Array.from({ length: 10 }, (_, i) =>
+        directory.resolveShopper(TENANT_A, 'new', `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`),
+      ),
     );
     expect(new Set(shoppers.map((shopper) => shopper.id)).size).toBe(1);
   });
@@ -93,7 +97,11 @@ describe('InMemoryDirectory', () => {
   it.each([
     ['a tenant that is not an ERN', [{ tenant: 'acme/t-1' }], /tenants\[0\]\.tenant/],
     ['a store id that is not a UUID', [{ tenant: TENANT_A, stores: [{ id: 'main' }] }], /tenants\[0\]\.stores\[0\]\.id/],
-    ['a department naming no store of the tenant', [{ tenant: TENANT_A, departments: [{ ref: 'd', store: STORE_A }] }], /departments\[0\]\.store/],
+    [
+      'a department naming no store of the tenant',
+      [{ tenant: TENANT_A, departments: [{ ref: 'd', store: STORE_A }] }],
+      /departments\[0\]\.store/,
+    ],
     ['a department reference with a slash', [{ tenant: TENANT_A, departments: [{ ref: 'a/b' }] }], /departments\[0\]\.ref/],
     ['a repeated department reference', [{ tenant: TENANT_A, departments: [{ ref: 'd' }, { ref: 'd' }] }], /departments\[1\]\.ref/],
     ['payment methods that are not strings', [{ tenant: TENANT_A, paymentMethods: { allowed: [1] } }], /paymentMethods\.allowed/],

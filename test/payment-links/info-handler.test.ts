@@ -31,7 +31,10 @@ describe('GET /info/', () => {
   });
 
   it('answers the public tenant too', async () => {
-    const response = await info({ auth: await callers.auth({ tenant_ern: PUBLIC_TENANT, user_ern: PUBLIC_TENANT }), headers: {} });
+    const response = await info({
+      auth: await callers.auth({ tenant_ern: PUBLIC_TENANT, user_ern: PUBLIC_TENANT }),
+      headers: {},
+    });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ tenant_ern: PUBLIC_TENANT, public_tenant: true, user_ern: PUBLIC_TENANT });
   });

@@ -90,7 +90,10 @@ describe('POST /payment-links/ body handling', () => {
       pulled += 1;
       yield new TextEncoder().encode(json);
     }
-    const { response } = await send({ headers: { 'content-type': 'application/json', 'content-length': '70000' }, body: stream() });
+    const { response } = await send({
+      headers: { 'content-type': 'application/json', 'content-length': '70000' },
+      body: stream(),
+    });
     expect(response.status).toBe(413);
     expect(pulled).toBe(0);
   });

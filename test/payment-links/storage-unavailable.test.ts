@@ -34,7 +34,11 @@ describe('a store that cannot reach its database', () => {
   ])('answers 503 storage_unavailable with Retry-After when %s fails', async (_case, headers) => {
     const handler = makeHandler({ store: storeWith({ insert: down }) });
     const response = await handler(jsonRequest(await callers.auth(), validBody(), headers));
-    expect([response.status, (response.body as { code: string }).code, response.headers['retry-after']]).toEqual([503, 'storage_unavailable', '2']);
+    expect([response.status, (response.body as { code: string }).code, response.headers['retry-after']]).toEqual([
+      503,
+      'storage_unavailable',
+      '2',
+    ]);
   });
 
   it('answers 503 when claiming the key fails, and frees nothing it never held', async () => {
@@ -58,7 +62,11 @@ describe('a store that cannot reach its database', () => {
     const links = new InMemoryPaymentLinkStore();
     const handler = makeHandler({
       store: links,
-      idempotency: { claim: (request) => memory.claim(request), complete: down, release: async (lease) => void released.push(lease) },
+      idempotency: {
+        claim: (request) => memory.claim(request),
+        complete: down,
+        release: async (lease) => void released.push(lease),
+      },
     });
     const response = await handler(jsonRequest(await callers.auth(), validBody(), { 'idempotency-key': 'k-1' }));
     expect([response.status, released, links.size]).toEqual([503, [], 1]);
@@ -73,7 +81,12 @@ describe('a store that cannot reach its database', () => {
       touched.push(name);
       return down();
     };
-    const directory = { findDepartment: refuse('findDepartment'), storeFor: refuse('storeFor'), resolveShopper: refuse('resolveShopper'), paymentMethods: refuse('paymentMethods') };
+    const directory = {
+      findDepartment: refuse('findDepartment'),
+      storeFor: refuse('storeFor'),
+      resolveShopper: refuse('resolveShopper'),
+      paymentMethods: refuse('paymentMethods'),
+    };
     const handler = makeHandler({
       store: storeWith({ insert: refuse('insert') }),
       idempotency: { claim: refuse('claim'), complete: refuse('complete'), release: refuse('release') },
@@ -87,8 +100,16 @@ describe('a store that cannot reach its database', () => {
 
   it('answers GET /payment-links/:id 503 storage_unavailable', async () => {
     const read = createGetPaymentLinkHandler({ store: storeWith({ get: down }) });
-    const response = await read({ auth: await callers.auth(), headers: {}, params: { id: '00000000-0000-4000-8000-000000000001' } });
-    expect([response.status, (response.body as { code: string }).code, response.headers['retry-after']]).toEqual([503, 'storage_unavailable', '2']);
+    const response = await read({
+      auth: await callers.auth(),
+      headers: {},
+      params: { id: '00000000-0000-4000-8000-000000000001' },
+    });
+    expect([response.status, (response.body as { code: string }).code, response.headers['retry-after']]).toEqual([
+      503,
+      'storage_unavailable',
+      '2',
+    ]);
   });
 });
 
@@ -120,7 +141,11 @@ describe('a store that writes the link and its idempotency record in one step', 
   it('answers 409 idempotency_key_in_use when the lease was lost, having stored nothing', async () => {
     const { store, memory } = completing('lease_lost');
     const response = await makeHandler({ store })(jsonRequest(await callers.auth(), validBody(), { 'idempotency-key': 'k-1' }));
-    expect([response.status, (response.body as { code: string }).code, response.headers['retry-after']]).toEqual([409, 'idempotency_key_in_use', '1']);
+    expect([response.status, (response.body as { code: string }).code, response.headers['retry-after']]).toEqual([
+      409,
+      'idempotency_key_in_use',
+      '1',
+    ]);
     expect(await memory.list(TENANT_A)).toEqual([]);
   });
 

@@ -8,12 +8,19 @@ describe('tenant isolation', () => {
   it('resolves a department reference in the caller tenant only', async () => {
     const handler = makeHandler();
     const link = (await handler(jsonRequest(await callers.auth({ tenant_ern: TENANT_B }), validBody()))).body as PaymentLink;
-    expect(link).toMatchObject({ department: CARDIOLOGY_B, store: STORE_B, allowed_payment_methods: ['mc'], blocked_payment_methods: ['walley'] });
+    expect(link).toMatchObject({
+      department: CARDIOLOGY_B,
+      store: STORE_B,
+      allowed_payment_methods: ['mc'],
+      blocked_payment_methods: ['walley'],
+    });
   });
 
   it('does not find another tenant department', async () => {
     const handler = makeHandler();
-    const response = await handler(jsonRequest(await callers.auth({ tenant_ern: TENANT_B }), validBody({ department: '//departments/radiology' })));
+    const response = await handler(
+      jsonRequest(await callers.auth({ tenant_ern: TENANT_B }), validBody({ department: '//departments/radiology' })),
+    );
     expect(fieldErrors(response)).toEqual([{ field: 'department', code: 'not_found' }]);
   });
 
@@ -55,8 +62,16 @@ describe('GET /payment-links/:id', () => {
     const create = makeHandler();
     const read = createGetPaymentLinkHandler({ store: create.store });
     const link = (await create(jsonRequest(await callers.auth(), validBody()))).body as PaymentLink;
-    const other = await read({ auth: await callers.auth({ tenant_ern: TENANT_B }), headers: {}, params: { id: link.id } });
-    const missing = await read({ auth: await callers.auth(), headers: {}, params: { id: '00000000-0000-4000-8000-999999999999' } });
+    const other = await read({
+      auth: await callers.auth({ tenant_ern: TENANT_B }),
+      headers: {},
+      params: { id: link.id },
+    });
+    const missing = await read({
+      auth: await callers.auth(),
+      headers: {},
+      params: { id: '00000000-0000-4000-8000-999999999999' },
+    });
     for (const response of [other, missing]) {
       expect(response.status).toBe(404);
       expect(response.body).toMatchObject({ code: 'payment_link_not_found' });
@@ -71,7 +86,11 @@ describe('GET /payment-links/:id', () => {
 
   it('needs pay:processPayments', async () => {
     const read = createGetPaymentLinkHandler({ store: makeHandler().store });
-    const response = await read({ auth: await callers.auth({ scope: 'hub:subscribe' }), headers: {}, params: { id: '00000000-0000-4000-8000-000000000001' } });
+    const response = await read({
+      auth: await callers.auth({ scope: 'hub:subscribe' }),
+      headers: {},
+      params: { id: '00000000-0000-4000-8000-000000000001' },
+    });
     expect(response.status).toBe(403);
   });
 });

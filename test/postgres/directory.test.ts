@@ -14,7 +14,10 @@ const STORE = '3b0f6d2a-6c1e-4f5a-9d7b-2e8c4a1f0001';
 const SEEDS = [
   {
     tenant: TENANT,
-    stores: [{ id: '3b0f6d2a-6c1e-4f5a-9d7b-2e8c4a1f0000', name: 'Reception' }, { id: STORE, name: 'Pharmacy' }],
+    stores: [
+      { id: '3b0f6d2a-6c1e-4f5a-9d7b-2e8c4a1f0000', name: 'Reception' },
+      { id: STORE, name: 'Pharmacy' },
+    ],
     departments: [{ ref: 'cardiology' }, { ref: 'pharmacy', store: STORE }],
     paymentMethods: { allowed: ['visa', 'mc', 'visa'], blocked: ['walley'] },
   },
@@ -68,7 +71,9 @@ describe.skipIf(SKIP)('PostgresDirectory', () => {
   it('gives two instances resolving one new customer at once one UUID, and the same after a restart', async () => {
     const [a, b] = [instance(), instance()];
     const ref = `c-${randomUUID()}`;
-    const pairs = await Promise.all(Array.from({ length: 10 }, (_, index) => (index % 2 === 0 ? a : b).resolveShopper(TENANT, ref, randomUUID())));
+    const pairs = await Promise.all(
+      Array.from({ length: 10 }, (_, index) => (index % 2 === 0 ? a : b).resolveShopper(TENANT, ref, randomUUID())),
+    );
     expect(new Set(pairs.map((shopper) => shopper.id)).size).toBe(1);
     expect(await instance().resolveShopper(TENANT, ref, randomUUID())).toEqual(pairs[0]);
     const { rows } = await pools[0]!.query(`SELECT count(*)::int AS n FROM ${TABLES.shoppers} WHERE ref = $1`, [ref]);
@@ -90,7 +95,9 @@ describe.skipIf(SKIP)('PostgresDirectory', () => {
 
   it('refuses a bad seed with a TypeError naming the entry, writing nothing', async () => {
     const directory = instance();
-    await expect(directory.seed([{ tenant: 'ern:acme/tenants/bad', departments: [{ ref: 'a b' }] }])).rejects.toThrow(/tenants\[0\]\.departments\[0\]\.ref/);
+    await expect(directory.seed([{ tenant: 'ern:acme/tenants/bad', departments: [{ ref: 'a b' }] }])).rejects.toThrow(
+      /tenants\[0\]\.departments\[0\]\.ref/,
+    );
     expect(await directory.paymentMethods('ern:acme/tenants/bad')).toEqual({ allowed: [], blocked: [] });
   });
 });

@@ -58,7 +58,11 @@ async function startInstance(): Promise<Instance> {
     PAYGATE_IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
     PAYGATE_CONTROLS_POLL_MS: '5000',
   };
-  const child = spawn(process.execPath, ['examples/gateway/server.mjs'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['examples/gateway/server.mjs'], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.push(child);
   const instance: Instance = { url: `http://127.0.0.1:${port}`, child, output: '' };
   const keep = (chunk: string): void => {
@@ -88,19 +92,43 @@ function kill(instance: Instance, signal: NodeJS.Signals): Promise<void> {
 }
 
 function readDemoKey(): TestKey {
-  const saved = JSON.parse(readFileSync(join(stateDir, 'demo-key.json'), 'utf8')) as { kid: string; modulusLength: number; publicJwk: TestKey['publicJwk']; privateKeyPkcs8: string };
-  return { kid: saved.kid, modulusLength: saved.modulusLength, publicJwk: saved.publicJwk, privateKeyPkcs8: new Uint8Array(Buffer.from(saved.privateKeyPkcs8, 'base64')) };
+  const saved = JSON.parse(readFileSync(join(stateDir, 'demo-key.json'), 'utf8')) as {
+    kid: string;
+    modulusLength: number;
+    publicJwk: TestKey['publicJwk'];
+    privateKeyPkcs8: string;
+  };
+  return {
+    kid: saved.kid,
+    modulusLength: saved.modulusLength,
+    publicJwk: saved.publicJwk,
+    privateKeyPkcs8: new Uint8Array(Buffer.from(saved.privateKeyPkcs8, 'base64')),
+  };
 }
 
 function token(tenant = CLINIC_1, jti = randomUUID()): Promise<string> {
   const iat = Math.floor(Date.now() / 1000);
-  const claims = { iss: ISSUER, sub: ISSUER, aud: AUDIENCE, iat, expt: iat + 3600, tenant_ern: tenant, scope: 'pay:processPayments', user_ern: '//users/ops', jti };
+  const claims = {
+    iss: ISSUER,
+    sub: ISSUER,
+    aud: AUDIENCE,
+    iat,
+    expt: iat + 3600,
+    tenant_ern: tenant,
+    scope: 'pay:processPayments',
+    user_ern: '//users/ops',
+    jti,
+  };
   return signRawToken(key, { alg: 'RS256', typ: 'JWT', kid: key.kid }, claims);
 }
 
 async function answer(response: Response): Promise<Answer> {
   const text = await response.text();
-  return { status: response.status, headers: response.headers, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+  return {
+    status: response.status,
+    headers: response.headers,
+    body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>),
+  };
 }
 
 function linkBody(meta: Record<string, string>): Record<string, unknown> {
@@ -131,12 +159,17 @@ async function info(instance: Instance, bearer: string): Promise<Answer> {
 
 /** Runs the built command line, as `npx paygate-auth …` does. */
 async function paygateAuth(...args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { env: { ...process.env, DATABASE_URL: databaseUrl } });
+  const { stdout } = await promisify(execFile)(process.execPath, [join(root, 'dist', 'cli.js'), ...args], {
+    env: { ...process.env, DATABASE_URL: databaseUrl },
+  });
   return stdout;
 }
 
 async function linksOfRun(prefix: string): Promise<number> {
-  const { rows } = await sql.query(`SELECT count(*)::int AS n FROM ${TABLES.links} WHERE record->'meta'->>'run' = $1 AND record->'meta'->>'step' = $2`, [run, prefix]);
+  const { rows } = await sql.query(
+    `SELECT count(*)::int AS n FROM ${TABLES.links} WHERE record->'meta'->>'run' = $1 AND record->'meta'->>'step' = $2`,
+    [run, prefix],
+  );
   return rows[0].n as number;
 }
 
@@ -198,14 +231,21 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
 
   it('exits 1 with one line naming the host, never the password, when the database cannot be reached at start', async () => {
     const port = await freePort();
-    const env = { ...process.env, PORT: '0', DATABASE_URL: `postgres://gateway:s3cret@127.0.0.1:${port}/payments`, PAYGATE_EXAMPLE_STATE_DIR: stateDir };
+    const env = {
+      ...process.env,
+      PORT: '0',
+      DATABASE_URL: `postgres://gateway:s3cret@127.0.0.1:${port}/payments`,
+      PAYGATE_EXAMPLE_STATE_DIR: stateDir,
+    };
     const started = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
       execFile(process.execPath, ['examples/gateway/server.mjs'], { cwd: root, env, timeout: 20_000 }, (error, _stdout, stderr) =>
         resolve({ code: error === null ? 0 : ((error as { code?: number }).code ?? null), stderr }),
       );
     });
     expect(started.code).toBe(1);
-    expect(started.stderr.trim().split('\n')).toEqual([expect.stringContaining(`cannot reach the database at postgres://127.0.0.1:${port}/payments`)]);
+    expect(started.stderr.trim().split('\n')).toEqual([
+      expect.stringContaining(`cannot reach the database at postgres://127.0.0.1:${port}/payments`),
+    ]);
     expect(started.stderr).not.toContain('s3cret');
   });
 
@@ -215,7 +255,12 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
     expect((await post(a, bearer, linkBody({ step: 'reused' }), idempotencyKey)).status).toBe(201);
     const other = linkBody({ step: 'reused', changed: 'yes' });
     const [fromA, fromB] = await Promise.all([post(a, bearer, other, idempotencyKey), post(b, bearer, other, idempotencyKey)]);
-    expect([fromA.status, fromA.body.code, fromB.status, fromB.body.code]).toEqual([409, 'idempotency_key_reused', 409, 'idempotency_key_reused']);
+    expect([fromA.status, fromA.body.code, fromB.status, fromB.body.code]).toEqual([
+      409,
+      'idempotency_key_reused',
+      409,
+      'idempotency_key_reused',
+    ]);
     expect(await linksOfRun('reused')).toBe(1);
   });
 
@@ -237,7 +282,9 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
       return answers.every((got) => got.status === 401 && got.body.code === 'issuer_suspended');
     });
     await paygateAuth('resume-issuer', '--issuer', ISSUER);
-    await eventually('both accept again', async () => (await Promise.all([info(a, bearer), info(b, bearer)])).every((got) => got.status === 200));
+    await eventually('both accept again', async () =>
+      (await Promise.all([info(a, bearer), info(b, bearer)])).every((got) => got.status === 200),
+    );
   });
 
   it('answers 503 with Retry-After while the database is stopped, keeps verifying, and loses nothing', async () => {
@@ -260,7 +307,11 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
     } finally {
       await server.start();
     }
-    await eventually('the retry is created', async () => (await post(b, bearer, linkBody({ step: 'outage' }), `outage-during-${run}`)).status === 201, 10_000);
+    await eventually(
+      'the retry is created',
+      async () => (await post(b, bearer, linkBody({ step: 'outage' }), `outage-during-${run}`)).status === 201,
+      10_000,
+    );
     const replayed = await post(a, bearer, linkBody({ step: 'outage' }), `outage-during-${run}`);
     expect([replayed.status, replayed.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
     expect((await getLink(b, bearer, String(before.body.id))).body).toEqual(before.body);
@@ -282,7 +333,9 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
     await eventually(
       'every key is claimed by A',
       async () => {
-        const { rows } = await sql.query(`SELECT count(*)::int AS n FROM ${TABLES.idempotency} WHERE key LIKE $1 AND state = 'pending'`, [`killed-${run}-%`]);
+        const { rows } = await sql.query(`SELECT count(*)::int AS n FROM ${TABLES.idempotency} WHERE key LIKE $1 AND state = 'pending'`, [
+          `killed-${run}-%`,
+        ]);
         return rows[0].n === count;
       },
       10_000,

@@ -19,7 +19,11 @@ afterAll(() => db.close());
 
 function handlers() {
   const store = new PostgresPaymentLinkStore(db);
-  return { create: makeHandler({ store, idempotency: new PostgresIdempotencyStore(db), ids: randomIds }), read: createGetPaymentLinkHandler({ store }), store };
+  return {
+    create: makeHandler({ store, idempotency: new PostgresIdempotencyStore(db), ids: randomIds }),
+    read: createGetPaymentLinkHandler({ store }),
+    store,
+  };
 }
 
 describe('the payment-link handlers on PostgreSQL stores', () => {
@@ -44,11 +48,13 @@ describe('the payment-link handlers on PostgreSQL stores', () => {
   it('records the completed response with the link, in the same row set', async () => {
     const { create } = handlers();
     const created = await create(jsonRequest(await callers.auth(), validBody(), { 'idempotency-key': 'pg-3' }));
-    const { rows } = await db.query<{ state: string; id: string }>(`SELECT state, response->'body'->>'id' AS id FROM ${TABLES.idempotency} WHERE key = 'pg-3'`);
+    const { rows } = await db.query<{ state: string; id: string }>(
+      `SELECT state, response->'body'->>'id' AS id FROM ${TABLES.idempotency} WHERE key = 'pg-3'`,
+    );
     expect(rows).toEqual([{ state: 'completed', id: (created.body as { id: string }).id }]);
   });
 
-  it("reads a link back for its tenant only", async () => {
+  it('reads a link back for its tenant only', async () => {
     const { create, read } = handlers();
     const created = await create(jsonRequest(await callers.auth(), validBody()));
     const id = (created.body as { id: string }).id;

@@ -23,7 +23,10 @@ async function freshPool(name: string): Promise<pg.Pool> {
 }
 
 async function tables(pool: pg.Pool): Promise<string[]> {
-  const { rows } = await pool.query(`SELECT tablename FROM pg_tables WHERE tablename LIKE 'paygate_%' AND tablename <> $1 ORDER BY tablename`, [TABLES.migrations]);
+  const { rows } = await pool.query(
+    `SELECT tablename FROM pg_tables WHERE tablename LIKE 'paygate_%' AND tablename <> $1 ORDER BY tablename`,
+    [TABLES.migrations],
+  );
   return rows.map((row) => row.tablename as string);
 }
 
@@ -32,7 +35,9 @@ async function versionOneDatabase(pool: pg.Pool): Promise<void> {
   await migrate(pool, { only: ['links', 'controls'] });
   await pool.query(`DROP TABLE ${TABLES.controlsCompacted}`);
   await pool.query(`DROP TABLE ${TABLES.migrations}`);
-  await pool.query(`CREATE TABLE ${TABLES.migrations} (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+  await pool.query(
+    `CREATE TABLE ${TABLES.migrations} (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+  );
   await pool.query(
     `INSERT INTO ${TABLES.migrations} (version, description, applied_at) VALUES (1, 'payment links, idempotency keys, operator controls', '2026-01-02T03:04:05Z')`,
   );
@@ -79,11 +84,16 @@ describe.skipIf(SKIP)('migrate', () => {
     await pool.query(`INSERT INTO ${TABLES.controls} (action, issuer) VALUES ('suspend_issuer', 'https://acme.test')`);
     await pool.query(`INSERT INTO ${TABLES.links} (id, tenant, link_code, record) VALUES (gen_random_uuid(), 't', 'code-1', '{}')`);
 
-    expect(await migrate(pool, { only: 'controls' })).toEqual({ applied: [{ area: 'controls', version: 2 }], versions: { controls: 2 } });
+    expect(await migrate(pool, { only: 'controls' })).toEqual({
+      applied: [{ area: 'controls', version: 2 }],
+      versions: { controls: 2 },
+    });
     expect(await migrate(pool, { only: 'links' })).toEqual({ applied: [], versions: { links: 1 } });
     expect(await tables(pool)).toEqual([...LINK_TABLES, ...CONTROL_TABLES].sort());
     const ledger = await pool.query(`SELECT area, version, applied_at FROM ${TABLES.migrations} ORDER BY area, version`);
-    expect(ledger.rows.map((row) => [row.area, row.version, (row.applied_at as Date).toISOString() === '2026-01-02T03:04:05.000Z'])).toEqual([
+    expect(
+      ledger.rows.map((row) => [row.area, row.version, (row.applied_at as Date).toISOString() === '2026-01-02T03:04:05.000Z']),
+    ).toEqual([
       ['controls', 1, true],
       ['controls', 2, false],
       ['links', 1, true],
@@ -103,7 +113,9 @@ describe.skipIf(SKIP)('migrate', () => {
   it('refuses a database whose area is newer than this package', async () => {
     const pool = await freshPool('newer');
     await migrate(pool);
-    await pool.query(`INSERT INTO ${TABLES.migrations} (area, version, description) VALUES ('controls', $1, 'from the future')`, [SCHEMA_VERSIONS.controls + 1]);
+    await pool.query(`INSERT INTO ${TABLES.migrations} (area, version, description) VALUES ('controls', $1, 'from the future')`, [
+      SCHEMA_VERSIONS.controls + 1,
+    ]);
     await expect(migrate(pool, { only: 'controls' })).rejects.toThrow(`controls schema version ${SCHEMA_VERSIONS.controls + 1}`);
     expect((await migrate(pool, { only: 'links' })).applied).toEqual([]);
   });
@@ -122,6 +134,8 @@ describe.skipIf(SKIP)('migrate', () => {
   it('refuses something that is not a client, and an unknown area, with a TypeError', async () => {
     await expect(migrate({} as never)).rejects.toThrow(TypeError);
     const pool = await freshPool('unknown_area');
-    await expect(migrate(pool, { only: 'payments' as never })).rejects.toThrow(new TypeError(`migrate: only must name one or more of ${SCHEMA_AREAS.join(', ')}, got "payments"`));
+    await expect(migrate(pool, { only: 'payments' as never })).rejects.toThrow(
+      new TypeError(`migrate: only must name one or more of ${SCHEMA_AREAS.join(', ')}, got "payments"`),
+    );
   });
 });

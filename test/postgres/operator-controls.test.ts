@@ -7,7 +7,15 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Verifier, createVerifier } from '../../src/index.js';
-import { type PostgresControls, type PostgresControlsOptions, TABLES, compactControls, migrate, postgresControls, recordControl } from '../../src/postgres/index.js';
+import {
+  type PostgresControls,
+  type PostgresControlsOptions,
+  TABLES,
+  compactControls,
+  migrate,
+  postgresControls,
+  recordControl,
+} from '../../src/postgres/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { authRejection } from '../support/jwks-rejection.js';
 import { verifyUntilCached } from '../support/result-cache.js';
@@ -83,7 +91,10 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     const token = await acme.token();
     await Promise.all([verifyUntilCached(a.verifier, token), verifyUntilCached(b.verifier, token)]);
     await a.controls.revokeKey(acme.issuer, 'acme-1');
-    await eventually('both reject key_revoked', async () => (await rejectsWith(a.verifier, token, 'key_revoked')) && (await rejectsWith(b.verifier, token, 'key_revoked')));
+    await eventually(
+      'both reject key_revoked',
+      async () => (await rejectsWith(a.verifier, token, 'key_revoked')) && (await rejectsWith(b.verifier, token, 'key_revoked')),
+    );
     expect((await authRejection(b.verifier.verify(token))).status).toBe(401);
   });
 
@@ -91,7 +102,10 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     const [a, b] = await Promise.all([instance(), instance()]);
     const token = await acme.token();
     await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
-    await eventually('both reject issuer_suspended', async () => (await rejectsWith(a.verifier, token, 'issuer_suspended')) && (await rejectsWith(b.verifier, token, 'issuer_suspended')));
+    await eventually(
+      'both reject issuer_suspended',
+      async () => (await rejectsWith(a.verifier, token, 'issuer_suspended')) && (await rejectsWith(b.verifier, token, 'issuer_suspended')),
+    );
     await recordControl(operator, { action: 'resume_issuer', issuer: acme.issuer });
     await eventually('both accept again', async () => (await accepts(a.verifier, token)) && (await accepts(b.verifier, token)));
   });
@@ -158,10 +172,12 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
 
   it('reads only the actions after the last one it applied', async () => {
     const statements: unknown[][] = [];
-    const counting = { query: (text: string, params?: unknown[]) => {
-      statements.push(params ?? []);
-      return operator.query(text, params);
-    } };
+    const counting = {
+      query: (text: string, params?: unknown[]) => {
+        statements.push(params ?? []);
+        return operator.query(text, params);
+      },
+    };
     const a = await postgresControls(counting, { listen: false, pollInterval: NO_POLL, onError: () => undefined });
     running.push(a);
     const first = await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-0' });
@@ -170,7 +186,11 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     statements.length = 0;
     await a.reload();
     expect(statements[0]?.[0]).toBe(first.id);
-    expect(a.state()).toEqual({ revoked: [{ issuer: acme.issuer, kid: 'acme-0' }], suspended: [acme.issuer], through: second.id });
+    expect(a.state()).toEqual({
+      revoked: [{ issuer: acme.issuer, kid: 'acme-0' }],
+      suspended: [acme.issuer],
+      through: second.id,
+    });
   });
 
   it('compacts the table to one row per active control', async () => {
@@ -252,7 +272,12 @@ describe('postgresControls on PGlite', () => {
   let lite: PGlite;
   let issuer: TestIssuer;
   beforeAll(async () => {
-    issuer = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://lite.test', product: 'lite', kid: 'lite-1' });
+    issuer = await createTestIssuer({
+      audience: AUDIENCE,
+      issuer: 'https://lite.test',
+      product: 'lite',
+      kid: 'lite-1',
+    });
     await issuer.listen();
     lite = new PGlite();
     await migrate(lite, { only: 'controls' });

@@ -19,7 +19,9 @@ function findBinaries(): string | undefined {
   const candidates = (process.env.PATH ?? '').split(delimiter).filter((dir) => dir !== '');
   const debian = '/usr/lib/postgresql';
   if (existsSync(debian)) {
-    const versions = readdirSync(debian).filter((name) => /^\d+$/.test(name)).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(debian)
+      .filter((name) => /^\d+$/.test(name))
+      .sort((a, b) => Number(b) - Number(a));
     candidates.push(...versions.map((version) => join(debian, version, 'bin')));
   }
   return candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl')) && existsSync(join(dir, 'postgres')));
@@ -31,7 +33,8 @@ const runAsPostgres = process.getuid?.() === 0;
 /** Whether a real PostgreSQL can be started here, and why not. */
 export const POSTGRES = Object.freeze({
   available: binaries !== undefined,
-  reason: binaries === undefined ? 'initdb and pg_ctl were not found on PATH nor in /usr/lib/postgresql/*/bin (apt-get install postgresql)' : '',
+  reason:
+    binaries === undefined ? 'initdb and pg_ctl were not found on PATH nor in /usr/lib/postgresql/*/bin (apt-get install postgresql)' : '',
 });
 
 /**

@@ -2,7 +2,14 @@
 import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { expectTypeOf, test } from 'vitest';
-import type { NotificationSource, PoolSettings, PostgresControlsOptions, PostgresPaymentLinkStore, PostgresPaymentLinkStoreOptions, SqlClient } from '../../src/postgres/index.js';
+import type {
+  NotificationSource,
+  PoolSettings,
+  PostgresControlsOptions,
+  PostgresPaymentLinkStore,
+  PostgresPaymentLinkStoreOptions,
+  SqlClient,
+} from '../../src/postgres/index.js';
 
 test('pg.Pool, pg.Client and PGlite are SqlClients', () => {
   expectTypeOf<pg.Pool>().toMatchTypeOf<SqlClient>();

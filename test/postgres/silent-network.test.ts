@@ -54,7 +54,11 @@ let instances: Instance[] = [];
 const silentKeys: string[] = [];
 
 async function startInstance(url: string, listens: boolean): Promise<Instance> {
-  const { connectionString, ...settings } = poolSettings(proxy.via(url), { statementTimeout: STATEMENT_TIMEOUT, connectTimeout: 300, max: 4 });
+  const { connectionString, ...settings } = poolSettings(proxy.via(url), {
+    statementTimeout: STATEMENT_TIMEOUT,
+    connectTimeout: 300,
+    max: 4,
+  });
   const pool = openPool(connectionString, settings);
   const events: string[] = [];
   const options = { statementTimeout: STATEMENT_TIMEOUT };
@@ -81,7 +85,9 @@ async function startInstance(url: string, listens: boolean): Promise<Instance> {
 
 async function createLink(instance: Instance, key: string = randomUUID()): Promise<{ response: HandlerResponse; ms: number }> {
   const started = performance.now();
-  const response = await instance.create(jsonRequest(await callers.auth(), validBody({ shopper: `//customers/${key}` }), { 'idempotency-key': key }));
+  const response = await instance.create(
+    jsonRequest(await callers.auth(), validBody({ shopper: `//customers/${key}` }), { 'idempotency-key': key }),
+  );
   return { response, ms: performance.now() - started };
 }
 
@@ -124,7 +130,9 @@ describe.skipIf(SKIP)('two instances through a network that goes silent', () => 
         }),
       ),
     );
-    expect(answers.map(({ response }) => [response.status, (response.body as { code?: string }).code])).toEqual(answers.map(() => [503, 'storage_unavailable']));
+    expect(answers.map(({ response }) => [response.status, (response.body as { code?: string }).code])).toEqual(
+      answers.map(() => [503, 'storage_unavailable']),
+    );
     expect(Math.max(...answers.map(({ ms }) => ms))).toBeLessThan(STATEMENT_TIMEOUT + SLACK);
   });
 
@@ -139,7 +147,11 @@ describe.skipIf(SKIP)('two instances through a network that goes silent', () => 
     proxy.heal();
     const healed = Date.now();
     for (const [index, instance] of instances.entries()) {
-      await eventually(`instance ${index} creates`, async () => (await createLink(instance, silentKeys[index])).response.status === 201, 10_000);
+      await eventually(
+        `instance ${index} creates`,
+        async () => (await createLink(instance, silentKeys[index])).response.status === 201,
+        10_000,
+      );
     }
     expect(Date.now() - healed).toBeLessThan(10_000);
   });
@@ -147,7 +159,11 @@ describe.skipIf(SKIP)('two instances through a network that goes silent', () => 
   it('applies a suspend-issuer written after the heal within pollInterval plus the statement timeout', async () => {
     const written = Date.now();
     await recordControl(operator, { action: 'suspend_issuer', issuer: callers.issuer.issuer });
-    await eventually('both instances refuse issuer_suspended', async () => (await suspended(instances[0]!.verifier)) && (await suspended(instances[1]!.verifier)), POLL_INTERVAL + STATEMENT_TIMEOUT + SLACK);
+    await eventually(
+      'both instances refuse issuer_suspended',
+      async () => (await suspended(instances[0]!.verifier)) && (await suspended(instances[1]!.verifier)),
+      POLL_INTERVAL + STATEMENT_TIMEOUT + SLACK,
+    );
     expect(Date.now() - written).toBeLessThan(POLL_INTERVAL + STATEMENT_TIMEOUT + SLACK);
   });
 

@@ -55,6 +55,10 @@ describe.skipIf(SKIP)('queryWithin on a pool with no timeout of its own', () => 
 
   it('answers again through new connections once the network heals, the silenced ones still silent', async () => {
     proxy.heal();
-    await eventually('a statement succeeds', async () => (await queryWithin(pool, BOUND, 'SELECT 1 AS ok').catch(() => ({ rows: [] }))).rows.length === 1, 5000);
+    await eventually(
+      'a statement succeeds',
+      async () => (await queryWithin(pool, BOUND, 'SELECT 1 AS ok').catch(() => ({ rows: [] }))).rows.length === 1,
+      5000,
+    );
   });
 });

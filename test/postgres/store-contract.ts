@@ -48,7 +48,11 @@ export function storedLink(tenant: string, overrides: Partial<StoredPaymentLink>
   } as StoredPaymentLink;
 }
 
-const RESPONSE: RecordedResponse = { status: 201, headers: { 'content-type': 'application/json', location: '/payment-links/x' }, body: { id: 'x', meta: { b: '1', a: '2' } } };
+const RESPONSE: RecordedResponse = {
+  status: 201,
+  headers: { 'content-type': 'application/json', location: '/payment-links/x' },
+  body: { id: 'x', meta: { b: '1', a: '2' } },
+};
 
 /** A claim at `now` (with a fraction of a millisecond, as the handler's clock may give). */
 function claimOf(tenant: string, key: string, fingerprint: string, now = 1_000_000.456, ttl = 86_400_000) {
@@ -120,7 +124,11 @@ export function describeStoreContract(name: string, fixture: () => StoreFixture)
       expect(first.state).toBe('claimed');
       if (first.state !== 'claimed') return;
       await store.complete(first.lease, RESPONSE);
-      expect(await store.claim(claimOf(TENANT_A, 'k-1', 'f1'))).toEqual({ state: 'completed', fingerprint: 'f1', response: RESPONSE });
+      expect(await store.claim(claimOf(TENANT_A, 'k-1', 'f1'))).toEqual({
+        state: 'completed',
+        fingerprint: 'f1',
+        response: RESPONSE,
+      });
     });
 
     it("keeps one tenant's keys apart from another's", async () => {
@@ -170,7 +178,10 @@ export function describeStoreContract(name: string, fixture: () => StoreFixture)
       if (second.state !== 'claimed') throw new Error('not claimed again');
       await store.complete(first.lease, RESPONSE);
       await store.release(first.lease);
-      expect(await store.claim(claimOf(TENANT_A, 'k-1', 'f3', 1_060_001))).toEqual({ state: 'pending', fingerprint: 'f2' });
+      expect(await store.claim(claimOf(TENANT_A, 'k-1', 'f3', 1_060_001))).toEqual({
+        state: 'pending',
+        fingerprint: 'f2',
+      });
     });
   });
 }

@@ -7,7 +7,14 @@ import { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InMemoryIdempotencyStore, InMemoryPaymentLinkStore, StorageUnavailableError } from '../../src/payment-links/index.js';
-import { PostgresDirectory, PostgresIdempotencyStore, PostgresPaymentLinkStore, type SqlClient, TABLES, migrate } from '../../src/postgres/index.js';
+import {
+  PostgresDirectory,
+  PostgresIdempotencyStore,
+  PostgresPaymentLinkStore,
+  type SqlClient,
+  TABLES,
+  migrate,
+} from '../../src/postgres/index.js';
 import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 import { type StoreFixture, TENANT_A, TENANT_B, describeStoreContract, storedLink } from './store-contract.js';
 
@@ -62,15 +69,30 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
 
     it('hands a pending key to a new request once the holder lease has ended', async () => {
       const store = new PostgresIdempotencyStore(pool, { leaseTime: 1000, pendingWait: 0 });
-      const request = { tenant: TENANT_A, key: 'k', fingerprint: 'f1', now: 5_000_000, expiresAt: 5_000_000 + 86_400_000 };
+      const request = {
+        tenant: TENANT_A,
+        key: 'k',
+        fingerprint: 'f1',
+        now: 5_000_000,
+        expiresAt: 5_000_000 + 86_400_000,
+      };
       expect((await store.claim(request)).state).toBe('claimed');
-      expect(await store.claim({ ...request, fingerprint: 'f2', now: 5_000_999 })).toEqual({ state: 'pending', fingerprint: 'f1' });
+      expect(await store.claim({ ...request, fingerprint: 'f2', now: 5_000_999 })).toEqual({
+        state: 'pending',
+        fingerprint: 'f1',
+      });
       expect((await store.claim({ ...request, fingerprint: 'f2', now: 5_001_000 })).state).toBe('claimed');
     });
 
     it('answers pending to the same body once pendingWait has passed', async () => {
       const store = new PostgresIdempotencyStore(pool, { pendingWait: 30 });
-      const request = { tenant: TENANT_A, key: 'k', fingerprint: 'f1', now: 5_000_000, expiresAt: 5_000_000 + 86_400_000 };
+      const request = {
+        tenant: TENANT_A,
+        key: 'k',
+        fingerprint: 'f1',
+        now: 5_000_000,
+        expiresAt: 5_000_000 + 86_400_000,
+      };
       await store.claim(request);
       expect(await store.claim(request)).toEqual({ state: 'pending', fingerprint: 'f1' });
     });
@@ -78,7 +100,13 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
     it('purges expired records in bounded batches, leaving live ones', async () => {
       const store = new PostgresIdempotencyStore(pool, { purgeBatch: 2 });
       for (let index = 0; index < 5; index++) {
-        const claim = await store.claim({ tenant: TENANT_A, key: `old-${index}`, fingerprint: 'f', now: 1000, expiresAt: 61_000 });
+        const claim = await store.claim({
+          tenant: TENANT_A,
+          key: `old-${index}`,
+          fingerprint: 'f',
+          now: 1000,
+          expiresAt: 61_000,
+        });
         if (claim.state === 'claimed') await store.complete(claim.lease, { status: 201, headers: {}, body: null });
       }
       await store.claim({ tenant: TENANT_A, key: 'live', fingerprint: 'f', now: 1000, expiresAt: 10_000_000 });
@@ -97,7 +125,9 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
     });
 
     it('refuses a bad statementTimeout of the link store and the directory with a TypeError naming it', () => {
-      expect(() => new PostgresPaymentLinkStore(pool, { statementTimeout: 0 })).toThrow(new TypeError('PostgresPaymentLinkStore: statementTimeout must be a whole number of milliseconds from 10 to 600000, got 0'));
+      expect(() => new PostgresPaymentLinkStore(pool, { statementTimeout: 0 })).toThrow(
+        new TypeError('PostgresPaymentLinkStore: statementTimeout must be a whole number of milliseconds from 10 to 600000, got 0'),
+      );
       expect(() => new PostgresDirectory(pool, { statementTimeout: 1.5 })).toThrow(/^PostgresDirectory: statementTimeout/);
     });
   });
@@ -107,7 +137,13 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
     beforeEach(() => pool.query(`TRUNCATE ${TABLES.links}, ${TABLES.idempotency}`));
 
     async function claimed(store: PostgresIdempotencyStore, now = 5_000_000) {
-      const claim = await store.claim({ tenant: TENANT_A, key: 'k', fingerprint: 'f', now, expiresAt: now + 86_400_000 });
+      const claim = await store.claim({
+        tenant: TENANT_A,
+        key: 'k',
+        fingerprint: 'f',
+        now,
+        expiresAt: now + 86_400_000,
+      });
       if (claim.state !== 'claimed') throw new Error('not claimed');
       return claim.lease;
     }
@@ -119,7 +155,10 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       const response = { status: 201, headers: {}, body: { id: link.id } };
       expect(await links().insertCompleting(link, { idempotency: store, lease, response })).toBe('stored');
       expect((await links().get(TENANT_A, link.id))?.id).toBe(link.id);
-      expect(await store.claim({ tenant: TENANT_A, key: 'k', fingerprint: 'f', now: 5_000_001, expiresAt: 6_000_000 })).toMatchObject({ state: 'completed', response });
+      expect(await store.claim({ tenant: TENANT_A, key: 'k', fingerprint: 'f', now: 5_000_001, expiresAt: 6_000_000 })).toMatchObject({
+        state: 'completed',
+        response,
+      });
     });
 
     it('stores nothing when the lease was taken over', async () => {
@@ -127,7 +166,13 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       const lost = await claimed(store);
       await claimed(store, 5_000_100);
       const link = storedLink(TENANT_A);
-      expect(await links().insertCompleting(link, { idempotency: store, lease: lost, response: { status: 201, headers: {}, body: null } })).toBe('lease_lost');
+      expect(
+        await links().insertCompleting(link, {
+          idempotency: store,
+          lease: lost,
+          response: { status: 201, headers: {}, body: null },
+        }),
+      ).toBe('lease_lost');
       expect(await links().list(TENANT_A)).toEqual([]);
     });
 
@@ -137,17 +182,35 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       await links().insert(first);
       const lease = await claimed(store);
       const clash = storedLink(TENANT_A, { id: first.id });
-      await expect(links().insertCompleting(clash, { idempotency: store, lease, response: { status: 201, headers: {}, body: null } })).rejects.toMatchObject({
+      await expect(
+        links().insertCompleting(clash, {
+          idempotency: store,
+          lease,
+          response: { status: 201, headers: {}, body: null },
+        }),
+      ).rejects.toMatchObject({
         code: 'duplicate_payment_link',
       });
-      expect((await store.claim({ tenant: TENANT_A, key: 'k', fingerprint: 'g', now: 5_000_001, expiresAt: 6_000_000 })).state).toBe('pending');
+      expect((await store.claim({ tenant: TENANT_A, key: 'k', fingerprint: 'g', now: 5_000_001, expiresAt: 6_000_000 })).state).toBe(
+        'pending',
+      );
     });
 
     it('answers unsupported for an idempotency store of another kind', async () => {
       const memoryStore = new InMemoryIdempotencyStore();
-      const claim = await memoryStore.claim({ tenant: TENANT_B, key: 'k', fingerprint: 'f', now: 1, expiresAt: 100_000 });
+      const claim = await memoryStore.claim({
+        tenant: TENANT_B,
+        key: 'k',
+        fingerprint: 'f',
+        now: 1,
+        expiresAt: 100_000,
+      });
       if (claim.state !== 'claimed') throw new Error('not claimed');
-      const outcome = await links().insertCompleting(storedLink(TENANT_B), { idempotency: memoryStore, lease: claim.lease, response: { status: 201, headers: {}, body: null } });
+      const outcome = await links().insertCompleting(storedLink(TENANT_B), {
+        idempotency: memoryStore,
+        lease: claim.lease,
+        response: { status: 201, headers: {}, body: null },
+      });
       expect(outcome).toBe('unsupported');
       expect(await links().list(TENANT_B)).toEqual([]);
     });
@@ -157,13 +220,25 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
 describe('a database that cannot be reached', () => {
   const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
   const down: SqlClient = { query: async () => Promise.reject(refused) };
-  const brokenSql: SqlClient = { query: async () => Promise.reject(Object.assign(new Error('relation does not exist'), { code: '42P01' })) };
+  const brokenSql: SqlClient = {
+    query: async () => Promise.reject(Object.assign(new Error('relation does not exist'), { code: '42P01' })),
+  };
 
   it.each([
     ['insert', () => new PostgresPaymentLinkStore(down).insert(storedLink(TENANT_A))],
     ['get', () => new PostgresPaymentLinkStore(down).get(TENANT_A, '6a7b8c9d-1e2f-4a3b-8c4d-5e6f7a8b0001')],
     ['list', () => new PostgresPaymentLinkStore(down).list(TENANT_A)],
-    ['claim', () => new PostgresIdempotencyStore(down).claim({ tenant: TENANT_A, key: 'k', fingerprint: 'f', now: 1, expiresAt: 2 })],
+    [
+      'claim',
+      () =>
+        new PostgresIdempotencyStore(down).claim({
+          tenant: TENANT_A,
+          key: 'k',
+          fingerprint: 'f',
+          now: 1,
+          expiresAt: 2,
+        }),
+    ],
   ])('turns a refused connection during %s into StorageUnavailableError', async (_method, call) => {
     const error = await call().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(StorageUnavailableError);

@@ -15,7 +15,6 @@ import { verifyUntilCached } from '../support/result-cache.js';
 
 const fx = useFixture();
 
-
 /** `'ok'` or the error code of `authenticate`, which must resolve (never reject) with a non-5xx failure. */
 async function authOutcome(verifier: Verifier, authorization: unknown, requiredScopes?: string): Promise<string> {
   const result = await authenticate(verifier, { authorization: authorization as AuthorizationInput, requiredScopes });
@@ -89,14 +88,21 @@ function nested(depth: number, shapes: readonly string[], core = '1'): string {
 }
 
 const depth = fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 64, max: 5_000 }), fc.integer({ min: 5_000, max: 120_000 }));
-const shapes = fc.array(fc.constantFrom('[', '{"a":', '{"__proto__":', '{"constructor":', '{"":'), { minLength: 1, maxLength: 4 });
+const shapes = fc.array(fc.constantFrom('[', '{"a":', '{"__proto__":', '{"constructor":', '{"":'), {
+  minLength: 1,
+  maxLength: 4,
+});
 
 describe('Authorization values behind authenticate', () => {
   test('arrays of arbitrary values resolve to a 4xx result; only one well-formed value authenticates', async () => {
     const verifier = fx.verifier();
     const wellFormed = fc.constantFrom(`Bearer ${valid}`, `bearer ${valid}`, `  BEARER   ${valid}  `);
     const element = fc.oneof(wellFormed, fc.string({ maxLength: 60 }), fc.anything({ maxDepth: 2 }));
-    const authorization = fc.oneof(fc.array(element, { maxLength: 4 }), fc.array(fc.array(element, { maxLength: 2 }), { maxLength: 2 }), fc.anything({ maxDepth: 2 }));
+    const authorization = fc.oneof(
+      fc.array(element, { maxLength: 4 }),
+      fc.array(fc.array(element, { maxLength: 2 }), { maxLength: 2 }),
+      fc.anything({ maxDepth: 2 }),
+    );
     await fc.assert(
       fc.asyncProperty(authorization, async (value) => {
         const single = typeof value === 'string' ? value : Array.isArray(value) && value.length === 1 ? value[0] : undefined;
@@ -148,7 +154,11 @@ describe('Authorization values behind authenticate', () => {
       }),
     );
     const value = fc.tuple(space, scheme, space, token, tail, space).map((parts) => parts.join(''));
-    const authorization = fc.oneof(value, value.map((one) => [one]), fc.tuple(value, value).map((pair) => [...pair]));
+    const authorization = fc.oneof(
+      value,
+      value.map((one) => [one]),
+      fc.tuple(value, value).map((pair) => [...pair]),
+    );
     const scopes = fc.constantFrom(undefined, 'pay:processPayments', 'hub:subscribe');
     await fc.assert(
       fc.asyncProperty(authorization, scopes, async (sent, requiredScopes) => {
@@ -180,9 +190,16 @@ describe('tokens whose segments are valid JSON', () => {
     await fc.assert(
       fc.asyncProperty(where, depth, shapes, signed, async (place, levels, pattern, withSignature) => {
         const deep = nested(levels, pattern);
-        const headerJson = place === 'header member' ? JSON.stringify(header).replace(/\}$/, `,"x":${deep}}`) : place === 'payload' ? JSON.stringify(header) : deep;
+        const headerJson =
+          place === 'header member'
+            ? JSON.stringify(header).replace(/\}$/, `,"x":${deep}}`)
+            : place === 'payload'
+              ? JSON.stringify(header)
+              : deep;
         const payloadJson = place === 'payload' || place === 'both' ? deep : JSON.stringify(claims);
-        const token = withSignature ? signRaw(fx.issuer.signingKey, headerJson, payloadJson) : `${base64url(headerJson)}.${base64url(payloadJson)}.c2ln`;
+        const token = withSignature
+          ? signRaw(fx.issuer.signingKey, headerJson, payloadJson)
+          : `${base64url(headerJson)}.${base64url(payloadJson)}.c2ln`;
         const result = await outcome(verifier.verify(token));
         if (place === 'header member' && withSignature) expect(result).toBe('ok');
         else expect(result).not.toBe('ok');
@@ -194,15 +211,21 @@ describe('tokens whose segments are valid JSON', () => {
 
   test('signed tokens carrying arbitrary members, prototype keys included, verify or fail with an AuthError, never polluting', async () => {
     const verifier = fx.verifier();
-    const name = fc.oneof(fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'iss', 'exp', 'scope', 'tenant_ern'), fc.string({ maxLength: 12 }));
+    const name = fc.oneof(
+      fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'iss', 'exp', 'scope', 'tenant_ern'),
+      fc.string({ maxLength: 12 }),
+    );
     const value = fc.oneof(
       fc.jsonValue({ maxDepth: 4 }),
-      fc.dictionary(fc.constantFrom('__proto__', 'constructor', 'polluted', 'a'), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }),
+      fc.dictionary(fc.constantFrom('__proto__', 'constructor', 'polluted', 'a'), fc.jsonValue({ maxDepth: 2 }), {
+        maxKeys: 3,
+      }),
     );
     const members = fc.array(fc.tuple(name, value), { maxLength: 6 });
     await fc.assert(
       fc.asyncProperty(members, async (extra) => {
-        const text = (entries: readonly (readonly [string, unknown])[]) => `{${entries.map(([key, v]) => `${JSON.stringify(key)}:${JSON.stringify(v)}`).join(',')}}`;
+        const text = (entries: readonly (readonly [string, unknown])[]) =>
+          `{${entries.map(([key, v]) => `${JSON.stringify(key)}:${JSON.stringify(v)}`).join(',')}}`;
         const payload = text([...Object.entries(claims), ...extra]);
         const result = await outcome(
           verifier.verify(signRaw(fx.issuer.signingKey, JSON.stringify(header), payload)).then((auth) => {
@@ -218,9 +241,27 @@ describe('tokens whose segments are valid JSON', () => {
 
   test('a signed token with one header member changed or added verifies only with RS256 and the signing kid', async () => {
     const verifier = fx.verifier();
-    const member = fc.oneof(fc.constantFrom('alg', 'kid', 'typ', 'crit', 'b64', 'jku', 'x5u', 'jwk', 'cty', 'zip'), fc.string({ maxLength: 8 }));
+    const member = fc.oneof(
+      fc.constantFrom('alg', 'kid', 'typ', 'crit', 'b64', 'jku', 'x5u', 'jwk', 'cty', 'zip'),
+      fc.string({ maxLength: 8 }),
+    );
     const value = fc.oneof(
-      fc.constantFrom('RS256', 'RS384', 'PS256', 'HS256', 'none', 'ES256', 'rs256', 'JWT', 'at+jwt', fx.issuer.signingKey.kid, '', ['b64'], [], false),
+      fc.constantFrom(
+        'RS256',
+        'RS384',
+        'PS256',
+        'HS256',
+        'none',
+        'ES256',
+        'rs256',
+        'JWT',
+        'at+jwt',
+        fx.issuer.signingKey.kid,
+        '',
+        ['b64'],
+        [],
+        false,
+      ),
       fc.jsonValue({ maxDepth: 2 }),
     );
     const remove = fc.boolean();

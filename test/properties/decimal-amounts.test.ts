@@ -83,7 +83,10 @@ describe('decimal amounts parse and format exactly', () => {
 
   test('digit strings of every length are read as BigInt reads them, never through a binary float', () => {
     const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max });
-    const whole = fc.oneof(fc.constant('0'), fc.tuple(fc.constantFrom(...'123456789'), digits(0, MAX_INTEGER_DIGITS - 1)).map(([first, rest]) => `${first}${rest}`));
+    const whole = fc.oneof(
+      fc.constant('0'),
+      fc.tuple(fc.constantFrom(...'123456789'), digits(0, MAX_INTEGER_DIGITS - 1)).map(([first, rest]) => `${first}${rest}`),
+    );
     fc.assert(
       fc.property(whole, digits(0, FRACTION_DIGITS), (integer, fraction) => {
         const text = fraction === '' ? integer : `${integer}.${fraction}`;
@@ -97,14 +100,21 @@ describe('decimal amounts parse and format exactly', () => {
   test('more than four fractional digits or fifteen integer digits are refused, whatever the digits', () => {
     const digits = (min: number, max: number) => fc.string({ unit: fc.constantFrom(...'0123456789'), minLength: min, maxLength: max });
     fc.assert(
-      fc.property(digits(1, MAX_INTEGER_DIGITS).filter((d) => !/^0./.test(d)), digits(FRACTION_DIGITS + 1, 12), (integer, fraction) => {
-        expect(parseDecimal(`${integer}.${fraction}`)).toEqual({ ok: false, problem: 'too_many_decimals' });
-      }),
+      fc.property(
+        digits(1, MAX_INTEGER_DIGITS).filter((d) => !/^0./.test(d)),
+        digits(FRACTION_DIGITS + 1, 12),
+        (integer, fraction) => {
+          expect(parseDecimal(`${integer}.${fraction}`)).toEqual({ ok: false, problem: 'too_many_decimals' });
+        },
+      ),
       { numRuns: 200 },
     );
     fc.assert(
       fc.property(fc.constantFrom(...'123456789'), digits(MAX_INTEGER_DIGITS, 25), digits(0, FRACTION_DIGITS), (first, rest, fraction) => {
-        expect(parseDecimal(fraction === '' ? `${first}${rest}` : `${first}${rest}.${fraction}`)).toEqual({ ok: false, problem: 'too_large' });
+        expect(parseDecimal(fraction === '' ? `${first}${rest}` : `${first}${rest}.${fraction}`)).toEqual({
+          ok: false,
+          problem: 'too_large',
+        });
       }),
       { numRuns: 200 },
     );
@@ -157,11 +167,15 @@ describe('amounts through POST /payment-links/', () => {
   test('a link is created for any amount, and returned with its exact value in four fractional digits', async () => {
     const handler = makeHandler();
     await fc.assert(
-      fc.asyncProperty(magnitude.filter((value) => value > 0n), fc.integer({ min: 0, max: FRACTION_DIGITS }), async (value, digits) => {
-        const response = await handler(jsonRequest(auth, validBody({ amount: written(value, digits), meta: undefined })));
-        expect(response.status).toBe(201);
-        expect(digitsOf((response.body as PaymentLink).amount, FRACTION_DIGITS)).toBe(value);
-      }),
+      fc.asyncProperty(
+        magnitude.filter((value) => value > 0n),
+        fc.integer({ min: 0, max: FRACTION_DIGITS }),
+        async (value, digits) => {
+          const response = await handler(jsonRequest(auth, validBody({ amount: written(value, digits), meta: undefined })));
+          expect(response.status).toBe(201);
+          expect(digitsOf((response.body as PaymentLink).amount, FRACTION_DIGITS)).toBe(value);
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -171,12 +185,17 @@ describe('amounts through POST /payment-links/', () => {
     await fc.assert(
       fc.asyncProperty(lines, async (list) => {
         const total = list.reduce((sum, item) => sum + item.excluding + item.tax, 0n);
-        const body = validBody({ amount: written(total, FRACTION_DIGITS), payment_details: { line_items: lineItems(list) } });
+        const body = validBody({
+          amount: written(total, FRACTION_DIGITS),
+          payment_details: { line_items: lineItems(list) },
+        });
         const response = await handler(jsonRequest(auth, body));
         expect(response.status).toBe(201);
         const stored = await handler.store.get(auth.tenant.ern, (response.body as PaymentLink).id);
         const returned = stored?.payment_details?.line_items ?? [];
-        expect(returned.map((item) => digitsOf(item.amount_including_tax, FRACTION_DIGITS))).toEqual(list.map((item) => item.excluding + item.tax));
+        expect(returned.map((item) => digitsOf(item.amount_including_tax, FRACTION_DIGITS))).toEqual(
+          list.map((item) => item.excluding + item.tax),
+        );
         expect(returned.reduce((sum, item) => sum + digitsOf(item.amount_including_tax, FRACTION_DIGITS), 0n)).toBe(total);
       }),
       { numRuns: 100 },
@@ -190,7 +209,10 @@ describe('amounts through POST /payment-links/', () => {
         const total = list.reduce((sum, item) => sum + item.excluding + item.tax, 0n);
         fc.pre(total + offset > 0n);
         const before = (await handler.store.list(auth.tenant.ern)).length;
-        const body = validBody({ amount: written(total + offset, FRACTION_DIGITS), payment_details: { line_items: lineItems(list) } });
+        const body = validBody({
+          amount: written(total + offset, FRACTION_DIGITS),
+          payment_details: { line_items: lineItems(list) },
+        });
         const response = await handler(jsonRequest(auth, body));
         expect(response.status).toBe(400);
         expect(fieldErrors(response)).toContainEqual({ field: 'payment_details.line_items', code: 'amount_mismatch' });

@@ -21,7 +21,11 @@ function reference(value: unknown): string {
 function reordered(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reordered);
   if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).reverse().map(([name, member]) => [name, reordered(member)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .reverse()
+        .map(([name, member]) => [name, reordered(member)]),
+    );
   }
   return value;
 }

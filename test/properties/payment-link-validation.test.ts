@@ -61,11 +61,25 @@ const LOWER = [...'abcdefghijklmnopqrstuvwxyz'];
 const DIGITS = [...'0123456789'];
 const MAX_UNITS = 10n ** BigInt(MAX_INTEGER_DIGITS + FRACTION_DIGITS) - 1n;
 const PAYABLE = ISO_4217_CODES.filter(isPaymentCurrency);
-const FIELDS = ['amount', 'currency', 'meta', 'email', 'phone', 'department', 'shopper', 'tokenize', 'duration', 'locale', 'description', 'payment_details'];
+const FIELDS = [
+  'amount',
+  'currency',
+  'meta',
+  'email',
+  'phone',
+  'department',
+  'shopper',
+  'tokenize',
+  'duration',
+  'locale',
+  'description',
+  'payment_details',
+];
 const LINE_FIELDS = ['quantity', 'amount_excluding_tax', 'tax_percentage', 'description', 'id', 'tax_amount', 'amount_including_tax'];
 const RESERVED_META_KEYS = ['__proto__', 'constructor', 'prototype'];
 
-const chars = (alphabet: readonly string[], minLength: number, maxLength: number) => fc.string({ unit: fc.constantFrom(...alphabet), minLength, maxLength });
+const chars = (alphabet: readonly string[], minLength: number, maxLength: number) =>
+  fc.string({ unit: fc.constantFrom(...alphabet), minLength, maxLength });
 const namePart = chars(NAME_CHARS, 1, 12);
 
 /** `units` as a client may write it: 0 to 4 fractional digits, trailing zeros dropped where exact. */
@@ -89,18 +103,36 @@ function pathOf(parent: string, name: string): string {
 }
 
 const fractionDigits = fc.integer({ min: 0, max: FRACTION_DIGITS });
-const positiveAmount = fc.oneof(fc.bigInt({ min: 1n, max: 10n ** 8n }), fc.bigInt({ min: 1n, max: MAX_UNITS }), fc.constantFrom(1n, MAX_UNITS));
+const positiveAmount = fc.oneof(
+  fc.bigInt({ min: 1n, max: 10n ** 8n }),
+  fc.bigInt({ min: 1n, max: MAX_UNITS }),
+  fc.constantFrom(1n, MAX_UNITS),
+);
 
 const email = fc
-  .tuple(chars([...LOWER, ...DIGITS, '.', '_', '+', '-', 'ø'], 1, 20), fc.array(chars([...LOWER, ...DIGITS, '-'], 1, 15), { minLength: 1, maxLength: 3 }), chars(LOWER, 2, 6))
+  .tuple(
+    chars([...LOWER, ...DIGITS, '.', '_', '+', '-', 'ø'], 1, 20),
+    fc.array(chars([...LOWER, ...DIGITS, '-'], 1, 15), { minLength: 1, maxLength: 3 }),
+    chars(LOWER, 2, 6),
+  )
   .map(([local, labels, top]) => `${local}@${labels.join('.')}.${top}`);
 const phone = fc.tuple(fc.constantFrom(...'123456789'), chars(DIGITS, 6, 14)).map(([first, rest]) => `+${first}${rest}`);
-const locale = fc.tuple(chars(LOWER, 2, 2), chars([...'ABCDEFGHIJKLMNOPQRSTUVWXYZ'], 2, 2)).map(([language, region]) => `${language}-${region}`);
-const text = (maxLength: number) => fc.oneof(fc.string({ maxLength: Math.min(maxLength, 80) }), fc.string({ unit: 'binary', maxLength: Math.floor(Math.min(maxLength, 200) / 2) }), fc.constant('x'.repeat(maxLength)));
+const locale = fc
+  .tuple(chars(LOWER, 2, 2), chars([...'ABCDEFGHIJKLMNOPQRSTUVWXYZ'], 2, 2))
+  .map(([language, region]) => `${language}-${region}`);
+const text = (maxLength: number) =>
+  fc.oneof(
+    fc.string({ maxLength: Math.min(maxLength, 80) }),
+    fc.string({ unit: 'binary', maxLength: Math.floor(Math.min(maxLength, 200) / 2) }),
+    fc.constant('x'.repeat(maxLength)),
+  );
 const metaKey = fc.string({ minLength: 1, maxLength: META_LIMITS.maxKeyLength }).filter((key) => !RESERVED_META_KEYS.includes(key));
 const meta = fc.oneof(
   fc.dictionary(metaKey, text(META_LIMITS.maxValueLength), { maxKeys: 5 }),
-  fc.dictionary(metaKey, fc.string({ maxLength: 8 }), { minKeys: META_LIMITS.maxEntries, maxKeys: META_LIMITS.maxEntries }),
+  fc.dictionary(metaKey, fc.string({ maxLength: 8 }), {
+    minKeys: META_LIMITS.maxEntries,
+    maxKeys: META_LIMITS.maxEntries,
+  }),
 );
 
 interface Line {
@@ -120,8 +152,12 @@ const line: fc.Arbitrary<Line> = fc.record({
   digits: fractionDigits,
   quantity: fc.oneof(fc.integer({ min: 1, max: 10 }), fc.constantFrom(1, LINE_ITEM_LIMITS.maxQuantity)),
   description: fc.oneof(fc.string({ minLength: 1, maxLength: 40 }), fc.constant('d'.repeat(LINE_ITEM_LIMITS.maxDescriptionLength))),
-  id: fc.option(fc.oneof(fc.string({ minLength: 1, maxLength: 20 }), fc.constant('i'.repeat(LINE_ITEM_LIMITS.maxIdLength))), { nil: undefined }),
-  percentage: fc.option(fc.oneof(fc.bigInt({ min: 0n, max: 1_000_000n }), fc.constantFrom(0n, 250_000n, 1_000_000n)), { nil: undefined }),
+  id: fc.option(fc.oneof(fc.string({ minLength: 1, maxLength: 20 }), fc.constant('i'.repeat(LINE_ITEM_LIMITS.maxIdLength))), {
+    nil: undefined,
+  }),
+  percentage: fc.option(fc.oneof(fc.bigInt({ min: 0n, max: 1_000_000n }), fc.constantFrom(0n, 250_000n, 1_000_000n)), {
+    nil: undefined,
+  }),
 });
 const lines = fc.array(line, { minLength: 1, maxLength: 5 }).filter((list) => list.some((item) => item.excluding + item.tax > 0n));
 
@@ -145,7 +181,7 @@ interface Valid {
 }
 
 /** An optional field: absent, `null` (which counts as absent) or a value. */
-const optional = <T,>(value: fc.Arbitrary<T>) => fc.oneof(fc.constant(undefined), fc.constant(null), value);
+const optional = <T>(value: fc.Arbitrary<T>) => fc.oneof(fc.constant(undefined), fc.constant(null), value);
 
 const valid: fc.Arbitrary<Valid> = fc
   .record({
@@ -161,7 +197,12 @@ const valid: fc.Arbitrary<Valid> = fc
       fc.record({ email, phone }),
     ),
     tokenize: optional(fc.constantFrom('no', 'yes')),
-    duration: optional(fc.oneof(fc.integer({ min: LINK_LIMITS.minDuration, max: LINK_LIMITS.maxDuration }), fc.constantFrom(LINK_LIMITS.minDuration, LINK_LIMITS.maxDuration))),
+    duration: optional(
+      fc.oneof(
+        fc.integer({ min: LINK_LIMITS.minDuration, max: LINK_LIMITS.maxDuration }),
+        fc.constantFrom(LINK_LIMITS.minDuration, LINK_LIMITS.maxDuration),
+      ),
+    ),
     locale: optional(locale),
     description: optional(text(LINK_LIMITS.maxDescriptionLength)),
     meta: optional(meta),
@@ -182,7 +223,11 @@ const valid: fc.Arbitrary<Valid> = fc
       ...(parts.lines === undefined ? {} : { payment_details: { line_items: parts.lines.map(lineItem) } }),
     };
     for (const name of Object.keys(body)) if (body[name] === undefined) delete body[name];
-    return { body, amount, duration: typeof parts.duration === 'number' ? parts.duration : LINK_LIMITS.defaultDuration };
+    return {
+      body,
+      amount,
+      duration: typeof parts.duration === 'number' ? parts.duration : LINK_LIMITS.defaultDuration,
+    };
   });
 
 /** A valid body that has line items. */
@@ -199,7 +244,12 @@ interface Broken {
   readonly code?: string;
 }
 
-const broken = (base: Valid, changes: Body, field: string, code?: string): Broken => ({ valid: base, body: { ...base.body, ...changes }, field, code });
+const broken = (base: Valid, changes: Body, field: string, code?: string): Broken => ({
+  valid: base,
+  body: { ...base.body, ...changes },
+  field,
+  code,
+});
 
 const removing = (base: Valid, names: readonly string[], field: string, code: string): Broken => {
   const body = { ...base.body };
@@ -211,7 +261,10 @@ const removing = (base: Valid, names: readonly string[], field: string, code: st
 function withLine(base: Valid, index: number, change: (item: Body) => Body): Body {
   const items = (base.body.payment_details as { line_items: Body[] }).line_items;
   const at = index % items.length;
-  return { ...base.body, payment_details: { line_items: items.map((item, i) => (i === at ? change({ ...item }) : item)) } };
+  return {
+    ...base.body,
+    payment_details: { line_items: items.map((item, i) => (i === at ? change({ ...item }) : item)) },
+  };
 }
 
 function lineIndex(base: Valid, index: number): number {
@@ -221,7 +274,21 @@ function lineIndex(base: Valid, index: number): number {
 const linePath = (index: number, name?: string) => `payment_details.line_items[${index}]${name === undefined ? '' : `.${name}`}`;
 
 const notADecimal = fc
-  .tuple(positiveAmount, fc.constantFrom('e2', 'exp', '+', 'leading-space', 'trailing-space', 'leading-zero-amount', 'comma', 'trailing-point', 'bare-fraction', 'underscore'))
+  .tuple(
+    positiveAmount,
+    fc.constantFrom(
+      'e2',
+      'exp',
+      '+',
+      'leading-space',
+      'trailing-space',
+      'leading-zero-amount',
+      'comma',
+      'trailing-point',
+      'bare-fraction',
+      'underscore',
+    ),
+  )
   .map(([value, how]) => {
     const written4 = written(value, FRACTION_DIGITS);
     switch (how) {
@@ -249,38 +316,98 @@ const notADecimal = fc
   });
 
 const anyIndex = fc.nat();
-const nonString = fc.oneof(fc.integer(), fc.boolean(), fc.array(fc.string(), { maxLength: 2 }), fc.dictionary(fc.string({ maxLength: 3 }), fc.string(), { maxKeys: 2 }), fc.double({ noNaN: true, noDefaultInfinity: true }));
-const tooManyDecimals = fc.tuple(fc.bigInt({ min: 0n, max: 10n ** 10n }), chars(DIGITS, FRACTION_DIGITS + 1, 8)).map(([whole, fraction]) => `${whole}.${fraction}`);
+const nonString = fc.oneof(
+  fc.integer(),
+  fc.boolean(),
+  fc.array(fc.string(), { maxLength: 2 }),
+  fc.dictionary(fc.string({ maxLength: 3 }), fc.string(), { maxKeys: 2 }),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+);
+const tooManyDecimals = fc
+  .tuple(fc.bigInt({ min: 0n, max: 10n ** 10n }), chars(DIGITS, FRACTION_DIGITS + 1, 8))
+  .map(([whole, fraction]) => `${whole}.${fraction}`);
 
 /** Each rule of the payment-link body with a way of breaking it on a valid body. */
 const RULES: Record<string, fc.Arbitrary<Broken>> = {
-  'amount with more than four fractional digits': fc.tuple(valid, tooManyDecimals).map(([base, amount]) => broken(base, { amount }, 'amount', 'too_many_decimals')),
-  'amount of zero': fc.tuple(valid, fractionDigits).map(([base, digits]) => broken(base, { amount: written(0n, digits) }, 'amount', 'out_of_range')),
-  'a negative amount': fc.tuple(valid, positiveAmount, fractionDigits).map(([base, value, digits]) => broken(base, { amount: written(-value, digits) }, 'amount', 'out_of_range')),
+  'amount with more than four fractional digits': fc
+    .tuple(valid, tooManyDecimals)
+    .map(([base, amount]) => broken(base, { amount }, 'amount', 'too_many_decimals')),
+  'amount of zero': fc
+    .tuple(valid, fractionDigits)
+    .map(([base, digits]) => broken(base, { amount: written(0n, digits) }, 'amount', 'out_of_range')),
+  'a negative amount': fc
+    .tuple(valid, positiveAmount, fractionDigits)
+    .map(([base, value, digits]) => broken(base, { amount: written(-value, digits) }, 'amount', 'out_of_range')),
   'amount of more than fifteen integer digits': fc
     .tuple(valid, fc.bigInt({ min: 10n ** 15n, max: 10n ** 22n }))
     .map(([base, whole]) => broken(base, { amount: `${whole}.00` }, 'amount', 'out_of_range')),
-  'amount as a JSON number': fc.tuple(valid, fc.double({ min: 0.0001, max: 1e9, noNaN: true })).map(([base, amount]) => broken(base, { amount }, 'amount', 'invalid_type')),
-  'amount that is not a plain decimal string': fc.tuple(valid, notADecimal).map(([base, amount]) => broken(base, { amount }, 'amount', 'invalid_format')),
+  'amount as a JSON number': fc
+    .tuple(valid, fc.double({ min: 0.0001, max: 1e9, noNaN: true }))
+    .map(([base, amount]) => broken(base, { amount }, 'amount', 'invalid_type')),
+  'amount that is not a plain decimal string': fc
+    .tuple(valid, notADecimal)
+    .map(([base, amount]) => broken(base, { amount }, 'amount', 'invalid_format')),
   'currency that is not an ISO 4217 payment currency': fc
-    .tuple(valid, chars([...'ABCDEFGHIJKLMNOPQRSTUVWXYZ'], 3, 3).filter((code) => !isPaymentCurrency(code)))
+    .tuple(
+      valid,
+      chars([...'ABCDEFGHIJKLMNOPQRSTUVWXYZ'], 3, 3).filter((code) => !isPaymentCurrency(code)),
+    )
     .map(([base, currency]) => broken(base, { currency }, 'currency', 'unknown_currency')),
   'currency that is not three upper-case letters': fc
-    .tuple(valid, fc.oneof(fc.constantFrom(...PAYABLE).map((code) => code.toLowerCase()), fc.string({ maxLength: 3 })).filter((code) => !/^[A-Z]{3}$/.test(code)))
+    .tuple(
+      valid,
+      fc
+        .oneof(
+          fc.constantFrom(...PAYABLE).map((code) => code.toLowerCase()),
+          fc.string({ maxLength: 3 }),
+        )
+        .filter((code) => !/^[A-Z]{3}$/.test(code)),
+    )
     .map(([base, currency]) => broken(base, { currency }, 'currency', 'invalid_format')),
-  'a required field missing': fc.tuple(valid, fc.constantFrom('amount', 'currency', 'department', 'shopper')).map(([base, name]) => removing(base, [name], name, 'required')),
-  'a required field null': fc.tuple(valid, fc.constantFrom('amount', 'currency', 'department', 'shopper')).map(([base, name]) => broken(base, { [name]: null }, name, 'required')),
-  'neither email nor phone': fc.tuple(valid, fc.boolean()).map(([base, asNull]) =>
-    asNull ? broken(base, { email: null, phone: null }, 'email', 'email_or_phone_required') : removing(base, ['email', 'phone'], 'email', 'email_or_phone_required'),
-  ),
+  'a required field missing': fc
+    .tuple(valid, fc.constantFrom('amount', 'currency', 'department', 'shopper'))
+    .map(([base, name]) => removing(base, [name], name, 'required')),
+  'a required field null': fc
+    .tuple(valid, fc.constantFrom('amount', 'currency', 'department', 'shopper'))
+    .map(([base, name]) => broken(base, { [name]: null }, name, 'required')),
+  'neither email nor phone': fc
+    .tuple(valid, fc.boolean())
+    .map(([base, asNull]) =>
+      asNull
+        ? broken(base, { email: null, phone: null }, 'email', 'email_or_phone_required')
+        : removing(base, ['email', 'phone'], 'email', 'email_or_phone_required'),
+    ),
   'an unknown field': fc
-    .tuple(valid, fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom('__proto__', 'constructor', 'Amount', 'amount ', 'line_items', 'merchant_meta')).filter((name) => !FIELDS.includes(name)), fc.jsonValue({ maxDepth: 2 }))
+    .tuple(
+      valid,
+      fc
+        .oneof(
+          fc.string({ maxLength: 20 }),
+          fc.constantFrom('__proto__', 'constructor', 'Amount', 'amount ', 'line_items', 'merchant_meta'),
+        )
+        .filter((name) => !FIELDS.includes(name)),
+      fc.jsonValue({ maxDepth: 2 }),
+    )
     .map(([base, name, value]) => broken(base, { [name]: value }, pathOf('', name), 'unknown_field')),
   'an unknown field in payment_details': fc
-    .tuple(validWithLines, fc.string({ maxLength: 12 }).filter((name) => name !== 'line_items'))
-    .map(([base, name]) => broken(base, { payment_details: { ...(base.body.payment_details as Body), [name]: 'x' } }, pathOf('payment_details', name), 'unknown_field')),
+    .tuple(
+      validWithLines,
+      fc.string({ maxLength: 12 }).filter((name) => name !== 'line_items'),
+    )
+    .map(([base, name]) =>
+      broken(
+        base,
+        { payment_details: { ...(base.body.payment_details as Body), [name]: 'x' } },
+        pathOf('payment_details', name),
+        'unknown_field',
+      ),
+    ),
   'an unknown field in a line item': fc
-    .tuple(validWithLines, anyIndex, fc.string({ maxLength: 12 }).filter((name) => !LINE_FIELDS.includes(name)))
+    .tuple(
+      validWithLines,
+      anyIndex,
+      fc.string({ maxLength: 12 }).filter((name) => !LINE_FIELDS.includes(name)),
+    )
     .map(([base, index, name]) => ({
       valid: base,
       body: withLine(base, index, (item) => ({ ...item, [name]: 1 })),
@@ -288,19 +415,32 @@ const RULES: Record<string, fc.Arbitrary<Broken>> = {
       code: 'unknown_field',
     })),
   'line items that do not add up to amount': fc
-    .tuple(validWithLines, fc.bigInt({ min: -(10n ** 12n), max: 10n ** 12n }).filter((offset) => offset !== 0n))
+    .tuple(
+      validWithLines,
+      fc.bigInt({ min: -(10n ** 12n), max: 10n ** 12n }).filter((offset) => offset !== 0n),
+    )
     .filter(([base, offset]) => base.amount + offset > 0n)
-    .map(([base, offset]) => broken(base, { amount: written(base.amount + offset, FRACTION_DIGITS) }, 'payment_details.line_items', 'amount_mismatch')),
+    .map(([base, offset]) =>
+      broken(base, { amount: written(base.amount + offset, FRACTION_DIGITS) }, 'payment_details.line_items', 'amount_mismatch'),
+    ),
   'a line whose amount_including_tax is not amount_excluding_tax + tax_amount': fc
     .tuple(validWithLines, anyIndex, fc.bigInt({ min: 1n, max: 10n ** 9n }))
     .map(([base, index, extra]) => ({
       valid: base,
-      body: withLine(base, index, (item) => ({ ...item, tax_amount: formatDecimal(unitsOf(item.tax_amount as string) + extra) })),
+      body: withLine(base, index, (item) => ({
+        ...item,
+        tax_amount: formatDecimal(unitsOf(item.tax_amount as string) + extra),
+      })),
       field: linePath(lineIndex(base, index), 'amount_including_tax'),
       code: 'amount_mismatch',
     })),
   'a line amount with more than four fractional digits': fc
-    .tuple(validWithLines, anyIndex, fc.constantFrom('amount_excluding_tax', 'tax_amount', 'amount_including_tax', 'tax_percentage'), tooManyDecimals)
+    .tuple(
+      validWithLines,
+      anyIndex,
+      fc.constantFrom('amount_excluding_tax', 'tax_amount', 'amount_including_tax', 'tax_percentage'),
+      tooManyDecimals,
+    )
     .map(([base, index, name, value]) => ({
       valid: base,
       body: withLine(base, index, (item) => ({ ...item, [name]: value })),
@@ -308,7 +448,12 @@ const RULES: Record<string, fc.Arbitrary<Broken>> = {
       code: 'too_many_decimals',
     })),
   'a negative line amount': fc
-    .tuple(validWithLines, anyIndex, fc.constantFrom('amount_excluding_tax', 'tax_amount', 'amount_including_tax', 'tax_percentage'), positiveAmount)
+    .tuple(
+      validWithLines,
+      anyIndex,
+      fc.constantFrom('amount_excluding_tax', 'tax_amount', 'amount_including_tax', 'tax_percentage'),
+      positiveAmount,
+    )
     .map(([base, index, name, value]) => ({
       valid: base,
       body: withLine(base, index, (item) => ({ ...item, [name]: written(-value, 2) })),
@@ -324,7 +469,11 @@ const RULES: Record<string, fc.Arbitrary<Broken>> = {
       code: 'out_of_range',
     })),
   'a line quantity that is not a whole number from 1 to 1 000 000': fc
-    .tuple(validWithLines, anyIndex, fc.oneof(fc.constantFrom(0, -1, LINE_ITEM_LIMITS.maxQuantity + 1, 1.5, Number.MAX_SAFE_INTEGER), fc.constantFrom('1', null, true)))
+    .tuple(
+      validWithLines,
+      anyIndex,
+      fc.oneof(fc.constantFrom(0, -1, LINE_ITEM_LIMITS.maxQuantity + 1, 1.5, Number.MAX_SAFE_INTEGER), fc.constantFrom('1', null, true)),
+    )
     .map(([base, index, quantity]) => ({
       valid: base,
       body: withLine(base, index, (item) => ({ ...item, quantity })),
@@ -344,29 +493,56 @@ const RULES: Record<string, fc.Arbitrary<Broken>> = {
   'line_items empty or longer than 100': fc
     .tuple(validWithLines, fc.constantFrom(0, LINE_ITEM_LIMITS.maxItems + 1))
     .map(([base, count]) => {
-      const items = Array.from({ length: count }, () => ({ quantity: 1, description: 'x', amount_excluding_tax: '0', tax_amount: '0', amount_including_tax: '0' }));
+      const items = Array.from({ length: count }, () => ({
+        quantity: 1,
+        description: 'x',
+        amount_excluding_tax: '0',
+        tax_amount: '0',
+        amount_including_tax: '0',
+      }));
       return broken(base, { payment_details: { line_items: items } }, 'payment_details.line_items', 'invalid_count');
     }),
   'meta with more than 50 entries': fc
-    .tuple(valid, fc.dictionary(metaKey, fc.string({ maxLength: 4 }), { minKeys: META_LIMITS.maxEntries + 1, maxKeys: META_LIMITS.maxEntries + 5 }))
+    .tuple(
+      valid,
+      fc.dictionary(metaKey, fc.string({ maxLength: 4 }), {
+        minKeys: META_LIMITS.maxEntries + 1,
+        maxKeys: META_LIMITS.maxEntries + 5,
+      }),
+    )
     .map(([base, entries]) => broken(base, { meta: entries }, 'meta', 'invalid_count')),
   'a meta key empty or longer than 40 characters': fc
     .tuple(valid, fc.oneof(fc.constant(''), fc.string({ minLength: META_LIMITS.maxKeyLength + 1, maxLength: 60 })))
     .map(([base, key]) => broken(base, { meta: Object.fromEntries([[key, 'v']]) }, pathOf('meta', key), 'invalid_length')),
   'a meta value longer than 500 characters': fc
     .tuple(valid, metaKey, fc.integer({ min: META_LIMITS.maxValueLength + 1, max: 2000 }))
-    .map(([base, key, length]) => broken(base, { meta: Object.fromEntries([[key, 'v'.repeat(length)]]) }, pathOf('meta', key), 'invalid_length')),
+    .map(([base, key, length]) =>
+      broken(base, { meta: Object.fromEntries([[key, 'v'.repeat(length)]]) }, pathOf('meta', key), 'invalid_length'),
+    ),
   'a meta value that is not a string': fc
     .tuple(valid, metaKey, fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 })))
     .map(([base, key, value]) => broken(base, { meta: Object.fromEntries([[key, value]]) }, pathOf('meta', key), 'invalid_type')),
-  'a reserved meta key': fc
-    .tuple(valid, fc.constantFrom(...RESERVED_META_KEYS))
-    .map(([base, key]) => broken(base, { meta: Object.fromEntries([['order_id', 'A-1'], [key, 'x']]) }, pathOf('meta', key), 'reserved_key')),
+  'a reserved meta key': fc.tuple(valid, fc.constantFrom(...RESERVED_META_KEYS)).map(([base, key]) =>
+    broken(
+      base,
+      {
+        meta: Object.fromEntries([
+          ['order_id', 'A-1'],
+          [key, 'x'],
+        ]),
+      },
+      pathOf('meta', key),
+      'reserved_key',
+    ),
+  ),
   'meta that is not an object': fc
     .tuple(valid, fc.oneof(fc.string(), fc.integer(), fc.array(fc.string(), { maxLength: 2 }), fc.boolean()))
     .map(([base, value]) => broken(base, { meta: value }, 'meta', 'invalid_type')),
   'a duration out of bounds or not whole minutes': fc
-    .tuple(valid, fc.oneof(fc.integer({ max: 0 }), fc.integer({ min: LINK_LIMITS.maxDuration + 1 }), fc.constantFrom(1.5, 60.25, '60', true, [60])))
+    .tuple(
+      valid,
+      fc.oneof(fc.integer({ max: 0 }), fc.integer({ min: LINK_LIMITS.maxDuration + 1 }), fc.constantFrom(1.5, 60.25, '60', true, [60])),
+    )
     .map(([base, duration]) => broken(base, { duration }, 'duration')),
   'a malformed phone number': fc
     .tuple(valid, phone, fc.constantFrom('no-plus', 'leading-zero', 'space', 'dash', 'short', 'long', 'letter'))
@@ -401,20 +577,40 @@ const RULES: Record<string, fc.Arbitrary<Broken>> = {
     }),
   'a department of another tenant': valid.map((base) => broken(base, { department: '//departments/oncology' }, 'department', 'not_found')),
   'a department that does not exist': fc
-    .tuple(valid, namePart.filter((name) => !['cardiology', 'radiology'].includes(name)))
+    .tuple(
+      valid,
+      namePart.filter((name) => !['cardiology', 'radiology'].includes(name)),
+    )
     .map(([base, name]) => broken(base, { department: `//departments/${name}` }, 'department', 'not_found')),
   'a department or shopper that is not a reference to its collection': fc
     .tuple(valid, fc.constantFrom('department', 'shopper'), fc.constantFrom('plain', 'other-collection', 'slash', 'empty', 'ern'))
     .map(([base, name, how]) => {
       const [own, other] = name === 'department' ? ['departments', 'customers'] : ['customers', 'departments'];
-      const value = { plain: 'cardiology', 'other-collection': `//${other}/cardiology`, slash: `//${own}/a/b`, empty: '', ern: 'ern:acme/tenants/t-1' }[how];
+      const value = {
+        plain: 'cardiology',
+        'other-collection': `//${other}/cardiology`,
+        slash: `//${own}/a/b`,
+        empty: '',
+        ern: 'ern:acme/tenants/t-1',
+      }[how];
       return broken(base, { [name]: value }, name, 'invalid_format');
     }),
   'tokenize other than "no" or "yes"': fc
-    .tuple(valid, fc.oneof(fc.string({ maxLength: 8 }).filter((value) => !['no', 'yes'].includes(value)), fc.constantFrom(true, false, 1)))
+    .tuple(
+      valid,
+      fc.oneof(
+        fc.string({ maxLength: 8 }).filter((value) => !['no', 'yes'].includes(value)),
+        fc.constantFrom(true, false, 1),
+      ),
+    )
     .map(([base, tokenize]) => broken(base, { tokenize }, 'tokenize')),
   'a locale that is not <language>-<REGION>': fc
-    .tuple(valid, fc.oneof(fc.constantFrom('da', 'da_DK', 'DA-dk', 'da-dk', 'dan-DK', 'da-DKK', ''), fc.string({ maxLength: 6 })).filter((value) => !/^[a-z]{2}-[A-Z]{2}$/.test(value)))
+    .tuple(
+      valid,
+      fc
+        .oneof(fc.constantFrom('da', 'da_DK', 'DA-dk', 'da-dk', 'dan-DK', 'da-DKK', ''), fc.string({ maxLength: 6 }))
+        .filter((value) => !/^[a-z]{2}-[A-Z]{2}$/.test(value)),
+    )
     .map(([base, value]) => broken(base, { locale: value }, 'locale')),
   'a description longer than 1000 characters': fc
     .tuple(valid, fc.integer({ min: LINK_LIMITS.maxDescriptionLength + 1, max: 3000 }))
@@ -488,9 +684,16 @@ describe('arbitrary bodies', () => {
     const deep = fc.tuple(fc.integer({ min: 1, max: DEFAULT_MAX_BODY_BYTES }), shapes).map(([depth, pattern]) => {
       const levels = Math.min(depth, Math.floor((DEFAULT_MAX_BODY_BYTES - 64) / (Math.max(...pattern.map((shape) => shape.length)) + 1)));
       const open = Array.from({ length: levels }, (_, level) => pattern[level % pattern.length] ?? '[');
-      return `${open.join('')}1${open.map((shape) => (shape === '[' ? ']' : '}')).reverse().join('')}`;
+      return `${open.join('')}1${open
+        .map((shape) => (shape === '[' ? ']' : '}'))
+        .reverse()
+        .join('')}`;
     });
-    const json = fc.oneof(fc.jsonValue({ maxDepth: 4 }).map((value) => JSON.stringify(value)), deep, deep.map((nested) => `{"amount":"1.00","meta":${nested}}`));
+    const json = fc.oneof(
+      fc.jsonValue({ maxDepth: 4 }).map((value) => JSON.stringify(value)),
+      deep,
+      deep.map((nested) => `{"amount":"1.00","meta":${nested}}`),
+    );
     await fc.assert(
       fc.asyncProperty(json, fc.boolean(), async (text, withKey) => {
         const { handler, store } = freshHandler();

@@ -25,8 +25,18 @@ const COLLECTIONS: readonly ReferenceCollection[] = ['departments', 'customers',
 /** A valid name part: mostly short, sometimes a word of the grammar itself, sometimes the longest allowed. */
 const namePart = fc.oneof(
   { weight: 6, arbitrary: fc.string({ unit: fc.constantFrom(...NAME_CHARS), minLength: 1, maxLength: 12 }) },
-  { weight: 2, arbitrary: fc.constantFrom('public', 'Public', 'users', 'tenants', 'departments', 'customers', 'ern', '.', '..', '-', '_') },
-  { weight: 1, arbitrary: fc.string({ unit: fc.constantFrom(...NAME_CHARS), minLength: MAX_NAME_PART_LENGTH - 2, maxLength: MAX_NAME_PART_LENGTH }) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom('public', 'Public', 'users', 'tenants', 'departments', 'customers', 'ern', '.', '..', '-', '_'),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.string({
+      unit: fc.constantFrom(...NAME_CHARS),
+      minLength: MAX_NAME_PART_LENGTH - 2,
+      maxLength: MAX_NAME_PART_LENGTH,
+    }),
+  },
 );
 
 /** A string that is not a name part: empty, too long, or holding one character outside the alphabet. */
@@ -34,7 +44,11 @@ const badPart = fc.oneof(
   fc.constant(''),
   fc.constant('a'.repeat(MAX_NAME_PART_LENGTH + 1)),
   fc
-    .tuple(namePart, fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }).filter((c) => !NAME_CHARS.includes(c)), fc.nat())
+    .tuple(
+      namePart,
+      fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }).filter((c) => !NAME_CHARS.includes(c)),
+      fc.nat(),
+    )
     .map(([part, bad, at]) => {
       const index = at % (part.length + 1);
       return `${part.slice(0, index)}${bad}${part.slice(index)}`;
@@ -46,9 +60,24 @@ const collection = fc.constantFrom(...COLLECTIONS);
 /** Every form of a user reference, as the parts {@link formatUserReference} takes. */
 const userParts: fc.Arbitrary<UserReferenceParts> = fc.oneof(
   fc.record({ form: fc.constant('tenant_user' as const), product: namePart, tenantId: namePart, userId: namePart }),
-  fc.record({ form: fc.constant('product_user' as const), product: namePart, tenantId: fc.constant(null), userId: namePart }),
-  fc.record({ form: fc.constant('relative' as const), product: fc.constant(null), tenantId: fc.constant(null), userId: namePart }),
-  fc.record({ form: fc.constant('system' as const), product: namePart, tenantId: fc.constant('public'), userId: fc.constant(null) }),
+  fc.record({
+    form: fc.constant('product_user' as const),
+    product: namePart,
+    tenantId: fc.constant(null),
+    userId: namePart,
+  }),
+  fc.record({
+    form: fc.constant('relative' as const),
+    product: fc.constant(null),
+    tenantId: fc.constant(null),
+    userId: namePart,
+  }),
+  fc.record({
+    form: fc.constant('system' as const),
+    product: namePart,
+    tenantId: fc.constant('public'),
+    userId: fc.constant(null),
+  }),
 );
 
 // The oracle: the grammar of resource names, written independently of src/core/ern.ts.
@@ -88,7 +117,12 @@ const anyName = fc.oneof(
 
 /** A name with one edit: a character inserted, deleted or replaced, or a segment added or dropped. */
 const nearMiss = fc
-  .tuple(anyName, fc.nat(), fc.constantFrom('insert', 'delete', 'replace', 'add-segment', 'drop-segment', 'case'), fc.string({ unit: 'binary', minLength: 1, maxLength: 2 }))
+  .tuple(
+    anyName,
+    fc.nat(),
+    fc.constantFrom('insert', 'delete', 'replace', 'add-segment', 'drop-segment', 'case'),
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 2 }),
+  )
   .map(([name, at, edit, text]) => {
     const index = at % (name.length + 1);
     switch (edit) {
@@ -204,11 +238,31 @@ describe('strings that are not names are refused with an ErnError, and only they
 
   test('the formatters refuse a part that is not a name, with an ErnError', () => {
     const parts = fc.oneof(
-      fc.tuple(badPart, namePart).map(([product, id]) => () => formatTenantErn({ product, id })),
-      fc.tuple(namePart, badPart).map(([product, id]) => () => formatTenantErn({ product, id })),
-      fc.tuple(collection, badPart).map(([name, id]) => () => formatReference({ collection: name, id })),
-      fc.tuple(namePart, badPart).map(([product, userId]) => () => formatUserReference({ form: 'tenant_user', product, tenantId: 't-1', userId })),
-      fc.tuple(badPart, namePart).map(([product, userId]) => () => formatUserReference({ form: 'product_user', product, tenantId: null, userId })),
+      fc.tuple(badPart, namePart).map(
+        ([product, id]) =>
+          () =>
+            formatTenantErn({ product, id }),
+      ),
+      fc.tuple(namePart, badPart).map(
+        ([product, id]) =>
+          () =>
+            formatTenantErn({ product, id }),
+      ),
+      fc.tuple(collection, badPart).map(
+        ([name, id]) =>
+          () =>
+            formatReference({ collection: name, id }),
+      ),
+      fc.tuple(namePart, badPart).map(
+        ([product, userId]) =>
+          () =>
+            formatUserReference({ form: 'tenant_user', product, tenantId: 't-1', userId }),
+      ),
+      fc.tuple(badPart, namePart).map(
+        ([product, userId]) =>
+          () =>
+            formatUserReference({ form: 'product_user', product, tenantId: null, userId }),
+      ),
       badPart.map((userId) => () => formatUserReference({ form: 'relative', product: null, tenantId: null, userId })),
       badPart.map((product) => () => formatUserReference({ form: 'system', product, tenantId: 'public', userId: null })),
     );

@@ -30,15 +30,51 @@ interface FaultCase {
 }
 
 const CASES: readonly FaultCase[] = [
-  { fault: 'unreachable', title: 'port closed (connection refused)', reason: 'network', requestsPerDownload: 0, retryAfter: '1' },
-  { fault: 'slow', title: 'answer slower than jwksTimeout', reason: 'timeout', requestsPerDownload: 1, retryAfter: '1' },
+  {
+    fault: 'unreachable',
+    title: 'port closed (connection refused)',
+    reason: 'network',
+    requestsPerDownload: 0,
+    retryAfter: '1',
+  },
+  {
+    fault: 'slow',
+    title: 'answer slower than jwksTimeout',
+    reason: 'timeout',
+    requestsPerDownload: 1,
+    retryAfter: '1',
+  },
   { fault: 'status_500', title: '500', reason: 'status', requestsPerDownload: 1, retryAfter: '1' },
-  { fault: 'status_429', title: '429 with Retry-After: 30', reason: 'status', requestsPerDownload: 1, retryAfter: '30' },
+  {
+    fault: 'status_429',
+    title: '429 with Retry-After: 30',
+    reason: 'status',
+    requestsPerDownload: 1,
+    retryAfter: '30',
+  },
   { fault: 'invalid_json', title: 'invalid JSON', reason: 'invalid_json', requestsPerDownload: 1, retryAfter: '1' },
   { fault: 'no_keys', title: 'JSON without keys', reason: 'no_keys', requestsPerDownload: 1, retryAfter: '1' },
-  { fault: 'oversized', title: 'endless body over jwksMaxBytes (streamed)', reason: 'too_large', requestsPerDownload: 1, retryAfter: '1' },
-  { fault: 'redirect_loop', title: 'redirect (none followed by default)', reason: 'redirects', requestsPerDownload: 1, retryAfter: '1' },
-  { fault: 'reset_mid_body', title: 'connection reset mid-body', reason: 'network', requestsPerDownload: 1, retryAfter: '1' },
+  {
+    fault: 'oversized',
+    title: 'endless body over jwksMaxBytes (streamed)',
+    reason: 'too_large',
+    requestsPerDownload: 1,
+    retryAfter: '1',
+  },
+  {
+    fault: 'redirect_loop',
+    title: 'redirect (none followed by default)',
+    reason: 'redirects',
+    requestsPerDownload: 1,
+    retryAfter: '1',
+  },
+  {
+    fault: 'reset_mid_body',
+    title: 'connection reset mid-body',
+    reason: 'network',
+    requestsPerDownload: 1,
+    retryAfter: '1',
+  },
 ];
 
 const clock = fakeClock();

@@ -36,10 +36,10 @@ describe('ten days of rotation every 48 h, with the default cache settings', () 
   const rotations = Math.floor(SIMULATED / ROTATION);
 
   beforeAll(async () => {
-    [issuer, ...nextKeys] = await Promise.all([
+    [issuer, ...nextKeys] = (await Promise.all([
       createTestIssuer({ audience: AUDIENCE, now: clock.now, lifetime: TOKEN_LIFETIME, kid: 'key-0' }),
       ...Array.from({ length: rotations }, (_, i) => generateTestKey({ kid: `key-${i + 1}` })),
-    ]) as [TestIssuer, ...TestKey[]];
+    ])) as [TestIssuer, ...TestKey[]];
   });
 
   test('zero valid tokens are rejected, no unknown kid is ever met, and the downloads are bounded', async () => {
@@ -50,7 +50,13 @@ describe('ten days of rotation every 48 h, with the default cache settings', () 
       started += 1;
       return Response.json(issuer.jwks);
     };
-    const verifier = createVerifier({ registry: [issuer.entry], audience: AUDIENCE, now: clock.now, onEvent: log.listener, fetch: endpoint });
+    const verifier = createVerifier({
+      registry: [issuer.entry],
+      audience: AUDIENCE,
+      now: clock.now,
+      onEvent: log.listener,
+      fetch: endpoint,
+    });
     /** Let each background download finish before simulated time moves on. */
     const settle = async () => {
       while (log.fetches().length < started) await new Promise((resolve) => setImmediate(resolve));
@@ -71,7 +77,11 @@ describe('ten days of rotation every 48 h, with the default cache settings', () 
         if (elapsed === signsFrom) signing = key;
         if (elapsed === signsFrom + RETIRED_AFTER) issuer.unpublish(i === 1 ? 'key-0' : `key-${i - 1}`);
       }
-      live.push({ token: await issuer.token({ jti: `t-${elapsed}` }, undefined, { key: signing }), expiresAt: clock.now() + TOKEN_LIFETIME * 1000, kid: signing.kid });
+      live.push({
+        token: await issuer.token({ jti: `t-${elapsed}` }, undefined, { key: signing }),
+        expiresAt: clock.now() + TOKEN_LIFETIME * 1000,
+        kid: signing.kid,
+      });
       for (const { token, expiresAt, kid } of live) {
         if (clock.now() >= expiresAt) continue;
         verified += 1;
@@ -125,7 +135,12 @@ describe('a compromised key', () => {
     const report = await verifier.refresh(issuer.issuer);
 
     expect(report).toEqual({ issuer: issuer.issuer, ok: true, keys: 1 });
-    expect(log.events).toContainEqual({ type: 'keys_removed', issuer: issuer.issuer, kids: [leaked.kid], cause: 'jwks' });
+    expect(log.events).toContainEqual({
+      type: 'keys_removed',
+      issuer: issuer.issuer,
+      kids: [leaked.kid],
+      cause: 'jwks',
+    });
     const errors = await Promise.all(tokens.map((token) => authRejection(verifier.verify(token))));
     expect(errors.map((error) => `${error.code} ${error.status}`)).toEqual(['unknown_key 401', 'unknown_key 401', 'unknown_key 401']);
     const minted = await authRejection(verifier.verify(await issuer.token({ jti: 'after' }, undefined, { key: leaked })));

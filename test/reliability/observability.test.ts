@@ -26,7 +26,13 @@ afterAll(() => faulty.close());
 
 function verifier(options: Partial<VerifierOptions> = {}): Verifier {
   log = eventLog();
-  return createVerifier({ registry: [faulty.entry], audience: AUDIENCE, now: clock.now, onEvent: log.listener, ...options });
+  return createVerifier({
+    registry: [faulty.entry],
+    audience: AUDIENCE,
+    now: clock.now,
+    onEvent: log.listener,
+    ...options,
+  });
 }
 
 const ofType = <T extends VerifierEvent['type']>(type: T) =>
@@ -36,7 +42,15 @@ describe('jwks_fetch', () => {
   test('a good download reports issuer, trigger, outcome, duration and key count', async () => {
     await verifier().verify(await issuer.token());
     expect(ofType('jwks_fetch')).toEqual([
-      { type: 'jwks_fetch', issuer: issuer.issuer, trigger: 'initial', outcome: 'ok', durationMs: expect.any(Number), keys: 1, ignoredKeys: 0 },
+      {
+        type: 'jwks_fetch',
+        issuer: issuer.issuer,
+        trigger: 'initial',
+        outcome: 'ok',
+        durationMs: expect.any(Number),
+        keys: 1,
+        ignoredKeys: 0,
+      },
     ]);
     expect(ofType('jwks_fetch')[0]?.durationMs).toBeGreaterThanOrEqual(0);
   });
@@ -49,7 +63,15 @@ describe('jwks_fetch', () => {
       await faulty.setFault('none');
     }
     expect(ofType('jwks_fetch')).toEqual([
-      { type: 'jwks_fetch', issuer: issuer.issuer, trigger: 'initial', outcome: 'error', durationMs: expect.any(Number), reason: 'status', status: 500 },
+      {
+        type: 'jwks_fetch',
+        issuer: issuer.issuer,
+        trigger: 'initial',
+        outcome: 'error',
+        durationMs: expect.any(Number),
+        reason: 'status',
+        status: 500,
+      },
     ]);
   });
 
@@ -67,20 +89,43 @@ describe('verify_failure', () => {
     const v = verifier();
     const [header, payload] = (await issuer.token()).split('.');
     await authRejection(v.verify(`${header}.${payload}.${'A'.repeat(342)}`));
-    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'invalid_signature', issuer: issuer.issuer, facts: expect.objectContaining({ rule: 'signature' }), hint: expect.stringContaining('"test-key"') }]);
+    expect(ofType('verify_failure')).toEqual([
+      {
+        type: 'verify_failure',
+        code: 'invalid_signature',
+        issuer: issuer.issuer,
+        facts: expect.objectContaining({ rule: 'signature' }),
+        hint: expect.stringContaining('"test-key"'),
+      },
+    ]);
   });
 
   test('reports a null issuer when the token names none that is registered', async () => {
     const v = verifier();
     await authRejection(v.verify(await issuer.token({ iss: 'https://intruder.test' })));
-    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'unknown_issuer', issuer: null, facts: expect.objectContaining({ rule: 'iss', actual: 'https://intruder.test' }), hint: expect.stringContaining('"https://intruder.test"') }]);
+    expect(ofType('verify_failure')).toEqual([
+      {
+        type: 'verify_failure',
+        code: 'unknown_issuer',
+        issuer: null,
+        facts: expect.objectContaining({ rule: 'iss', actual: 'https://intruder.test' }),
+        hint: expect.stringContaining('"https://intruder.test"'),
+      },
+    ]);
   });
 
   test('names the claim at fault; only its hint quotes what the client sent', async () => {
     const v = verifier();
     await authRejection(v.verify(await issuer.token({ aud: 'https://elsewhere.test' })));
     expect(ofType('verify_failure')).toEqual([
-      { type: 'verify_failure', code: 'audience_mismatch', issuer: issuer.issuer, claim: 'aud', facts: expect.objectContaining({ rule: 'aud', actual: 'https://elsewhere.test' }), hint: expect.stringContaining('"https://elsewhere.test"') },
+      {
+        type: 'verify_failure',
+        code: 'audience_mismatch',
+        issuer: issuer.issuer,
+        claim: 'aud',
+        facts: expect.objectContaining({ rule: 'aud', actual: 'https://elsewhere.test' }),
+        hint: expect.stringContaining('"https://elsewhere.test"'),
+      },
     ]);
   });
 
@@ -91,7 +136,15 @@ describe('verify_failure', () => {
     } finally {
       await faulty.setFault('none');
     }
-    expect(ofType('verify_failure')).toEqual([{ type: 'verify_failure', code: 'jwks_unavailable', issuer: issuer.issuer, facts: expect.objectContaining({ rule: 'key' }), hint: expect.stringContaining(faulty.entry.jwksUri) }]);
+    expect(ofType('verify_failure')).toEqual([
+      {
+        type: 'verify_failure',
+        code: 'jwks_unavailable',
+        issuer: issuer.issuer,
+        facts: expect.objectContaining({ rule: 'key' }),
+        hint: expect.stringContaining(faulty.entry.jwksUri),
+      },
+    ]);
   });
 });
 

@@ -25,8 +25,20 @@ let log: EventLog;
 
 beforeAll(async () => {
   [acme, globex] = await Promise.all([
-    createTestIssuer({ audience: AUDIENCE, now: clock.now, issuer: 'https://acme.test', product: 'acme', kid: 'acme-1' }),
-    createTestIssuer({ audience: AUDIENCE, now: clock.now, issuer: 'https://globex.test', product: 'globex', kid: 'globex-1' }),
+    createTestIssuer({
+      audience: AUDIENCE,
+      now: clock.now,
+      issuer: 'https://acme.test',
+      product: 'acme',
+      kid: 'acme-1',
+    }),
+    createTestIssuer({
+      audience: AUDIENCE,
+      now: clock.now,
+      issuer: 'https://globex.test',
+      product: 'globex',
+      kid: 'globex-1',
+    }),
   ]);
   acmeSpare = await acme.addKey({ kid: 'acme-spare' });
   [acmeServer, globexServer] = await Promise.all([acme.listen(), globex.listen()]);
@@ -45,7 +57,7 @@ function verifier(options: Partial<VerifierOptions> = {}, registry: readonly Iss
 const hits = () => log.events.filter((event) => event.type === 'cache' && event.outcome === 'hit').length;
 
 describe('suspendIssuer / resumeIssuer', () => {
-  test('a suspended issuer\'s tokens fail at once with issuer_suspended, cached results included', async () => {
+  test("a suspended issuer's tokens fail at once with issuer_suspended, cached results included", async () => {
     const v = verifier();
     const cached = await acme.token();
     await verifyUntilCached(v, cached);
@@ -75,7 +87,7 @@ describe('suspendIssuer / resumeIssuer', () => {
     expect(hits()).toBe(hitsBefore + 1);
   });
 
-  test('suspending a token\'s issuer does not download its keys', async () => {
+  test("suspending a token's issuer does not download its keys", async () => {
     const before = acmeServer.requests;
     const v = verifier();
     v.suspendIssuer(acme.issuer);
@@ -110,7 +122,7 @@ describe('revokeKey', () => {
     expect((await authRejection(v.verify(token))).code).toBe('key_revoked');
   });
 
-  test('the issuer\'s other keys keep verifying', async () => {
+  test("the issuer's other keys keep verifying", async () => {
     const v = verifier();
     v.revokeKey(acme.issuer, 'acme-1');
     await expect(v.verify(await acme.token({}, undefined, { key: acmeSpare }))).resolves.toBeDefined();
@@ -130,7 +142,12 @@ describe('revokeKey', () => {
     const before = acmeServer.requests;
     v.revokeKey(acme.issuer, 'acme-1');
     expect(acmeServer.requests).toBe(before);
-    expect(log.events).toContainEqual({ type: 'keys_removed', issuer: acme.issuer, kids: ['acme-1'], cause: 'revoked' });
+    expect(log.events).toContainEqual({
+      type: 'keys_removed',
+      issuer: acme.issuer,
+      kids: ['acme-1'],
+      cause: 'revoked',
+    });
   });
 
   test('a key can be revoked before it was ever downloaded', async () => {
@@ -148,7 +165,7 @@ describe('revokeKey', () => {
 });
 
 describe('warmUp', () => {
-  test('reports each issuer\'s outcome and never rejects when one endpoint is down', async () => {
+  test("reports each issuer's outcome and never rejects when one endpoint is down", async () => {
     const v = verifier({}, [acme.entry, down, globex.entry]);
     const report = await v.warmUp();
     expect(report).toEqual([
@@ -186,7 +203,10 @@ describe('exportKeys and createVerifier({ keys })', () => {
   test('the snapshot is JSON-safe: it survives JSON.stringify and JSON.parse unchanged', async () => {
     const snapshot = await exported();
     expect(JSON.parse(JSON.stringify(snapshot))).toEqual(snapshot);
-    expect(snapshot).toMatchObject({ version: 1, issuers: [{ issuer: acme.issuer, jwksUri: acme.entry.jwksUri }, { issuer: globex.issuer }] });
+    expect(snapshot).toMatchObject({
+      version: 1,
+      issuers: [{ issuer: acme.issuer, jwksUri: acme.entry.jwksUri }, { issuer: globex.issuer }],
+    });
   });
 
   test('the snapshot holds public key members only', async () => {
@@ -204,7 +224,7 @@ describe('exportKeys and createVerifier({ keys })', () => {
     expect(acmeServer.requests + globexServer.requests).toBe(before);
   });
 
-  test('imported keys age from the snapshot\'s fetchedAt: past the max-age they are reloaded', async () => {
+  test("imported keys age from the snapshot's fetchedAt: past the max-age they are reloaded", async () => {
     const snapshot = await exported();
     clock.advance(600);
     const v = verifier({ keys: snapshot });
@@ -223,7 +243,10 @@ describe('exportKeys and createVerifier({ keys })', () => {
 
   test('a fetchedAt in the future counts as now (a skewed snapshot cannot pin keys as fresh)', async () => {
     const snapshot = await exported();
-    const skewed: KeySnapshot = { ...snapshot, issuers: snapshot.issuers.map((entry) => ({ ...entry, fetchedAt: clock.now() + 365 * 86_400_000 })) };
+    const skewed: KeySnapshot = {
+      ...snapshot,
+      issuers: snapshot.issuers.map((entry) => ({ ...entry, fetchedAt: clock.now() + 365 * 86_400_000 })),
+    };
     const v = verifier({ keys: skewed });
     await v.verify(await acme.token());
     clock.advance(600);
@@ -262,7 +285,10 @@ describe('exportKeys and createVerifier({ keys })', () => {
     const snapshot = await exported();
     const tampered: KeySnapshot = {
       ...snapshot,
-      issuers: snapshot.issuers.map((entry) => ({ ...entry, keys: entry.keys.map((jwk) => ({ ...jwk, use: 'enc' as 'sig' })) })),
+      issuers: snapshot.issuers.map((entry) => ({
+        ...entry,
+        keys: entry.keys.map((jwk) => ({ ...jwk, use: 'enc' as 'sig' })),
+      })),
     };
     const v = verifier({ keys: tampered });
     await v.verify(await acme.token());
@@ -273,8 +299,16 @@ describe('exportKeys and createVerifier({ keys })', () => {
     ['not an object', 'snapshot', /keys must be a snapshot from exportKeys\(\)/],
     ['of another version', { version: 2, issuers: [] }, /keys\.version must be 1/],
     ['without issuers', { version: 1 }, /keys\.issuers must be an array/],
-    ['with a bad fetchedAt', { version: 1, issuers: [{ issuer: 'x', jwksUri: 'y', fetchedAt: -1, keys: [] }] }, /keys\.issuers\[0\]\.fetchedAt/],
-    ['with revoked kids that are not strings', { version: 1, issuers: [{ issuer: 'x', jwksUri: 'y', fetchedAt: 0, keys: [], revoked: [7] }] }, /keys\.issuers\[0\]\.revoked/],
+    [
+      'with a bad fetchedAt',
+      { version: 1, issuers: [{ issuer: 'x', jwksUri: 'y', fetchedAt: -1, keys: [] }] },
+      /keys\.issuers\[0\]\.fetchedAt/,
+    ],
+    [
+      'with revoked kids that are not strings',
+      { version: 1, issuers: [{ issuer: 'x', jwksUri: 'y', fetchedAt: 0, keys: [], revoked: [7] }] },
+      /keys\.issuers\[0\]\.revoked/,
+    ],
   ])('a snapshot %s is refused with a TypeError naming the field', (_name, keys, message) => {
     expect(() => verifier({ keys: keys as unknown as KeySnapshot })).toThrow(message);
   });

@@ -81,15 +81,23 @@ const now = () => Math.floor(Date.now() / 1000);
 const REJECTIONS = [
   { code: 'missing_token', request: async () => ({ authorization: null }) },
   { code: 'invalid_request', request: async () => ({ authorization: 'Bearer' }) },
-  { code: 'token_too_large', request: async ({ issuer }) => ({ token: await issuer.token({ padding: 'x'.repeat(9000) }) }) },
+  {
+    code: 'token_too_large',
+    request: async ({ issuer }) => ({ token: await issuer.token({ padding: 'x'.repeat(9000) }) }),
+  },
   { code: 'malformed_token', request: async () => ({ token: 'not.a-token' }) },
-  { code: 'unsupported_algorithm', request: async ({ issuer }) => ({ token: await issuer.token({}, { alg: 'HS256' }) }) },
+  {
+    code: 'unsupported_algorithm',
+    request: async ({ issuer }) => ({ token: await issuer.token({}, { alg: 'HS256' }) }),
+  },
   { code: 'missing_kid', request: async ({ issuer }) => ({ token: await issuer.token({}, { kid: undefined }) }) },
   { code: 'invalid_typ', request: async ({ issuer }) => ({ token: await issuer.token({}, { typ: 'JOSE' }) }) },
   { code: 'unsupported_crit', request: async ({ issuer }) => ({ token: await issuer.token({}, { crit: ['exp'] }) }) },
   {
     code: 'unknown_issuer',
-    request: async ({ issuer }) => ({ token: await issuer.token({ iss: 'https://other.test', sub: 'https://other.test' }) }),
+    request: async ({ issuer }) => ({
+      token: await issuer.token({ iss: 'https://other.test', sub: 'https://other.test' }),
+    }),
   },
   {
     code: 'issuer_suspended',
@@ -109,21 +117,33 @@ const REJECTIONS = [
   },
   { code: 'unknown_key', request: async ({ issuer }) => ({ token: await issuer.token({}, { kid: 'no-such-key' }) }) },
   { code: 'invalid_signature', request: async ({ issuer }) => ({ token: await tampered(issuer) }) },
-  { code: 'invalid_claim', claim: 'tenant_ern', request: async ({ issuer }) => ({ token: await issuer.token({ tenant_ern: 42 }) }) },
+  {
+    code: 'invalid_claim',
+    claim: 'tenant_ern',
+    request: async ({ issuer }) => ({ token: await issuer.token({ tenant_ern: 42 }) }),
+  },
   {
     code: 'token_expired',
     request: async ({ issuer }) => ({ token: await issuer.token({ iat: now() - 900, expt: now() - 600 }) }),
   },
   {
     code: 'token_not_yet_valid',
-    request: async ({ issuer }) => ({ token: await issuer.token({ iat: now() + 600, nbf: now() + 600, expt: now() + 900 }) }),
+    request: async ({ issuer }) => ({
+      token: await issuer.token({ iat: now() + 600, nbf: now() + 600, expt: now() + 900 }),
+    }),
   },
   {
     code: 'token_lifetime_exceeded',
     request: async ({ issuer }) => ({ token: await issuer.token({ iat: now(), expt: now() + 10 * 86_400 }) }),
   },
-  { code: 'audience_mismatch', request: async ({ issuer }) => ({ token: await issuer.token({ aud: 'https://other.test' }) }) },
-  { code: 'subject_mismatch', request: async ({ issuer }) => ({ token: await issuer.token({ sub: 'https://someone.test' }) }) },
+  {
+    code: 'audience_mismatch',
+    request: async ({ issuer }) => ({ token: await issuer.token({ aud: 'https://other.test' }) }),
+  },
+  {
+    code: 'subject_mismatch',
+    request: async ({ issuer }) => ({ token: await issuer.token({ sub: 'https://someone.test' }) }),
+  },
   {
     code: 'tenant_not_allowed',
     request: async ({ issuer }) => ({ token: await issuer.token({ tenant_ern: 'ern:other/tenants/t-1' }) }),
@@ -132,7 +152,12 @@ const REJECTIONS = [
     code: 'jwks_unavailable',
     request: async ({ issuer }) => {
       const down = async () => new Response('unavailable', { status: 500 });
-      const verifier = createVerifier({ registry: [issuer.entry], audience: AUDIENCE, fetch: down, crypto: 'webcrypto' });
+      const verifier = createVerifier({
+        registry: [issuer.entry],
+        audience: AUDIENCE,
+        fetch: down,
+        crypto: 'webcrypto',
+      });
       return { verifier, token: await issuer.token() };
     },
   },
@@ -261,7 +286,10 @@ export const cases = [
         verifier,
         requiredScopes: 'pay:processPayments',
       });
-      const request = new Request('https://api.test/payment-links/', { method: 'POST', headers: { authorization: `Bearer ${await issuer.token()}` } });
+      const request = new Request('https://api.test/payment-links/', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${await issuer.token()}` },
+      });
       const response = await handler(request, 'env-value');
       equal(response.status, 200, 'status');
       const body = await response.json();
@@ -274,7 +302,10 @@ export const cases = [
     name: "requireScopes refuses a token that lacks the route's scope with 403 and a scope challenge",
     async run() {
       const { issuer, verifier } = await context();
-      const handler = withAuth(requireScopes('pay:manageIntegration')(() => new Response('reached')), { verifier });
+      const handler = withAuth(
+        requireScopes('pay:manageIntegration')(() => new Response('reached')),
+        { verifier },
+      );
       const response = await call(handler, `Bearer ${await issuer.token({ scope: 'pay:processPayments' })}`);
       check((response.headers.get('www-authenticate') ?? '').includes('scope="pay:manageIntegration"'), 'the challenge names the scope');
       await expectProblem(response, 'insufficient_scope');
@@ -332,7 +363,7 @@ export const cases = [
     },
   },
   {
-    name: "the issuer kit refuses a scope the gateway does not know, naming the field",
+    name: 'the issuer kit refuses a scope the gateway does not know, naming the field',
     async run() {
       const { clock, issuer } = await issuerKit();
       clock.now += HOUR;

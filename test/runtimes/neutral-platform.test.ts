@@ -36,10 +36,14 @@ describe('the neutral-platform check', () => {
   });
 
   it('fails the fetch entry when a fixture build adds a Node-only import to it', async () => {
-    const dir = await fixtureBuild('dist/fetch/index.js', (source) =>
-      `import { Buffer } from 'node:buffer';\n${source.replace('new Response(JSON.stringify(body)', 'new Response(Buffer.from(JSON.stringify(body))')}`,
+    const dir = await fixtureBuild(
+      'dist/fetch/index.js',
+      (source) =>
+        `import { Buffer } from 'node:buffer';\n${source.replace('new Response(JSON.stringify(body)', 'new Response(Buffer.from(JSON.stringify(body))')}`,
     );
-    expect(await nodeBuiltinsOnWebPaths(dir, nodeModules)).toEqual([{ subpath: './fetch', builtin: 'node:buffer', kind: 'import-statement' }]);
+    expect(await nodeBuiltinsOnWebPaths(dir, nodeModules)).toEqual([
+      { subpath: './fetch', builtin: 'node:buffer', kind: 'import-statement' },
+    ]);
   });
 
   it("finds FileKeyStore's node:fs/promises when the issuer entry is bundled whole", async () => {

@@ -61,7 +61,9 @@ function externals(optionalPeers: readonly string[]): Plugin {
   return {
     name: 'node-builtins',
     setup(bundler) {
-      bundler.onResolve({ filter: /.*/ }, ({ path }) => (isBuiltin(path) || optionalPeers.includes(path) ? { path, external: true } : undefined));
+      bundler.onResolve({ filter: /.*/ }, ({ path }) =>
+        isBuiltin(path) || optionalPeers.includes(path) ? { path, external: true } : undefined,
+      );
     },
   };
 }

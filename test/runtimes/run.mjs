@@ -41,7 +41,11 @@ function run(command, args, { quiet = false } = {}) {
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
-      resolvePromise({ code, output, error: signal === null ? undefined : new Error(`killed by ${signal} (timeout ${RUNTIME_TIMEOUT} ms?)`) });
+      resolvePromise({
+        code,
+        output,
+        error: signal === null ? undefined : new Error(`killed by ${signal} (timeout ${RUNTIME_TIMEOUT} ms?)`),
+      });
     });
   });
 }
@@ -86,7 +90,10 @@ const RUNTIMES = {
     version: [bin('deno'), ['--version']],
     // No permission is granted: the suite reads no file, variable or network. Modules come from
     // node_modules only (`--cached-only`: nothing is downloaded).
-    start: async () => ({ command: bin('deno'), args: ['run', '--no-prompt', '--cached-only', join(here, 'main.mjs')] }),
+    start: async () => ({
+      command: bin('deno'),
+      args: ['run', '--no-prompt', '--cached-only', join(here, 'main.mjs')],
+    }),
   },
   bun: {
     version: [bin('bun'), ['--version']],
@@ -97,7 +104,11 @@ const RUNTIMES = {
     version: [bin('workerd'), ['--version']],
     start: async () => {
       const directory = await workerdProject();
-      return { command: bin('workerd'), args: ['test', join(directory, 'config.capnp')], cleanup: () => rm(directory, { recursive: true, force: true }) };
+      return {
+        command: bin('workerd'),
+        args: ['test', join(directory, 'config.capnp')],
+        cleanup: () => rm(directory, { recursive: true, force: true }),
+      };
     },
   },
 };

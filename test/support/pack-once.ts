@@ -25,11 +25,16 @@ export default async function setup(project: TestProject): Promise<(() => Promis
     return undefined;
   }
   const workdir = await mkdtemp(join(tmpdir(), 'paygate-auth-packed-'));
-  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', workdir], { cwd: root });
+  const { stdout } = await run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', workdir], {
+    cwd: root,
+  });
   const [{ filename, files }] = JSON.parse(stdout.slice(stdout.indexOf('['))) as [{ filename: string; files: { path: string }[] }];
   const tarball = join(workdir, filename);
   await run('tar', ['-xzf', tarball, '-C', workdir]);
-  project.provide('packedPackage', { tarball, unpacked: join(workdir, 'package'), files: files.map((file) => file.path) });
+  project.provide('packedPackage', {
+    tarball,
+    unpacked: join(workdir, 'package'),
+    files: files.map((file) => file.path),
+  });
   return () => rm(workdir, { recursive: true, force: true });
 }
-

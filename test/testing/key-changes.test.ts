@@ -17,7 +17,7 @@ describe('rotate() with the kit verifier', () => {
   });
   afterAll(() => issuer.close());
 
-  test('two rotations in a row: the newest key\'s tokens verify at once', async () => {
+  test("two rotations in a row: the newest key's tokens verify at once", async () => {
     const verifier = createTestVerifier(issuer);
     await expect(verifier.verify(await issuer.token())).resolves.toBeDefined();
     await issuer.rotate();
@@ -73,7 +73,12 @@ describe('pre-publication and promotion', () => {
     await timed.listen();
     try {
       const events: VerifierEvent[] = [];
-      const verifier = createVerifier({ registry: [timed.entry], audience: 'https://payments.test', now: clock, onEvent: (event) => events.push(event) });
+      const verifier = createVerifier({
+        registry: [timed.entry],
+        audience: 'https://payments.test',
+        now: clock,
+        onEvent: (event) => events.push(event),
+      });
       await expect(verifier.verify(await timed.token())).resolves.toBeDefined();
       const next = await timed.rotate({ publishOnly: true });
       now += 3_600_000;
@@ -114,7 +119,7 @@ describe('retirement with the kit verifier', () => {
   });
   afterAll(() => issuer.close());
 
-  test('rotate({ retire: true }) stops the old key\'s tokens at once, cached results included', async () => {
+  test("rotate({ retire: true }) stops the old key's tokens at once, cached results included", async () => {
     const verifier = createTestVerifier(issuer);
     const old = await issuer.token();
     await verifier.verify(old);
@@ -170,10 +175,15 @@ describe('listen() and the order of set-up', () => {
         },
       });
       const server = await issuer.listen();
-      await expect(verifier.verify(await issuer.token())).rejects.toMatchObject({ code: 'jwks_unavailable', status: 503 });
+      await expect(verifier.verify(await issuer.token())).rejects.toMatchObject({
+        code: 'jwks_unavailable',
+        status: 503,
+      });
       expect(fetched.length).toBeGreaterThan(0);
       expect(fetched.every((url) => !url.startsWith(server.url.replace(/\/[^/]*$/, '')))).toBe(true);
-      expect(warn).toHaveBeenCalledWith(expect.stringContaining('followIssuers: false'), { code: 'PAYGATE_AUTH_LISTEN_ORDER' });
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining('followIssuers: false'), {
+        code: 'PAYGATE_AUTH_LISTEN_ORDER',
+      });
     } finally {
       warn.mockRestore();
       await issuer.close();
@@ -186,7 +196,10 @@ describe('listen() and the order of set-up', () => {
     try {
       createVerifier({ registry: [issuer.entry], audience: 'https://payments.test' });
       await issuer.listen();
-      expect(warn).toHaveBeenCalledWith(expect.stringMatching(/after listen\(\), or use createTestVerifier\(issuer\) without followIssuers: false/), { code: 'PAYGATE_AUTH_LISTEN_ORDER' });
+      expect(warn).toHaveBeenCalledWith(
+        expect.stringMatching(/after listen\(\), or use createTestVerifier\(issuer\) without followIssuers: false/),
+        { code: 'PAYGATE_AUTH_LISTEN_ORDER' },
+      );
     } finally {
       warn.mockRestore();
       await issuer.close();

@@ -30,13 +30,13 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe('Express + supertest with the JWKS on msw', () => {
-  test('a valid token reaches the route: supertest\'s loopback request passes msw', async () => {
+  test("a valid token reaches the route: supertest's loopback request passes msw", async () => {
     const token = await issuer.token();
     await request(app).get('/whoami').set('Authorization', `Bearer ${token}`).expect(200, { tenant: 't-1' });
     expect(issuer.jwksRequests).toBe(1);
   });
 
-  test('a token without the route\'s scope gets 403 insufficient_scope', async () => {
+  test("a token without the route's scope gets 403 insufficient_scope", async () => {
     const token = await issuer.token({ scope: 'hub:subscribe' });
     const response = await request(app).get('/whoami').set('Authorization', `Bearer ${token}`);
     expect(response.status).toBe(403);
@@ -61,6 +61,8 @@ describe('authOf', () => {
   });
 
   test('fails with a ConfigurationError naming auth() where no verification ran', () => {
-    expect(() => authOf({} as express.Request)).toThrow(expect.objectContaining({ code: 'configuration_error', message: expect.stringMatching(/mount auth\(\)/) }));
+    expect(() => authOf({} as express.Request)).toThrow(
+      expect.objectContaining({ code: 'configuration_error', message: expect.stringMatching(/mount auth\(\)/) }),
+    );
   });
 });

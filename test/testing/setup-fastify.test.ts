@@ -12,7 +12,9 @@ beforeAll(async () => {
   await issuer.listen();
   app = Fastify();
   await app.register(paygateAuth, { verifier: createTestVerifier(issuer) });
-  app.get('/whoami', { preHandler: requireScopes('pay:processPayments') }, async (request) => ({ tenant: authOf(request).tenant.id }));
+  app.get('/whoami', { preHandler: requireScopes('pay:processPayments') }, async (request) => ({
+    tenant: authOf(request).tenant.id,
+  }));
   app.get('/open', { config: { auth: false } }, async (request) => ({ tenant: authOf(request).tenant.id }));
 });
 afterAll(async () => {
@@ -27,8 +29,11 @@ describe('Fastify inject with the JWKS on loopback', () => {
     expect(response.json()).toEqual({ tenant: 't-1' });
   });
 
-  test('a token without the route\'s scope gets 403 insufficient_scope', async () => {
-    const response = await app.inject({ url: '/whoami', headers: { authorization: `Bearer ${await issuer.token({ scope: 'hub:subscribe' })}` } });
+  test("a token without the route's scope gets 403 insufficient_scope", async () => {
+    const response = await app.inject({
+      url: '/whoami',
+      headers: { authorization: `Bearer ${await issuer.token({ scope: 'hub:subscribe' })}` },
+    });
     expect(response.statusCode).toBe(403);
     expect(response.json()).toMatchObject({ code: 'insufficient_scope' });
   });

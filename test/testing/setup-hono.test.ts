@@ -14,9 +14,12 @@ beforeAll(async () => {
   issuer = await createTestIssuer({ audience: 'https://payments.test' });
   server.use(...jwksHandlers(issuer));
   server.listen({ onUnhandledRequest: 'error' });
-  const whoami = withAuth(requireScopes('pay:processPayments')((_request, auth) => Response.json({ tenant: auth.tenant.id })), {
-    verifier: createTestVerifier(issuer),
-  });
+  const whoami = withAuth(
+    requireScopes('pay:processPayments')((_request, auth) => Response.json({ tenant: auth.tenant.id })),
+    {
+      verifier: createTestVerifier(issuer),
+    },
+  );
   app = new Hono();
   app.get('/whoami', (c) => whoami(c.req.raw));
 });
@@ -30,7 +33,9 @@ describe('Hono app.request with the JWKS on msw', () => {
   });
 
   test('a token for another audience gets 401 audience_mismatch', async () => {
-    const response = await app.request('/whoami', { headers: { Authorization: `Bearer ${await issuer.token({ aud: 'https://other.test' })}` } });
+    const response = await app.request('/whoami', {
+      headers: { Authorization: `Bearer ${await issuer.token({ aud: 'https://other.test' })}` },
+    });
     expect(response.status).toBe(401);
     expect(await response.json()).toMatchObject({ code: 'audience_mismatch' });
   });

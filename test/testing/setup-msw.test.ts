@@ -17,7 +17,7 @@ beforeAll(async () => {
 afterAll(() => server.close());
 
 describe('msw', () => {
-  test('serves each issuer\'s JWKS at its URL, and the verifier trusts both', async () => {
+  test("serves each issuer's JWKS at its URL, and the verifier trusts both", async () => {
     const verifier = createTestVerifier([acme, beta]);
     await expect(verifier.verify(await acme.token())).resolves.toMatchObject({ issuer: 'https://issuer.test' });
     await expect(verifier.verify(await beta.token())).resolves.toMatchObject({ issuer: 'https://beta.test' });

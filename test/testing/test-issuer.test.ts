@@ -10,7 +10,11 @@ describe('createTestIssuer', () => {
   let issuer: TestIssuer;
   const server = setupServer();
   beforeAll(async () => {
-    issuer = await createTestIssuer({ product: 'acme', audience: 'https://payments.test', now: () => Date.UTC(2026, 0, 1) });
+    issuer = await createTestIssuer({
+      product: 'acme',
+      audience: 'https://payments.test',
+      now: () => Date.UTC(2026, 0, 1),
+    });
     server.use(...jwksHandlers(issuer));
     server.listen({ onUnhandledRequest: 'error' });
   });
@@ -49,7 +53,11 @@ describe('createTestIssuer', () => {
   });
 
   test('gives a registry entry for its issuer, JWKS URL and product', () => {
-    expect(issuer.entry).toEqual({ issuer: 'https://issuer.test', jwksUri: 'https://issuer.test/.well-known/jwks.json', products: ['acme'] });
+    expect(issuer.entry).toEqual({
+      issuer: 'https://issuer.test',
+      jwksUri: 'https://issuer.test/.well-known/jwks.json',
+      products: ['acme'],
+    });
   });
 
   test('its msw handlers serve the JWKS at the entry URL and count the requests', async () => {
@@ -129,7 +137,7 @@ describe('TestIssuer.listen', () => {
 });
 
 describe('createTestVerifier', () => {
-  test('trusts the given issuers for the first one\'s audience', async () => {
+  test("trusts the given issuers for the first one's audience", async () => {
     const acme = await createTestIssuer({ audience: 'https://payments.test' });
     const beta = await createTestIssuer({ issuer: 'https://beta.test', product: 'beta' });
     const verifier = createTestVerifier([acme, beta], { keys: { version: 1, issuers: [] } });

@@ -36,14 +36,17 @@ describe('generateTestKey', () => {
 });
 
 describe('signRawToken', () => {
-  test.each(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const)('signs %s tokens that jose verifies with the public JWK', async (alg) => {
-    const key = await generateTestKey({ kid: 'k-1' });
-    const token = await signRawToken(key, { alg, kid: 'k-1' }, { sub: 'x' });
-    const publicKey = await importJWK({ ...key.publicJwk, alg: undefined, use: undefined }, alg);
-    const { payload, protectedHeader } = await compactVerify(token, publicKey, { algorithms: [alg] });
-    expect(protectedHeader).toEqual({ alg, kid: 'k-1' });
-    expect(JSON.parse(new TextDecoder().decode(payload))).toEqual({ sub: 'x' });
-  });
+  test.each(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const)(
+    'signs %s tokens that jose verifies with the public JWK',
+    async (alg) => {
+      const key = await generateTestKey({ kid: 'k-1' });
+      const token = await signRawToken(key, { alg, kid: 'k-1' }, { sub: 'x' });
+      const publicKey = await importJWK({ ...key.publicJwk, alg: undefined, use: undefined }, alg);
+      const { payload, protectedHeader } = await compactVerify(token, publicKey, { algorithms: [alg] });
+      expect(protectedHeader).toEqual({ alg, kid: 'k-1' });
+      expect(JSON.parse(new TextDecoder().decode(payload))).toEqual({ sub: 'x' });
+    },
+  );
 
   test('encodes header and payload bytes exactly as given (a duplicate member, for attack tests)', async () => {
     const key = await generateTestKey({ kid: 'k-1' });

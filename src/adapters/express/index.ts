@@ -79,6 +79,7 @@ export function requireScopes(...scopes: RequireScopesArguments): RequestHandler
  */
 export function authOf(req: Request): AuthContext {
   const verified = req.auth as AuthContext | null | undefined;
-  if (verified == null) throw new ConfigurationError('authOf: req.auth is not set: mount auth() before this route, and requireScopes(...) on it');
+  if (verified == null)
+    throw new ConfigurationError('authOf: req.auth is not set: mount auth() before this route, and requireScopes(...) on it');
   return verified;
 }

@@ -110,7 +110,9 @@ export function requireScopes(
 export function authOf(request: FastifyRequest): AuthContext {
   const verified = request.auth as AuthContext | null | undefined;
   if (verified == null) {
-    throw new ConfigurationError('authOf: request.auth is not set: register paygateAuth before this route, and keep config.auth true on it');
+    throw new ConfigurationError(
+      'authOf: request.auth is not set: register paygateAuth before this route, and keep config.auth true on it',
+    );
   }
   return verified;
 }

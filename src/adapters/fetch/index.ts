@@ -73,9 +73,10 @@ export function requireScopes(
   ...scopes: RequireScopesArguments
 ): <Args extends unknown[]>(handler: AuthenticatedHandler<Args>) => AuthenticatedHandler<Args, AuthContext | null> {
   const requirement = requirementFromArguments(scopes);
-  return (handler) => async (request, auth, ...rest) => {
-    const result = gateScopes(request, auth, requirement);
-    if (!result.ok) return answer(result);
-    return handler(request, auth as AuthContext, ...rest);
-  };
+  return (handler) =>
+    async (request, auth, ...rest) => {
+      const result = gateScopes(request, auth, requirement);
+      if (!result.ok) return answer(result);
+      return handler(request, auth as AuthContext, ...rest);
+    };
 }

@@ -26,7 +26,13 @@ describe('paygate-auth/express types', () => {
   });
 
   it('takes a verifier, or the verifier options flat, but not both', () => {
-    auth({ verifier, requiredScopes: { anyOf: ['pay:chargeToken'] }, realm: 'payments', allowPreflight: true, forwardErrors: true });
+    auth({
+      verifier,
+      requiredScopes: { anyOf: ['pay:chargeToken'] },
+      realm: 'payments',
+      allowPreflight: true,
+      forwardErrors: true,
+    });
     auth({ registry: [], audience: 'https://payments.example', jwksMaxAge: 300, realm: 'payments' });
     // @ts-expect-error a verifier and the verifier's options together
     auth({ verifier, audience: 'https://payments.example' });
@@ -48,7 +54,7 @@ describe('paygate-auth/express types', () => {
     requireScopes('pay:processPayments', { anyOf: ['hub:subscribe'] });
   });
 
-  it('narrows the caller with authOf(req) behind requireScopes, as Express cannot type a middleware\'s check', () => {
+  it("narrows the caller with authOf(req) behind requireScopes, as Express cannot type a middleware's check", () => {
     app.post('/payments', requireScopes('pay:processPayments'), (req, res) => {
       expectTypeOf(req.auth).toEqualTypeOf<AuthContext | null>();
       expectTypeOf(authOf(req)).toEqualTypeOf<AuthContext>();

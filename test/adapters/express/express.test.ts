@@ -37,7 +37,10 @@ describeAdapterTable(harness);
 
 describe('the Express adapter', () => {
   it('passes the AuthError itself to next(err) when forwardErrors is set', async () => {
-    const middleware = auth({ verifier: { verify: async () => Promise.reject(new Error('unreachable')), maxTokenBytes: 8192 }, forwardErrors: true });
+    const middleware = auth({
+      verifier: { verify: async () => Promise.reject(new Error('unreachable')), maxTokenBytes: 8192 },
+      forwardErrors: true,
+    });
     const forwarded = await new Promise<unknown>((resolve) => {
       const req = { method: 'GET', headers: {}, headersDistinct: {} } as unknown as Request;
       void middleware(req, {} as Response, resolve);

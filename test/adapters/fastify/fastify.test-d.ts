@@ -36,12 +36,16 @@ describe('paygate-auth/fastify types', () => {
 
   it('fits requireScopes as a preHandler, typed routes included', () => {
     app.get('/manage', { preHandler: requireScopes('pay:manageIntegration') }, async () => 'ok');
-    app.get<{ Params: { id: string } }>('/links/:id', { preHandler: [requireScopes({ anyOf: ['pay:processPayments'] })] }, async (request) => request.params.id);
+    app.get<{ Params: { id: string } }>(
+      '/links/:id',
+      { preHandler: [requireScopes({ anyOf: ['pay:processPayments'] })] },
+      async (request) => request.params.id,
+    );
     // @ts-expect-error at least one scope
     requireScopes();
   });
 
-  it('narrows the caller with authOf(request) behind scopes, as Fastify cannot type a hook\'s check', () => {
+  it("narrows the caller with authOf(request) behind scopes, as Fastify cannot type a hook's check", () => {
     app.post('/payments', { preHandler: requireScopes('pay:processPayments') }, async (request) => {
       expectTypeOf(request.auth).toEqualTypeOf<AuthContext | null>();
       expectTypeOf(authOf(request)).toEqualTypeOf<AuthContext>();

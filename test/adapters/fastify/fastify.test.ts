@@ -69,7 +69,9 @@ describe('the Fastify adapter', () => {
       }),
     );
     try {
-      const response = await fetch(`${app.url}/child`, { headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
+      const response = await fetch(`${app.url}/child`, {
+        headers: { authorization: `Bearer ${await fx.issuer.token()}` },
+      });
       expect(response.status).toBe(200);
       expect(await response.json()).toMatchObject({ tenant: 'ern:acme/tenants/t-1' });
       expect((await fetch(`${app.url}/child`)).status).toBe(401);
@@ -83,7 +85,9 @@ describe('the Fastify adapter', () => {
       fastify.get('/scoped', { config: { scopes: ['pay:processPayments', 'hub:subscribe'] } }, me);
     });
     try {
-      const partial = await fetch(`${app.url}/scoped`, { headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
+      const partial = await fetch(`${app.url}/scoped`, {
+        headers: { authorization: `Bearer ${await fx.issuer.token()}` },
+      });
       expect(partial.status).toBe(403);
       expect(partial.headers.get('www-authenticate')).toContain('scope="pay:processPayments hub:subscribe"');
       expect(await partial.json()).toMatchObject({ code: 'insufficient_scope' });
@@ -130,7 +134,9 @@ describe('the Fastify adapter', () => {
     const running = await listen(app);
     try {
       expect((await fetch(`${running.url}/early`)).status).toBe(401);
-      const known = await fetch(`${running.url}/early`, { headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
+      const known = await fetch(`${running.url}/early`, {
+        headers: { authorization: `Bearer ${await fx.issuer.token()}` },
+      });
       expect(known.status).toBe(200);
     } finally {
       await running.close();
@@ -141,7 +147,9 @@ describe('the Fastify adapter', () => {
     const app = await started(() => undefined);
     try {
       expect((await fetch(`${app.url}/nowhere`)).status).toBe(401);
-      const known = await fetch(`${app.url}/nowhere`, { headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
+      const known = await fetch(`${app.url}/nowhere`, {
+        headers: { authorization: `Bearer ${await fx.issuer.token()}` },
+      });
       expect(known.status).toBe(404);
     } finally {
       await app.close();

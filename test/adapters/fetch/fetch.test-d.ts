@@ -13,27 +13,36 @@ interface ExecutionContext {
 
 describe('paygate-auth/fetch types', () => {
   it('hands the handler an AuthContext that is never null without allowPreflight', () => {
-    const handler = withAuth((request, auth) => {
-      expectTypeOf(request).toEqualTypeOf<Request>();
-      expectTypeOf(auth).toEqualTypeOf<AuthContext>();
-      return Response.json(auth.tenant);
-    }, { verifier });
+    const handler = withAuth(
+      (request, auth) => {
+        expectTypeOf(request).toEqualTypeOf<Request>();
+        expectTypeOf(auth).toEqualTypeOf<AuthContext>();
+        return Response.json(auth.tenant);
+      },
+      { verifier },
+    );
     expectTypeOf(handler).toEqualTypeOf<(request: Request) => Promise<Response>>();
   });
 
   it('hands the handler AuthContext | null with allowPreflight', () => {
-    withAuth((_request, auth) => {
-      expectTypeOf(auth).toEqualTypeOf<AuthContext | null>();
-      // @ts-expect-error auth is null for an allowed preflight
-      return Response.json(auth.tenant);
-    }, { verifier, allowPreflight: true });
+    withAuth(
+      (_request, auth) => {
+        expectTypeOf(auth).toEqualTypeOf<AuthContext | null>();
+        // @ts-expect-error auth is null for an allowed preflight
+        return Response.json(auth.tenant);
+      },
+      { verifier, allowPreflight: true },
+    );
   });
 
   it("keeps the runtime's extra arguments in the wrapped signature", () => {
-    const handler = withAuth((_request, auth, env: Env, ctx: ExecutionContext) => {
-      ctx.waitUntil(Promise.resolve(env.PAYMENTS));
-      return Response.json(auth.tenant);
-    }, { verifier });
+    const handler = withAuth(
+      (_request, auth, env: Env, ctx: ExecutionContext) => {
+        ctx.waitUntil(Promise.resolve(env.PAYMENTS));
+        return Response.json(auth.tenant);
+      },
+      { verifier },
+    );
     expectTypeOf(handler).toEqualTypeOf<(request: Request, env: Env, ctx: ExecutionContext) => Promise<Response>>();
     // @ts-expect-error env is required
     void handler(new Request('http://127.0.0.1/'));
@@ -47,7 +56,9 @@ describe('paygate-auth/fetch types', () => {
   });
 
   it('wraps a handler with requireScopes, keeping its AuthContext', () => {
-    const scoped = requireScopes('pay:processPayments')((_request, auth, env: Env) => Response.json({ tenant: auth.tenant.ern, env: env.PAYMENTS }));
+    const scoped = requireScopes('pay:processPayments')((_request, auth, env: Env) =>
+      Response.json({ tenant: auth.tenant.ern, env: env.PAYMENTS }),
+    );
     expectTypeOf(withAuth(scoped, { verifier })).toEqualTypeOf<(request: Request, env: Env) => Promise<Response>>();
   });
 

@@ -14,14 +14,11 @@ type Env = { Variables: { auth: AuthContext | null } };
 
 /** Hono middleware made of `withAuth`: the verified auth goes to `c.var.auth`. */
 function honoAuth(options: AdapterOptions) {
-  const gate = withAuth(
-    async (_request, auth, c: Context<Env>, next: Next) => {
-      c.set('auth', auth);
-      await next();
-      return c.res;
-    },
-    options,
-  );
+  const gate = withAuth(async (_request, auth, c: Context<Env>, next: Next) => {
+    c.set('auth', auth);
+    await next();
+    return c.res;
+  }, options);
   return (c: Context<Env>, next: Next) => gate(c.req.raw, c, next);
 }
 
@@ -80,12 +77,19 @@ describe('the fetch adapter', () => {
   const fx = useLoopbackIssuer();
 
   it('hands a plain Request, unchanged, and its AuthContext to the handler under Node', async () => {
-    const request = new Request('http://127.0.0.1/payments', { method: 'POST', headers: { authorization: `Bearer ${await fx.issuer.token()}` }, body: '{"amount":"1.00"}' });
+    const request = new Request('http://127.0.0.1/payments', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${await fx.issuer.token()}` },
+      body: '{"amount":"1.00"}',
+    });
     let seen: { request: Request; auth: AuthContext } | undefined;
-    const handler = withAuth((received, auth) => {
-      seen = { request: received, auth };
-      return new Response(null, { status: 204 });
-    }, { verifier: fx.verifier });
+    const handler = withAuth(
+      (received, auth) => {
+        seen = { request: received, auth };
+        return new Response(null, { status: 204 });
+      },
+      { verifier: fx.verifier },
+    );
     const response = await handler(request);
     expect(response.status).toBe(204);
     expect(seen?.request).toBe(request);
@@ -97,8 +101,16 @@ describe('the fetch adapter', () => {
   it("passes the runtime's extra arguments on, as Workers' env and ctx", async () => {
     const env = { PAYMENTS: 'binding' };
     const ctx = { waitUntil: (_promise: Promise<unknown>) => undefined };
-    const handler = withAuth((_request, _auth, receivedEnv: typeof env, receivedCtx: typeof ctx) => Response.json({ same: receivedEnv === env && receivedCtx === ctx }), { verifier: fx.verifier });
-    const response = await handler(new Request('http://127.0.0.1/', { headers: { authorization: `Bearer ${await fx.issuer.token()}` } }), env, ctx);
+    const handler = withAuth(
+      (_request, _auth, receivedEnv: typeof env, receivedCtx: typeof ctx) =>
+        Response.json({ same: receivedEnv === env && receivedCtx === ctx }),
+      { verifier: fx.verifier },
+    );
+    const response = await handler(
+      new Request('http://127.0.0.1/', { headers: { authorization: `Bearer ${await fx.issuer.token()}` } }),
+      env,
+      ctx,
+    );
     expect(await response.json()).toEqual({ same: true });
   });
 
@@ -120,10 +132,15 @@ describe('the fetch adapter', () => {
 
   it("rejects with the handler's own error, untouched", async () => {
     const own = new AppError('boom');
-    const handler = withAuth(() => {
-      throw own;
-    }, { verifier: fx.verifier });
-    await expect(handler(new Request('http://127.0.0.1/', { headers: { authorization: `Bearer ${await fx.issuer.token()}` } }))).rejects.toBe(own);
+    const handler = withAuth(
+      () => {
+        throw own;
+      },
+      { verifier: fx.verifier },
+    );
+    await expect(
+      handler(new Request('http://127.0.0.1/', { headers: { authorization: `Bearer ${await fx.issuer.token()}` } })),
+    ).rejects.toBe(own);
   });
 
   it('serves a Hono app mounted behind withAuth, its routes reading auth from the environment', async () => {

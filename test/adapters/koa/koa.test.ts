@@ -48,7 +48,10 @@ describeAdapterTable(harness);
 
 describe('the Koa adapter', () => {
   it('throws the AuthError itself to upstream middleware when forwardErrors is set', async () => {
-    const middleware = auth({ verifier: { verify: () => Promise.reject(new Error('not called')), maxTokenBytes: 8192 }, forwardErrors: true });
+    const middleware = auth({
+      verifier: { verify: () => Promise.reject(new Error('not called')), maxTokenBytes: 8192 },
+      forwardErrors: true,
+    });
     const ctx = { req: { method: 'GET', headers: {}, headersDistinct: {} }, state: {} } as unknown as Context;
     const thrown = await Promise.resolve(middleware(ctx, async () => undefined)).catch((error: unknown) => error);
     expect(thrown).toBeInstanceOf(AuthError);
