@@ -6,7 +6,14 @@
 import type { RsaPublicJwk } from '../index.js';
 import { hasCode, removeFileDurably, writeFileDurably } from './durable-file.js';
 import { KeyStoreError } from './errors.js';
-import { type PrivateKeyFormat, checkPrivateKeyFileMode, generateKeyText, importPrivateKey, writePrivateKeyFile } from './key-file.js';
+import {
+  type PrivateKeyFormat,
+  checkKeyDirectoryMode,
+  checkPrivateKeyFileMode,
+  generateKeyText,
+  importPrivateKey,
+  writePrivateKeyFile,
+} from './key-file.js';
 import type { KeyRecord, KeyStore } from './key-store.js';
 import { secondsOption } from './options.js';
 import { type CryptoKey, checkModulusLength, signRs256 } from './rsa-key.js';
@@ -286,20 +293,5 @@ export class FileKeyStore implements KeyStore {
       }
     }
     return [...removed];
-  }
-}
-
-/**
- * Refuses a key directory that group or others may write (they could plant or swap a key file);
- * not checked on Windows.
- */
-export async function checkKeyDirectoryMode(directory: string): Promise<void> {
-  const fs = await import('node:fs/promises');
-  const stats = await fs.stat(directory);
-  if (process.platform !== 'win32' && (stats.mode & 0o022) !== 0) {
-    throw new KeyStoreError(
-      'insecure_directory',
-      `${directory} may be written by others (mode ${(stats.mode & 0o777).toString(8)}); run chmod 700 on it.`,
-    );
   }
 }

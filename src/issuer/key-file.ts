@@ -122,14 +122,30 @@ export async function writePrivateKeyFile(file: string, text: string): Promise<v
 }
 
 /** Refuses a key file that group or others may read or write (not checked on Windows). */
-export async function checkPrivateKeyFileMode(file: string): Promise<void> {
+export function checkPrivateKeyFileMode(file: string): Promise<void> {
+  return refuseLooseMode(file, 0o077, 'insecure_key_file', 'may be read by others', 600);
+}
+
+/**
+ * Refuses a key directory that group or others may write (they could plant or swap a key file);
+ * not checked on Windows.
+ */
+export function checkKeyDirectoryMode(directory: string): Promise<void> {
+  return refuseLooseMode(directory, 0o022, 'insecure_directory', 'may be written by others', 700);
+}
+
+/** Throws `code` when `path`'s mode has any bit of `mask`, advising `chmod <advice>`. */
+async function refuseLooseMode(
+  path: string,
+  mask: number,
+  code: 'insecure_key_file' | 'insecure_directory',
+  problem: string,
+  advice: number,
+): Promise<void> {
   const fs = await import('node:fs/promises');
-  const stats = await fs.stat(file);
-  if (process.platform !== 'win32' && (stats.mode & 0o077) !== 0) {
-    throw new KeyStoreError(
-      'insecure_key_file',
-      `${file} may be read by others (mode ${(stats.mode & 0o777).toString(8)}); run chmod 600 on it.`,
-    );
+  const stats = await fs.stat(path);
+  if (process.platform !== 'win32' && (stats.mode & mask) !== 0) {
+    throw new KeyStoreError(code, `${path} ${problem} (mode ${(stats.mode & 0o777).toString(8)}); run chmod ${advice} on it.`);
   }
 }
 
