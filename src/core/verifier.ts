@@ -9,9 +9,9 @@ import { AuthError, type RuleTrace, invalidClaim, isAuthError, withIssuer } from
 import { emit, type VerifierEventListener } from './events.js';
 import { kindOf } from './hint-text.js';
 import type { FetchLike } from './jwks-fetch.js';
-import { JwksCache, type KeyLoadReport, type KeySnapshot } from './jwks-cache.js';
+import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds } from './jwks-cache.js';
 import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
-import { booleanOption, numberOption, rejectUnknownOptions } from './options.js';
+import { booleanOption, describe, numberOption, rejectUnknownOptions } from './options.js';
 import { type IssuerEntry, IssuerRegistry } from './registry.js';
 import { type CachedResult, ResultCache } from './result-cache.js';
 import { type PreparedKey, type SignatureEngine, type SignatureEngineName, createSignatureEngine } from './signature.js';
@@ -64,6 +64,14 @@ export interface VerifierOptions {
    * @default 600
    */
   readonly jwksMaxAge?: number;
+  /**
+   * Seconds a JWKS response's own `Cache-Control` max-age is clamped to: it replaces `jwksMaxAge`
+   * for that download, at least `min` (also what `no-store` and `no-cache` mean) and at most `max`.
+   * A response with no usable `max-age` falls back to `jwksMaxAge`. Both from 0 to 86400, `min` ≤
+   * `max`; an omitted bound keeps its default.
+   * @default { min: 60, max: 86400 }
+   */
+  readonly jwksMaxAgeBounds?: { readonly min?: number; readonly max?: number };
   /**
    * Seconds for one JWKS download, redirects and body included.
    * @default 5
@@ -200,6 +208,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'maxTokenLifetime',
   'algorithms',
   'jwksMaxAge',
+  'jwksMaxAgeBounds',
   'jwksTimeout',
   'jwksMaxBytes',
   'jwksMaxRedirects',
@@ -244,6 +253,22 @@ function checkFunction<T>(name: string, value: unknown): T | undefined {
   if (value !== undefined && typeof value !== 'function') throw new TypeError(`${OWNER}: ${name} must be a function`);
   return value as T | undefined;
 }
+
+function checkMaxAgeBounds(value: unknown): MaxAgeBounds {
+  const name = 'jwksMaxAgeBounds';
+  if (value === undefined) return { min: 60, max: DAY };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError(`${OWNER}: ${name} must be an object { min, max }, got ${describe(value)}`);
+  }
+  rejectUnknownOptions(`${OWNER}: ${name}`, value, MAX_AGE_BOUND_NAMES);
+  const bounds = value as Record<string, unknown>;
+  const min = numberOption(OWNER, `${name}.min`, bounds.min, 60, { min: 0, max: DAY });
+  const max = numberOption(OWNER, `${name}.max`, bounds.max, DAY, { min: 0, max: DAY });
+  if (min > max) throw new TypeError(`${OWNER}: ${name}.min must not exceed ${name}.max, got ${min} > ${max}`);
+  return { min, max };
+}
+
+const MAX_AGE_BOUND_NAMES: ReadonlySet<string> = new Set(['min', 'max']);
 
 function checkAdmission(value: unknown): CacheAdmission {
   if (value === undefined) return 'second-use';
@@ -333,6 +358,7 @@ class TokenVerifier implements Verifier {
     this.#cache = useCache ? new ResultCache({ maxEntries, maxBytes, admission }) : null;
     this.#keys = new JwksCache(this.registry.registered(), {
       maxAge: numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY }),
+      maxAgeBounds: checkMaxAgeBounds(o.jwksMaxAgeBounds),
       timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, 5, { min: 0, max: 120, exclusiveMin: true }),
       maxBytes: numberOption(OWNER, 'jwksMaxBytes', o.jwksMaxBytes, 262_144, {
         min: 1024,
