@@ -12,6 +12,7 @@ import { AuthError } from './errors.js';
 import { emit, type JwksFetchTrigger, type KeysRemovedEvent, type VerifierEventListener } from './events.js';
 import { type FetchLike, JwksFetchError, fetchJwks } from './jwks-fetch.js';
 import { type RsaPublicJwk, selectUsableKeys } from './jwk.js';
+import type { KeyHistory } from './key-history.js';
 import type { RegisteredIssuer } from './registry.js';
 import type { PreparedKey, SignatureEngine } from './signature.js';
 
@@ -33,6 +34,8 @@ export interface JwksCacheSettings {
   readonly now: () => number;
   readonly engine: SignatureEngine;
   readonly onEvent: VerifierEventListener | undefined;
+  /** Hears of every key set installed, for the key rules. */
+  readonly history: KeyHistory;
   /** Called when keys stop verifying, so results verified with them can be dropped. */
   readonly onKeysRemoved: (issuer: string, kids: readonly string[]) => void;
 }
@@ -214,6 +217,7 @@ export class JwksCache {
    */
   #install(state: IssuerState, keys: Map<string, PreparedKey>, fetchedAt: number, maxAge: number): void {
     const removed = state.keys === null ? [] : [...state.keys].filter(([kid, key]) => keys.get(kid) !== key).map(([kid]) => kid);
+    this.#settings.history.listed(state.registered.issuer, keys, fetchedAt, state.fetchedAt);
     state.keys = keys;
     state.fetchedAt = fetchedAt;
     state.freshUntil = fetchedAt + maxAge * 1000;

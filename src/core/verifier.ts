@@ -15,6 +15,7 @@ import { booleanOption, describe, numberOption, rejectUnknownOptions } from './o
 import { type IssuerEntry, IssuerRegistry } from './registry.js';
 import { type CachedResult, ResultCache } from './result-cache.js';
 import { type PreparedKey, type SignatureEngine, type SignatureEngineName, createSignatureEngine } from './signature.js';
+import { type KeyHistoryEntry, KeyHistory } from './key-history.js';
 import { checkKeySnapshot } from './key-snapshot.js';
 
 function invalidSignature(issuer: string, kid: string): AuthError {
@@ -72,6 +73,20 @@ export interface VerifierOptions {
    * @default { min: 60, max: 86400 }
    */
   readonly jwksMaxAgeBounds?: { readonly min?: number; readonly max?: number };
+  /**
+   * Seconds a new key must have been published before it verifies its first token: one used
+   * sooner, counted from the last download that did not list it, is reported as a
+   * `key_used_early` event (never for a key in the issuer's first download here).
+   * @default 3600 (1 h)
+   */
+  readonly keyPublishLead?: number;
+  /**
+   * Seconds a key may sign for, counted from when this verifier first saw it in the JWKS to the
+   * `iat` of a token it verified; beyond, a `key_rotation_overdue` event (rotation about every 48 h,
+   * plus a day's margin).
+   * @default 259200 (72 h)
+   */
+  readonly keyMaxAge?: number;
   /**
    * Seconds for one JWKS download, redirects and body included.
    * @default 5
@@ -193,6 +208,11 @@ export interface Verifier {
   warmUp(): Promise<KeyLoadReport[]>;
   /** The held public keys, JSON-safe, for `createVerifier({ keys })`. */
   exportKeys(): KeySnapshot;
+  /**
+   * Every issuer's keys as this verifier met them: first seen, first and last used, withdrawn,
+   * and the key rules each broke (the `key_*` events). Frozen copies; kept in memory only.
+   */
+  keyHistory(): KeyHistoryEntry[];
   readonly registry: IssuerRegistry;
   readonly audiences: readonly string[];
   readonly maxTokenBytes: number;
@@ -209,6 +229,8 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'algorithms',
   'jwksMaxAge',
   'jwksMaxAgeBounds',
+  'keyPublishLead',
+  'keyMaxAge',
   'jwksTimeout',
   'jwksMaxBytes',
   'jwksMaxRedirects',
@@ -311,6 +333,7 @@ class TokenVerifier implements Verifier {
   readonly #algorithms: ReadonlySet<string>;
   readonly #engine: SignatureEngine;
   readonly #keys: JwksCache;
+  readonly #history: KeyHistory;
   readonly #cache: ResultCache | null;
   readonly #suspended = new Set<string>();
   readonly #onEvent: VerifierEventListener | undefined;
@@ -356,6 +379,13 @@ class TokenVerifier implements Verifier {
     });
     const admission = checkAdmission(o.cacheAdmission);
     this.#cache = useCache ? new ResultCache({ maxEntries, maxBytes, admission }) : null;
+    this.#history = new KeyHistory(
+      {
+        publishLead: numberOption(OWNER, 'keyPublishLead', o.keyPublishLead, 3600, { min: 0, max: 7 * DAY }),
+        maxKeyAge: numberOption(OWNER, 'keyMaxAge', o.keyMaxAge, 3 * DAY, { min: 3600, max: 366 * DAY }),
+      },
+      this.#onEvent,
+    );
     this.#keys = new JwksCache(this.registry.registered(), {
       maxAge: numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY }),
       maxAgeBounds: checkMaxAgeBounds(o.jwksMaxAgeBounds),
@@ -375,6 +405,7 @@ class TokenVerifier implements Verifier {
       now: this.#now,
       engine: this.#engine,
       onEvent: this.#onEvent,
+      history: this.#history,
       onKeysRemoved: (issuer, kids) => this.#cache?.dropKeys(issuer, new Set(kids)),
     });
     if (o.keys !== undefined) this.#keys.import(checkKeySnapshot(OWNER, o.keys));
@@ -477,7 +508,9 @@ class TokenVerifier implements Verifier {
       if (!valid) throw invalidSignature(issuer, key.kid);
       this.#checkStillTrusted(issuer, key);
       trace?.({ rule: 'signature', passed: true, expected: { issuer, kid: key.kid }, actual: header.alg });
-      const checked = checkClaims(payload, registered, this.#policy, this.#now() / 1000, trace);
+      const at = this.#now();
+      const checked = checkClaims(payload, registered, this.#policy, at / 1000, trace);
+      this.#history.used(key, at, checked.times);
       const context = createAuthContext(issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
       const cache = this.#cache;
       if (cache?.admits(token)) cache.set({ token, context, issuer, key, ...checked.times });
@@ -552,6 +585,10 @@ class TokenVerifier implements Verifier {
 
   exportKeys(): KeySnapshot {
     return this.#keys.export();
+  }
+
+  keyHistory(): KeyHistoryEntry[] {
+    return this.#history.snapshot();
   }
 }
 
