@@ -43,6 +43,8 @@ export type {
   CacheEvent,
   JwksFetchEvent,
   JwksFetchTrigger,
+  KeyBreach,
+  KeyBreachEvent,
   KeysRemovedEvent,
   VerifierEvent,
   VerifierEventListener,
@@ -50,6 +52,7 @@ export type {
 } from './core/events.js';
 export type { FetchLike, JwksFailureReason } from './core/jwks-fetch.js';
 export type { IssuerKeySnapshot, KeyLoadReport, KeySnapshot } from './core/jwks-cache.js';
+export type { KeyHistoryEntry } from './core/key-history.js';
 export { RSA_ALGORITHMS, type RsaAlgorithm } from './core/jose-header.js';
 export { type RsaPublicJwk, MIN_MODULUS_BITS } from './core/jwk.js';
 export { type IssuerEntry, IssuerRegistry, type RegisteredIssuer } from './core/registry.js';

@@ -1,11 +1,12 @@
 /**
  * What a verifier reports about itself, for metrics and logs: JWKS fetches, verification failures,
- * result-cache hits and misses, key removals. No event carries a token, a signature or key material;
+ * result-cache hits and misses, key removals, keys breaking the key rules. No event carries a token, a signature or key material;
  * a failure's `facts` and `hint` may hold what the client sent (an `aud`, a `kid`) beside the
  * configuration.
  */
 import type { AuthErrorCode, FailureFacts } from './errors.js';
 import type { JwksFailureReason } from './jwks-fetch.js';
+import type { KeyHistoryEntry } from './key-history.js';
 
 /** Why a JWKS was fetched. */
 export type JwksFetchTrigger = 'initial' | 'max_age' | 'kid_miss' | 'refresh' | 'warm_up';
@@ -60,8 +61,29 @@ export interface KeysRemovedEvent {
   readonly cause: 'jwks' | 'revoked' | 'expired';
 }
 
+/**
+ * A key rule an issuer broke, as this verifier saw it:
+ * - `key_used_early`: a key verified its first token less than `keyPublishLead` after it can
+ *   have been published (after the last download that did not list it); never for a key in the
+ *   issuer's first download here, whose publication time is unknown;
+ * - `key_rotation_overdue`: a key signed a token (by its `iat`) more than `keyMaxAge` after it
+ *   was first seen;
+ * - `key_withdrawn`: a download no longer listed a key while a token it verified was still valid
+ *   (a compromised key looks like this).
+ */
+export type KeyBreach = 'key_used_early' | 'key_rotation_overdue' | 'key_withdrawn';
+
+/** A key broke a rule; reported once per issuer, `kid` and rule. */
+export interface KeyBreachEvent {
+  readonly type: KeyBreach;
+  readonly issuer: string;
+  readonly kid: string;
+  /** The key's history when the breach was found, this breach included. */
+  readonly key: KeyHistoryEntry;
+}
+
 /** Every event a verifier reports. */
-export type VerifierEvent = JwksFetchEvent | VerifyFailureEvent | CacheEvent | KeysRemovedEvent;
+export type VerifierEvent = JwksFetchEvent | VerifyFailureEvent | CacheEvent | KeysRemovedEvent | KeyBreachEvent;
 
 /** Receives {@link VerifierEvent}s. It must not throw; if it does, the error is ignored. */
 export type VerifierEventListener = (event: VerifierEvent) => void;

@@ -12,12 +12,16 @@ import { AuthError } from './errors.js';
 import { emit, type JwksFetchTrigger, type KeysRemovedEvent, type VerifierEventListener } from './events.js';
 import { type FetchLike, JwksFetchError, fetchJwks } from './jwks-fetch.js';
 import { type RsaPublicJwk, selectUsableKeys } from './jwk.js';
+import type { KeyHistory } from './key-history.js';
 import type { RegisteredIssuer } from './registry.js';
 import type { PreparedKey, SignatureEngine } from './signature.js';
 
 /** The settings of a {@link JwksCache}; times in seconds, the clock in milliseconds. */
 export interface JwksCacheSettings {
+  /** Used when the JWKS response has no usable `Cache-Control` max-age. */
   readonly maxAge: number;
+  /** The range a `Cache-Control` max-age is clamped to. */
+  readonly maxAgeBounds: MaxAgeBounds;
   readonly timeout: number;
   readonly maxBytes: number;
   readonly maxRedirects: number;
@@ -30,8 +34,16 @@ export interface JwksCacheSettings {
   readonly now: () => number;
   readonly engine: SignatureEngine;
   readonly onEvent: VerifierEventListener | undefined;
+  /** Hears of every key set installed, for the key rules. */
+  readonly history: KeyHistory;
   /** Called when keys stop verifying, so results verified with them can be dropped. */
   readonly onKeysRemoved: (issuer: string, kids: readonly string[]) => void;
+}
+
+/** Seconds; `min` ≤ `max`. */
+export interface MaxAgeBounds {
+  readonly min: number;
+  readonly max: number;
 }
 
 /** One issuer's keys as exported by {@link JwksCache.export}. */
@@ -190,12 +202,25 @@ export class JwksCache {
     return prepared;
   }
 
-  /** Replaces the issuer's keys; keys no longer present (or changed) stop verifying at once. */
-  #install(state: IssuerState, keys: Map<string, PreparedKey>, fetchedAt: number): void {
+  /**
+   * The seconds a download stays fresh: the server's `Cache-Control` max-age within the bounds,
+   * or the verifier's own max-age when the server sent none usable.
+   */
+  #maxAge(served: number | undefined): number {
+    const { maxAge, maxAgeBounds } = this.#settings;
+    return served === undefined ? maxAge : Math.min(maxAgeBounds.max, Math.max(maxAgeBounds.min, served));
+  }
+
+  /**
+   * Replaces the issuer's keys, fresh for `maxAge` seconds; keys no longer present (or changed)
+   * stop verifying at once.
+   */
+  #install(state: IssuerState, keys: Map<string, PreparedKey>, fetchedAt: number, maxAge: number): void {
     const removed = state.keys === null ? [] : [...state.keys].filter(([kid, key]) => keys.get(kid) !== key).map(([kid]) => kid);
+    this.#settings.history.listed(state.registered.issuer, keys, fetchedAt, state.fetchedAt);
     state.keys = keys;
     state.fetchedAt = fetchedAt;
-    state.freshUntil = fetchedAt + this.#settings.maxAge * 1000;
+    state.freshUntil = fetchedAt + maxAge * 1000;
     state.staleUntil = state.freshUntil + this.#settings.staleWindow * 1000;
     state.failingSince = null;
     state.lastFailure = null;
@@ -220,10 +245,10 @@ export class JwksCache {
     const settings = this.#settings;
     const startedAt = performance.now();
     try {
-      const entries = await fetchJwks(registered.jwksUri, settings.fetch ?? globalThis.fetch, settings, settings.now());
-      const selection = selectUsableKeys(entries, settings.algorithms);
+      const document = await fetchJwks(registered.jwksUri, settings.fetch ?? globalThis.fetch, settings, settings.now());
+      const selection = selectUsableKeys(document.keys, settings.algorithms);
       const keys = await this.#prepare(state, selection.keys);
-      this.#install(state, keys, settings.now());
+      this.#install(state, keys, settings.now(), this.#maxAge(document.maxAge));
       emit(settings.onEvent, {
         type: 'jwks_fetch',
         issuer: registered.issuer,
@@ -404,7 +429,7 @@ export class JwksCache {
   async #importKeys(state: IssuerState, entries: readonly unknown[], fetchedAt: number): Promise<boolean> {
     try {
       const keys = await this.#prepare(state, selectUsableKeys(entries, this.#settings.algorithms).keys);
-      if (state.keys === null) this.#install(state, keys, fetchedAt);
+      if (state.keys === null) this.#install(state, keys, fetchedAt, this.#settings.maxAge);
       return true;
     } catch {
       return false;

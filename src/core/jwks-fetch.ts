@@ -20,6 +20,13 @@ export interface JwksFetchLimits {
   readonly maxRedirects: number;
 }
 
+/** A good download: the `keys` array, and the `Cache-Control` max-age when the server sent a usable one. */
+export interface JwksDocument {
+  readonly keys: readonly unknown[];
+  /** Seconds from `max-age`; 0 for `no-store` or `no-cache`; `undefined` when absent or malformed. */
+  readonly maxAge: number | undefined;
+}
+
 /** Why a download failed. */
 export type JwksFailureReason =
   | 'timeout'
@@ -61,6 +68,33 @@ export function parseRetryAfter(value: string | null, nowMs: number): number | u
   const date = text.endsWith(' GMT') ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(date)) return undefined;
   return Math.min(Math.max(0, Math.ceil((date - nowMs) / 1000)), MAX_RETRY_AFTER);
+}
+
+/** Longest `Cache-Control` value read; the rest is ignored. */
+const MAX_CACHE_CONTROL_CHARS = 1024;
+
+/**
+ * Reads the max-age a `Cache-Control` value allows, in seconds: 0 when it says `no-store` or
+ * `no-cache`, else its `max-age` (whole seconds, optionally quoted). A value with no usable
+ * directive, two different max-ages, or a malformed one gives `undefined`. One pass over at most
+ * the first 1024 characters, no regular expression: the header is hostile input.
+ */
+export function parseCacheControlMaxAge(value: string | null): number | undefined {
+  if (value === null) return undefined;
+  let maxAge: number | undefined;
+  for (const part of value.slice(0, MAX_CACHE_CONTROL_CHARS).split(',')) {
+    const directive = part.trim().toLowerCase();
+    if (directive === 'no-store' || directive === 'no-cache') return 0;
+    if (!directive.startsWith('max-age=')) continue;
+    let digits = directive.slice('max-age='.length);
+    if (digits.length >= 2 && digits.startsWith('"') && digits.endsWith('"')) digits = digits.slice(1, -1);
+    if (digits === '' || ![...digits].every((char) => char >= '0' && char <= '9')) return undefined;
+    // Beyond any bound this package accepts: the exact figure does not matter.
+    const seconds = digits.length > 9 ? Number.MAX_SAFE_INTEGER : Number(digits);
+    if (maxAge !== undefined && maxAge !== seconds) return undefined;
+    maxAge = seconds;
+  }
+  return maxAge;
 }
 
 async function discard(response: Response): Promise<void> {
@@ -159,7 +193,7 @@ async function exchange(
   limits: JwksFetchLimits,
   signal: AbortSignal,
   nowMs: number,
-): Promise<readonly unknown[]> {
+): Promise<JwksDocument> {
   let current = new URL(url);
   const origin = current.origin;
   for (let redirects = 0; ; redirects += 1) {
@@ -189,16 +223,17 @@ async function exchange(
       await discard(response);
       throw new JwksFetchError('content_type', 'The JWKS is not served as application/json or application/jwk-set+json.');
     }
-    return parseDocument(await readLimited(response, limits.maxBytes, signal));
+    const keys = parseDocument(await readLimited(response, limits.maxBytes, signal));
+    return { keys, maxAge: parseCacheControlMaxAge(response.headers.get('cache-control')) };
   }
 }
 
 /**
- * Downloads the JWKS at `url` and returns its `keys` array.
+ * Downloads the JWKS at `url` and returns its `keys` array and its `Cache-Control` max-age.
  * @param nowMs the verifier's clock, to read an HTTP-date `Retry-After`
  * @throws {JwksFetchError} on any failure.
  */
-export async function fetchJwks(url: string, fetchImpl: FetchLike, limits: JwksFetchLimits, nowMs: number): Promise<readonly unknown[]> {
+export async function fetchJwks(url: string, fetchImpl: FetchLike, limits: JwksFetchLimits, nowMs: number): Promise<JwksDocument> {
   const signal = AbortSignal.timeout(limits.timeout * 1000);
   try {
     // The race keeps the limit even when `fetchImpl` or a body stream ignores the signal; the

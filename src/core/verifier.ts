@@ -9,12 +9,13 @@ import { AuthError, type RuleTrace, invalidClaim, isAuthError, withIssuer } from
 import { emit, type VerifierEventListener } from './events.js';
 import { kindOf } from './hint-text.js';
 import type { FetchLike } from './jwks-fetch.js';
-import { JwksCache, type KeyLoadReport, type KeySnapshot } from './jwks-cache.js';
+import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds } from './jwks-cache.js';
 import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
-import { booleanOption, numberOption, rejectUnknownOptions } from './options.js';
+import { booleanOption, describe, numberOption, rejectUnknownOptions } from './options.js';
 import { type IssuerEntry, IssuerRegistry } from './registry.js';
 import { type CachedResult, ResultCache } from './result-cache.js';
 import { type PreparedKey, type SignatureEngine, type SignatureEngineName, createSignatureEngine } from './signature.js';
+import { type KeyHistoryEntry, KeyHistory } from './key-history.js';
 import { checkKeySnapshot } from './key-snapshot.js';
 
 function invalidSignature(issuer: string, kid: string): AuthError {
@@ -64,6 +65,28 @@ export interface VerifierOptions {
    * @default 600
    */
   readonly jwksMaxAge?: number;
+  /**
+   * Seconds a JWKS response's own `Cache-Control` max-age is clamped to: it replaces `jwksMaxAge`
+   * for that download, at least `min` (also what `no-store` and `no-cache` mean) and at most `max`.
+   * A response with no usable `max-age` falls back to `jwksMaxAge`. Both from 0 to 86400, `min` ≤
+   * `max`; an omitted bound keeps its default.
+   * @default { min: 60, max: 86400 }
+   */
+  readonly jwksMaxAgeBounds?: { readonly min?: number; readonly max?: number };
+  /**
+   * Seconds a new key must have been published before it verifies its first token: one used
+   * sooner, counted from the last download that did not list it, is reported as a
+   * `key_used_early` event (never for a key in the issuer's first download here).
+   * @default 3600 (1 h)
+   */
+  readonly keyPublishLead?: number;
+  /**
+   * Seconds a key may sign for, counted from when this verifier first saw it in the JWKS to the
+   * `iat` of a token it verified; beyond, a `key_rotation_overdue` event (rotation about every 48 h,
+   * plus a day's margin).
+   * @default 259200 (72 h)
+   */
+  readonly keyMaxAge?: number;
   /**
    * Seconds for one JWKS download, redirects and body included.
    * @default 5
@@ -185,6 +208,11 @@ export interface Verifier {
   warmUp(): Promise<KeyLoadReport[]>;
   /** The held public keys, JSON-safe, for `createVerifier({ keys })`. */
   exportKeys(): KeySnapshot;
+  /**
+   * Every issuer's keys as this verifier met them: first seen, first and last used, withdrawn,
+   * and the key rules each broke (the `key_*` events). Frozen copies; kept in memory only.
+   */
+  keyHistory(): KeyHistoryEntry[];
   readonly registry: IssuerRegistry;
   readonly audiences: readonly string[];
   readonly maxTokenBytes: number;
@@ -200,6 +228,9 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'maxTokenLifetime',
   'algorithms',
   'jwksMaxAge',
+  'jwksMaxAgeBounds',
+  'keyPublishLead',
+  'keyMaxAge',
   'jwksTimeout',
   'jwksMaxBytes',
   'jwksMaxRedirects',
@@ -245,6 +276,22 @@ function checkFunction<T>(name: string, value: unknown): T | undefined {
   return value as T | undefined;
 }
 
+function checkMaxAgeBounds(value: unknown): MaxAgeBounds {
+  const name = 'jwksMaxAgeBounds';
+  if (value === undefined) return { min: 60, max: DAY };
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError(`${OWNER}: ${name} must be an object { min, max }, got ${describe(value)}`);
+  }
+  rejectUnknownOptions(`${OWNER}: ${name}`, value, MAX_AGE_BOUND_NAMES);
+  const bounds = value as Record<string, unknown>;
+  const min = numberOption(OWNER, `${name}.min`, bounds.min, 60, { min: 0, max: DAY });
+  const max = numberOption(OWNER, `${name}.max`, bounds.max, DAY, { min: 0, max: DAY });
+  if (min > max) throw new TypeError(`${OWNER}: ${name}.min must not exceed ${name}.max, got ${min} > ${max}`);
+  return { min, max };
+}
+
+const MAX_AGE_BOUND_NAMES: ReadonlySet<string> = new Set(['min', 'max']);
+
 function checkAdmission(value: unknown): CacheAdmission {
   if (value === undefined) return 'second-use';
   if (!CACHE_ADMISSIONS.includes(value as CacheAdmission)) {
@@ -286,6 +333,7 @@ class TokenVerifier implements Verifier {
   readonly #algorithms: ReadonlySet<string>;
   readonly #engine: SignatureEngine;
   readonly #keys: JwksCache;
+  readonly #history: KeyHistory;
   readonly #cache: ResultCache | null;
   readonly #suspended = new Set<string>();
   readonly #onEvent: VerifierEventListener | undefined;
@@ -331,8 +379,16 @@ class TokenVerifier implements Verifier {
     });
     const admission = checkAdmission(o.cacheAdmission);
     this.#cache = useCache ? new ResultCache({ maxEntries, maxBytes, admission }) : null;
+    this.#history = new KeyHistory(
+      {
+        publishLead: numberOption(OWNER, 'keyPublishLead', o.keyPublishLead, 3600, { min: 0, max: 7 * DAY }),
+        maxKeyAge: numberOption(OWNER, 'keyMaxAge', o.keyMaxAge, 3 * DAY, { min: 3600, max: 366 * DAY }),
+      },
+      this.#onEvent,
+    );
     this.#keys = new JwksCache(this.registry.registered(), {
       maxAge: numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY }),
+      maxAgeBounds: checkMaxAgeBounds(o.jwksMaxAgeBounds),
       timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, 5, { min: 0, max: 120, exclusiveMin: true }),
       maxBytes: numberOption(OWNER, 'jwksMaxBytes', o.jwksMaxBytes, 262_144, {
         min: 1024,
@@ -349,6 +405,7 @@ class TokenVerifier implements Verifier {
       now: this.#now,
       engine: this.#engine,
       onEvent: this.#onEvent,
+      history: this.#history,
       onKeysRemoved: (issuer, kids) => this.#cache?.dropKeys(issuer, new Set(kids)),
     });
     if (o.keys !== undefined) this.#keys.import(checkKeySnapshot(OWNER, o.keys));
@@ -451,7 +508,9 @@ class TokenVerifier implements Verifier {
       if (!valid) throw invalidSignature(issuer, key.kid);
       this.#checkStillTrusted(issuer, key);
       trace?.({ rule: 'signature', passed: true, expected: { issuer, kid: key.kid }, actual: header.alg });
-      const checked = checkClaims(payload, registered, this.#policy, this.#now() / 1000, trace);
+      const at = this.#now();
+      const checked = checkClaims(payload, registered, this.#policy, at / 1000, trace);
+      this.#history.used(key, at, checked.times);
       const context = createAuthContext(issuer, checked, token, layout.headerEnd + 1, layout.payloadEnd);
       const cache = this.#cache;
       if (cache?.admits(token)) cache.set({ token, context, issuer, key, ...checked.times });
@@ -526,6 +585,10 @@ class TokenVerifier implements Verifier {
 
   exportKeys(): KeySnapshot {
     return this.#keys.export();
+  }
+
+  keyHistory(): KeyHistoryEntry[] {
+    return this.#history.snapshot();
   }
 }
 

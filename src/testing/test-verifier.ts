@@ -75,6 +75,7 @@ function following(inner: Verifier, followed: readonly Followed[]): Verifier {
     resumeIssuer: (issuer) => inner.resumeIssuer(issuer),
     warmUp: () => inner.warmUp(),
     exportKeys: () => inner.exportKeys(),
+    keyHistory: () => inner.keyHistory(),
     registry: inner.registry,
     audiences: inner.audiences,
     maxTokenBytes: inner.maxTokenBytes,

@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type FetchLike, JwksFetchError, type JwksFetchLimits, fetchJwks, parseRetryAfter } from '../../src/core/jwks-fetch.js';
+import {
+  type FetchLike,
+  JwksFetchError,
+  type JwksFetchLimits,
+  fetchJwks,
+  parseCacheControlMaxAge,
+  parseRetryAfter,
+} from '../../src/core/jwks-fetch.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, serveJwks } from '../../src/testing/index.js';
 import { type FaultyJwks, refusedUrl, serveFaultyJwks } from '../support/jwks-fault-server.js';
 
@@ -70,7 +77,7 @@ const redirect = (location: string) => new Response(null, { status: 302, headers
 
 describe('a good download', () => {
   test('returns the keys array of a 200 JSON JWKS', async () => {
-    const keys = await fetchJwks(hops.url, realFetch, LIMITS, NOW);
+    const { keys } = await fetchJwks(hops.url, realFetch, LIMITS, NOW);
     expect(keys).toEqual(issuer.jwks.keys);
   });
 
@@ -107,7 +114,7 @@ describe('redirects: none followed by default, and never off the origin', () => 
 
   test('follows same-origin redirects up to the limit, relative Locations included', async () => {
     const fetchImpl = loopbackOnly();
-    await expect(fetchJwks(`${hopBase}/hop/2`, fetchImpl, LIMITS, NOW)).resolves.toEqual(issuer.jwks.keys);
+    await expect(fetchJwks(`${hopBase}/hop/2`, fetchImpl, LIMITS, NOW)).resolves.toMatchObject({ keys: issuer.jwks.keys });
     expect(fetchImpl.urls).toHaveLength(4);
   });
 
@@ -152,7 +159,7 @@ describe('redirects: none followed by default, and never off the origin', () => 
 
   test('follows a redirect to another path of the same https origin when allowed', async () => {
     const fetchImpl = scripted((url) => (url.endsWith('/old.json') ? redirect('/jwks.json') : Response.json({ keys: [] })));
-    await expect(fetchJwks('https://issuer.example/old.json', fetchImpl, LIMITS, NOW)).resolves.toEqual([]);
+    await expect(fetchJwks('https://issuer.example/old.json', fetchImpl, LIMITS, NOW)).resolves.toMatchObject({ keys: [] });
     expect(fetchImpl.urls).toEqual(['https://issuer.example/old.json', 'https://issuer.example/jwks.json']);
   });
 });
@@ -160,7 +167,7 @@ describe('redirects: none followed by default, and never off the origin', () => 
 describe('the content type', () => {
   test.each(['application/json', 'application/jwk-set+json', 'Application/JSON; charset=utf-8'])('%s is read', async (type) => {
     const fetchImpl = scripted(() => new Response('{"keys":[]}', { status: 200, headers: { 'content-type': type } }));
-    await expect(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW)).resolves.toEqual([]);
+    await expect(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW)).resolves.toMatchObject({ keys: [] });
   });
 
   test.each(['text/html', 'text/plain;charset=UTF-8', 'application/jsonx', ''])(
@@ -225,7 +232,7 @@ describe('answers that are failed downloads', () => {
 
   test('an empty keys array is a good download (no usable key, but not a failure)', async () => {
     const fetchImpl = scripted(() => Response.json({ keys: [] }));
-    await expect(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW)).resolves.toEqual([]);
+    await expect(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW)).resolves.toMatchObject({ keys: [] });
   });
 
   test('a connection reset mid-body is a network failure', async () => {
@@ -300,7 +307,7 @@ describe('the size limit (256 KiB by default) stops reading', () => {
     const padded = JSON.stringify({ keys: [], pad: ' '.repeat(LIMITS.maxBytes - document.length) });
     expect(padded.length).toBe(LIMITS.maxBytes);
     const fetchImpl = scripted(() => new Response(padded, { status: 200, headers: JSON_TYPE }));
-    await expect(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW)).resolves.toEqual([]);
+    await expect(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW)).resolves.toMatchObject({ keys: [] });
   });
 });
 
@@ -349,5 +356,37 @@ describe('parseRetryAfter', () => {
     ['an asctime date (no GMT)', 'Tue Jan  1 00:02:00 2030'],
   ])('ignores %s', (_name, value) => {
     expect(parseRetryAfter(value, NOW)).toBeUndefined();
+  });
+});
+
+describe('parseCacheControlMaxAge', () => {
+  test.each([
+    ['max-age alone', 'max-age=300', 300],
+    ['among other directives, any case', 'public, Max-Age=120 , must-revalidate', 120],
+    ['quoted', 'max-age="90"', 90],
+    ['the same max-age twice', 'max-age=60, max-age=60', 60],
+    ['no-store', 'public, no-store', 0],
+    ['no-cache, whatever max-age says', 'max-age=600, no-cache', 0],
+    ['a figure too long to matter', `max-age=${'9'.repeat(30)}`, Number.MAX_SAFE_INTEGER],
+  ])('reads %s', (_case, value, seconds) => {
+    expect(parseCacheControlMaxAge(value)).toBe(seconds);
+  });
+
+  test.each([
+    ['no header', null],
+    ['no max-age', 'public, must-revalidate'],
+    ['an empty max-age', 'max-age='],
+    ['a negative max-age', 'max-age=-5'],
+    ['a fraction', 'max-age=1.5'],
+    ['trailing letters', 'max-age=12abc'],
+    ['two different max-ages', 'max-age=60, max-age=600'],
+    ['a max-age past the first 1024 characters', `${' '.repeat(1024)}max-age=60`],
+  ])('ignores %s', (_case, value) => {
+    expect(parseCacheControlMaxAge(value)).toBeUndefined();
+  });
+
+  test('a good download returns the served max-age', async () => {
+    const fetchImpl = scripted(() => new Response('{"keys":[]}', { headers: { ...JSON_TYPE, 'cache-control': 'max-age=42' } }));
+    await expect(fetchJwks('https://issuer.test/jwks', fetchImpl, LIMITS, NOW)).resolves.toEqual({ keys: [], maxAge: 42 });
   });
 });

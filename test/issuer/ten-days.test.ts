@@ -32,6 +32,8 @@ describe('ten simulated days of rotation against the gateway verifier with defau
   let live: Minted[] = [];
   let signed = 0;
   let verified = 0;
+  let compromisedKid: string | undefined;
+  const breaches = () => downloads.events.filter((event) => event.type.startsWith('key_') && event.type !== 'keys_removed');
 
   beforeAll(async () => {
     issuer = await createIssuer({
@@ -114,10 +116,18 @@ describe('ten simulated days of rotation against the gateway verifier with defau
     expect(published.length).toBeLessThanOrEqual(3);
   });
 
+  it('reports no breach of the key rules', () => {
+    expect(breaches()).toEqual([]);
+    const history = verifier.keyHistory();
+    expect(history.length).toBeGreaterThanOrEqual(DAYS / 2);
+    expect(history.filter((key) => key.breaches.length > 0)).toEqual([]);
+  });
+
   it('after compromised(kid) and refresh(), refuses every token of that key, and accepts the replacement once it signs an hour later', async () => {
     const kid = issuer.keys().find((key) => key.state === 'signing')?.kid as string;
     const ofKey = live.filter((minted) => minted.kid === kid);
     expect(ofKey.length).toBeGreaterThan(0);
+    compromisedKid = kid;
     const report = await issuer.compromised(kid);
     expect(issuer.jwks().document.keys.map((key) => key.kid)).not.toContain(kid);
     await verifier.refresh(ISS);
@@ -138,5 +148,9 @@ describe('ten simulated days of rotation against the gateway verifier with defau
     const fresh = await issuer.sign({ tenant: 'ern:acme/tenants/t-1', scopes: ['pay:processPayments'] });
     expect(kidOf(fresh)).toBe(report.next?.kid);
     await expect(verifier.verify(fresh)).resolves.toMatchObject({ issuer: ISS });
+  });
+
+  it("reports the compromised key as key_withdrawn at the verifier's next download, once", () => {
+    expect(breaches()).toEqual([expect.objectContaining({ type: 'key_withdrawn', issuer: ISS, kid: compromisedKid })]);
   });
 });
