@@ -264,11 +264,25 @@ export class FileKeyStore implements KeyStore {
   }
 
   /**
+   * `true` when `file` was written after `oldest` (ms since the epoch), or is gone. With
+   * `sweepAfter` 0 no age is asked: a file written in the same millisecond as the sweep (its
+   * `mtimeMs` carries a fraction `Date.now()` does not) would otherwise escape it.
+   */
+  async #isYounger(file: string, oldest: number): Promise<boolean> {
+    const { fs } = await this.#node();
+    try {
+      return (await fs.stat(file)).mtimeMs > oldest;
+    } catch (error) {
+      if (hasCode(error, 'ENOENT')) return true;
+      throw error;
+    }
+  }
+
+  /**
    * Deletes every key file (and temporary file left by a crash) older than `sweepAfter` whose kid
    * `keep` does not name, and resolves those kids.
    */
   async sweep(keep: readonly string[]): Promise<readonly string[]> {
-    const { fs } = await this.#node();
     await this.#directory();
     const named = new Set(keep);
     const { keys, temporary } = await this.#keyFiles();
@@ -281,12 +295,7 @@ export class FileKeyStore implements KeyStore {
       // The schedule's own temporary files carry the name "schedule", never a kid.
       const isKey = !name.startsWith(`${SCHEDULE}.`) && !named.has(kid);
       const file = await this.#file(name);
-      try {
-        if ((await fs.stat(file)).mtimeMs > oldest) continue;
-      } catch (error) {
-        if (hasCode(error, 'ENOENT')) continue;
-        throw error;
-      }
+      if (this.#sweepAfter > 0 && (await this.#isYounger(file, oldest))) continue;
       if ((await removeFileDurably(file)) && isKey) {
         removed.add(kid);
         this.#keys.delete(kid);
