@@ -28,8 +28,8 @@ function exitCode(cwd: string): number {
 
 describe('module boundaries (npm run lint:boundaries)', () => {
   it('src imports another area only through its public entry or src/internal', () => {
+    // .ci/run also runs npm run lint:boundaries itself, whose exit code fails CI on a violation.
     expect(violations(root).map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`)).toEqual([]);
-    expect(exitCode(root)).toBe(0);
   });
 
   it('a reach-in past a public entry fails the check, naming the rule and both files', () => {
