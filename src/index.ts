@@ -46,6 +46,7 @@ export type {
   KeyBreach,
   KeyBreachEvent,
   KeysRemovedEvent,
+  RegistryChangedEvent,
   VerifierEvent,
   VerifierEventListener,
   VerifyFailureEvent,
@@ -55,7 +56,13 @@ export type { IssuerKeySnapshot, KeyLoadReport, KeySnapshot } from './core/jwks-
 export type { KeyHistoryEntry } from './core/key-history.js';
 export { RSA_ALGORITHMS, type RsaAlgorithm } from './core/jose-header.js';
 export { type RsaPublicJwk, MIN_MODULUS_BITS } from './core/jwk.js';
-export { type IssuerEntry, IssuerRegistry, type RegisteredIssuer } from './core/registry.js';
+export {
+  type IssuerEntry,
+  IssuerRegistry,
+  type IssuerRegistryOptions,
+  type RegisteredIssuer,
+  type RegistryChange,
+} from './core/registry.js';
 export {
   KNOWN_SCOPES,
   type KnownScope,

@@ -224,6 +224,15 @@ export function invalidClaim(
 }
 
 /**
+ * `iss` is not registered, or (`removed`) was removed while its token was being verified;
+ * `registered` lists the issuers that are.
+ */
+export function unknownIssuer(iss: string, registered: readonly string[], removed = false): AuthError {
+  const message = removed ? 'The token\'s issuer ("iss") is no longer registered.' : 'The token\'s issuer ("iss") is not registered.';
+  return new AuthError('unknown_issuer', message, { facts: { rule: 'iss', claim: 'iss', expected: registered, actual: iss } });
+}
+
+/**
  * A server-side misconfiguration met while handling a request (a scope check mounted where no
  * verification ran, say). Answered as 500: never a pass, never the client's fault.
  */

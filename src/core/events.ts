@@ -1,12 +1,13 @@
 /**
  * What a verifier reports about itself, for metrics and logs: JWKS fetches, verification failures,
- * result-cache hits and misses, key removals, keys breaking the key rules. No event carries a token, a signature or key material;
+ * result-cache hits and misses, key removals, keys breaking the key rules, registry changes. No event carries a token, a signature or key material;
  * a failure's `facts` and `hint` may hold what the client sent (an `aud`, a `kid`) beside the
  * configuration.
  */
 import type { AuthErrorCode, FailureFacts } from './errors.js';
 import type { JwksFailureReason } from './jwks-fetch.js';
 import type { KeyHistoryEntry } from './key-history.js';
+import type { RegistryChange } from './registry.js';
 
 /** Why a JWKS was fetched. */
 export type JwksFetchTrigger = 'initial' | 'max_age' | 'kid_miss' | 'refresh' | 'warm_up';
@@ -52,13 +53,14 @@ export interface CacheEvent {
 
 /**
  * Keys stopped verifying: removed from the JWKS on a reload (`jwks`), revoked by an operator
- * (`revoked`), or past the stale window because the JWKS could not be reloaded (`expired`).
+ * (`revoked`), past the stale window because the JWKS could not be reloaded (`expired`), their
+ * issuer's `jwksUri` changed (`issuer_changed`) or their issuer was removed (`issuer_removed`).
  */
 export interface KeysRemovedEvent {
   readonly type: 'keys_removed';
   readonly issuer: string;
   readonly kids: readonly string[];
-  readonly cause: 'jwks' | 'revoked' | 'expired';
+  readonly cause: 'jwks' | 'revoked' | 'expired' | 'issuer_changed' | 'issuer_removed';
 }
 
 /**
@@ -82,8 +84,15 @@ export interface KeyBreachEvent {
   readonly key: KeyHistoryEntry;
 }
 
+/** The trusted issuers changed (`setRegistry()`); each list by `iss`, possibly empty. */
+export interface RegistryChangedEvent extends RegistryChange {
+  readonly type: 'registry_changed';
+  /** Issuers registered after the change. */
+  readonly issuers: number;
+}
+
 /** Every event a verifier reports. */
-export type VerifierEvent = JwksFetchEvent | VerifyFailureEvent | CacheEvent | KeysRemovedEvent | KeyBreachEvent;
+export type VerifierEvent = JwksFetchEvent | VerifyFailureEvent | CacheEvent | KeysRemovedEvent | KeyBreachEvent | RegistryChangedEvent;
 
 /** Receives {@link VerifierEvent}s. It must not throw; if it does, the error is ignored. */
 export type VerifierEventListener = (event: VerifierEvent) => void;

@@ -8,7 +8,7 @@
  * verifies more than `maxAge + staleWindow` after the download that last listed it, however long
  * the verifier was idle and however old an imported snapshot is.
  */
-import { AuthError } from './errors.js';
+import { AuthError, unknownIssuer } from './errors.js';
 import { emit, type JwksFetchTrigger, type KeysRemovedEvent, type VerifierEventListener } from './events.js';
 import { type FetchLike, JwksFetchError, fetchJwks } from './jwks-fetch.js';
 import { type RsaPublicJwk, selectUsableKeys } from './jwk.js';
@@ -74,7 +74,8 @@ export interface KeyLoadReport {
 }
 
 interface IssuerState {
-  readonly registered: RegisteredIssuer;
+  /** The issuer's entry; replaced in place when it changes with the same `jwksUri`. */
+  registered: RegisteredIssuer;
   keys: ReadonlyMap<string, PreparedKey> | null;
   fetchedAt: number;
   freshUntil: number;
@@ -102,22 +103,48 @@ export class JwksCache {
 
   constructor(issuers: Iterable<RegisteredIssuer>, settings: JwksCacheSettings) {
     this.#settings = settings;
-    for (const registered of issuers) {
-      this.#states.set(registered.issuer, {
-        registered,
-        keys: null,
-        fetchedAt: 0,
-        freshUntil: 0,
-        failingSince: null,
-        staleUntil: 0,
-        lastFailure: null,
-        inflight: null,
-        lastKidMissAt: Number.NEGATIVE_INFINITY,
-        retryAt: Number.NEGATIVE_INFINITY,
-        failures: 0,
-        revoked: new Set(),
-      });
+    for (const registered of issuers) this.add(registered);
+  }
+
+  /** Starts holding keys for `registered`, a newly registered issuer: none until first needed. */
+  add(registered: RegisteredIssuer): void {
+    this.#states.set(registered.issuer, {
+      registered,
+      keys: null,
+      fetchedAt: 0,
+      freshUntil: 0,
+      failingSince: null,
+      staleUntil: 0,
+      lastFailure: null,
+      inflight: null,
+      lastKidMissAt: Number.NEGATIVE_INFINITY,
+      retryAt: Number.NEGATIVE_INFINITY,
+      failures: 0,
+      revoked: new Set(),
+    });
+  }
+
+  /**
+   * `registered` replaces its issuer's entry. Under the same `jwksUri` the held keys stay; under
+   * another they stop verifying at once (`issuer_changed`), and a download in flight from the old
+   * one installs nothing. Revocations stay.
+   */
+  update(registered: RegisteredIssuer): void {
+    const state = this.#state(registered.issuer);
+    if (state.registered.jwksUri === registered.jwksUri) {
+      state.registered = registered;
+      return;
     }
+    this.add(registered);
+    for (const kid of state.revoked) this.#state(registered.issuer).revoked.add(kid);
+    this.#drop(state, 'issuer_changed');
+  }
+
+  /** Forgets `issuer`, no longer registered: its keys stop verifying at once (`issuer_removed`). */
+  remove(issuer: string): void {
+    const state = this.#state(issuer);
+    this.#states.delete(issuer);
+    this.#drop(state, 'issuer_removed');
   }
 
   #state(issuer: string): IssuerState {
@@ -216,6 +243,8 @@ export class JwksCache {
    * stop verifying at once.
    */
   #install(state: IssuerState, keys: Map<string, PreparedKey>, fetchedAt: number, maxAge: number): void {
+    // A download from an entry since removed, or since moved to another `jwksUri`, installs nothing.
+    if (this.#states.get(state.registered.issuer) !== state) return;
     const removed = state.keys === null ? [] : [...state.keys].filter(([kid, key]) => keys.get(kid) !== key).map(([kid]) => kid);
     this.#settings.history.listed(state.registered.issuer, keys, fetchedAt, state.fetchedAt);
     state.keys = keys;
@@ -300,21 +329,33 @@ export class JwksCache {
     const mayFetch = state.inflight !== null || at >= state.retryAt;
     if (held === null) {
       if (mayFetch) await this.#load(state, state.keys === null && state.fetchedAt === 0 ? 'initial' : 'max_age');
-      return this.#pick(state, kid, now());
+      return this.#pickAfterWait(state, kid);
     }
     if (at >= state.freshUntil && mayFetch) void this.#load(state, 'max_age');
     const key = held.get(kid);
     if (key !== undefined) return key;
     if (state.inflight !== null) {
       await state.inflight;
-      return this.#pick(state, kid, now());
+      return this.#pickAfterWait(state, kid);
     }
     if (at - state.lastKidMissAt >= cooldown * 1000 && at >= state.retryAt) {
       state.lastKidMissAt = at;
       await this.#load(state, 'kid_miss');
-      return this.#pick(state, kid, now());
+      return this.#pickAfterWait(state, kid);
     }
     return this.#pick(state, kid, at);
+  }
+
+  /**
+   * {@link #pick} after a wait, during which the issuer may have been removed (`unknown_issuer`)
+   * or moved to another `jwksUri` (then its keys are resolved afresh).
+   */
+  #pickAfterWait(state: IssuerState, kid: string): Promise<PreparedKey> | PreparedKey {
+    const issuer = state.registered.issuer;
+    const current = this.#states.get(issuer);
+    if (current === undefined) throw unknownIssuer(issuer, [...this.#states.keys()], true);
+    if (current !== state) return this.resolve(issuer, kid);
+    return this.#pick(state, kid, this.#settings.now());
   }
 
   #revokedError(issuer: string, kid: string): AuthError {
@@ -344,8 +385,9 @@ export class JwksCache {
   confirm(issuer: string, key: PreparedKey): void {
     const state = this.#state(issuer);
     if (state.revoked.has(key.kid)) throw this.#revokedError(issuer, key.kid);
-    if (state.keys === null) throw this.#unavailable(state, this.#settings.now());
-    if (state.keys.get(key.kid) !== key) {
+    // No keys after some were loaded: they expired. None ever (the entry's `jwksUri` changed): the key left.
+    if (state.keys === null && state.fetchedAt !== 0) throw this.#unavailable(state, this.#settings.now());
+    if (state.keys?.get(key.kid) !== key) {
       throw this.#unknownKey(state, key.kid, this.#settings.now(), "The token's key is no longer in its issuer's JWKS.");
     }
   }

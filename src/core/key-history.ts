@@ -66,11 +66,7 @@ export class KeyHistory {
    * token they verified is still valid.
    */
   listed(issuer: string, keys: ReadonlyMap<string, PreparedKey>, at: number, previous: number): void {
-    let records = this.#issuers.get(issuer);
-    if (records === undefined) {
-      records = new Map();
-      this.#issuers.set(issuer, records);
-    }
+    const records = this.#records(issuer);
     for (const [kid, key] of keys) {
       let record = records.get(kid);
       if (record === undefined) {
@@ -131,10 +127,78 @@ export class KeyHistory {
     emit(this.#onEvent, { type, issuer: record.issuer, kid: record.kid, key: copy(record) });
   }
 
+  /** Takes in `entries` kept elsewhere (see `Verifier.mergeKeyHistory`). */
+  merge(entries: readonly KeyHistoryEntry[]): void {
+    for (const entry of entries) {
+      const records = this.#records(entry.issuer);
+      const record = records.get(entry.kid);
+      if (record === undefined) {
+        records.set(entry.kid, { ...entry, breaches: [...entry.breaches] });
+        continue;
+      }
+      if (entry.firstSeen < record.firstSeen) {
+        record.firstSeen = entry.firstSeen;
+        record.publishedAfter = entry.publishedAfter;
+      }
+      record.firstUsed = earliest(record.firstUsed, entry.firstUsed);
+      record.lastUsed = latest(record.lastUsed, entry.lastUsed);
+      record.latestExpiry = latest(record.latestExpiry, entry.latestExpiry);
+      record.withdrawn ??= entry.withdrawn;
+      for (const breach of entry.breaches) if (!record.breaches.includes(breach)) record.breaches.push(breach);
+    }
+  }
+
+  #records(issuer: string): Map<string, KeyRecord> {
+    let records = this.#issuers.get(issuer);
+    if (records === undefined) {
+      records = new Map();
+      this.#issuers.set(issuer, records);
+    }
+    return records;
+  }
+
   /** Every key remembered, by issuer then first sighting. */
   snapshot(): KeyHistoryEntry[] {
     return [...this.#issuers.values()].flatMap((records) => [...records.values()].map(copy));
   }
+}
+
+function earliest(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
+}
+
+function latest(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.max(a, b);
+}
+
+const BREACHES: ReadonlySet<string> = new Set<KeyBreach>(['key_used_early', 'key_rotation_overdue', 'key_withdrawn']);
+
+function checkTime(where: string, field: string, value: unknown, nullable: boolean): void {
+  if (nullable && value === null) return;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new TypeError(`${where}.${field} must be a time in milliseconds since the epoch${nullable ? ', or null' : ''}`);
+  }
+}
+
+/** Checks key histories taken in from elsewhere; a bad one throws a `TypeError` naming the entry and field. */
+export function checkKeyHistory(owner: string, entries: unknown): readonly KeyHistoryEntry[] {
+  if (!Array.isArray(entries)) throw new TypeError(`${owner}: entries must be an array of key history entries`);
+  entries.forEach((raw: unknown, index) => {
+    const where = `${owner}: entries[${index}]`;
+    if (typeof raw !== 'object' || raw === null) throw new TypeError(`${where} must be an object`);
+    const entry = raw as Record<string, unknown>;
+    for (const field of ['issuer', 'kid'] as const) {
+      if (typeof entry[field] !== 'string' || entry[field] === '') throw new TypeError(`${where}.${field} must be a non-empty string`);
+    }
+    checkTime(where, 'firstSeen', entry.firstSeen, false);
+    for (const field of ['publishedAfter', 'firstUsed', 'lastUsed', 'withdrawn'] as const) checkTime(where, field, entry[field], true);
+    checkTime(where, 'latestExpiry', entry.latestExpiry, true);
+    const breaches = entry.breaches;
+    if (!Array.isArray(breaches) || !breaches.every((breach) => BREACHES.has(breach as string))) {
+      throw new TypeError(`${where}.breaches must be an array of ${[...BREACHES].join(', ')}`);
+    }
+  });
+  return entries as readonly KeyHistoryEntry[];
 }
 
 function copy(record: KeyRecord): KeyHistoryEntry {

@@ -46,6 +46,26 @@ export interface RegisteredIssuer {
   readonly entry: Readonly<IssuerEntry>;
 }
 
+/** What changed between two registries, by `iss`, each list in registration order. */
+export interface RegistryChange {
+  /** Issuers registered now that were not before. */
+  readonly added: readonly string[];
+  /** Issuers whose entry changed (products, tenants, `jwksUri`, lifetime or subject rule). */
+  readonly updated: readonly string[];
+  /** Issuers no longer registered. */
+  readonly removed: readonly string[];
+}
+
+/** Options of the {@link IssuerRegistry} constructor. */
+export interface IssuerRegistryOptions {
+  /**
+   * Accept a registry of no issuers, which trusts no token: for a registry kept elsewhere (a
+   * database) whose every issuer may be removed. A registry written in code needs at least one.
+   * @default false
+   */
+  readonly allowEmpty?: boolean;
+}
+
 /** Longest `maxTokenLifetime` an entry may set: 7 days. */
 export const MAX_ENTRY_LIFETIME = 7 * 86_400;
 
@@ -158,7 +178,7 @@ export class IssuerRegistry {
   /** The same issuers by `iss`, for look-ups by a token's `iss`. */
   readonly #byIss: ReadonlyMap<string, RegisteredIssuer>;
 
-  constructor(entries: Iterable<IssuerEntry>) {
+  constructor(entries: Iterable<IssuerEntry>, options: IssuerRegistryOptions = {}) {
     if (entries === null || typeof entries !== 'object' || typeof (entries as Iterable<unknown>)[Symbol.iterator] !== 'function') {
       throw new TypeError('IssuerRegistry: entries must be an array of issuer entries');
     }
@@ -172,7 +192,9 @@ export class IssuerRegistry {
       issuers.set(checked.issuer, checked);
       index += 1;
     }
-    if (issuers.size === 0) throw new TypeError('IssuerRegistry: entries must hold at least one issuer');
+    if (issuers.size === 0 && options.allowEmpty !== true) {
+      throw new TypeError('IssuerRegistry: entries must hold at least one issuer');
+    }
     this.#issuers = [...issuers.values()];
     this.#byIss = issuers;
   }
@@ -206,4 +228,33 @@ export class IssuerRegistry {
   entries(): readonly Readonly<IssuerEntry>[] {
     return this.#issuers.map((registered) => registered.entry);
   }
+
+  /** What changes from this registry to `next`: the issuers added, updated and removed. */
+  changesTo(next: IssuerRegistry): RegistryChange {
+    const added: string[] = [];
+    const updated: string[] = [];
+    for (const registered of next.registered()) {
+      const held = this.#byIss.get(registered.issuer);
+      if (held === undefined) added.push(registered.issuer);
+      else if (!sameIssuer(held, registered)) updated.push(registered.issuer);
+    }
+    const removed = this.#issuers.filter((registered) => !next.has(registered.issuer)).map((registered) => registered.issuer);
+    return Object.freeze({ added: Object.freeze(added), updated: Object.freeze(updated), removed: Object.freeze(removed) });
+  }
+}
+
+function sameNames(a: ReadonlySet<string> | null, b: ReadonlySet<string> | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.size === b.size && [...a].every((name) => b.has(name));
+}
+
+/** `true` when both entries register the same rules (the order of names aside). */
+function sameIssuer(a: RegisteredIssuer, b: RegisteredIssuer): boolean {
+  return (
+    a.jwksUri === b.jwksUri &&
+    a.maxTokenLifetime === b.maxTokenLifetime &&
+    a.subjectMustEqualIssuer === b.subjectMustEqualIssuer &&
+    sameNames(a.products, b.products) &&
+    sameNames(a.tenants, b.tenants)
+  );
 }

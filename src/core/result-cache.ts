@@ -91,11 +91,18 @@ export class ResultCache {
 
   /** Drops every result of `issuer` verified with one of `kids`. */
   dropKeys(issuer: string, kids: ReadonlySet<string>): void {
-    const doomed: number[] = [];
-    for (const [index, result] of this.#lru.entries()) {
-      if (result.issuer === issuer && kids.has(result.key.kid)) doomed.push(index);
-    }
-    for (const index of doomed) this.#lru.delete(index);
+    this.#dropWhere((result) => result.issuer === issuer && kids.has(result.key.kid));
+  }
+
+  /** Drops every result of `issuer` (its entry changed or was removed). */
+  dropIssuer(issuer: string): void {
+    this.#dropWhere((result) => result.issuer === issuer);
+  }
+
+  #dropWhere(doomed: (result: CachedResult) => boolean): void {
+    const indexes: number[] = [];
+    for (const [index, result] of this.#lru.entries()) if (doomed(result)) indexes.push(index);
+    for (const index of indexes) this.#lru.delete(index);
   }
 
   get size(): number {

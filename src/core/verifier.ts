@@ -5,17 +5,17 @@ import { type AuthContext, createAuthContext } from './auth-context.js';
 import { type ClaimPolicy, checkClaims, checkTimeWindow } from './claims.js';
 import { decodeJoseHeader, decodeJwsPayload, decodeJwsSignature, locateCompactJws } from './compact-jws.js';
 import { CACHE_ADMISSIONS, type CacheAdmission } from './cache-admission.js';
-import { AuthError, type RuleTrace, invalidClaim, isAuthError, withIssuer } from './errors.js';
+import { AuthError, type RuleTrace, invalidClaim, isAuthError, unknownIssuer, withIssuer } from './errors.js';
 import { emit, type VerifierEventListener } from './events.js';
 import { kindOf } from './hint-text.js';
 import type { FetchLike } from './jwks-fetch.js';
 import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds } from './jwks-cache.js';
 import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
 import { booleanOption, describe, numberOption, rejectUnknownOptions } from './options.js';
-import { type IssuerEntry, IssuerRegistry } from './registry.js';
+import { type IssuerEntry, IssuerRegistry, type RegisteredIssuer, type RegistryChange } from './registry.js';
 import { type CachedResult, ResultCache } from './result-cache.js';
 import { type PreparedKey, type SignatureEngine, type SignatureEngineName, createSignatureEngine } from './signature.js';
-import { type KeyHistoryEntry, KeyHistory } from './key-history.js';
+import { type KeyHistoryEntry, KeyHistory, checkKeyHistory } from './key-history.js';
 import { checkKeySnapshot } from './key-snapshot.js';
 
 function invalidSignature(issuer: string, kid: string): AuthError {
@@ -213,6 +213,26 @@ export interface Verifier {
    * and the key rules each broke (the `key_*` events). Frozen copies; kept in memory only.
    */
   keyHistory(): KeyHistoryEntry[];
+  /**
+   * Takes in key histories kept elsewhere (other instances', or this one's before a restart, as a
+   * database holds them): per key, the earliest first sighting (with what was known of its
+   * publication) and first use, the latest use and expiry, and the rules it broke. Breaches taken
+   * in are not reported again, here or when found here later.
+   */
+  mergeKeyHistory(entries: readonly KeyHistoryEntry[]): void;
+  /**
+   * Replaces the trusted issuers while the verifier runs (a registry kept in a database, say).
+   * An issuer added verifies its tokens at once. A changed entry applies to the next verification
+   * and to those in flight; its cached results are dropped, and under a new `jwksUri` its keys too.
+   * An issuer removed loses its keys and cached results, and the verifications in flight for it
+   * fail (`unknown_issuer`). Suspensions and revocations outlive a removal.
+   * @param registry the whole new registry (entries are checked as `new IssuerRegistry()` does,
+   * and may be none).
+   * @returns what changed, also reported as a `registry_changed` event when something did.
+   * @throws {TypeError} naming the entry and field, when an entry is bad (nothing changes then).
+   */
+  setRegistry(registry: IssuerRegistry | readonly IssuerEntry[]): RegistryChange;
+  /** The trusted issuers now (see {@link setRegistry}). */
   readonly registry: IssuerRegistry;
   readonly audiences: readonly string[];
   readonly maxTokenBytes: number;
@@ -324,7 +344,7 @@ function tooLarge(token: string, maxBytes: number): AuthError {
 }
 
 class TokenVerifier implements Verifier {
-  readonly registry: IssuerRegistry;
+  #registry: IssuerRegistry;
   readonly audiences: readonly string[];
   readonly maxTokenBytes: number;
   readonly verify: (token: string) => Promise<AuthContext>;
@@ -345,7 +365,7 @@ class TokenVerifier implements Verifier {
     if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
     rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
     const o = options as unknown as Record<string, unknown>;
-    this.registry = o.registry instanceof IssuerRegistry ? o.registry : new IssuerRegistry(o.registry as IssuerEntry[]);
+    this.#registry = o.registry instanceof IssuerRegistry ? o.registry : new IssuerRegistry(o.registry as IssuerEntry[]);
     this.audiences = checkAudiences(o.audience);
     this.#now = checkFunction<() => number>('now', o.now) ?? (() => Date.now());
     this.maxTokenBytes = numberOption(OWNER, 'maxTokenBytes', o.maxTokenBytes, 8192, {
@@ -386,7 +406,7 @@ class TokenVerifier implements Verifier {
       },
       this.#onEvent,
     );
-    this.#keys = new JwksCache(this.registry.registered(), {
+    this.#keys = new JwksCache(this.#registry.registered(), {
       maxAge: numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY }),
       maxAgeBounds: checkMaxAgeBounds(o.jwksMaxAgeBounds),
       timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, 5, { min: 0, max: 120, exclusiveMin: true }),
@@ -471,14 +491,9 @@ class TokenVerifier implements Verifier {
     const header = checkJoseHeader(rawHeader, this.#algorithms, trace);
     const iss = payload.iss;
     if (typeof iss !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).', iss);
-    const registered = this.registry.get(iss);
-    if (registered === undefined) {
-      const facts = { rule: 'iss', claim: 'iss', expected: this.registry.issuers, actual: iss } as const;
-      throw new AuthError('unknown_issuer', 'The token\'s issuer ("iss") is not registered.', { facts });
-    }
     // The registry's own string, equal to `iss`: the token's copy need not be kept.
-    const issuer = registered.issuer;
-    trace?.({ rule: 'iss', claim: 'iss', passed: true, expected: this.registry.issuers, actual: iss });
+    const issuer = this.#registeredIssuer(iss, false).issuer;
+    trace?.({ rule: 'iss', claim: 'iss', passed: true, expected: this.#registry.issuers, actual: iss });
     try {
       this.#checkNotSuspended(issuer);
       const key = this.#keys.peek(issuer, header.kid, this.#now()) ?? (await this.#keys.resolve(issuer, header.kid));
@@ -506,7 +521,7 @@ class TokenVerifier implements Verifier {
       const valid = await this.#engine.verify(header.alg, key, token.slice(0, layout.payloadEnd), signature, concurrent);
       this.#waiting -= 1;
       if (!valid) throw invalidSignature(issuer, key.kid);
-      this.#checkStillTrusted(issuer, key);
+      const registered = this.#checkStillTrusted(issuer, key);
       trace?.({ rule: 'signature', passed: true, expected: { issuer, kid: key.kid }, actual: header.alg });
       const at = this.#now();
       const checked = checkClaims(payload, registered, this.#policy, at / 1000, trace);
@@ -542,13 +557,23 @@ class TokenVerifier implements Verifier {
     }
   }
 
+  /** The registered entry of `iss`, else `unknown_issuer` with the registered issuers. */
+  #registeredIssuer(iss: string, removed: boolean): RegisteredIssuer {
+    const registered = this.#registry.get(iss);
+    if (registered !== undefined) return registered;
+    throw unknownIssuer(iss, this.#registry.issuers, removed);
+  }
+
   /**
-   * After any wait (a key download, a signature checked elsewhere): `suspendIssuer()` or
-   * `revokeKey()` called meanwhile, or the key dropped meanwhile, refuses the token.
+   * After any wait (a key download, a signature checked elsewhere): the issuer removed,
+   * `suspendIssuer()` or `revokeKey()` called meanwhile, or the key dropped meanwhile, refuses the
+   * token. Returns the issuer's entry as it is now, which the claims are checked against.
    */
-  #checkStillTrusted(issuer: string, key: PreparedKey): void {
+  #checkStillTrusted(issuer: string, key: PreparedKey): RegisteredIssuer {
+    const registered = this.#registeredIssuer(issuer, true);
     this.#checkNotSuspended(issuer);
     this.#keys.confirm(issuer, key);
+    return registered;
   }
 
   /** Tags an error with the issuer, for events; other errors pass through. */
@@ -557,7 +582,7 @@ class TokenVerifier implements Verifier {
   }
 
   #registered(method: string, issuer: unknown): string {
-    if (typeof issuer !== 'string' || !this.registry.has(issuer)) {
+    if (typeof issuer !== 'string' || !this.#registry.has(issuer)) {
       throw new TypeError(`${method}: ${JSON.stringify(issuer)} is not a registered issuer`);
     }
     return issuer;
@@ -576,7 +601,9 @@ class TokenVerifier implements Verifier {
   }
 
   resumeIssuer(issuer: string): void {
-    this.#suspended.delete(this.#registered('resumeIssuer', issuer));
+    // A suspension outlives its issuer's removal, and may be lifted meanwhile.
+    if (typeof issuer === 'string' && this.#suspended.delete(issuer)) return;
+    this.#registered('resumeIssuer', issuer);
   }
 
   warmUp(): Promise<KeyLoadReport[]> {
@@ -589,6 +616,33 @@ class TokenVerifier implements Verifier {
 
   keyHistory(): KeyHistoryEntry[] {
     return this.#history.snapshot();
+  }
+
+  mergeKeyHistory(entries: readonly KeyHistoryEntry[]): void {
+    this.#history.merge(checkKeyHistory('mergeKeyHistory', entries));
+  }
+
+  get registry(): IssuerRegistry {
+    return this.#registry;
+  }
+
+  setRegistry(registry: IssuerRegistry | readonly IssuerEntry[]): RegistryChange {
+    const next = registry instanceof IssuerRegistry ? registry : new IssuerRegistry(registry, { allowEmpty: true });
+    const change = this.#registry.changesTo(next);
+    this.#registry = next;
+    for (const issuer of change.added) this.#keys.add(next.get(issuer) as RegisteredIssuer);
+    for (const issuer of change.updated) {
+      this.#keys.update(next.get(issuer) as RegisteredIssuer);
+      this.#cache?.dropIssuer(issuer);
+    }
+    for (const issuer of change.removed) {
+      this.#keys.remove(issuer);
+      this.#cache?.dropIssuer(issuer);
+    }
+    if (change.added.length + change.updated.length + change.removed.length > 0) {
+      emit(this.#onEvent, { type: 'registry_changed', ...change, issuers: next.size });
+    }
+    return change;
   }
 }
 

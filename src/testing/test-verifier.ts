@@ -76,7 +76,11 @@ function following(inner: Verifier, followed: readonly Followed[]): Verifier {
     warmUp: () => inner.warmUp(),
     exportKeys: () => inner.exportKeys(),
     keyHistory: () => inner.keyHistory(),
-    registry: inner.registry,
+    mergeKeyHistory: (entries) => inner.mergeKeyHistory(entries),
+    setRegistry: (registry) => inner.setRegistry(registry),
+    get registry() {
+      return inner.registry;
+    },
     audiences: inner.audiences,
     maxTokenBytes: inner.maxTokenBytes,
   };

@@ -150,6 +150,58 @@ describe('keyHistory()', () => {
   });
 });
 
+describe('mergeKeyHistory()', () => {
+  test("a restarted verifier keeps counting a key's age from when it was first seen before the restart", async () => {
+    const before = verifier();
+    await before.verify(await issuer.token());
+    const kept = before.keyHistory();
+    clock.advance(4 * DAY);
+    const after = verifier();
+    after.mergeKeyHistory(kept);
+    await after.verify(await issuer.token());
+    expect(breaches().map((event) => event.type)).toEqual(['key_rotation_overdue']);
+  });
+
+  test('a breach another instance reported is not reported again here', async () => {
+    const first = verifier();
+    await first.verify(await issuer.token());
+    const next = await issuer.addKey({ kid: 'next' });
+    clock.advance(5 * MINUTE);
+    await first.verify(await issuer.token(undefined, undefined, { key: next }));
+    const shared = first.keyHistory();
+    const second = verifier();
+    second.mergeKeyHistory(shared);
+    await second.verify(await issuer.token(undefined, undefined, { key: next }));
+    expect(breaches()).toEqual([]);
+    expect(second.keyHistory().find((entry) => entry.kid === 'next')?.breaches).toEqual(['key_used_early']);
+  });
+
+  test('takes the earliest sighting and first use, and the latest use', async () => {
+    const first = verifier();
+    const start = clock.now();
+    await first.verify(await issuer.token());
+    clock.advance(HOUR);
+    const second = verifier();
+    await second.verify(await issuer.token());
+    second.mergeKeyHistory(first.keyHistory());
+    expect(second.keyHistory()).toEqual([expect.objectContaining({ firstSeen: start, firstUsed: start, lastUsed: start + HOUR * 1000 })]);
+  });
+
+  test.each([
+    ['kid', ''],
+    ['firstSeen', 'yesterday'],
+    ['lastUsed', -1],
+    ['breaches', ['key_stolen']],
+  ])('an entry with a bad %s throws a TypeError naming it', async (field, value) => {
+    const gateway = verifier();
+    await gateway.verify(await issuer.token());
+    const [entry] = gateway.keyHistory();
+    expect(() => gateway.mergeKeyHistory([{ ...entry, [field]: value } as never])).toThrow(
+      expect.objectContaining({ name: 'TypeError', message: expect.stringContaining(`entries[0].${field}`) }),
+    );
+  });
+});
+
 describe('the limits are checked', () => {
   test.each([
     ['keyPublishLead', -1],
