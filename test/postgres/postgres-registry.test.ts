@@ -297,22 +297,29 @@ describe.skipIf(SKIP)('postgresRegistry when the database stops answering', () =
 });
 
 describe('postgresRegistry on PGlite', () => {
-  it('applies an issuer added through the same database to the verifier attached, by its in-process notification', async () => {
-    const lite = new PGlite();
-    const issuer = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://lite.test', product: 'lite', kid: 'lite-1' });
+  let lite: PGlite;
+  let issuer: TestIssuer;
+  beforeAll(async () => {
+    issuer = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://lite.test', product: 'lite', kid: 'lite-1' });
     await issuer.listen();
+    lite = new PGlite();
+    await migrate(lite, { only: 'registry' });
+  });
+  afterAll(async () => {
+    await lite?.close();
+    await issuer?.close();
+  });
+
+  it('applies an issuer added through the same database to the verifier attached, by its in-process notification', async () => {
+    const registry = await postgresRegistry(lite, { pollInterval: NO_POLL, onEvent: () => undefined });
     try {
-      await migrate(lite, { only: 'registry' });
-      const registry = await postgresRegistry(lite, { pollInterval: NO_POLL, onEvent: () => undefined });
       const verifier = createVerifier({ registry: new IssuerRegistry([], { allowEmpty: true }), audience: AUDIENCE });
       registry.attach(verifier);
       expect(registry.listening).toBe(true);
       await addIssuer(lite, issuer.entry, BY);
       await eventually('lite accepted', async () => (await outcome(verifier, await issuer.token())) === 'accepted', 1000);
-      await registry.close();
     } finally {
-      await lite.close();
-      await issuer.close();
+      await registry.close();
     }
   });
 });
