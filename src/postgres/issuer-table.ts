@@ -5,7 +5,7 @@
  * queue on one advisory lock, so change ids become visible in their order.
  */
 import { type IssuerEntry, IssuerRegistry } from '../index.js';
-import { deepFreeze } from '../internal/index.js';
+import { deepFreeze, quote } from '../internal/index.js';
 import { storageFailure } from './database-errors.js';
 import { REGISTRY_CHANNEL, TABLES } from './schema.js';
 import {
@@ -94,7 +94,7 @@ export class IssuerChangeError extends Error {
       issuer_not_found: 'is not registered',
       issuer_unchanged: 'is registered with this entry already',
     }[code];
-    super(`issuer ${JSON.stringify(issuer)} ${why}`);
+    super(`issuer ${quote(issuer)} ${why}`);
     this.code = code;
     this.issuer = issuer;
   }

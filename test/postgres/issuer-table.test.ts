@@ -106,6 +106,14 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
     expect(await rowCounts()).toEqual({ issuers: 0, changes: 0 });
   });
 
+  it('names a hostile issuer in a refusal cut and escaped on one line', async () => {
+    const hostile = `https://x.test/\n\u202eINFO forged ${'a'.repeat(500)}`;
+    const error = (await removeIssuer(pool, hostile, BY).catch((caught: unknown) => caught)) as IssuerChangeError;
+    expect(error.issuer).toBe(hostile);
+    expect(error.message).not.toMatch(/[\n\u202e]/);
+    expect(error.message.length).toBeLessThan(200);
+  });
+
   it('imports new entries, updates changed ones, leaves equal ones, and never removes', async () => {
     await addIssuer(pool, ACME, BY);
     await addIssuer(pool, BETA, BY);

@@ -4,6 +4,7 @@
  * stops answering (a stopped server, a network gone silent through a TCP proxy) leaves the last
  * registry in force and says so once, and a change made after it answers again still arrives.
  */
+import { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { IssuerRegistry, type Verifier, createVerifier } from '../../src/index.js';
 import {
@@ -292,5 +293,33 @@ describe.skipIf(SKIP)('postgresRegistry when the database stops answering', () =
     const recovered = a.events.find((event) => event.type === 'registry_recovered');
     expect(recovered).toMatchObject({ staleForMs: expect.any(Number) });
     expect((recovered as { staleForMs: number }).staleForMs).toBeGreaterThan(0);
+  });
+});
+
+describe('postgresRegistry on PGlite', () => {
+  let lite: PGlite;
+  let issuer: TestIssuer;
+  beforeAll(async () => {
+    issuer = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://lite.test', product: 'lite', kid: 'lite-1' });
+    await issuer.listen();
+    lite = new PGlite();
+    await migrate(lite, { only: 'registry' });
+  });
+  afterAll(async () => {
+    await lite?.close();
+    await issuer?.close();
+  });
+
+  it('applies an issuer added through the same database to the verifier attached, by its in-process notification', async () => {
+    const registry = await postgresRegistry(lite, { pollInterval: NO_POLL, onEvent: () => undefined });
+    try {
+      const verifier = createVerifier({ registry: new IssuerRegistry([], { allowEmpty: true }), audience: AUDIENCE });
+      registry.attach(verifier);
+      expect(registry.listening).toBe(true);
+      await addIssuer(lite, issuer.entry, BY);
+      await eventually('lite accepted', async () => (await outcome(verifier, await issuer.token())) === 'accepted', 1000);
+    } finally {
+      await registry.close();
+    }
   });
 });
