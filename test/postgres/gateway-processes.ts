@@ -96,13 +96,16 @@ export async function info(gateway: Gateway, bearer: string): Promise<Answer> {
   return answer(await fetch(`${gateway.url}/info/`, { headers: { authorization: `Bearer ${bearer}` } }));
 }
 
-/** Runs the built command line on `databaseUrl`, as `npx paygate-auth …` does; resolves however it exits. */
-export function paygateAuth(databaseUrl: string, args: readonly string[]): Promise<CliRun> {
+/**
+ * Runs the built command line on `databaseUrl` in `cwd` (default this process's), as
+ * `npx paygate-auth …` does; resolves however it exits.
+ */
+export function paygateAuth(databaseUrl: string, args: readonly string[], cwd?: string): Promise<CliRun> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [join(root, 'dist', 'cli.js'), ...args],
-      { env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 30_000 },
+      { cwd, env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 30_000 },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
         resolve({ code, stdout, stderr });
