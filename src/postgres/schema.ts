@@ -1,6 +1,6 @@
 /**
- * The schema of paygate-auth/postgres, in three areas that are installed and versioned each on its
- * own (`links`, `controls`, `directory`), and `migrate()`, which creates or upgrades them:
+ * The schema of paygate-auth/postgres, in areas that are installed and versioned each on its
+ * own (`links`, `controls`, `directory`, `registry`), and `migrate()`, which creates or upgrades them:
  * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
  * each version is applied in the transaction that records it).
  */
@@ -17,22 +17,28 @@ export const TABLES = Object.freeze({
   stores: 'paygate_directory_stores',
   departments: 'paygate_directory_departments',
   shoppers: 'paygate_directory_shoppers',
+  issuers: 'paygate_issuers',
+  issuerChanges: 'paygate_issuer_changes',
 } as const);
 
 /** The `NOTIFY` channel of operator controls. */
 export const CONTROLS_CHANNEL = 'paygate_operator_controls';
+
+/** The `NOTIFY` channel of the issuer registry. */
+export const REGISTRY_CHANNEL = 'paygate_issuer_registry';
 
 /** The advisory lock `migrate()` holds while it runs ("payg"). */
 export const MIGRATION_LOCK = 1_885_436_263;
 
 /**
  * One part of the schema, installed on its own: `links` (payment links and idempotency keys),
- * `controls` (operator controls), `directory` (departments, stores, shoppers).
+ * `controls` (operator controls), `directory` (departments, stores, shoppers), `registry` (trusted
+ * issuers and their audit trail).
  */
-export type SchemaArea = 'links' | 'controls' | 'directory';
+export type SchemaArea = 'links' | 'controls' | 'directory' | 'registry';
 
 /** Every area, in the order `migrate()` applies them. */
-export const SCHEMA_AREAS: readonly SchemaArea[] = Object.freeze(['links', 'controls', 'directory']);
+export const SCHEMA_AREAS: readonly SchemaArea[] = Object.freeze(['links', 'controls', 'directory', 'registry']);
 
 /** One version of one area. */
 interface Migration {
@@ -130,6 +136,32 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
           id uuid NOT NULL,
           PRIMARY KEY (tenant, ref)
         )`,
+      ],
+    },
+  ],
+  registry: [
+    {
+      version: 1,
+      description: 'issuer registry and its audit trail',
+      statements: [
+        `CREATE TABLE ${TABLES.issuers} (
+          issuer text PRIMARY KEY,
+          entry jsonb NOT NULL,
+          added_at timestamptz NOT NULL,
+          added_by text NOT NULL,
+          updated_at timestamptz NOT NULL,
+          updated_by text NOT NULL
+        )`,
+        `CREATE TABLE ${TABLES.issuerChanges} (
+          id bigserial PRIMARY KEY,
+          issuer text NOT NULL,
+          action text NOT NULL CHECK (action IN ('add', 'update', 'remove')),
+          before jsonb,
+          after jsonb,
+          at timestamptz NOT NULL DEFAULT now(),
+          actor text NOT NULL
+        )`,
+        `CREATE INDEX ${TABLES.issuerChanges}_issuer ON ${TABLES.issuerChanges} (issuer, id)`,
       ],
     },
   ],
