@@ -1,5 +1,5 @@
 /**
- * The transactions of migrate() and PostgresDirectory.seed() on a pool, through a TCP proxy the
+ * The transactions of migrate(), PostgresDirectory.seed() and the issuer registry's writes on a pool, through a TCP proxy the
  * test controls: the network goes silent mid-transaction, or the server stops mid-transaction.
  * Each checked-out connection runs the test's step just before the first statement that matches,
  * so the failure lands inside the transaction, after some of its writes. Bounds are short here so
@@ -8,7 +8,15 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StorageUnavailableError } from '../../src/payment-links/index.js';
-import { PostgresDirectory, type SqlPool, StatementTimeoutError, TABLES, isUnavailable, migrate } from '../../src/postgres/index.js';
+import {
+  PostgresDirectory,
+  type SqlPool,
+  StatementTimeoutError,
+  TABLES,
+  addIssuer,
+  isUnavailable,
+  migrate,
+} from '../../src/postgres/index.js';
 import { SEEDS } from '../payment-links/support.js';
 import { eventually } from './eventually.js';
 import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
@@ -218,5 +226,37 @@ describe.skipIf(SKIP)('migrate and seed when the server stops mid-transaction', 
     expect(migrating).not.toBeInstanceOf(StatementTimeoutError);
     expect(seeding).toBeInstanceOf(StorageUnavailableError);
     await server.start();
+  });
+});
+
+describe.skipIf(SKIP)('an issuer registry write through a network that goes silent mid-transaction', () => {
+  const entry = { issuer: 'https://auth.silent.example', jwksUri: 'https://auth.silent.example/jwks.json', products: ['silent'] };
+  let url: string;
+  let pool: pg.Pool;
+
+  beforeAll(async () => {
+    proxy.heal();
+    url = await server.createDatabase('silent_registry');
+    await migrate(directPool(url), { only: 'registry' });
+    pool = await proxiedPool(url);
+  });
+
+  it('rejects addIssuer with an unavailability caused by StatementTimeoutError within the bound, writing no row', async () => {
+    const silentMidway = stepBefore(pool, new RegExp(`INSERT INTO ${TABLES.issuerChanges}`), silence);
+    const error = await addIssuer(silentMidway, entry, { by: 'ops', statementTimeout: BOUND }).catch((reason: unknown) => reason);
+    expect(silentMidway.stepped).toBe(true);
+    expect(sinceFailure()).toBeLessThan(BOUND + SLACK);
+    expect(isUnavailable(error)).toBe(true);
+    expect((error as Error).cause).toBeInstanceOf(StatementTimeoutError);
+    const { rows } = await directPool(url).query(`SELECT count(*)::int AS n FROM ${TABLES.issuers}`);
+    expect(rows[0]?.n).toBe(0);
+  });
+
+  it('destroys the silent connection, and writes through a new one once the network heals', async () => {
+    await eventually('the silent connection is gone', () => pool.totalCount === 0);
+    proxy.heal();
+    await eventually('no transaction is left idle', async () => (await abandonedTransactions(directPool(url))) === 0, BOUND + SLACK);
+    const change = await addIssuer(pool, entry, { by: 'ops', statementTimeout: 5000 });
+    expect(change).toMatchObject({ action: 'add', issuer: entry.issuer, actor: 'ops' });
   });
 });
