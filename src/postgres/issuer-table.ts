@@ -173,13 +173,13 @@ function toRecord(row: SqlRow): IssuerRecord {
 const CHANGE_COLUMNS = 'id, issuer, action, before, after, at, actor';
 
 /**
- * Runs `work` in one transaction holding the registry's lock. Each statement is bounded by
- * `timeout` as far as the session helper bounds a transaction; the server is told the same bound.
+ * Runs `work` in one transaction holding the registry's lock, each statement (the wait for the
+ * lock included) bounded by `timeout`.
  */
 async function changing<T>(db: SqlClient, timeout: number, doing: string, work: (session: SqlClient) => Promise<T>): Promise<T> {
   try {
-    return await inTransaction(db, async (session) => {
-      await session.query(`SELECT set_config('statement_timeout', $1, true), pg_advisory_xact_lock($2)`, [String(timeout), REGISTRY_LOCK]);
+    return await inTransaction(db, timeout, async (session) => {
+      await session.query('SELECT pg_advisory_xact_lock($1)', [REGISTRY_LOCK]);
       return work(session);
     });
   } catch (error) {

@@ -4,7 +4,7 @@
  * `SELECT 1` every few seconds) finds a connection that went silent without closing; it is then
  * destroyed and reported as a drop.
  */
-import { type SqlClient, StatementTimeoutError, isPool } from './sql-client.js';
+import { type SqlClient, isPool, within } from './sql-client.js';
 
 /** A notification as `pg` delivers it. */
 export interface NotificationMessage {
@@ -48,15 +48,6 @@ export interface ListenHooks {
   readonly heartbeatInterval: number;
   /** Milliseconds `LISTEN` and each heartbeat may take. */
   readonly timeout: number;
-}
-
-/** `promise`, or a {@link StatementTimeoutError} after `ms` milliseconds. */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StatementTimeoutError(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 function close(connection: NotificationConnection, error?: Error): Promise<void> {

@@ -4,7 +4,7 @@
  * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
  * each version is applied in the transaction that records it).
  */
-import { type SqlClient, checkClient, inTransaction, numberColumn } from './sql-client.js';
+import { type SqlClient, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
 
 /** Table names, shared by the stores, the controls, the directory and the command line. */
 export const TABLES = Object.freeze({
@@ -182,6 +182,15 @@ export interface MigrateOptions {
    * @default every area (`SCHEMA_AREAS`)
    */
   readonly only?: SchemaArea | readonly SchemaArea[];
+  /**
+   * Milliseconds each statement may take on a pool, the wait for its connection (first statement)
+   * and for the migration lock included. Past it, the connection is destroyed, nothing is
+   * committed, and `migrate()` rejects with a `StatementTimeoutError`; the server, told the same
+   * bound, rolls back a transaction whose client went silent. A `pg.Client` or PGlite is bounded
+   * by its own settings instead. Whole milliseconds, 10 to 600 000.
+   * @default 5000
+   */
+  readonly statementTimeout?: number;
 }
 
 /** What {@link migrate} did. */
@@ -247,8 +256,10 @@ async function ensureLedger(session: SqlClient): Promise<void> {
  * {@link SCHEMA_VERSIONS}. Safe to run at every start of every instance: concurrent runs wait for
  * each other, and a version is applied at most once. A failure rolls the whole call back.
  * @param db A `pg.Pool` (one connection is checked out), a `pg.Client` or PGlite.
- * @throws {TypeError} for an unknown area. @throws {Error} when the database holds a newer
- * version of an area than this package knows.
+ * @throws {TypeError} for an unknown area or a bad `statementTimeout`. @throws {Error} when the
+ * database holds a newer version of an area than this package knows.
+ * @throws {StatementTimeoutError} when a statement on a pooled connection got no answer within
+ * `statementTimeout` (nothing was committed; run it again).
  * @example
  * ```ts
  * await migrate(pool);                        // every area
@@ -258,7 +269,8 @@ async function ensureLedger(session: SqlClient): Promise<void> {
 export async function migrate(db: SqlClient, options: MigrateOptions = {}): Promise<MigrationReport> {
   checkClient(db, 'migrate');
   const areas = checkAreas(options.only);
-  return inTransaction(db, async (session) => {
+  const timeout = checkStatementTimeout(options.statementTimeout, 'migrate');
+  return inTransaction(db, timeout, async (session) => {
     await session.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await ensureLedger(session);
     const { rows } = await session.query(`SELECT area, version FROM ${TABLES.migrations}`);

@@ -146,4 +146,14 @@ describe.skipIf(SKIP)('migrate', () => {
       new TypeError(`migrate: only must name one or more of ${SCHEMA_AREAS.join(', ')}, got "payments"`),
     );
   });
+
+  it('refuses a statementTimeout that is not whole milliseconds from 10 to 600000 with a TypeError naming it, touching nothing', async () => {
+    const pool = await freshPool('bad_timeout');
+    for (const statementTimeout of [0, 9, 1.5, 600_001, Number.NaN]) {
+      await expect(migrate(pool, { statementTimeout })).rejects.toThrow(
+        /^migrate: statementTimeout must be a whole number of milliseconds/,
+      );
+    }
+    expect(await tables(pool)).toEqual([]);
+  });
 });
