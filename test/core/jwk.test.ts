@@ -185,7 +185,10 @@ describe('selectUsableKeys: the rest of the set still counts', () => {
   });
 
   test('describes at most 20 ignored entries and counts the rest (a hostile JWKS cannot grow a report)', () => {
-    const selection = selectUsableKeys(Array.from({ length: 1000 }, () => small), RS256);
+    const selection = selectUsableKeys(
+      Array.from({ length: 1000 }, () => small),
+      RS256,
+    );
     expect(selection.ignored).toBe(1000);
     expect(selection.reasons).toHaveLength(20);
   });
