@@ -96,13 +96,18 @@ function isUrl(source: string): boolean {
   return scheme.startsWith('http://') || scheme.startsWith('https://');
 }
 
-async function readEntries(file: string): Promise<IssuerEntry[]> {
+/**
+ * The registry entries of a JSON file (one entry, or an array of them), unchecked.
+ * @param label how the file is named in an error (`--entry <file>`)
+ * @throws {UsageError} when it cannot be read or is not JSON.
+ */
+export async function readEntries(file: string, label = `--entry ${file}`): Promise<IssuerEntry[]> {
   const { readFile } = await import('node:fs/promises');
   let value: unknown;
   try {
     value = JSON.parse(await readFile(file, 'utf8'));
   } catch (error) {
-    throw new UsageError(`--entry ${file}: ${error instanceof SyntaxError ? 'not JSON' : (error as Error).message}`);
+    throw new UsageError(`${label}: ${error instanceof SyntaxError ? 'not JSON' : (error as Error).message}`);
   }
   return (Array.isArray(value) ? value : [value]) as IssuerEntry[];
 }
@@ -154,7 +159,8 @@ async function fileFetch(file: string): Promise<FetchLike> {
   };
 }
 
-function checkRegistry(entries: readonly IssuerEntry[]): IssuerRegistry {
+/** `entries` as the gateway's registry. @throws {UsageError} naming the field the registry refuses. */
+export function checkRegistry(entries: readonly IssuerEntry[]): IssuerRegistry {
   try {
     return new IssuerRegistry(entries);
   } catch (error) {
@@ -190,8 +196,8 @@ const NAMES: Readonly<Record<RuleName, string>> = {
   scopes: 'scopes',
 };
 
-/** A value the token carried, escaped for the terminal, or `absent`. */
-function shown(value: unknown): string {
+/** A value the token (or a stored entry) carried, escaped for the terminal, or `absent`. */
+export function shown(value: unknown): string {
   if (value === undefined) return 'absent';
   if (typeof value === 'string') return quote(value);
   if (Array.isArray(value)) return `[${quoteList(value.map(String))}]`;
