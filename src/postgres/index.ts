@@ -1,5 +1,6 @@
 /**
- * paygate-auth/postgres: payment links, idempotency records, the directory and operator controls
+ * paygate-auth/postgres: payment links, idempotency records, the directory, operator controls and
+ * the issuer registry
  * shared by many gateway instances through one PostgreSQL database, every statement bounded.
  * Takes the caller's client (a `pg.Pool`, best opened with `poolSettings()`, a `pg.Client` or
  * PGlite); `pg` itself is never loaded here.
@@ -24,6 +25,22 @@ export {
 } from './control-log.js';
 export { isUnavailable } from './database-errors.js';
 export { PostgresDirectory, type PostgresDirectoryOptions } from './directory.js';
+export {
+  type ChangeOptions,
+  type ImportReport,
+  IssuerChangeError,
+  type IssuerChangeErrorCode,
+  type IssuerChange,
+  type IssuerRecord,
+  type ReadIssuerChangesOptions,
+  type ReadIssuersOptions,
+  addIssuer,
+  importIssuers,
+  readIssuerChanges,
+  readIssuers,
+  removeIssuer,
+  updateIssuer,
+} from './issuer-table.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './idempotency-store.js';
 export type { NotificationConnection, NotificationMessage, NotificationSource } from './notification-connection.js';
 export {
@@ -33,10 +50,12 @@ export {
   postgresControls,
 } from './operator-controls.js';
 export { PostgresPaymentLinkStore, type PostgresPaymentLinkStoreOptions } from './payment-link-store.js';
+export { type PostgresRegistry, type PostgresRegistryOptions, type RegistryEvent, postgresRegistry } from './postgres-registry.js';
 export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';
 export {
   CONTROLS_CHANNEL,
   type MigrateOptions,
+  REGISTRY_CHANNEL,
   type MigrationReport,
   SCHEMA_AREAS,
   SCHEMA_VERSIONS,
@@ -52,3 +71,4 @@ export {
   type SqlRow,
   StatementTimeoutError,
 } from './sql-client.js';
+export type { FollowOptions } from './table-follower.js';
