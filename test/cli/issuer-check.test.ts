@@ -90,6 +90,25 @@ describe('checkCandidate: the JWKS, by the verifier rules', () => {
     expect(error.message).toContain('(status)');
   });
 
+  it('refuses a JWKS whose server is stopped (network)', async () => {
+    const stopped = await serveJwks(() => issuer.jwks);
+    await stopped.close();
+    const error = await refusal(check(issuer.jwks, { entry: { ...entry, jwksUri: stopped.url } }));
+    expect(error.code).toBe('jwks_unavailable');
+    expect(error.message).toContain('(network)');
+  });
+
+  it("refuses a JWKS whose server goes silent, within the verifier's download time limit (timeout)", async () => {
+    answer = () => undefined; // the request is read, and never answered
+    try {
+      const error = await refusal(check(issuer.jwks));
+      expect(error.code).toBe('jwks_unavailable');
+      expect(error.message).toContain('(timeout)');
+    } finally {
+      answer = undefined;
+    }
+  }, 15_000);
+
   it('with force, passes a JWKS with no usable key, saying why it would have refused', async () => {
     const weak = await generateTestKey({ kid: 'k-weak', modulusLength: 1024 });
     const out = await check({ keys: [weak.publicJwk] }, { force: true });
