@@ -11,7 +11,7 @@
 import { AuthError, unknownIssuer } from './errors.js';
 import { emit, type JwksFetchTrigger, type KeysRemovedEvent, type VerifierEventListener } from './events.js';
 import { type FetchLike, JwksFetchError, fetchJwks } from './jwks-fetch.js';
-import { type RsaPublicJwk, selectUsableKeys } from './jwk.js';
+import { type IgnoredKey, type RsaPublicJwk, noteIgnored, selectUsableKeys } from './jwk.js';
 import type { KeyHistory } from './key-history.js';
 import type { RegisteredIssuer } from './registry.js';
 import type { PreparedKey, SignatureEngine } from './signature.js';
@@ -278,6 +278,8 @@ export class JwksCache {
       const selection = selectUsableKeys(document.keys, settings.algorithms);
       const keys = await this.#prepare(state, selection.keys);
       this.#install(state, keys, settings.now(), this.#maxAge(document.maxAge));
+      const ignored: IgnoredKey[] = [...selection.reasons];
+      for (const [kid, jwk] of selection.keys) if (!keys.has(kid)) noteIgnored(ignored, jwk, 'the runtime cannot import it');
       emit(settings.onEvent, {
         type: 'jwks_fetch',
         issuer: registered.issuer,
@@ -286,6 +288,7 @@ export class JwksCache {
         durationMs: elapsedMs(startedAt),
         keys: keys.size,
         ignoredKeys: selection.ignored + selection.keys.size - keys.size,
+        ...(ignored.length === 0 ? {} : { ignored }),
       });
       return true;
     } catch (error) {
