@@ -1,8 +1,8 @@
 /**
- * paygate-auth/postgres: payment links, idempotency records, the directory and operator controls
- * shared by many gateway instances through one PostgreSQL database, every statement bounded.
- * Takes the caller's client (a `pg.Pool`, best opened with `poolSettings()`, a `pg.Client` or
- * PGlite); `pg` itself is never loaded here.
+ * paygate-auth/postgres: payment links, idempotency records, the directory, operator controls and
+ * the issuers' key history shared by many gateway instances through one PostgreSQL database,
+ * every statement bounded. Takes the caller's client (a `pg.Pool`, best opened with
+ * `poolSettings()`, a `pg.Client` or PGlite); `pg` itself is never loaded here.
  *
  * @module paygate-auth/postgres
  */
@@ -25,6 +25,7 @@ export {
 export { isUnavailable } from './database-errors.js';
 export { PostgresDirectory, type PostgresDirectoryOptions } from './directory.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './idempotency-store.js';
+export { type ReadKeyHistoryOptions, readKeyHistory } from './key-history-table.js';
 export type { NotificationConnection, NotificationMessage, NotificationSource } from './notification-connection.js';
 export {
   type ControlledVerifier,
@@ -33,6 +34,12 @@ export {
   postgresControls,
 } from './operator-controls.js';
 export { PostgresPaymentLinkStore, type PostgresPaymentLinkStoreOptions } from './payment-link-store.js';
+export {
+  type KeyHistoryVerifier,
+  type PostgresKeyHistory,
+  type PostgresKeyHistoryOptions,
+  postgresKeyHistory,
+} from './postgres-key-history.js';
 export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';
 export {
   CONTROLS_CHANNEL,

@@ -1,6 +1,6 @@
 /**
- * The schema of paygate-auth/postgres, in three areas that are installed and versioned each on its
- * own (`links`, `controls`, `directory`), and `migrate()`, which creates or upgrades them:
+ * The schema of paygate-auth/postgres, in areas that are installed and versioned each on its
+ * own (`links`, `controls`, `directory`, `keys`), and `migrate()`, which creates or upgrades them:
  * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
  * each version is applied in the transaction that records it).
  */
@@ -17,6 +17,7 @@ export const TABLES = Object.freeze({
   stores: 'paygate_directory_stores',
   departments: 'paygate_directory_departments',
   shoppers: 'paygate_directory_shoppers',
+  keyHistory: 'paygate_key_history',
 } as const);
 
 /** The `NOTIFY` channel of operator controls. */
@@ -27,12 +28,13 @@ export const MIGRATION_LOCK = 1_885_436_263;
 
 /**
  * One part of the schema, installed on its own: `links` (payment links and idempotency keys),
- * `controls` (operator controls), `directory` (departments, stores, shoppers).
+ * `controls` (operator controls), `directory` (departments, stores, shoppers), `keys` (the key
+ * history of every issuer, shared by the verifiers).
  */
-export type SchemaArea = 'links' | 'controls' | 'directory';
+export type SchemaArea = 'links' | 'controls' | 'directory' | 'keys';
 
 /** Every area, in the order `migrate()` applies them. */
-export const SCHEMA_AREAS: readonly SchemaArea[] = Object.freeze(['links', 'controls', 'directory']);
+export const SCHEMA_AREAS: readonly SchemaArea[] = Object.freeze(['links', 'controls', 'directory', 'keys']);
 
 /** One version of one area. */
 interface Migration {
@@ -129,6 +131,28 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
           ref text NOT NULL,
           id uuid NOT NULL,
           PRIMARY KEY (tenant, ref)
+        )`,
+      ],
+    },
+  ],
+  keys: [
+    {
+      version: 1,
+      description: 'key history',
+      statements: [
+        // Times in milliseconds since the epoch, but latest_expiry in seconds (a token's exp).
+        `CREATE TABLE ${TABLES.keyHistory} (
+          issuer text NOT NULL,
+          kid text NOT NULL,
+          first_seen bigint NOT NULL,
+          published_after bigint,
+          first_used bigint,
+          last_used bigint,
+          latest_expiry bigint,
+          withdrawn bigint,
+          breaches text[] NOT NULL DEFAULT '{}'
+            CHECK (breaches <@ ARRAY['key_used_early', 'key_rotation_overdue', 'key_withdrawn']),
+          PRIMARY KEY (issuer, kid)
         )`,
       ],
     },

@@ -49,7 +49,7 @@ describe('the PostgreSQL commands without a database', () => {
     ['an option is repeated', ['refresh-keys', '--issuer', ISSUER, '--issuer=x'], {}, '--issuer is given twice'],
     ['the issuer has a space', ['suspend-issuer', '--issuer', 'https://a b'], {}, 'issuer must be'],
     ['migrate gets an argument', ['migrate', 'now'], {}, 'unexpected argument "now"'],
-    ['migrate --only names no area', ['migrate', '--only', 'payments'], {}, '--only must be one of links, controls, directory'],
+    ['migrate --only names no area', ['migrate', '--only', 'payments'], {}, '--only must be one of links, controls, directory, keys'],
   ])('exits 2 with the rule when %s', async (_case, args, env, message) => {
     const io = capture(env);
     expect(await runCli(args, io, COMMANDS)).toBe(EXIT.usage);

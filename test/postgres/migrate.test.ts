@@ -1,5 +1,5 @@
 /**
- * migrate(): each area (links, controls, directory) is created and versioned on its own, a
+ * migrate(): each area (links, controls, directory, keys) is created and versioned on its own, a
  * database migrated by the single-version schema upgrades without loss, and instances migrating
  * at once apply each version once.
  */
@@ -60,10 +60,11 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'controls', version: 1 },
       { area: 'controls', version: 2 },
       { area: 'directory', version: 1 },
+      { area: 'keys', version: 1 },
     ]);
     expect(first.versions).toEqual(SCHEMA_VERSIONS);
     expect(await migrate(pool)).toEqual({ applied: [], versions: SCHEMA_VERSIONS });
-    expect(await tables(pool)).toEqual([...LINK_TABLES, ...CONTROL_TABLES, ...DIRECTORY_TABLES].sort());
+    expect(await tables(pool)).toEqual([...LINK_TABLES, ...CONTROL_TABLES, ...DIRECTORY_TABLES, TABLES.keyHistory].sort());
   });
 
   it('creates the operator-controls tables alone, without the payment tables', async () => {
@@ -107,7 +108,7 @@ describe.skipIf(SKIP)('migrate', () => {
     const instances = Array.from({ length: 4 }, () => openPool(url, { max: 2 }));
     pools.push(...instances);
     const reports = await Promise.all(instances.map((pool) => migrate(pool)));
-    expect(reports.map((report) => report.applied.length).sort()).toEqual([0, 0, 0, 4]);
+    expect(reports.map((report) => report.applied.length).sort()).toEqual([0, 0, 0, 5]);
   });
 
   it('refuses a database whose area is newer than this package', async () => {
@@ -125,7 +126,7 @@ describe.skipIf(SKIP)('migrate', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      expect((await migrate(client)).applied).toHaveLength(4);
+      expect((await migrate(client)).applied).toHaveLength(5);
     } finally {
       await client.end();
     }
