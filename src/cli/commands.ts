@@ -6,6 +6,7 @@ import { controlsCommand } from './controls-command.js';
 import { controlsCompactCommand } from './controls-compact-command.js';
 import { doctorCommand } from './doctor.js';
 import { keysGenerateCommand } from './keys-generate.js';
+import { keysStatusCommand } from './keys-status.js';
 import { migrateCommand } from './migrate-command.js';
 import { CONTROL_COMMANDS } from './operator-control-command.js';
 import { tokenSignCommand } from './token-sign.js';
@@ -16,6 +17,7 @@ export const COMMANDS: readonly CliCommand[] = [
   ...CONTROL_COMMANDS,
   controlsCommand,
   controlsCompactCommand,
+  keysStatusCommand,
   doctorCommand,
   keysGenerateCommand,
   tokenSignCommand,

@@ -94,11 +94,11 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     });
     expect(await cli('migrate')).toMatchObject({
       code: EXIT.ok,
-      out: 'Applied links 1, directory 1; the schema is at links 1, controls 2, directory 1.\n',
+      out: 'Applied links 1, directory 1, keys 1; the schema is at links 1, controls 2, directory 1, keys 1.\n',
     });
     expect(await cli('migrate')).toMatchObject({
       code: EXIT.ok,
-      out: 'The schema is current (links 1, controls 2, directory 1).\n',
+      out: 'The schema is current (links 1, controls 2, directory 1, keys 1).\n',
     });
   });
 
