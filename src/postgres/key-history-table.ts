@@ -22,14 +22,16 @@ const COLUMNS = 'issuer, kid, first_seen, published_after, first_used, last_used
 
 /**
  * One statement: the entries as arrays of columns (`unnest`), each inserted or merged into its
- * row. Breaches travel as one comma-separated text per entry (the codes hold no comma) and are
- * united in the order found.
+ * row, in key order (so that instances flushing at once lock rows in one order, never
+ * deadlocking). Breaches travel as one comma-separated text per entry (the codes hold no comma)
+ * and are united in the order found.
  */
 const UPSERT = `INSERT INTO ${TABLES.keyHistory} AS kept (${COLUMNS})
   SELECT issuer, kid, first_seen, published_after, first_used, last_used, latest_expiry, withdrawn,
          coalesce(string_to_array(nullif(breaches, ''), ','), '{}')
   FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::text[])
     AS given(issuer, kid, first_seen, published_after, first_used, last_used, latest_expiry, withdrawn, breaches)
+  ORDER BY issuer, kid
   ON CONFLICT (issuer, kid) DO UPDATE SET
     published_after = CASE WHEN excluded.first_seen < kept.first_seen THEN excluded.published_after ELSE kept.published_after END,
     first_seen = least(kept.first_seen, excluded.first_seen),

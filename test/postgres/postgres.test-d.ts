@@ -2,7 +2,9 @@
 import type { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { expectTypeOf, test } from 'vitest';
+import type { Verifier } from '../../src/index.js';
 import type {
+  KeyHistoryVerifier,
   NotificationSource,
   PoolSettings,
   PostgresControlsOptions,
@@ -33,4 +35,8 @@ test('poolSettings gives a pg.PoolConfig', () => {
 
 test('the stores take a client in their constructor', () => {
   expectTypeOf<ConstructorParameters<typeof PostgresPaymentLinkStore>>().toEqualTypeOf<[SqlClient, PostgresPaymentLinkStoreOptions?]>();
+});
+
+test('a Verifier can be attached to the shared key history', () => {
+  expectTypeOf<Verifier>().toMatchTypeOf<KeyHistoryVerifier>();
 });
