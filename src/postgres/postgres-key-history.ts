@@ -28,8 +28,9 @@ export interface PostgresKeyHistoryOptions {
    */
   readonly statementTimeout?: number;
   /**
-   * Receives each stall of the flushes (the first failure after a success), once; the flushes go
-   * on at every `flushInterval`. Must not throw.
+   * Receives each stall of the flushes (the first failure after a success), once, such as a
+   * database that is down or rows a verifier refuses; the flushes go on at every `flushInterval`.
+   * Must not throw.
    * @default one line to console.error
    */
   readonly onError?: (error: unknown) => void;
@@ -109,20 +110,16 @@ class SharedKeyHistory implements PostgresKeyHistory {
 
   attach(verifier: KeyHistoryVerifier): () => void {
     const attached = checkVerifier(verifier);
-    this.#merge(attached);
+    try {
+      attached.mergeKeyHistory(this.#rows);
+    } catch (error) {
+      // Rows the verifier refuses (written by hand, say) are reported; the next flush tries again.
+      this.#onError(error);
+    }
     this.#attached.add(attached);
     return () => {
       this.#attached.delete(attached);
     };
-  }
-
-  /** Takes the rows last read into `verifier`; a failure goes to `onError`, never to the verifier's callers. */
-  #merge(verifier: KeyHistoryVerifier): void {
-    try {
-      verifier.mergeKeyHistory(this.#rows);
-    } catch (error) {
-      this.#onError(error);
-    }
   }
 
   /**
@@ -153,7 +150,7 @@ class SharedKeyHistory implements PostgresKeyHistory {
     // One statement per verifier: one INSERT … ON CONFLICT may not touch a row twice.
     for (const verifier of verifiers) await writeKeyHistory(this.#db, verifier.keyHistory(), this.#timeout);
     this.#rows = await readKeyHistory(this.#db, { statementTimeout: this.#timeout });
-    for (const verifier of this.#attached) this.#merge(verifier);
+    for (const verifier of this.#attached) verifier.mergeKeyHistory(this.#rows);
   }
 
   async #background(): Promise<void> {

@@ -198,6 +198,16 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
     );
   });
 
+  it('reports a row the verifier refuses, at attach and as a failed flush, and the verifier goes on', async () => {
+    await db.query(`INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen) VALUES ('https://acme.test', 'by-hand', -1)`);
+    const errors: unknown[] = [];
+    const { verifier, keys } = await instance({ onError: (error) => errors.push(error) });
+    expect(errors).toEqual([expect.objectContaining({ name: 'TypeError', message: expect.stringContaining('entries[0].firstSeen') })]);
+    await verifier.verify(await issuer.token());
+    await expect(keys.flush()).rejects.toThrow('entries[0].firstSeen');
+    expect((await readKeyHistory(db, { issuer: 'https://acme.test' })).map((entry) => entry.kid).sort()).toEqual(['acme-1', 'by-hand']);
+  });
+
   it('refuses an empty issuer in readKeyHistory', async () => {
     await expect(readKeyHistory(db, { issuer: '' })).rejects.toThrow(TypeError);
   });
