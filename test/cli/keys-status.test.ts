@@ -102,6 +102,18 @@ describe.skipIf(SKIP)('keys status on a real database', () => {
     await issuer?.close();
   });
 
+  it('exits 1 saying to migrate when the table is missing', async () => {
+    const migrated = env;
+    env = { DATABASE_URL: await server.createDatabase('keys_status_empty') };
+    try {
+      const result = await cli('keys', 'status');
+      expect(result.code).toBe(EXIT.failed);
+      expect(result.err).toContain('run "paygate-auth migrate" first');
+    } finally {
+      env = migrated;
+    }
+  });
+
   it('says when nothing is recorded for an issuer', async () => {
     const result = await cli('keys', 'status', 'https://nobody.test');
     expect(result).toEqual({ code: EXIT.ok, out: 'No key history recorded for issuer "https://nobody.test".\n', err: '' });
