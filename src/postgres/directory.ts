@@ -23,7 +23,10 @@ const OWNER = 'PostgresDirectory';
 export interface PostgresDirectoryOptions {
   /**
    * Milliseconds each lookup may take, the wait for a pooled connection included; past it the
-   * request is answered 503 `storage_unavailable` and the connection is destroyed. 10 to 600 000.
+   * request is answered 503 `storage_unavailable` and the connection is destroyed. The same bound
+   * holds each statement of {@link PostgresDirectory.seed} on a pool: past it the connection is
+   * destroyed, nothing is committed, and `seed()` rejects with a `StorageUnavailableError`.
+   * 10 to 600 000.
    * @default 5000
    */
   readonly statementTimeout?: number;
@@ -75,12 +78,14 @@ export class PostgresDirectory implements Directory {
    * methods, stores (by position; the first is the default), departments and shoppers. A UUID
    * given replaces the one stored; one left out keeps the stored one, or is drawn once.
    * Concurrent seedings from several instances agree.
-   * @throws {TypeError} naming the seed entry at fault.
+   * @throws {TypeError} naming the seed entry at fault. @throws {StorageUnavailableError} when the
+   * database cannot be reached, or a statement got no answer within `statementTimeout` (its
+   * `cause` is then the `StatementTimeoutError`); nothing was committed.
    */
   async seed(tenants: readonly TenantSeed[]): Promise<void> {
     new InMemoryDirectory(tenants);
     try {
-      await inTransaction(this.#db, async (session) => {
+      await inTransaction(this.#db, this.#statementTimeout, async (session) => {
         for (const seed of tenants) {
           const tenant = parseTenantErn(seed.tenant).ern;
           await session.query(

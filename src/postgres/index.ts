@@ -1,8 +1,8 @@
 /**
  * paygate-auth/postgres: payment links, idempotency records, the directory, operator controls and
- * the issuers' key history shared by many gateway instances through one PostgreSQL database,
- * every statement bounded. Takes the caller's client (a `pg.Pool`, best opened with
- * `poolSettings()`, a `pg.Client` or PGlite); `pg` itself is never loaded here.
+ * the issuer registry and the issuers' key history, shared by many gateway instances through one
+ * PostgreSQL database, every statement bounded. Takes the caller's client (a `pg.Pool`, best
+ * opened with `poolSettings()`, a `pg.Client` or PGlite); `pg` itself is never loaded here.
  *
  * @module paygate-auth/postgres
  */
@@ -24,6 +24,22 @@ export {
 } from './control-log.js';
 export { isUnavailable } from './database-errors.js';
 export { PostgresDirectory, type PostgresDirectoryOptions } from './directory.js';
+export {
+  type ChangeOptions,
+  type ImportReport,
+  IssuerChangeError,
+  type IssuerChangeErrorCode,
+  type IssuerChange,
+  type IssuerRecord,
+  type ReadIssuerChangesOptions,
+  type ReadIssuersOptions,
+  addIssuer,
+  importIssuers,
+  readIssuerChanges,
+  readIssuers,
+  removeIssuer,
+  updateIssuer,
+} from './issuer-table.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './idempotency-store.js';
 export { type ReadKeyHistoryOptions, readKeyHistory } from './key-history-table.js';
 export type { NotificationConnection, NotificationMessage, NotificationSource } from './notification-connection.js';
@@ -40,10 +56,12 @@ export {
   type PostgresKeyHistoryOptions,
   postgresKeyHistory,
 } from './postgres-key-history.js';
+export { type PostgresRegistry, type PostgresRegistryOptions, type RegistryEvent, postgresRegistry } from './postgres-registry.js';
 export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';
 export {
   CONTROLS_CHANNEL,
   type MigrateOptions,
+  REGISTRY_CHANNEL,
   type MigrationReport,
   SCHEMA_AREAS,
   SCHEMA_VERSIONS,
@@ -59,3 +77,4 @@ export {
   type SqlRow,
   StatementTimeoutError,
 } from './sql-client.js';
+export type { FollowOptions } from './table-follower.js';

@@ -1,11 +1,10 @@
 /**
- * The dedicated connection operator controls `LISTEN` on, opened by a function (by default one
+ * The dedicated connection a table follower (operator controls, the issuer registry) `LISTEN`s on, opened by a function (by default one
  * checked out of the `pg.Pool` and kept), or PGlite's own `listen()`. A heartbeat (a bounded
  * `SELECT 1` every few seconds) finds a connection that went silent without closing; it is then
  * destroyed and reported as a drop.
  */
-import { CONTROLS_CHANNEL } from './schema.js';
-import { type SqlClient, StatementTimeoutError, isPool } from './sql-client.js';
+import { type SqlClient, isPool, within } from './sql-client.js';
 
 /** A notification as `pg` delivers it. */
 export interface NotificationMessage {
@@ -19,9 +18,9 @@ export interface NotificationConnection {
   on(event: 'notification', listener: (message: NotificationMessage) => void): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   on(event: 'end', listener: () => void): unknown;
-  /** A pooled client's: given back (destroyed) when the controls stop or it fails. */
+  /** A pooled client's: given back (destroyed) when listening stops or it fails. */
   release?(destroy?: boolean | Error): void;
-  /** A plain client's: closed when the controls stop or it fails. */
+  /** A plain client's: closed when listening stops or it fails. */
   end?(): Promise<void>;
 }
 
@@ -40,6 +39,8 @@ export interface Listening {
 
 /** Hooks and bounds of a {@link Listening}. */
 export interface ListenHooks {
+  /** The `NOTIFY` channel listened on. */
+  readonly channel: string;
   readonly onNotify: () => void;
   /** The connection dropped or stopped answering: it is closed already; listen again. */
   readonly onDrop: (error: Error | undefined) => void;
@@ -47,15 +48,6 @@ export interface ListenHooks {
   readonly heartbeatInterval: number;
   /** Milliseconds `LISTEN` and each heartbeat may take. */
   readonly timeout: number;
-}
-
-/** `promise`, or a {@link StatementTimeoutError} after `ms` milliseconds. */
-function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new StatementTimeoutError(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 function close(connection: NotificationConnection, error?: Error): Promise<void> {
@@ -69,7 +61,7 @@ function close(connection: NotificationConnection, error?: Error): Promise<void>
 }
 
 /**
- * Opens `source`'s connection and `LISTEN`s on the controls' channel, both within
+ * Opens `source`'s connection and `LISTEN`s on `hooks.channel`, both within
  * `hooks.timeout`; then sends a heartbeat every `hooks.heartbeatInterval`.
  */
 export async function listenOn(source: NotificationSource, hooks: ListenHooks): Promise<Listening> {
@@ -100,12 +92,12 @@ export async function listenOn(source: NotificationSource, hooks: ListenHooks): 
     hooks.onDrop(error);
   };
   connection.on('notification', (message) => {
-    if (message.channel === CONTROLS_CHANNEL) hooks.onNotify();
+    if (message.channel === hooks.channel) hooks.onNotify();
   });
   connection.on('error', (error) => drop(error));
   connection.on('end', () => drop());
   try {
-    await within(connection.query(`LISTEN ${CONTROLS_CHANNEL}`), hooks.timeout, 'LISTEN');
+    await within(connection.query(`LISTEN ${hooks.channel}`), hooks.timeout, 'LISTEN');
   } catch (error) {
     live = false;
     clearInterval(heartbeat);
@@ -124,7 +116,7 @@ export async function listenOn(source: NotificationSource, hooks: ListenHooks): 
 
 /** PGlite's `listen()`: in-process, it never drops. */
 export async function listenInProcess(db: InProcessListener, hooks: ListenHooks): Promise<Listening> {
-  const unlisten = await db.listen(CONTROLS_CHANNEL, () => hooks.onNotify());
+  const unlisten = await db.listen(hooks.channel, () => hooks.onNotify());
   return { stop: () => unlisten() };
 }
 
@@ -137,13 +129,15 @@ export function isInProcessListener(db: unknown): db is InProcessListener {
  * The source of the `LISTEN` connection: `listen` as it is (a function opening a new connection
  * each call); without it, `db`'s own connections when it is a pool; `undefined` for none.
  */
-export function notificationSource(listen: NotificationSource | false | undefined, db: SqlClient): NotificationSource | undefined {
+export function notificationSource(
+  listen: NotificationSource | false | undefined,
+  db: SqlClient,
+  owner: string,
+): NotificationSource | undefined {
   if (listen === false) return undefined;
   if (listen === undefined) return isPool(db) ? () => db.connect() as unknown as Promise<NotificationConnection> : undefined;
   if (typeof listen !== 'function') {
-    throw new TypeError(
-      'postgresControls: listen must be a function opening a new connection each call (such as () => pool.connect()), or false',
-    );
+    throw new TypeError(`${owner}: listen must be a function opening a new connection each call (such as () => pool.connect()), or false`);
   }
   return listen;
 }

@@ -16,53 +16,15 @@ import {
   readControlsAfter,
   recordControl,
 } from './control-log.js';
-import {
-  type Listening,
-  type NotificationSource,
-  isInProcessListener,
-  listenInProcess,
-  listenOn,
-  notificationSource,
-} from './notification-connection.js';
-import { type SqlClient, checkClient, checkStatementTimeout } from './sql-client.js';
+import { CONTROLS_CHANNEL } from './schema.js';
+import { type SqlClient, checkClient } from './sql-client.js';
+import { type FollowOptions, TableFollower, checkFunction, checkMs } from './table-follower.js';
 
 /** What the controls call on a verifier: its public operator methods and its registry. */
 export type ControlledVerifier = Pick<Verifier, 'revokeKey' | 'suspendIssuer' | 'resumeIssuer' | 'refresh' | 'registry'>;
 
 /** Options of {@link postgresControls}. */
-export interface PostgresControlsOptions {
-  /**
-   * Opens the dedicated `LISTEN` connection: a function resolving a new connected `pg.Client`
-   * (or a client checked out of a pool) at each call, called again after a drop; `false` to poll
-   * only. The connection is ended (or released, destroyed) when it drops and by `close()`.
-   * @default `() => db.connect()` when `db` is a `pg.Pool` (one connection kept out of it while
-   * listening); PGlite's own `listen()`; otherwise polling only
-   */
-  readonly listen?: NotificationSource | false;
-  /**
-   * Milliseconds between reads of the table: with `statementTimeout`, the longest a missed
-   * notification delays an action. 100 to 600 000.
-   * @default 5000
-   */
-  readonly pollInterval?: number;
-  /**
-   * Milliseconds before listening again after the connection dropped, and before reading again
-   * after a read failed; doubled at each failure, up to `pollInterval`. 10 to 60 000.
-   * @default 250
-   */
-  readonly reconnectDelay?: number;
-  /**
-   * Milliseconds each read, write, `LISTEN` and heartbeat may take, the wait for a pooled
-   * connection included; past it the connection is destroyed. 10 to 600 000.
-   * @default 5000
-   */
-  readonly statementTimeout?: number;
-  /**
-   * Milliseconds between heartbeats (`SELECT 1`) on the `LISTEN` connection. One that gets no
-   * answer within `statementTimeout` replaces the connection. 100 to 600 000.
-   * @default 5000
-   */
-  readonly heartbeatInterval?: number;
+export interface PostgresControlsOptions extends FollowOptions {
   /**
    * Milliseconds between compactions of the table by this instance (see `compact()`); `0` never.
    * 0, or 1000 to 86 400 000.
@@ -125,16 +87,6 @@ const READ_BATCH = 1000;
 
 const OWNER = 'postgresControls';
 
-function checkMs(name: string, value: unknown, fallback: number, min: number, max: number, zero = false): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || ((value < min || value > max) && !(zero && value === 0))) {
-    throw new TypeError(
-      `${OWNER}: ${name} must be a whole number of milliseconds from ${min} to ${max}${zero ? ', or 0' : ''}, got ${String(value)}`,
-    );
-  }
-  return value;
-}
-
 function checkVerifier(verifier: unknown): ControlledVerifier {
   const candidate = verifier as Partial<ControlledVerifier> | null;
   const methods = ['revokeKey', 'suspendIssuer', 'resumeIssuer', 'refresh'] as const;
@@ -149,171 +101,57 @@ function checkVerifier(verifier: unknown): ControlledVerifier {
   return candidate as ControlledVerifier;
 }
 
-function checkFunction(name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'function') throw new TypeError(`${OWNER}: ${name} must be a function`);
-}
-
 const LOG_PREFIX = 'paygate-auth/postgres: operator controls:';
 
 class Controls implements PostgresControls {
   readonly #db: SqlClient;
-  readonly #source: NotificationSource | undefined;
-  readonly #inProcess: boolean;
-  readonly #pollInterval: number;
-  readonly #reconnectDelay: number;
+  readonly #follower: TableFollower;
   readonly #timeout: number;
-  readonly #heartbeatInterval: number;
   readonly #compactInterval: number;
   readonly #onError: (error: unknown) => void;
-  readonly #onRecovered: () => void;
   readonly #attached = new Set<Applied>();
   #state: ControlState = NO_CONTROLS;
-  #listening: Listening | null = null;
-  #timers: ReturnType<typeof setInterval>[] = [];
-  #retry: ReturnType<typeof setTimeout> | undefined;
-  #delay: number;
-  #closed = false;
-  #stalled = false;
-  #reading: Promise<void> | null = null;
-  #again: Promise<void> | null = null;
 
   constructor(db: SqlClient, options: PostgresControlsOptions) {
     this.#db = db;
-    this.#pollInterval = checkMs('pollInterval', options.pollInterval, 5000, 100, 600_000);
-    this.#reconnectDelay = checkMs('reconnectDelay', options.reconnectDelay, 250, 10, 60_000);
-    this.#timeout = checkStatementTimeout(options.statementTimeout, OWNER);
-    this.#heartbeatInterval = checkMs('heartbeatInterval', options.heartbeatInterval, 5000, 100, 600_000);
-    this.#compactInterval = checkMs('compactInterval', options.compactInterval, 3_600_000, 1000, 86_400_000, true);
-    this.#delay = this.#reconnectDelay;
-    checkFunction('onError', options.onError);
-    checkFunction('onRecovered', options.onRecovered);
+    this.#compactInterval = checkMs(OWNER, 'compactInterval', options.compactInterval, 3_600_000, 1000, 86_400_000, true);
+    checkFunction(OWNER, 'onError', options.onError);
+    checkFunction(OWNER, 'onRecovered', options.onRecovered);
     this.#onError =
       options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${error instanceof Error ? error.message : String(error)} (retrying)`));
-    this.#onRecovered =
+    const onRecovered =
       options.onRecovered ??
       (options.onError === undefined ? () => console.error(`${LOG_PREFIX} the database answers again`) : () => undefined);
-    this.#inProcess = options.listen === undefined && isInProcessListener(db);
-    this.#source = this.#inProcess ? undefined : notificationSource(options.listen, db);
+    this.#follower = new TableFollower(db, options, {
+      owner: OWNER,
+      channel: CONTROLS_CHANNEL,
+      read: () => this.#readAndApply(),
+      onStall: this.#onError,
+      onRecovered,
+    });
+    this.#timeout = this.#follower.timeout;
   }
 
   get listening(): boolean {
-    return this.#listening !== null;
+    return this.#follower.listening;
   }
 
   async start(): Promise<void> {
-    try {
-      await this.#listen();
-      await this.reload();
-    } catch (error) {
-      await this.close();
-      throw error;
-    }
-    this.#every(this.#pollInterval, () => this.#background());
-    if (this.#compactInterval > 0)
-      this.#every(this.#compactInterval, () => void this.compact().catch((error: unknown) => this.#stall(error)));
-  }
-
-  #every(ms: number, work: () => void): void {
-    const timer = setInterval(work, ms);
-    timer.unref?.();
-    this.#timers.push(timer);
-  }
-
-  /** A stall: reported once, until the work succeeds again. */
-  #stall(error: unknown): void {
-    if (this.#closed || this.#stalled) return;
-    this.#stalled = true;
-    this.#onError(error);
-  }
-
-  /** Background work succeeded: a stall, if any, is over once listening is back too. */
-  #working(): void {
-    if (!this.#stalled || (this.#source !== undefined && this.#listening === null)) return;
-    this.#stalled = false;
-    this.#onRecovered();
-  }
-
-  #background(): void {
-    this.reload().then(
-      () => this.#working(),
-      (error: unknown) => {
-        this.#stall(error);
-        this.#scheduleRetry();
-      },
-    );
-  }
-
-  async #listen(): Promise<void> {
-    const hooks = {
-      onNotify: () => this.#background(),
-      onDrop: (error: Error | undefined) => this.#dropped(error),
-      heartbeatInterval: this.#heartbeatInterval,
-      timeout: this.#timeout,
-    };
-    if (this.#inProcess) this.#listening = await listenInProcess(this.#db as unknown as Parameters<typeof listenInProcess>[0], hooks);
-    else if (this.#source !== undefined) this.#listening = await listenOn(this.#source, hooks);
-  }
-
-  #dropped(error: Error | undefined): void {
-    this.#listening = null;
-    if (this.#closed) return;
-    this.#stall(error ?? new Error('the LISTEN connection ended'));
-    this.#scheduleRetry();
-  }
-
-  /** Listens again if need be, then reads, after the current delay (doubled for the next failure). */
-  #scheduleRetry(): void {
-    if (this.#closed || this.#retry !== undefined) return;
-    this.#retry = setTimeout(() => {
-      this.#retry = undefined;
-      void this.#recover();
-    }, this.#delay);
-    this.#retry.unref?.();
-    this.#delay = Math.min(this.#delay * 2, this.#pollInterval);
-  }
-
-  async #recover(): Promise<void> {
-    if (this.#closed) return;
-    try {
-      if (this.#listening === null) await this.#listen();
-      if (this.#closed) {
-        await this.#listening?.stop();
-        return;
-      }
-      await this.reload();
-      this.#delay = this.#reconnectDelay;
-      this.#working();
-    } catch (error) {
-      this.#stall(error);
-      this.#scheduleRetry();
+    await this.#follower.start();
+    if (this.#compactInterval > 0) {
+      this.#follower.every(this.#compactInterval, () => void this.compact().catch((error: unknown) => this.#follower.stall(error)));
     }
   }
 
   /**
    * Reads and applies the actions not yet applied. One read runs at a time, each bounded by
-   * `statementTimeout`; calls made while one runs share one read after it (a row committed
-   * during a read may be missed by it).
+   * `statementTimeout`; calls made while one runs share one read after it.
    */
   reload(): Promise<void> {
-    if (this.#reading === null) {
-      this.#reading = this.#readAndApply().finally(() => {
-        this.#reading = null;
-      });
-      return this.#reading;
-    }
-    if (this.#again === null) {
-      this.#again = this.#reading
-        .catch(() => undefined)
-        .then(() => {
-          this.#again = null;
-          return this.reload();
-        });
-    }
-    return this.#again;
+    return this.#follower.reload();
   }
 
   async #readAndApply(): Promise<void> {
-    if (this.#closed) return;
     const before = this.#state;
     let state = before;
     let fresh: ControlRecord[] = [];
@@ -329,7 +167,7 @@ class Controls implements PostgresControls {
       fresh.push(...read.records.filter((record) => record.id > before.through));
       if (read.records.length < READ_BATCH) break;
     }
-    if (this.#closed) return;
+    if (this.#follower.closed) return;
     this.#state = state;
     for (const applied of this.#attached) this.#apply(applied, fresh);
   }
@@ -401,7 +239,7 @@ class Controls implements PostgresControls {
   /** Applies a recorded action here at once, without waiting for its notification. */
   async #record(recording: Promise<ControlRecord>): Promise<ControlRecord> {
     const record = await recording;
-    await this.reload().catch((error: unknown) => this.#stall(error));
+    await this.reload().catch((error: unknown) => this.#follower.stall(error));
     return record;
   }
 
@@ -415,13 +253,7 @@ class Controls implements PostgresControls {
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    for (const timer of this.#timers) clearInterval(timer);
-    this.#timers = [];
-    clearTimeout(this.#retry);
-    const listening = this.#listening;
-    this.#listening = null;
-    await listening?.stop();
+    await this.#follower.close();
     this.#attached.clear();
   }
 }

@@ -1,10 +1,11 @@
 /**
  * The schema of paygate-auth/postgres, in areas that are installed and versioned each on its
- * own (`links`, `controls`, `directory`, `keys`), and `migrate()`, which creates or upgrades them:
+ * own (`links`, `controls`, `directory`, `registry`, `keys`), and `migrate()`, which creates or
+ * upgrades them:
  * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
  * each version is applied in the transaction that records it).
  */
-import { type SqlClient, checkClient, inTransaction, numberColumn } from './sql-client.js';
+import { type SqlClient, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
 
 /** Table names, shared by the stores, the controls, the directory and the command line. */
 export const TABLES = Object.freeze({
@@ -17,24 +18,30 @@ export const TABLES = Object.freeze({
   stores: 'paygate_directory_stores',
   departments: 'paygate_directory_departments',
   shoppers: 'paygate_directory_shoppers',
+  issuers: 'paygate_issuers',
+  issuerChanges: 'paygate_issuer_changes',
   keyHistory: 'paygate_key_history',
 } as const);
 
 /** The `NOTIFY` channel of operator controls. */
 export const CONTROLS_CHANNEL = 'paygate_operator_controls';
 
+/** The `NOTIFY` channel of the issuer registry. */
+export const REGISTRY_CHANNEL = 'paygate_issuer_registry';
+
 /** The advisory lock `migrate()` holds while it runs ("payg"). */
 export const MIGRATION_LOCK = 1_885_436_263;
 
 /**
  * One part of the schema, installed on its own: `links` (payment links and idempotency keys),
- * `controls` (operator controls), `directory` (departments, stores, shoppers), `keys` (the key
- * history of every issuer, shared by the verifiers).
+ * `controls` (operator controls), `directory` (departments, stores, shoppers), `registry` (trusted
+ * issuers and their audit trail), `keys` (the key history of every issuer, shared by the
+ * verifiers).
  */
-export type SchemaArea = 'links' | 'controls' | 'directory' | 'keys';
+export type SchemaArea = 'links' | 'controls' | 'directory' | 'registry' | 'keys';
 
 /** Every area, in the order `migrate()` applies them. */
-export const SCHEMA_AREAS: readonly SchemaArea[] = Object.freeze(['links', 'controls', 'directory', 'keys']);
+export const SCHEMA_AREAS: readonly SchemaArea[] = Object.freeze(['links', 'controls', 'directory', 'registry', 'keys']);
 
 /** One version of one area. */
 interface Migration {
@@ -135,6 +142,32 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
       ],
     },
   ],
+  registry: [
+    {
+      version: 1,
+      description: 'issuer registry and its audit trail',
+      statements: [
+        `CREATE TABLE ${TABLES.issuers} (
+          issuer text PRIMARY KEY,
+          entry jsonb NOT NULL,
+          added_at timestamptz NOT NULL,
+          added_by text NOT NULL,
+          updated_at timestamptz NOT NULL,
+          updated_by text NOT NULL
+        )`,
+        `CREATE TABLE ${TABLES.issuerChanges} (
+          id bigserial PRIMARY KEY,
+          issuer text NOT NULL,
+          action text NOT NULL CHECK (action IN ('add', 'update', 'remove')),
+          before jsonb,
+          after jsonb,
+          at timestamptz NOT NULL DEFAULT now(),
+          actor text NOT NULL
+        )`,
+        `CREATE INDEX ${TABLES.issuerChanges}_issuer ON ${TABLES.issuerChanges} (issuer, id)`,
+      ],
+    },
+  ],
   keys: [
     {
       version: 1,
@@ -174,6 +207,15 @@ export interface MigrateOptions {
    * @default every area (`SCHEMA_AREAS`)
    */
   readonly only?: SchemaArea | readonly SchemaArea[];
+  /**
+   * Milliseconds each statement may take on a pool, the wait for its connection (first statement)
+   * and for the migration lock included. Past it, the connection is destroyed, nothing is
+   * committed, and `migrate()` rejects with a `StatementTimeoutError`; the server, told the same
+   * bound, rolls back a transaction whose client went silent. A `pg.Client` or PGlite is bounded
+   * by its own settings instead. Whole milliseconds, 10 to 600 000.
+   * @default 5000
+   */
+  readonly statementTimeout?: number;
 }
 
 /** What {@link migrate} did. */
@@ -239,8 +281,10 @@ async function ensureLedger(session: SqlClient): Promise<void> {
  * {@link SCHEMA_VERSIONS}. Safe to run at every start of every instance: concurrent runs wait for
  * each other, and a version is applied at most once. A failure rolls the whole call back.
  * @param db A `pg.Pool` (one connection is checked out), a `pg.Client` or PGlite.
- * @throws {TypeError} for an unknown area. @throws {Error} when the database holds a newer
- * version of an area than this package knows.
+ * @throws {TypeError} for an unknown area or a bad `statementTimeout`. @throws {Error} when the
+ * database holds a newer version of an area than this package knows.
+ * @throws {StatementTimeoutError} when a statement on a pooled connection got no answer within
+ * `statementTimeout` (nothing was committed; run it again).
  * @example
  * ```ts
  * await migrate(pool);                        // every area
@@ -250,7 +294,8 @@ async function ensureLedger(session: SqlClient): Promise<void> {
 export async function migrate(db: SqlClient, options: MigrateOptions = {}): Promise<MigrationReport> {
   checkClient(db, 'migrate');
   const areas = checkAreas(options.only);
-  return inTransaction(db, async (session) => {
+  const timeout = checkStatementTimeout(options.statementTimeout, 'migrate');
+  return inTransaction(db, timeout, async (session) => {
     await session.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await ensureLedger(session);
     const { rows } = await session.query(`SELECT area, version FROM ${TABLES.migrations}`);

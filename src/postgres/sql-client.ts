@@ -14,6 +14,12 @@ export interface SqlClient {
 /** A connection checked out of a pool: give it back with `release()`. */
 export interface PooledSqlClient extends SqlClient {
   release(destroy?: boolean | Error): void;
+  /**
+   * A `pg` client reports a connection lost between statements as an `error` event, which the
+   * pool does not listen to while the client is checked out.
+   */
+  on?(event: 'error', listener: (error: Error) => void): unknown;
+  removeListener?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /** A pool (`pg.Pool`): `connect()` checks out one connection. */
@@ -44,6 +50,79 @@ export class StatementTimeoutError extends Error {
 }
 
 /**
+ * `promise`, or a {@link StatementTimeoutError} after `ms` milliseconds; `onTimeout` runs first,
+ * with that error (to destroy the connection that went silent). `promise` is left to settle on
+ * its own, unobserved.
+ */
+export function within<T>(promise: Promise<T>, ms: number, what: string, onTimeout?: (error: StatementTimeoutError) => void): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new StatementTimeoutError(`${what}: no answer within ${ms} ms`);
+      onTimeout?.(error);
+      reject(error);
+    }, ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * One connection of a pool, checked out at the first statement and held for the next ones, each
+ * statement bounded by `timeout` milliseconds (the first one's bound includes the wait for the
+ * connection). When a bound passes, the connection is released with the error, so the pool
+ * destroys it, and every later statement rejects with that error at once.
+ */
+class BoundedSession implements SqlClient {
+  readonly #pool: SqlPool;
+  readonly #timeout: number;
+  #connection: Promise<PooledSqlClient> | undefined;
+  #held: PooledSqlClient | undefined;
+  #released = false;
+  #failure: Error | undefined;
+  /** The connection dropped between statements (a server shut down, say): destroy it at release. */
+  #lost: Error | undefined;
+  readonly #onError = (error: Error): void => {
+    this.#lost ??= error;
+  };
+
+  constructor(pool: SqlPool, timeout: number) {
+    this.#pool = pool;
+    this.#timeout = timeout;
+  }
+
+  query(text: string, params?: unknown[]): Promise<{ rows: SqlRow[] }> {
+    if (this.#released) return Promise.reject(this.#failure ?? new Error('the session was released'));
+    const running = this.#checkOut().then((connection) => connection.query(text, params));
+    return within(running, this.#timeout, 'PostgreSQL', (error) => this.release(error));
+  }
+
+  #checkOut(): Promise<PooledSqlClient> {
+    this.#connection ??= this.#pool.connect().then((connection) => {
+      if (this.#released) {
+        // Handed out after the bound passed: unused, so it goes back to the pool as it is.
+        connection.release();
+        throw this.#failure ?? new Error('the session was released');
+      }
+      this.#held = connection;
+      connection.on?.('error', this.#onError);
+      return connection;
+    });
+    return this.#connection;
+  }
+
+  /** Gives the connection back; with an error, the pool destroys it. Later calls do nothing. */
+  release(error?: Error): void {
+    if (this.#released) return;
+    this.#released = true;
+    this.#failure = error;
+    const held = this.#held;
+    this.#held = undefined;
+    held?.removeListener?.('error', this.#onError);
+    held?.release(error ?? this.#lost);
+  }
+}
+
+/**
  * Runs one statement and waits at most `timeout` milliseconds for it, the wait for a pooled
  * connection included. On a pool, the statement runs on a connection checked out for it; when the
  * bound passes, that connection is released with the error (the pool destroys it) and the promise
@@ -51,48 +130,8 @@ export class StatementTimeoutError extends Error {
  * promise rejects and the statement is left to its connection.
  */
 export function queryWithin(db: SqlClient, timeout: number, text: string, params?: unknown[]): Promise<{ rows: SqlRow[] }> {
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    let session: PooledSqlClient | undefined;
-    const giveBack = (error?: Error): void => {
-      const held = session;
-      session = undefined;
-      held?.release(error);
-    };
-    const timer = setTimeout(() => {
-      settled = true;
-      const error = new StatementTimeoutError(`no answer from the database within ${timeout} ms`);
-      giveBack(error);
-      reject(error);
-    }, timeout);
-    const settle = (finish: () => void): void => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      finish();
-    };
-    const run = async (): Promise<{ rows: SqlRow[] }> => {
-      if (!isPool(db)) return db.query(text, params);
-      const connected = await db.connect();
-      if (settled) {
-        connected.release();
-        return { rows: [] };
-      }
-      session = connected;
-      try {
-        const result = await connected.query(text, params);
-        giveBack();
-        return result;
-      } catch (error) {
-        giveBack(error instanceof Error ? error : new Error(String(error)));
-        throw error;
-      }
-    };
-    run().then(
-      (result) => settle(() => resolve(result)),
-      (error: unknown) => settle(() => reject(error)),
-    );
-  });
+  if (!isPool(db)) return within(db.query(text, params), timeout, 'PostgreSQL');
+  return withSession(db, timeout, (session) => session.query(text, params));
 }
 
 /** `true` for a pool whose `connect()` checks out a connection (a `pg.Pool`, not a `pg.Client`). */
@@ -114,34 +153,48 @@ export function checkClient(db: unknown, where: string): SqlClient {
 }
 
 /**
- * Runs `work` on one session: a connection checked out of a pool (released after), or `db`
- * itself when it is one connection already (a `pg.Client`, PGlite).
+ * Runs `work` on one session. On a pool, that is one connection checked out for it and released
+ * after, each statement bounded by `timeout` milliseconds (the first one's wait for the connection
+ * included): past a bound the connection is destroyed and the statement rejects with a
+ * {@link StatementTimeoutError}, as does every later one. A single connection (a `pg.Client`,
+ * PGlite) is the session itself, unbounded here: it cannot be replaced, so its own settings
+ * (pg's `query_timeout`) bound it.
  */
-export async function withSession<T>(db: SqlClient, work: (session: SqlClient) => Promise<T>): Promise<T> {
+export async function withSession<T>(db: SqlClient, timeout: number, work: (session: SqlClient) => Promise<T>): Promise<T> {
   if (!isPool(db)) return work(db);
-  const session = await db.connect();
-  let broken: Error | undefined;
+  const session = new BoundedSession(db, timeout);
   try {
-    return await work(session);
+    const result = await work(session);
+    session.release();
+    return result;
   } catch (error) {
-    broken = error instanceof Error ? error : new Error(String(error));
+    session.release(error instanceof Error ? error : new Error(String(error)));
     throw error;
-  } finally {
-    session.release(broken);
   }
 }
 
-/** Runs `work` in one transaction on one session: committed when it resolves, rolled back when it throws. */
-export async function inTransaction<T>(db: SqlClient, work: (session: SqlClient) => Promise<T>): Promise<T> {
-  return withSession(db, async (session) => {
+/**
+ * Runs `work` in one transaction on one session ({@link withSession}): committed when it resolves,
+ * rolled back when it throws. On a pool the server is told the same bound (`statement_timeout`
+ * and `idle_in_transaction_session_timeout`, for this transaction only), so that a transaction
+ * whose client went silent is rolled back by the server, its locks freed, within the bound.
+ */
+export async function inTransaction<T>(db: SqlClient, timeout: number, work: (session: SqlClient) => Promise<T>): Promise<T> {
+  return withSession(db, timeout, async (session) => {
     await session.query('BEGIN');
     try {
+      if (isPool(db)) {
+        await session.query(
+          `SELECT set_config('statement_timeout', $1, true), set_config('idle_in_transaction_session_timeout', $1, true)`,
+          [String(timeout)],
+        );
+      }
       const result = await work(session);
       await session.query('COMMIT');
       return result;
     } catch (error) {
       await session.query('ROLLBACK').catch(() => {
-        // The connection is gone: the server rolls the transaction back itself.
+        // The connection is gone or silent: the server rolls the transaction back itself.
       });
       throw error;
     }

@@ -1,7 +1,7 @@
 /**
- * migrate(): each area (links, controls, directory, keys) is created and versioned on its own, a
- * database migrated by the single-version schema upgrades without loss, and instances migrating
- * at once apply each version once.
+ * migrate(): each area (links, controls, directory, registry, keys) is created and versioned on its
+ * own, a database migrated by the single-version schema upgrades without loss, and instances
+ * migrating at once apply each version once.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ const pools: pg.Pool[] = [];
 const LINK_TABLES = [TABLES.idempotency, TABLES.links];
 const CONTROL_TABLES = [TABLES.controls, TABLES.controlsCompacted];
 const DIRECTORY_TABLES = [TABLES.tenants, TABLES.departments, TABLES.shoppers, TABLES.stores];
+const REGISTRY_TABLES = [TABLES.issuers, TABLES.issuerChanges];
 
 async function freshPool(name: string): Promise<pg.Pool> {
   const pool = openPool(await server.createDatabase(name));
@@ -60,17 +61,26 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'controls', version: 1 },
       { area: 'controls', version: 2 },
       { area: 'directory', version: 1 },
+      { area: 'registry', version: 1 },
       { area: 'keys', version: 1 },
     ]);
     expect(first.versions).toEqual(SCHEMA_VERSIONS);
     expect(await migrate(pool)).toEqual({ applied: [], versions: SCHEMA_VERSIONS });
-    expect(await tables(pool)).toEqual([...LINK_TABLES, ...CONTROL_TABLES, ...DIRECTORY_TABLES, TABLES.keyHistory].sort());
+    expect(await tables(pool)).toEqual(
+      [...LINK_TABLES, ...CONTROL_TABLES, ...DIRECTORY_TABLES, ...REGISTRY_TABLES, TABLES.keyHistory].sort(),
+    );
   });
 
   it('creates the operator-controls tables alone, without the payment tables', async () => {
     const pool = await freshPool('controls_only');
     expect((await migrate(pool, { only: 'controls' })).versions).toEqual({ controls: SCHEMA_VERSIONS.controls });
     expect(await tables(pool)).toEqual([...CONTROL_TABLES].sort());
+  });
+
+  it('creates the issuer registry tables alone', async () => {
+    const pool = await freshPool('registry_only');
+    expect((await migrate(pool, { only: 'registry' })).versions).toEqual({ registry: SCHEMA_VERSIONS.registry });
+    expect(await tables(pool)).toEqual([...REGISTRY_TABLES].sort());
   });
 
   it('creates the payment tables alone, without the operator-controls tables', async () => {
@@ -108,7 +118,7 @@ describe.skipIf(SKIP)('migrate', () => {
     const instances = Array.from({ length: 4 }, () => openPool(url, { max: 2 }));
     pools.push(...instances);
     const reports = await Promise.all(instances.map((pool) => migrate(pool)));
-    expect(reports.map((report) => report.applied.length).sort()).toEqual([0, 0, 0, 5]);
+    expect(reports.map((report) => report.applied.length).sort()).toEqual([0, 0, 0, 6]);
   });
 
   it('refuses a database whose area is newer than this package', async () => {
@@ -126,7 +136,7 @@ describe.skipIf(SKIP)('migrate', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      expect((await migrate(client)).applied).toHaveLength(5);
+      expect((await migrate(client)).applied).toHaveLength(6);
     } finally {
       await client.end();
     }
@@ -138,5 +148,15 @@ describe.skipIf(SKIP)('migrate', () => {
     await expect(migrate(pool, { only: 'payments' as never })).rejects.toThrow(
       new TypeError(`migrate: only must name one or more of ${SCHEMA_AREAS.join(', ')}, got "payments"`),
     );
+  });
+
+  it('refuses a statementTimeout that is not whole milliseconds from 10 to 600000 with a TypeError naming it, touching nothing', async () => {
+    const pool = await freshPool('bad_timeout');
+    for (const statementTimeout of [0, 9, 1.5, 600_001, Number.NaN]) {
+      await expect(migrate(pool, { statementTimeout })).rejects.toThrow(
+        /^migrate: statementTimeout must be a whole number of milliseconds/,
+      );
+    }
+    expect(await tables(pool)).toEqual([]);
   });
 });

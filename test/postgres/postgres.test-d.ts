@@ -4,12 +4,17 @@ import type pg from 'pg';
 import { expectTypeOf, test } from 'vitest';
 import type { Verifier } from '../../src/index.js';
 import type {
+  FollowOptions,
+  IssuerChangeError,
   KeyHistoryVerifier,
   NotificationSource,
   PoolSettings,
   PostgresControlsOptions,
   PostgresPaymentLinkStore,
   PostgresPaymentLinkStoreOptions,
+  PostgresRegistry,
+  PostgresRegistryOptions,
+  RegistryEvent,
   SqlClient,
 } from '../../src/postgres/index.js';
 
@@ -35,6 +40,22 @@ test('poolSettings gives a pg.PoolConfig', () => {
 
 test('the stores take a client in their constructor', () => {
   expectTypeOf<ConstructorParameters<typeof PostgresPaymentLinkStore>>().toEqualTypeOf<[SqlClient, PostgresPaymentLinkStoreOptions?]>();
+});
+
+test('the registry and the controls follow their tables with the same options', () => {
+  expectTypeOf<PostgresRegistryOptions>().toMatchTypeOf<FollowOptions>();
+  expectTypeOf<PostgresControlsOptions>().toMatchTypeOf<FollowOptions>();
+  expectTypeOf<PostgresRegistryOptions['listen']>().toEqualTypeOf<PostgresControlsOptions['listen']>();
+});
+
+test('a registry event narrows on its type', () => {
+  expectTypeOf<Extract<RegistryEvent, { type: 'registry_stale' }>['since']>().toEqualTypeOf<number>();
+  expectTypeOf<Extract<RegistryEvent, { type: 'registry_recovered' }>>().not.toHaveProperty('issuers');
+  expectTypeOf<IssuerChangeError['code']>().toEqualTypeOf<'issuer_exists' | 'issuer_not_found' | 'issuer_unchanged'>();
+});
+
+test('a whole Verifier can be attached to the registry', () => {
+  expectTypeOf<Verifier>().toMatchTypeOf<Parameters<PostgresRegistry['attach']>[0]>();
 });
 
 test('a Verifier can be attached to the shared key history', () => {

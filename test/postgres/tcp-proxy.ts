@@ -4,10 +4,12 @@
  * partition, a NAT or load-balancer timeout).
  *
  * - `silence()`: every connection, open or new, stops forwarding in both directions; its sockets
- *   stay open and what is sent is dropped, as a black hole does.
+ *   stay open and what is sent is dropped, as a black hole does. A client that closes a silenced
+ *   connection closes only its own side: the server's side stays open, as across a partition.
  * - `heal()`: new connections are forwarded again; the silenced ones stay silent, as connections
  *   to a host that went away do.
- * - `reset()`: the silenced connections are cut (TCP reset), as a host that came back would answer.
+ * - `reset()`: the silenced connections are cut (TCP reset), as a host that came back would answer,
+ *   the server's sides of those the clients closed included.
  */
 import { type Server, type Socket, connect, createServer } from 'node:net';
 
@@ -39,6 +41,8 @@ function cut(socket: Socket | undefined): void {
 /** Starts a proxy on a free port of 127.0.0.1 forwarding to `targetPort`. */
 export async function startProxy(targetPort: number): Promise<TcpProxy> {
   const pairs = new Set<Pair>();
+  /** Server sides of silenced connections whose clients closed: the server was never told. */
+  const stranded = new Set<Socket>();
   let silent = false;
   const server: Server = createServer((client) => {
     client.on('error', () => undefined);
@@ -61,7 +65,8 @@ export async function startProxy(targetPort: number): Promise<TcpProxy> {
     });
     client.on('close', () => {
       pairs.delete(pair);
-      upstream.destroy();
+      if (pair.silent) stranded.add(upstream);
+      else upstream.destroy();
     });
     // A silenced client never learns that its upstream closed.
     upstream.on('close', () => {
@@ -87,6 +92,8 @@ export async function startProxy(targetPort: number): Promise<TcpProxy> {
       silent = false;
     },
     reset() {
+      for (const socket of stranded) cut(socket);
+      stranded.clear();
       for (const pair of [...pairs]) {
         if (!pair.silent) continue;
         pairs.delete(pair);
@@ -98,6 +105,8 @@ export async function startProxy(targetPort: number): Promise<TcpProxy> {
       return [...pairs].filter((pair) => pair.silent).length;
     },
     async close() {
+      for (const socket of stranded) cut(socket);
+      stranded.clear();
       for (const pair of pairs) {
         cut(pair.client);
         cut(pair.upstream);

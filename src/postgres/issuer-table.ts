@@ -1,0 +1,380 @@
+/**
+ * The issuer registry's tables: one row per trusted issuer (its entry as given, when and by whom
+ * it was added and last changed), and the audit trail, one row per change with the entry before
+ * and after. Each change is written, logged and broadcast (`NOTIFY`) in one transaction; writes
+ * queue on one advisory lock, so change ids become visible in their order.
+ */
+import { type IssuerEntry, IssuerRegistry } from '../index.js';
+import { deepFreeze, quote } from '../internal/index.js';
+import { storageFailure } from './database-errors.js';
+import { REGISTRY_CHANNEL, TABLES } from './schema.js';
+import {
+  type SqlClient,
+  type SqlRow,
+  checkClient,
+  checkStatementTimeout,
+  inTransaction,
+  jsonColumn,
+  numberColumn,
+  queryWithin,
+} from './sql-client.js';
+
+/** A registered issuer as the table holds it. */
+export interface IssuerRecord {
+  /** The entry as it was given (frozen). */
+  readonly entry: IssuerEntry;
+  /** When it was added (the database's clock). */
+  readonly addedAt: Date;
+  /** Who added it (`by` of the change). */
+  readonly addedBy: string;
+  /** When it was last added or updated. */
+  readonly updatedAt: Date;
+  /** Who last added or updated it. */
+  readonly updatedBy: string;
+}
+
+/** One change of the registry, as the audit trail keeps it. */
+export interface IssuerChange {
+  /** Increasing with every change. */
+  readonly id: number;
+  readonly issuer: string;
+  readonly action: 'add' | 'update' | 'remove';
+  /** The entry before the change; `null` for `add`. */
+  readonly before: IssuerEntry | null;
+  /** The entry after the change; `null` for `remove`. */
+  readonly after: IssuerEntry | null;
+  /** When it was made (the database's clock). */
+  readonly at: Date;
+  /** Who made it (`by`). */
+  readonly actor: string;
+}
+
+/** Options of every change to the registry table. */
+export interface ChangeOptions {
+  /** Who makes the change, kept in the audit trail: 1 to 200 characters, no control characters. */
+  readonly by: string;
+  /**
+   * Milliseconds each statement may take, the wait for a pooled connection included. 10 to 600 000.
+   * @default 5000
+   */
+  readonly statementTimeout?: number;
+}
+
+/** Options of the reads of the registry table. */
+export interface ReadIssuersOptions {
+  /**
+   * Milliseconds the read may take, the wait for a pooled connection included. 10 to 600 000.
+   * @default 5000
+   */
+  readonly statementTimeout?: number;
+}
+
+/** Options of {@link readIssuerChanges}. */
+export interface ReadIssuerChangesOptions extends ReadIssuersOptions {
+  /**
+   * Only the changes of this issuer (`iss`, exact).
+   * @default every issuer's
+   */
+  readonly issuer?: string;
+}
+
+/** Why a change was refused: the stable `code`, and the issuer it names. */
+export type IssuerChangeErrorCode = 'issuer_exists' | 'issuer_not_found' | 'issuer_unchanged';
+
+/** A change refused by the table's state (nothing was written). */
+export class IssuerChangeError extends Error {
+  override readonly name = 'IssuerChangeError';
+  readonly code: IssuerChangeErrorCode;
+  /** The issuer (`iss`) the change named. */
+  readonly issuer: string;
+
+  constructor(code: IssuerChangeErrorCode, issuer: string) {
+    const why = {
+      issuer_exists: 'is registered already (update it instead)',
+      issuer_not_found: 'is not registered',
+      issuer_unchanged: 'is registered with this entry already',
+    }[code];
+    super(`issuer ${quote(issuer)} ${why}`);
+    this.code = code;
+    this.issuer = issuer;
+  }
+}
+
+/** What {@link importIssuers} did, each list by `iss` in the order given. */
+export interface ImportReport {
+  readonly added: string[];
+  readonly updated: string[];
+  /** Registered with an equivalent entry already: left as they were. */
+  readonly unchanged: string[];
+  /** The changes written, in order. */
+  readonly changes: IssuerChange[];
+}
+
+/** The advisory lock each change to the registry holds until it commits ("pgir"). */
+const REGISTRY_LOCK = 1_885_825_394;
+
+const MAX_ACTOR = 200;
+
+function checkActor(where: string, options: ChangeOptions): { by: string; timeout: number } {
+  const by = (options as Partial<ChangeOptions> | undefined)?.by;
+  if (typeof by !== 'string' || by === '' || by.length > MAX_ACTOR || /[\u0000-\u001f\u007f]/.test(by)) {
+    throw new TypeError(`${where}: by must be 1 to ${MAX_ACTOR} characters without control characters`);
+  }
+  return { by, timeout: checkStatementTimeout(options.statementTimeout, where) };
+}
+
+function checkIssuer(where: string, issuer: unknown): string {
+  if (typeof issuer !== 'string' || issuer === '') throw new TypeError(`${where}: issuer must be a non-empty string`);
+  return issuer;
+}
+
+/** The registry's own checks of `entries` (a `TypeError` naming the entry and field); the frozen entries. */
+function checkEntries(entries: readonly IssuerEntry[]): readonly IssuerEntry[] {
+  return new IssuerRegistry(entries, { allowEmpty: true }).entries();
+}
+
+/** `true` when `after` registers the same rules as `before` (the registry's own comparison). */
+function sameEntry(before: IssuerEntry, after: IssuerEntry): boolean {
+  return new IssuerRegistry([before]).changesTo(new IssuerRegistry([after])).updated.length === 0;
+}
+
+/** An entry column, frozen as the registry freezes entries. */
+function entryColumn(value: unknown): IssuerEntry | null {
+  if (value === null || value === undefined) return null;
+  return deepFreeze(jsonColumn(value) as IssuerEntry);
+}
+
+function dateColumn(value: unknown): Date {
+  return value instanceof Date ? value : new Date(String(value));
+}
+
+function toChange(row: SqlRow): IssuerChange {
+  return Object.freeze({
+    id: numberColumn(row.id),
+    issuer: String(row.issuer),
+    action: row.action as IssuerChange['action'],
+    before: entryColumn(row.before),
+    after: entryColumn(row.after),
+    at: dateColumn(row.at),
+    actor: String(row.actor),
+  });
+}
+
+function toRecord(row: SqlRow): IssuerRecord {
+  return Object.freeze({
+    entry: entryColumn(row.entry) as IssuerEntry,
+    addedAt: dateColumn(row.added_at),
+    addedBy: String(row.added_by),
+    updatedAt: dateColumn(row.updated_at),
+    updatedBy: String(row.updated_by),
+  });
+}
+
+const CHANGE_COLUMNS = 'id, issuer, action, before, after, at, actor';
+
+/**
+ * Runs `work` in one transaction holding the registry's lock, each statement (the wait for the
+ * lock included) bounded by `timeout`.
+ */
+async function changing<T>(db: SqlClient, timeout: number, doing: string, work: (session: SqlClient) => Promise<T>): Promise<T> {
+  try {
+    return await inTransaction(db, timeout, async (session) => {
+      await session.query('SELECT pg_advisory_xact_lock($1)', [REGISTRY_LOCK]);
+      return work(session);
+    });
+  } catch (error) {
+    throw error instanceof IssuerChangeError ? error : storageFailure(error, doing);
+  }
+}
+
+/** Logs one change in the audit trail and notifies the listening instances (delivered at commit). */
+async function logChange(
+  session: SqlClient,
+  issuer: string,
+  action: IssuerChange['action'],
+  before: IssuerEntry | null,
+  after: IssuerEntry | null,
+  actor: string,
+): Promise<IssuerChange> {
+  const { rows } = await session.query(
+    `WITH logged AS (
+       INSERT INTO ${TABLES.issuerChanges} (issuer, action, before, after, actor) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5)
+       RETURNING ${CHANGE_COLUMNS}
+     )
+     SELECT logged.*, pg_notify($6, logged.id::text) FROM logged`,
+    [issuer, action, before && JSON.stringify(before), after && JSON.stringify(after), actor, REGISTRY_CHANNEL],
+  );
+  return toChange(rows[0] as SqlRow);
+}
+
+/** The current entries of `issuers`, locked until the transaction ends. */
+async function lockEntries(session: SqlClient, issuers: readonly string[]): Promise<Map<string, IssuerEntry>> {
+  const { rows } = await session.query(`SELECT issuer, entry FROM ${TABLES.issuers} WHERE issuer = ANY($1) FOR UPDATE`, [issuers]);
+  return new Map(rows.map((row) => [String(row.issuer), entryColumn(row.entry) as IssuerEntry]));
+}
+
+async function insertEntry(session: SqlClient, entry: IssuerEntry, by: string): Promise<IssuerChange> {
+  await session.query(
+    `INSERT INTO ${TABLES.issuers} (issuer, entry, added_at, added_by, updated_at, updated_by) VALUES ($1, $2::jsonb, now(), $3, now(), $3)`,
+    [entry.issuer, JSON.stringify(entry), by],
+  );
+  return logChange(session, entry.issuer, 'add', null, entry, by);
+}
+
+async function replaceEntry(session: SqlClient, before: IssuerEntry, entry: IssuerEntry, by: string): Promise<IssuerChange> {
+  await session.query(`UPDATE ${TABLES.issuers} SET entry = $2::jsonb, updated_at = now(), updated_by = $3 WHERE issuer = $1`, [
+    entry.issuer,
+    JSON.stringify(entry),
+    by,
+  ]);
+  return logChange(session, entry.issuer, 'update', before, entry, by);
+}
+
+/**
+ * Registers a new issuer, logs the change and notifies every instance, in one transaction.
+ * @throws {TypeError} for a bad entry (naming its field, as `new IssuerRegistry()` does) or bad
+ * options; nothing is written. @throws {IssuerChangeError} `issuer_exists`.
+ * @throws {StorageUnavailableError} when the database is unreachable.
+ */
+export async function addIssuer(db: SqlClient, entry: IssuerEntry, options: ChangeOptions): Promise<IssuerChange> {
+  checkClient(db, 'addIssuer');
+  const { by, timeout } = checkActor('addIssuer', options);
+  const [checked] = checkEntries([entry]) as [IssuerEntry];
+  return changing(db, timeout, 'adding an issuer', async (session) => {
+    if ((await lockEntries(session, [checked.issuer])).has(checked.issuer)) throw new IssuerChangeError('issuer_exists', checked.issuer);
+    return insertEntry(session, checked, by);
+  });
+}
+
+/**
+ * Replaces the whole entry of a registered issuer, logs the change and notifies every instance,
+ * in one transaction.
+ * @throws {TypeError} for a bad entry or bad options; nothing is written.
+ * @throws {IssuerChangeError} `issuer_not_found`, or `issuer_unchanged` when the entry registers
+ * the same rules already. @throws {StorageUnavailableError} when the database is unreachable.
+ */
+export async function updateIssuer(db: SqlClient, entry: IssuerEntry, options: ChangeOptions): Promise<IssuerChange> {
+  checkClient(db, 'updateIssuer');
+  const { by, timeout } = checkActor('updateIssuer', options);
+  const [checked] = checkEntries([entry]) as [IssuerEntry];
+  return changing(db, timeout, 'updating an issuer', async (session) => {
+    const before = (await lockEntries(session, [checked.issuer])).get(checked.issuer);
+    if (before === undefined) throw new IssuerChangeError('issuer_not_found', checked.issuer);
+    if (sameEntry(before, checked)) throw new IssuerChangeError('issuer_unchanged', checked.issuer);
+    return replaceEntry(session, before, checked, by);
+  });
+}
+
+/**
+ * Removes an issuer, logs the change and notifies every instance, in one transaction.
+ * @throws {IssuerChangeError} `issuer_not_found`. @throws {StorageUnavailableError} when the
+ * database is unreachable.
+ */
+export async function removeIssuer(db: SqlClient, issuer: string, options: ChangeOptions): Promise<IssuerChange> {
+  checkClient(db, 'removeIssuer');
+  const { by, timeout } = checkActor('removeIssuer', options);
+  checkIssuer('removeIssuer', issuer);
+  return changing(db, timeout, 'removing an issuer', async (session) => {
+    const { rows } = await session.query(`DELETE FROM ${TABLES.issuers} WHERE issuer = $1 RETURNING entry`, [issuer]);
+    const before = entryColumn(rows[0]?.entry);
+    if (before === null) throw new IssuerChangeError('issuer_not_found', issuer);
+    return logChange(session, issuer, 'remove', before, null, by);
+  });
+}
+
+/**
+ * Adds the issuers not registered and updates those registered with other rules, in one
+ * transaction (all or nothing); never removes one. Every entry is checked first, as
+ * `new IssuerRegistry(entries)` does (a repeated issuer included).
+ * @throws {TypeError} for a bad entry or bad options; nothing is written.
+ * @throws {StorageUnavailableError} when the database is unreachable.
+ */
+export async function importIssuers(db: SqlClient, entries: readonly IssuerEntry[], options: ChangeOptions): Promise<ImportReport> {
+  checkClient(db, 'importIssuers');
+  const { by, timeout } = checkActor('importIssuers', options);
+  const checked = checkEntries(entries);
+  const report: ImportReport = { added: [], updated: [], unchanged: [], changes: [] };
+  if (checked.length === 0) return report;
+  return changing(db, timeout, 'importing issuers', async (session) => {
+    const held = await lockEntries(
+      session,
+      checked.map((entry) => entry.issuer),
+    );
+    for (const entry of checked) {
+      const before = held.get(entry.issuer);
+      if (before === undefined) {
+        report.changes.push(await insertEntry(session, entry, by));
+        report.added.push(entry.issuer);
+      } else if (sameEntry(before, entry)) {
+        report.unchanged.push(entry.issuer);
+      } else {
+        report.changes.push(await replaceEntry(session, before, entry, by));
+        report.updated.push(entry.issuer);
+      }
+    }
+    return report;
+  });
+}
+
+/**
+ * Every registered issuer, by `iss`.
+ * @throws {StorageUnavailableError} when the database is unreachable.
+ */
+export async function readIssuers(db: SqlClient, options: ReadIssuersOptions = {}): Promise<IssuerRecord[]> {
+  checkClient(db, 'readIssuers');
+  const timeout = checkStatementTimeout(options.statementTimeout, 'readIssuers');
+  try {
+    const { rows } = await queryWithin(
+      db,
+      timeout,
+      `SELECT entry, added_at, added_by, updated_at, updated_by FROM ${TABLES.issuers} ORDER BY issuer`,
+    );
+    return rows.map(toRecord);
+  } catch (error) {
+    throw storageFailure(error, 'reading issuers');
+  }
+}
+
+/**
+ * The audit trail, oldest first: every change, or those of one issuer.
+ * @throws {StorageUnavailableError} when the database is unreachable.
+ */
+export async function readIssuerChanges(db: SqlClient, options: ReadIssuerChangesOptions = {}): Promise<IssuerChange[]> {
+  checkClient(db, 'readIssuerChanges');
+  const timeout = checkStatementTimeout(options.statementTimeout, 'readIssuerChanges');
+  const issuer = options.issuer === undefined ? null : checkIssuer('readIssuerChanges', options.issuer);
+  try {
+    const { rows } = await queryWithin(
+      db,
+      timeout,
+      `SELECT ${CHANGE_COLUMNS} FROM ${TABLES.issuerChanges} WHERE $1::text IS NULL OR issuer = $1 ORDER BY id`,
+      [issuer],
+    );
+    return rows.map(toChange);
+  } catch (error) {
+    throw storageFailure(error, 'reading issuer changes');
+  }
+}
+
+/**
+ * The registry as the table holds it, and the id of the last change it includes, in one
+ * statement (one snapshot): for the instances that follow the table.
+ */
+export async function readRegistrySnapshot(db: SqlClient, timeout: number): Promise<{ entries: IssuerEntry[]; through: number }> {
+  const { rows } = await queryWithin(
+    db,
+    timeout,
+    `SELECT c.through, i.entry FROM (SELECT coalesce(max(id), 0) AS through FROM ${TABLES.issuerChanges}) c
+       LEFT JOIN ${TABLES.issuers} i ON true ORDER BY i.issuer`,
+  );
+  return {
+    through: numberColumn(rows[0]?.through ?? 0),
+    entries: rows.filter((row) => row.entry !== null && row.entry !== undefined).map((row) => entryColumn(row.entry) as IssuerEntry),
+  };
+}
+
+/** The id of the last change; `0` for none. */
+export async function readLastChange(db: SqlClient, timeout: number): Promise<number> {
+  const { rows } = await queryWithin(db, timeout, `SELECT coalesce(max(id), 0) AS through FROM ${TABLES.issuerChanges}`);
+  return numberColumn(rows[0]?.through ?? 0);
+}

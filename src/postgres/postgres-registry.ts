@@ -1,0 +1,201 @@
+/**
+ * The issuer registry kept in PostgreSQL, followed by every instance: on each notification, each
+ * poll and each reconnection, an instance reads the id of the last change; when it is past the one
+ * applied, it reads every issuer (a small table) and hands the new registry to each attached
+ * verifier (`setRegistry`). While the database is unreachable the last registry loaded stays in
+ * force; verification never waits on the database.
+ */
+import { IssuerRegistry, type RegistryChange, type Verifier } from '../index.js';
+import { capHint } from '../internal/index.js';
+import { readLastChange, readRegistrySnapshot } from './issuer-table.js';
+import { REGISTRY_CHANNEL } from './schema.js';
+import { type SqlClient, checkClient } from './sql-client.js';
+import { type FollowOptions, TableFollower, checkFunction } from './table-follower.js';
+
+/** What a {@link PostgresRegistry} reports. */
+export type RegistryEvent =
+  | {
+      /** A registry was read with changes past the last one applied, and applied. */
+      readonly type: 'registry_loaded';
+      /** How many issuers it registers. */
+      readonly issuers: number;
+      /** What changed from the registry held before (all `added` at the first load). */
+      readonly change: RegistryChange;
+      /** The id of the last change it includes. */
+      readonly through: number;
+    }
+  | {
+      /** The database cannot be read: the last registry loaded stays in force. Once per stall. */
+      readonly type: 'registry_stale';
+      /** Why, on one line. */
+      readonly error: string;
+      /** Milliseconds since the epoch of the last good read: the registry in force is as of then. */
+      readonly since: number;
+      /** How many issuers the registry in force registers. */
+      readonly issuers: number;
+    }
+  | {
+      /** The database is read again after a `registry_stale`. */
+      readonly type: 'registry_recovered';
+      /** Milliseconds from the last good read before the stall to this one. */
+      readonly staleForMs: number;
+    };
+
+/** Options of {@link postgresRegistry}: how it follows the table (as operator controls do), and its events. */
+export interface PostgresRegistryOptions extends FollowOptions {
+  /**
+   * Receives each {@link RegistryEvent}. Must not throw.
+   * @default one line to console.error for `registry_stale` and `registry_recovered`
+   */
+  readonly onEvent?: (event: RegistryEvent) => void;
+}
+
+/** The registry of one instance, following the table. */
+export interface PostgresRegistry {
+  /** The registry last loaded (it may register no issuer). */
+  registry(): IssuerRegistry;
+  /**
+   * Applies the registry loaded to `verifier` now (`verifier.setRegistry`), and every change after.
+   * @returns a function that detaches it (the registry it holds stays).
+   */
+  attach(verifier: Pick<Verifier, 'setRegistry'>): () => void;
+  /** Reads the table now, and applies what changed. */
+  reload(): Promise<void>;
+  /** `true` while the `LISTEN` connection is up. */
+  readonly listening: boolean;
+  /** Milliseconds since the epoch of the last good read of the table; `null` before any. */
+  readonly loadedAt: number | null;
+  /** Stops listening and polling; attached verifiers keep the registry they hold. */
+  close(): Promise<void>;
+}
+
+const OWNER = 'postgresRegistry';
+const LOG_PREFIX = 'paygate-auth/postgres: issuer registry:';
+
+/** An error's message, cut and escaped for one log line. */
+function oneLine(error: unknown): string {
+  return capHint(error instanceof Error ? error.message : String(error));
+}
+
+function logEvent(event: RegistryEvent): void {
+  if (event.type === 'registry_stale') {
+    console.error(
+      `${LOG_PREFIX} the database cannot be read (${event.error}); keeping the ${event.issuers} issuers loaded at ${new Date(event.since).toISOString()} (retrying)`,
+    );
+  } else if (event.type === 'registry_recovered') {
+    console.error(`${LOG_PREFIX} the database answers again after ${event.staleForMs} ms`);
+  }
+}
+
+class FollowedRegistry implements PostgresRegistry {
+  readonly #db: SqlClient;
+  readonly #follower: TableFollower;
+  readonly #onEvent: (event: RegistryEvent) => void;
+  readonly #attached = new Set<Pick<Verifier, 'setRegistry'>>();
+  #registry = new IssuerRegistry([], { allowEmpty: true });
+  #through = -1;
+  #loadedAt: number | null = null;
+  /** The last good read before the stall reported. */
+  #staleSince = 0;
+
+  constructor(db: SqlClient, options: PostgresRegistryOptions) {
+    this.#db = db;
+    checkFunction(OWNER, 'onEvent', options.onEvent);
+    this.#onEvent = options.onEvent ?? logEvent;
+    this.#follower = new TableFollower(db, options, {
+      owner: OWNER,
+      channel: REGISTRY_CHANNEL,
+      read: () => this.#read(),
+      onStall: (error) => {
+        this.#staleSince = this.#loadedAt ?? Date.now();
+        this.#onEvent({ type: 'registry_stale', error: oneLine(error), since: this.#staleSince, issuers: this.#registry.size });
+      },
+      onRecovered: () => this.#onEvent({ type: 'registry_recovered', staleForMs: Date.now() - this.#staleSince }),
+    });
+  }
+
+  get listening(): boolean {
+    return this.#follower.listening;
+  }
+
+  get loadedAt(): number | null {
+    return this.#loadedAt;
+  }
+
+  start(): Promise<void> {
+    return this.#follower.start();
+  }
+
+  registry(): IssuerRegistry {
+    return this.#registry;
+  }
+
+  reload(): Promise<void> {
+    return this.#follower.reload();
+  }
+
+  /**
+   * Reads the id of the last change; past the one applied (or at the first read), the whole
+   * registry with it, in one snapshot.
+   */
+  async #read(): Promise<void> {
+    const timeout = this.#follower.timeout;
+    if (this.#through >= 0 && (await readLastChange(this.#db, timeout)) <= this.#through) {
+      this.#loadedAt = Date.now();
+      return;
+    }
+    const { entries, through } = await readRegistrySnapshot(this.#db, timeout);
+    const next = new IssuerRegistry(entries, { allowEmpty: true });
+    if (this.#follower.closed) return;
+    const change = this.#registry.changesTo(next);
+    this.#registry = next;
+    this.#through = through;
+    const failures: unknown[] = [];
+    for (const verifier of this.#attached) {
+      try {
+        verifier.setRegistry(next);
+      } catch (error) {
+        failures.push(error);
+      }
+    }
+    this.#loadedAt = Date.now();
+    this.#onEvent({ type: 'registry_loaded', issuers: next.size, change, through });
+    if (failures.length > 0) throw failures.length === 1 ? failures[0] : new AggregateError(failures, 'setRegistry failed');
+  }
+
+  attach(verifier: Pick<Verifier, 'setRegistry'>): () => void {
+    if (typeof (verifier as Partial<Verifier> | null)?.setRegistry !== 'function') {
+      throw new TypeError('attach: verifier must be a Verifier (createVerifier())');
+    }
+    verifier.setRegistry(this.#registry);
+    this.#attached.add(verifier);
+    return () => {
+      this.#attached.delete(verifier);
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.#follower.close();
+    this.#attached.clear();
+  }
+}
+
+/**
+ * Starts following the issuer registry kept in `db`: listens for changes, loads the registry,
+ * polls. Rejects when the first read (or the first `LISTEN`) fails; afterwards an unreachable
+ * database keeps the last registry in force, reported once per stall (`registry_stale`), and is
+ * retried with a doubling delay.
+ *
+ * @param db A `pg.Pool` (see `poolSettings`), a `pg.Client` or PGlite, migrated
+ * (`migrate(db, { only: 'registry' })` is enough).
+ * @example
+ * ```ts
+ * const registry = await postgresRegistry(pool);
+ * registry.attach(verifier); // every change by `addIssuer`, `updateIssuer`, `removeIssuer`, within a second
+ * ```
+ */
+export async function postgresRegistry(db: SqlClient, options: PostgresRegistryOptions = {}): Promise<PostgresRegistry> {
+  const registry = new FollowedRegistry(checkClient(db, OWNER), options);
+  await registry.start();
+  return registry;
+}

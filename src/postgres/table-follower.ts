@@ -1,0 +1,255 @@
+/**
+ * Following a table from every instance: a dedicated `LISTEN` connection with a heartbeat, a read
+ * on each notification, a poll every `pollInterval` as the fallback, a retry with doubling delay
+ * after a failed read or a dropped connection, a stall reported once and its end once. The
+ * operator controls and the PostgreSQL issuer registry both follow their table with it; what a
+ * read does is theirs.
+ */
+import {
+  type Listening,
+  type NotificationSource,
+  isInProcessListener,
+  listenInProcess,
+  listenOn,
+  notificationSource,
+} from './notification-connection.js';
+import { type SqlClient, checkStatementTimeout } from './sql-client.js';
+
+/** How an instance follows a table: shared by `postgresControls` and `postgresRegistry`. */
+export interface FollowOptions {
+  /**
+   * Opens the dedicated `LISTEN` connection: a function resolving a new connected `pg.Client`
+   * (or a client checked out of a pool) at each call, called again after a drop; `false` to poll
+   * only. The connection is ended (or released, destroyed) when it drops and by `close()`.
+   * @default `() => db.connect()` when `db` is a `pg.Pool` (one connection kept out of it while
+   * listening); PGlite's own `listen()`; otherwise polling only
+   */
+  readonly listen?: NotificationSource | false;
+  /**
+   * Milliseconds between reads of the table: with `statementTimeout`, the longest a missed
+   * notification delays a change. 100 to 600 000.
+   * @default 5000
+   */
+  readonly pollInterval?: number;
+  /**
+   * Milliseconds before listening again after the connection dropped, and before reading again
+   * after a read failed; doubled at each failure, up to `pollInterval`. 10 to 60 000.
+   * @default 250
+   */
+  readonly reconnectDelay?: number;
+  /**
+   * Milliseconds each read, write, `LISTEN` and heartbeat may take, the wait for a pooled
+   * connection included; past it the connection is destroyed. 10 to 600 000.
+   * @default 5000
+   */
+  readonly statementTimeout?: number;
+  /**
+   * Milliseconds between heartbeats (`SELECT 1`) on the `LISTEN` connection. One that gets no
+   * answer within `statementTimeout` replaces the connection. 100 to 600 000.
+   * @default 5000
+   */
+  readonly heartbeatInterval?: number;
+}
+
+/** What a follower does, and whom it tells. */
+export interface FollowerHooks {
+  /** Names the caller in option errors (`postgresControls`). */
+  readonly owner: string;
+  /** The `NOTIFY` channel of the table. */
+  readonly channel: string;
+  /** Reads the table and applies what changed; each statement bounded by the follower's `timeout`. */
+  readonly read: () => Promise<void>;
+  /** The first failure after a success (a read, a heartbeat, a reconnection), once per stall. */
+  readonly onStall: (error: unknown) => void;
+  /** The background work succeeds again after a stall (listening again too, when it listens). */
+  readonly onRecovered: () => void;
+}
+
+/** Checks a whole number of milliseconds from `min` to `max` (or `0` when `zero`); `fallback` when absent. */
+export function checkMs(owner: string, name: string, value: unknown, fallback: number, min: number, max: number, zero = false): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || ((value < min || value > max) && !(zero && value === 0))) {
+    throw new TypeError(
+      `${owner}: ${name} must be a whole number of milliseconds from ${min} to ${max}${zero ? ', or 0' : ''}, got ${String(value)}`,
+    );
+  }
+  return value;
+}
+
+/** Checks an optional callback option. */
+export function checkFunction(owner: string, name: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'function') throw new TypeError(`${owner}: ${name} must be a function`);
+}
+
+/** Follows one table: listens, polls, retries, reports stalls. */
+export class TableFollower {
+  /** Milliseconds each statement may take (`statementTimeout`). */
+  readonly timeout: number;
+  readonly #db: SqlClient;
+  readonly #hooks: FollowerHooks;
+  readonly #source: NotificationSource | undefined;
+  readonly #inProcess: boolean;
+  readonly #pollInterval: number;
+  readonly #reconnectDelay: number;
+  readonly #heartbeatInterval: number;
+  #listening: Listening | null = null;
+  #timers: ReturnType<typeof setInterval>[] = [];
+  #retry: ReturnType<typeof setTimeout> | undefined;
+  #delay: number;
+  #closed = false;
+  #stalled = false;
+  #reading: Promise<void> | null = null;
+  #again: Promise<void> | null = null;
+
+  /** Checks the options (a `TypeError` naming a bad one); starts nothing. */
+  constructor(db: SqlClient, options: FollowOptions, hooks: FollowerHooks) {
+    const { owner } = hooks;
+    this.#db = db;
+    this.#hooks = hooks;
+    this.#pollInterval = checkMs(owner, 'pollInterval', options.pollInterval, 5000, 100, 600_000);
+    this.#reconnectDelay = checkMs(owner, 'reconnectDelay', options.reconnectDelay, 250, 10, 60_000);
+    this.timeout = checkStatementTimeout(options.statementTimeout, owner);
+    this.#heartbeatInterval = checkMs(owner, 'heartbeatInterval', options.heartbeatInterval, 5000, 100, 600_000);
+    this.#delay = this.#reconnectDelay;
+    this.#inProcess = options.listen === undefined && isInProcessListener(db);
+    this.#source = this.#inProcess ? undefined : notificationSource(options.listen, db, owner);
+  }
+
+  /** `true` while the `LISTEN` connection is up. */
+  get listening(): boolean {
+    return this.#listening !== null;
+  }
+
+  /** `true` from a stall reported until its recovery. */
+  get stalled(): boolean {
+    return this.#stalled;
+  }
+
+  /** Listens, reads once, then polls. Rejects (and closes) when the first `LISTEN` or read fails. */
+  async start(): Promise<void> {
+    try {
+      await this.#listen();
+      await this.reload();
+    } catch (error) {
+      await this.close();
+      throw error;
+    }
+    this.every(this.#pollInterval, () => this.#background());
+  }
+
+  /** Runs `work` every `ms` milliseconds until `close()`; the timer keeps no process alive. */
+  every(ms: number, work: () => void): void {
+    const timer = setInterval(work, ms);
+    timer.unref?.();
+    this.#timers.push(timer);
+  }
+
+  /** A stall: reported once, until the work succeeds again. */
+  stall(error: unknown): void {
+    if (this.#closed || this.#stalled) return;
+    this.#stalled = true;
+    this.#hooks.onStall(error);
+  }
+
+  /** Background work succeeded: a stall, if any, is over once listening is back too. */
+  #working(): void {
+    if (!this.#stalled || (this.#source !== undefined && this.#listening === null)) return;
+    this.#stalled = false;
+    this.#hooks.onRecovered();
+  }
+
+  #background(): void {
+    this.reload().then(
+      () => this.#working(),
+      (error: unknown) => {
+        this.stall(error);
+        this.#scheduleRetry();
+      },
+    );
+  }
+
+  async #listen(): Promise<void> {
+    const hooks = {
+      channel: this.#hooks.channel,
+      onNotify: () => this.#background(),
+      onDrop: (error: Error | undefined) => this.#dropped(error),
+      heartbeatInterval: this.#heartbeatInterval,
+      timeout: this.timeout,
+    };
+    if (this.#inProcess) this.#listening = await listenInProcess(this.#db as unknown as Parameters<typeof listenInProcess>[0], hooks);
+    else if (this.#source !== undefined) this.#listening = await listenOn(this.#source, hooks);
+  }
+
+  #dropped(error: Error | undefined): void {
+    this.#listening = null;
+    if (this.#closed) return;
+    this.stall(error ?? new Error('the LISTEN connection ended'));
+    this.#scheduleRetry();
+  }
+
+  /** Listens again if need be, then reads, after the current delay (doubled for the next failure). */
+  #scheduleRetry(): void {
+    if (this.#closed || this.#retry !== undefined) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      void this.#recover();
+    }, this.#delay);
+    this.#retry.unref?.();
+    this.#delay = Math.min(this.#delay * 2, this.#pollInterval);
+  }
+
+  async #recover(): Promise<void> {
+    if (this.#closed) return;
+    try {
+      if (this.#listening === null) await this.#listen();
+      if (this.#closed) {
+        await this.#listening?.stop();
+        return;
+      }
+      await this.reload();
+      this.#delay = this.#reconnectDelay;
+      this.#working();
+    } catch (error) {
+      this.stall(error);
+      this.#scheduleRetry();
+    }
+  }
+
+  /**
+   * Reads now. One read runs at a time; calls made while one runs share one read after it (a row
+   * committed during a read may be missed by it). After `close()` nothing is read.
+   */
+  reload(): Promise<void> {
+    if (this.#reading === null) {
+      this.#reading = (this.#closed ? Promise.resolve() : this.#hooks.read()).finally(() => {
+        this.#reading = null;
+      });
+      return this.#reading;
+    }
+    if (this.#again === null) {
+      this.#again = this.#reading
+        .catch(() => undefined)
+        .then(() => {
+          this.#again = null;
+          return this.reload();
+        });
+    }
+    return this.#again;
+  }
+
+  /** `true` once `close()` was called: a read that ends after it applies nothing. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Stops listening, polling and retrying. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const timer of this.#timers) clearInterval(timer);
+    this.#timers = [];
+    clearTimeout(this.#retry);
+    const listening = this.#listening;
+    this.#listening = null;
+    await listening?.stop();
+  }
+}

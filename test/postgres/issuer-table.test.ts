@@ -1,0 +1,220 @@
+/**
+ * The issuer registry's table on a real PostgreSQL: each change written with its audit row and
+ * notification in one transaction, refused changes writing nothing, concurrent changes serialized.
+ */
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { IssuerEntry } from '../../src/index.js';
+import {
+  IssuerChangeError,
+  REGISTRY_CHANNEL,
+  TABLES,
+  addIssuer,
+  importIssuers,
+  migrate,
+  readIssuerChanges,
+  readIssuers,
+  removeIssuer,
+  updateIssuer,
+} from '../../src/postgres/index.js';
+import { eventually } from './eventually.js';
+import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+
+const SKIP = skipWithoutPostgres('test/postgres/issuer-table.test.ts');
+
+const ACME: IssuerEntry = { issuer: 'https://acme.test', jwksUri: 'https://acme.test/jwks.json', products: ['acme'] };
+const BETA: IssuerEntry = { issuer: 'https://beta.test', jwksUri: 'https://beta.test/jwks.json', products: ['beta'], tenants: ['t1'] };
+const BY = { by: 'alice' };
+
+let server: PgServer;
+let pool: pg.Pool;
+
+async function code(promise: Promise<unknown>): Promise<string | undefined> {
+  return promise.then(
+    () => undefined,
+    (error: { code?: string }) => error.code,
+  );
+}
+
+async function rowCounts(): Promise<{ issuers: number; changes: number }> {
+  const { rows } = await pool.query(
+    `SELECT (SELECT count(*)::int FROM ${TABLES.issuers}) AS issuers, (SELECT count(*)::int FROM ${TABLES.issuerChanges}) AS changes`,
+  );
+  return rows[0] as { issuers: number; changes: number };
+}
+
+describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
+  beforeAll(async () => {
+    server = await startPostgres();
+    pool = openPool(server.url, { max: 6 });
+    await migrate(pool, { only: 'registry' });
+  });
+
+  afterAll(async () => {
+    await pool?.end();
+    await server?.dispose();
+  });
+
+  beforeEach(() => pool.query(`TRUNCATE ${TABLES.issuers}, ${TABLES.issuerChanges}`));
+
+  it('adds an issuer with who added it and logs the change with no before', async () => {
+    const change = await addIssuer(pool, ACME, BY);
+    expect(change).toMatchObject({ issuer: ACME.issuer, action: 'add', before: null, after: ACME, actor: 'alice' });
+    const [record] = await readIssuers(pool);
+    expect(record).toMatchObject({ entry: ACME, addedBy: 'alice', updatedBy: 'alice' });
+    expect(record?.addedAt.getTime()).toBe(change.at.getTime());
+    expect(Object.isFrozen(record?.entry.products)).toBe(true);
+  });
+
+  it('refuses to add an issuer registered already with issuer_exists, writing nothing', async () => {
+    await addIssuer(pool, ACME, BY);
+    const error = await addIssuer(pool, { ...ACME, products: ['other'] }, BY).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(IssuerChangeError);
+    expect(error).toMatchObject({ code: 'issuer_exists', issuer: ACME.issuer });
+    expect(await rowCounts()).toEqual({ issuers: 1, changes: 1 });
+  });
+
+  it('replaces the whole entry on update, keeping who added it, and logs before and after', async () => {
+    await addIssuer(pool, BETA, BY);
+    const next = { ...BETA, tenants: ['t2'] };
+    const change = await updateIssuer(pool, next, { by: 'bob' });
+    expect(change).toMatchObject({ action: 'update', before: BETA, after: next, actor: 'bob' });
+    const [record] = await readIssuers(pool);
+    expect(record).toMatchObject({ entry: next, addedBy: 'alice', updatedBy: 'bob' });
+  });
+
+  it('refuses to update an issuer not registered with issuer_not_found', async () => {
+    expect(await code(updateIssuer(pool, ACME, BY))).toBe('issuer_not_found');
+    expect(await rowCounts()).toEqual({ issuers: 0, changes: 0 });
+  });
+
+  it('refuses an update registering the same rules with issuer_unchanged, the order of names aside', async () => {
+    await addIssuer(pool, { ...ACME, products: ['acme', 'acme-2'] }, BY);
+    expect(await code(updateIssuer(pool, { ...ACME, products: ['acme-2', 'acme'] }, BY))).toBe('issuer_unchanged');
+    expect(await rowCounts()).toEqual({ issuers: 1, changes: 1 });
+  });
+
+  it('removes an issuer and logs the entry it had', async () => {
+    await addIssuer(pool, ACME, BY);
+    const change = await removeIssuer(pool, ACME.issuer, { by: 'carol' });
+    expect(change).toMatchObject({ action: 'remove', before: ACME, after: null, actor: 'carol' });
+    expect(await readIssuers(pool)).toEqual([]);
+  });
+
+  it('refuses to remove an issuer not registered with issuer_not_found', async () => {
+    expect(await code(removeIssuer(pool, ACME.issuer, BY))).toBe('issuer_not_found');
+    expect(await rowCounts()).toEqual({ issuers: 0, changes: 0 });
+  });
+
+  it('names a hostile issuer in a refusal cut and escaped on one line', async () => {
+    const hostile = `https://x.test/\n\u202eINFO forged ${'a'.repeat(500)}`;
+    const error = (await removeIssuer(pool, hostile, BY).catch((caught: unknown) => caught)) as IssuerChangeError;
+    expect(error.issuer).toBe(hostile);
+    expect(error.message).not.toMatch(/[\n\u202e]/);
+    expect(error.message.length).toBeLessThan(200);
+  });
+
+  it('imports new entries, updates changed ones, leaves equal ones, and never removes', async () => {
+    await addIssuer(pool, ACME, BY);
+    await addIssuer(pool, BETA, BY);
+    await addIssuer(pool, { ...ACME, issuer: 'https://kept.test' }, BY);
+    const gamma = { ...ACME, issuer: 'https://gamma.test' };
+    const report = await importIssuers(pool, [gamma, { ...BETA, tenants: ['t9'] }, ACME], { by: 'import' });
+    expect([report.added, report.updated, report.unchanged]).toEqual([[gamma.issuer], [BETA.issuer], [ACME.issuer]]);
+    expect(report.changes.map((change) => [change.action, change.issuer])).toEqual([
+      ['add', gamma.issuer],
+      ['update', BETA.issuer],
+    ]);
+    expect((await readIssuers(pool)).map((record) => record.entry.issuer)).toEqual([
+      ACME.issuer,
+      BETA.issuer,
+      gamma.issuer,
+      'https://kept.test',
+    ]);
+  });
+
+  it('imports all or nothing: a bad entry names its field and writes nothing', async () => {
+    const bad = { ...BETA, issuer: 'https://bad.test', tenants: ['no spaces'] };
+    await expect(importIssuers(pool, [ACME, bad], BY)).rejects.toThrow(
+      new TypeError('IssuerRegistry: entries[1] ("https://bad.test").tenants[0] must be a name of letters, digits, "-", "_" and "."'),
+    );
+    expect(await rowCounts()).toEqual({ issuers: 0, changes: 0 });
+  });
+
+  it('refuses an import repeating an issuer', async () => {
+    await expect(importIssuers(pool, [ACME, ACME], BY)).rejects.toThrow(/entries\[1\]\.issuer repeats/);
+    expect(await rowCounts()).toEqual({ issuers: 0, changes: 0 });
+  });
+
+  it.each([
+    ['an http jwksUri off loopback', { ...ACME, jwksUri: 'http://acme.test/jwks.json' }, /\("https:\/\/acme\.test"\)\.jwksUri/],
+    ['no products', { ...ACME, products: [] }, /\("https:\/\/acme\.test"\)\.products/],
+    ['an unknown field', { ...ACME, audience: 'x' }, /\("https:\/\/acme\.test"\)\.audience is not an entry field/],
+    ['an issuer that is not https', { ...ACME, issuer: 'ftp://acme.test' }, /entries\[0\]\.issuer/],
+  ])('refuses to add an entry with %s, naming the field and writing nothing', async (_case, entry, message) => {
+    await expect(addIssuer(pool, entry as IssuerEntry, BY)).rejects.toThrow(message);
+    await expect(updateIssuer(pool, entry as IssuerEntry, BY)).rejects.toThrow(message);
+    expect(await rowCounts()).toEqual({ issuers: 0, changes: 0 });
+  });
+
+  it.each([
+    ['no actor', {}],
+    ['an empty actor', { by: '' }],
+    ['an actor over 200 characters', { by: 'a'.repeat(201) }],
+    ['an actor with a line break', { by: 'alice\nINFO forged' }],
+  ])('refuses a change with %s, naming by', async (_case, options) => {
+    await expect(addIssuer(pool, ACME, options as { by: string })).rejects.toThrow(/addIssuer: by must be/);
+    expect(await rowCounts()).toEqual({ issuers: 0, changes: 0 });
+  });
+
+  it('refuses a bad statementTimeout, naming it', async () => {
+    await expect(removeIssuer(pool, ACME.issuer, { by: 'alice', statementTimeout: 0 })).rejects.toThrow(/statementTimeout/);
+  });
+
+  it('lets one of two concurrent adds of the same issuer win; the other gets issuer_exists', async () => {
+    const results = await Promise.allSettled([addIssuer(pool, ACME, { by: 'one' }), addIssuer(pool, ACME, { by: 'two' })]);
+    expect(results.map((result) => result.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const lost = results.find((result) => result.status === 'rejected') as PromiseRejectedResult;
+    expect((lost.reason as IssuerChangeError).code).toBe('issuer_exists');
+    expect(await rowCounts()).toEqual({ issuers: 1, changes: 1 });
+  });
+
+  it('keeps the audit trail in order, for every issuer or one', async () => {
+    await addIssuer(pool, ACME, BY);
+    await addIssuer(pool, BETA, BY);
+    await updateIssuer(pool, { ...ACME, products: ['acme-2'] }, BY);
+    await removeIssuer(pool, ACME.issuer, BY);
+    const all = await readIssuerChanges(pool);
+    expect(all.map((change) => [change.action, change.issuer])).toEqual([
+      ['add', ACME.issuer],
+      ['add', BETA.issuer],
+      ['update', ACME.issuer],
+      ['remove', ACME.issuer],
+    ]);
+    expect(all.map((change) => change.id)).toEqual([...all.map((change) => change.id)].sort((a, b) => a - b));
+    const acme = await readIssuerChanges(pool, { issuer: ACME.issuer });
+    expect(acme.map((change) => [change.action, change.before?.products ?? null, change.after?.products ?? null])).toEqual([
+      ['add', null, ['acme']],
+      ['update', ['acme'], ['acme-2']],
+      ['remove', ['acme-2'], null],
+    ]);
+  });
+
+  it('notifies the registry channel with each change, when it commits', async () => {
+    const listener = new pg.Client({ connectionString: server.url });
+    await listener.connect();
+    const payloads: string[] = [];
+    listener.on('notification', (message) => {
+      if (message.channel === REGISTRY_CHANNEL) payloads.push(message.payload ?? '');
+    });
+    await listener.query(`LISTEN ${REGISTRY_CHANNEL}`);
+    try {
+      const change = await addIssuer(pool, ACME, BY);
+      await code(addIssuer(pool, ACME, BY));
+      await eventually('the notification arrives', () => payloads.length > 0);
+      expect(payloads).toEqual([String(change.id)]);
+    } finally {
+      await listener.end();
+    }
+  });
+});

@@ -1,0 +1,325 @@
+/**
+ * The issuer registry followed from PostgreSQL: instances (each its own pool, its own verifier)
+ * apply every change written to the table through notifications, and by polling; a database that
+ * stops answering (a stopped server, a network gone silent through a TCP proxy) leaves the last
+ * registry in force and says so once, and a change made after it answers again still arrives.
+ */
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { IssuerRegistry, type Verifier, createVerifier } from '../../src/index.js';
+import {
+  type PostgresRegistry,
+  type PostgresRegistryOptions,
+  type RegistryEvent,
+  TABLES,
+  addIssuer,
+  migrate,
+  postgresRegistry,
+  removeIssuer,
+  updateIssuer,
+} from '../../src/postgres/index.js';
+import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
+import { verifyUntilCached } from '../support/result-cache.js';
+import { eventually } from './eventually.js';
+import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { type TcpProxy, startProxy } from './tcp-proxy.js';
+
+const SKIP = skipWithoutPostgres('test/postgres/postgres-registry.test.ts');
+const AUDIENCE = 'https://payments.test';
+/** Long enough that only a notification or a reconnection can bring a change during a test. */
+const NO_POLL = 600_000;
+const BY = { by: 'test' };
+
+let server: PgServer;
+let acme: TestIssuer;
+let beta: TestIssuer;
+let operator: ReturnType<typeof openPool>;
+const pools: ReturnType<typeof openPool>[] = [];
+let running: PostgresRegistry[] = [];
+
+interface Instance {
+  readonly registry: PostgresRegistry;
+  readonly verifier: Verifier;
+  readonly events: RegistryEvent[];
+}
+
+/** One gateway instance: its own pool, registry and verifier (trusting no issuer until attached). */
+async function instance(options: PostgresRegistryOptions = {}, url = server.url): Promise<Instance> {
+  const pool = openPool(url, { max: 4 });
+  pools.push(pool);
+  const events: RegistryEvent[] = [];
+  const registry = await postgresRegistry(pool, { pollInterval: NO_POLL, onEvent: (event) => events.push(event), ...options });
+  running.push(registry);
+  const verifier = createVerifier({ registry: new IssuerRegistry([], { allowEmpty: true }), audience: AUDIENCE });
+  registry.attach(verifier);
+  return { registry, verifier, events };
+}
+
+async function outcome(verifier: Verifier, token: string): Promise<string> {
+  return verifier.verify(token).then(
+    () => 'accepted',
+    (error: { code?: string }) => error.code ?? 'failed',
+  );
+}
+
+async function allAccept(instances: readonly Instance[], issuer: TestIssuer, claims = {}): Promise<boolean> {
+  const token = await issuer.token(claims);
+  return (await Promise.all(instances.map(({ verifier }) => outcome(verifier, token)))).every((result) => result === 'accepted');
+}
+
+describe.skipIf(SKIP)('postgresRegistry on a real PostgreSQL', () => {
+  beforeAll(async () => {
+    acme = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://acme.test', product: 'acme', kid: 'acme-1' });
+    beta = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://beta.test', product: 'beta', kid: 'beta-1' });
+    await Promise.all([acme.listen(), beta.listen()]);
+    server = await startPostgres();
+    operator = openPool(server.url, { max: 2 });
+    await migrate(operator, { only: 'registry' });
+  });
+
+  afterAll(async () => {
+    await Promise.all([operator, ...pools].map((pool) => pool?.end().catch(() => undefined)));
+    await server?.dispose();
+    await Promise.all([acme?.close(), beta?.close()]);
+  });
+
+  beforeEach(() => operator.query(`TRUNCATE ${TABLES.issuers}, ${TABLES.issuerChanges}`));
+  afterEach(async () => {
+    await Promise.all(running.map((registry) => registry.close()));
+    running = [];
+  });
+
+  it('loads the registry at start, applies it to a verifier attached, and reports what it loaded', async () => {
+    const added = await addIssuer(operator, acme.entry, BY);
+    const a = await instance();
+    expect(await allAccept([a], acme)).toBe(true);
+    expect(a.registry.registry().issuers).toEqual([acme.issuer]);
+    expect(a.events).toEqual([
+      { type: 'registry_loaded', issuers: 1, change: { added: [acme.issuer], updated: [], removed: [] }, through: added.id },
+    ]);
+    expect(a.registry.loadedAt).toBeGreaterThan(Date.now() - 5000);
+  });
+
+  it('starts on an empty table with a registry that trusts no issuer', async () => {
+    const a = await instance();
+    expect(a.registry.registry().size).toBe(0);
+    expect(await outcome(a.verifier, await acme.token())).toBe('unknown_issuer');
+  });
+
+  it('applies an issuer added on another instance within 1 s, through its notification', async () => {
+    const [a, b] = await Promise.all([instance(), instance()]);
+    expect(a.registry.listening && b.registry.listening).toBe(true);
+    await addIssuer(operator, acme.entry, BY);
+    await eventually('both accept acme', () => allAccept([a, b], acme), 1000);
+  });
+
+  it('applies a tenant taken out of an entry within 1 s', async () => {
+    await addIssuer(operator, { ...beta.entry, tenants: ['t-1', 't-2'] }, BY);
+    const [a, b] = await Promise.all([instance(), instance()]);
+    expect(await allAccept([a, b], beta)).toBe(true);
+    await updateIssuer(operator, { ...beta.entry, tenants: ['t-2'] }, BY);
+    const token = await beta.token();
+    await eventually(
+      'both refuse tenant t-1',
+      async () => (await outcome(a.verifier, token)) !== 'accepted' && (await outcome(b.verifier, token)) !== 'accepted',
+      1000,
+    );
+    expect(await allAccept([a, b], beta, { tenant_ern: 'ern:beta/tenants/t-2' })).toBe(true);
+  });
+
+  it('makes every instance refuse a removed issuer within 1 s, cached results included', async () => {
+    await addIssuer(operator, acme.entry, BY);
+    const [a, b] = await Promise.all([instance(), instance()]);
+    const token = await acme.token();
+    await Promise.all([verifyUntilCached(a.verifier, token), verifyUntilCached(b.verifier, token)]);
+    await removeIssuer(operator, acme.issuer, BY);
+    await eventually(
+      'both refuse unknown_issuer',
+      async () => (await outcome(a.verifier, token)) === 'unknown_issuer' && (await outcome(b.verifier, token)) === 'unknown_issuer',
+      1000,
+    );
+    expect(b.events.at(-1)).toMatchObject({ type: 'registry_loaded', issuers: 0, change: { removed: [acme.issuer] } });
+  });
+
+  it('polls at its interval when it does not listen', async () => {
+    const a = await instance({ listen: false, pollInterval: 100 });
+    expect(a.registry.listening).toBe(false);
+    await addIssuer(operator, acme.entry, BY);
+    await eventually('applied by polling', () => allAccept([a], acme), 1000);
+  });
+
+  it('reads the issuers again only when a change past the last applied one exists', async () => {
+    await addIssuer(operator, acme.entry, BY);
+    const statements: string[] = [];
+    const counting = {
+      query: (text: string, params?: unknown[]) => {
+        statements.push(text.includes(`FROM ${TABLES.issuers}`) || text.includes(`JOIN ${TABLES.issuers}`) ? 'issuers' : 'last change');
+        return operator.query(text, params);
+      },
+    };
+    const registry = await postgresRegistry(counting, { listen: false, pollInterval: NO_POLL, onEvent: () => undefined });
+    running.push(registry);
+    await registry.reload();
+    await registry.reload();
+    expect(statements).toEqual(['issuers', 'last change', 'last change']);
+    await addIssuer(operator, beta.entry, BY);
+    await registry.reload();
+    expect(statements.slice(3)).toEqual(['last change', 'issuers']);
+    expect(registry.registry().issuers).toEqual([acme.issuer, beta.issuer]);
+  });
+
+  it('applies the registry in force to a verifier attached later, and nothing to one detached', async () => {
+    await addIssuer(operator, acme.entry, BY);
+    const a = await instance();
+    const late = createVerifier({ registry: new IssuerRegistry([], { allowEmpty: true }), audience: AUDIENCE });
+    const detach = a.registry.attach(late);
+    expect(await outcome(late, await acme.token())).toBe('accepted');
+    detach();
+    await addIssuer(operator, beta.entry, BY);
+    await eventually('the attached one accepts beta', () => allAccept([a], beta), 1000);
+    expect(await outcome(late, await beta.token())).toBe('unknown_issuer');
+  });
+
+  it('keeps the registry in force when the table holds an entry it refuses, and says why', async () => {
+    await addIssuer(operator, acme.entry, BY);
+    const a = await instance({ listen: false, reconnectDelay: 10 });
+    await operator.query(`UPDATE ${TABLES.issuers} SET entry = jsonb_set(entry, '{products}', '[]')`);
+    await operator.query(`INSERT INTO ${TABLES.issuerChanges} (issuer, action, actor) VALUES ($1, 'update', 'hand')`, [acme.issuer]);
+    await expect(a.registry.reload()).rejects.toThrow(/products/);
+    expect(await allAccept([a], acme)).toBe(true);
+  });
+
+  it.each([
+    ['pollInterval', { pollInterval: 50 }],
+    ['reconnectDelay', { reconnectDelay: 1.5 }],
+    ['listen', { listen: 'yes' }],
+    ['statementTimeout', { statementTimeout: 0 }],
+    ['heartbeatInterval', { heartbeatInterval: 10 }],
+    ['onEvent', { onEvent: 'console' }],
+  ])('refuses a bad %s with a TypeError naming it', async (name, options) => {
+    await expect(postgresRegistry(operator, options as PostgresRegistryOptions)).rejects.toThrow(
+      new RegExp(`^postgresRegistry: ${name} must`),
+    );
+  });
+
+  it('refuses to attach something that is not a verifier', async () => {
+    const a = await instance();
+    expect(() => a.registry.attach({} as never)).toThrow(TypeError);
+  });
+});
+
+describe.skipIf(SKIP)('postgresRegistry when the database stops answering', () => {
+  const STATEMENT_TIMEOUT = 300;
+  let proxy: TcpProxy;
+
+  beforeAll(async () => {
+    acme = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://acme.test', product: 'acme', kid: 'acme-1' });
+    beta = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://beta.test', product: 'beta', kid: 'beta-1' });
+    await Promise.all([acme.listen(), beta.listen()]);
+    server = await startPostgres();
+    proxy = await startProxy(server.port);
+    operator = openPool(server.url, { max: 2 });
+    await migrate(operator, { only: 'registry' });
+  });
+
+  afterAll(async () => {
+    await Promise.all(running.map((registry) => registry.close()));
+    running = [];
+    await proxy?.close();
+    await Promise.all([operator, ...pools].map((pool) => pool?.end().catch(() => undefined)));
+    await server?.dispose();
+    await Promise.all([acme?.close(), beta?.close()]);
+  });
+
+  const options = { statementTimeout: STATEMENT_TIMEOUT, heartbeatInterval: 200, reconnectDelay: 50, pollInterval: 500 };
+
+  it('keeps the last registry through a silent network, reports it stale once, and recovers', async () => {
+    await addIssuer(operator, acme.entry, BY);
+    const [a, b] = await Promise.all([
+      instance(options, proxy.via(server.url)),
+      instance({ ...options, listen: false }, proxy.via(server.url)),
+    ]);
+    const loadedAt = a.registry.loadedAt as number;
+    proxy.silence();
+    await eventually(
+      'both report registry_stale',
+      () => [a, b].every(({ events }) => events.some((event) => event.type === 'registry_stale')),
+      3000,
+    );
+    expect(await allAccept([a, b], acme)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    for (const { events } of [a, b]) {
+      expect(events.filter((event) => event.type === 'registry_stale')).toEqual([
+        { type: 'registry_stale', error: expect.any(String), since: expect.any(Number), issuers: 1 },
+      ]);
+    }
+    expect(a.events.find((event) => event.type === 'registry_stale')).toMatchObject({ since: loadedAt });
+    expect(a.registry.listening).toBe(false);
+    proxy.heal();
+    proxy.reset();
+    await addIssuer(operator, beta.entry, BY);
+    await eventually('both accept beta after the heal', () => allAccept([a, b], beta), 5000);
+    await eventually(
+      'both report registry_recovered',
+      () => [a, b].every(({ events }) => events.at(-1)?.type === 'registry_recovered'),
+      3000,
+    );
+    expect(a.registry.listening).toBe(true);
+  });
+
+  it('keeps the last registry while the server is stopped, and applies a change made after its restart', async () => {
+    const a = await instance(options, proxy.via(server.url));
+    const registered = a.registry.registry().issuers;
+    expect(registered.length).toBeGreaterThan(0);
+    await server.stop();
+    try {
+      await eventually('registry_stale', () => a.events.some((event) => event.type === 'registry_stale'), 3000);
+      expect(await allAccept([a], acme)).toBe(true);
+      expect(a.registry.registry().issuers).toEqual(registered);
+    } finally {
+      await server.start();
+    }
+    await removeIssuer(operator, acme.issuer, BY);
+    await eventually(
+      'acme refused after the restart',
+      async () => (await outcome(a.verifier, await acme.token())) === 'unknown_issuer',
+      5000,
+    );
+    await eventually(
+      'registry_recovered',
+      () => a.events.at(-1)?.type === 'registry_recovered' || a.events.at(-2)?.type === 'registry_recovered',
+      3000,
+    );
+    const recovered = a.events.find((event) => event.type === 'registry_recovered');
+    expect(recovered).toMatchObject({ staleForMs: expect.any(Number) });
+    expect((recovered as { staleForMs: number }).staleForMs).toBeGreaterThan(0);
+  });
+});
+
+describe('postgresRegistry on PGlite', () => {
+  let lite: PGlite;
+  let issuer: TestIssuer;
+  beforeAll(async () => {
+    issuer = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://lite.test', product: 'lite', kid: 'lite-1' });
+    await issuer.listen();
+    lite = new PGlite();
+    await migrate(lite, { only: 'registry' });
+  });
+  afterAll(async () => {
+    await lite?.close();
+    await issuer?.close();
+  });
+
+  it('applies an issuer added through the same database to the verifier attached, by its in-process notification', async () => {
+    const registry = await postgresRegistry(lite, { pollInterval: NO_POLL, onEvent: () => undefined });
+    try {
+      const verifier = createVerifier({ registry: new IssuerRegistry([], { allowEmpty: true }), audience: AUDIENCE });
+      registry.attach(verifier);
+      expect(registry.listening).toBe(true);
+      await addIssuer(lite, issuer.entry, BY);
+      await eventually('lite accepted', async () => (await outcome(verifier, await issuer.token())) === 'accepted', 1000);
+    } finally {
+      await registry.close();
+    }
+  });
+});
