@@ -7,7 +7,8 @@
  */
 import type { KeyHistoryEntry, Verifier } from '../index.js';
 import { readKeyHistory, writeKeyHistory } from './key-history-table.js';
-import { type SqlClient, checkClient, checkStatementTimeout } from './sql-client.js';
+import { type SqlClient, checkClient } from './sql-client.js';
+import { TableFollower, checkFunction, checkMs } from './table-follower.js';
 
 /** What the key history calls on a verifier. */
 export type KeyHistoryVerifier = Pick<Verifier, 'keyHistory' | 'mergeKeyHistory'>;
@@ -17,7 +18,7 @@ export interface PostgresKeyHistoryOptions {
   /**
    * Milliseconds between flushes (each verifier's history written, the merged table read back).
    * A breach found by one instance may be reported again by another within this time. 100 to
-   * 3 600 000.
+   * 600 000.
    * @default 10000
    */
   readonly flushInterval?: number;
@@ -29,8 +30,8 @@ export interface PostgresKeyHistoryOptions {
   readonly statementTimeout?: number;
   /**
    * Receives each stall of the flushes (the first failure after a success), once, such as a
-   * database that is down or rows a verifier refuses; the flushes go on at every `flushInterval`.
-   * Must not throw.
+   * database that is down or rows a verifier refuses; the flush is retried (after 250 ms,
+   * doubling up to `flushInterval`). Must not throw.
    * @default one line to console.error
    */
   readonly onError?: (error: unknown) => void;
@@ -61,18 +62,6 @@ export interface PostgresKeyHistory {
 const OWNER = 'postgresKeyHistory';
 const LOG_PREFIX = 'paygate-auth/postgres: key history:';
 
-function checkFunction(name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'function') throw new TypeError(`${OWNER}: ${name} must be a function`);
-}
-
-function checkFlushInterval(value: unknown): number {
-  if (value === undefined) return 10_000;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 100 || value > 3_600_000) {
-    throw new TypeError(`${OWNER}: flushInterval must be a whole number of milliseconds from 100 to 3600000, got ${String(value)}`);
-  }
-  return value;
-}
-
 function checkVerifier(verifier: unknown): KeyHistoryVerifier {
   const candidate = verifier as Partial<KeyHistoryVerifier> | null;
   if (typeof candidate?.keyHistory !== 'function' || typeof candidate.mergeKeyHistory !== 'function') {
@@ -81,31 +70,44 @@ function checkVerifier(verifier: unknown): KeyHistoryVerifier {
   return candidate as KeyHistoryVerifier;
 }
 
+/** The flushes run as a table follower that only polls: every `flushInterval`, retried on failure. */
 class SharedKeyHistory implements PostgresKeyHistory {
   readonly #db: SqlClient;
-  readonly #timeout: number;
+  readonly #follower: TableFollower;
   readonly #onError: (error: unknown) => void;
-  readonly #onRecovered: () => void;
   readonly #attached = new Set<KeyHistoryVerifier>();
-  readonly #timer: ReturnType<typeof setInterval>;
   /** The table as last read. */
-  #rows: readonly KeyHistoryEntry[];
-  #flushing: Promise<void> | null = null;
-  #again: Promise<void> | null = null;
-  #stalled = false;
-  #closed = false;
+  #rows: readonly KeyHistoryEntry[] = [];
 
-  constructor(db: SqlClient, rows: readonly KeyHistoryEntry[], timeout: number, flushInterval: number, options: PostgresKeyHistoryOptions) {
+  constructor(db: SqlClient, options: PostgresKeyHistoryOptions) {
     this.#db = db;
-    this.#rows = rows;
-    this.#timeout = timeout;
-    this.#onError =
+    checkFunction(OWNER, 'onError', options.onError);
+    checkFunction(OWNER, 'onRecovered', options.onRecovered);
+    const onError =
       options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${error instanceof Error ? error.message : String(error)} (retrying)`));
-    this.#onRecovered =
-      options.onRecovered ??
-      (options.onError === undefined ? () => console.error(`${LOG_PREFIX} the database answers again`) : () => undefined);
-    this.#timer = setInterval(() => void this.#background(), flushInterval);
-    this.#timer.unref?.();
+    this.#onError = onError;
+    this.#follower = new TableFollower(
+      db,
+      {
+        listen: false,
+        pollInterval: checkMs(OWNER, 'flushInterval', options.flushInterval, 10_000, 100, 600_000),
+        ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),
+      },
+      {
+        owner: OWNER,
+        channel: '',
+        read: () => this.#writeAndRead(),
+        onStall: onError,
+        onRecovered:
+          options.onRecovered ??
+          (options.onError === undefined ? () => console.error(`${LOG_PREFIX} the database answers again`) : () => undefined),
+      },
+    );
+  }
+
+  /** Reads the table (rejecting when that fails), then flushes every `flushInterval`. */
+  start(): Promise<void> {
+    return this.#follower.start();
   }
 
   attach(verifier: KeyHistoryVerifier): () => void {
@@ -122,57 +124,26 @@ class SharedKeyHistory implements PostgresKeyHistory {
     };
   }
 
-  /**
-   * One flush at a time; calls made while one runs share one flush after it (so each sees the
-   * history as it is when called).
-   */
+  /** One flush at a time; calls made while one runs share one flush after it. */
   flush(): Promise<void> {
-    if (this.#flushing === null) {
-      this.#flushing = this.#writeAndRead().finally(() => {
-        this.#flushing = null;
-      });
-      return this.#flushing;
-    }
-    if (this.#again === null) {
-      this.#again = this.#flushing
-        .catch(() => undefined)
-        .then(() => {
-          this.#again = null;
-          return this.flush();
-        });
-    }
-    return this.#again;
+    return this.#follower.reload();
   }
 
+  /** Writes each attached verifier's history, then reads the table back into all of them. */
   async #writeAndRead(): Promise<void> {
-    const verifiers = [...this.#attached];
-    if (verifiers.length === 0) return;
+    const timeout = this.#follower.timeout;
     // One statement per verifier: one INSERT … ON CONFLICT may not touch a row twice.
-    for (const verifier of verifiers) await writeKeyHistory(this.#db, verifier.keyHistory(), this.#timeout);
-    this.#rows = await readKeyHistory(this.#db, { statementTimeout: this.#timeout });
-    for (const verifier of this.#attached) verifier.mergeKeyHistory(this.#rows);
-  }
-
-  async #background(): Promise<void> {
-    try {
-      await this.flush();
-    } catch (error) {
-      // A stall is reported once; the next interval tries again.
-      if (!this.#stalled) this.#onError(error);
-      this.#stalled = true;
-      return;
-    }
-    if (this.#stalled) {
-      this.#stalled = false;
-      this.#onRecovered();
-    }
+    for (const verifier of [...this.#attached]) await writeKeyHistory(this.#db, verifier.keyHistory(), timeout);
+    const rows = await readKeyHistory(this.#db, { statementTimeout: timeout });
+    if (this.#follower.closed) return;
+    this.#rows = rows;
+    for (const verifier of this.#attached) verifier.mergeKeyHistory(rows);
   }
 
   async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    clearInterval(this.#timer);
-    await this.#background();
+    if (this.#follower.closed) return;
+    await this.flush().catch((error: unknown) => this.#follower.stall(error));
+    await this.#follower.close();
     this.#attached.clear();
   }
 }
@@ -180,8 +151,8 @@ class SharedKeyHistory implements PostgresKeyHistory {
 /**
  * Starts sharing key histories through `db`: reads the table (so that a verifier attached next
  * starts from it), then flushes every `flushInterval`. Rejects when that first read fails;
- * afterwards, a stall goes to `onError` once (and its end to `onRecovered`) and the next flush
- * tries again. Verification never waits on it.
+ * afterwards, a stall goes to `onError` once (and its end to `onRecovered`) and the flush is
+ * retried (after 250 ms, doubling up to `flushInterval`). Verification never waits on it.
  *
  * @param db A `pg.Pool` (see `poolSettings`), a `pg.Client` or PGlite, migrated
  * (`migrate(db, { only: 'keys' })` is enough).
@@ -194,11 +165,7 @@ class SharedKeyHistory implements PostgresKeyHistory {
  * ```
  */
 export async function postgresKeyHistory(db: SqlClient, options: PostgresKeyHistoryOptions = {}): Promise<PostgresKeyHistory> {
-  checkClient(db, OWNER);
-  const flushInterval = checkFlushInterval(options.flushInterval);
-  const timeout = checkStatementTimeout(options.statementTimeout, OWNER);
-  checkFunction('onError', options.onError);
-  checkFunction('onRecovered', options.onRecovered);
-  const rows = await readKeyHistory(db, { statementTimeout: timeout });
-  return new SharedKeyHistory(db, rows, timeout, flushInterval, options);
+  const shared = new SharedKeyHistory(checkClient(db, OWNER), options);
+  await shared.start();
+  return shared;
 }
