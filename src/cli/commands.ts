@@ -7,6 +7,7 @@ import { controlsCompactCommand } from './controls-compact-command.js';
 import { doctorCommand } from './doctor.js';
 import { ISSUERS_COMMANDS } from './issuers-command.js';
 import { keysGenerateCommand } from './keys-generate.js';
+import { keysStatusCommand } from './keys-status.js';
 import { migrateCommand } from './migrate-command.js';
 import { CONTROL_COMMANDS } from './operator-control-command.js';
 import { tokenSignCommand } from './token-sign.js';
@@ -18,6 +19,7 @@ export const COMMANDS: readonly CliCommand[] = [
   controlsCommand,
   controlsCompactCommand,
   ...ISSUERS_COMMANDS,
+  keysStatusCommand,
   doctorCommand,
   keysGenerateCommand,
   tokenSignCommand,

@@ -24,7 +24,7 @@ import {
 import { quote, quoteList, scopeFailure } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
-import { describeDuration, describeTime, isoSeconds } from './doctor-time.js';
+import { describeDuration, describeTime, isoSeconds, readNow } from './doctor-time.js';
 import { EXIT } from './run-cli.js';
 import { type StdinReader, fingerprint, readProcessStdin, readToken } from './token-input.js';
 
@@ -82,13 +82,6 @@ const OPTIONS = {
 
 /** Where the keys come from when `--jwks` is a file and no entry names a URL. */
 const FILE_JWKS_URI = 'https://jwks.file.invalid/jwks.json';
-
-function readNow(value: string | undefined, fallback: () => number): number {
-  if (value === undefined) return fallback();
-  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value);
-  if (!Number.isFinite(ms)) throw new UsageError(`--now must be an ISO 8601 date or seconds since the epoch, got ${quote(value)}`);
-  return ms;
-}
 
 /** `true` when `source` is an `http:` or `https:` URL (else it is a file path). */
 function isUrl(source: string): boolean {
