@@ -89,6 +89,7 @@ interface IssuerState {
   lastKidMissAt: number;
   retryAt: number;
   failures: number;
+  /** The issuer's revoked kids: one set per `iss`, kept through changes and removals of its entry. */
   readonly revoked: Set<string>;
 }
 
@@ -100,6 +101,8 @@ function elapsedMs(startedAt: number): number {
 export class JwksCache {
   readonly #settings: JwksCacheSettings;
   readonly #states = new Map<string, IssuerState>();
+  /** Each issuer's revoked kids, by `iss`, outliving its entry's changes and removal. */
+  readonly #revoked = new Map<string, Set<string>>();
 
   constructor(issuers: Iterable<RegisteredIssuer>, settings: JwksCacheSettings) {
     this.#settings = settings;
@@ -120,14 +123,14 @@ export class JwksCache {
       lastKidMissAt: Number.NEGATIVE_INFINITY,
       retryAt: Number.NEGATIVE_INFINITY,
       failures: 0,
-      revoked: new Set(),
+      revoked: this.#revokedOf(registered.issuer),
     });
   }
 
   /**
    * `registered` replaces its issuer's entry. Under the same `jwksUri` the held keys stay; under
    * another they stop verifying at once (`issuer_changed`), and a download in flight from the old
-   * one installs nothing. Revocations stay.
+   * one installs nothing.
    */
   update(registered: RegisteredIssuer): void {
     const state = this.#state(registered.issuer);
@@ -136,8 +139,16 @@ export class JwksCache {
       return;
     }
     this.add(registered);
-    for (const kid of state.revoked) this.#state(registered.issuer).revoked.add(kid);
     this.#drop(state, 'issuer_changed');
+  }
+
+  #revokedOf(issuer: string): Set<string> {
+    let revoked = this.#revoked.get(issuer);
+    if (revoked === undefined) {
+      revoked = new Set();
+      this.#revoked.set(issuer, revoked);
+    }
+    return revoked;
   }
 
   /** Forgets `issuer`, no longer registered: its keys stop verifying at once (`issuer_removed`). */
