@@ -16,11 +16,12 @@ export default defineConfig({
     setupFiles: ['./test/support/key-pool.ts'],
     hookTimeout: 30_000,
     // Compile-only type tests (`expectTypeOf`, `@ts-expect-error`) in `*.test-d.ts`, run by `vitest run`.
-    // Type errors elsewhere are `npm run typecheck`'s to report.
+    // Type errors elsewhere are `npm run typecheck`'s to report, so tsc here reads only these files
+    // and what they import (test/tsconfig.test-d.json), not the whole project.
     typecheck: {
       enabled: true,
       include: ['test/**/*.test-d.ts'],
-      tsconfig: './tsconfig.json',
+      tsconfig: './test/tsconfig.test-d.json',
       ignoreSourceErrors: true,
     },
   },
