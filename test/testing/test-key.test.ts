@@ -1,10 +1,6 @@
 import { calculateJwkThumbprint, compactVerify, decodeProtectedHeader, importJWK } from 'jose';
 import { describe, expect, test } from 'vitest';
 import { encodeSegment, generateTestKey, signRawToken } from '../../src/testing/index.js';
-import { useFreshRsaKeys } from '../support/key-pool.js';
-
-// Key generation is what these tests are about: fresh keys from the platform, not the run's pool.
-useFreshRsaKeys();
 
 const segment = (token: string, index: number): string => Buffer.from(token.split('.')[index] ?? '', 'base64url').toString('utf8');
 
