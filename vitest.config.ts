@@ -10,8 +10,8 @@ export default defineConfig({
     maxWorkers: 2,
     minWorkers: 1,
     // One `npm pack` shared by the tests of the packed package (test/support/pack-once.ts), and
-    // 2048-bit RSA keys made once and handed out by WebCrypto's `generateKey` in every file
-    // (test/support/key-pool-once.ts, key-pool.ts): fresh keys cost more CPU than anything else.
+    // 2048-bit RSA keys made once (kept in .tmp/) and handed out by WebCrypto's `generateKey` in
+    // every file (test/support/key-pool-once.ts, key-pool.ts): fresh keys cost more CPU than anything else.
     globalSetup: ['./test/support/pack-once.ts', './test/support/key-pool-once.ts'],
     setupFiles: ['./test/support/key-pool.ts'],
     hookTimeout: 30_000,

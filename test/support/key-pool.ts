@@ -1,24 +1,26 @@
 /**
  * Pooled RSA keys (vitest `setupFiles`, so every test file): WebCrypto's `generateKey` hands out
- * the run's pre-made 2048-bit keys (key-pool-once.ts, vitest `globalSetup`) instead of searching
- * for fresh primes, which costs a tenth of a second of CPU or more per key, for some 250 keys a
- * run. Everything above WebCrypto runs as it would (jose's `generateKeyPair`, the key stores, the
- * test kit, the thumbprint, the export and the file writes), and each pair comes back with the
+ * pre-made 2048-bit keys (key-pool-once.ts, vitest `globalSetup`) instead of searching for fresh
+ * primes, which costs a tenth of a second of CPU or more per key, for some 250 keys a run.
+ * Everything above WebCrypto runs as it would (jose's `generateKeyPair`, the key stores, the test
+ * kit, the thumbprint, the export and the file writes), and each pair comes back with the
  * algorithm, `extractable` flag and usages asked for. Other sizes, exponents and algorithms are
  * generated as usual, and so is everything when the run has no pool (a config without the
  * globalSetup).
  *
- * The pool is used in turn, so any 16 consecutive keys of a file are distinct (the pool's size,
- * set in key-pool-once.ts; no test asks for more than 3). A file that needs more, or that tests
- * key generation itself, calls {@link useFreshRsaKeys}.
+ * A file draws each pooled key once, so its keys are as distinct as fresh ones; past the pool's
+ * size it gets fresh keys. A file that tests key generation itself, or follows private key
+ * material, calls {@link useFreshRsaKeys}.
  */
 import type { webcrypto } from 'node:crypto';
 import { inject } from 'vitest';
 
+/** A private RSA key as a JWK: 2048 bits, exponent 65537. */
+export type PooledRsaKey = webcrypto.JsonWebKey;
+
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** Private RSA JWKs (2048-bit, exponent 65537). */
-    rsaKeyPool: readonly webcrypto.JsonWebKey[];
+    rsaKeyPool: readonly PooledRsaKey[];
   }
 }
 
@@ -50,8 +52,9 @@ if (pool.length > 0) {
   let next = 0;
   async function pooled(...args: Parameters<typeof generateKey>): Promise<unknown> {
     const [algorithm, extractable, usages] = args;
-    if (!isPooled(algorithm)) return Reflect.apply(generateKey, subtle, args);
-    const jwk = pool[next++ % pool.length] as webcrypto.JsonWebKey;
+    const jwk = pool[next];
+    if (!isPooled(algorithm) || jwk === undefined) return Reflect.apply(generateKey, subtle, args);
+    next += 1;
     const imported = { name: algorithm.name, hash: algorithm.hash };
     const wanted = [...usages] as webcrypto.KeyUsage[];
     const [privateKey, publicKey] = await Promise.all([
