@@ -9,15 +9,19 @@ export default defineConfig({
     // while many files mostly wait on child processes (builds, tsc, servers). Two overlap them.
     maxWorkers: 2,
     minWorkers: 1,
-    // One `npm pack` shared by the tests of the packed package (test/support/pack-once.ts).
-    globalSetup: ['./test/support/pack-once.ts'],
+    // One `npm pack` shared by the tests of the packed package (test/support/pack-once.ts), and
+    // 2048-bit RSA keys made once (kept in .tmp/) and handed out by WebCrypto's `generateKey` in
+    // every file (test/support/key-pool-once.ts, key-pool.ts): fresh keys cost more CPU than anything else.
+    globalSetup: ['./test/support/pack-once.ts', './test/support/key-pool-once.ts'],
+    setupFiles: ['./test/support/key-pool.ts'],
     hookTimeout: 30_000,
     // Compile-only type tests (`expectTypeOf`, `@ts-expect-error`) in `*.test-d.ts`, run by `vitest run`.
-    // Type errors elsewhere are `npm run typecheck`'s to report.
+    // Type errors elsewhere are `npm run typecheck`'s to report, so tsc here reads only these files
+    // and what they import (test/tsconfig.test-d.json), not the whole project.
     typecheck: {
       enabled: true,
       include: ['test/**/*.test-d.ts'],
-      tsconfig: './tsconfig.json',
+      tsconfig: './test/tsconfig.test-d.json',
       ignoreSourceErrors: true,
     },
   },

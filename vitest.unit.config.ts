@@ -9,7 +9,7 @@ export default defineConfig({
   ...base,
   test: {
     ...base.test,
-    globalSetup: [],
+    globalSetup: ['./test/support/key-pool-once.ts'],
     exclude: [
       'node_modules/**',
       'test/package/**',

@@ -55,7 +55,7 @@ export type { FetchLike, JwksFailureReason } from './core/jwks-fetch.js';
 export type { IssuerKeySnapshot, KeyLoadReport, KeySnapshot } from './core/jwks-cache.js';
 export type { KeyHistoryEntry } from './core/key-history.js';
 export { RSA_ALGORITHMS, type RsaAlgorithm } from './core/jose-header.js';
-export { type RsaPublicJwk, MIN_MODULUS_BITS } from './core/jwk.js';
+export { type IgnoredKey, type RsaPublicJwk, MIN_MODULUS_BITS } from './core/jwk.js';
 export {
   type IssuerEntry,
   IssuerRegistry,

@@ -5,7 +5,9 @@ import type { CliCommand } from './command.js';
 import { controlsCommand } from './controls-command.js';
 import { controlsCompactCommand } from './controls-compact-command.js';
 import { doctorCommand } from './doctor.js';
+import { ISSUERS_COMMANDS } from './issuers-command.js';
 import { keysGenerateCommand } from './keys-generate.js';
+import { keysStatusCommand } from './keys-status.js';
 import { migrateCommand } from './migrate-command.js';
 import { CONTROL_COMMANDS } from './operator-control-command.js';
 import { tokenSignCommand } from './token-sign.js';
@@ -16,6 +18,8 @@ export const COMMANDS: readonly CliCommand[] = [
   ...CONTROL_COMMANDS,
   controlsCommand,
   controlsCompactCommand,
+  ...ISSUERS_COMMANDS,
+  keysStatusCommand,
   doctorCommand,
   keysGenerateCommand,
   tokenSignCommand,

@@ -5,6 +5,17 @@
 import { UsageError } from './command.js';
 import type { SqlClient } from '../postgres/index.js';
 
+/** The `--database-url <url>` option of a command: the database, in place of `DATABASE_URL`. */
+export const DATABASE_URL_OPTION = { 'database-url': { type: 'string' } } as const;
+
+/** `env` with the `--database-url` value, when given, as its `DATABASE_URL`. */
+export function databaseEnv(
+  env: Readonly<Record<string, string | undefined>>,
+  databaseUrl: string | undefined,
+): Readonly<Record<string, string | undefined>> {
+  return databaseUrl === undefined ? env : { ...env, DATABASE_URL: databaseUrl };
+}
+
 /** An open connection; `end()` closes it. */
 export interface CliDatabase extends SqlClient {
   end(): Promise<void>;

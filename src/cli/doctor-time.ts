@@ -1,8 +1,9 @@
 /**
- * Time claims as people read them: a date, how far from now, and a warning when a value looks like
- * milliseconds where seconds are due.
+ * Times as people read them: a date, how far from now, and a warning when a value looks like
+ * milliseconds where seconds are due; and the `--now` option that sets "now".
  */
-import { MILLISECONDS_THRESHOLD } from '../internal/index.js';
+import { MILLISECONDS_THRESHOLD, quote } from '../internal/index.js';
+import { UsageError } from './command.js';
 
 /** Latest moment a `Date` holds, in seconds. */
 const MAX_DATE_SECONDS = 8.64e12;
@@ -41,4 +42,15 @@ export function describeTime(value: number, now: number, withValue = true): stri
   const distance = value === now ? 'now' : value > now ? `in ${describeDuration(value - now)}` : `${describeDuration(now - value)} ago`;
   const millis = value >= MILLISECONDS_THRESHOLD ? `; looks like milliseconds: read as seconds/1000 it is ${isoSeconds(value / 1000)}` : '';
   return `${prefix}${date} (${distance}${millis})`;
+}
+
+/**
+ * The `--now` option (an ISO 8601 date, or seconds since the epoch) in milliseconds; `fallback()`
+ * when not given. @throws {UsageError} naming it.
+ */
+export function readNow(value: string | undefined, fallback: () => number): number {
+  if (value === undefined) return fallback();
+  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value);
+  if (!Number.isFinite(ms)) throw new UsageError(`--now must be an ISO 8601 date or seconds since the epoch, got ${quote(value)}`);
+  return ms;
 }

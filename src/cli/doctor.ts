@@ -24,7 +24,7 @@ import {
 import { quote, quoteList, scopeFailure } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
-import { describeDuration, describeTime, isoSeconds } from './doctor-time.js';
+import { describeDuration, describeTime, isoSeconds, readNow } from './doctor-time.js';
 import { EXIT } from './run-cli.js';
 import { type StdinReader, fingerprint, readProcessStdin, readToken } from './token-input.js';
 
@@ -83,26 +83,24 @@ const OPTIONS = {
 /** Where the keys come from when `--jwks` is a file and no entry names a URL. */
 const FILE_JWKS_URI = 'https://jwks.file.invalid/jwks.json';
 
-function readNow(value: string | undefined, fallback: () => number): number {
-  if (value === undefined) return fallback();
-  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value);
-  if (!Number.isFinite(ms)) throw new UsageError(`--now must be an ISO 8601 date or seconds since the epoch, got ${quote(value)}`);
-  return ms;
-}
-
 /** `true` when `source` is an `http:` or `https:` URL (else it is a file path). */
 function isUrl(source: string): boolean {
   const scheme = source.slice(0, 8).toLowerCase();
   return scheme.startsWith('http://') || scheme.startsWith('https://');
 }
 
-async function readEntries(file: string): Promise<IssuerEntry[]> {
+/**
+ * The registry entries of a JSON file (one entry, or an array of them), unchecked.
+ * @param label how the file is named in an error (`--entry <file>`)
+ * @throws {UsageError} when it cannot be read or is not JSON.
+ */
+export async function readEntries(file: string, label = `--entry ${file}`): Promise<IssuerEntry[]> {
   const { readFile } = await import('node:fs/promises');
   let value: unknown;
   try {
     value = JSON.parse(await readFile(file, 'utf8'));
   } catch (error) {
-    throw new UsageError(`--entry ${file}: ${error instanceof SyntaxError ? 'not JSON' : (error as Error).message}`);
+    throw new UsageError(`${label}: ${error instanceof SyntaxError ? 'not JSON' : (error as Error).message}`);
   }
   return (Array.isArray(value) ? value : [value]) as IssuerEntry[];
 }
@@ -154,7 +152,8 @@ async function fileFetch(file: string): Promise<FetchLike> {
   };
 }
 
-function checkRegistry(entries: readonly IssuerEntry[]): IssuerRegistry {
+/** `entries` as the gateway's registry. @throws {UsageError} naming the field the registry refuses. */
+export function checkRegistry(entries: readonly IssuerEntry[]): IssuerRegistry {
   try {
     return new IssuerRegistry(entries);
   } catch (error) {
@@ -190,8 +189,8 @@ const NAMES: Readonly<Record<RuleName, string>> = {
   scopes: 'scopes',
 };
 
-/** A value the token carried, escaped for the terminal, or `absent`. */
-function shown(value: unknown): string {
+/** A value the token (or a stored entry) carried, escaped for the terminal, or `absent`. */
+export function shown(value: unknown): string {
   if (value === undefined) return 'absent';
   if (typeof value === 'string') return quote(value);
   if (Array.isArray(value)) return `[${quoteList(value.map(String))}]`;
@@ -255,15 +254,102 @@ function line(mark: '✓' | '✗', name: string, detail: string, code?: string):
   return `${mark} ${name.padEnd(12)} ${detail}${code === undefined ? '' : `  → ${code}`}\n`;
 }
 
-/** The jwks line of a download the verifier made: where, and the kids it holds. */
+/** The ignored entries of a download, each with the key rule it broke: `; 1 entry ignored: "k1" modulus of…`. */
+export function ignoredText(event: JwksFetchEvent): string {
+  const count = event.ignoredKeys ?? 0;
+  if (count === 0) return '';
+  const reasons = (event.ignored ?? []).map((item) => (item.kid === undefined ? item.reason : `${quote(item.kid)} ${item.reason}`));
+  if (count > reasons.length) reasons.push(`${count - reasons.length} more`);
+  return `; ${count} entr${count === 1 ? 'y' : 'ies'} ignored: ${reasons.join('; ')}`;
+}
+
+/** The jwks line of a download the verifier made: where, the kids it holds, and what it ignored. */
 function jwksLine(event: JwksFetchEvent, verifier: Verifier, where: string): string | undefined {
   if (event.outcome !== 'ok') return undefined;
   const held = verifier.exportKeys().issuers.find((entry) => entry.issuer === event.issuer)?.keys ?? [];
-  const ignored =
-    event.ignoredKeys === 0 || event.ignoredKeys === undefined
-      ? ''
-      : `; ${event.ignoredKeys} entr${event.ignoredKeys === 1 ? 'y' : 'ies'} ignored (breaking a key rule)`;
-  return line('✓', 'jwks', `${quote(where)}: ${held.length} usable key(s), kids ${quoteList(held.map((key) => key.kid))}${ignored}`);
+  const kids = held.length === 0 ? '' : `, kids ${quoteList(held.map((key) => key.kid))}`;
+  return line(held.length === 0 ? '✗' : '✓', 'jwks', `${quote(where)}: ${held.length} usable key(s)${kids}${ignoredText(event)}`);
+}
+
+/** What {@link tracedVerifier} builds its verifier from. */
+export interface TracedVerifierOptions {
+  readonly registry: IssuerRegistry;
+  /** The gateway service's audiences. */
+  readonly audience: readonly string[];
+  /** The moment checked, in milliseconds since the epoch (a fixed clock). */
+  readonly now: number;
+  /** @default globalThis.fetch */
+  readonly fetch?: FetchLike | undefined;
+  /** Where an issuer's keys are read from, as printed on the jwks line. */
+  readonly where: (issuer: string) => string;
+  /** Hears every JWKS download the verifier makes. */
+  readonly onDownload?: (event: JwksFetchEvent) => void;
+}
+
+/** Why the verifier rejected a token: its error, and the rule that failed. */
+export interface Rejection {
+  readonly error: AuthError;
+  readonly rule: RuleName;
+}
+
+/** The gateway's verifier, reporting as the doctor does. */
+export interface TracedVerifier {
+  readonly verifier: Verifier;
+  /**
+   * Verifies `token`, writing a ✓ line for each rule passed (a jwks line for each download),
+   * then a ✗ line with the verifier's hint and code for the rule that failed.
+   * @returns `null` when accepted (a known scope included), else the rejection.
+   */
+  check(token: string): Promise<Rejection | null>;
+}
+
+/**
+ * The gateway's own verifier (`createVerifier`, its defaults included) on `options`, writing
+ * every rule's outcome to `write`: the doctor's machinery, for any command that checks a token or
+ * a JWKS as the gateway would.
+ */
+export function tracedVerifier(options: TracedVerifierOptions, write: (text: string) => void): TracedVerifier {
+  const { now } = options;
+  // Where the verification running records the rule that failed (the trace reports it before the throw).
+  let attempt: { failed?: RuleOutcome } = {};
+  const verifier: Verifier = createVerifier({
+    registry: options.registry,
+    audience: options.audience,
+    now: () => now,
+    ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
+    trace: (outcome) => {
+      if (outcome.passed) write(line('✓', NAMES[outcome.rule], passed(outcome, now)));
+      else attempt.failed = outcome;
+    },
+    onEvent: (event) => {
+      if (event.type !== 'jwks_fetch') return;
+      options.onDownload?.(event);
+      const text = jwksLine(event, verifier, options.where(event.issuer));
+      if (text !== undefined) write(text);
+    },
+  });
+  return {
+    verifier,
+    async check(token) {
+      const current: { failed?: RuleOutcome } = {};
+      attempt = current;
+      let error: AuthError | null;
+      try {
+        const auth = await verifier.verify(token);
+        error = scopeFailure(auth);
+        if (error === null) {
+          write(line('✓', NAMES.scopes, passed({ rule: 'scopes', passed: true, actual: [...auth.scopes].filter(isKnownScope) }, now)));
+          return null;
+        }
+      } catch (caught) {
+        if (!isAuthError(caught)) throw caught;
+        error = caught;
+      }
+      const rule: RuleName = current.failed?.rule ?? error.facts?.rule ?? 'format';
+      write(line('✗', error.code === 'jwks_unavailable' ? 'jwks' : NAMES[rule], error.hint ?? error.message, error.code));
+      return { error, rule };
+    },
+  };
 }
 
 async function runDoctor(args: readonly string[], io: CliIo, deps: DoctorDeps): Promise<number> {
@@ -286,42 +372,23 @@ async function runDoctor(args: readonly string[], io: CliIo, deps: DoctorDeps): 
   io.stdout(
     `paygate-auth doctor: token ${await fingerprint(token)} (${token.length} characters), as of ${new Date(nowMs).toISOString()}\n`,
   );
-  let failed: RuleOutcome | undefined;
   // The gateway's own verifier, its defaults included: every line below is one of its rules.
-  const verifier: Verifier = createVerifier({
-    registry,
-    audience: audiences,
-    now: () => nowMs,
-    ...(fetch === undefined ? {} : { fetch }),
-    trace: (outcome) => {
-      if (outcome.passed) io.stdout(line('✓', NAMES[outcome.rule], passed(outcome, nowMs)));
-      else failed = outcome;
+  const traced = tracedVerifier(
+    {
+      registry,
+      audience: audiences,
+      now: nowMs,
+      fetch,
+      where: (issuer) => (fromFile ? jwks : (registry.get(issuer)?.jwksUri ?? issuer)),
     },
-    onEvent: (event) => {
-      if (event.type !== 'jwks_fetch') return;
-      const where = fromFile ? jwks : (registry.get(event.issuer)?.jwksUri ?? event.issuer);
-      const text = jwksLine(event, verifier, where);
-      if (text !== undefined) io.stdout(text);
-    },
-  });
-  let error: AuthError | null;
-  try {
-    const auth = await verifier.verify(token);
-    error = scopeFailure(auth);
-    if (error === null)
-      io.stdout(line('✓', NAMES.scopes, passed({ rule: 'scopes', passed: true, actual: [...auth.scopes].filter(isKnownScope) }, nowMs)));
-  } catch (caught) {
-    if (!isAuthError(caught)) throw caught;
-    error = caught;
-  }
-  if (error === null) {
+    io.stdout,
+  );
+  const rejection = await traced.check(token);
+  if (rejection === null) {
     io.stdout("Accepted. The gateway's verifier (createVerifier) accepts it too.\n");
     return EXIT.ok;
   }
-  const rule: RuleName = failed?.rule ?? error.facts?.rule ?? 'format';
-  const name = error.code === 'jwks_unavailable' ? 'jwks' : NAMES[rule];
-  io.stdout(line('✗', name, error.hint ?? error.message, error.code));
-  io.stdout(`Rejected: ${error.code} (rule ${rule}), as the gateway's verifier (createVerifier) answers.\n`);
+  io.stdout(`Rejected: ${rejection.error.code} (rule ${rejection.rule}), as the gateway's verifier (createVerifier) answers.\n`);
   return EXIT.failed;
 }
 

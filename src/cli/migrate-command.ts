@@ -17,16 +17,17 @@ function readArea(value: string | undefined): SchemaArea | undefined {
 
 export const migrateCommand: CliCommand = {
   name: 'migrate',
-  summary: 'create or upgrade the PostgreSQL tables (links, operator controls, directory, issuer registry)',
-  help: `Usage: paygate-auth migrate [--only links|controls|directory|registry]
+  summary: 'create or upgrade the PostgreSQL tables (links, operator controls, directory, issuer registry, key history)',
+  help: `Usage: paygate-auth migrate [--only links|controls|directory|registry|keys]
 
 Creates the tables of paygate-auth/postgres in DATABASE_URL, or upgrades them to this version's
 schema. Safe to run again, and from several instances at once: each version is applied once.
 
 Options:
   --only <area>  one area alone: links (payment links and idempotency keys), controls (operator
-                 controls), directory (departments, stores, shoppers) or registry (trusted
-                 issuers and their audit trail). Default: every area.
+                 controls), directory (departments, stores, shoppers), registry (trusted
+                 issuers and their audit trail) or keys (the issuers' key history). Default:
+                 every area.
 
 ${DATABASE_HELP}
 

@@ -22,7 +22,7 @@ export function cleanToken(text: string): string {
 
 /**
  * The token from the positional `argument` (`-` for standard input) or `file`; standard input
- * when neither is given and it is not a terminal.
+ * when neither is given and it is not a terminal. `fileOption` names the file's option in errors.
  * @throws {UsageError} when there is none, or both are given.
  */
 export async function readToken(
@@ -30,15 +30,16 @@ export async function readToken(
   file: string | undefined,
   stdin: StdinReader,
   stdinIsTerminal: boolean,
+  fileOption = '--token-file',
 ): Promise<string> {
-  if (argument !== undefined && file !== undefined) throw new UsageError('give the token as an argument or with --token-file, not both');
+  if (argument !== undefined && file !== undefined) throw new UsageError(`give the token as an argument or with ${fileOption}, not both`);
   let text: string;
   if (file !== undefined) {
     const { readFile } = await import('node:fs/promises');
     try {
       text = await readFile(file, 'utf8');
     } catch (error) {
-      throw new UsageError(`cannot read --token-file ${file}: ${(error as Error).message}`);
+      throw new UsageError(`cannot read ${fileOption} ${file}: ${(error as Error).message}`);
     }
   } else if (argument === '-' || (argument === undefined && !stdinIsTerminal)) text = await stdin();
   else if (argument !== undefined) text = argument;

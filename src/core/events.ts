@@ -6,6 +6,7 @@
  */
 import type { AuthErrorCode, FailureFacts } from './errors.js';
 import type { JwksFailureReason } from './jwks-fetch.js';
+import type { IgnoredKey } from './jwk.js';
 import type { KeyHistoryEntry } from './key-history.js';
 import type { RegistryChange } from './registry.js';
 
@@ -24,6 +25,11 @@ export interface JwksFetchEvent {
   readonly keys?: number;
   /** Entries ignored because they broke a key rule (`ok` only). */
   readonly ignoredKeys?: number;
+  /**
+   * Which entries, and the key rule each broke (`ok` only, when any was ignored; the first 20, the
+   * rest only counted in `ignoredKeys`). A `kid` here is the JWKS's text: hostile.
+   */
+  readonly ignored?: readonly IgnoredKey[];
   /** Why it failed (`error` only). */
   readonly reason?: JwksFailureReason | 'key_import';
   /** The HTTP status, when the endpoint answered one other than 200. */

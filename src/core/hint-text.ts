@@ -49,6 +49,15 @@ export function quote(value: string): string {
   return `"${escapeUnsafe(cut(value, MAX_QUOTED_CHARS), true)}"`;
 }
 
+/**
+ * `value` as JSON on one safe line: no indentation, and every unsafe code unit the JSON text
+ * could still hold raw (DEL, C1, U+2028/U+2029, the bidirectional controls) written as `\uXXXX`,
+ * which JSON reads back as the same character. Not cut: for machine output.
+ */
+export function oneLineJson(value: unknown): string {
+  return escapeUnsafe(JSON.stringify(value), false);
+}
+
 /** `"a", "b" and 3 more`, or `none` for an empty list. */
 export function quoteList(values: readonly string[]): string {
   if (values.length === 0) return 'none';

@@ -52,13 +52,24 @@ export function rejectReason(key: unknown, algorithms: ReadonlySet<string>): str
   if (typeof key.e !== 'string' || !isBase64Url(key.e)) return 'e is not base64url';
   const modulus = decodeBase64Url(key.n);
   const bits = bitLength(modulus);
-  if (bits < MIN_MODULUS_BITS) return `modulus under ${MIN_MODULUS_BITS} bits`;
-  if (bits > MAX_MODULUS_BITS) return `modulus over ${MAX_MODULUS_BITS} bits`;
+  if (bits < MIN_MODULUS_BITS) return `modulus of ${bits} bits, under ${MIN_MODULUS_BITS}`;
+  if (bits > MAX_MODULUS_BITS) return `modulus of ${bits} bits, over ${MAX_MODULUS_BITS}`;
   // An RSA modulus is the product of two odd primes: an even one is no RSA key (2 divides it).
   if (((modulus[modulus.length - 1] as number) & 1) === 0) return 'modulus is even';
   if (!isUsableExponent(decodeBase64Url(key.e))) return 'exponent is not an odd number from 3 to 2^32';
   return null;
 }
+
+/** A JWKS entry the verifier ignored, and the key rule it broke. */
+export interface IgnoredKey {
+  /** The entry's `kid`, when it has one a token could name (a string of 1 to 256 characters); hostile text. */
+  readonly kid?: string;
+  /** The rule it broke, in words: `modulus of 1024 bits, under 2048`, `use is not sig`… */
+  readonly reason: string;
+}
+
+/** Most {@link IgnoredKey}s described per JWKS; the rest are only counted. */
+const MAX_IGNORED_DESCRIBED = 20;
 
 /** The outcome of reading a JWKS document's keys. */
 export interface KeySelection {
@@ -66,6 +77,21 @@ export interface KeySelection {
   readonly keys: ReadonlyMap<string, RsaPublicJwk>;
   /** How many entries were ignored. */
   readonly ignored: number;
+  /** Why, for the first {@link MAX_IGNORED_DESCRIBED} of them, in the order of the set. */
+  readonly reasons: readonly IgnoredKey[];
+}
+
+/** The `kid` of `entry` worth naming: one a token could carry. */
+function namedKid(entry: unknown): string | undefined {
+  const kid = isJsonObject(entry) ? entry.kid : undefined;
+  return typeof kid === 'string' && kid !== '' && kid.length <= MAX_KID_LENGTH ? kid : undefined;
+}
+
+/** Describes one more ignored entry, up to {@link MAX_IGNORED_DESCRIBED}. */
+export function noteIgnored(reasons: IgnoredKey[], entry: unknown, reason: string): void {
+  if (reasons.length >= MAX_IGNORED_DESCRIBED) return;
+  const kid = namedKid(entry);
+  reasons.push(Object.freeze(kid === undefined ? { reason } : { kid, reason }));
 }
 
 function reduce(key: Record<string, unknown>): RsaPublicJwk {
@@ -83,17 +109,22 @@ function sameKey(a: RsaPublicJwk, b: RsaPublicJwk): boolean {
   return a.n === b.n && a.e === b.e && a.alg === b.alg;
 }
 
+const AMBIGUOUS_KID = 'another key has the same kid';
+
 /**
- * The usable keys of a JWKS `keys` array. Two different keys under one `kid` are ambiguous: both
- * are ignored.
+ * The usable keys of a JWKS `keys` array, and why each other entry was ignored. Two different
+ * keys under one `kid` are ambiguous: both are ignored.
  */
 export function selectUsableKeys(entries: readonly unknown[], algorithms: ReadonlySet<string>): KeySelection {
   const keys = new Map<string, RsaPublicJwk>();
   const ambiguous = new Set<string>();
+  const reasons: IgnoredKey[] = [];
   let ignored = 0;
   for (const entry of entries) {
-    if (rejectReason(entry, algorithms) !== null) {
+    const reason = rejectReason(entry, algorithms);
+    if (reason !== null) {
       ignored += 1;
+      noteIgnored(reasons, entry, reason);
       continue;
     }
     const key = reduce(entry as Record<string, unknown>);
@@ -102,8 +133,13 @@ export function selectUsableKeys(entries: readonly unknown[], algorithms: Readon
     else if (seen === undefined || !sameKey(seen, key)) {
       ambiguous.add(key.kid);
       ignored += seen === undefined ? 1 : 2;
+      if (seen !== undefined) noteIgnored(reasons, seen, AMBIGUOUS_KID);
+      noteIgnored(reasons, key, AMBIGUOUS_KID);
       keys.delete(key.kid);
-    } else ignored += 1;
+    } else {
+      ignored += 1;
+      noteIgnored(reasons, key, 'the same key is listed twice');
+    }
   }
-  return { keys, ignored };
+  return { keys, ignored, reasons };
 }

@@ -11,7 +11,7 @@
 import { AuthError, unknownIssuer } from './errors.js';
 import { emit, type JwksFetchTrigger, type KeysRemovedEvent, type VerifierEventListener } from './events.js';
 import { type FetchLike, JwksFetchError, fetchJwks } from './jwks-fetch.js';
-import { type RsaPublicJwk, selectUsableKeys } from './jwk.js';
+import { type IgnoredKey, type RsaPublicJwk, noteIgnored, selectUsableKeys } from './jwk.js';
 import type { KeyHistory } from './key-history.js';
 import type { RegisteredIssuer } from './registry.js';
 import type { PreparedKey, SignatureEngine } from './signature.js';
@@ -89,6 +89,7 @@ interface IssuerState {
   lastKidMissAt: number;
   retryAt: number;
   failures: number;
+  /** The issuer's revoked kids: one set per `iss`, kept through changes and removals of its entry. */
   readonly revoked: Set<string>;
 }
 
@@ -100,6 +101,8 @@ function elapsedMs(startedAt: number): number {
 export class JwksCache {
   readonly #settings: JwksCacheSettings;
   readonly #states = new Map<string, IssuerState>();
+  /** Each issuer's revoked kids, by `iss`, outliving its entry's changes and removal. */
+  readonly #revoked = new Map<string, Set<string>>();
 
   constructor(issuers: Iterable<RegisteredIssuer>, settings: JwksCacheSettings) {
     this.#settings = settings;
@@ -120,14 +123,14 @@ export class JwksCache {
       lastKidMissAt: Number.NEGATIVE_INFINITY,
       retryAt: Number.NEGATIVE_INFINITY,
       failures: 0,
-      revoked: new Set(),
+      revoked: this.#revokedOf(registered.issuer),
     });
   }
 
   /**
    * `registered` replaces its issuer's entry. Under the same `jwksUri` the held keys stay; under
    * another they stop verifying at once (`issuer_changed`), and a download in flight from the old
-   * one installs nothing. Revocations stay.
+   * one installs nothing.
    */
   update(registered: RegisteredIssuer): void {
     const state = this.#state(registered.issuer);
@@ -136,8 +139,16 @@ export class JwksCache {
       return;
     }
     this.add(registered);
-    for (const kid of state.revoked) this.#state(registered.issuer).revoked.add(kid);
     this.#drop(state, 'issuer_changed');
+  }
+
+  #revokedOf(issuer: string): Set<string> {
+    let revoked = this.#revoked.get(issuer);
+    if (revoked === undefined) {
+      revoked = new Set();
+      this.#revoked.set(issuer, revoked);
+    }
+    return revoked;
   }
 
   /** Forgets `issuer`, no longer registered: its keys stop verifying at once (`issuer_removed`). */
@@ -278,6 +289,8 @@ export class JwksCache {
       const selection = selectUsableKeys(document.keys, settings.algorithms);
       const keys = await this.#prepare(state, selection.keys);
       this.#install(state, keys, settings.now(), this.#maxAge(document.maxAge));
+      const ignored: IgnoredKey[] = [...selection.reasons];
+      for (const [kid, jwk] of selection.keys) if (!keys.has(kid)) noteIgnored(ignored, jwk, 'the runtime cannot import it');
       emit(settings.onEvent, {
         type: 'jwks_fetch',
         issuer: registered.issuer,
@@ -286,6 +299,7 @@ export class JwksCache {
         durationMs: elapsedMs(startedAt),
         keys: keys.size,
         ignoredKeys: selection.ignored + selection.keys.size - keys.size,
+        ...(ignored.length === 0 ? {} : { ignored }),
       });
       return true;
     } catch (error) {

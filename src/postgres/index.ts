@@ -1,9 +1,8 @@
 /**
  * paygate-auth/postgres: payment links, idempotency records, the directory, operator controls and
- * the issuer registry
- * shared by many gateway instances through one PostgreSQL database, every statement bounded.
- * Takes the caller's client (a `pg.Pool`, best opened with `poolSettings()`, a `pg.Client` or
- * PGlite); `pg` itself is never loaded here.
+ * the issuer registry and the issuers' key history, shared by many gateway instances through one
+ * PostgreSQL database, every statement bounded. Takes the caller's client (a `pg.Pool`, best
+ * opened with `poolSettings()`, a `pg.Client` or PGlite); `pg` itself is never loaded here.
  *
  * @module paygate-auth/postgres
  */
@@ -42,6 +41,7 @@ export {
   updateIssuer,
 } from './issuer-table.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './idempotency-store.js';
+export { type ReadKeyHistoryOptions, readKeyHistory } from './key-history-table.js';
 export type { NotificationConnection, NotificationMessage, NotificationSource } from './notification-connection.js';
 export {
   type ControlledVerifier,
@@ -50,6 +50,12 @@ export {
   postgresControls,
 } from './operator-controls.js';
 export { PostgresPaymentLinkStore, type PostgresPaymentLinkStoreOptions } from './payment-link-store.js';
+export {
+  type KeyHistoryVerifier,
+  type PostgresKeyHistory,
+  type PostgresKeyHistoryOptions,
+  postgresKeyHistory,
+} from './postgres-key-history.js';
 export { type PostgresRegistry, type PostgresRegistryOptions, type RegistryEvent, postgresRegistry } from './postgres-registry.js';
 export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';
 export {

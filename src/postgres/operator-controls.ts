@@ -48,7 +48,9 @@ export interface PostgresControlsOptions extends FollowOptions {
 export interface PostgresControls {
   /**
    * Applies the current state to `verifier` now (revoked keys, suspended issuers), and every
-   * change after. Actions on issuers `verifier` does not register are left out.
+   * change after. Actions on issuers `verifier` does not register are left out until it does (a
+   * registry that changes while running): then the revocations and suspension in force are
+   * applied at the next read, within `pollInterval`.
    * @returns a function that detaches it (nothing applied is undone).
    */
   attach(verifier: ControlledVerifier): () => void;
@@ -188,9 +190,10 @@ class Controls implements PostgresControls {
     const known = (issuer: string): boolean => verifier.registry.has(issuer);
     for (const { issuer, kid } of this.#state.revoked) {
       const id = `${issuer}\u0000${kid}`;
-      if (applied.revoked.has(id)) continue;
+      // An issuer not registered here yet (a live registry may add it) gets it at a later read.
+      if (applied.revoked.has(id) || !known(issuer)) continue;
       applied.revoked.add(id);
-      if (known(issuer)) this.#call(() => verifier.revokeKey(issuer, kid));
+      this.#call(() => verifier.revokeKey(issuer, kid));
     }
     const suspended = new Set(this.#state.suspended);
     for (const issuer of suspended) {

@@ -1,6 +1,7 @@
 /**
  * The schema of paygate-auth/postgres, in areas that are installed and versioned each on its
- * own (`links`, `controls`, `directory`, `registry`), and `migrate()`, which creates or upgrades them:
+ * own (`links`, `controls`, `directory`, `registry`, `keys`), and `migrate()`, which creates or
+ * upgrades them:
  * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
  * each version is applied in the transaction that records it).
  */
@@ -19,6 +20,7 @@ export const TABLES = Object.freeze({
   shoppers: 'paygate_directory_shoppers',
   issuers: 'paygate_issuers',
   issuerChanges: 'paygate_issuer_changes',
+  keyHistory: 'paygate_key_history',
 } as const);
 
 /** The `NOTIFY` channel of operator controls. */
@@ -33,12 +35,13 @@ export const MIGRATION_LOCK = 1_885_436_263;
 /**
  * One part of the schema, installed on its own: `links` (payment links and idempotency keys),
  * `controls` (operator controls), `directory` (departments, stores, shoppers), `registry` (trusted
- * issuers and their audit trail).
+ * issuers and their audit trail), `keys` (the key history of every issuer, shared by the
+ * verifiers).
  */
-export type SchemaArea = 'links' | 'controls' | 'directory' | 'registry';
+export type SchemaArea = 'links' | 'controls' | 'directory' | 'registry' | 'keys';
 
 /** Every area, in the order `migrate()` applies them. */
-export const SCHEMA_AREAS: readonly SchemaArea[] = Object.freeze(['links', 'controls', 'directory', 'registry']);
+export const SCHEMA_AREAS: readonly SchemaArea[] = Object.freeze(['links', 'controls', 'directory', 'registry', 'keys']);
 
 /** One version of one area. */
 interface Migration {
@@ -162,6 +165,28 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
           actor text NOT NULL
         )`,
         `CREATE INDEX ${TABLES.issuerChanges}_issuer ON ${TABLES.issuerChanges} (issuer, id)`,
+      ],
+    },
+  ],
+  keys: [
+    {
+      version: 1,
+      description: 'key history',
+      statements: [
+        // Times in milliseconds since the epoch, but latest_expiry in seconds (a token's exp).
+        `CREATE TABLE ${TABLES.keyHistory} (
+          issuer text NOT NULL,
+          kid text NOT NULL,
+          first_seen bigint NOT NULL,
+          published_after bigint,
+          first_used bigint,
+          last_used bigint,
+          latest_expiry bigint,
+          withdrawn bigint,
+          breaches text[] NOT NULL DEFAULT '{}'
+            CHECK (breaches <@ ARRAY['key_used_early', 'key_rotation_overdue', 'key_withdrawn']),
+          PRIMARY KEY (issuer, kid)
+        )`,
       ],
     },
   ],

@@ -253,6 +253,15 @@ describe('paygate-auth doctor', () => {
     expect(firstFailure(out)).toMatch(/^✗ jwks .*repeats the member keys\[0\]\.n.*→ jwks_unavailable$/);
   });
 
+  it('names the key rule each ignored JWKS entry broke: a set of one 1024-bit key holds no usable key', async () => {
+    const weak = await generateTestKey({ kid: 'test-key', modulusLength: 1024 });
+    const file = join(directory, 'weak.json');
+    await writeFile(file, JSON.stringify({ keys: [weak.publicJwk] }));
+    const { code, out } = await runDoctor(await issuer.token(), ['--jwks', file]);
+    expect(code).toBe(EXIT.failed);
+    expect(firstFailure(out)).toMatch(/^✗ jwks .*: 0 usable key\(s\); 1 entry ignored: "test-key" modulus of 1024 bits, under 2048$/);
+  });
+
   it('escapes what a JWKS says: a kid holding terminal escapes and bidi controls is printed as escapes', async () => {
     const kid = 'k\u001b]0;pwned\u0007\u202e\u009b2J';
     const hostile = await createTestIssuer({ issuer: ISS, audience: AUD, product: 'acme', now: () => NOW, kid });

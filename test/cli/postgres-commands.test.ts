@@ -49,7 +49,12 @@ describe('the PostgreSQL commands without a database', () => {
     ['an option is repeated', ['refresh-keys', '--issuer', ISSUER, '--issuer=x'], {}, '--issuer is given twice'],
     ['the issuer has a space', ['suspend-issuer', '--issuer', 'https://a b'], {}, 'issuer must be'],
     ['migrate gets an argument', ['migrate', 'now'], {}, 'unexpected argument "now"'],
-    ['migrate --only names no area', ['migrate', '--only', 'payments'], {}, '--only must be one of links, controls, directory, registry'],
+    [
+      'migrate --only names no area',
+      ['migrate', '--only', 'payments'],
+      {},
+      '--only must be one of links, controls, directory, registry, keys',
+    ],
   ])('exits 2 with the rule when %s', async (_case, args, env, message) => {
     const io = capture(env);
     expect(await runCli(args, io, COMMANDS)).toBe(EXIT.usage);
@@ -94,11 +99,11 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     });
     expect(await cli('migrate')).toMatchObject({
       code: EXIT.ok,
-      out: 'Applied links 1, directory 1, registry 1; the schema is at links 1, controls 2, directory 1, registry 1.\n',
+      out: 'Applied links 1, directory 1, registry 1, keys 1; the schema is at links 1, controls 2, directory 1, registry 1, keys 1.\n',
     });
     expect(await cli('migrate')).toMatchObject({
       code: EXIT.ok,
-      out: 'The schema is current (links 1, controls 2, directory 1, registry 1).\n',
+      out: 'The schema is current (links 1, controls 2, directory 1, registry 1, keys 1).\n',
     });
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { MAX_HINT_CHARS, MAX_LISTED, MAX_QUOTED_CHARS, capHint, kindOf, quote, quoteList } from '../../src/core/hint-text.js';
+import { MAX_HINT_CHARS, MAX_LISTED, MAX_QUOTED_CHARS, capHint, kindOf, oneLineJson, quote, quoteList } from '../../src/core/hint-text.js';
 
 /** Every code unit a log line must not hold raw: C0, DEL, C1, the line separators, bidi controls. */
 const UNSAFE = [
@@ -67,5 +67,12 @@ describe('hint text', () => {
     ['s', 'a string'],
   ])('kindOf(%j) is %s, never the value', (value, kind) => {
     expect(kindOf(value)).toBe(kind);
+  });
+
+  test('oneLineJson writes JSON on one line that reads back the same, no control or bidi character raw', () => {
+    const value = { kid: 'k\u001b[2J\n\u0085\u2028\u202e\u007f', list: ['a', 1, true, null] };
+    const text = oneLineJson(value);
+    expect(text).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e]/);
+    expect(JSON.parse(text)).toEqual(value);
   });
 });

@@ -84,13 +84,13 @@ describe('the key rules: rejectReason', () => {
   );
 
   test(`ignores a 1024-bit key (a modulus under ${MIN_MODULUS_BITS} bits is factorable: forged tokens)`, () => {
-    expect(rejectReason(small, RS256)).toBe('modulus under 2048 bits');
+    expect(rejectReason(small, RS256)).toBe('modulus of 1024 bits, under 2048');
   });
 
   test('ignores a 1024-bit modulus padded with zero bytes to a 2048-bit encoding (the value counts, not its length)', () => {
     const n = Buffer.concat([Buffer.alloc(1), Buffer.from(small.n as string, 'base64url')]);
     expect(rejectReason(variant({ n: Buffer.concat([Buffer.alloc(128), n]).toString('base64url') }), RS256)).toBe(
-      'modulus under 2048 bits',
+      'modulus of 1024 bits, under 2048',
     );
   });
 
@@ -101,7 +101,7 @@ describe('the key rules: rejectReason', () => {
   });
 
   test('ignores a modulus over 8192 bits (bounds the cost of one verification)', () => {
-    expect(rejectReason(variant({ n: Buffer.alloc(1025, 0xff).toString('base64url') }), RS256)).toBe('modulus over 8192 bits');
+    expect(rejectReason(variant({ n: Buffer.alloc(1025, 0xff).toString('base64url') }), RS256)).toBe('modulus of 8200 bits, over 8192');
   });
 
   test.each([
@@ -165,6 +165,32 @@ describe('selectUsableKeys: the rest of the set still counts', () => {
     const selection = selectUsableKeys([good, { ...good }], RS256);
     expect([...selection.keys.keys()]).toEqual(['k-1']);
     expect(selection.ignored).toBe(1);
+  });
+
+  test('says which entry broke which rule, naming a kid a token could carry', () => {
+    const selection = selectUsableKeys([good, variant({ kid: 'k-enc', use: 'enc' }), small, variant({ kid: 7 })], RS256);
+    expect(selection.reasons).toEqual([
+      { kid: 'k-enc', reason: 'use is not sig' },
+      { kid: 'k-small', reason: 'modulus of 1024 bits, under 2048' },
+      { reason: 'kid is missing' },
+    ]);
+  });
+
+  test('names both keys of an ambiguous kid, and a key listed twice', () => {
+    expect(selectUsableKeys([good, other], RS256).reasons).toEqual([
+      { kid: 'k-1', reason: 'another key has the same kid' },
+      { kid: 'k-1', reason: 'another key has the same kid' },
+    ]);
+    expect(selectUsableKeys([good, { ...good }], RS256).reasons).toEqual([{ kid: 'k-1', reason: 'the same key is listed twice' }]);
+  });
+
+  test('describes at most 20 ignored entries and counts the rest (a hostile JWKS cannot grow a report)', () => {
+    const selection = selectUsableKeys(
+      Array.from({ length: 1000 }, () => small),
+      RS256,
+    );
+    expect(selection.ignored).toBe(1000);
+    expect(selection.reasons).toHaveLength(20);
   });
 
   test('an ignored entry does not make its kid ambiguous: the usable key under that kid stays', () => {

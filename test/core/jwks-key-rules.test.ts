@@ -118,6 +118,17 @@ describe('the rest of the set still counts', () => {
     expect(log.fetches()).toMatchObject([{ outcome: 'ok', keys: 1, ignoredKeys: ignored }]);
   });
 
+  test('the download says which entry broke which key rule', async () => {
+    const v = verifier();
+    await v.warmUp();
+    const reasons = log.fetches()[0]?.ignored ?? [];
+    expect(reasons).toContainEqual({ kid: 'weak-1024', reason: 'modulus of 1024 bits, under 2048' });
+    expect(reasons).toContainEqual({ kid: 'enc-key', reason: 'use is not sig' });
+    expect(reasons).toContainEqual({ kid: 'twin', reason: 'another key has the same kid' });
+    expect(reasons).toContainEqual({ reason: 'kid is missing' });
+    expect(reasons).toHaveLength(Object.keys(UNUSABLE).length + 4);
+  });
+
   test('a verifier that accepts PS256 uses a key published for PS256', async () => {
     issuer.publish(rogueAs('ps256-key', { alg: 'PS256' }));
     try {

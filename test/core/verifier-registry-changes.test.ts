@@ -189,6 +189,14 @@ describe('removing an issuer', () => {
     expect((await gateway.verify(await beta.token())).issuer).toBe(beta.issuer);
   });
 
+  test('a revocation outlives the removal and still applies when the issuer comes back', async () => {
+    const gateway = verifier({ registry: [acme.entry, beta.entry] });
+    gateway.revokeKey(beta.issuer, beta.signingKey.kid);
+    gateway.setRegistry([acme.entry]);
+    gateway.setRegistry([acme.entry, beta.entry]);
+    expect((await rejection(gateway.verify(await beta.token()))).code).toBe('key_revoked');
+  });
+
   test('a suspension may be lifted while the issuer is removed', () => {
     const gateway = verifier({ registry: [acme.entry, beta.entry] });
     gateway.suspendIssuer(beta.issuer);

@@ -16,6 +16,10 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileKeyStore, createIssuer } from '../../src/issuer/index.js';
 import { CLOCK_START } from '../support/jwks-clock.js';
+import { useFreshRsaKeys } from '../support/key-pool.js';
+
+// Unchanged by the run's key pool: the children generate fresh keys, and so does every start-up here.
+useFreshRsaKeys();
 
 const here = dirname(fileURLToPath(import.meta.url));
 const built = existsSync(resolve(here, '../../dist/issuer/index.js'));

@@ -5,6 +5,10 @@ import { join } from 'node:path';
 import { calculateJwkThumbprint } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KeyStoreError, generateKeyFile, readPrivateKeyFile } from '../../src/issuer/index.js';
+import { useFreshRsaKeys } from '../support/key-pool.js';
+
+// Key generation is what these tests are about: fresh keys from the platform, not the run's pool.
+useFreshRsaKeys();
 
 let directory: string;
 

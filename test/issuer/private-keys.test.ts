@@ -11,6 +11,10 @@ import { IssuerRegistry, type VerifierEvent, createVerifier } from '../../src/in
 import { FileKeyStore, type Issuer, createIssuer } from '../../src/issuer/index.js';
 import { fakeClock } from '../support/jwks-clock.js';
 import { captureIo } from '../cli/cli-io.js';
+import { useFreshRsaKeys } from '../support/key-pool.js';
+
+// Private key material is what these tests follow: fresh keys from the platform, not the run's pool.
+useFreshRsaKeys();
 
 const ISS = 'https://auth.acme.example';
 const AUD = 'https://payments.example';

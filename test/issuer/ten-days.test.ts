@@ -3,6 +3,10 @@ import { type AuthError, IssuerRegistry, type JwksFetchEvent, type Verifier, cre
 import { InMemoryKeyStore, type Issuer, createIssuer } from '../../src/issuer/index.js';
 import { fakeClock } from '../support/jwks-clock.js';
 import { type DownloadTracker, type LoopbackJwks, serveIssuerJwks, trackDownloads } from './loopback-jwks.js';
+import { useFreshRsaKeys } from '../support/key-pool.js';
+
+// Ten days of rotation on keys InMemoryKeyStore.generate() gets from the platform, not the run's pool.
+useFreshRsaKeys();
 
 const ISS = 'https://auth.acme.example';
 const AUD = 'https://payments.example';

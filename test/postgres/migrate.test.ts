@@ -1,7 +1,7 @@
 /**
- * migrate(): each area (links, controls, directory, registry) is created and versioned on its own, a
- * database migrated by the single-version schema upgrades without loss, and instances migrating
- * at once apply each version once.
+ * migrate(): each area (links, controls, directory, registry, keys) is created and versioned on its
+ * own, a database migrated by the single-version schema upgrades without loss, and instances
+ * migrating at once apply each version once.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -62,10 +62,13 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'controls', version: 2 },
       { area: 'directory', version: 1 },
       { area: 'registry', version: 1 },
+      { area: 'keys', version: 1 },
     ]);
     expect(first.versions).toEqual(SCHEMA_VERSIONS);
     expect(await migrate(pool)).toEqual({ applied: [], versions: SCHEMA_VERSIONS });
-    expect(await tables(pool)).toEqual([...LINK_TABLES, ...CONTROL_TABLES, ...DIRECTORY_TABLES, ...REGISTRY_TABLES].sort());
+    expect(await tables(pool)).toEqual(
+      [...LINK_TABLES, ...CONTROL_TABLES, ...DIRECTORY_TABLES, ...REGISTRY_TABLES, TABLES.keyHistory].sort(),
+    );
   });
 
   it('creates the operator-controls tables alone, without the payment tables', async () => {
@@ -115,7 +118,7 @@ describe.skipIf(SKIP)('migrate', () => {
     const instances = Array.from({ length: 4 }, () => openPool(url, { max: 2 }));
     pools.push(...instances);
     const reports = await Promise.all(instances.map((pool) => migrate(pool)));
-    expect(reports.map((report) => report.applied.length).sort()).toEqual([0, 0, 0, 5]);
+    expect(reports.map((report) => report.applied.length).sort()).toEqual([0, 0, 0, 6]);
   });
 
   it('refuses a database whose area is newer than this package', async () => {
@@ -133,7 +136,7 @@ describe.skipIf(SKIP)('migrate', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      expect((await migrate(client)).applied).toHaveLength(5);
+      expect((await migrate(client)).applied).toHaveLength(6);
     } finally {
       await client.end();
     }

@@ -136,6 +136,18 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     expect(a.controls.state().suspended).toEqual(['https://other.test']);
   });
 
+  it('applies the revocations and suspension of an issuer registered later, at the next read', async () => {
+    const a = await instance();
+    const other = { ...acme.entry, issuer: 'https://other.test' };
+    a.verifier.setRegistry([other]);
+    await a.controls.revokeKey(acme.issuer, 'acme-1');
+    await a.controls.suspendIssuer(other.issuer);
+    a.verifier.setRegistry([acme.entry, other]);
+    await a.controls.reload();
+    expect(await rejectsWith(a.verifier, await acme.token(), 'key_revoked')).toBe(true);
+    expect(await rejectsWith(a.verifier, await acme.token({ iss: other.issuer, sub: other.issuer }), 'issuer_suspended')).toBe(true);
+  });
+
   it('re-reads the table when its dropped LISTEN connection comes back, catching what it missed', async () => {
     let open: () => void = () => undefined;
     let gate = Promise.resolve();

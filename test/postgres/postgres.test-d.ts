@@ -6,6 +6,7 @@ import type { Verifier } from '../../src/index.js';
 import type {
   FollowOptions,
   IssuerChangeError,
+  KeyHistoryVerifier,
   NotificationSource,
   PoolSettings,
   PostgresControlsOptions,
@@ -55,4 +56,8 @@ test('a registry event narrows on its type', () => {
 
 test('a whole Verifier can be attached to the registry', () => {
   expectTypeOf<Verifier>().toMatchTypeOf<Parameters<PostgresRegistry['attach']>[0]>();
+});
+
+test('a Verifier can be attached to the shared key history', () => {
+  expectTypeOf<Verifier>().toMatchTypeOf<KeyHistoryVerifier>();
 });

@@ -118,7 +118,7 @@ function verifier(): Verifier {
     audience: AUDIENCE,
     now: clock.now,
     onEvent: log.listener,
-    jwksTimeout: 0.2,
+    jwksTimeout: 0.5,
     jwksMaxBytes: 16 * 1024,
   });
 }

@@ -1,0 +1,453 @@
+/**
+ * `paygate-auth issuers add | update | remove | list | show | import | history`: the issuer
+ * registry kept in PostgreSQL (`paygate-auth/postgres`), one row of a table each. `add` and
+ * `update` check the entry and its JWKS with the gateway's own verifier first
+ * ({@link checkCandidate}); every change is written with its actor (`--by`, default the OS user)
+ * to the audit trail, and every instance attached to the database (`postgresRegistry`) applies
+ * it within a second. Every value read from the database is escaped for one line.
+ */
+import {
+  type IssuerChange,
+  type IssuerRecord,
+  addIssuer,
+  importIssuers,
+  readIssuerChanges,
+  readIssuers,
+  removeIssuer,
+  updateIssuer,
+} from '../postgres/index.js';
+import type { FetchLike, IssuerEntry } from '../index.js';
+import { oneLineJson, quote } from '../internal/index.js';
+import { type CliCommand, type CliIo, UsageError } from './command.js';
+import { type ParsedOptions, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
+import { type CliDatabase, DATABASE_HELP, DATABASE_URL_OPTION, databaseEnv, withDatabase } from './database-url.js';
+import { checkRegistry, readEntries, shown } from './doctor.js';
+import { checkCandidate } from './issuer-check.js';
+import { EXIT } from './run-cli.js';
+import { type StdinReader, readProcessStdin, readToken } from './token-input.js';
+
+/** What the commands reach outside themselves; injected by tests. */
+export interface IssuersDeps {
+  /** The candidate verifier's `fetch`, for JWKS URLs. @default globalThis.fetch */
+  readonly fetch?: FetchLike;
+  /** Milliseconds since the epoch, the sample token's clock. @default Date.now */
+  readonly now?: () => number;
+  /** @default reads process.stdin */
+  readonly readStdin?: StdinReader;
+  /** The actor when `--by` is not given. @default os.userInfo().username */
+  readonly user?: () => string;
+}
+
+const STRING = { type: 'string' } as const;
+const STRINGS = { type: 'string', multiple: true } as const;
+const FLAG = { type: 'boolean' } as const;
+
+/** The options naming an entry's fields, and `--entry` for a whole entry. */
+const ENTRY_OPTIONS = {
+  entry: STRING,
+  issuer: STRING,
+  'jwks-uri': STRING,
+  product: STRINGS,
+  tenant: STRINGS,
+  'max-token-lifetime': STRING,
+  'subject-must-equal-issuer': STRING,
+} as const;
+const FIELD_FLAGS = ['jwks-uri', 'product', 'tenant', 'max-token-lifetime', 'subject-must-equal-issuer'] as const;
+
+const CHANGE_OPTIONS = { ...DATABASE_URL_OPTION, by: STRING, json: FLAG } as const;
+const CHECK_OPTIONS = { ...ENTRY_OPTIONS, ...CHANGE_OPTIONS, token: STRING, audience: STRINGS, force: FLAG } as const;
+
+/** The entry's fields as printed, in this order (any other member is not shown). */
+const FIELDS = ['jwksUri', 'products', 'tenants', 'maxTokenLifetime', 'subjectMustEqualIssuer'] as const;
+
+const ENTRY_HELP = `The entry, either
+  --entry <file.json>          the whole entry: { "issuer", "jwksUri", "products", "tenants"?,
+                               "maxTokenLifetime"?, "subjectMustEqualIssuer"? }
+or
+  --issuer <iss>               the issuer (its tokens' iss), e.g. https://auth.acme.example
+  --jwks-uri <url>             where it publishes its JWKS (https:, or http: on loopback)
+  --product <name>             a product it acts for (repeatable, or a comma list)
+  --tenant <id>                for a limited integration, a tenant it may act for (repeatable,
+                               or a comma list)
+  --max-token-lifetime <s>     the longest token lifetime accepted, in seconds
+  --subject-must-equal-issuer <true|false>`;
+
+const CHECK_HELP = `The check (before anything is written): the gateway's own verifier, on a registry of just
+this entry, downloads its JWKS (256 KiB, 5 s, no redirect) and refuses one it would not use:
+unreachable, not served as JSON, or no usable key (each ignored key named with the key rule it
+breaks, e.g. "k1" modulus of 1024 bits, under 2048).
+  --force                      write it even so (the reason is printed)
+  --token <file|->             a sample token of the integration ("-": standard input): it must
+                               verify, as the gateway would, or nothing is written (even with --force)
+  --audience <aud>             with --token: the gateway service's audience (repeatable)`;
+
+const COMMON_HELP = `  --by <name>                  who makes the change, kept in the audit trail (default: the OS user)
+  --json                       print the change as one JSON line (the check's lines go to stderr)
+  --database-url <url>         the database, in place of DATABASE_URL (which keeps the password
+                               out of the process list)`;
+
+function usage(name: string, text: string): string {
+  return `Usage: paygate-auth issuers ${name}\n\n${text}\n\n${DATABASE_HELP}\n`;
+}
+
+/** A repeatable option's values, each also split at commas. */
+function listValues(parsed: ParsedOptions, name: string): string[] {
+  return stringValues(parsed, name).flatMap((value) => value.split(',').map((item) => item.trim()));
+}
+
+function booleanValue(parsed: ParsedOptions, name: string): boolean | undefined {
+  const value = stringValue(parsed, name);
+  if (value === undefined) return undefined;
+  if (value !== 'true' && value !== 'false') throw new UsageError(`--${name} must be true or false, got ${quote(value)}`);
+  return value === 'true';
+}
+
+/** `base` (or nothing) with the fields the options give. */
+function entryFromFlags(parsed: ParsedOptions, base: IssuerEntry | undefined): IssuerEntry {
+  const products = listValues(parsed, 'product');
+  const tenants = listValues(parsed, 'tenant');
+  const maxTokenLifetime = secondsValue(parsed, 'max-token-lifetime');
+  const subjectMustEqualIssuer = booleanValue(parsed, 'subject-must-equal-issuer');
+  const jwksUri = base === undefined ? requiredValue(parsed, 'jwks-uri') : (stringValue(parsed, 'jwks-uri') ?? base.jwksUri);
+  if (base === undefined && products.length === 0) throw new UsageError('--product is required (or --entry <file.json>)');
+  return {
+    ...base,
+    issuer: requiredValue(parsed, 'issuer'),
+    jwksUri,
+    products: products.length === 0 ? (base?.products ?? []) : products,
+    ...(tenants.length === 0 ? {} : { tenants }),
+    ...(maxTokenLifetime === undefined ? {} : { maxTokenLifetime }),
+    ...(subjectMustEqualIssuer === undefined ? {} : { subjectMustEqualIssuer }),
+  };
+}
+
+/** The entry of `--entry`, which says every field. @throws {UsageError} with a field option too. */
+async function entryFromFile(parsed: ParsedOptions, file: string): Promise<IssuerEntry> {
+  for (const flag of ['issuer', ...FIELD_FLAGS]) {
+    if (parsed.values[flag] !== undefined) throw new UsageError(`--${flag} cannot be combined with --entry (the entry says it)`);
+  }
+  const entries = await readEntries(file);
+  if (entries.length !== 1) throw new UsageError(`--entry ${file}: holds ${entries.length} entries, give one (or use "issuers import")`);
+  return entries[0] as IssuerEntry;
+}
+
+/** Who makes the change: `--by`, else the OS user. */
+async function actor(parsed: ParsedOptions, deps: IssuersDeps): Promise<string> {
+  const by = stringValue(parsed, 'by');
+  if (by !== undefined) return by;
+  try {
+    if (deps.user !== undefined) return deps.user();
+    const { userInfo } = await import('node:os');
+    return userInfo().username;
+  } catch {
+    throw new UsageError('the OS user cannot be read: give --by <name>');
+  }
+}
+
+/** Runs `work` on the database of `--database-url` or DATABASE_URL. */
+function onDatabase<T>(parsed: ParsedOptions, io: CliIo, work: (db: CliDatabase) => Promise<T>): Promise<T> {
+  return withDatabase(databaseEnv(io.env, stringValue(parsed, 'database-url')), work);
+}
+
+/** A change the table refuses for its options (an actor too long, say) is a usage mistake. */
+async function asUsage<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof TypeError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+function time(at: Date): string {
+  return at.toISOString();
+}
+
+/** A field's value, escaped: a number or boolean as is. */
+function fieldValue(value: unknown): string {
+  return typeof value === 'number' || typeof value === 'boolean' ? String(value) : shown(value);
+}
+
+/** `products ["acme"], tenants ["t-1"], jwksUri "…"`: the fields an entry gives, escaped. */
+function describeEntry(entry: IssuerEntry): string {
+  const record = entry as unknown as Readonly<Record<string, unknown>>;
+  return FIELDS.filter((field) => record[field] !== undefined)
+    .map((field) => `${field} ${fieldValue(record[field])}`)
+    .join(', ');
+}
+
+/** What a change did: the entry added or removed, or each field changed, before → after. */
+function describeChange(change: IssuerChange): string {
+  const { before, after } = change;
+  if (before === null) return after === null ? '' : `→ ${describeEntry(after)}`;
+  if (after === null) return `${describeEntry(before)} →`;
+  const was = before as unknown as Readonly<Record<string, unknown>>;
+  const is = after as unknown as Readonly<Record<string, unknown>>;
+  return FIELDS.filter((field) => JSON.stringify(was[field]) !== JSON.stringify(is[field]))
+    .map((field) => `${field} ${fieldValue(was[field])} → ${fieldValue(is[field])}`)
+    .join(', ');
+}
+
+function changeLine(change: IssuerChange): string {
+  const what = describeChange(change);
+  return `#${change.id}  ${time(change.at)}  ${change.action.padEnd(6)}  ${quote(change.issuer)}  by ${quote(change.actor)}${what === '' ? '' : `: ${what}`}\n`;
+}
+
+function recordLine(record: IssuerRecord): string {
+  const { entry } = record;
+  const tenants = entry.tenants === undefined ? 'every tenant' : shown(entry.tenants);
+  const updated =
+    record.updatedAt.getTime() === record.addedAt.getTime() ? '' : `, updated ${time(record.updatedAt)} by ${quote(record.updatedBy)}`;
+  return `${quote(entry.issuer)}  products ${shown(entry.products)}  tenants ${tenants}  jwksUri ${quote(entry.jwksUri)}  added ${time(record.addedAt)} by ${quote(record.addedBy)}${updated}\n`;
+}
+
+const VERB = { add: 'Added', update: 'Updated', remove: 'Removed' } as const;
+
+function printChange(change: IssuerChange, parsed: ParsedOptions, io: CliIo): number {
+  if (parsed.values.json === true) io.stdout(`${oneLineJson(change)}\n`);
+  else {
+    io.stdout(changeLine(change));
+    io.stdout(
+      `${VERB[change.action]} ${quote(change.issuer)}: every instance following the database (postgresRegistry) applies it within a second.\n`,
+    );
+  }
+  return EXIT.ok;
+}
+
+/** The registered entry of `--issuer` with the fields the options give. */
+async function updatedEntry(db: CliDatabase, parsed: ParsedOptions): Promise<IssuerEntry> {
+  const issuer = requiredValue(parsed, 'issuer');
+  const current = (await readIssuers(db)).find((record) => record.entry.issuer === issuer);
+  if (current === undefined) throw new Error(`issuer ${quote(issuer)} is not registered (add it)`);
+  return entryFromFlags(parsed, current.entry);
+}
+
+/** `add` or `update`: the entry checked by the gateway's verifier, then written. */
+function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand['run'] {
+  return async (args, io) => {
+    const parsed = parseOptions(args, CHECK_OPTIONS, 0);
+    const by = await actor(parsed, deps);
+    const audience = stringValues(parsed, 'audience');
+    const tokenSource = stringValue(parsed, 'token');
+    if (tokenSource !== undefined && audience.length === 0) {
+      throw new UsageError('--audience is required with --token (the gateway service the token is for)');
+    }
+    const entryFile = stringValue(parsed, 'entry');
+    // The whole entry when the options say it (a usage mistake is found before connecting).
+    const given =
+      entryFile !== undefined ? await entryFromFile(parsed, entryFile) : action === 'add' ? entryFromFlags(parsed, undefined) : undefined;
+    if (given === undefined) requiredValue(parsed, 'issuer');
+    else checkRegistry([given]);
+    const token =
+      tokenSource === undefined
+        ? undefined
+        : await readToken(
+            tokenSource === '-' ? '-' : undefined,
+            tokenSource === '-' ? undefined : tokenSource,
+            deps.readStdin ?? readProcessStdin,
+            false,
+            '--token',
+          );
+    const report = parsed.values.json === true ? io.stderr : io.stdout;
+    const change = await onDatabase(parsed, io, async (db) => {
+      const entry = given ?? (await updatedEntry(db, parsed));
+      await checkCandidate({
+        entry,
+        token,
+        audience,
+        force: parsed.values.force === true,
+        fetch: deps.fetch,
+        now: (deps.now ?? Date.now)(),
+        write: report,
+      });
+      const options = { by };
+      return asUsage(() => (action === 'add' ? addIssuer(db, entry, options) : updateIssuer(db, entry, options)));
+    });
+    return printChange(change, parsed, io);
+  };
+}
+
+async function runRemove(args: readonly string[], io: CliIo, deps: IssuersDeps): Promise<number> {
+  const parsed = parseOptions(args, { issuer: STRING, ...CHANGE_OPTIONS }, 1);
+  const issuer = parsed.positionals[0] ?? requiredValue(parsed, 'issuer');
+  if (parsed.positionals[0] !== undefined && parsed.values.issuer !== undefined) throw new UsageError('give the issuer once');
+  const by = await actor(parsed, deps);
+  const change = await onDatabase(parsed, io, (db) => asUsage(() => removeIssuer(db, issuer, { by })));
+  return printChange(change, parsed, io);
+}
+
+async function runList(args: readonly string[], io: CliIo): Promise<number> {
+  const parsed = parseOptions(args, { ...DATABASE_URL_OPTION, json: FLAG }, 0);
+  const records = await onDatabase(parsed, io, (db) => readIssuers(db));
+  if (parsed.values.json === true) io.stdout(`${oneLineJson(records)}\n`);
+  else if (records.length === 0) io.stdout('No issuer is registered in the database.\n');
+  else for (const record of records) io.stdout(recordLine(record));
+  return EXIT.ok;
+}
+
+/** Changes `show` prints under the entry. */
+const SHOWN_CHANGES = 10;
+
+async function runShow(args: readonly string[], io: CliIo): Promise<number> {
+  const parsed = parseOptions(args, { issuer: STRING, ...DATABASE_URL_OPTION, json: FLAG }, 1);
+  const issuer = parsed.positionals[0] ?? requiredValue(parsed, 'issuer');
+  const { record, changes } = await onDatabase(parsed, io, async (db) => ({
+    record: (await readIssuers(db)).find((item) => item.entry.issuer === issuer),
+    changes: await readIssuerChanges(db, { issuer }),
+  }));
+  const last = changes.slice(-SHOWN_CHANGES);
+  if (parsed.values.json === true) {
+    io.stdout(`${oneLineJson({ record: record ?? null, changes: last })}\n`);
+    return record === undefined ? EXIT.failed : EXIT.ok;
+  }
+  if (record === undefined) io.stderr(`paygate-auth issuers show: ${quote(issuer)} is not registered.\n`);
+  else {
+    io.stdout(recordLine(record));
+    io.stdout(`  entry: ${oneLineJson(record.entry)}\n`);
+  }
+  if (last.length > 0) io.stdout(`Last ${last.length} of ${changes.length} change(s):\n${last.map(changeLine).join('')}`);
+  return record === undefined ? EXIT.failed : EXIT.ok;
+}
+
+async function runHistory(args: readonly string[], io: CliIo): Promise<number> {
+  const parsed = parseOptions(args, { ...DATABASE_URL_OPTION, json: FLAG }, 1);
+  const issuer = parsed.positionals[0];
+  const changes = await onDatabase(parsed, io, (db) => readIssuerChanges(db, issuer === undefined ? {} : { issuer }));
+  if (parsed.values.json === true) io.stdout(`${oneLineJson(changes)}\n`);
+  else if (changes.length === 0) io.stdout('No change is recorded.\n');
+  else for (const change of changes) io.stdout(changeLine(change));
+  return EXIT.ok;
+}
+
+async function runImport(args: readonly string[], io: CliIo, deps: IssuersDeps): Promise<number> {
+  const parsed = parseOptions(args, CHANGE_OPTIONS, 1);
+  const file = parsed.positionals[0];
+  if (file === undefined) throw new UsageError('give the file of entries: paygate-auth issuers import <file.json>');
+  const entries = await readEntries(file, file);
+  checkRegistry(entries);
+  const by = await actor(parsed, deps);
+  const report = await onDatabase(parsed, io, (db) => asUsage(() => importIssuers(db, entries, { by })));
+  if (parsed.values.json === true) io.stdout(`${oneLineJson(report)}\n`);
+  else {
+    for (const change of report.changes) io.stdout(changeLine(change));
+    const count = (list: readonly string[], what: string) => `${list.length} ${what}`;
+    io.stdout(
+      `Imported ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}: ${count(report.added, 'added')}, ${count(report.updated, 'updated')}, ${count(report.unchanged, 'unchanged')}.\n`,
+    );
+  }
+  return EXIT.ok;
+}
+
+/** The `issuers` commands, reaching out through `deps`, in the order `--help` lists them. */
+export function createIssuersCommands(deps: IssuersDeps = {}): readonly CliCommand[] {
+  return [
+    {
+      name: 'issuers add',
+      summary: 'check an issuer and its JWKS with the verifier, then register it (PostgreSQL)',
+      help: usage(
+        'add (--entry <file.json> | --issuer <iss> --jwks-uri <url> --product <name> …) [options]',
+        `Registers an issuer in the database after checking it, so every gateway instance following the
+database accepts its tokens within a second. An issuer registered already is refused (update it).
+
+${ENTRY_HELP}
+
+${CHECK_HELP}
+${COMMON_HELP}
+
+Exit codes: 0 added, 1 refused (the check, or registered already) or the database failed, 2 usage.`,
+      ),
+      run: checkedChange('add', deps),
+    },
+    {
+      name: 'issuers update',
+      summary: "check and change a registered issuer's entry (PostgreSQL)",
+      help: usage(
+        'update (--entry <file.json> | --issuer <iss> [field options]) [options]',
+        `Replaces a registered issuer's entry, after the same check as "add". With --entry the file is the
+whole new entry; with --issuer each field option given replaces that field of the entry registered
+(the others stay). A new jwksUri drops the keys held from the old one on every instance.
+
+${ENTRY_HELP}
+
+${CHECK_HELP}
+${COMMON_HELP}
+
+Exit codes: 0 updated, 1 refused (the check, not registered, or unchanged) or the database
+failed, 2 usage.`,
+      ),
+      run: checkedChange('update', deps),
+    },
+    {
+      name: 'issuers remove',
+      summary: 'cut an issuer off on every instance (PostgreSQL)',
+      help: usage(
+        'remove <iss> | --issuer <iss> [--by <name>] [--json] [--database-url <url>]',
+        `Removes the issuer: every instance following the database drops its keys and cached results and
+refuses its tokens (unknown_issuer) within a second, verifications in flight included. Its JWKS
+is not read.
+
+${COMMON_HELP}
+
+Exit codes: 0 removed, 1 not registered or the database failed, 2 usage.`,
+      ),
+      run: (args, io) => runRemove(args, io, deps),
+    },
+    {
+      name: 'issuers list',
+      summary: 'the registered issuers: products, tenants, jwksUri, added when and by whom (PostgreSQL)',
+      help: usage(
+        'list [--json] [--database-url <url>]',
+        `Prints each registered issuer, by iss: its products, its tenants (or every tenant), its jwksUri,
+when it was added and by whom (and last updated).
+  --json                       one JSON line: the records
+
+Exit codes: 0 listed, 1 the database failed, 2 usage.`,
+      ),
+      run: (args, io) => runList(args, io),
+    },
+    {
+      name: 'issuers show',
+      summary: "one issuer's entry and its last changes (PostgreSQL)",
+      help: usage(
+        'show <iss> | --issuer <iss> [--json] [--database-url <url>]',
+        `Prints the issuer's record and whole entry, then its last ${SHOWN_CHANGES} changes from the audit trail.
+  --json                       one JSON line: { "record", "changes" }
+
+Exit codes: 0 shown, 1 not registered (its changes are still printed) or the database failed, 2 usage.`,
+      ),
+      run: (args, io) => runShow(args, io),
+    },
+    {
+      name: 'issuers import',
+      summary: 'load a JSON file of registry entries into the database (PostgreSQL)',
+      help: usage(
+        'import <file.json> [--by <name>] [--json] [--database-url <url>]',
+        `Loads an array of registry entries (the IssuerRegistry configuration in code, as JSON) in one
+transaction: new issuers are added, changed ones updated, equal ones left; none is removed. The
+entries are checked by the registry's rules (a bad field is named and nothing is written); their
+JWKS are not downloaded (use "add" or "update" for that check).
+
+${COMMON_HELP}
+
+Exit codes: 0 imported, 1 the database failed, 2 usage (the file, or an entry the registry refuses).`,
+      ),
+      run: (args, io) => runImport(args, io, deps),
+    },
+    {
+      name: 'issuers history',
+      summary: "the registry's audit trail: each change, before → after, when, by whom (PostgreSQL)",
+      help: usage(
+        'history [<iss>] [--json] [--database-url <url>]',
+        `Prints every change of the registry (or of one issuer), in order: its number, time, action,
+issuer and actor, then the entry added or removed, or each field changed as before → after.
+  --json                       one JSON line: the changes
+
+Exit codes: 0 printed, 1 the database failed, 2 usage.`,
+      ),
+      run: (args, io) => runHistory(args, io),
+    },
+  ];
+}
+
+/** `paygate-auth issuers …`. */
+export const ISSUERS_COMMANDS: readonly CliCommand[] = createIssuersCommands();

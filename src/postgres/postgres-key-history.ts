@@ -1,0 +1,171 @@
+/**
+ * Key history shared through PostgreSQL: every attached verifier's `keyHistory()` is merged into
+ * one table now and then, and the merged rows are taken back into each verifier
+ * (`mergeKeyHistory`). So all instances share when a key was first seen and first used, a restart
+ * keeps them, and a breach one instance reported is not reported again by another. All of it runs
+ * beside verification, never in it: a database that is down delays the sharing, nothing else.
+ */
+import type { KeyHistoryEntry, Verifier } from '../index.js';
+import { readKeyHistory, writeKeyHistory } from './key-history-table.js';
+import { type SqlClient, checkClient } from './sql-client.js';
+import { TableFollower, checkFunction, checkMs } from './table-follower.js';
+
+/** What the key history calls on a verifier. */
+export type KeyHistoryVerifier = Pick<Verifier, 'keyHistory' | 'mergeKeyHistory'>;
+
+/** Options of {@link postgresKeyHistory}. */
+export interface PostgresKeyHistoryOptions {
+  /**
+   * Milliseconds between flushes (each verifier's history written, the merged table read back).
+   * A breach found by one instance may be reported again by another within this time. 100 to
+   * 600 000.
+   * @default 10000
+   */
+  readonly flushInterval?: number;
+  /**
+   * Milliseconds each statement may take, the wait for a pooled connection included; past it the
+   * connection is destroyed. 10 to 600 000.
+   * @default 5000
+   */
+  readonly statementTimeout?: number;
+  /**
+   * Receives each stall of the flushes (the first failure after a success), once, such as a
+   * database that is down or rows a verifier refuses; the flush is retried (after 250 ms,
+   * doubling up to `flushInterval`). Must not throw.
+   * @default one line to console.error
+   */
+  readonly onError?: (error: unknown) => void;
+  /**
+   * Called once when a flush succeeds again after a stall reported to `onError`.
+   * @default one line to console.error when `onError` is not given either
+   */
+  readonly onRecovered?: () => void;
+}
+
+/** The key history of every attached verifier, kept in one table. */
+export interface PostgresKeyHistory {
+  /**
+   * Takes the history last read from the table into `verifier` now, and shares its history at
+   * every flush after.
+   * @returns a function that detaches it (its history since the last flush is not written).
+   */
+  attach(verifier: KeyHistoryVerifier): () => void;
+  /**
+   * Writes every attached verifier's history now, then reads the table back into each of them.
+   * @throws the database's error (the background flushes report theirs to `onError` instead).
+   */
+  flush(): Promise<void>;
+  /** Stops flushing, after a last flush (a failure of which goes to `onError`). */
+  close(): Promise<void>;
+}
+
+const OWNER = 'postgresKeyHistory';
+const LOG_PREFIX = 'paygate-auth/postgres: key history:';
+
+function checkVerifier(verifier: unknown): KeyHistoryVerifier {
+  const candidate = verifier as Partial<KeyHistoryVerifier> | null;
+  if (typeof candidate?.keyHistory !== 'function' || typeof candidate.mergeKeyHistory !== 'function') {
+    throw new TypeError('attach: verifier must be a Verifier (createVerifier())');
+  }
+  return candidate as KeyHistoryVerifier;
+}
+
+/** The flushes run as a table follower that only polls: every `flushInterval`, retried on failure. */
+class SharedKeyHistory implements PostgresKeyHistory {
+  readonly #db: SqlClient;
+  readonly #follower: TableFollower;
+  readonly #onError: (error: unknown) => void;
+  readonly #attached = new Set<KeyHistoryVerifier>();
+  /** The table as last read. */
+  #rows: readonly KeyHistoryEntry[] = [];
+
+  constructor(db: SqlClient, options: PostgresKeyHistoryOptions) {
+    this.#db = db;
+    checkFunction(OWNER, 'onError', options.onError);
+    checkFunction(OWNER, 'onRecovered', options.onRecovered);
+    const onError =
+      options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${error instanceof Error ? error.message : String(error)} (retrying)`));
+    this.#onError = onError;
+    this.#follower = new TableFollower(
+      db,
+      {
+        listen: false,
+        pollInterval: checkMs(OWNER, 'flushInterval', options.flushInterval, 10_000, 100, 600_000),
+        ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),
+      },
+      {
+        owner: OWNER,
+        channel: '',
+        read: () => this.#writeAndRead(),
+        onStall: onError,
+        onRecovered:
+          options.onRecovered ??
+          (options.onError === undefined ? () => console.error(`${LOG_PREFIX} the database answers again`) : () => undefined),
+      },
+    );
+  }
+
+  /** Reads the table (rejecting when that fails), then flushes every `flushInterval`. */
+  start(): Promise<void> {
+    return this.#follower.start();
+  }
+
+  attach(verifier: KeyHistoryVerifier): () => void {
+    const attached = checkVerifier(verifier);
+    try {
+      attached.mergeKeyHistory(this.#rows);
+    } catch (error) {
+      // Rows the verifier refuses (written by hand, say) are reported; the next flush tries again.
+      this.#onError(error);
+    }
+    this.#attached.add(attached);
+    return () => {
+      this.#attached.delete(attached);
+    };
+  }
+
+  /** One flush at a time; calls made while one runs share one flush after it. */
+  flush(): Promise<void> {
+    return this.#follower.reload();
+  }
+
+  /** Writes each attached verifier's history, then reads the table back into all of them. */
+  async #writeAndRead(): Promise<void> {
+    const timeout = this.#follower.timeout;
+    // One statement per verifier: one INSERT … ON CONFLICT may not touch a row twice.
+    for (const verifier of [...this.#attached]) await writeKeyHistory(this.#db, verifier.keyHistory(), timeout);
+    const rows = await readKeyHistory(this.#db, { statementTimeout: timeout });
+    if (this.#follower.closed) return;
+    this.#rows = rows;
+    for (const verifier of this.#attached) verifier.mergeKeyHistory(rows);
+  }
+
+  async close(): Promise<void> {
+    if (this.#follower.closed) return;
+    await this.flush().catch((error: unknown) => this.#follower.stall(error));
+    await this.#follower.close();
+    this.#attached.clear();
+  }
+}
+
+/**
+ * Starts sharing key histories through `db`: reads the table (so that a verifier attached next
+ * starts from it), then flushes every `flushInterval`. Rejects when that first read fails;
+ * afterwards, a stall goes to `onError` once (and its end to `onRecovered`) and the flush is
+ * retried (after 250 ms, doubling up to `flushInterval`). Verification never waits on it.
+ *
+ * @param db A `pg.Pool` (see `poolSettings`), a `pg.Client` or PGlite, migrated
+ * (`migrate(db, { only: 'keys' })` is enough).
+ * @throws {TypeError} for a bad option.
+ * @example
+ * ```ts
+ * const keys = await postgresKeyHistory(pool);
+ * keys.attach(verifier);
+ * // at shutdown: await keys.close(); (a last flush)
+ * ```
+ */
+export async function postgresKeyHistory(db: SqlClient, options: PostgresKeyHistoryOptions = {}): Promise<PostgresKeyHistory> {
+  const shared = new SharedKeyHistory(checkClient(db, OWNER), options);
+  await shared.start();
+  return shared;
+}

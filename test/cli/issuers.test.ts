@@ -1,0 +1,323 @@
+/**
+ * `paygate-auth issuers …` through the dispatcher: option mistakes without a database, then every
+ * sub-command on a real PostgreSQL, with the entries' JWKS served on 127.0.0.1.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createIssuersCommands } from '../../src/cli/issuers-command.js';
+import { migrateCommand } from '../../src/cli/migrate-command.js';
+import { EXIT, runCli } from '../../src/cli/run-cli.js';
+import type { IssuerEntry } from '../../src/index.js';
+import { type JwksServer, type TestIssuer, createTestIssuer, generateTestKey, serveJwks } from '../../src/testing/index.js';
+import { type PgServer, skipWithoutPostgres, startPostgres } from '../postgres/pg-server.js';
+import { captureIo } from './cli-io.js';
+
+const SKIP = skipWithoutPostgres('test/cli/issuers.test.ts');
+const AUD = 'https://payments.example';
+const OS_USER = 'os-operator';
+const NAMES = ['add', 'update', 'remove', 'list', 'show', 'import', 'history'];
+
+let stdin = '';
+const COMMANDS = [migrateCommand, ...createIssuersCommands({ user: () => OS_USER, readStdin: async () => stdin })];
+
+let env: Record<string, string> = {};
+
+async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const io = { ...captureIo(), env };
+  const code = await runCli(args, io, COMMANDS);
+  return { code, out: io.out(), err: io.err() };
+}
+
+describe('paygate-auth issuers without a database', () => {
+  it.each(NAMES)('issuers %s --help prints its usage and DATABASE_URL, and exits 0', async (name) => {
+    const { code, out } = await cli('issuers', name, '--help');
+    expect(code).toBe(EXIT.ok);
+    expect(out).toContain(`Usage: paygate-auth issuers ${name}`);
+    expect(out).toContain('DATABASE_URL');
+  });
+
+  const ADD = ['issuers', 'add', '--issuer', 'https://a.example', '--jwks-uri', 'https://a.example/jwks.json', '--product', 'acme'];
+  it.each([
+    ['an option is unknown', [...ADD, '--frobnicate'], 'unknown option --frobnicate'],
+    ['--product is missing', ADD.slice(0, 6), '--product is required'],
+    ['--issuer is missing', ['issuers', 'add', '--jwks-uri', 'https://a.example/jwks.json', '--product', 'acme'], '--issuer is required'],
+    ['--token is given without --audience', [...ADD, '--token', '-'], '--audience is required with --token'],
+    ['--subject-must-equal-issuer is not a boolean', [...ADD, '--subject-must-equal-issuer', 'yes'], 'must be true or false'],
+    ['--max-token-lifetime is not whole seconds', [...ADD, '--max-token-lifetime', '1.5'], '--max-token-lifetime must be a whole number'],
+    ['--entry is combined with a field', ['issuers', 'add', '--entry', 'x.json', '--product', 'acme'], 'cannot be combined with --entry'],
+    ['the jwksUri is plain http off loopback', [...ADD.slice(0, 4), '--jwks-uri', 'http://a.example/j', '--product', 'acme'], '.jwksUri'],
+    ['the product is not an ERN name', [...ADD.slice(0, 6), '--product', 'ac me'], '.products'],
+    ['update names no issuer', ['issuers', 'update', '--tenant', 't-1'], '--issuer is required'],
+    ['remove names no issuer', ['issuers', 'remove'], '--issuer is required'],
+    ['import names no file', ['issuers', 'import'], 'give the file of entries'],
+    ['list gets an argument', ['issuers', 'list', 'all'], 'unexpected argument "all"'],
+  ])('exits 2 naming the mistake when %s, before any connection', async (_case, args, message) => {
+    env = { DATABASE_URL: 'postgres://x@127.0.0.1:1/x' };
+    const { code, err } = await cli(...args);
+    expect(code).toBe(EXIT.usage);
+    expect(err).toContain(message);
+  });
+
+  it('exits 1 naming the host, never the password, for an unreachable --database-url', async () => {
+    env = {};
+    const { code, err } = await cli('issuers', 'list', '--database-url', 'postgres://gateway:s3cret@127.0.0.1:1/payments');
+    expect(code).toBe(EXIT.failed);
+    expect(err).toContain('cannot connect to the database at 127.0.0.1:1/payments');
+    expect(err).not.toContain('s3cret');
+  });
+});
+
+let server: PgServer;
+let jwks: JwksServer;
+let served: unknown;
+let issuer: TestIssuer;
+let directory: string;
+
+/** An entry of issuer `name` whose JWKS is the one served. */
+function entryOf(name: string, extra: Partial<IssuerEntry> = {}): IssuerEntry {
+  return { issuer: `https://${name}.example`, jwksUri: jwks.url, products: ['acme'], ...extra };
+}
+
+function addArgs(name: string, ...extra: string[]): string[] {
+  return ['issuers', 'add', '--issuer', `https://${name}.example`, '--jwks-uri', jwks.url, '--product', 'acme', ...extra];
+}
+
+interface JsonChange {
+  id: number;
+  issuer: string;
+  action: string;
+  before: IssuerEntry | null;
+  after: IssuerEntry | null;
+  at: string;
+  actor: string;
+}
+
+async function history(issuerName?: string): Promise<JsonChange[]> {
+  const { out } = await cli('issuers', 'history', ...(issuerName === undefined ? [] : [issuerName]), '--json');
+  return JSON.parse(out) as JsonChange[];
+}
+
+async function listed(): Promise<string[]> {
+  const { out } = await cli('issuers', 'list', '--json');
+  return (JSON.parse(out) as { entry: IssuerEntry }[]).map((record) => record.entry.issuer);
+}
+
+describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
+  beforeAll(async () => {
+    [server, jwks, directory] = await Promise.all([startPostgres(), serveJwks(() => served), mkdtemp(join(tmpdir(), 'paygate-issuers-'))]);
+    env = { DATABASE_URL: await server.createDatabase('issuers_cli') };
+    issuer = await createTestIssuer({ issuer: 'https://signed.example', audience: AUD, product: 'acme', jwksUri: jwks.url });
+    served = issuer.jwks;
+    expect((await cli('migrate', '--only', 'registry')).code).toBe(EXIT.ok);
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all([server?.dispose(), jwks?.close(), directory === undefined ? undefined : rm(directory, { recursive: true })]);
+  });
+
+  it('adds an issuer whose JWKS the verifier uses, as the OS user, and lists it', async () => {
+    const { code, out } = await cli(...addArgs('alpha', '--tenant', 't-1', '--tenant', 't-2'));
+    expect(code).toBe(EXIT.ok);
+    expect(out).toMatch(/^✓ jwks .*: 1 usable key\(s\), kids "test-key"$/m);
+    expect(out).toContain('Added "https://alpha.example"');
+    const [change] = await history('https://alpha.example');
+    expect(change).toMatchObject({ action: 'add', before: null, after: entryOf('alpha', { tenants: ['t-1', 't-2'] }), actor: OS_USER });
+  });
+
+  it('refuses to add an issuer registered already (exit 1), writing nothing', async () => {
+    await cli(...addArgs('twice'));
+    const { code, err } = await cli(...addArgs('twice', '--by', 'bob'));
+    expect(code).toBe(EXIT.failed);
+    expect(err).toContain('is registered already');
+    expect(await history('https://twice.example')).toHaveLength(1);
+  });
+
+  it('refuses a JWKS whose only key is 1024 bits, naming the kid and the rule, and writes nothing', async () => {
+    served = { keys: [(await generateTestKey({ kid: 'k-weak', modulusLength: 1024 })).publicJwk] };
+    try {
+      const { code, out, err } = await cli(...addArgs('weak'));
+      expect(code).toBe(EXIT.failed);
+      expect(out).toMatch(/^✗ jwks .*0 usable key\(s\); 1 entry ignored: "k-weak" modulus of 1024 bits, under 2048$/m);
+      expect(err).toContain(
+        'refused, nothing written: no usable key in the JWKS: 1 entry ignored: "k-weak" modulus of 1024 bits, under 2048',
+      );
+      expect(await listed()).not.toContain('https://weak.example');
+      expect(await history('https://weak.example')).toEqual([]);
+    } finally {
+      served = issuer.jwks;
+    }
+  });
+
+  it('refuses a JWKS that lists no key', async () => {
+    served = { keys: [] };
+    try {
+      const { code, err } = await cli(...addArgs('empty'));
+      expect(code).toBe(EXIT.failed);
+      expect(err).toContain('no usable key in the JWKS: it lists no key');
+      expect(await listed()).not.toContain('https://empty.example');
+    } finally {
+      served = issuer.jwks;
+    }
+  });
+
+  it('--force adds an issuer whose JWKS has no usable key, saying why it would have refused', async () => {
+    served = { keys: [(await generateTestKey({ kid: 'k-weak', modulusLength: 1024 })).publicJwk] };
+    try {
+      const { code, out } = await cli(...addArgs('forced', '--force'));
+      expect(code).toBe(EXIT.ok);
+      expect(out).toContain(
+        '--force: no usable key in the JWKS: 1 entry ignored: "k-weak" modulus of 1024 bits, under 2048; written anyway',
+      );
+      expect(await listed()).toContain('https://forced.example');
+    } finally {
+      served = issuer.jwks;
+    }
+  });
+
+  it('adds an issuer whose sample token (a file) verifies as the gateway would', async () => {
+    const file = join(directory, 'token.txt');
+    await writeFile(file, `Bearer ${await issuer.token()}\n`);
+    const { code, out } = await cli(...addArgs('signed', '--token', file, '--audience', AUD));
+    expect(code).toBe(EXIT.ok);
+    expect(out).toContain('✓ signature');
+    expect(out).toContain('✓ the sample token verifies');
+  });
+
+  it("refuses an issuer whose sample token (standard input) is rejected, with the verifier's code, writing nothing", async () => {
+    const other = await createTestIssuer({
+      issuer: 'https://unsigned.example',
+      audience: AUD,
+      product: 'acme',
+      jwksUri: jwks.url,
+      kid: 'other',
+    });
+    stdin = await other.token();
+    const { code, err } = await cli(...addArgs('unsigned', '--token', '-', '--audience', AUD));
+    expect(code).toBe(EXIT.failed);
+    expect(err).toContain('the sample token is rejected: unknown_key');
+    expect(await listed()).not.toContain('https://unsigned.example');
+  });
+
+  it("updates an issuer's tenants, keeping its other fields, and the audit trail says before → after", async () => {
+    await cli(...addArgs('beta', '--tenant', 't-1', '--max-token-lifetime', '600'));
+    const { code } = await cli('issuers', 'update', '--issuer', 'https://beta.example', '--tenant', 't-2,t-3', '--by', 'carol');
+    expect(code).toBe(EXIT.ok);
+    const changes = await history('https://beta.example');
+    expect(changes.map((change) => change.action)).toEqual(['add', 'update']);
+    expect(changes[1]).toMatchObject({
+      before: entryOf('beta', { tenants: ['t-1'], maxTokenLifetime: 600 }),
+      after: entryOf('beta', { tenants: ['t-2', 't-3'], maxTokenLifetime: 600 }),
+      actor: 'carol',
+    });
+    const { out } = await cli('issuers', 'history', 'https://beta.example');
+    expect((await cli('issuers', 'history', 'https://beta.example')).out).toContain('maxTokenLifetime 600');
+    expect(out).toMatch(/^#\d+ {2}\S+Z {2}update {2}"https:\/\/beta\.example" {2}by "carol": tenants \["t-1"\] → \["t-2", "t-3"\]$/m);
+  });
+
+  it('refuses an update that changes nothing, and one of an issuer not registered', async () => {
+    await cli(...addArgs('same'));
+    expect(await cli('issuers', 'update', '--issuer', 'https://same.example', '--product', 'acme')).toMatchObject({
+      code: EXIT.failed,
+      err: expect.stringContaining('is registered with this entry already'),
+    });
+    expect(await cli('issuers', 'update', '--issuer', 'https://nobody.example', '--tenant', 't-1')).toMatchObject({
+      code: EXIT.failed,
+      err: expect.stringContaining('"https://nobody.example" is not registered'),
+    });
+  });
+
+  it('updates from a whole --entry file, checking its new JWKS first', async () => {
+    await cli(...addArgs('gamma', '--tenant', 't-1'));
+    const file = join(directory, 'gamma.json');
+    await writeFile(file, JSON.stringify(entryOf('gamma', { products: ['acme', 'beta'] })));
+    served = { keys: [] };
+    try {
+      expect((await cli('issuers', 'update', '--entry', file)).code).toBe(EXIT.failed);
+    } finally {
+      served = issuer.jwks;
+    }
+    expect((await cli('issuers', 'update', '--entry', file)).code).toBe(EXIT.ok);
+    const [, change] = await history('https://gamma.example');
+    expect(change?.after).toEqual(entryOf('gamma', { products: ['acme', 'beta'] }));
+  });
+
+  it('removes an issuer without reading its JWKS; a second remove is refused', async () => {
+    await cli(...addArgs('delta'));
+    const before = jwks.requests;
+    const removed = await cli('issuers', 'remove', 'https://delta.example', '--by', 'dave');
+    expect(removed.code).toBe(EXIT.ok);
+    expect(removed.out).toContain('Removed "https://delta.example"');
+    expect(jwks.requests).toBe(before);
+    expect(await listed()).not.toContain('https://delta.example');
+    expect((await history('https://delta.example')).at(-1)).toMatchObject({ action: 'remove', after: null, actor: 'dave' });
+    expect(await cli('issuers', 'remove', '--issuer', 'https://delta.example')).toMatchObject({
+      code: EXIT.failed,
+      err: expect.stringContaining('is not registered'),
+    });
+  });
+
+  it('lists each issuer with products, tenants, jwksUri, and when and by whom it was added', async () => {
+    const { code, out } = await cli('issuers', 'list');
+    expect(code).toBe(EXIT.ok);
+    const line = out.split('\n').find((text) => text.startsWith('"https://alpha.example"'));
+    expect(line).toMatch(
+      new RegExp(
+        `^"https://alpha\\.example" {2}products \\["acme"\\] {2}tenants \\["t-1", "t-2"\\] {2}jwksUri "${jwks.url}" {2}added \\S+Z by "${OS_USER}"$`,
+      ),
+    );
+  });
+
+  it('shows one issuer: its record, whole entry and last changes; an unknown one exits 1', async () => {
+    const { code, out } = await cli('issuers', 'show', 'https://beta.example');
+    expect(code).toBe(EXIT.ok);
+    expect(out).toContain('"https://beta.example"  products ["acme"]  tenants ["t-2", "t-3"]');
+    const entry = out.split('\n').find((text) => text.startsWith('  entry: '));
+    expect(JSON.parse(entry?.slice('  entry: '.length) ?? 'null')).toEqual(
+      entryOf('beta', { tenants: ['t-2', 't-3'], maxTokenLifetime: 600 }),
+    );
+    expect(out).toMatch(/^Last 2 of 2 change\(s\):\n#\d+ .* add .*\n#\d+ .* update .*by "carol"/m);
+    expect((await cli('issuers', 'show', '--issuer', 'https://nobody.example')).code).toBe(EXIT.failed);
+  });
+
+  it('prints the whole history in order, each change with time and actor', async () => {
+    const changes = await history();
+    expect(changes.map((change) => change.id)).toEqual([...changes.map((change) => change.id)].sort((a, b) => a - b));
+    for (const change of changes) expect(Number.isNaN(Date.parse(change.at))).toBe(false);
+    const { out } = await cli('issuers', 'history');
+    expect(out.trim().split('\n')).toHaveLength(changes.length);
+  });
+
+  it('imports a file of entries in one go: new ones added, equal ones left, none removed', async () => {
+    const file = join(directory, 'registry.json');
+    await writeFile(file, JSON.stringify([entryOf('alpha', { tenants: ['t-1', 't-2'] }), entryOf('epsilon'), entryOf('zeta')]));
+    const { code, out } = await cli('issuers', 'import', file, '--by', 'deploy');
+    expect(code).toBe(EXIT.ok);
+    expect(out).toContain('Imported 3 entries: 2 added, 0 updated, 1 unchanged.');
+    expect(await listed()).toEqual(expect.arrayContaining(['https://alpha.example', 'https://epsilon.example', 'https://zeta.example']));
+    expect((await history('https://zeta.example'))[0]).toMatchObject({ action: 'add', actor: 'deploy' });
+  });
+
+  it('imports nothing from a file holding an entry the registry refuses, naming the field (exit 2)', async () => {
+    const file = join(directory, 'bad-registry.json');
+    await writeFile(file, JSON.stringify([entryOf('eta'), { ...entryOf('theta'), products: [] }]));
+    const { code, err } = await cli('issuers', 'import', file);
+    expect(code).toBe(EXIT.usage);
+    expect(err).toContain('entries[1] ("https://theta.example").products');
+    expect(await listed()).not.toContain('https://eta.example');
+  });
+
+  it('escapes what the database holds: an actor with bidi controls is printed as escapes', async () => {
+    await cli(...addArgs('hostile', '--by', 'mallory\u202e\u2066txt'));
+    const printed = [
+      (await cli('issuers', 'list')).out,
+      (await cli('issuers', 'history')).out,
+      (await cli('issuers', 'list', '--json')).out,
+    ];
+    for (const text of printed) {
+      expect(text).toContain('mallory\\u202e\\u2066txt');
+      expect(text).not.toMatch(/[\u202a-\u202e\u2066-\u2069]/);
+    }
+  });
+});
