@@ -135,10 +135,10 @@ describe.skipIf(SKIP)('the issuer registry in PostgreSQL, changed while two exam
   });
 
   it('issuers add makes both instances accept the new issuer tokens within a second, with no restart', async () => {
-    const acme = await integration('acme');
-    const bearer = await acme.token();
+    const newcomer = await integration('newcomer');
+    const bearer = await newcomer.token();
     expect(refusedWith('unknown_issuer')(await onBoth(bearer))).toBe(true);
-    await add(acme, 'alice');
+    await add(newcomer, 'alice');
     await withinASecond('both accept the new issuer', [bearer, accepted]);
   });
 
