@@ -14,7 +14,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readIssuerChanges, readIssuers } from '../../src/postgres/index.js';
 import { type JwksServer, type TestIssuer, type TestIssuerOptions, createTestIssuer, serveJwks } from '../../src/testing/index.js';
 import { eventually } from './eventually.js';
-import { type Answer, type Gateway, info, paygateAuth, requireBuild, root, startGateway, stopProcess } from './gateway-processes.js';
+import {
+  type Answer,
+  type CliRun,
+  type Gateway,
+  info,
+  paygateAuth,
+  requireBuild,
+  root,
+  startGateway,
+  stopProcess,
+} from './gateway-processes.js';
 import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/registry-cluster.test.ts');
@@ -58,9 +68,19 @@ async function issuersCommand(...args: string[]): Promise<string> {
   return ran.stdout;
 }
 
-/** `issuers add` for `issuer`'s entry as it is served now, by `by`. */
+/** The options naming `issuer`'s entry as it is served now: its iss, JWKS address and product. */
+function entryOptions(issuer: TestIssuer): string[] {
+  return ['--issuer', issuer.issuer, '--jwks-uri', issuer.jwksUri, '--product', issuer.product];
+}
+
+/** `issuers add` for `issuer`'s entry, by `by`. */
 function add(issuer: TestIssuer, by: string, ...more: string[]): Promise<string> {
-  return issuersCommand('add', '--issuer', issuer.issuer, '--jwks-uri', issuer.jwksUri, '--product', issuer.product, '--by', by, ...more);
+  return issuersCommand('add', ...entryOptions(issuer), '--by', by, ...more);
+}
+
+/** `issuers add` for `issuer`'s entry, however it ends. */
+function tryAdd(issuer: TestIssuer): Promise<CliRun> {
+  return paygateAuth(databaseUrl, ['issuers', 'add', ...entryOptions(issuer)]);
 }
 
 /** The answers of both instances to `GET /info/` with `bearer`. */
@@ -154,21 +174,7 @@ describe.skipIf(SKIP)('the issuer registry in PostgreSQL, changed while two exam
     await withinASecond('both accept t-1', [takenOut, accepted]);
     expect(refusedWith('tenant_not_allowed')(await onBoth(added))).toBe(true);
     await cacheOnBoth(takenOut);
-    await issuersCommand(
-      'update',
-      '--issuer',
-      clinics.issuer,
-      '--jwks-uri',
-      clinics.jwksUri,
-      '--product',
-      'clinics',
-      '--tenant',
-      't-2',
-      '--tenant',
-      't-3',
-      '--by',
-      'bob',
-    );
+    await issuersCommand('update', ...entryOptions(clinics), '--tenant', 't-2', '--tenant', 't-3', '--by', 'bob');
     await withinASecond(
       'both accept t-2 and t-3, added, and refuse t-1, taken out',
       [added, accepted],
@@ -191,16 +197,7 @@ describe.skipIf(SKIP)('the issuer registry in PostgreSQL, changed while two exam
     const weak = await integration('weak', { kid: 'k-strong' });
     await weak.addKey({ kid: 'k-weak', modulusLength: 1024 });
     weak.unpublish('k-strong');
-    const ran = await paygateAuth(databaseUrl, [
-      'issuers',
-      'add',
-      '--issuer',
-      weak.issuer,
-      '--jwks-uri',
-      weak.jwksUri,
-      '--product',
-      'weak',
-    ]);
+    const ran = await tryAdd(weak);
     expect(ran.code).toBe(1);
     expect(ran.stderr).toContain('"k-weak" modulus of 1024 bits, under 2048');
     expect((await readIssuers(sql)).map((record) => record.entry.issuer)).not.toContain(weak.issuer);
@@ -209,16 +206,7 @@ describe.skipIf(SKIP)('the issuer registry in PostgreSQL, changed while two exam
   it('issuers add refuses a JWKS that lists no key, saying so, and writes nothing', async () => {
     const empty = await integration('empty');
     empty.unpublish(empty.signingKey.kid);
-    const ran = await paygateAuth(databaseUrl, [
-      'issuers',
-      'add',
-      '--issuer',
-      empty.issuer,
-      '--jwks-uri',
-      empty.jwksUri,
-      '--product',
-      'empty',
-    ]);
+    const ran = await tryAdd(empty);
     expect(ran.code).toBe(1);
     expect(ran.stderr).toContain('it lists no key');
     expect((await readIssuers(sql)).map((record) => record.entry.issuer)).not.toContain(empty.issuer);
@@ -228,19 +216,7 @@ describe.skipIf(SKIP)('the issuer registry in PostgreSQL, changed while two exam
     const audited = await integration('audited');
     const before = new Date();
     await add(audited, 'alice');
-    await issuersCommand(
-      'update',
-      '--issuer',
-      audited.issuer,
-      '--jwks-uri',
-      audited.jwksUri,
-      '--product',
-      'audited',
-      '--tenant',
-      't-1',
-      '--by',
-      'bob',
-    );
+    await issuersCommand('update', ...entryOptions(audited), '--tenant', 't-1', '--by', 'bob');
     await issuersCommand('remove', audited.issuer, '--by', 'carol');
     const history = JSON.parse(await issuersCommand('history', audited.issuer, '--json')) as {
       action: string;
