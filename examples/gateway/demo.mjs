@@ -138,10 +138,37 @@ export function mintToken(key, options = {}) {
   return signRawToken(key, { alg: 'RS256', typ: 'JWT', kid: key.kid }, claims);
 }
 
-/** Publishes the key's JWKS on 127.0.0.1 (an ephemeral port) and returns the issuer's registry entry. */
+/**
+ * Publishes the key's JWKS on 127.0.0.1 (an ephemeral port), for a registry of this process only.
+ * @returns `{ entry, fetch, close }` as {@link answerJwksHere} does; `fetch` is `undefined` (the global one).
+ */
 export async function publishJwks(key) {
   const server = await serveJwks(() => ({ keys: [key.publicJwk] }));
-  return { server, entry: { issuer: ISSUER, jwksUri: server.url, products: [PRODUCT] } };
+  return { entry: { issuer: ISSUER, jwksUri: server.url, products: [PRODUCT] }, fetch: undefined, close: () => server.close() };
+}
+
+/** Where the demo integration publishes its JWKS when the registry is shared (see {@link answerJwksHere}). */
+export const SHARED_JWKS_URI = `${ISSUER}/.well-known/jwks.json`;
+
+/**
+ * The demo integration's JWKS at one address for every instance, for a registry kept in the
+ * database: the entry registered there must hold on every instance and across restarts, which an
+ * ephemeral port of one process would not. Each instance answers {@link SHARED_JWKS_URI} itself
+ * from the shared demo key, through the verifier's `fetch` option; every other JWKS (issuers
+ * added with `npx paygate-auth issuers add`) is downloaded from the network as usual.
+ * @returns `{ entry, fetch, close }`: the issuer's registry entry, the verifier's `fetch`, and a
+ * `close` with nothing to close.
+ */
+export function answerJwksHere(key) {
+  const body = JSON.stringify({ keys: [key.publicJwk] });
+  return {
+    entry: { issuer: ISSUER, jwksUri: SHARED_JWKS_URI, products: [PRODUCT] },
+    fetch: (input, init) =>
+      input === SHARED_JWKS_URI
+        ? Promise.resolve(new Response(body, { status: 200, headers: { 'content-type': 'application/jwk-set+json' } }))
+        : globalThis.fetch(input, init),
+    async close() {},
+  };
 }
 
 /** A sample body for POST /payment-links/, valid for tenant clinic-1. */

@@ -7,19 +7,26 @@
  * per request. `npm run example:token -- --scope … --tenant …` mints more tokens. A port already
  * taken is one line naming PORT, and exit code 1.
  *
- * Start-up, in order: the port, the demo key, its JWKS, the verifier, the stores (PostgreSQL when
- * DATABASE_URL is set: migrated, the directory seeded, operator controls attached; else in
- * memory), the gateway, then listen. A database that cannot be reached is one line naming its
- * host (never the password), and exit code 1. The banner says which store is in use.
+ * Start-up, in order: the port, the demo key, its JWKS, the stores (PostgreSQL when DATABASE_URL
+ * is set: migrated, the directory seeded, the issuer registry seeded with the demo issuer when
+ * empty; else in memory), the verifier on the stores' registry (with DATABASE_URL, the registry
+ * and the operator controls follow the database from then on), the gateway, then listen. A
+ * database that cannot be reached is one line naming its host (never the password), and exit
+ * code 1. The banner says which store, and with DATABASE_URL which registry, is in use.
+ *
+ * With DATABASE_URL the demo issuer's entry is shared by every instance, so its JWKS has one
+ * address for all of them, which each instance answers itself from the shared demo key
+ * (`answerJwksHere`); without, it is served on an ephemeral port of 127.0.0.1.
  */
 import { randomUUID } from 'node:crypto';
-import { IssuerRegistry, createVerifier } from 'paygate-auth';
+import { createVerifier } from 'paygate-auth';
 import { createGateway } from './app.mjs';
 import {
   AUDIENCE,
   ISSUER,
   PAY_PAGE_URL,
   TENANT_SEEDS,
+  answerJwksHere,
   demoDirectory,
   loadDemoKey,
   mintToken,
@@ -28,7 +35,7 @@ import {
   shownPath,
 } from './demo.mjs';
 import { serve } from './node-server.mjs';
-import { DatabaseUnreachableError, openStores } from './stores.mjs';
+import { DatabaseUnreachableError, openStores, usesDatabase } from './stores.mjs';
 
 function portFromEnvironment() {
   const text = process.env.PORT ?? '3000';
@@ -40,7 +47,7 @@ function portFromEnvironment() {
   return port;
 }
 
-function banner({ url, jwksUrl, keyFile, created, infoToken, linkToken, store }) {
+function banner({ url, jwksUrl, jwksAnsweredHere, keyFile, created, infoToken, linkToken, store, registry }) {
   const [clinic] = TENANT_SEEDS;
   const departments = clinic.departments.map((department) => `//departments/${department.ref}`).join(', ');
   const body = JSON.stringify(sampleLinkBody());
@@ -48,12 +55,13 @@ function banner({ url, jwksUrl, keyFile, created, infoToken, linkToken, store })
     'paygate-auth example gateway',
     `  gateway    ${url}`,
     `  issuer     ${ISSUER}`,
-    `  JWKS       ${jwksUrl}`,
+    `  JWKS       ${jwksUrl}${jwksAnsweredHere ? ' (answered by each instance from the demo key)' : ''}`,
     `  audience   ${AUDIENCE}`,
     `  tenant     ${clinic.tenant} (Demo Clinic): ${departments}, customer //customers/c-1001`,
     `  also       ern:demo/tenants/clinic-2 (//departments/dermatology), and the public tenant`,
     `  demo key   ${shownPath(keyFile)}${created ? ' (new)' : ''}`,
     `  store      ${store}`,
+    ...(registry === undefined ? [] : [`  registry   ${registry}`]),
     '',
     'Tokens below are valid for 1 hour. More: npm run -s example:token -- --scope "pay:processPayments" --tenant clinic-2',
     '',
@@ -95,9 +103,10 @@ function stopOnSignals(servers) {
 async function main() {
   const port = portFromEnvironment();
   const { key, file, created } = await loadDemoKey();
-  const jwks = await publishJwks(key);
-  const verifier = createVerifier({ registry: new IssuerRegistry([jwks.entry]), audience: AUDIENCE });
-  const stores = await openStores(process.env, { seeds: TENANT_SEEDS, memoryDirectory: demoDirectory() });
+  const shared = usesDatabase(process.env);
+  const jwks = shared ? answerJwksHere(key) : await publishJwks(key);
+  const stores = await openStores(process.env, { seeds: TENANT_SEEDS, memoryDirectory: demoDirectory(), issuers: [jwks.entry] });
+  const verifier = createVerifier({ registry: stores.registry, audience: AUDIENCE, fetch: jwks.fetch });
   stores.attach(verifier);
   const gateway = createGateway({
     verifier,
@@ -107,7 +116,7 @@ async function main() {
     idempotency: stores.idempotency,
   });
   const server = await listen(gateway, port);
-  stopOnSignals([server, jwks.server, stores]);
+  stopOnSignals([server, jwks, stores]);
   const [infoToken, linkToken] = await Promise.all([
     mintToken(key, { scope: 'pay:processPayments hub:subscribe' }),
     mintToken(key, { scope: 'pay:processPayments' }),
@@ -116,11 +125,13 @@ async function main() {
     banner({
       url: server.url,
       jwksUrl: jwks.entry.jwksUri,
+      jwksAnsweredHere: shared,
       keyFile: file,
       created,
       infoToken,
       linkToken,
       store: stores.description,
+      registry: stores.registryDescription,
     }),
   );
 }

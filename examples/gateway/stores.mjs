@@ -1,35 +1,52 @@
 /**
  * Where the example gateway keeps its payment links, idempotency keys and directory (departments,
- * stores, shoppers), and where its operator controls come from.
+ * stores, shoppers), and where its issuer registry and operator controls come from.
  *
- * - Without DATABASE_URL: in memory, this process only (`npm run example` needs no server).
+ * - Without DATABASE_URL: in memory, this process only (`npm run example` needs no server); the
+ *   registry is the demo issuer, in code.
  * - With DATABASE_URL (postgres://…): PostgreSQL through `pg`, shared by every instance on it. The
  *   pool bounds every wait (`poolSettings`: connect timeout, statement timeout, TCP keepalive), so a
  *   database that goes silent costs a 503 within seconds, never a hung request. The schema is
  *   migrated at start (safe from several instances at once), the demo tenants are seeded into the
  *   shared directory (a customer gets one shopper UUID on every instance and across restarts),
  *   operator controls are attached to the verifier (`npx paygate-auth revoke-key …` reaches every
- *   instance within a second), and expired idempotency keys are purged every minute.
+ *   instance within a second), and expired idempotency keys are purged every minute. The issuer
+ *   registry is the table's (`postgresRegistry`): seeded with the demo issuer when it holds none,
+ *   and followed, so `npx paygate-auth issuers add|update|remove …` reaches every instance within
+ *   a second, with no restart.
  *
  * Tuning, with DATABASE_URL:
  *   PAYGATE_IDEMPOTENCY_LEASE_MS  how long a dead instance's pending key stays held (default 30000)
  *   PAYGATE_CONTROLS_POLL_MS      how often the controls table is re-read besides notifications (default 5000)
+ *   PAYGATE_REGISTRY_POLL_MS      how often the issuer table is re-read besides notifications, and the
+ *                                 longest wait between reconnection attempts (default 5000)
  */
+import { IssuerRegistry } from 'paygate-auth';
 import {
   PostgresDirectory,
   PostgresIdempotencyStore,
   PostgresPaymentLinkStore,
+  importIssuers,
   isUnavailable,
   migrate,
   poolSettings,
   postgresControls,
+  postgresRegistry,
+  readIssuers,
 } from 'paygate-auth/postgres';
+
+/** The actor of the seeding in the registry's audit trail. */
+export const SEEDED_BY = 'example-gateway';
 
 function whole(env, name, fallback) {
   const text = env[name];
   if (text === undefined || text === '') return fallback;
   if (!/^\d+$/.test(text)) throw new TypeError(`${name} must be a whole number of milliseconds, got ${JSON.stringify(text)}`);
   return Number(text);
+}
+
+function count(n, noun) {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 /** The database's address without user or password. */
@@ -47,17 +64,26 @@ export class DatabaseUnreachableError extends Error {
   name = 'DatabaseUnreachableError';
 }
 
+/** `true` when `env` asks for PostgreSQL (DATABASE_URL set). */
+export function usesDatabase(env) {
+  return env.DATABASE_URL !== undefined && env.DATABASE_URL !== '';
+}
+
 /**
- * Opens the stores `env` asks for: `{ description, store, idempotency, directory, attach(verifier),
- * close() }`. In memory, `store` and `idempotency` are `undefined` (the handler's defaults) and
- * `directory` is `memoryDirectory`; with DATABASE_URL, `seeds` are written to the shared directory.
+ * Opens the stores `env` asks for: `{ description, registry, store, idempotency, directory,
+ * attach(verifier), close() }`. `registry` is the issuer registry to build the verifier with;
+ * `attach` attaches what follows the database to it. In memory, `registry` holds `issuers`,
+ * `store` and `idempotency` are `undefined` (the handler's defaults) and `directory` is
+ * `memoryDirectory`; with DATABASE_URL, `seeds` are written to the shared directory, and `issuers`
+ * to the registry table if it holds none (by {@link SEEDED_BY}).
  * @throws {DatabaseUnreachableError} when DATABASE_URL is set and the database cannot be reached.
  */
-export async function openStores(env, { seeds, memoryDirectory }) {
-  const url = env.DATABASE_URL;
-  if (url === undefined || url === '') {
+export async function openStores(env, { seeds, memoryDirectory, issuers }) {
+  if (!usesDatabase(env)) {
     return {
       description: 'memory (this process only; set DATABASE_URL to share links, keys and shoppers through PostgreSQL)',
+      registry: new IssuerRegistry(issuers),
+      registryDescription: undefined,
       store: undefined,
       idempotency: undefined,
       directory: memoryDirectory,
@@ -65,8 +91,10 @@ export async function openStores(env, { seeds, memoryDirectory }) {
       async close() {},
     };
   }
+  const url = env.DATABASE_URL;
   const leaseTime = whole(env, 'PAYGATE_IDEMPOTENCY_LEASE_MS', 30_000);
   const pollInterval = whole(env, 'PAYGATE_CONTROLS_POLL_MS', 5000);
+  const registryPollInterval = whole(env, 'PAYGATE_REGISTRY_POLL_MS', 5000);
   const { default: pg } = await import('pg');
   const pool = new pg.Pool(poolSettings(url));
   // An idle connection cut by a database restart: the pool drops it and the next query reconnects.
@@ -76,18 +104,27 @@ export async function openStores(env, { seeds, memoryDirectory }) {
     const directory = new PostgresDirectory(pool);
     await directory.seed(seeds);
     const controls = await postgresControls(pool, { pollInterval });
+    // Two instances starting at once may both find the table empty: the second import finds the
+    // entries registered already and changes nothing.
+    const seeded = (await readIssuers(pool)).length === 0 ? await importIssuers(pool, issuers, { by: SEEDED_BY }) : undefined;
+    const registry = await postgresRegistry(pool, { pollInterval: registryPollInterval });
     const idempotency = new PostgresIdempotencyStore(pool, { leaseTime });
     const purge = setInterval(() => idempotency.purgeExpired().catch(() => {}), 60_000);
     purge.unref();
     return {
-      description: `PostgreSQL ${shownDatabase(url)} (links, keys, directory and operator controls shared)`,
+      description: `PostgreSQL ${shownDatabase(url)} (links, keys, directory, operator controls and issuer registry shared)`,
+      registry: registry.registry(),
+      registryDescription: `PostgreSQL (${count(registry.registry().size, 'issuer')}${seeded?.added.length ? ', seeded with the demo issuer' : ''}; npx paygate-auth issuers list)`,
       store: new PostgresPaymentLinkStore(pool),
       idempotency,
       directory,
-      attach: (verifier) => controls.attach(verifier),
+      attach(verifier) {
+        registry.attach(verifier);
+        controls.attach(verifier);
+      },
       async close() {
         clearInterval(purge);
-        await controls.close();
+        await Promise.all([registry.close(), controls.close()]);
         await pool.end();
       },
     };

@@ -3,22 +3,30 @@
  * run them: shared links and idempotency keys, operator controls from the built command line,
  * an instance killed mid-creation, and the database stopped for a moment.
  */
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { type ChildProcess, execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLES } from '../../src/postgres/index.js';
 import { type TestKey, signRawToken } from '../../src/testing/index.js';
 import { eventually } from './eventually.js';
+import {
+  type Answer,
+  type Gateway,
+  answer,
+  info,
+  paygateAuth as runPaygateAuth,
+  requireBuild,
+  root,
+  startGateway,
+  stopProcess,
+} from './gateway-processes.js';
 import { type PgServer, freePort, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/gateway-cluster.test.ts');
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const ISSUER = 'https://auth.demo-integration.example';
 const AUDIENCE = 'https://payments.example';
 const CLINIC_1 = 'ern:demo/tenants/clinic-1';
@@ -27,68 +35,25 @@ const CLINIC_2 = 'ern:demo/tenants/clinic-2';
 const LEASE_MS = 1000;
 const run = randomUUID().slice(0, 8);
 
-interface Instance {
-  readonly url: string;
-  readonly child: ChildProcess;
-  output: string;
-}
-
-interface Answer {
-  readonly status: number;
-  readonly headers: Headers;
-  readonly body: Record<string, unknown>;
-}
-
 let server: PgServer;
 let databaseUrl: string;
 let stateDir: string;
-let a: Instance;
-let b: Instance;
+let a: Gateway;
+let b: Gateway;
 let sql: pg.Pool;
 let key: TestKey;
 const children: ChildProcess[] = [];
 
-async function startInstance(): Promise<Instance> {
-  const port = await freePort();
-  const env = {
-    ...process.env,
-    PORT: String(port),
-    DATABASE_URL: databaseUrl,
-    PAYGATE_EXAMPLE_STATE_DIR: stateDir,
-    PAYGATE_IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
-    PAYGATE_CONTROLS_POLL_MS: '5000',
-  };
-  const child = spawn(process.execPath, ['examples/gateway/server.mjs'], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const instance: Instance = { url: `http://127.0.0.1:${port}`, child, output: '' };
-  const keep = (chunk: string): void => {
-    instance.output += chunk;
-  };
-  child.stdout?.setEncoding('utf8').on('data', keep);
-  child.stderr?.setEncoding('utf8').on('data', keep);
-  await eventually(
-    `the gateway on port ${port} answers`,
-    async () => {
-      if (child.exitCode !== null) throw new Error(`the gateway exited with ${child.exitCode}:\n${instance.output}`);
-      return fetch(`${instance.url}/info/`).then(
-        (response) => response.status === 401,
-        () => false,
-      );
+function startInstance(): Promise<Gateway> {
+  return startGateway(
+    {
+      DATABASE_URL: databaseUrl,
+      PAYGATE_EXAMPLE_STATE_DIR: stateDir,
+      PAYGATE_IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
+      PAYGATE_CONTROLS_POLL_MS: '5000',
     },
-    20_000,
+    children,
   );
-  return instance;
-}
-
-function kill(instance: Instance, signal: NodeJS.Signals): Promise<void> {
-  if (instance.child.exitCode !== null || instance.child.signalCode !== null) return Promise.resolve();
-  const exited = new Promise<void>((resolve) => instance.child.once('exit', () => resolve()));
-  instance.child.kill(signal);
-  return exited;
 }
 
 function readDemoKey(): TestKey {
@@ -122,15 +87,6 @@ function token(tenant = CLINIC_1, jti = randomUUID()): Promise<string> {
   return signRawToken(key, { alg: 'RS256', typ: 'JWT', kid: key.kid }, claims);
 }
 
-async function answer(response: Response): Promise<Answer> {
-  const text = await response.text();
-  return {
-    status: response.status,
-    headers: response.headers,
-    body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>),
-  };
-}
-
 function linkBody(meta: Record<string, string>): Record<string, unknown> {
   return {
     amount: '125.5',
@@ -143,26 +99,21 @@ function linkBody(meta: Record<string, string>): Record<string, unknown> {
   };
 }
 
-async function post(instance: Instance, bearer: string, body: unknown, idempotencyKey?: string): Promise<Answer> {
+async function post(instance: Gateway, bearer: string, body: unknown, idempotencyKey?: string): Promise<Answer> {
   const headers: Record<string, string> = { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' };
   if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
   return answer(await fetch(`${instance.url}/payment-links/`, { method: 'POST', headers, body: JSON.stringify(body) }));
 }
 
-async function getLink(instance: Instance, bearer: string, id: string): Promise<Answer> {
+async function getLink(instance: Gateway, bearer: string, id: string): Promise<Answer> {
   return answer(await fetch(`${instance.url}/payment-links/${id}`, { headers: { authorization: `Bearer ${bearer}` } }));
 }
 
-async function info(instance: Instance, bearer: string): Promise<Answer> {
-  return answer(await fetch(`${instance.url}/info/`, { headers: { authorization: `Bearer ${bearer}` } }));
-}
-
-/** Runs the built command line, as `npx paygate-auth …` does. */
+/** Runs the built command line, as `npx paygate-auth …` does; its output, once it exits 0. */
 async function paygateAuth(...args: string[]): Promise<string> {
-  const { stdout } = await promisify(execFile)(process.execPath, [join(root, 'dist', 'cli.js'), ...args], {
-    env: { ...process.env, DATABASE_URL: databaseUrl },
-  });
-  return stdout;
+  const ran = await runPaygateAuth(databaseUrl, args);
+  if (ran.code !== 0) throw new Error(`paygate-auth ${args.join(' ')} exited ${ran.code}: ${ran.stderr}`);
+  return ran.stdout;
 }
 
 async function linksOfRun(prefix: string): Promise<number> {
@@ -174,15 +125,13 @@ async function linksOfRun(prefix: string): Promise<number> {
 }
 
 /** Verifies `bearer` on `instance` until its result is cached (the second use caches it). */
-async function cacheOn(instance: Instance, bearer: string): Promise<void> {
+async function cacheOn(instance: Gateway, bearer: string): Promise<void> {
   for (let round = 0; round < 3; round++) expect((await info(instance, bearer)).status).toBe(200);
 }
 
 describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
   beforeAll(async () => {
-    if (!existsSync(join(root, 'dist', 'cli.js')) || !existsSync(join(root, 'dist', 'postgres', 'index.js'))) {
-      throw new Error('dist/ is missing: run `npm run build` (the pretest script does) before this test');
-    }
+    requireBuild();
     stateDir = mkdtempSync(join(tmpdir(), 'paygate-cluster-'));
     server = await startPostgres();
     databaseUrl = await server.createDatabase('gateway');
@@ -193,7 +142,7 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.all(children.map((child) => kill({ child, url: '', output: '' }, 'SIGTERM')));
+    await Promise.all(children.map((child) => stopProcess(child)));
     await sql?.end();
     await server?.dispose();
     if (stateDir !== undefined) rmSync(stateDir, { recursive: true, force: true });
@@ -340,7 +289,7 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
       },
       10_000,
     );
-    await kill(a, 'SIGKILL');
+    await stopProcess(a.child, 'SIGKILL');
     await holder.query('ROLLBACK');
     await holder.end();
     await Promise.all(inFlight);
