@@ -13,13 +13,15 @@
  *   instance within a second), and expired idempotency keys are purged every minute. The issuer
  *   registry is the table's (`postgresRegistry`): seeded with the demo issuer when it holds none,
  *   and followed, so `npx paygate-auth issuers add|update|remove …` reaches every instance within
- *   a second, with no restart.
+ *   a second, with no restart. The verifier's key history is shared through the database too
+ *   (`postgresKeyHistory`), so `npx paygate-auth keys status` shows every instance's view of each key.
  *
  * Tuning, with DATABASE_URL:
  *   PAYGATE_IDEMPOTENCY_LEASE_MS  how long a dead instance's pending key stays held (default 30000)
  *   PAYGATE_CONTROLS_POLL_MS      how often the controls table is re-read besides notifications (default 5000)
  *   PAYGATE_REGISTRY_POLL_MS      how often the issuer table is re-read besides notifications, and the
  *                                 longest wait between reconnection attempts (default 5000)
+ *   PAYGATE_KEY_HISTORY_FLUSH_MS  how often this instance's key history is merged into the table (default 10000)
  */
 import { IssuerRegistry } from 'paygate-auth';
 import {
@@ -31,6 +33,7 @@ import {
   migrate,
   poolSettings,
   postgresControls,
+  postgresKeyHistory,
   postgresRegistry,
   readIssuers,
 } from 'paygate-auth/postgres';
@@ -95,6 +98,7 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
   const leaseTime = whole(env, 'PAYGATE_IDEMPOTENCY_LEASE_MS', 30_000);
   const pollInterval = whole(env, 'PAYGATE_CONTROLS_POLL_MS', 5000);
   const registryPollInterval = whole(env, 'PAYGATE_REGISTRY_POLL_MS', 5000);
+  const flushInterval = whole(env, 'PAYGATE_KEY_HISTORY_FLUSH_MS', 10_000);
   const { default: pg } = await import('pg');
   const pool = new pg.Pool(poolSettings(url));
   // An idle connection cut by a database restart: the pool drops it and the next query reconnects.
@@ -108,11 +112,12 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
     // entries registered already and changes nothing.
     const seeded = (await readIssuers(pool)).length === 0 ? await importIssuers(pool, issuers, { by: SEEDED_BY }) : undefined;
     const registry = await postgresRegistry(pool, { pollInterval: registryPollInterval });
+    const keyHistory = await postgresKeyHistory(pool, { flushInterval });
     const idempotency = new PostgresIdempotencyStore(pool, { leaseTime });
     const purge = setInterval(() => idempotency.purgeExpired().catch(() => {}), 60_000);
     purge.unref();
     return {
-      description: `PostgreSQL ${shownDatabase(url)} (links, keys, directory, operator controls and issuer registry shared)`,
+      description: `PostgreSQL ${shownDatabase(url)} (links, idempotency keys, directory, operator controls, issuer registry and key history shared)`,
       registry: registry.registry(),
       registryDescription: `PostgreSQL (${count(registry.registry().size, 'issuer')}${seeded?.added.length ? ', seeded with the demo issuer' : ''}; npx paygate-auth issuers list)`,
       store: new PostgresPaymentLinkStore(pool),
@@ -121,10 +126,11 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
       attach(verifier) {
         registry.attach(verifier);
         controls.attach(verifier);
+        keyHistory.attach(verifier);
       },
       async close() {
         clearInterval(purge);
-        await Promise.all([registry.close(), controls.close()]);
+        await Promise.all([registry.close(), controls.close(), keyHistory.close()]);
         await pool.end();
       },
     };

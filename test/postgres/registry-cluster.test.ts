@@ -33,6 +33,8 @@ const AUDIENCE = 'https://payments.example';
 const DEMO_ISSUER = 'https://auth.demo-integration.example';
 /** How often each instance re-reads the table besides notifications: short, so a restart is seen soon. */
 const REGISTRY_POLL_MS = 250;
+/** How often each instance merges its key history into the table: short, so `keys status` sees it soon. */
+const FLUSH_MS = 200;
 /** The start of the line an instance logs when it keeps its registry because the database cannot be read. */
 const STALE = 'paygate-auth/postgres: issuer registry: the database cannot be read';
 
@@ -132,7 +134,12 @@ describe.skipIf(SKIP)('the issuer registry in PostgreSQL, changed while two exam
     server = await startPostgres();
     databaseUrl = await server.createDatabase('registry');
     sql = openPool(databaseUrl, { max: 2 });
-    const env = { DATABASE_URL: databaseUrl, PAYGATE_EXAMPLE_STATE_DIR: stateDir, PAYGATE_REGISTRY_POLL_MS: String(REGISTRY_POLL_MS) };
+    const env = {
+      DATABASE_URL: databaseUrl,
+      PAYGATE_EXAMPLE_STATE_DIR: stateDir,
+      PAYGATE_REGISTRY_POLL_MS: String(REGISTRY_POLL_MS),
+      PAYGATE_KEY_HISTORY_FLUSH_MS: String(FLUSH_MS),
+    };
     [a, b] = await Promise.all([startGateway(env, children), startGateway(env, children)]);
   }, 60_000);
 
@@ -191,6 +198,19 @@ describe.skipIf(SKIP)('the issuer registry in PostgreSQL, changed while two exam
     await cacheOnBoth(bearer);
     await issuersCommand('remove', leaving.issuer, '--by', 'carol');
     await withinASecond('both refuse the issuer removed', [bearer, refusedWith('unknown_issuer')]);
+  });
+
+  it('keys status shows the key of an issuer added live, first used on the instances that verified its tokens', async () => {
+    const keyed = await integration('keyed');
+    await add(keyed, 'alice');
+    const bearer = await keyed.token();
+    await withinASecond('both accept the new issuer', [bearer, accepted]);
+    const status = async (): Promise<{ kid: string; firstUsed: number | null }[]> => {
+      const ran = await paygateAuth(databaseUrl, ['keys', 'status', keyed.issuer, '--json']);
+      return ran.code === 0 ? (JSON.parse(ran.stdout) as { keys: { kid: string; firstUsed: number | null }[] }).keys : [];
+    };
+    await eventually('the key history reaches the table', async () => (await status()).some((key) => key.firstUsed !== null), 5000);
+    expect((await status()).map((key) => key.kid)).toEqual([keyed.signingKey.kid]);
   });
 
   it('issuers add refuses a JWKS whose only key is 1024 bits, naming the key and its size, and writes nothing', async () => {
