@@ -1,6 +1,7 @@
 /**
- * A throw-away PostgreSQL server for the tests: `initdb` into a temporary directory and `pg_ctl`
- * on a free port of 127.0.0.1, trust authentication, no fsync. Run as the `postgres` user when
+ * A throw-away PostgreSQL server for the tests: a copy of the run's template cluster (one
+ * `initdb` per run, test/support/pg-template-once.ts; `initdb` itself outside such a run) in a
+ * temporary directory, and `pg_ctl` on a free port of 127.0.0.1, trust authentication, no fsync. Run as the `postgres` user when
  * the tests run as root (initdb refuses root). Where the binaries are missing the tests that need
  * them are skipped with a loud warning, except in CI (`CI=true`), where they fail.
  */
@@ -11,6 +12,13 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The run's template cluster: a data directory `initdb` made, copied by every server. */
+    pgTemplate: string | undefined;
+  }
+}
 
 const run = promisify(execFile);
 
@@ -63,14 +71,40 @@ export async function freePort(): Promise<number> {
   });
 }
 
-function command(binary: string, args: readonly string[]): [string, string[]] {
-  const path = join(binaries as string, binary);
-  return runAsPostgres ? ['runuser', ['-u', 'postgres', '--', path, ...args]] : [path, [...args]];
+/** Runs `file` (as the `postgres` user when the tests run as root). */
+async function runAsOwner(file: string, args: readonly string[]): Promise<void> {
+  const [command, argv] = runAsPostgres ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, [...args]];
+  await run(command, argv, { timeout: 60_000 });
 }
 
-async function exec(binary: string, args: readonly string[]): Promise<void> {
-  const [file, argv] = command(binary, args);
-  await run(file, argv, { timeout: 60_000 });
+/** Runs one of PostgreSQL's binaries. */
+function exec(binary: string, args: readonly string[]): Promise<void> {
+  return runAsOwner(join(binaries as string, binary), args);
+}
+
+/** A new directory under the temporary directory, owned by the user the server runs as. */
+export async function ownedTempDir(prefix: string): Promise<string> {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  if (runAsPostgres) {
+    const { uid, gid } = await postgresIds();
+    chownSync(root, uid, gid);
+  }
+  return root;
+}
+
+/** Makes a new cluster in `data`. */
+export function initdb(data: string): Promise<void> {
+  return exec('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+}
+
+/** The run's template cluster, when a vitest run made one (`vitest` is loaded here only: the globalSetup loads this module too). */
+async function template(): Promise<string | undefined> {
+  try {
+    const { inject } = await import('vitest');
+    return inject('pgTemplate');
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -102,13 +136,12 @@ export interface PgServer {
 /** Creates and starts a server. */
 export async function startPostgres(): Promise<PgServer> {
   if (binaries === undefined) throw new Error(POSTGRES.reason);
-  const root = mkdtempSync(join(tmpdir(), 'paygate-pg-'));
-  if (runAsPostgres) {
-    const { uid, gid } = await postgresIds();
-    chownSync(root, uid, gid);
-  }
+  const root = await ownedTempDir('paygate-pg-');
   const data = join(root, 'data');
-  await exec('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
+  const cluster = await template();
+  // A copy of a fresh cluster is that cluster, for a fraction of initdb's CPU.
+  if (cluster === undefined) await initdb(data);
+  else await runAsOwner('cp', ['-a', cluster, data]);
   const port = await freePort();
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
   const start = () => exec('pg_ctl', ['-D', data, '-o', options, '-l', join(root, 'log'), '-w', '-t', '60', 'start']);
