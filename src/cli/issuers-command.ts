@@ -214,12 +214,12 @@ function printChange(change: IssuerChange, parsed: ParsedOptions, io: CliIo): nu
   return EXIT.ok;
 }
 
-/** The registered entry of `--issuer` with the fields the options give. */
-async function updatedEntry(db: CliDatabase, parsed: ParsedOptions): Promise<IssuerEntry> {
+/** The registered entry of `--issuer` as read (`expected`), and with the fields the options give (`entry`). */
+async function updatedEntry(db: CliDatabase, parsed: ParsedOptions): Promise<{ entry: IssuerEntry; expected: IssuerEntry }> {
   const issuer = requiredValue(parsed, 'issuer');
   const current = (await readIssuers(db)).find((record) => record.entry.issuer === issuer);
   if (current === undefined) throw new Error(`issuer ${quote(issuer)} is not registered (add it)`);
-  return entryFromFlags(parsed, current.entry);
+  return { entry: entryFromFlags(parsed, current.entry), expected: current.entry };
 }
 
 /** `add` or `update`: the entry checked by the gateway's verifier, then written. */
@@ -250,7 +250,8 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
           );
     const report = parsed.values.json === true ? io.stderr : io.stdout;
     const change = await onDatabase(parsed, io, async (db) => {
-      const entry = given ?? (await updatedEntry(db, parsed));
+      // Fields changed on the entry as read: written only if nobody changed it meanwhile.
+      const { entry, expected } = given === undefined ? await updatedEntry(db, parsed) : { entry: given, expected: undefined };
       await checkCandidate({
         entry,
         token,
@@ -260,8 +261,7 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
         now: (deps.now ?? Date.now)(),
         write: report,
       });
-      const options = { by };
-      return asUsage(() => (action === 'add' ? addIssuer(db, entry, options) : updateIssuer(db, entry, options)));
+      return asUsage(() => (action === 'add' ? addIssuer(db, entry, { by }) : updateIssuer(db, entry, { by, expected })));
     });
     return printChange(change, parsed, io);
   };
@@ -365,15 +365,16 @@ Exit codes: 0 added, 1 refused (the check, or registered already) or the databas
         'update (--entry <file.json> | --issuer <iss> [field options]) [options]',
         `Replaces a registered issuer's entry, after the same check as "add". With --entry the file is the
 whole new entry; with --issuer each field option given replaces that field of the entry registered
-(the others stay). A new jwksUri drops the keys held from the old one on every instance.
+(the others stay), and is refused if someone changed the entry in the meantime (run it again).
+A new jwksUri drops the keys held from the old one on every instance.
 
 ${ENTRY_HELP}
 
 ${CHECK_HELP}
 ${COMMON_HELP}
 
-Exit codes: 0 updated, 1 refused (the check, not registered, or unchanged) or the database
-failed, 2 usage.`,
+Exit codes: 0 updated, 1 refused (the check, not registered, unchanged, or changed meanwhile)
+or the database failed, 2 usage.`,
       ),
       run: checkedChange('update', deps),
     },

@@ -26,6 +26,7 @@ export { isUnavailable } from './database-errors.js';
 export { PostgresDirectory, type PostgresDirectoryOptions } from './directory.js';
 export {
   type ChangeOptions,
+  type UpdateIssuerOptions,
   type ImportReport,
   IssuerChangeError,
   type IssuerChangeErrorCode,

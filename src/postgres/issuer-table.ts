@@ -60,6 +60,17 @@ export interface ChangeOptions {
   readonly statementTimeout?: number;
 }
 
+/** Options of {@link updateIssuer}. */
+export interface UpdateIssuerOptions extends ChangeOptions {
+  /**
+   * The entry the new one was made from (read a moment before): when the table no longer holds
+   * an entry with its rules, the update is refused (`issuer_changed_meanwhile`) rather than undo
+   * a change made since. Give it whenever the new entry is the old one edited.
+   * @default undefined (the entry is replaced whatever it holds now)
+   */
+  readonly expected?: IssuerEntry;
+}
+
 /** Options of the reads of the registry table. */
 export interface ReadIssuersOptions {
   /**
@@ -79,7 +90,7 @@ export interface ReadIssuerChangesOptions extends ReadIssuersOptions {
 }
 
 /** Why a change was refused: the stable `code`, and the issuer it names. */
-export type IssuerChangeErrorCode = 'issuer_exists' | 'issuer_not_found' | 'issuer_unchanged';
+export type IssuerChangeErrorCode = 'issuer_exists' | 'issuer_not_found' | 'issuer_unchanged' | 'issuer_changed_meanwhile';
 
 /** A change refused by the table's state (nothing was written). */
 export class IssuerChangeError extends Error {
@@ -93,6 +104,7 @@ export class IssuerChangeError extends Error {
       issuer_exists: 'is registered already (update it instead)',
       issuer_not_found: 'is not registered',
       issuer_unchanged: 'is registered with this entry already',
+      issuer_changed_meanwhile: 'was changed by someone else since it was read (read it again)',
     }[code];
     super(`issuer ${quote(issuer)} ${why}`);
     this.code = code;
@@ -253,13 +265,18 @@ export async function addIssuer(db: SqlClient, entry: IssuerEntry, options: Chan
  * @throws {IssuerChangeError} `issuer_not_found`, or `issuer_unchanged` when the entry registers
  * the same rules already. @throws {StorageUnavailableError} when the database is unreachable.
  */
-export async function updateIssuer(db: SqlClient, entry: IssuerEntry, options: ChangeOptions): Promise<IssuerChange> {
+export async function updateIssuer(db: SqlClient, entry: IssuerEntry, options: UpdateIssuerOptions): Promise<IssuerChange> {
   checkClient(db, 'updateIssuer');
   const { by, timeout } = checkActor('updateIssuer', options);
   const [checked] = checkEntries([entry]) as [IssuerEntry];
+  const expected = options.expected === undefined ? undefined : (checkEntries([options.expected]) as [IssuerEntry])[0];
+  if (expected !== undefined && expected.issuer !== checked.issuer) {
+    throw new TypeError(`updateIssuer: expected.issuer must be the entry's issuer, ${quote(checked.issuer)}`);
+  }
   return changing(db, timeout, 'updating an issuer', async (session) => {
     const before = (await lockEntries(session, [checked.issuer])).get(checked.issuer);
     if (before === undefined) throw new IssuerChangeError('issuer_not_found', checked.issuer);
+    if (expected !== undefined && !sameEntry(before, expected)) throw new IssuerChangeError('issuer_changed_meanwhile', checked.issuer);
     if (sameEntry(before, checked)) throw new IssuerChangeError('issuer_unchanged', checked.issuer);
     return replaceEntry(session, before, checked, by);
   });

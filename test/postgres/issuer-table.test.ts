@@ -94,6 +94,31 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
     expect(await rowCounts()).toEqual({ issuers: 1, changes: 1 });
   });
 
+  it('applies an update made from the entry the table still holds (expected)', async () => {
+    await addIssuer(pool, BETA, BY);
+    const change = await updateIssuer(pool, { ...BETA, tenants: ['t1', 't2'] }, { by: 'bob', expected: BETA });
+    expect(change).toMatchObject({ action: 'update', after: { tenants: ['t1', 't2'] } });
+  });
+
+  it('refuses an update made from an entry changed since (expected) with issuer_changed_meanwhile, so no change is undone', async () => {
+    await addIssuer(pool, BETA, BY);
+    // Two operators read BETA; the first adds tenant t2, the second then adds t3 to what it read.
+    await updateIssuer(pool, { ...BETA, tenants: ['t1', 't2'] }, { by: 'bob', expected: BETA });
+    expect(await code(updateIssuer(pool, { ...BETA, tenants: ['t1', 't3'] }, { by: 'carol', expected: BETA }))).toBe(
+      'issuer_changed_meanwhile',
+    );
+    expect((await readIssuers(pool))[0]?.entry.tenants).toEqual(['t1', 't2']);
+    expect(await rowCounts()).toEqual({ issuers: 1, changes: 2 });
+  });
+
+  it('refuses an expected entry of another issuer, naming it, before writing', async () => {
+    await addIssuer(pool, BETA, BY);
+    await expect(updateIssuer(pool, { ...BETA, tenants: ['t2'] }, { by: 'bob', expected: ACME })).rejects.toThrow(
+      expect.objectContaining({ name: 'TypeError', message: expect.stringContaining('expected.issuer') }),
+    );
+    expect(await rowCounts()).toEqual({ issuers: 1, changes: 1 });
+  });
+
   it('removes an issuer and logs the entry it had', async () => {
     await addIssuer(pool, ACME, BY);
     const change = await removeIssuer(pool, ACME.issuer, { by: 'carol' });

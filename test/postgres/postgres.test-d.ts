@@ -51,7 +51,9 @@ test('the registry and the controls follow their tables with the same options', 
 test('a registry event narrows on its type', () => {
   expectTypeOf<Extract<RegistryEvent, { type: 'registry_stale' }>['since']>().toEqualTypeOf<number>();
   expectTypeOf<Extract<RegistryEvent, { type: 'registry_recovered' }>>().not.toHaveProperty('issuers');
-  expectTypeOf<IssuerChangeError['code']>().toEqualTypeOf<'issuer_exists' | 'issuer_not_found' | 'issuer_unchanged'>();
+  expectTypeOf<IssuerChangeError['code']>().toEqualTypeOf<
+    'issuer_exists' | 'issuer_not_found' | 'issuer_unchanged' | 'issuer_changed_meanwhile'
+  >();
 });
 
 test('a whole Verifier can be attached to the registry', () => {
