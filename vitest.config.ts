@@ -12,8 +12,9 @@ export default defineConfig({
     // One `npm pack` shared by the tests of the packed package (test/support/pack-once.ts), and
     // 2048-bit RSA keys made once (kept in .tmp/) and handed out by WebCrypto's `generateKey` in
     // every file (test/support/key-pool-once.ts, key-pool.ts): fresh keys cost more CPU than anything else.
-    // One PostgreSQL cluster made by initdb, copied by each test server (test/support/pg-template-once.ts).
-    globalSetup: ['./test/support/pack-once.ts', './test/support/key-pool-once.ts', './test/support/pg-template-once.ts'],
+    // One PostgreSQL server for the run, where each test file makes databases of its own from a template
+    // database, and one initdb cluster that a test's own server copies (test/support/pg-server-once.ts).
+    globalSetup: ['./test/support/pack-once.ts', './test/support/key-pool-once.ts', './test/support/pg-server-once.ts'],
     setupFiles: ['./test/support/key-pool.ts'],
     hookTimeout: 30_000,
     // Compile-only type tests (`expectTypeOf`, `@ts-expect-error`) in `*.test-d.ts`, run by `vitest run`.

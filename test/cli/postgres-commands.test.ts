@@ -2,12 +2,12 @@
  * The PostgreSQL commands (migrate, revoke-key, suspend-issuer, resume-issuer, refresh-keys,
  * controls) through the dispatcher, against a real PostgreSQL.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../src/cli/command.js';
 import { COMMANDS } from '../../src/cli/commands.js';
 import { openDatabase, withDatabase } from '../../src/cli/database-url.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
-import { type PgServer, skipWithoutPostgres, startPostgres } from '../postgres/pg-server.js';
+import { createTestDatabase, skipWithoutPostgres } from '../postgres/pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/cli/postgres-commands.test.ts');
 const ISSUER = 'https://auth.acme.example';
@@ -69,7 +69,6 @@ describe('the PostgreSQL commands without a database', () => {
   });
 });
 
-let server: PgServer;
 let env: Record<string, string>;
 
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -80,10 +79,8 @@ async function cli(...args: string[]): Promise<{ code: number; out: string; err:
 
 describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
   beforeAll(async () => {
-    server = await startPostgres();
-    env = { DATABASE_URL: await server.createDatabase('cli') };
+    env = { DATABASE_URL: (await createTestDatabase('cli')).url };
   });
-  afterAll(() => server?.dispose());
 
   it('asks for migrate when the tables are missing', async () => {
     expect(await cli('suspend-issuer', '--issuer', ISSUER)).toMatchObject({

@@ -18,7 +18,7 @@ import {
   updateIssuer,
 } from '../../src/postgres/index.js';
 import { eventually } from './eventually.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { type TestDatabase, createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/issuer-table.test.ts');
 
@@ -26,7 +26,7 @@ const ACME: IssuerEntry = { issuer: 'https://acme.test', jwksUri: 'https://acme.
 const BETA: IssuerEntry = { issuer: 'https://beta.test', jwksUri: 'https://beta.test/jwks.json', products: ['beta'], tenants: ['t1'] };
 const BY = { by: 'alice' };
 
-let server: PgServer;
+let db: TestDatabase;
 let pool: pg.Pool;
 
 async function code(promise: Promise<unknown>): Promise<string | undefined> {
@@ -45,14 +45,13 @@ async function rowCounts(): Promise<{ issuers: number; changes: number }> {
 
 describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
   beforeAll(async () => {
-    server = await startPostgres();
-    pool = openPool(server.url, { max: 6 });
+    db = await createTestDatabase('issuer_table');
+    pool = openPool(db.url, { max: 6 });
     await migrate(pool, { only: 'registry' });
   });
 
   afterAll(async () => {
     await pool?.end();
-    await server?.dispose();
   });
 
   beforeEach(() => pool.query(`TRUNCATE ${TABLES.issuers}, ${TABLES.issuerChanges}`));
@@ -226,7 +225,7 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
   });
 
   it('notifies the registry channel with each change, when it commits', async () => {
-    const listener = new pg.Client({ connectionString: server.url });
+    const listener = new pg.Client({ connectionString: db.url });
     await listener.connect();
     const payloads: string[] = [];
     listener.on('notification', (message) => {

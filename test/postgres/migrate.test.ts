@@ -4,12 +4,11 @@
  * migrating at once apply each version once.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SCHEMA_AREAS, SCHEMA_VERSIONS, TABLES, migrate } from '../../src/postgres/index.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/migrate.test.ts');
-let server: PgServer;
 const pools: pg.Pool[] = [];
 
 const LINK_TABLES = [TABLES.idempotency, TABLES.links];
@@ -18,7 +17,7 @@ const DIRECTORY_TABLES = [TABLES.tenants, TABLES.departments, TABLES.shoppers, T
 const REGISTRY_TABLES = [TABLES.issuers, TABLES.issuerChanges];
 
 async function freshPool(name: string): Promise<pg.Pool> {
-  const pool = openPool(await server.createDatabase(name));
+  const pool = openPool((await createTestDatabase(name)).url);
   pools.push(pool);
   return pool;
 }
@@ -45,12 +44,8 @@ async function versionOneDatabase(pool: pg.Pool): Promise<void> {
 }
 
 describe.skipIf(SKIP)('migrate', () => {
-  beforeAll(async () => {
-    server = await startPostgres();
-  });
   afterAll(async () => {
     await Promise.all(pools.map((pool) => pool.end()));
-    await server?.dispose();
   });
 
   it('creates every area on an empty database, then finds nothing left to do', async () => {
@@ -114,7 +109,7 @@ describe.skipIf(SKIP)('migrate', () => {
   });
 
   it('applies each version once when instances migrate at the same moment', async () => {
-    const url = await server.createDatabase('together');
+    const { url } = await createTestDatabase('together');
     const instances = Array.from({ length: 4 }, () => openPool(url, { max: 2 }));
     pools.push(...instances);
     const reports = await Promise.all(instances.map((pool) => migrate(pool)));
@@ -132,7 +127,7 @@ describe.skipIf(SKIP)('migrate', () => {
   });
 
   it('runs on a single pg.Client as well as on a pool', async () => {
-    const url = await server.createDatabase('single');
+    const { url } = await createTestDatabase('single');
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {

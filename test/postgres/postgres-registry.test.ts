@@ -21,7 +21,7 @@ import {
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { verifyUntilCached } from '../support/result-cache.js';
 import { eventually } from './eventually.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { type PgServer, createTestDatabase, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 import { type TcpProxy, startProxy } from './tcp-proxy.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/postgres-registry.test.ts');
@@ -30,6 +30,8 @@ const AUDIENCE = 'https://payments.test';
 const NO_POLL = 600_000;
 const BY = { by: 'test' };
 
+/** The database of the tests below: their own on the shared server, then on a server of their own that they stop. */
+let url: string;
 let server: PgServer;
 let acme: TestIssuer;
 let beta: TestIssuer;
@@ -44,8 +46,8 @@ interface Instance {
 }
 
 /** One gateway instance: its own pool, registry and verifier (trusting no issuer until attached). */
-async function instance(options: PostgresRegistryOptions = {}, url = server.url): Promise<Instance> {
-  const pool = openPool(url, { max: 4 });
+async function instance(options: PostgresRegistryOptions = {}, to = url): Promise<Instance> {
+  const pool = openPool(to, { max: 4 });
   pools.push(pool);
   const events: RegistryEvent[] = [];
   const registry = await postgresRegistry(pool, { pollInterval: NO_POLL, onEvent: (event) => events.push(event), ...options });
@@ -72,14 +74,13 @@ describe.skipIf(SKIP)('postgresRegistry on a real PostgreSQL', () => {
     acme = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://acme.test', product: 'acme', kid: 'acme-1' });
     beta = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://beta.test', product: 'beta', kid: 'beta-1' });
     await Promise.all([acme.listen(), beta.listen()]);
-    server = await startPostgres();
-    operator = openPool(server.url, { max: 2 });
+    url = (await createTestDatabase('registry')).url;
+    operator = openPool(url, { max: 2 });
     await migrate(operator, { only: 'registry' });
   });
 
   afterAll(async () => {
     await Promise.all([operator, ...pools].map((pool) => pool?.end().catch(() => undefined)));
-    await server?.dispose();
     await Promise.all([acme?.close(), beta?.close()]);
   });
 
@@ -217,8 +218,9 @@ describe.skipIf(SKIP)('postgresRegistry when the database stops answering', () =
     beta = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://beta.test', product: 'beta', kid: 'beta-1' });
     await Promise.all([acme.listen(), beta.listen()]);
     server = await startPostgres();
+    url = server.url;
     proxy = await startProxy(server.port);
-    operator = openPool(server.url, { max: 2 });
+    operator = openPool(url, { max: 2 });
     await migrate(operator, { only: 'registry' });
   });
 

@@ -25,7 +25,7 @@ import {
 import { createTestVerifier } from '../../src/testing/index.js';
 import { SEEDS, jsonRequest, makeHandler, useCallers, validBody } from '../payment-links/support.js';
 import { eventually } from './eventually.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 import { type TcpProxy, startProxy } from './tcp-proxy.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/silent-network.test.ts');
@@ -46,7 +46,6 @@ interface Instance {
   readonly events: string[];
 }
 
-let server: PgServer;
 let proxy: TcpProxy;
 let operator: pg.Pool;
 let instances: Instance[] = [];
@@ -100,12 +99,12 @@ async function suspended(verifier: Verifier): Promise<boolean> {
 
 describe.skipIf(SKIP)('two instances through a network that goes silent', () => {
   beforeAll(async () => {
-    server = await startPostgres();
-    proxy = await startProxy(server.port);
-    operator = openPool(server.url, { max: 2 });
+    const db = await createTestDatabase('silent_network');
+    proxy = await startProxy(db.port);
+    operator = openPool(db.url, { max: 2 });
     await migrate(operator);
     await new PostgresDirectory(operator).seed(SEEDS);
-    instances = await Promise.all([startInstance(server.url, true), startInstance(server.url, false)]);
+    instances = await Promise.all([startInstance(db.url, true), startInstance(db.url, false)]);
     for (const instance of instances) {
       const warm = await Promise.all([createLink(instance), createLink(instance)]);
       expect(warm.map(({ response }) => response.status)).toEqual([201, 201]);
@@ -116,7 +115,6 @@ describe.skipIf(SKIP)('two instances through a network that goes silent', () => 
     await Promise.all(instances.map((instance) => instance.controls.close()));
     await proxy?.close();
     await Promise.all([...instances.map((instance) => instance.pool.end()), operator?.end()]);
-    await server?.dispose();
   });
 
   it('answers every create 503 storage_unavailable within the statement timeout while the network is silent', async () => {

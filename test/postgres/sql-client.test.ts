@@ -7,27 +7,25 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isUnavailable } from '../../src/postgres/index.js';
 import { StatementTimeoutError, queryWithin } from '../../src/postgres/sql-client.js';
 import { eventually } from './eventually.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 import { type TcpProxy, startProxy } from './tcp-proxy.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/sql-client.test.ts');
 const BOUND = 300;
 
-let server: PgServer;
 let proxy: TcpProxy;
 let pool: pg.Pool;
 
 describe.skipIf(SKIP)('queryWithin on a pool with no timeout of its own', () => {
   beforeAll(async () => {
-    server = await startPostgres();
-    proxy = await startProxy(server.port);
-    pool = openPool(proxy.via(server.url), { max: 2 });
+    const db = await createTestDatabase('sql_client');
+    proxy = await startProxy(db.port);
+    pool = openPool(proxy.via(db.url), { max: 2 });
     await Promise.all([pool.query('SELECT 1'), pool.query('SELECT 1')]);
   });
   afterAll(async () => {
     await proxy?.close();
     await pool?.end();
-    await server?.dispose();
   });
 
   it('answers through a connection that works', async () => {
