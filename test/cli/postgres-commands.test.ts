@@ -7,6 +7,7 @@ import type { CliIo } from '../../src/cli/command.js';
 import { COMMANDS } from '../../src/cli/commands.js';
 import { openDatabase, withDatabase } from '../../src/cli/database-url.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
+import { eventually } from '../postgres/eventually.js';
 import { createTestDatabase, skipWithoutPostgres } from '../postgres/pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/cli/postgres-commands.test.ts');
@@ -139,8 +140,12 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     const operator = await openDatabase(env);
     const cut = withDatabase(env, async (db) => {
       const { rows } = await db.query('SELECT pg_backend_pid() AS pid');
-      await operator.query('SELECT pg_terminate_backend($1)', [(rows[0] as { pid: number }).pid]);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      const { pid } = rows[0] as { pid: number };
+      await operator.query('SELECT pg_terminate_backend($1)', [pid]);
+      await eventually(
+        'the backend has ended',
+        async () => (await operator.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rows.length === 0,
+      );
       await db.query('SELECT 1');
     });
     await expect(cut).rejects.toThrow(/connection|terminat/);

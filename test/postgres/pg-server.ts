@@ -39,6 +39,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { PATIENCE_MS } from '../support/loaded-machine.js';
 
 /** The run's shared server, as test/support/pg-server-once.ts provides it to the test files. */
 export interface SharedPgServer {
@@ -112,7 +113,7 @@ export async function freePort(): Promise<number> {
 /** Runs `file` (as the `postgres` user when the tests run as root). */
 async function runAsOwner(file: string, args: readonly string[]): Promise<void> {
   const [command, argv] = runAsPostgres ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, [...args]];
-  await run(command, argv, { timeout: 60_000 });
+  await run(command, argv, { timeout: 2 * PATIENCE_MS });
 }
 
 /** Runs one of PostgreSQL's binaries. */
@@ -185,7 +186,7 @@ export async function startPostgres(cluster?: string): Promise<PgServer> {
   else await runAsOwner('cp', ['-a', cluster, data]);
   const port = await freePort();
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-  const start = () => exec('pg_ctl', ['-D', data, '-o', options, '-l', join(root, 'log'), '-w', '-t', '60', 'start']);
+  const start = () => exec('pg_ctl', ['-D', data, '-o', options, '-l', join(root, 'log'), '-w', '-t', String(PATIENCE_MS / 1000), 'start']);
   const stop = () => exec('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
   await start();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
