@@ -12,11 +12,17 @@ import { fakeClock } from '../support/jwks-clock.js';
 import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { type FaultyJwks, type JwksFault, serveFaultyJwks } from '../support/jwks-fault-server.js';
 import { authRejection } from '../support/jwks-rejection.js';
+import { LOADED_MARGIN_MS } from '../support/loaded-machine.js';
 
 const AUDIENCE = 'https://payments.test';
 const MAX_AGE = 600;
 const STALE_WINDOW = 86_400;
 const CONCURRENT = 20;
+/**
+ * The verifier's `jwksTimeout`, in seconds: every download of the file has this long, a good one on
+ * a loaded machine included; the slow answer comes that much later again.
+ */
+const JWKS_TIMEOUT = LOADED_MARGIN_MS / 1000;
 
 interface FaultCase {
   readonly fault: JwksFault;
@@ -88,7 +94,7 @@ const observed = new Map<string, { cold?: string; warm?: string }>();
 
 beforeAll(async () => {
   issuer = await createTestIssuer({ audience: AUDIENCE, now: clock.now });
-  faulty = await serveFaultyJwks(issuer, { slowMs: 1000, retryAfter: 30 });
+  faulty = await serveFaultyJwks(issuer, { slowMs: 2 * JWKS_TIMEOUT * 1000, retryAfter: 30 });
   process.on('unhandledRejection', onUnhandled);
 });
 
@@ -118,7 +124,7 @@ function verifier(): Verifier {
     audience: AUDIENCE,
     now: clock.now,
     onEvent: log.listener,
-    jwksTimeout: 0.5,
+    jwksTimeout: JWKS_TIMEOUT,
     jwksMaxBytes: 16 * 1024,
   });
 }
