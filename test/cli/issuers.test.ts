@@ -113,7 +113,7 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     issuer = await createTestIssuer({ issuer: 'https://signed.example', audience: AUD, product: 'acme', jwksUri: jwks.url });
     served = issuer.jwks;
     expect((await cli('migrate', '--only', 'registry')).code).toBe(EXIT.ok);
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await Promise.all([jwks?.close(), directory === undefined ? undefined : rm(directory, { recursive: true })]);

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_BODY_BYTES } from '../../src/payment-links/index.js';
+import { PATIENCE_MS } from '../support/loaded-machine.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const stateDir = mkdtempSync(join(tmpdir(), 'paygate-example-'));
@@ -23,7 +24,7 @@ let infoToken = '';
 let linkToken = '';
 let printedBody: Record<string, unknown> = {};
 
-function waitFor(pattern: RegExp, timeoutMs = 15_000): Promise<void> {
+function waitFor(pattern: RegExp, timeoutMs = PATIENCE_MS): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; output so far:\n${output}`)), timeoutMs);
     const check = (): void => {
