@@ -4,13 +4,13 @@
  * window; network timeouts are real time).
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { type FetchLike, type Verifier, type VerifierOptions, createVerifier, toErrorResponse } from '../../src/index.js';
+import { type FetchLike, createVerifier, toErrorResponse } from '../../src/index.js';
 import { type TestIssuer, type TestKey, createTestIssuer, encodeSegment } from '../../src/testing/index.js';
 import { fakeClock } from '../support/jwks-clock.js';
-import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { type FaultyJwks, refusedUrl, serveFaultyJwks } from '../support/jwks-fault-server.js';
 import { authRejection } from '../support/jwks-rejection.js';
 import { verifyUntilCached } from '../support/result-cache.js';
+import { verifierFixture } from '../support/verifier-fixture.js';
 
 const AUDIENCE = 'https://payments.test';
 const MAX_AGE = 600;
@@ -22,7 +22,6 @@ let issuer: TestIssuer;
 /** A second key of the issuer, published only by the tests that need it. */
 let second: TestKey;
 let faulty: FaultyJwks;
-let log: EventLog;
 
 beforeAll(async () => {
   issuer = await createTestIssuer({ audience: AUDIENCE, now: clock.now });
@@ -40,16 +39,7 @@ beforeEach(async () => {
 
 afterEach(() => issuer.unpublish(second.kid));
 
-function verifier(options: Partial<VerifierOptions> = {}): Verifier {
-  log = eventLog();
-  return createVerifier({
-    registry: [faulty.entry],
-    audience: AUDIENCE,
-    now: clock.now,
-    onEvent: log.listener,
-    ...options,
-  });
-}
+const { verifier, log } = verifierFixture(() => ({ registry: [faulty.entry], audience: AUDIENCE, now: clock.now }));
 
 /** A token naming `kid`, with a signature that is never checked: the key lookup fails first. */
 function naming(kid: string): string {

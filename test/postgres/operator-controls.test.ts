@@ -21,6 +21,7 @@ import { authRejection } from '../support/jwks-rejection.js';
 import { verifyUntilCached } from '../support/result-cache.js';
 import { eventually } from './eventually.js';
 import { type TestDatabase, createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
+import { verifierFixture } from '../support/verifier-fixture.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/operator-controls.test.ts');
 const AUDIENCE = 'https://payments.test';
@@ -33,9 +34,7 @@ let operator: pg.Pool;
 const opened: { end(): Promise<void> }[] = [];
 let running: PostgresControls[] = [];
 
-function verifier(): Verifier {
-  return createVerifier({ registry: [acme.entry], audience: AUDIENCE });
-}
+const { verifier } = verifierFixture(() => ({ registry: [acme.entry], audience: AUDIENCE }));
 
 /** One gateway instance: its own pool, controls and verifier. */
 async function instance(options: PostgresControlsOptions = {}): Promise<{ verifier: Verifier; controls: PostgresControls; pool: pg.Pool }> {
