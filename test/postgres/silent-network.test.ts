@@ -30,8 +30,12 @@ import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.j
 import { type TcpProxy, startProxy } from './tcp-proxy.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/silent-network.test.ts');
-/** The statement timeout: the documented bound of an answer during an outage (with the margin, below the default of 5 s). */
-const STATEMENT_TIMEOUT = 400;
+/**
+ * The statement timeout: the documented bound of an answer during an outage. Long enough that the
+ * instances' start and warm-up do not miss it on a loaded machine, short enough that with the
+ * margin it stays below the default of 5 s.
+ */
+const STATEMENT_TIMEOUT = 1000;
 const POLL_INTERVAL = 1000;
 
 const callers = useCallers();
@@ -60,7 +64,7 @@ const silentKeys: string[] = [];
 async function startInstance(url: string, listens: boolean): Promise<Instance> {
   const { connectionString, ...settings } = poolSettings(proxy.via(url), {
     statementTimeout: STATEMENT_TIMEOUT,
-    connectTimeout: 300,
+    connectTimeout: STATEMENT_TIMEOUT,
     max: 4,
   });
   const pool = openPool(connectionString, settings);
