@@ -75,9 +75,10 @@ const MAX_CACHE_CONTROL_CHARS = 1024;
 
 /**
  * Reads the max-age a `Cache-Control` value allows, in seconds: 0 when it says `no-store` or
- * `no-cache`, else its `max-age` (whole seconds, optionally quoted). A value with no usable
- * directive, two different max-ages, or a malformed one gives `undefined`. One pass over at most
- * the first 1024 characters, no regular expression: the header is hostile input.
+ * `no-cache`, else its `max-age` (whole seconds, optionally quoted; leading zeros count for
+ * nothing, so `0000000001` is 1). A value with no usable directive, two different max-ages, or a
+ * malformed one gives `undefined`. One pass over at most the first 1024 characters, no regular
+ * expression: the header is hostile input.
  */
 export function parseCacheControlMaxAge(value: string | null): number | undefined {
   if (value === null) return undefined;
@@ -89,8 +90,11 @@ export function parseCacheControlMaxAge(value: string | null): number | undefine
     let digits = directive.slice('max-age='.length);
     if (digits.length >= 2 && digits.startsWith('"') && digits.endsWith('"')) digits = digits.slice(1, -1);
     if (digits === '' || ![...digits].every((char) => char >= '0' && char <= '9')) return undefined;
-    // Beyond any bound this package accepts: the exact figure does not matter.
-    const seconds = digits.length > 9 ? Number.MAX_SAFE_INTEGER : Number(digits);
+    // More than nine significant digits are beyond any bound this package accepts: the exact
+    // figure does not matter. Leading zeros are not significant.
+    let first = 0;
+    while (first < digits.length - 1 && digits[first] === '0') first += 1;
+    const seconds = digits.length - first > 9 ? Number.MAX_SAFE_INTEGER : Number(digits.slice(first));
     if (maxAge !== undefined && maxAge !== seconds) return undefined;
     maxAge = seconds;
   }

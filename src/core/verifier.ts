@@ -68,9 +68,12 @@ export interface VerifierOptions {
   /**
    * Seconds a JWKS response's own `Cache-Control` max-age is clamped to: it replaces `jwksMaxAge`
    * for that download, at least `min` (also what `no-store` and `no-cache` mean) and at most `max`.
-   * A response with no usable `max-age` falls back to `jwksMaxAge`. Both from 0 to 86400, `min` ≤
-   * `max`; an omitted bound keeps its default.
-   * @default { min: 60, max: 86400 }
+   * A response with no usable `max-age` falls back to `jwksMaxAge`. By default the server may
+   * shorten the cache but never lengthen it past `jwksMaxAge`: a key the issuer withdraws (after
+   * a compromise, say) stops verifying within `jwksMaxAge` of the withdrawal, whatever the server
+   * sends. Set `max` above `jwksMaxAge` to let the server lengthen it. Both from 0 to 86400,
+   * `min` ≤ `max`; an omitted bound keeps its default.
+   * @default { min: the lesser of 60 and jwksMaxAge, max: jwksMaxAge }
    */
   readonly jwksMaxAgeBounds?: { readonly min?: number; readonly max?: number };
   /**
@@ -296,17 +299,25 @@ function checkFunction<T>(name: string, value: unknown): T | undefined {
   return value as T | undefined;
 }
 
-function checkMaxAgeBounds(value: unknown): MaxAgeBounds {
+/**
+ * The bounds of a served max-age. The upper one defaults to `maxAge` (`jwksMaxAge`): the server
+ * may shorten the cache, never lengthen it, unless `max` says otherwise.
+ */
+function checkMaxAgeBounds(value: unknown, maxAge: number): MaxAgeBounds {
   const name = 'jwksMaxAgeBounds';
-  if (value === undefined) return { min: 60, max: DAY };
+  const defaults = { min: Math.min(60, maxAge), max: maxAge };
+  if (value === undefined) return defaults;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new TypeError(`${OWNER}: ${name} must be an object { min, max }, got ${describe(value)}`);
   }
   rejectUnknownOptions(`${OWNER}: ${name}`, value, MAX_AGE_BOUND_NAMES);
   const bounds = value as Record<string, unknown>;
-  const min = numberOption(OWNER, `${name}.min`, bounds.min, 60, { min: 0, max: DAY });
-  const max = numberOption(OWNER, `${name}.max`, bounds.max, DAY, { min: 0, max: DAY });
-  if (min > max) throw new TypeError(`${OWNER}: ${name}.min must not exceed ${name}.max, got ${min} > ${max}`);
+  const min = numberOption(OWNER, `${name}.min`, bounds.min, defaults.min, { min: 0, max: DAY });
+  const max = numberOption(OWNER, `${name}.max`, bounds.max, defaults.max, { min: 0, max: DAY });
+  if (min > max) {
+    const source = bounds.max === undefined ? ` (its default, jwksMaxAge)` : '';
+    throw new TypeError(`${OWNER}: ${name}.min must not exceed ${name}.max${source}, got ${min} > ${max}`);
+  }
   return { min, max };
 }
 
@@ -406,9 +417,10 @@ class TokenVerifier implements Verifier {
       },
       this.#onEvent,
     );
+    const jwksMaxAge = numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY });
     this.#keys = new JwksCache(this.#registry.registered(), {
-      maxAge: numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY }),
-      maxAgeBounds: checkMaxAgeBounds(o.jwksMaxAgeBounds),
+      maxAge: jwksMaxAge,
+      maxAgeBounds: checkMaxAgeBounds(o.jwksMaxAgeBounds, jwksMaxAge),
       timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, 5, { min: 0, max: 120, exclusiveMin: true }),
       maxBytes: numberOption(OWNER, 'jwksMaxBytes', o.jwksMaxBytes, 262_144, {
         min: 1024,

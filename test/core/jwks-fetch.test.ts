@@ -368,6 +368,10 @@ describe('parseCacheControlMaxAge', () => {
     ['no-store', 'public, no-store', 0],
     ['no-cache, whatever max-age says', 'max-age=600, no-cache', 0],
     ['a figure too long to matter', `max-age=${'9'.repeat(30)}`, Number.MAX_SAFE_INTEGER],
+    ['leading zeros as its value (not as a figure too long)', 'max-age=0000000001', 1],
+    ['many leading zeros', `max-age=${'0'.repeat(40)}600`, 600],
+    ['zeros only', 'max-age=0000000000000', 0],
+    ['leading zeros, quoted', 'max-age="000120"', 120],
   ])('reads %s', (_case, value, seconds) => {
     expect(parseCacheControlMaxAge(value)).toBe(seconds);
   });
