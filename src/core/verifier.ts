@@ -8,6 +8,7 @@ import { CACHE_ADMISSIONS, type CacheAdmission } from './cache-admission.js';
 import { AuthError, type RuleTrace, invalidClaim, isAuthError, unknownIssuer, withIssuer } from './errors.js';
 import { emit, type VerifierEventListener } from './events.js';
 import { kindOf } from './hint-text.js';
+import { checkAllowedHosts } from './jwks-address.js';
 import type { FetchLike } from './jwks-fetch.js';
 import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds } from './jwks-cache.js';
 import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
@@ -131,9 +132,26 @@ export interface VerifierOptions {
    */
   readonly jwksBackoffMax?: number;
   /**
-   * The `fetch` used for JWKS downloads, looked up on every download (so test interceptors that
-   * patch `globalThis.fetch` are honoured).
-   * @default globalThis.fetch
+   * Hosts JWKS may be downloaded from although they are special-purpose addresses or names (a
+   * JWKS served on a private network, say): each an exact host as a URL names it
+   * (`jwks.corp.example`, `10.0.0.5`, `[fd00::5]`), no wildcard, trusted wherever it resolves.
+   * Every other download from a loopback (beyond `http:` on loopback), private, link-local,
+   * shared or `0.0.0.0/8` address, an IPv4-mapped IPv6 address, a cloud metadata service or a
+   * private name fails (`jwks_fetch` `reason: 'address'`): the host as named and, on Node, every
+   * address it resolves to when the download connects. Also given to the registries the
+   * verifier builds from entries (here and in `setRegistry(entries)`).
+   * @default those of the registry in force: the `IssuerRegistry` given here, then each one that
+   * `setRegistry()` installs; [] (none) for entries
+   */
+  readonly jwksAllowedHosts?: readonly string[];
+  /**
+   * The `fetch` used for JWKS downloads, looked up on every download. It gets the checks of the
+   * host as named (`jwksAllowedHosts`), not those of the address it connects to: inject one only
+   * where that is done elsewhere (an egress proxy that refuses private addresses, say).
+   * @default on Node, a `fetch` over `node:http`/`node:https` whose connections refuse the
+   * special-purpose addresses a name resolves to (request interceptors that patch
+   * `http.request`, such as msw, are honoured); elsewhere `globalThis.fetch`, looked up on every
+   * download
    */
   readonly fetch?: FetchLike;
   /**
@@ -230,7 +248,7 @@ export interface Verifier {
    * An issuer removed loses its keys and cached results, and the verifications in flight for it
    * fail (`unknown_issuer`). Suspensions and revocations outlive a removal.
    * @param registry the whole new registry (entries are checked as `new IssuerRegistry()` does,
-   * and may be none).
+   * with the verifier's `jwksAllowedHosts`, and may be none).
    * @returns what changed, also reported as a `registry_changed` event when something did.
    * @throws {TypeError} naming the entry and field, when an entry is bad (nothing changes then).
    */
@@ -261,6 +279,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'jwksCooldown',
   'jwksBackoff',
   'jwksBackoffMax',
+  'jwksAllowedHosts',
   'fetch',
   'cache',
   'cacheMaxEntries',
@@ -356,6 +375,10 @@ function tooLarge(token: string, maxBytes: number): AuthError {
 
 class TokenVerifier implements Verifier {
   #registry: IssuerRegistry;
+  /** `jwksAllowedHosts` as given; `undefined`: those of the registry in force. */
+  readonly #givenAllowedHosts: ReadonlySet<string> | undefined;
+  /** Hosts exempt from the address rules now, for downloads and for registries built from entries. */
+  #allowedHosts: ReadonlySet<string>;
   readonly audiences: readonly string[];
   readonly maxTokenBytes: number;
   readonly verify: (token: string) => Promise<AuthContext>;
@@ -376,7 +399,14 @@ class TokenVerifier implements Verifier {
     if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
     rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
     const o = options as unknown as Record<string, unknown>;
-    this.#registry = o.registry instanceof IssuerRegistry ? o.registry : new IssuerRegistry(o.registry as IssuerEntry[]);
+    this.#givenAllowedHosts =
+      o.jwksAllowedHosts === undefined ? undefined : checkAllowedHosts(OWNER, 'jwksAllowedHosts', o.jwksAllowedHosts);
+    this.#registry =
+      o.registry instanceof IssuerRegistry
+        ? o.registry
+        : new IssuerRegistry(o.registry as IssuerEntry[], { jwksAllowedHosts: [...(this.#givenAllowedHosts ?? [])] });
+    this.#allowedHosts = this.#givenAllowedHosts ?? new Set(this.#registry.jwksAllowedHosts);
+    const verifier = this;
     this.audiences = checkAudiences(o.audience);
     this.#now = checkFunction<() => number>('now', o.now) ?? (() => Date.now());
     this.maxTokenBytes = numberOption(OWNER, 'maxTokenBytes', o.maxTokenBytes, 8192, {
@@ -428,6 +458,9 @@ class TokenVerifier implements Verifier {
         integer: true,
       }),
       maxRedirects: numberOption(OWNER, 'jwksMaxRedirects', o.jwksMaxRedirects, 0, { min: 0, max: 10, integer: true }),
+      get allowedHosts() {
+        return verifier.#allowedHosts;
+      },
       staleWindow: numberOption(OWNER, 'jwksStaleWindow', o.jwksStaleWindow, DAY, { min: 0, max: 30 * DAY }),
       cooldown: numberOption(OWNER, 'jwksCooldown', o.jwksCooldown, 30, { min: 0, max: DAY }),
       backoffInitial: numberOption(OWNER, 'jwksBackoff', o.jwksBackoff, 1, { min: 0, max: DAY }),
@@ -639,9 +672,13 @@ class TokenVerifier implements Verifier {
   }
 
   setRegistry(registry: IssuerRegistry | readonly IssuerEntry[]): RegistryChange {
-    const next = registry instanceof IssuerRegistry ? registry : new IssuerRegistry(registry, { allowEmpty: true });
+    const next =
+      registry instanceof IssuerRegistry
+        ? registry
+        : new IssuerRegistry(registry, { allowEmpty: true, jwksAllowedHosts: [...this.#allowedHosts] });
     const change = this.#registry.changesTo(next);
     this.#registry = next;
+    this.#allowedHosts = this.#givenAllowedHosts ?? new Set(next.jwksAllowedHosts);
     for (const issuer of change.added) this.#keys.add(next.get(issuer) as RegisteredIssuer);
     for (const issuer of change.updated) {
       this.#keys.update(next.get(issuer) as RegisteredIssuer);

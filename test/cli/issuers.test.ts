@@ -5,13 +5,14 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createIssuersCommands } from '../../src/cli/issuers-command.js';
 import { migrateCommand } from '../../src/cli/migrate-command.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import type { IssuerEntry } from '../../src/index.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, generateTestKey, serveJwks } from '../../src/testing/index.js';
 import { type PgServer, skipWithoutPostgres, startPostgres } from '../postgres/pg-server.js';
+import { stubResolver } from '../support/resolver-stub.js';
 import { captureIo } from './cli-io.js';
 
 const SKIP = skipWithoutPostgres('test/cli/issuers.test.ts');
@@ -49,6 +50,17 @@ describe('paygate-auth issuers without a database', () => {
     ['--entry is combined with a field', ['issuers', 'add', '--entry', 'x.json', '--product', 'acme'], 'cannot be combined with --entry'],
     ['the jwksUri is plain http off loopback', [...ADD.slice(0, 4), '--jwks-uri', 'http://a.example/j', '--product', 'acme'], '.jwksUri'],
     ['the product is not an ERN name', [...ADD.slice(0, 6), '--product', 'ac me'], '.products'],
+    [
+      'the jwksUri is the cloud metadata address',
+      [...ADD.slice(0, 4), '--jwks-uri', 'https://169.254.169.254/latest/', '--product', 'acme'],
+      '(169.254.169.254/32; rule metadata)',
+    ],
+    [
+      'the jwksUri is a private address not allowed',
+      [...ADD.slice(0, 4), '--jwks-uri', 'https://10.0.0.7/j', '--product', 'acme', '--allow-jwks-host', '10.0.0.8'],
+      'rule private',
+    ],
+    ['--allow-jwks-host is not a bare host', [...ADD, '--allow-jwks-host', '10.0.0.7:443'], '--allow-jwks-host[0] must be a bare host'],
     ['update names no issuer', ['issuers', 'update', '--tenant', 't-1'], '--issuer is required'],
     ['remove names no issuer', ['issuers', 'remove'], '--issuer is required'],
     ['import names no file', ['issuers', 'import'], 'give the file of entries'],
@@ -173,6 +185,20 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
       expect(await listed()).toContain('https://forced.example');
     } finally {
       served = issuer.jwks;
+    }
+  });
+
+  it('refuses, even with --force, an issuer whose JWKS name resolves to a private address (resolver stub), writing nothing', async () => {
+    stubResolver().set('jwks.rebind.example', ['10.0.0.7']);
+    try {
+      const args = ['issuers', 'add', '--issuer', 'https://rebind.example', '--jwks-uri', 'https://jwks.rebind.example/j.json'];
+      const { code, err } = await cli(...args, '--product', 'acme', '--force');
+      expect(code).toBe(EXIT.failed);
+      expect(err).toContain('refused, nothing written: The JWKS host "jwks.rebind.example" resolves to "10.0.0.7"');
+      expect(err).toContain('rule private');
+      expect(await listed()).not.toContain('https://rebind.example');
+    } finally {
+      vi.restoreAllMocks();
     }
   });
 

@@ -10,7 +10,7 @@ import {
 import { type JwksServer, type TestIssuer, createTestIssuer, serveJwks } from '../../src/testing/index.js';
 import { type FaultyJwks, refusedUrl, serveFaultyJwks } from '../support/jwks-fault-server.js';
 
-const LIMITS: JwksFetchLimits = { timeout: 2, maxBytes: 16 * 1024, maxRedirects: 3 };
+const LIMITS: JwksFetchLimits = { timeout: 2, maxBytes: 16 * 1024, maxRedirects: 3, allowedHosts: new Set<string>() };
 const NOW = Date.UTC(2030, 0, 1);
 const realFetch: FetchLike = (input, init) => globalThis.fetch(input, init);
 
