@@ -273,7 +273,8 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
         now: (deps.now ?? Date.now)(),
         write: report,
       });
-      return asUsage(() => (action === 'add' ? addIssuer(db, entry, { by }) : updateIssuer(db, entry, { by, expected })));
+      const options = { by, jwksAllowedHosts: allowedHosts };
+      return asUsage(() => (action === 'add' ? addIssuer(db, entry, options) : updateIssuer(db, entry, { ...options, expected })));
     });
     return printChange(change, parsed, io);
   };
@@ -332,13 +333,14 @@ async function runHistory(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 async function runImport(args: readonly string[], io: CliIo, deps: IssuersDeps): Promise<number> {
-  const parsed = parseOptions(args, CHANGE_OPTIONS, 1);
+  const parsed = parseOptions(args, { ...CHANGE_OPTIONS, 'allow-jwks-host': STRINGS }, 1);
   const file = parsed.positionals[0];
   if (file === undefined) throw new UsageError('give the file of entries: paygate-auth issuers import <file.json>');
   const entries = await readEntries(file, file);
-  checkRegistry(entries);
+  const jwksAllowedHosts = allowedJwksHosts(parsed);
+  checkRegistry(entries, jwksAllowedHosts);
   const by = await actor(parsed, deps);
-  const report = await onDatabase(parsed, io, (db) => asUsage(() => importIssuers(db, entries, { by })));
+  const report = await onDatabase(parsed, io, (db) => asUsage(() => importIssuers(db, entries, { by, jwksAllowedHosts })));
   if (parsed.values.json === true) io.stdout(`${oneLineJson(report)}\n`);
   else {
     for (const change of report.changes) io.stdout(changeLine(change));
@@ -434,12 +436,14 @@ Exit codes: 0 shown, 1 not registered (its changes are still printed) or the dat
       name: 'issuers import',
       summary: 'load a JSON file of registry entries into the database (PostgreSQL)',
       help: usage(
-        'import <file.json> [--by <name>] [--json] [--database-url <url>]',
+        'import <file.json> [--allow-jwks-host <host>]… [--by <name>] [--json] [--database-url <url>]',
         `Loads an array of registry entries (the IssuerRegistry configuration in code, as JSON) in one
 transaction: new issuers are added, changed ones updated, equal ones left; none is removed. The
 entries are checked by the registry's rules (a bad field is named and nothing is written; a
 jwksUri naming a special-purpose address or name is refused); their JWKS are not downloaded (use
 "add" or "update" for that check).
+  --allow-jwks-host <host>     a JWKS host allowed although special-purpose (repeatable); every
+                               instance must allow it too (jwksAllowedHosts)
 
 ${COMMON_HELP}
 

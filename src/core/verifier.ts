@@ -141,7 +141,7 @@ export interface VerifierOptions {
    * address it resolves to when the download connects. Also given to the registries the
    * verifier builds from entries (here and in `setRegistry(entries)`).
    * @default those of the registry in force: the `IssuerRegistry` given here, then each one that
-   * `setRegistry()` installs; [] (none) for entries
+   * `setRegistry()` installs (`postgresRegistry` passes its own on); [] (none) for entries
    */
   readonly jwksAllowedHosts?: readonly string[];
   /**

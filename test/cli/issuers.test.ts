@@ -202,6 +202,16 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     }
   });
 
+  it('--allow-jwks-host registers a JWKS at a loopback address over https (forced past its failed download)', async () => {
+    const jwksUri = jwks.url.replace('http:', 'https:');
+    const args = ['issuers', 'add', '--issuer', 'https://allowed.example', '--jwks-uri', jwksUri, '--product', 'acme', '--force'];
+    expect((await cli(...args)).code).toBe(EXIT.usage);
+    const { code, out } = await cli(...args, '--allow-jwks-host', '127.0.0.1');
+    expect(code).toBe(EXIT.ok);
+    expect(out).toContain('--force: the JWKS cannot be used');
+    expect(await listed()).toContain('https://allowed.example');
+  });
+
   it('adds an issuer whose sample token (a file) verifies as the gateway would', async () => {
     const file = join(directory, 'token.txt');
     await writeFile(file, `Bearer ${await issuer.token()}\n`);
@@ -323,6 +333,22 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     expect(out).toContain('Imported 3 entries: 2 added, 0 updated, 1 unchanged.');
     expect(await listed()).toEqual(expect.arrayContaining(['https://alpha.example', 'https://epsilon.example', 'https://zeta.example']));
     expect((await history('https://zeta.example'))[0]).toMatchObject({ action: 'add', actor: 'deploy' });
+  });
+
+  it('imports an entry whose JWKS is at a private address only with --allow-jwks-host naming it', async () => {
+    const file = join(directory, 'private-registry.json');
+    await writeFile(file, JSON.stringify([entryOf('iota', { jwksUri: 'https://10.0.0.7/jwks.json' })]));
+    const refused = await cli('issuers', 'import', file);
+    expect(refused.code).toBe(EXIT.usage);
+    expect(refused.err).toContain('(10.0.0.0/8; rule private)');
+    expect((await cli('issuers', 'import', file, '--allow-jwks-host', '10.0.0.7')).code).toBe(EXIT.ok);
+    expect(await listed()).toContain('https://iota.example');
+  });
+
+  it('updates an entry whose stored JWKS host was allowed, to a public one, without --allow-jwks-host', async () => {
+    const { code } = await cli('issuers', 'update', '--issuer', 'https://iota.example', '--jwks-uri', jwks.url);
+    expect(code).toBe(EXIT.ok);
+    expect((await history('https://iota.example')).at(-1)).toMatchObject({ action: 'update', after: entryOf('iota') });
   });
 
   it('imports nothing from a file holding an entry the registry refuses, naming the field (exit 2)', async () => {
