@@ -51,6 +51,7 @@ export type {
   VerifierEventListener,
   VerifyFailureEvent,
 } from './core/events.js';
+export { JwksAddressError, type JwksAddressRefusal, type JwksAddressRule } from './core/jwks-address.js';
 export type { FetchLike, JwksFailureReason } from './core/jwks-fetch.js';
 export type { IssuerKeySnapshot, KeyLoadReport, KeySnapshot } from './core/jwks-cache.js';
 export type { KeyHistoryEntry } from './core/key-history.js';

@@ -21,7 +21,7 @@ import {
   isAuthError,
   isKnownScope,
 } from '../index.js';
-import { quote, quoteList, scopeFailure } from '../internal/index.js';
+import { checkAllowedHosts, quote, quoteList, scopeFailure } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
 import { describeDuration, describeTime, isoSeconds, readNow } from './doctor-time.js';
@@ -30,7 +30,7 @@ import { type StdinReader, fingerprint, readProcessStdin, readToken } from './to
 
 /** What the doctor reaches outside itself; injected by tests. */
 export interface DoctorDeps {
-  /** The verifier's `fetch`, for JWKS URLs. @default globalThis.fetch */
+  /** The verifier's `fetch`, for JWKS URLs. @default the verifier's */
   readonly fetch?: FetchLike;
   /** Milliseconds since the epoch, unless `--now` is given. @default Date.now */
   readonly now?: () => number;
@@ -54,7 +54,8 @@ The gateway's side, either
                              { "issuer", "jwksUri", "products", "tenants"?, "maxTokenLifetime"? }
   --jwks <url|file>          with --entry: read the keys here instead of the entry's jwksUri
                              (a URL is downloaded as the gateway does: https:, or http: on
-                             loopback; 256 KiB; 5 s; no redirect followed)
+                             loopback; no special-purpose address; 256 KiB; 5 s; no redirect
+                             followed)
 or
   --issuer <iss>             the registered issuer
   --product <name>           a product it is registered for (repeatable)
@@ -64,6 +65,9 @@ or
 and
   --audience <aud>           the gateway service's audience (repeatable; required)
   --now <date|seconds>       check as of this moment (ISO 8601 or seconds since the epoch)
+  --allow-jwks-host <host>   a JWKS host to download from although it is, or resolves to, a
+                             special-purpose address (loopback, private, link-local, cloud
+                             metadata…), as the gateway's jwksAllowedHosts would (repeatable)
 
 Exit codes: 0 accepted, 1 rejected (or the JWKS could not be loaded), 2 usage mistake.
 `;
@@ -78,6 +82,7 @@ const OPTIONS = {
   'max-lifetime': { type: 'string' },
   audience: { type: 'string', multiple: true },
   now: { type: 'string' },
+  'allow-jwks-host': { type: 'string', multiple: true },
 } as const;
 
 /** Where the keys come from when `--jwks` is a file and no entry names a URL. */
@@ -152,10 +157,25 @@ async function fileFetch(file: string): Promise<FetchLike> {
   };
 }
 
-/** `entries` as the gateway's registry. @throws {UsageError} naming the field the registry refuses. */
-export function checkRegistry(entries: readonly IssuerEntry[]): IssuerRegistry {
+/**
+ * The hosts of `--allow-jwks-host`, as the gateway's `jwksAllowedHosts` holds them.
+ * @throws {UsageError} naming the value that is not a bare host.
+ */
+export function allowedJwksHosts(parsed: ParsedOptions): readonly string[] {
   try {
-    return new IssuerRegistry(entries);
+    return [...checkAllowedHosts('paygate-auth', '--allow-jwks-host', stringValues(parsed, 'allow-jwks-host'))];
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/**
+ * `entries` as the gateway's registry, `allowedHosts` its `jwksAllowedHosts`.
+ * @throws {UsageError} naming the field the registry refuses (and for a JWKS host refused, the rule).
+ */
+export function checkRegistry(entries: readonly IssuerEntry[], allowedHosts: readonly string[] = []): IssuerRegistry {
+  try {
+    return new IssuerRegistry(entries, { jwksAllowedHosts: allowedHosts });
   } catch (error) {
     throw new UsageError(`the registry entry is not one the gateway would accept: ${(error as Error).message}`);
   }
@@ -273,12 +293,13 @@ function jwksLine(event: JwksFetchEvent, verifier: Verifier, where: string): str
 
 /** What {@link tracedVerifier} builds its verifier from. */
 export interface TracedVerifierOptions {
+  /** The registry, whose `jwksAllowedHosts` the verifier's downloads honour. */
   readonly registry: IssuerRegistry;
   /** The gateway service's audiences. */
   readonly audience: readonly string[];
   /** The moment checked, in milliseconds since the epoch (a fixed clock). */
   readonly now: number;
-  /** @default globalThis.fetch */
+  /** @default the verifier's (on Node, one that refuses special-purpose addresses at connection) */
   readonly fetch?: FetchLike | undefined;
   /** Where an issuer's keys are read from, as printed on the jwks line. */
   readonly where: (issuer: string) => string;
@@ -357,7 +378,7 @@ async function runDoctor(args: readonly string[], io: CliIo, deps: DoctorDeps): 
   const audiences = stringValues(parsed, 'audience');
   if (audiences.length === 0) throw new UsageError('--audience is required (the gateway service the token is for)');
   const entries = await gatewayEntries(parsed);
-  const registry = checkRegistry(entries);
+  const registry = checkRegistry(entries, allowedJwksHosts(parsed));
   const nowMs = readNow(stringValue(parsed, 'now'), deps.now ?? Date.now);
   const token = await readToken(
     parsed.positionals[0],

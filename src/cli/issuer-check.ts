@@ -7,8 +7,11 @@
 import type { FetchLike, IssuerEntry, JwksFetchEvent } from '../index.js';
 import { checkRegistry, ignoredText, tracedVerifier } from './doctor.js';
 
-/** Why an entry was refused: `jwks_unavailable` (no set could be read), `no_usable_key`, `token_rejected`. */
-export type IssuerRefusalCode = 'jwks_unavailable' | 'no_usable_key' | 'token_rejected';
+/**
+ * Why an entry was refused: `jwks_address_refused` (its JWKS host resolves to a special-purpose
+ * address), `jwks_unavailable` (no set could be read), `no_usable_key`, `token_rejected`.
+ */
+export type IssuerRefusalCode = 'jwks_address_refused' | 'jwks_unavailable' | 'no_usable_key' | 'token_rejected';
 
 /** The entry was refused: nothing was written. The message names why, from the verifier. */
 export class IssuerRefusedError extends Error {
@@ -29,9 +32,14 @@ export interface CandidateCheck {
   readonly token?: string | undefined;
   /** The gateway service's audiences, for the sample token. */
   readonly audience: readonly string[];
-  /** Writes the entry even when its JWKS would not be used (a sample token must still verify). */
+  /**
+   * Writes the entry even when its JWKS would not be used (a sample token must still verify, and
+   * a JWKS host that resolves to a special-purpose address is refused all the same).
+   */
   readonly force: boolean;
-  /** @default globalThis.fetch */
+  /** JWKS hosts allowed although special-purpose (`--allow-jwks-host`). @default [] */
+  readonly allowedHosts?: readonly string[];
+  /** @default the verifier's (on Node, one that refuses special-purpose addresses at connection) */
   readonly fetch?: FetchLike | undefined;
   /** Milliseconds since the epoch. */
   readonly now: number;
@@ -52,7 +60,7 @@ const NO_TOKEN_AUDIENCE = 'https://issuers-check.paygate-auth.invalid';
  */
 export async function checkCandidate(check: CandidateCheck): Promise<void> {
   const { entry, write } = check;
-  const registry = checkRegistry([entry]);
+  const registry = checkRegistry([entry], check.allowedHosts);
   let download: JwksFetchEvent | undefined;
   const traced = tracedVerifier(
     {
@@ -69,6 +77,10 @@ export async function checkCandidate(check: CandidateCheck): Promise<void> {
   );
   const [report] = await traced.verifier.warmUp();
   let refusal: { code: IssuerRefusalCode; why: string } | undefined;
+  if (download?.reason === 'address') {
+    // Never written, even forced: every instance would refuse to download from it.
+    throw new IssuerRefusedError('jwks_address_refused', report?.error ?? 'the JWKS host is a special-purpose address', false);
+  }
   if (report === undefined || !report.ok) {
     const reason = download?.reason === undefined ? '' : ` (${download.reason})`;
     refusal = { code: 'jwks_unavailable', why: `the JWKS cannot be used: ${report?.error ?? 'it could not be loaded'}${reason}` };

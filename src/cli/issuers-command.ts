@@ -21,14 +21,14 @@ import { oneLineJson, quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
 import { type CliDatabase, DATABASE_HELP, DATABASE_URL_OPTION, databaseEnv, withDatabase } from './database-url.js';
-import { checkRegistry, readEntries, shown } from './doctor.js';
+import { allowedJwksHosts, checkRegistry, readEntries, shown } from './doctor.js';
 import { checkCandidate } from './issuer-check.js';
 import { EXIT } from './run-cli.js';
 import { type StdinReader, readProcessStdin, readToken } from './token-input.js';
 
 /** What the commands reach outside themselves; injected by tests. */
 export interface IssuersDeps {
-  /** The candidate verifier's `fetch`, for JWKS URLs. @default globalThis.fetch */
+  /** The candidate verifier's `fetch`, for JWKS URLs. @default the verifier's */
   readonly fetch?: FetchLike;
   /** Milliseconds since the epoch, the sample token's clock. @default Date.now */
   readonly now?: () => number;
@@ -55,7 +55,14 @@ const ENTRY_OPTIONS = {
 const FIELD_FLAGS = ['jwks-uri', 'product', 'tenant', 'max-token-lifetime', 'subject-must-equal-issuer'] as const;
 
 const CHANGE_OPTIONS = { ...DATABASE_URL_OPTION, by: STRING, json: FLAG } as const;
-const CHECK_OPTIONS = { ...ENTRY_OPTIONS, ...CHANGE_OPTIONS, token: STRING, audience: STRINGS, force: FLAG } as const;
+const CHECK_OPTIONS = {
+  ...ENTRY_OPTIONS,
+  ...CHANGE_OPTIONS,
+  token: STRING,
+  audience: STRINGS,
+  force: FLAG,
+  'allow-jwks-host': STRINGS,
+} as const;
 
 /** The entry's fields as printed, in this order (any other member is not shown). */
 const FIELDS = ['jwksUri', 'products', 'tenants', 'maxTokenLifetime', 'subjectMustEqualIssuer'] as const;
@@ -75,8 +82,11 @@ or
 const CHECK_HELP = `The check (before anything is written): the gateway's own verifier, on a registry of just
 this entry, downloads its JWKS (256 KiB, 5 s, no redirect) and refuses one it would not use:
 unreachable, not served as JSON, or no usable key (each ignored key named with the key rule it
-breaks, e.g. "k1" modulus of 1024 bits, under 2048).
+breaks, e.g. "k1" modulus of 1024 bits, under 2048). A JWKS host that is, or resolves to, a
+special-purpose address (loopback, private, link-local, cloud metadata…) is refused, even forced.
   --force                      write it even so (the reason is printed)
+  --allow-jwks-host <host>     a JWKS host allowed although special-purpose (repeatable); every
+                               instance must allow it too (jwksAllowedHosts)
   --token <file|->             a sample token of the integration ("-": standard input): it must
                                verify, as the gateway would, or nothing is written (even with --force)
   --audience <aud>             with --token: the gateway service's audience (repeatable)`;
@@ -236,8 +246,9 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
     // The whole entry when the options say it (a usage mistake is found before connecting).
     const given =
       entryFile !== undefined ? await entryFromFile(parsed, entryFile) : action === 'add' ? entryFromFlags(parsed, undefined) : undefined;
+    const allowedHosts = allowedJwksHosts(parsed);
     if (given === undefined) requiredValue(parsed, 'issuer');
-    else checkRegistry([given]);
+    else checkRegistry([given], allowedHosts);
     const token =
       tokenSource === undefined
         ? undefined
@@ -257,11 +268,13 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
         token,
         audience,
         force: parsed.values.force === true,
+        allowedHosts,
         fetch: deps.fetch,
         now: (deps.now ?? Date.now)(),
         write: report,
       });
-      return asUsage(() => (action === 'add' ? addIssuer(db, entry, { by }) : updateIssuer(db, entry, { by, expected })));
+      const options = { by, jwksAllowedHosts: allowedHosts };
+      return asUsage(() => (action === 'add' ? addIssuer(db, entry, options) : updateIssuer(db, entry, { ...options, expected })));
     });
     return printChange(change, parsed, io);
   };
@@ -320,13 +333,14 @@ async function runHistory(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 async function runImport(args: readonly string[], io: CliIo, deps: IssuersDeps): Promise<number> {
-  const parsed = parseOptions(args, CHANGE_OPTIONS, 1);
+  const parsed = parseOptions(args, { ...CHANGE_OPTIONS, 'allow-jwks-host': STRINGS }, 1);
   const file = parsed.positionals[0];
   if (file === undefined) throw new UsageError('give the file of entries: paygate-auth issuers import <file.json>');
   const entries = await readEntries(file, file);
-  checkRegistry(entries);
+  const jwksAllowedHosts = allowedJwksHosts(parsed);
+  checkRegistry(entries, jwksAllowedHosts);
   const by = await actor(parsed, deps);
-  const report = await onDatabase(parsed, io, (db) => asUsage(() => importIssuers(db, entries, { by })));
+  const report = await onDatabase(parsed, io, (db) => asUsage(() => importIssuers(db, entries, { by, jwksAllowedHosts })));
   if (parsed.values.json === true) io.stdout(`${oneLineJson(report)}\n`);
   else {
     for (const change of report.changes) io.stdout(changeLine(change));
@@ -422,11 +436,14 @@ Exit codes: 0 shown, 1 not registered (its changes are still printed) or the dat
       name: 'issuers import',
       summary: 'load a JSON file of registry entries into the database (PostgreSQL)',
       help: usage(
-        'import <file.json> [--by <name>] [--json] [--database-url <url>]',
+        'import <file.json> [--allow-jwks-host <host>]… [--by <name>] [--json] [--database-url <url>]',
         `Loads an array of registry entries (the IssuerRegistry configuration in code, as JSON) in one
 transaction: new issuers are added, changed ones updated, equal ones left; none is removed. The
-entries are checked by the registry's rules (a bad field is named and nothing is written); their
-JWKS are not downloaded (use "add" or "update" for that check).
+entries are checked by the registry's rules (a bad field is named and nothing is written; a
+jwksUri naming a special-purpose address or name is refused); their JWKS are not downloaded (use
+"add" or "update" for that check).
+  --allow-jwks-host <host>     a JWKS host allowed although special-purpose (repeatable); every
+                               instance must allow it too (jwksAllowedHosts)
 
 ${COMMON_HELP}
 

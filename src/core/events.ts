@@ -5,6 +5,7 @@
  * configuration.
  */
 import type { AuthErrorCode, FailureFacts } from './errors.js';
+import type { JwksAddressRefusal } from './jwks-address.js';
 import type { JwksFailureReason } from './jwks-fetch.js';
 import type { IgnoredKey } from './jwk.js';
 import type { KeyHistoryEntry } from './key-history.js';
@@ -34,6 +35,12 @@ export interface JwksFetchEvent {
   readonly reason?: JwksFailureReason | 'key_import';
   /** The HTTP status, when the endpoint answered one other than 200. */
   readonly status?: number;
+  /**
+   * The host refused, the address judged and the rule it breaks (`reason: 'address'` only): the
+   * JWKS host is, or resolved to, a special-purpose address. Allow a host that truly serves the
+   * JWKS with `jwksAllowedHosts`.
+   */
+  readonly address?: JwksAddressRefusal;
 }
 
 /** A verification failed. `issuer` is set once the token's issuer was recognised. */

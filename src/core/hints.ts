@@ -72,11 +72,15 @@ function keyHint(facts: FailureFacts): string | undefined {
     now?: number;
     jwksUri?: string;
     failure?: string | null;
+    reason?: string | null;
     kid?: string;
     alg?: string;
     revoked?: boolean;
   };
   const issuer = quote(expected.issuer ?? '');
+  if (expected.jwksUri !== undefined && expected.reason === 'address') {
+    return `The keys of ${issuer} are not loaded from ${quote(expected.jwksUri)}: ${expected.failure ?? 'its host is a special-purpose address.'}`;
+  }
   if (expected.jwksUri !== undefined) {
     const why = expected.failure === null || expected.failure === undefined ? '' : ` (${expected.failure})`;
     return `The keys of ${issuer} are loaded from ${quote(expected.jwksUri)}, which failed${why}; is that the URL the JWKS is served at now? jwks_fetch events and warmUp() report each failure.`;

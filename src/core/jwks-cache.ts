@@ -10,7 +10,7 @@
  */
 import { AuthError, unknownIssuer } from './errors.js';
 import { emit, type JwksFetchTrigger, type KeysRemovedEvent, type VerifierEventListener } from './events.js';
-import { type FetchLike, JwksFetchError, fetchJwks } from './jwks-fetch.js';
+import { type FetchLike, type JwksFailureReason, JwksFetchError, fetchJwks } from './jwks-fetch.js';
 import { type IgnoredKey, type RsaPublicJwk, noteIgnored, selectUsableKeys } from './jwk.js';
 import type { KeyHistory } from './key-history.js';
 import type { RegisteredIssuer } from './registry.js';
@@ -25,6 +25,8 @@ export interface JwksCacheSettings {
   readonly timeout: number;
   readonly maxBytes: number;
   readonly maxRedirects: number;
+  /** Hosts exempt from the address rules (`jwksAllowedHosts`). */
+  readonly allowedHosts: ReadonlySet<string>;
   readonly staleWindow: number;
   readonly cooldown: number;
   readonly backoffInitial: number;
@@ -85,6 +87,8 @@ interface IssuerState {
   staleUntil: number;
   /** Why the last download failed (no URL, token or key material), for reports. */
   lastFailure: string | null;
+  /** Its reason (`address`, `timeout`…; `key_import`), for hints. */
+  lastReason: JwksFailureReason | 'key_import' | null;
   inflight: Promise<boolean> | null;
   lastKidMissAt: number;
   retryAt: number;
@@ -119,6 +123,7 @@ export class JwksCache {
       failingSince: null,
       staleUntil: 0,
       lastFailure: null,
+      lastReason: null,
       inflight: null,
       lastKidMissAt: Number.NEGATIVE_INFINITY,
       retryAt: Number.NEGATIVE_INFINITY,
@@ -198,7 +203,7 @@ export class JwksCache {
       retryAfter: this.#retryAfter(state, now),
       issuer,
       cause,
-      facts: { rule: 'key', expected: { issuer, jwksUri, failure: state.lastFailure } },
+      facts: { rule: 'key', expected: { issuer, jwksUri, failure: state.lastFailure, reason: state.lastReason } },
     });
   }
 
@@ -264,6 +269,7 @@ export class JwksCache {
     state.staleUntil = state.freshUntil + this.#settings.staleWindow * 1000;
     state.failingSince = null;
     state.lastFailure = null;
+    state.lastReason = null;
     state.failures = 0;
     state.retryAt = Number.NEGATIVE_INFINITY;
     this.#removed(state, removed, 'jwks');
@@ -277,6 +283,7 @@ export class JwksCache {
     if (error instanceof JwksFetchError && error.retryAfter !== undefined) delay = Math.max(delay, error.retryAfter);
     state.retryAt = at + delay * 1000;
     state.lastFailure = error instanceof JwksFetchError ? error.message : 'The JWKS keys could not be imported.';
+    state.lastReason = error instanceof JwksFetchError ? error.reason : 'key_import';
     if (state.keys !== null && state.failingSince === null) state.failingSince = at;
   }
 
@@ -285,7 +292,7 @@ export class JwksCache {
     const settings = this.#settings;
     const startedAt = performance.now();
     try {
-      const document = await fetchJwks(registered.jwksUri, settings.fetch ?? globalThis.fetch, settings, settings.now());
+      const document = await fetchJwks(registered.jwksUri, settings.fetch, settings, settings.now());
       const selection = selectUsableKeys(document.keys, settings.algorithms);
       const keys = await this.#prepare(state, selection.keys);
       this.#install(state, keys, settings.now(), this.#maxAge(document.maxAge));
@@ -312,6 +319,7 @@ export class JwksCache {
         durationMs: elapsedMs(startedAt),
         reason: error instanceof JwksFetchError ? error.reason : 'key_import',
         ...(error instanceof JwksFetchError && error.status !== undefined ? { status: error.status } : {}),
+        ...(error instanceof JwksFetchError && error.address !== undefined ? { address: error.address } : {}),
       });
       return false;
     }

@@ -8,6 +8,7 @@ import { CACHE_ADMISSIONS, type CacheAdmission } from './cache-admission.js';
 import { AuthError, type RuleTrace, invalidClaim, isAuthError, unknownIssuer, withIssuer } from './errors.js';
 import { emit, type VerifierEventListener } from './events.js';
 import { kindOf } from './hint-text.js';
+import { checkAllowedHosts } from './jwks-address.js';
 import type { FetchLike } from './jwks-fetch.js';
 import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds } from './jwks-cache.js';
 import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
@@ -68,9 +69,12 @@ export interface VerifierOptions {
   /**
    * Seconds a JWKS response's own `Cache-Control` max-age is clamped to: it replaces `jwksMaxAge`
    * for that download, at least `min` (also what `no-store` and `no-cache` mean) and at most `max`.
-   * A response with no usable `max-age` falls back to `jwksMaxAge`. Both from 0 to 86400, `min` ≤
-   * `max`; an omitted bound keeps its default.
-   * @default { min: 60, max: 86400 }
+   * A response with no usable `max-age` falls back to `jwksMaxAge`. By default the server may
+   * shorten the cache but never lengthen it past `jwksMaxAge`: a key the issuer withdraws (after
+   * a compromise, say) stops verifying within `jwksMaxAge` of the withdrawal, whatever the server
+   * sends. Set `max` above `jwksMaxAge` to let the server lengthen it. Both from 0 to 86400,
+   * `min` ≤ `max`; an omitted bound keeps its default.
+   * @default { min: the lesser of 60 and jwksMaxAge, max: jwksMaxAge }
    */
   readonly jwksMaxAgeBounds?: { readonly min?: number; readonly max?: number };
   /**
@@ -128,9 +132,26 @@ export interface VerifierOptions {
    */
   readonly jwksBackoffMax?: number;
   /**
-   * The `fetch` used for JWKS downloads, looked up on every download (so test interceptors that
-   * patch `globalThis.fetch` are honoured).
-   * @default globalThis.fetch
+   * Hosts JWKS may be downloaded from although they are special-purpose addresses or names (a
+   * JWKS served on a private network, say): each an exact host as a URL names it
+   * (`jwks.corp.example`, `10.0.0.5`, `[fd00::5]`), no wildcard, trusted wherever it resolves.
+   * Every other download from a loopback (beyond `http:` on loopback), private, link-local,
+   * shared or `0.0.0.0/8` address, an IPv4-mapped IPv6 address, a cloud metadata service or a
+   * private name fails (`jwks_fetch` `reason: 'address'`): the host as named and, on Node, every
+   * address it resolves to when the download connects. Also given to the registries the
+   * verifier builds from entries (here and in `setRegistry(entries)`).
+   * @default those of the registry in force: the `IssuerRegistry` given here, then each one that
+   * `setRegistry()` installs (`postgresRegistry` passes its own on); [] (none) for entries
+   */
+  readonly jwksAllowedHosts?: readonly string[];
+  /**
+   * The `fetch` used for JWKS downloads, looked up on every download. It gets the checks of the
+   * host as named (`jwksAllowedHosts`), not those of the address it connects to: inject one only
+   * where that is done elsewhere (an egress proxy that refuses private addresses, say).
+   * @default on Node, a `fetch` over `node:http`/`node:https` whose connections refuse the
+   * special-purpose addresses a name resolves to (request interceptors that patch
+   * `http.request`, such as msw, are honoured); elsewhere `globalThis.fetch`, looked up on every
+   * download
    */
   readonly fetch?: FetchLike;
   /**
@@ -227,7 +248,7 @@ export interface Verifier {
    * An issuer removed loses its keys and cached results, and the verifications in flight for it
    * fail (`unknown_issuer`). Suspensions and revocations outlive a removal.
    * @param registry the whole new registry (entries are checked as `new IssuerRegistry()` does,
-   * and may be none).
+   * with the verifier's `jwksAllowedHosts`, and may be none).
    * @returns what changed, also reported as a `registry_changed` event when something did.
    * @throws {TypeError} naming the entry and field, when an entry is bad (nothing changes then).
    */
@@ -258,6 +279,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'jwksCooldown',
   'jwksBackoff',
   'jwksBackoffMax',
+  'jwksAllowedHosts',
   'fetch',
   'cache',
   'cacheMaxEntries',
@@ -296,17 +318,25 @@ function checkFunction<T>(name: string, value: unknown): T | undefined {
   return value as T | undefined;
 }
 
-function checkMaxAgeBounds(value: unknown): MaxAgeBounds {
+/**
+ * The bounds of a served max-age. The upper one defaults to `maxAge` (`jwksMaxAge`): the server
+ * may shorten the cache, never lengthen it, unless `max` says otherwise.
+ */
+function checkMaxAgeBounds(value: unknown, maxAge: number): MaxAgeBounds {
   const name = 'jwksMaxAgeBounds';
-  if (value === undefined) return { min: 60, max: DAY };
+  const defaults = { min: Math.min(60, maxAge), max: maxAge };
+  if (value === undefined) return defaults;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new TypeError(`${OWNER}: ${name} must be an object { min, max }, got ${describe(value)}`);
   }
   rejectUnknownOptions(`${OWNER}: ${name}`, value, MAX_AGE_BOUND_NAMES);
   const bounds = value as Record<string, unknown>;
-  const min = numberOption(OWNER, `${name}.min`, bounds.min, 60, { min: 0, max: DAY });
-  const max = numberOption(OWNER, `${name}.max`, bounds.max, DAY, { min: 0, max: DAY });
-  if (min > max) throw new TypeError(`${OWNER}: ${name}.min must not exceed ${name}.max, got ${min} > ${max}`);
+  const min = numberOption(OWNER, `${name}.min`, bounds.min, defaults.min, { min: 0, max: DAY });
+  const max = numberOption(OWNER, `${name}.max`, bounds.max, defaults.max, { min: 0, max: DAY });
+  if (min > max) {
+    const source = bounds.max === undefined ? ` (its default, jwksMaxAge)` : '';
+    throw new TypeError(`${OWNER}: ${name}.min must not exceed ${name}.max${source}, got ${min} > ${max}`);
+  }
   return { min, max };
 }
 
@@ -345,6 +375,10 @@ function tooLarge(token: string, maxBytes: number): AuthError {
 
 class TokenVerifier implements Verifier {
   #registry: IssuerRegistry;
+  /** `jwksAllowedHosts` as given; `undefined`: those of the registry in force. */
+  readonly #givenAllowedHosts: ReadonlySet<string> | undefined;
+  /** Hosts exempt from the address rules now, for downloads and for registries built from entries. */
+  #allowedHosts: ReadonlySet<string>;
   readonly audiences: readonly string[];
   readonly maxTokenBytes: number;
   readonly verify: (token: string) => Promise<AuthContext>;
@@ -365,7 +399,14 @@ class TokenVerifier implements Verifier {
     if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
     rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
     const o = options as unknown as Record<string, unknown>;
-    this.#registry = o.registry instanceof IssuerRegistry ? o.registry : new IssuerRegistry(o.registry as IssuerEntry[]);
+    this.#givenAllowedHosts =
+      o.jwksAllowedHosts === undefined ? undefined : checkAllowedHosts(OWNER, 'jwksAllowedHosts', o.jwksAllowedHosts);
+    this.#registry =
+      o.registry instanceof IssuerRegistry
+        ? o.registry
+        : new IssuerRegistry(o.registry as IssuerEntry[], { jwksAllowedHosts: [...(this.#givenAllowedHosts ?? [])] });
+    this.#allowedHosts = this.#givenAllowedHosts ?? new Set(this.#registry.jwksAllowedHosts);
+    const verifier = this;
     this.audiences = checkAudiences(o.audience);
     this.#now = checkFunction<() => number>('now', o.now) ?? (() => Date.now());
     this.maxTokenBytes = numberOption(OWNER, 'maxTokenBytes', o.maxTokenBytes, 8192, {
@@ -406,9 +447,10 @@ class TokenVerifier implements Verifier {
       },
       this.#onEvent,
     );
+    const jwksMaxAge = numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY });
     this.#keys = new JwksCache(this.#registry.registered(), {
-      maxAge: numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY }),
-      maxAgeBounds: checkMaxAgeBounds(o.jwksMaxAgeBounds),
+      maxAge: jwksMaxAge,
+      maxAgeBounds: checkMaxAgeBounds(o.jwksMaxAgeBounds, jwksMaxAge),
       timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, 5, { min: 0, max: 120, exclusiveMin: true }),
       maxBytes: numberOption(OWNER, 'jwksMaxBytes', o.jwksMaxBytes, 262_144, {
         min: 1024,
@@ -416,6 +458,9 @@ class TokenVerifier implements Verifier {
         integer: true,
       }),
       maxRedirects: numberOption(OWNER, 'jwksMaxRedirects', o.jwksMaxRedirects, 0, { min: 0, max: 10, integer: true }),
+      get allowedHosts() {
+        return verifier.#allowedHosts;
+      },
       staleWindow: numberOption(OWNER, 'jwksStaleWindow', o.jwksStaleWindow, DAY, { min: 0, max: 30 * DAY }),
       cooldown: numberOption(OWNER, 'jwksCooldown', o.jwksCooldown, 30, { min: 0, max: DAY }),
       backoffInitial: numberOption(OWNER, 'jwksBackoff', o.jwksBackoff, 1, { min: 0, max: DAY }),
@@ -627,9 +672,13 @@ class TokenVerifier implements Verifier {
   }
 
   setRegistry(registry: IssuerRegistry | readonly IssuerEntry[]): RegistryChange {
-    const next = registry instanceof IssuerRegistry ? registry : new IssuerRegistry(registry, { allowEmpty: true });
+    const next =
+      registry instanceof IssuerRegistry
+        ? registry
+        : new IssuerRegistry(registry, { allowEmpty: true, jwksAllowedHosts: [...this.#allowedHosts] });
     const change = this.#registry.changesTo(next);
     this.#registry = next;
+    this.#allowedHosts = this.#givenAllowedHosts ?? new Set(next.jwksAllowedHosts);
     for (const issuer of change.added) this.#keys.add(next.get(issuer) as RegisteredIssuer);
     for (const issuer of change.updated) {
       this.#keys.update(next.get(issuer) as RegisteredIssuer);

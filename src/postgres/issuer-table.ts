@@ -58,6 +58,13 @@ export interface ChangeOptions {
    * @default 5000
    */
   readonly statementTimeout?: number;
+  /**
+   * Hosts an entry's `jwksUri` may name although they are special-purpose addresses or names, as
+   * `new IssuerRegistry(entries, { jwksAllowedHosts })` takes them; every instance must allow them
+   * too (`postgresRegistry(db, { jwksAllowedHosts })`, and the verifier's `jwksAllowedHosts`).
+   * @default [] (none)
+   */
+  readonly jwksAllowedHosts?: readonly string[];
 }
 
 /** Options of {@link updateIssuer}. */
@@ -140,14 +147,32 @@ function checkIssuer(where: string, issuer: unknown): string {
   return issuer;
 }
 
-/** The registry's own checks of `entries` (a `TypeError` naming the entry and field); the frozen entries. */
-function checkEntries(entries: readonly IssuerEntry[]): readonly IssuerEntry[] {
-  return new IssuerRegistry(entries, { allowEmpty: true }).entries();
+/**
+ * The registry's own checks of `entries` (a `TypeError` naming the entry and field), with the
+ * change's `jwksAllowedHosts`; the frozen entries.
+ */
+function checkEntries(entries: readonly IssuerEntry[], options: ChangeOptions): readonly IssuerEntry[] {
+  return new IssuerRegistry(entries, { allowEmpty: true, jwksAllowedHosts: options.jwksAllowedHosts }).entries();
+}
+
+/**
+ * `entry` alone as a registry, its own JWKS host allowed: for comparing rules, not for deciding
+ * where a JWKS may be (a row written under another `jwksAllowedHosts` still compares).
+ */
+function comparable(entry: IssuerEntry): IssuerRegistry {
+  let hosts: string[] = [];
+  try {
+    const { hostname } = new URL(entry.jwksUri);
+    if (hostname !== '') hosts = [hostname];
+  } catch {
+    // Not a URL: the registry names the field.
+  }
+  return new IssuerRegistry([entry], { jwksAllowedHosts: hosts });
 }
 
 /** `true` when `after` registers the same rules as `before` (the registry's own comparison). */
 function sameEntry(before: IssuerEntry, after: IssuerEntry): boolean {
-  return new IssuerRegistry([before]).changesTo(new IssuerRegistry([after])).updated.length === 0;
+  return comparable(before).changesTo(comparable(after)).updated.length === 0;
 }
 
 /** An entry column, frozen as the registry freezes entries. */
@@ -251,7 +276,7 @@ async function replaceEntry(session: SqlClient, before: IssuerEntry, entry: Issu
 export async function addIssuer(db: SqlClient, entry: IssuerEntry, options: ChangeOptions): Promise<IssuerChange> {
   checkClient(db, 'addIssuer');
   const { by, timeout } = checkActor('addIssuer', options);
-  const [checked] = checkEntries([entry]) as [IssuerEntry];
+  const [checked] = checkEntries([entry], options) as [IssuerEntry];
   return changing(db, timeout, 'adding an issuer', async (session) => {
     if ((await lockEntries(session, [checked.issuer])).has(checked.issuer)) throw new IssuerChangeError('issuer_exists', checked.issuer);
     return insertEntry(session, checked, by);
@@ -268,8 +293,9 @@ export async function addIssuer(db: SqlClient, entry: IssuerEntry, options: Chan
 export async function updateIssuer(db: SqlClient, entry: IssuerEntry, options: UpdateIssuerOptions): Promise<IssuerChange> {
   checkClient(db, 'updateIssuer');
   const { by, timeout } = checkActor('updateIssuer', options);
-  const [checked] = checkEntries([entry]) as [IssuerEntry];
-  const expected = options.expected === undefined ? undefined : (checkEntries([options.expected]) as [IssuerEntry])[0];
+  const [checked] = checkEntries([entry], options) as [IssuerEntry];
+  // Only compared: where its JWKS may be was decided when it was written.
+  const expected = options.expected === undefined ? undefined : comparable(options.expected).entries()[0];
   if (expected !== undefined && expected.issuer !== checked.issuer) {
     throw new TypeError(`updateIssuer: expected.issuer must be the entry's issuer, ${quote(checked.issuer)}`);
   }
@@ -309,7 +335,7 @@ export async function removeIssuer(db: SqlClient, issuer: string, options: Chang
 export async function importIssuers(db: SqlClient, entries: readonly IssuerEntry[], options: ChangeOptions): Promise<ImportReport> {
   checkClient(db, 'importIssuers');
   const { by, timeout } = checkActor('importIssuers', options);
-  const checked = checkEntries(entries);
+  const checked = checkEntries(entries, options);
   const report: ImportReport = { added: [], updated: [], unchanged: [], changes: [] };
   if (checked.length === 0) return report;
   return changing(db, timeout, 'importing issuers', async (session) => {

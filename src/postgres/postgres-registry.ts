@@ -6,7 +6,7 @@
  * force; verification never waits on the database.
  */
 import { IssuerRegistry, type RegistryChange, type Verifier } from '../index.js';
-import { capHint } from '../internal/index.js';
+import { capHint, checkAllowedHosts } from '../internal/index.js';
 import { readLastChange, readRegistrySnapshot } from './issuer-table.js';
 import { REGISTRY_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
@@ -48,6 +48,13 @@ export interface PostgresRegistryOptions extends FollowOptions {
    * @default one line to console.error for `registry_stale` and `registry_recovered`
    */
   readonly onEvent?: (event: RegistryEvent) => void;
+  /**
+   * Hosts a registered `jwksUri` may name although they are special-purpose addresses or names,
+   * as `new IssuerRegistry(entries, { jwksAllowedHosts })` takes them. The registries loaded carry
+   * them, and a verifier attached downloads by them unless it was given its own.
+   * @default [] (none)
+   */
+  readonly jwksAllowedHosts?: readonly string[];
 }
 
 /** The registry of one instance, following the table. */
@@ -92,7 +99,8 @@ class FollowedRegistry implements PostgresRegistry {
   readonly #follower: TableFollower;
   readonly #onEvent: (event: RegistryEvent) => void;
   readonly #attached = new Set<Pick<Verifier, 'setRegistry'>>();
-  #registry = new IssuerRegistry([], { allowEmpty: true });
+  readonly #jwksAllowedHosts: readonly string[];
+  #registry: IssuerRegistry;
   #through = -1;
   #loadedAt: number | null = null;
   /** The last good read before the stall reported. */
@@ -101,6 +109,8 @@ class FollowedRegistry implements PostgresRegistry {
   constructor(db: SqlClient, options: PostgresRegistryOptions) {
     this.#db = db;
     checkFunction(OWNER, 'onEvent', options.onEvent);
+    this.#jwksAllowedHosts = [...checkAllowedHosts(OWNER, 'jwksAllowedHosts', options.jwksAllowedHosts)];
+    this.#registry = new IssuerRegistry([], { allowEmpty: true, jwksAllowedHosts: this.#jwksAllowedHosts });
     this.#onEvent = options.onEvent ?? logEvent;
     this.#follower = new TableFollower(db, options, {
       owner: OWNER,
@@ -145,7 +155,7 @@ class FollowedRegistry implements PostgresRegistry {
       return;
     }
     const { entries, through } = await readRegistrySnapshot(this.#db, timeout);
-    const next = new IssuerRegistry(entries, { allowEmpty: true });
+    const next = new IssuerRegistry(entries, { allowEmpty: true, jwksAllowedHosts: this.#jwksAllowedHosts });
     if (this.#follower.closed) return;
     const change = this.#registry.changesTo(next);
     this.#registry = next;

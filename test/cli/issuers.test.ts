@@ -5,13 +5,14 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createIssuersCommands } from '../../src/cli/issuers-command.js';
 import { migrateCommand } from '../../src/cli/migrate-command.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import type { IssuerEntry } from '../../src/index.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, generateTestKey, serveJwks } from '../../src/testing/index.js';
 import { type PgServer, skipWithoutPostgres, startPostgres } from '../postgres/pg-server.js';
+import { stubResolver } from '../support/resolver-stub.js';
 import { captureIo } from './cli-io.js';
 
 const SKIP = skipWithoutPostgres('test/cli/issuers.test.ts');
@@ -49,6 +50,17 @@ describe('paygate-auth issuers without a database', () => {
     ['--entry is combined with a field', ['issuers', 'add', '--entry', 'x.json', '--product', 'acme'], 'cannot be combined with --entry'],
     ['the jwksUri is plain http off loopback', [...ADD.slice(0, 4), '--jwks-uri', 'http://a.example/j', '--product', 'acme'], '.jwksUri'],
     ['the product is not an ERN name', [...ADD.slice(0, 6), '--product', 'ac me'], '.products'],
+    [
+      'the jwksUri is the cloud metadata address',
+      [...ADD.slice(0, 4), '--jwks-uri', 'https://169.254.169.254/latest/', '--product', 'acme'],
+      '(169.254.169.254/32; rule metadata)',
+    ],
+    [
+      'the jwksUri is a private address not allowed',
+      [...ADD.slice(0, 4), '--jwks-uri', 'https://10.0.0.7/j', '--product', 'acme', '--allow-jwks-host', '10.0.0.8'],
+      'rule private',
+    ],
+    ['--allow-jwks-host is not a bare host', [...ADD, '--allow-jwks-host', '10.0.0.7:443'], '--allow-jwks-host[0] must be a bare host'],
     ['update names no issuer', ['issuers', 'update', '--tenant', 't-1'], '--issuer is required'],
     ['remove names no issuer', ['issuers', 'remove'], '--issuer is required'],
     ['import names no file', ['issuers', 'import'], 'give the file of entries'],
@@ -176,6 +188,30 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     }
   });
 
+  it('refuses, even with --force, an issuer whose JWKS name resolves to a private address (resolver stub), writing nothing', async () => {
+    stubResolver().set('jwks.rebind.example', ['10.0.0.7']);
+    try {
+      const args = ['issuers', 'add', '--issuer', 'https://rebind.example', '--jwks-uri', 'https://jwks.rebind.example/j.json'];
+      const { code, err } = await cli(...args, '--product', 'acme', '--force');
+      expect(code).toBe(EXIT.failed);
+      expect(err).toContain('refused, nothing written: The JWKS host "jwks.rebind.example" resolves to "10.0.0.7"');
+      expect(err).toContain('rule private');
+      expect(await listed()).not.toContain('https://rebind.example');
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('--allow-jwks-host registers a JWKS at a loopback address over https (forced past its failed download)', async () => {
+    const jwksUri = jwks.url.replace('http:', 'https:');
+    const args = ['issuers', 'add', '--issuer', 'https://allowed.example', '--jwks-uri', jwksUri, '--product', 'acme', '--force'];
+    expect((await cli(...args)).code).toBe(EXIT.usage);
+    const { code, out } = await cli(...args, '--allow-jwks-host', '127.0.0.1');
+    expect(code).toBe(EXIT.ok);
+    expect(out).toContain('--force: the JWKS cannot be used');
+    expect(await listed()).toContain('https://allowed.example');
+  });
+
   it('adds an issuer whose sample token (a file) verifies as the gateway would', async () => {
     const file = join(directory, 'token.txt');
     await writeFile(file, `Bearer ${await issuer.token()}\n`);
@@ -297,6 +333,22 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     expect(out).toContain('Imported 3 entries: 2 added, 0 updated, 1 unchanged.');
     expect(await listed()).toEqual(expect.arrayContaining(['https://alpha.example', 'https://epsilon.example', 'https://zeta.example']));
     expect((await history('https://zeta.example'))[0]).toMatchObject({ action: 'add', actor: 'deploy' });
+  });
+
+  it('imports an entry whose JWKS is at a private address only with --allow-jwks-host naming it', async () => {
+    const file = join(directory, 'private-registry.json');
+    await writeFile(file, JSON.stringify([entryOf('iota', { jwksUri: 'https://10.0.0.7/jwks.json' })]));
+    const refused = await cli('issuers', 'import', file);
+    expect(refused.code).toBe(EXIT.usage);
+    expect(refused.err).toContain('(10.0.0.0/8; rule private)');
+    expect((await cli('issuers', 'import', file, '--allow-jwks-host', '10.0.0.7')).code).toBe(EXIT.ok);
+    expect(await listed()).toContain('https://iota.example');
+  });
+
+  it('updates an entry whose stored JWKS host was allowed, to a public one, without --allow-jwks-host', async () => {
+    const { code } = await cli('issuers', 'update', '--issuer', 'https://iota.example', '--jwks-uri', jwks.url);
+    expect(code).toBe(EXIT.ok);
+    expect((await history('https://iota.example')).at(-1)).toMatchObject({ action: 'update', after: entryOf('iota') });
   });
 
   it('imports nothing from a file holding an entry the registry refuses, naming the field (exit 2)', async () => {

@@ -196,10 +196,29 @@ describe.skipIf(SKIP)('postgresRegistry on a real PostgreSQL', () => {
     ['statementTimeout', { statementTimeout: 0 }],
     ['heartbeatInterval', { heartbeatInterval: 10 }],
     ['onEvent', { onEvent: 'console' }],
+    ['jwksAllowedHosts', { jwksAllowedHosts: '10.0.0.7' }],
   ])('refuses a bad %s with a TypeError naming it', async (name, options) => {
     await expect(postgresRegistry(operator, options as PostgresRegistryOptions)).rejects.toThrow(
       new RegExp(`^postgresRegistry: ${name} must`),
     );
+  });
+
+  it('loads an entry whose JWKS is at a private address when jwksAllowedHosts names it, and the verifier attached downloads by it', async () => {
+    const jwksUri = 'https://10.0.0.7/jwks.json';
+    await addIssuer(operator, { ...acme.entry, jwksUri }, { ...BY, jwksAllowedHosts: ['10.0.0.7'] });
+    const pool = openPool(server.url, { max: 2 });
+    pools.push(pool);
+    const registry = await postgresRegistry(pool, { pollInterval: NO_POLL, jwksAllowedHosts: ['10.0.0.7'] });
+    running.push(registry);
+    const requested: string[] = [];
+    const fetch = async (input: string) => {
+      requested.push(input);
+      return Response.json(acme.jwks);
+    };
+    const verifier = createVerifier({ registry: new IssuerRegistry([], { allowEmpty: true }), audience: AUDIENCE, fetch });
+    registry.attach(verifier);
+    expect(await outcome(verifier, await acme.token())).toBe('accepted');
+    expect(requested).toEqual([jwksUri]);
   });
 
   it('refuses to attach something that is not a verifier', async () => {

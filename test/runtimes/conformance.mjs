@@ -6,7 +6,7 @@
  * runtime loads it as it stands. Every JWKS is served from this process, by a `fetch` handed to
  * the verifier: workerd opens no loopback server.
  */
-import { AUTH_ERROR_CODES, AuthError, createVerifier, toErrorResponse } from 'paygate-auth';
+import { AUTH_ERROR_CODES, AuthError, IssuerRegistry, createVerifier, toErrorResponse } from 'paygate-auth';
 import { requireScopes, withAuth } from 'paygate-auth/fetch';
 import { InMemoryKeyStore, IssuerError, createIssuer, jwksFetchHandler } from 'paygate-auth/issuer';
 import { createTestIssuer, createTestVerifier } from 'paygate-auth/testing';
@@ -327,6 +327,43 @@ export const cases = [
       equal((await verifier.verify(fresh)).tenant.id, 't-1', 'a token of the new key');
       equal(JSON.parse(atob(fresh.split('.')[0].replace(/-/g, '+').replace(/_/g, '/'))).kid, key.kid, 'the new kid');
       equal((await rejection(verifier.verify(old), 'old key')).code, 'unknown_key', 'a token of the retired key');
+    },
+  },
+  {
+    name: 'the registry refuses a JWKS at a cloud metadata address or an IPv4-mapped loopback address, naming the rule',
+    async run() {
+      const { issuer } = await context();
+      for (const [jwksUri, rule] of [
+        ['https://169.254.169.254/latest/meta-data/', 'metadata'],
+        ['https://[::ffff:127.0.0.1]/jwks.json', 'ipv4_mapped'],
+        ['https://metadata.google.internal/jwks.json', 'metadata'],
+      ]) {
+        let error;
+        try {
+          new IssuerRegistry([{ ...issuer.entry, jwksUri }]);
+        } catch (caught) {
+          error = caught;
+        }
+        check(error instanceof TypeError, `${jwksUri}: a TypeError`);
+        equal(error.code, 'jwks_address_refused', `${jwksUri}: error.code`);
+        equal(error.rule, rule, `${jwksUri}: error.rule`);
+      }
+    },
+  },
+  {
+    name: 'a download from a private address the verifier does not allow makes no request, whatever the fetch',
+    async run() {
+      const { issuer } = await context();
+      const jwksUri = 'https://10.0.0.7/jwks.json';
+      const fetch = inProcessFetch(new Map([[jwksUri, () => Response.json(issuer.jwks)]]));
+      const registry = new IssuerRegistry([{ ...issuer.entry, jwksUri }], { jwksAllowedHosts: ['10.0.0.7'] });
+      const refused = await createVerifier({ registry, audience: AUDIENCE, fetch, jwksAllowedHosts: [] }).warmUp();
+      equal(refused[0].ok, false, 'refused: report.ok');
+      check(refused[0].error.includes('rule private'), `refused: the report names the rule (${refused[0].error})`);
+      equal(fetch.requests, 0, 'no request');
+      const allowed = await createVerifier({ registry, audience: AUDIENCE, fetch, crypto: 'webcrypto' }).warmUp();
+      equal(allowed[0].ok, true, "allowed by the registry's jwksAllowedHosts: report.ok");
+      equal(fetch.requests, 1, 'one request once allowed');
     },
   },
   {
