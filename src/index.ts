@@ -50,6 +50,7 @@ export type {
   VerifierEvent,
   VerifierEventListener,
   VerifyFailureEvent,
+  VerifySuccessEvent,
 } from './core/events.js';
 export type { FetchLike, JwksFailureReason } from './core/jwks-fetch.js';
 export type { IssuerKeySnapshot, KeyLoadReport, KeySnapshot } from './core/jwks-cache.js';
