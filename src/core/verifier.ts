@@ -9,7 +9,7 @@ import { AuthError, type RuleTrace, invalidClaim, isAuthError, unknownIssuer, wi
 import { emit, type VerifierEventListener } from './events.js';
 import { kindOf } from './hint-text.js';
 import type { FetchLike } from './jwks-fetch.js';
-import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds } from './jwks-cache.js';
+import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds, elapsedMs } from './jwks-cache.js';
 import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
 import { booleanOption, describe, numberOption, rejectUnknownOptions } from './options.js';
 import { type IssuerEntry, IssuerRegistry, type RegisteredIssuer, type RegistryChange } from './registry.js';
@@ -30,11 +30,6 @@ interface Encounter {
   kid: string | null;
   /** A result-cache entry is being re-checked. */
   cached: boolean;
-}
-
-/** Milliseconds since `started` (a `performance.now()` reading), to the hundredth. */
-function elapsedMs(started: number): number {
-  return Math.round((performance.now() - started) * 100) / 100;
 }
 
 /** Options of {@link createVerifier}. Times are in seconds unless a name says otherwise. */
@@ -515,7 +510,10 @@ class TokenVerifier implements Verifier {
       // changed vouches for nothing, and the token is verified afresh.
       if ((this.#keys.peek(issuer, key.kid, this.#now()) ?? (await this.#keys.resolve(issuer, key.kid))) === key) return this.#reuse(hit);
       this.#cache?.delete(token);
-      if (met !== undefined) met.cached = false;
+      if (met !== undefined) {
+        met.cached = false;
+        met.kid = null;
+      }
     } else if (this.#cache !== null && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
     const layout = locateCompactJws(token);
     const rawHeader = decodeJoseHeader(token, layout);
