@@ -13,6 +13,7 @@ export default defineConfig({
     'fetch/index': 'src/adapters/fetch/index.ts',
     'payment-links/index': 'src/payment-links/index.ts',
     'postgres/index': 'src/postgres/index.ts',
+    'otel/index': 'src/otel/index.ts',
     'testing/index': 'src/testing/index.ts',
     'issuer/index': 'src/issuer/index.ts',
     'testing/msw': 'src/testing/msw.ts',

@@ -50,6 +50,7 @@ export type {
   VerifierEvent,
   VerifierEventListener,
   VerifyFailureEvent,
+  VerifySuccessEvent,
 } from './core/events.js';
 export { JwksAddressError, type JwksAddressRefusal, type JwksAddressRule } from './core/jwks-address.js';
 export type { FetchLike, JwksFailureReason } from './core/jwks-fetch.js';

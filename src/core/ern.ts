@@ -26,6 +26,9 @@ export function isNamePart(value: unknown): value is string {
 /** 1 at the ASCII codes {@link NAME_PART} allows (a loop over a table costs less than a match). */
 const NAME_PART_CHARS = Uint8Array.from({ length: 128 }, (_, code) => (NAME_PART.test(String.fromCharCode(code)) ? 1 : 0));
 const PART = `[A-Za-z0-9._-]{1,${MAX_NAME_PART_LENGTH}}`;
+
+/** One name part, as a regular expression's source (not anchored), for schemas. */
+export const NAME_PART_PATTERN = PART;
 /**
  * The valid names in one match each: the parsers try these first, and only a name that fails them
  * is taken apart part by part, to say which part is wrong.

@@ -1,6 +1,6 @@
 /**
- * What a verifier reports about itself, for metrics and logs: JWKS fetches, verification failures,
- * result-cache hits and misses, key removals, keys breaking the key rules, registry changes. No event carries a token, a signature or key material;
+ * What a verifier reports about itself, for metrics, traces and logs: each verification's outcome
+ * and duration, JWKS fetches, result-cache hits and misses, key removals, keys breaking the key rules, registry changes. No event carries a token, a signature or key material;
  * a failure's `facts` and `hint` may hold what the client sent (an `aud`, a `kid`) beside the
  * configuration.
  */
@@ -43,11 +43,33 @@ export interface JwksFetchEvent {
   readonly address?: JwksAddressRefusal;
 }
 
+/** A verification succeeded. */
+export interface VerifySuccessEvent {
+  readonly type: 'verify_success';
+  /** The registered issuer. */
+  readonly issuer: string;
+  /** The `kid` of the issuer's key that verified the token. */
+  readonly kid: string;
+  /** `true` when the result cache answered (its entry re-checked), `false` when every rule ran. */
+  readonly cached: boolean;
+  /** Wall-clock milliseconds `verify()` took. */
+  readonly durationMs: number;
+}
+
 /** A verification failed. `issuer` is set once the token's issuer was recognised. */
 export interface VerifyFailureEvent {
   readonly type: 'verify_failure';
   readonly code: AuthErrorCode;
   readonly issuer: string | null;
+  /**
+   * The `kid` of the issuer's key the token was checked against, once one was found (so never a
+   * `kid` the issuer does not publish); `null` before.
+   */
+  readonly kid: string | null;
+  /** `true` when a result-cache entry was being re-checked. */
+  readonly cached: boolean;
+  /** Wall-clock milliseconds `verify()` took. */
+  readonly durationMs: number;
   readonly claim?: string;
   /** What the failing rule compared, as data (the error's `facts`); client values in it are hostile. */
   readonly facts?: FailureFacts;
@@ -105,7 +127,14 @@ export interface RegistryChangedEvent extends RegistryChange {
 }
 
 /** Every event a verifier reports. */
-export type VerifierEvent = JwksFetchEvent | VerifyFailureEvent | CacheEvent | KeysRemovedEvent | KeyBreachEvent | RegistryChangedEvent;
+export type VerifierEvent =
+  | VerifySuccessEvent
+  | VerifyFailureEvent
+  | JwksFetchEvent
+  | CacheEvent
+  | KeysRemovedEvent
+  | KeyBreachEvent
+  | RegistryChangedEvent;
 
 /** Receives {@link VerifierEvent}s. It must not throw; if it does, the error is ignored. */
 export type VerifierEventListener = (event: VerifierEvent) => void;

@@ -97,7 +97,8 @@ interface IssuerState {
   readonly revoked: Set<string>;
 }
 
-function elapsedMs(startedAt: number): number {
+/** Milliseconds since `startedAt` (a `performance.now()` reading), to the hundredth: the durations events report. */
+export function elapsedMs(startedAt: number): number {
   return Math.round((performance.now() - startedAt) * 100) / 100;
 }
 

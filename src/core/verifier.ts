@@ -10,7 +10,7 @@ import { emit, type VerifierEventListener } from './events.js';
 import { kindOf } from './hint-text.js';
 import { checkAllowedHosts } from './jwks-address.js';
 import type { FetchLike } from './jwks-fetch.js';
-import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds } from './jwks-cache.js';
+import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds, elapsedMs } from './jwks-cache.js';
 import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
 import { booleanOption, describe, numberOption, rejectUnknownOptions } from './options.js';
 import { type IssuerEntry, IssuerRegistry, type RegisteredIssuer, type RegistryChange } from './registry.js';
@@ -23,6 +23,14 @@ function invalidSignature(issuer: string, kid: string): AuthError {
   return new AuthError('invalid_signature', "The token's signature does not verify.", {
     facts: { rule: 'signature', expected: { issuer, kid } },
   });
+}
+
+/** What a verification met, for its event: filled in as the rules run, by reporting verifiers only. */
+interface Encounter {
+  /** The `kid` of the issuer's key the token was checked against, once found. */
+  kid: string | null;
+  /** A result-cache entry is being re-checked. */
+  cached: boolean;
 }
 
 /** Options of {@link createVerifier}. Times are in seconds unless a name says otherwise. */
@@ -191,7 +199,8 @@ export interface VerifierOptions {
    */
   readonly crypto?: SignatureEngineName;
   /**
-   * Receives {@link VerifierEvent}s (JWKS fetches, failures, cache hits) for metrics. Must not throw.
+   * Receives {@link VerifierEvent}s (each verification's outcome and duration, JWKS fetches, cache
+   * hits…) for metrics, traces and logs. Must not throw.
    * @default undefined
    */
   readonly onEvent?: VerifierEventListener;
@@ -478,10 +487,22 @@ class TokenVerifier implements Verifier {
     this.verify = reporting ? (token) => this.#verifyReporting(token) : (token) => this.#verify(token);
   }
 
-  /** {@link #verify}, its failure reported to the event listener and the trace. */
+  /** {@link #verify}, its outcome reported to the event listener, and its failure to the trace. */
   async #verifyReporting(token: string): Promise<AuthContext> {
+    const started = performance.now();
+    const met: Encounter = { kid: null, cached: false };
     try {
-      return await this.#verify(token);
+      const context = await this.#verify(token, met);
+      if (this.#onEvent !== undefined) {
+        emit(this.#onEvent, {
+          type: 'verify_success',
+          issuer: context.issuer,
+          kid: met.kid ?? '',
+          cached: met.cached,
+          durationMs: elapsedMs(started),
+        });
+      }
+      return context;
     } catch (error) {
       if (isAuthError(error)) {
         this.#trace?.({ ...(error.facts ?? { rule: 'format' }), passed: false, code: error.code });
@@ -492,6 +513,9 @@ class TokenVerifier implements Verifier {
             type: 'verify_failure',
             code: failed.code,
             issuer: failed.issuer ?? null,
+            kid: met.kid,
+            cached: met.cached,
+            durationMs: elapsedMs(started),
             ...(failed.claim === undefined ? {} : { claim: failed.claim }),
             ...(failed.facts === undefined ? {} : { facts: failed.facts }),
             get hint() {
@@ -510,7 +534,7 @@ class TokenVerifier implements Verifier {
    * and then the signature, the trust re-checked after any wait, the claims. A failing rule
    * records what it compared (`AuthError.facts`); a trace hears of every rule.
    */
-  async #verify(token: string): Promise<AuthContext> {
+  async #verify(token: string, met?: Encounter): Promise<AuthContext> {
     const trace = this.#trace;
     if (typeof token !== 'string') {
       throw new AuthError('malformed_token', 'The token must be a string.', {
@@ -521,12 +545,20 @@ class TokenVerifier implements Verifier {
     trace?.({ rule: 'size', passed: true, expected: this.maxTokenBytes, actual: { length: token.length } });
     const hit = this.#cache?.get(token);
     if (hit !== undefined) {
+      if (met !== undefined) {
+        met.cached = true;
+        met.kid = hit.key.kid;
+      }
       this.#checkNotSuspended(hit.issuer);
       const { issuer, key } = hit;
       // Keys past their max-age are reloaded (held keys verify meanwhile); a key no longer held or
       // changed vouches for nothing, and the token is verified afresh.
       if ((this.#keys.peek(issuer, key.kid, this.#now()) ?? (await this.#keys.resolve(issuer, key.kid))) === key) return this.#reuse(hit);
       this.#cache?.delete(token);
+      if (met !== undefined) {
+        met.cached = false;
+        met.kid = null;
+      }
     } else if (this.#cache !== null && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
     const layout = locateCompactJws(token);
     const rawHeader = decodeJoseHeader(token, layout);
@@ -542,6 +574,7 @@ class TokenVerifier implements Verifier {
     try {
       this.#checkNotSuspended(issuer);
       const key = this.#keys.peek(issuer, header.kid, this.#now()) ?? (await this.#keys.resolve(issuer, header.kid));
+      if (met !== undefined) met.kid = key.kid;
       if (key.jwk.alg !== undefined && key.jwk.alg !== header.alg) {
         const facts = {
           rule: 'key',

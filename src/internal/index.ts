@@ -3,7 +3,7 @@
  * for users. No entry of package.json#exports exposes it, and the boundary check
  * (.dependency-cruiser.cjs) lets every area import it.
  */
-export { isNamePart } from '../core/ern.js';
+export { NAME_PART_PATTERN, isNamePart } from '../core/ern.js';
 export { type MemberPath, findDuplicateMember, formatMemberPath } from '../core/duplicate-members.js';
 export { capHint, oneLineJson, quote, quoteList } from '../core/hint-text.js';
 export { isJsonObject } from '../core/json-object.js';

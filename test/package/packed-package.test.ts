@@ -33,7 +33,10 @@ async function packAndUnpack(): Promise<void> {
   await mkdir(modules);
   unpacked = join(modules, 'paygate-auth');
   await cp((packedPackage() as PackedPackage).unpacked, unpacked, { recursive: true });
-  for (const name of LINKED_PACKAGES) await symlink(join(root, 'node_modules', name), join(modules, name), 'dir');
+  for (const name of LINKED_PACKAGES) {
+    await mkdir(dirname(join(modules, name)), { recursive: true });
+    await symlink(join(root, 'node_modules', name), join(modules, name), 'dir');
+  }
   await cp(join(here, 'probe.cjs'), join(workdir, 'probe.cjs'));
   await cp(join(here, 'burst-probe.cjs'), join(workdir, 'burst-probe.cjs'));
   await makeFastifyProject();

@@ -11,6 +11,7 @@ const SUBPATHS: Readonly<Record<string, string>> = {
   'paygate-auth/fetch': 'src/adapters/fetch/index.ts',
   'paygate-auth/payment-links': 'src/payment-links/index.ts',
   'paygate-auth/postgres': 'src/postgres/index.ts',
+  'paygate-auth/otel': 'src/otel/index.ts',
   'paygate-auth/testing': 'src/testing/index.ts',
   'paygate-auth/testing/msw': 'src/testing/msw.ts',
   'paygate-auth/issuer': 'src/issuer/index.ts',
