@@ -2,9 +2,9 @@
  * `paygate-auth issuers add | update | remove | list | show | import | history`: the issuer
  * registry kept in PostgreSQL (`paygate-auth/postgres`), one row of a table each. `add` and
  * `update` check the entry and its JWKS with the gateway's own verifier first
- * ({@link checkCandidate}); every change is written with its actor (`--by`, default the OS user)
- * to the audit trail, and every instance attached to the database (`postgresRegistry`) applies
- * it within a second. Every value read from the database is escaped for one line.
+ * ({@link checkCandidate}); the database audits every change (its role, and the operator's name
+ * `--by` gives, default the OS user), and every instance attached to the database
+ * (`postgresRegistry`) applies it within a second. Every value read from the database is escaped for one line.
  */
 import {
   type IssuerChange,
@@ -81,7 +81,8 @@ breaks, e.g. "k1" modulus of 1024 bits, under 2048).
                                verify, as the gateway would, or nothing is written (even with --force)
   --audience <aud>             with --token: the gateway service's audience (repeatable)`;
 
-const COMMON_HELP = `  --by <name>                  who makes the change, kept in the audit trail (default: the OS user)
+const COMMON_HELP = `  --by <name>                  who makes the change, kept in the audit trail beside the database
+                               role (default: the OS user)
   --json                       print the change as one JSON line (the check's lines go to stderr)
   --database-url <url>         the database, in place of DATABASE_URL (which keeps the password
                                out of the process list)`;
@@ -188,9 +189,15 @@ function describeChange(change: IssuerChange): string {
     .join(', ');
 }
 
+/** Who made a change: the operator's name the session gave, and the database role it made it as. */
+function author(change: IssuerChange): string {
+  if (change.role === null) return `by ${change.actor === null ? 'an unknown actor' : quote(change.actor)}`;
+  return change.actor === null ? `by role ${quote(change.role)}` : `by ${quote(change.actor)} (role ${quote(change.role)})`;
+}
+
 function changeLine(change: IssuerChange): string {
   const what = describeChange(change);
-  return `#${change.id}  ${time(change.at)}  ${change.action.padEnd(6)}  ${quote(change.issuer)}  by ${quote(change.actor)}${what === '' ? '' : `: ${what}`}\n`;
+  return `#${change.id}  ${time(change.at)}  ${change.action.padEnd(6)}  ${quote(change.issuer)}  ${author(change)}${what === '' ? '' : `: ${what}`}\n`;
 }
 
 function recordLine(record: IssuerRecord): string {
@@ -440,7 +447,8 @@ Exit codes: 0 imported, 1 the database failed, 2 usage (the file, or an entry th
       help: usage(
         'history [<iss>] [--json] [--database-url <url>]',
         `Prints every change of the registry (or of one issuer), in order: its number, time, action,
-issuer and actor, then the entry added or removed, or each field changed as before → after.
+issuer, who made it (the operator's name the session gave, as --by does, and the database role,
+kept by the database itself), then the entry added or removed, or each field changed as before → after.
   --json                       one JSON line: the changes
 
 Exit codes: 0 printed, 1 the database failed, 2 usage.`,

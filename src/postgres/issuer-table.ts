@@ -1,13 +1,15 @@
 /**
  * The issuer registry's tables: one row per trusted issuer (its entry as given, when and by whom
  * it was added and last changed), and the audit trail, one row per change with the entry before
- * and after. Each change is written, logged and broadcast (`NOTIFY`) in one transaction; writes
- * queue on one advisory lock, so change ids become visible in their order.
+ * and after. The database writes the audit row and sends the notification itself (a trigger on
+ * the registry table), whoever writes; these functions only write the registry table, naming
+ * their operator to the trigger (`paygate.actor`). Writes queue on one advisory lock, so change
+ * ids become visible in their order.
  */
 import { type IssuerEntry, IssuerRegistry } from '../index.js';
 import { deepFreeze, quote } from '../internal/index.js';
 import { storageFailure } from './database-errors.js';
-import { REGISTRY_CHANNEL, TABLES } from './schema.js';
+import { ACTOR_SETTING, MAX_ACTOR, REGISTRY_LOCK, TABLES } from './schema.js';
 import {
   type SqlClient,
   type SqlRow,
@@ -45,8 +47,17 @@ export interface IssuerChange {
   readonly after: IssuerEntry | null;
   /** When it was made (the database's clock). */
   readonly at: Date;
-  /** Who made it (`by`). */
-  readonly actor: string;
+  /**
+   * The operator's name, as the session that made it set it (`by` of these functions, or
+   * `SET LOCAL paygate.actor = 'alice'`): what the writer says of itself. `null` when the session
+   * set none.
+   */
+  readonly actor: string | null;
+  /**
+   * The database role that made it (`session_user`), kept by the database itself. `null` for the
+   * changes recorded before the registry schema version 2.
+   */
+  readonly role: string | null;
 }
 
 /** Options of every change to the registry table. */
@@ -122,11 +133,6 @@ export interface ImportReport {
   readonly changes: IssuerChange[];
 }
 
-/** The advisory lock each change to the registry holds until it commits ("pgir"). */
-const REGISTRY_LOCK = 1_885_825_394;
-
-const MAX_ACTOR = 200;
-
 function checkActor(where: string, options: ChangeOptions): { by: string; timeout: number } {
   const by = (options as Partial<ChangeOptions> | undefined)?.by;
   if (typeof by !== 'string' || by === '' || by.length > MAX_ACTOR || /[\u0000-\u001f\u007f]/.test(by)) {
@@ -160,6 +166,10 @@ function dateColumn(value: unknown): Date {
   return value instanceof Date ? value : new Date(String(value));
 }
 
+function textColumn(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
 function toChange(row: SqlRow): IssuerChange {
   return Object.freeze({
     id: numberColumn(row.id),
@@ -168,7 +178,8 @@ function toChange(row: SqlRow): IssuerChange {
     before: entryColumn(row.before),
     after: entryColumn(row.after),
     at: dateColumn(row.at),
-    actor: String(row.actor),
+    actor: textColumn(row.actor),
+    role: textColumn(row.role),
   });
 }
 
@@ -182,16 +193,23 @@ function toRecord(row: SqlRow): IssuerRecord {
   });
 }
 
-const CHANGE_COLUMNS = 'id, issuer, action, before, after, at, actor';
+const CHANGE_COLUMNS = 'id, issuer, action, before, after, at, actor, role';
 
 /**
- * Runs `work` in one transaction holding the registry's lock, each statement (the wait for the
- * lock included) bounded by `timeout`.
+ * Runs `work` in one transaction holding the registry's lock (the one the audit trigger takes, so
+ * taken first here), with the operator `by` named to the trigger, each statement (the wait for
+ * the lock included) bounded by `timeout`.
  */
-async function changing<T>(db: SqlClient, timeout: number, doing: string, work: (session: SqlClient) => Promise<T>): Promise<T> {
+async function changing<T>(
+  db: SqlClient,
+  timeout: number,
+  doing: string,
+  by: string,
+  work: (session: SqlClient) => Promise<T>,
+): Promise<T> {
   try {
     return await inTransaction(db, timeout, async (session) => {
-      await session.query('SELECT pg_advisory_xact_lock($1)', [REGISTRY_LOCK]);
+      await session.query(`SELECT pg_advisory_xact_lock($1), set_config('${ACTOR_SETTING}', $2, true)`, [REGISTRY_LOCK, by]);
       return work(session);
     });
   } catch (error) {
@@ -199,23 +217,14 @@ async function changing<T>(db: SqlClient, timeout: number, doing: string, work: 
   }
 }
 
-/** Logs one change in the audit trail and notifies the listening instances (delivered at commit). */
-async function logChange(
-  session: SqlClient,
-  issuer: string,
-  action: IssuerChange['action'],
-  before: IssuerEntry | null,
-  after: IssuerEntry | null,
-  actor: string,
-): Promise<IssuerChange> {
-  const { rows } = await session.query(
-    `WITH logged AS (
-       INSERT INTO ${TABLES.issuerChanges} (issuer, action, before, after, actor) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5)
-       RETURNING ${CHANGE_COLUMNS}
-     )
-     SELECT logged.*, pg_notify($6, logged.id::text) FROM logged`,
-    [issuer, action, before && JSON.stringify(before), after && JSON.stringify(after), actor, REGISTRY_CHANNEL],
-  );
+/**
+ * The change the trigger just logged for `issuer` in this transaction: the newest of that issuer,
+ * as the registry's lock, held since the transaction began, lets no other change in between.
+ */
+async function loggedChange(session: SqlClient, issuer: string): Promise<IssuerChange> {
+  const { rows } = await session.query(`SELECT ${CHANGE_COLUMNS} FROM ${TABLES.issuerChanges} WHERE issuer = $1 ORDER BY id DESC LIMIT 1`, [
+    issuer,
+  ]);
   return toChange(rows[0] as SqlRow);
 }
 
@@ -225,21 +234,16 @@ async function lockEntries(session: SqlClient, issuers: readonly string[]): Prom
   return new Map(rows.map((row) => [String(row.issuer), entryColumn(row.entry) as IssuerEntry]));
 }
 
-async function insertEntry(session: SqlClient, entry: IssuerEntry, by: string): Promise<IssuerChange> {
-  await session.query(
-    `INSERT INTO ${TABLES.issuers} (issuer, entry, added_at, added_by, updated_at, updated_by) VALUES ($1, $2::jsonb, now(), $3, now(), $3)`,
-    [entry.issuer, JSON.stringify(entry), by],
-  );
-  return logChange(session, entry.issuer, 'add', null, entry, by);
+/** Inserts the row (its times and authors are the trigger's); the change logged. */
+async function insertEntry(session: SqlClient, entry: IssuerEntry): Promise<IssuerChange> {
+  await session.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ($1, $2::jsonb)`, [entry.issuer, JSON.stringify(entry)]);
+  return loggedChange(session, entry.issuer);
 }
 
-async function replaceEntry(session: SqlClient, before: IssuerEntry, entry: IssuerEntry, by: string): Promise<IssuerChange> {
-  await session.query(`UPDATE ${TABLES.issuers} SET entry = $2::jsonb, updated_at = now(), updated_by = $3 WHERE issuer = $1`, [
-    entry.issuer,
-    JSON.stringify(entry),
-    by,
-  ]);
-  return logChange(session, entry.issuer, 'update', before, entry, by);
+/** Replaces the row's entry; the change logged. */
+async function replaceEntry(session: SqlClient, entry: IssuerEntry): Promise<IssuerChange> {
+  await session.query(`UPDATE ${TABLES.issuers} SET entry = $2::jsonb WHERE issuer = $1`, [entry.issuer, JSON.stringify(entry)]);
+  return loggedChange(session, entry.issuer);
 }
 
 /**
@@ -252,9 +256,9 @@ export async function addIssuer(db: SqlClient, entry: IssuerEntry, options: Chan
   checkClient(db, 'addIssuer');
   const { by, timeout } = checkActor('addIssuer', options);
   const [checked] = checkEntries([entry]) as [IssuerEntry];
-  return changing(db, timeout, 'adding an issuer', async (session) => {
+  return changing(db, timeout, 'adding an issuer', by, async (session) => {
     if ((await lockEntries(session, [checked.issuer])).has(checked.issuer)) throw new IssuerChangeError('issuer_exists', checked.issuer);
-    return insertEntry(session, checked, by);
+    return insertEntry(session, checked);
   });
 }
 
@@ -273,12 +277,12 @@ export async function updateIssuer(db: SqlClient, entry: IssuerEntry, options: U
   if (expected !== undefined && expected.issuer !== checked.issuer) {
     throw new TypeError(`updateIssuer: expected.issuer must be the entry's issuer, ${quote(checked.issuer)}`);
   }
-  return changing(db, timeout, 'updating an issuer', async (session) => {
+  return changing(db, timeout, 'updating an issuer', by, async (session) => {
     const before = (await lockEntries(session, [checked.issuer])).get(checked.issuer);
     if (before === undefined) throw new IssuerChangeError('issuer_not_found', checked.issuer);
     if (expected !== undefined && !sameEntry(before, expected)) throw new IssuerChangeError('issuer_changed_meanwhile', checked.issuer);
     if (sameEntry(before, checked)) throw new IssuerChangeError('issuer_unchanged', checked.issuer);
-    return replaceEntry(session, before, checked, by);
+    return replaceEntry(session, checked);
   });
 }
 
@@ -291,11 +295,10 @@ export async function removeIssuer(db: SqlClient, issuer: string, options: Chang
   checkClient(db, 'removeIssuer');
   const { by, timeout } = checkActor('removeIssuer', options);
   checkIssuer('removeIssuer', issuer);
-  return changing(db, timeout, 'removing an issuer', async (session) => {
-    const { rows } = await session.query(`DELETE FROM ${TABLES.issuers} WHERE issuer = $1 RETURNING entry`, [issuer]);
-    const before = entryColumn(rows[0]?.entry);
-    if (before === null) throw new IssuerChangeError('issuer_not_found', issuer);
-    return logChange(session, issuer, 'remove', before, null, by);
+  return changing(db, timeout, 'removing an issuer', by, async (session) => {
+    const { rows } = await session.query(`DELETE FROM ${TABLES.issuers} WHERE issuer = $1 RETURNING issuer`, [issuer]);
+    if (rows.length === 0) throw new IssuerChangeError('issuer_not_found', issuer);
+    return loggedChange(session, issuer);
   });
 }
 
@@ -312,7 +315,7 @@ export async function importIssuers(db: SqlClient, entries: readonly IssuerEntry
   const checked = checkEntries(entries);
   const report: ImportReport = { added: [], updated: [], unchanged: [], changes: [] };
   if (checked.length === 0) return report;
-  return changing(db, timeout, 'importing issuers', async (session) => {
+  return changing(db, timeout, 'importing issuers', by, async (session) => {
     const held = await lockEntries(
       session,
       checked.map((entry) => entry.issuer),
@@ -320,12 +323,12 @@ export async function importIssuers(db: SqlClient, entries: readonly IssuerEntry
     for (const entry of checked) {
       const before = held.get(entry.issuer);
       if (before === undefined) {
-        report.changes.push(await insertEntry(session, entry, by));
+        report.changes.push(await insertEntry(session, entry));
         report.added.push(entry.issuer);
       } else if (sameEntry(before, entry)) {
         report.unchanged.push(entry.issuer);
       } else {
-        report.changes.push(await replaceEntry(session, before, entry, by));
+        report.changes.push(await replaceEntry(session, entry));
         report.updated.push(entry.issuer);
       }
     }

@@ -43,11 +43,108 @@ export type SchemaArea = 'links' | 'controls' | 'directory' | 'registry' | 'keys
 /** Every area, in the order `migrate()` applies them. */
 export const SCHEMA_AREAS: readonly SchemaArea[] = Object.freeze(['links', 'controls', 'directory', 'registry', 'keys']);
 
+/** What a migration's statements may name: the schema the tables are created in. */
+interface MigrationContext {
+  /** `current_schema()` of the migrating session, quoted as an identifier. */
+  readonly schema: string;
+}
+
 /** One version of one area. */
 interface Migration {
   readonly version: number;
   readonly description: string;
-  readonly statements: readonly string[];
+  readonly statements: readonly string[] | ((context: MigrationContext) => readonly string[]);
+}
+
+/** `name` quoted as an SQL identifier. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** The advisory lock each change to the registry holds until it commits ("pgir"): taken by the audit trigger. */
+export const REGISTRY_LOCK = 1_885_825_394;
+
+/** The longest operator name the audit keeps (`paygate.actor`); longer ones are cut. */
+export const MAX_ACTOR = 200;
+
+/** The session setting naming the operator who makes a change (`SET LOCAL paygate.actor = 'alice'`). */
+export const ACTOR_SETTING = 'paygate.actor';
+
+/**
+ * Registry version 2: the database audits every change of the registry table itself. A
+ * trigger writes the audit row (before, after, time, `session_user` and the operator's name
+ * when the session sets `paygate.actor`) and sends the notification, whoever writes and
+ * however; the audit refuses `UPDATE`, `DELETE` and `TRUNCATE`, and an `INSERT` that does
+ * not come from that trigger. Change ids are drawn under one advisory lock held until commit,
+ * so they commit in their order. The functions run with the schema pinned (and `pg_temp` last),
+ * so no caller's temporary table can stand in for a table of ours.
+ */
+function auditedRegistry({ schema }: MigrationContext): readonly string[] {
+  const path = `SET search_path = ${schema}, pg_temp`;
+  const actor = `left(nullif(current_setting('${ACTOR_SETTING}', true), ''), ${MAX_ACTOR})`;
+  const log = (issuer: string, action: string, before: string, after: string) =>
+    `INSERT INTO ${TABLES.issuerChanges} (issuer, action, before, after, actor, role)
+       VALUES (${issuer}, ${action}, ${before}, ${after}, named, session_user) RETURNING id INTO change;
+     PERFORM pg_notify('${REGISTRY_CHANNEL}', change::text);`;
+  return [
+    `ALTER TABLE ${TABLES.issuerChanges} ALTER COLUMN actor DROP NOT NULL, ADD COLUMN role text`,
+    // Who added and last changed a row: the operator's name, else the database role.
+    `CREATE FUNCTION paygate_issuers_stamp() RETURNS trigger LANGUAGE plpgsql ${path} AS $$
+     DECLARE who text := coalesce(${actor}, session_user);
+     BEGIN
+       IF TG_OP = 'INSERT' THEN
+         NEW.added_at := now();
+         NEW.added_by := who;
+       ELSE
+         NEW.added_at := OLD.added_at;
+         NEW.added_by := OLD.added_by;
+       END IF;
+       NEW.updated_at := now();
+       NEW.updated_by := who;
+       RETURN NEW;
+     END $$`,
+    `CREATE TRIGGER paygate_issuers_stamp BEFORE INSERT OR UPDATE ON ${TABLES.issuers}
+       FOR EACH ROW EXECUTE FUNCTION paygate_issuers_stamp()`,
+    `CREATE FUNCTION paygate_issuers_audit() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER ${path} AS $$
+     DECLARE
+       named text := ${actor};
+       change bigint;
+     BEGIN
+       PERFORM pg_advisory_xact_lock(${REGISTRY_LOCK});
+       IF TG_OP = 'INSERT' THEN
+         ${log('NEW.issuer', `'add'`, 'NULL', 'NEW.entry')}
+       ELSIF TG_OP = 'DELETE' THEN
+         ${log('OLD.issuer', `'remove'`, 'OLD.entry', 'NULL')}
+       ELSIF OLD.issuer IS DISTINCT FROM NEW.issuer THEN
+         ${log('OLD.issuer', `'remove'`, 'OLD.entry', 'NULL')}
+         ${log('NEW.issuer', `'add'`, 'NULL', 'NEW.entry')}
+       ELSIF OLD IS DISTINCT FROM NEW THEN
+         ${log('NEW.issuer', `'update'`, 'OLD.entry', 'NEW.entry')}
+       END IF;
+       RETURN NULL;
+     END $$`,
+    `CREATE TRIGGER paygate_issuers_audit AFTER INSERT OR UPDATE OR DELETE ON ${TABLES.issuers}
+       FOR EACH ROW EXECUTE FUNCTION paygate_issuers_audit()`,
+    `CREATE FUNCTION paygate_refuse_truncate() RETURNS trigger LANGUAGE plpgsql ${path} AS $$
+     BEGIN
+       RAISE EXCEPTION '% cannot be truncated: delete its rows instead, so that each removal is audited', TG_TABLE_NAME
+         USING ERRCODE = 'insufficient_privilege';
+     END $$`,
+    `CREATE TRIGGER paygate_issuers_no_truncate BEFORE TRUNCATE ON ${TABLES.issuers}
+       FOR EACH STATEMENT EXECUTE FUNCTION paygate_refuse_truncate()`,
+    `CREATE FUNCTION paygate_audit_append_only() RETURNS trigger LANGUAGE plpgsql ${path} AS $$
+     BEGIN
+       IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
+         RETURN NEW;
+       END IF;
+       RAISE EXCEPTION '% is the audit trail: % is refused (it is written only by the registry table''s trigger, and never changed)',
+         TG_TABLE_NAME, TG_OP USING ERRCODE = 'insufficient_privilege';
+     END $$`,
+    `CREATE TRIGGER paygate_issuer_changes_insert BEFORE INSERT ON ${TABLES.issuerChanges}
+       FOR EACH ROW EXECUTE FUNCTION paygate_audit_append_only()`,
+    `CREATE TRIGGER paygate_issuer_changes_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON ${TABLES.issuerChanges}
+       FOR EACH STATEMENT EXECUTE FUNCTION paygate_audit_append_only()`,
+  ];
 }
 
 const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
@@ -167,6 +264,7 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
         `CREATE INDEX ${TABLES.issuerChanges}_issuer ON ${TABLES.issuerChanges} (issuer, id)`,
       ],
     },
+    { version: 2, description: 'the registry audited by the database itself', statements: auditedRegistry },
   ],
   keys: [
     {
@@ -298,6 +396,8 @@ export async function migrate(db: SqlClient, options: MigrateOptions = {}): Prom
   return inTransaction(db, timeout, async (session) => {
     await session.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await ensureLedger(session);
+    const { rows: schemas } = await session.query('SELECT current_schema() AS schema');
+    const context: MigrationContext = { schema: quoteIdentifier(String(schemas[0]?.schema)) };
     const { rows } = await session.query(`SELECT area, version FROM ${TABLES.migrations}`);
     const applied: { area: SchemaArea; version: number }[] = [];
     const versions: Partial<Record<SchemaArea, number>> = {};
@@ -311,7 +411,8 @@ export async function migrate(db: SqlClient, options: MigrateOptions = {}): Prom
       }
       for (const migration of MIGRATIONS[area]) {
         if (done.has(migration.version)) continue;
-        for (const statement of migration.statements) await session.query(statement);
+        const statements = typeof migration.statements === 'function' ? migration.statements(context) : migration.statements;
+        for (const statement of statements) await session.query(statement);
         await session.query(`INSERT INTO ${TABLES.migrations} (area, version, description) VALUES ($1, $2, $3)`, [
           area,
           migration.version,

@@ -5,11 +5,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createIssuersCommands } from '../../src/cli/issuers-command.js';
 import { migrateCommand } from '../../src/cli/migrate-command.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import type { IssuerEntry } from '../../src/index.js';
+import { TABLES } from '../../src/postgres/index.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, generateTestKey, serveJwks } from '../../src/testing/index.js';
 import { type PgServer, skipWithoutPostgres, startPostgres } from '../postgres/pg-server.js';
 import { captureIo } from './cli-io.js';
@@ -213,7 +215,9 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     });
     const { out } = await cli('issuers', 'history', 'https://beta.example');
     expect((await cli('issuers', 'history', 'https://beta.example')).out).toContain('maxTokenLifetime 600');
-    expect(out).toMatch(/^#\d+ {2}\S+Z {2}update {2}"https:\/\/beta\.example" {2}by "carol": tenants \["t-1"\] → \["t-2", "t-3"\]$/m);
+    expect(out).toMatch(
+      /^#\d+ {2}\S+Z {2}update {2}"https:\/\/beta\.example" {2}by "carol" \(role "postgres"\): tenants \["t-1"\] → \["t-2", "t-3"\]$/m,
+    );
   });
 
   it('refuses an update that changes nothing, and one of an issuer not registered', async () => {
@@ -287,6 +291,18 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     for (const change of changes) expect(Number.isNaN(Date.parse(change.at))).toBe(false);
     const { out } = await cli('issuers', 'history');
     expect(out.trim().split('\n')).toHaveLength(changes.length);
+  });
+
+  it('names in the history both the operator (--by) and the database role, and the role alone for a change made by hand', async () => {
+    await cli(...addArgs('iota', '--by', 'erin'));
+    const hand = new pg.Client({ connectionString: env.DATABASE_URL });
+    await hand.connect();
+    await hand.query(`DELETE FROM ${TABLES.issuers} WHERE issuer = 'https://iota.example'`).finally(() => hand.end());
+    const lines = (await cli('issuers', 'history', 'https://iota.example')).out.trim().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(/ add {5}"https:\/\/iota\.example" {2}by "erin" \(role "postgres"\): /),
+      expect.stringMatching(/ remove {2}"https:\/\/iota\.example" {2}by role "postgres": /),
+    ]);
   });
 
   it('imports a file of entries in one go: new ones added, equal ones left, none removed', async () => {
