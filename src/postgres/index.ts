@@ -58,6 +58,7 @@ export {
   postgresKeyHistory,
 } from './postgres-key-history.js';
 export { type PostgresRegistry, type PostgresRegistryOptions, type RegistryEvent, postgresRegistry } from './postgres-registry.js';
+export { registryDigest } from './registry-digest.js';
 export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';
 export {
   CONTROLS_CHANNEL,

@@ -1,13 +1,16 @@
 /**
  * The issuer registry kept in PostgreSQL, followed by every instance: on each notification, each
- * poll and each reconnection, an instance reads the id of the last change; when it is past the one
- * applied, it reads every issuer (a small table) and hands the new registry to each attached
- * verifier (`setRegistry`). While the database is unreachable the last registry loaded stays in
- * force; verification never waits on the database.
+ * poll and each reconnection, an instance reads the id of the last change; when it differs from
+ * the one applied, it reads every issuer (a small table) and hands the registry the table holds to
+ * each attached verifier (`setRegistry`). What an instance holds is the table's content as of one
+ * change id, never a replay of the audit: a running instance and one started now hold the same
+ * registry, and each load reports its digest. While the database is unreachable the last registry
+ * loaded stays in force; verification never waits on the database.
  */
 import { IssuerRegistry, type RegistryChange, type Verifier } from '../index.js';
 import { capHint } from '../internal/index.js';
 import { readLastChange, readRegistrySnapshot } from './issuer-table.js';
+import { registryDigest } from './registry-digest.js';
 import { REGISTRY_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
 import { type FollowOptions, TableFollower, checkFunction } from './table-follower.js';
@@ -23,6 +26,11 @@ export type RegistryEvent =
       readonly change: RegistryChange;
       /** The id of the last change it includes. */
       readonly through: number;
+      /**
+       * SHA-256 (hex) of the entries applied: the same on every instance holding the same
+       * registry (see `registryDigest`).
+       */
+      readonly digest: string;
     }
   | {
       /** The database cannot be read: the last registry loaded stays in force. Once per stall. */
@@ -65,6 +73,10 @@ export interface PostgresRegistry {
   readonly listening: boolean;
   /** Milliseconds since the epoch of the last good read of the table; `null` before any. */
   readonly loadedAt: number | null;
+  /** The id of the last registry change the registry in force includes; `0` for none. */
+  readonly through: number;
+  /** SHA-256 (hex) of the entries in force, as `registry_loaded` reported it. */
+  readonly digest: string;
   /** Stops listening and polling; attached verifiers keep the registry they hold. */
   close(): Promise<void>;
 }
@@ -94,6 +106,7 @@ class FollowedRegistry implements PostgresRegistry {
   readonly #attached = new Set<Pick<Verifier, 'setRegistry'>>();
   #registry = new IssuerRegistry([], { allowEmpty: true });
   #through = -1;
+  #digest = '';
   #loadedAt: number | null = null;
   /** The last good read before the stall reported. */
   #staleSince = 0;
@@ -122,6 +135,14 @@ class FollowedRegistry implements PostgresRegistry {
     return this.#loadedAt;
   }
 
+  get through(): number {
+    return Math.max(this.#through, 0);
+  }
+
+  get digest(): string {
+    return this.#digest;
+  }
+
   start(): Promise<void> {
     return this.#follower.start();
   }
@@ -135,21 +156,24 @@ class FollowedRegistry implements PostgresRegistry {
   }
 
   /**
-   * Reads the id of the last change; past the one applied (or at the first read), the whole
-   * registry with it, in one snapshot.
+   * Reads the id of the last change; when it is not the one applied (or at the first read), the
+   * whole registry with it, in one snapshot. Any other id, a lower one too, means the table is not
+   * what was applied.
    */
   async #read(): Promise<void> {
     const timeout = this.#follower.timeout;
-    if (this.#through >= 0 && (await readLastChange(this.#db, timeout)) <= this.#through) {
+    if (this.#through >= 0 && (await readLastChange(this.#db, timeout)) === this.#through) {
       this.#loadedAt = Date.now();
       return;
     }
     const { entries, through } = await readRegistrySnapshot(this.#db, timeout);
     const next = new IssuerRegistry(entries, { allowEmpty: true });
+    const digest = await registryDigest(next);
     if (this.#follower.closed) return;
     const change = this.#registry.changesTo(next);
     this.#registry = next;
     this.#through = through;
+    this.#digest = digest;
     const failures: unknown[] = [];
     for (const verifier of this.#attached) {
       try {
@@ -159,7 +183,7 @@ class FollowedRegistry implements PostgresRegistry {
       }
     }
     this.#loadedAt = Date.now();
-    this.#onEvent({ type: 'registry_loaded', issuers: next.size, change, through });
+    this.#onEvent({ type: 'registry_loaded', issuers: next.size, change, through, digest });
     if (failures.length > 0) throw failures.length === 1 ? failures[0] : new AggregateError(failures, 'setRegistry failed');
   }
 

@@ -15,6 +15,8 @@ import {
   addIssuer,
   migrate,
   postgresRegistry,
+  readIssuerChanges,
+  registryDigest,
   removeIssuer,
   updateIssuer,
 } from '../../src/postgres/index.js';
@@ -22,7 +24,7 @@ import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { verifyUntilCached } from '../support/result-cache.js';
 import { eventually } from './eventually.js';
 import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
-import { clearRegistry } from './roles.js';
+import { clearRegistry, loginRole, urlAs } from './roles.js';
 import { type TcpProxy, startProxy } from './tcp-proxy.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/postgres-registry.test.ts');
@@ -96,8 +98,15 @@ describe.skipIf(SKIP)('postgresRegistry on a real PostgreSQL', () => {
     expect(await allAccept([a], acme)).toBe(true);
     expect(a.registry.registry().issuers).toEqual([acme.issuer]);
     expect(a.events).toEqual([
-      { type: 'registry_loaded', issuers: 1, change: { added: [acme.issuer], updated: [], removed: [] }, through: added.id },
+      {
+        type: 'registry_loaded',
+        issuers: 1,
+        change: { added: [acme.issuer], updated: [], removed: [] },
+        through: added.id,
+        digest: await registryDigest(new IssuerRegistry([acme.entry])),
+      },
     ]);
+    expect(a.registry).toMatchObject({ through: added.id, digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(a.registry.loadedAt).toBeGreaterThan(Date.now() - 5000);
   });
 
@@ -105,6 +114,36 @@ describe.skipIf(SKIP)('postgresRegistry on a real PostgreSQL', () => {
     const a = await instance();
     expect(a.registry.registry().size).toBe(0);
     expect(await outcome(a.verifier, await acme.token())).toBe('unknown_issuer');
+  });
+
+  it('applies a row added by hand by a role with only INSERT: audited with that role, applied by both, and a new instance agrees', async () => {
+    const [a, b] = await Promise.all([instance(), instance()]);
+    const writer = await loginRole(operator, 'writer');
+    await operator.query(`GRANT INSERT ON ${TABLES.issuers} TO ${writer}`);
+    const hand = openPool(urlAs(server.url, writer), { max: 1 });
+    pools.push(hand);
+    await hand.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ($1, $2)`, [acme.issuer, JSON.stringify(acme.entry)]);
+    const [change] = await readIssuerChanges(operator);
+    expect(change).toMatchObject({ action: 'add', issuer: acme.issuer, role: writer, actor: null });
+    await eventually('both accept acme', () => allAccept([a, b], acme), 1000);
+    const late = await instance();
+    expect(await allAccept([late], acme)).toBe(true);
+    const held = [a, b, late].map(({ registry }) => ({ through: registry.through, digest: registry.digest }));
+    expect(held).toEqual(Array(3).fill({ through: change?.id, digest: await registryDigest(new IssuerRegistry([acme.entry])) }));
+  });
+
+  it('follows the table, not the length of its audit: a last change id that went back loads the table again', async () => {
+    await addIssuer(operator, acme.entry, BY);
+    await addIssuer(operator, beta.entry, BY);
+    const a = await instance({ listen: false });
+    expect(a.registry.through).toBeGreaterThan(1);
+    // A superuser empties both tables and starts the ids again: the table now holds beta at change 1.
+    await clearRegistry(operator);
+    await operator.query(`SELECT setval(pg_get_serial_sequence('${TABLES.issuerChanges}', 'id'), 1, false)`);
+    await addIssuer(operator, beta.entry, BY);
+    await a.registry.reload();
+    expect(a.registry.registry().issuers).toEqual([beta.issuer]);
+    expect(a.registry.through).toBe(1);
   });
 
   it('applies an issuer added on another instance within 1 s, through its notification', async () => {
