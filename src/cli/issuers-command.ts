@@ -202,10 +202,15 @@ function changeLine(change: IssuerChange): string {
 
 function recordLine(record: IssuerRecord): string {
   const { entry } = record;
-  const tenants = entry.tenants === undefined ? 'every tenant' : shown(entry.tenants);
   const updated =
     record.updatedAt.getTime() === record.addedAt.getTime() ? '' : `, updated ${time(record.updatedAt)} by ${quote(record.updatedBy)}`;
-  return `${quote(entry.issuer)}  products ${shown(entry.products)}  tenants ${tenants}  jwksUri ${quote(entry.jwksUri)}  added ${time(record.addedAt)} by ${quote(record.addedBy)}${updated}\n`;
+  const added = `added ${time(record.addedAt)} by ${quote(record.addedBy)}${updated}`;
+  if (record.refused !== null) {
+    // Whatever the row holds, unchecked: shown whole, cut and escaped.
+    return `✗ ${quote(record.issuer)}  left out by every instance (${record.refused.rule}): ${record.refused.reason}  entry ${shown(entry)}  ${added}\n`;
+  }
+  const tenants = entry.tenants === undefined ? 'every tenant' : shown(entry.tenants);
+  return `${quote(entry.issuer)}  products ${shown(entry.products)}  tenants ${tenants}  jwksUri ${quote(entry.jwksUri)}  ${added}\n`;
 }
 
 const VERB = { add: 'Added', update: 'Updated', remove: 'Removed' } as const;
@@ -224,8 +229,13 @@ function printChange(change: IssuerChange, parsed: ParsedOptions, io: CliIo): nu
 /** The registered entry of `--issuer` as read (`expected`), and with the fields the options give (`entry`). */
 async function updatedEntry(db: CliDatabase, parsed: ParsedOptions): Promise<{ entry: IssuerEntry; expected: IssuerEntry }> {
   const issuer = requiredValue(parsed, 'issuer');
-  const current = (await readIssuers(db)).find((record) => record.entry.issuer === issuer);
+  const current = (await readIssuers(db)).find((record) => record.issuer === issuer);
   if (current === undefined) throw new Error(`issuer ${quote(issuer)} is not registered (add it)`);
+  if (current.refused !== null) {
+    throw new Error(
+      `the row of ${quote(issuer)} is left out by every instance (${current.refused.rule}): ${current.refused.reason}; give the whole entry with --entry, or remove the row`,
+    );
+  }
   return { entry: entryFromFlags(parsed, current.entry), expected: current.entry };
 }
 
@@ -288,7 +298,15 @@ async function runList(args: readonly string[], io: CliIo): Promise<number> {
   const records = await onDatabase(parsed, io, (db) => readIssuers(db));
   if (parsed.values.json === true) io.stdout(`${oneLineJson(records)}\n`);
   else if (records.length === 0) io.stdout('No issuer is registered in the database.\n');
-  else for (const record of records) io.stdout(recordLine(record));
+  else {
+    for (const record of records) io.stdout(recordLine(record));
+    const refused = records.filter((record) => record.refused !== null).length;
+    if (refused > 0) {
+      io.stdout(
+        `${refused} row(s) left out by every instance (✗): their issuers are refused as unknown until each row is fixed ("issuers update") or removed ("issuers remove <key>").\n`,
+      );
+    }
+  }
   return EXIT.ok;
 }
 
@@ -299,7 +317,7 @@ async function runShow(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseOptions(args, { issuer: STRING, ...DATABASE_URL_OPTION, json: FLAG }, 1);
   const issuer = parsed.positionals[0] ?? requiredValue(parsed, 'issuer');
   const { record, changes } = await onDatabase(parsed, io, async (db) => ({
-    record: (await readIssuers(db)).find((item) => item.entry.issuer === issuer),
+    record: (await readIssuers(db)).find((item) => item.issuer === issuer),
     changes: await readIssuerChanges(db, { issuer }),
   }));
   const last = changes.slice(-SHOWN_CHANGES);
@@ -406,7 +424,9 @@ Exit codes: 0 removed, 1 not registered or the database failed, 2 usage.`,
       help: usage(
         'list [--json] [--database-url <url>]',
         `Prints each registered issuer, by iss: its products, its tenants (or every tenant), its jwksUri,
-when it was added and by whom (and last updated).
+when it was added and by whom (and last updated). A row every instance leaves out (an entry the
+registry refuses, a key that is not its entry's issuer, an issuer two rows name) is marked ✗ with
+the rule it breaks: its issuer is refused as unknown until the row is fixed or removed.
   --json                       one JSON line: the records
 
 Exit codes: 0 listed, 1 the database failed, 2 usage.`,

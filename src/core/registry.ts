@@ -118,8 +118,17 @@ function checkNames(where: string, field: string, value: unknown, required: bool
   return names;
 }
 
-function checkEntry(raw: unknown, index: number): RegisteredIssuer {
-  let where = `entries[${index}]`;
+/**
+ * Checks one entry by every rule of the registry but uniqueness (the constructor's); `where` names
+ * it in the `TypeError` a bad one throws (`entries[0]`, or a database row). The one home of the
+ * entry rules: a registry kept elsewhere checks each of its rows with it.
+ */
+export function checkIssuerEntry(raw: unknown, where: string): RegisteredIssuer {
+  return checkEntry(raw, where);
+}
+
+function checkEntry(raw: unknown, named: string): RegisteredIssuer {
+  let where = named;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new TypeError(`IssuerRegistry: ${where} must be an object`);
   }
@@ -185,7 +194,7 @@ export class IssuerRegistry {
     const issuers = new Map<string, RegisteredIssuer>();
     let index = 0;
     for (const raw of entries) {
-      const checked = checkEntry(raw, index);
+      const checked = checkEntry(raw, `entries[${index}]`);
       if (issuers.has(checked.issuer)) {
         throw new TypeError(`IssuerRegistry: entries[${index}].issuer repeats ${JSON.stringify(checked.issuer)}`);
       }

@@ -42,7 +42,7 @@ export {
   updateIssuer,
 } from './issuer-table.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './idempotency-store.js';
-export { type ReadKeyHistoryOptions, readKeyHistory } from './key-history-table.js';
+export { type ReadKeyHistoryOptions, type RefusedKeyRow, readKeyHistory } from './key-history-table.js';
 export type { NotificationConnection, NotificationMessage, NotificationSource } from './notification-connection.js';
 export {
   type ControlledVerifier,
@@ -52,6 +52,7 @@ export {
 } from './operator-controls.js';
 export { PostgresPaymentLinkStore, type PostgresPaymentLinkStoreOptions } from './payment-link-store.js';
 export {
+  type KeyHistoryRowRefusedEvent,
   type KeyHistoryVerifier,
   type PostgresKeyHistory,
   type PostgresKeyHistoryOptions,
@@ -59,6 +60,7 @@ export {
 } from './postgres-key-history.js';
 export { type PostgresRegistry, type PostgresRegistryOptions, type RegistryEvent, postgresRegistry } from './postgres-registry.js';
 export { registryDigest } from './registry-digest.js';
+export type { RefusedRow, RefusedRowRule } from './registry-rows.js';
 export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';
 export {
   CONTROLS_CHANNEL,

@@ -9,6 +9,7 @@
 import { type IssuerEntry, IssuerRegistry } from '../index.js';
 import { deepFreeze, quote } from '../internal/index.js';
 import { storageFailure } from './database-errors.js';
+import { type RefusedRow, type RegistryRow, checkRegistryRows } from './registry-rows.js';
 import { ACTOR_SETTING, MAX_ACTOR, REGISTRY_LOCK, TABLES } from './schema.js';
 import {
   type SqlClient,
@@ -23,8 +24,18 @@ import {
 
 /** A registered issuer as the table holds it. */
 export interface IssuerRecord {
-  /** The entry as it was given (frozen). */
+  /** The row's key (its `issuer` column): its entry's issuer, unless the row is refused for it. */
+  readonly issuer: string;
+  /**
+   * The entry as it was given (frozen). For a row the registry refuses (see `refused`), whatever
+   * JSON the row holds, unchecked.
+   */
   readonly entry: IssuerEntry;
+  /**
+   * `null` when every instance applies the row; else the rule it breaks and why: it is left out
+   * and its issuer refused as unknown (see `checkRegistryRows`).
+   */
+  readonly refused: Omit<RefusedRow, 'row'> | null;
   /** When it was added (the database's clock). */
   readonly addedAt: Date;
   /** Who added it (`by` of the change). */
@@ -151,9 +162,18 @@ function checkEntries(entries: readonly IssuerEntry[]): readonly IssuerEntry[] {
   return new IssuerRegistry(entries, { allowEmpty: true }).entries();
 }
 
-/** `true` when `after` registers the same rules as `before` (the registry's own comparison). */
+/**
+ * `true` when `after` registers the same rules as `before` (the registry's own comparison); `false`
+ * when `before`, read from the table, is an entry the registry refuses.
+ */
 function sameEntry(before: IssuerEntry, after: IssuerEntry): boolean {
-  return new IssuerRegistry([before]).changesTo(new IssuerRegistry([after])).updated.length === 0;
+  let held: IssuerRegistry;
+  try {
+    held = new IssuerRegistry([before]);
+  } catch {
+    return false;
+  }
+  return held.changesTo(new IssuerRegistry([after])).updated.length === 0;
 }
 
 /** An entry column, frozen as the registry freezes entries. */
@@ -183,9 +203,13 @@ function toChange(row: SqlRow): IssuerChange {
   });
 }
 
-function toRecord(row: SqlRow): IssuerRecord {
+function toRecord(row: SqlRow, refused: ReadonlyMap<string, RefusedRow>): IssuerRecord {
+  const issuer = String(row.issuer);
+  const refusal = refused.get(issuer);
   return Object.freeze({
+    issuer,
     entry: entryColumn(row.entry) as IssuerEntry,
+    refused: refusal === undefined ? null : Object.freeze({ rule: refusal.rule, reason: refusal.reason }),
     addedAt: dateColumn(row.added_at),
     addedBy: String(row.added_by),
     updatedAt: dateColumn(row.updated_at),
@@ -336,23 +360,32 @@ export async function importIssuers(db: SqlClient, entries: readonly IssuerEntry
   });
 }
 
+/** A row of the registry table as read: its key and its entry, unchecked. */
+function registryRow(row: SqlRow): RegistryRow {
+  return { issuer: String(row.issuer), entry: entryColumn(row.entry) };
+}
+
 /**
- * Every registered issuer, by `iss`.
+ * Every row of the registry table, by key, each marked `refused` when every instance leaves it
+ * out (judged as the instances judge it).
  * @throws {StorageUnavailableError} when the database is unreachable.
  */
 export async function readIssuers(db: SqlClient, options: ReadIssuersOptions = {}): Promise<IssuerRecord[]> {
   checkClient(db, 'readIssuers');
   const timeout = checkStatementTimeout(options.statementTimeout, 'readIssuers');
+  let rows: SqlRow[];
   try {
-    const { rows } = await queryWithin(
+    ({ rows } = await queryWithin(
       db,
       timeout,
-      `SELECT entry, added_at, added_by, updated_at, updated_by FROM ${TABLES.issuers} ORDER BY issuer`,
-    );
-    return rows.map(toRecord);
+      `SELECT issuer, entry, added_at, added_by, updated_at, updated_by FROM ${TABLES.issuers} ORDER BY issuer`,
+    ));
   } catch (error) {
     throw storageFailure(error, 'reading issuers');
   }
+  const { refused } = checkRegistryRows(rows.map(registryRow));
+  const byRow = new Map(refused.map((refusal) => [refusal.row, refusal]));
+  return rows.map((row) => toRecord(row, byRow));
 }
 
 /**
@@ -377,19 +410,19 @@ export async function readIssuerChanges(db: SqlClient, options: ReadIssuerChange
 }
 
 /**
- * The registry as the table holds it, and the id of the last change it includes, in one
+ * The rows of the registry table (unchecked), and the id of the last change they include, in one
  * statement (one snapshot): for the instances that follow the table.
  */
-export async function readRegistrySnapshot(db: SqlClient, timeout: number): Promise<{ entries: IssuerEntry[]; through: number }> {
+export async function readRegistrySnapshot(db: SqlClient, timeout: number): Promise<{ rows: RegistryRow[]; through: number }> {
   const { rows } = await queryWithin(
     db,
     timeout,
-    `SELECT c.through, i.entry FROM (SELECT coalesce(max(id), 0) AS through FROM ${TABLES.issuerChanges}) c
+    `SELECT c.through, i.issuer, i.entry FROM (SELECT coalesce(max(id), 0) AS through FROM ${TABLES.issuerChanges}) c
        LEFT JOIN ${TABLES.issuers} i ON true ORDER BY i.issuer`,
   );
   return {
     through: numberColumn(rows[0]?.through ?? 0),
-    entries: rows.filter((row) => row.entry !== null && row.entry !== undefined).map((row) => entryColumn(row.entry) as IssuerEntry),
+    rows: rows.filter((row) => row.issuer !== null && row.issuer !== undefined).map(registryRow),
   };
 }
 

@@ -8,9 +8,10 @@
  * loaded stays in force; verification never waits on the database.
  */
 import { IssuerRegistry, type RegistryChange, type Verifier } from '../index.js';
-import { capHint } from '../internal/index.js';
+import { capHint, quote } from '../internal/index.js';
 import { readLastChange, readRegistrySnapshot } from './issuer-table.js';
 import { registryDigest } from './registry-digest.js';
+import { type RefusedRow, type RefusedRowRule, checkRegistryRows } from './registry-rows.js';
 import { REGISTRY_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
 import { type FollowOptions, TableFollower, checkFunction } from './table-follower.js';
@@ -31,6 +32,21 @@ export type RegistryEvent =
        * registry (see `registryDigest`).
        */
       readonly digest: string;
+      /** How many rows were left out (each reported as a `registry_row_refused` first). */
+      readonly refused: number;
+    }
+  | {
+      /**
+       * A row of the table the registry refuses, left out of this load (reported at each load
+       * that reads it); its issuer is refused as unknown, the other rows apply.
+       */
+      readonly type: 'registry_row_refused';
+      /** The row's key (its `issuer` column), as stored: hostile text, cut and escape it to log it. */
+      readonly row: string;
+      /** The rule it breaks. */
+      readonly rule: RefusedRowRule;
+      /** What is wrong, on one line (cut and escaped), naming the field. */
+      readonly reason: string;
     }
   | {
       /** The database cannot be read: the last registry loaded stays in force. Once per stall. */
@@ -77,6 +93,8 @@ export interface PostgresRegistry {
   readonly through: number;
   /** SHA-256 (hex) of the entries in force, as `registry_loaded` reported it. */
   readonly digest: string;
+  /** The rows the last load left out, and why (their issuers are refused as unknown). */
+  readonly refused: readonly RefusedRow[];
   /** Stops listening and polling; attached verifiers keep the registry they hold. */
   close(): Promise<void>;
 }
@@ -90,7 +108,11 @@ function oneLine(error: unknown): string {
 }
 
 function logEvent(event: RegistryEvent): void {
-  if (event.type === 'registry_stale') {
+  if (event.type === 'registry_row_refused') {
+    console.error(
+      `${LOG_PREFIX} row ${quote(event.row)} is left out (${event.rule}): ${event.reason}; the issuers it names are refused (unknown_issuer) until it is fixed or removed`,
+    );
+  } else if (event.type === 'registry_stale') {
     console.error(
       `${LOG_PREFIX} the database cannot be read (${event.error}); keeping the ${event.issuers} issuers loaded at ${new Date(event.since).toISOString()} (retrying)`,
     );
@@ -107,6 +129,7 @@ class FollowedRegistry implements PostgresRegistry {
   #registry = new IssuerRegistry([], { allowEmpty: true });
   #through = -1;
   #digest = '';
+  #refused: readonly RefusedRow[] = [];
   #loadedAt: number | null = null;
   /** The last good read before the stall reported. */
   #staleSince = 0;
@@ -143,6 +166,10 @@ class FollowedRegistry implements PostgresRegistry {
     return this.#digest;
   }
 
+  get refused(): readonly RefusedRow[] {
+    return this.#refused;
+  }
+
   start(): Promise<void> {
     return this.#follower.start();
   }
@@ -166,14 +193,15 @@ class FollowedRegistry implements PostgresRegistry {
       this.#loadedAt = Date.now();
       return;
     }
-    const { entries, through } = await readRegistrySnapshot(this.#db, timeout);
-    const next = new IssuerRegistry(entries, { allowEmpty: true });
+    const { rows, through } = await readRegistrySnapshot(this.#db, timeout);
+    const { registry: next, refused } = checkRegistryRows(rows);
     const digest = await registryDigest(next);
     if (this.#follower.closed) return;
     const change = this.#registry.changesTo(next);
     this.#registry = next;
     this.#through = through;
     this.#digest = digest;
+    this.#refused = Object.freeze(refused);
     const failures: unknown[] = [];
     for (const verifier of this.#attached) {
       try {
@@ -183,7 +211,8 @@ class FollowedRegistry implements PostgresRegistry {
       }
     }
     this.#loadedAt = Date.now();
-    this.#onEvent({ type: 'registry_loaded', issuers: next.size, change, through, digest });
+    for (const { row, rule, reason } of refused) this.#onEvent({ type: 'registry_row_refused', row, rule, reason });
+    this.#onEvent({ type: 'registry_loaded', issuers: next.size, change, through, digest, refused: refused.length });
     if (failures.length > 0) throw failures.length === 1 ? failures[0] : new AggregateError(failures, 'setRegistry failed');
   }
 

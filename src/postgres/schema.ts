@@ -265,6 +265,20 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
       ],
     },
     { version: 2, description: 'the registry audited by the database itself', statements: auditedRegistry },
+    {
+      version: 3,
+      description: "a registry row's key is its entry's issuer",
+      statements: [
+        // New and changed rows are held to it at once; rows written before are checked by a
+        // validation that is skipped when one breaks it (every instance leaves such a row out).
+        `ALTER TABLE ${TABLES.issuers} ADD CONSTRAINT ${TABLES.issuers}_key_is_issuer
+           CHECK (coalesce(entry ->> 'issuer' = issuer, false)) NOT VALID`,
+        `DO $$ BEGIN
+           ALTER TABLE ${TABLES.issuers} VALIDATE CONSTRAINT ${TABLES.issuers}_key_is_issuer;
+         EXCEPTION WHEN check_violation THEN NULL;
+         END $$`,
+      ],
+    },
   ],
   keys: [
     {
@@ -285,6 +299,21 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
             CHECK (breaches <@ ARRAY['key_used_early', 'key_rotation_overdue', 'key_withdrawn']),
           PRIMARY KEY (issuer, kid)
         )`,
+      ],
+    },
+    {
+      version: 2,
+      description: 'key history times are never negative',
+      statements: [
+        // As for the registry: held at once for new rows; older rows are skipped by the readers.
+        `ALTER TABLE ${TABLES.keyHistory} ADD CONSTRAINT ${TABLES.keyHistory}_times CHECK (
+           first_seen >= 0 AND coalesce(published_after, 0) >= 0 AND coalesce(first_used, 0) >= 0
+           AND coalesce(last_used, 0) >= 0 AND coalesce(latest_expiry, 0) >= 0 AND coalesce(withdrawn, 0) >= 0
+         ) NOT VALID`,
+        `DO $$ BEGIN
+           ALTER TABLE ${TABLES.keyHistory} VALIDATE CONSTRAINT ${TABLES.keyHistory}_times;
+         EXCEPTION WHEN check_violation THEN NULL;
+         END $$`,
       ],
     },
   ],

@@ -305,6 +305,21 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     ]);
   });
 
+  it('marks with ✗ a row every instance leaves out, naming the rule and the field', async () => {
+    await cli(...addArgs('kappa'));
+    const hand = new pg.Client({ connectionString: env.DATABASE_URL });
+    await hand.connect();
+    await hand
+      .query(`UPDATE ${TABLES.issuers} SET entry = entry || '{"audience": "x"}' WHERE issuer = 'https://kappa.example'`)
+      .finally(() => hand.end());
+    const { out } = await cli('issuers', 'list');
+    expect(out).toMatch(
+      /^✗ "https:\/\/kappa\.example" {2}left out by every instance \(invalid_entry\): .*\.audience is not an entry field/m,
+    );
+    expect(out).toMatch(/^1 row\(s\) left out by every instance/m);
+    expect((await cli('issuers', 'remove', 'https://kappa.example')).code).toBe(EXIT.ok);
+  });
+
   it('imports a file of entries in one go: new ones added, equal ones left, none removed', async () => {
     const file = join(directory, 'registry.json');
     await writeFile(file, JSON.stringify([entryOf('alpha', { tenants: ['t-1', 't-2'] }), entryOf('epsilon'), entryOf('zeta')]));

@@ -20,7 +20,7 @@ import {
 } from '../../src/postgres/index.js';
 import { eventually } from './eventually.js';
 import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
-import { clearRegistry, loginRole, urlAs } from './roles.js';
+import { clearRegistry, loginRole, urlAs, writtenBeforeKeyCheck } from './roles.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/issuer-table.test.ts');
 
@@ -309,11 +309,13 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
     let watermark = 0;
     let writing = true;
     const reader = (async () => {
-      while (writing || seen.size < writers) {
+      for (;;) {
+        // A read that began after every writer committed, and found nothing new, is the last one.
+        const last = !writing;
         const { rows } = await racing.query(`SELECT id FROM ${TABLES.issuerChanges} WHERE id > $1 ORDER BY id`, [watermark]);
         for (const row of rows) seen.add(Number(row.id));
         watermark = Math.max(watermark, ...rows.map((row) => Number(row.id)));
-        if (!writing && rows.length === 0) break;
+        if (last && rows.length === 0) break;
       }
     })();
     await Promise.all(
@@ -336,6 +338,27 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
     const all = (await readIssuerChanges(pool)).map((change) => change.id);
     expect(all).toHaveLength(writers);
     expect([...seen].sort((a, b) => a - b)).toEqual(all);
+  });
+
+  it('marks in readIssuers each row every instance leaves out, with its rule; a decoy can be removed, a bad entry replaced', async () => {
+    await addIssuer(pool, ACME, BY);
+    await addIssuer(pool, BETA, BY);
+    await pool.query(`UPDATE ${TABLES.issuers} SET entry = jsonb_set(entry, '{products}', '[]') WHERE issuer = $1`, [BETA.issuer]);
+    await writtenBeforeKeyCheck(pool, () =>
+      pool.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ('decoy', $1)`, [JSON.stringify(ACME)]),
+    );
+    const marks = async () => (await readIssuers(pool)).map((record) => [record.issuer, record.refused?.rule ?? null]);
+    expect(await marks()).toEqual([
+      ['decoy', 'key_mismatch'],
+      [ACME.issuer, 'repeated_issuer'],
+      [BETA.issuer, 'invalid_entry'],
+    ]);
+    await removeIssuer(pool, 'decoy', BY);
+    await updateIssuer(pool, BETA, BY);
+    expect(await marks()).toEqual([
+      [ACME.issuer, null],
+      [BETA.issuer, null],
+    ]);
   });
 
   it('notifies the registry channel with each change, when it commits', async () => {

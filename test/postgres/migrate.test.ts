@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SCHEMA_AREAS, SCHEMA_VERSIONS, TABLES, migrate, readIssuerChanges } from '../../src/postgres/index.js';
+import { SCHEMA_AREAS, SCHEMA_VERSIONS, TABLES, migrate, readIssuerChanges, readIssuers } from '../../src/postgres/index.js';
 import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/migrate.test.ts');
@@ -46,7 +46,7 @@ async function versionOneDatabase(pool: pg.Pool): Promise<void> {
   );
 }
 
-/** The registry tables and ledger row of registry version 1, with one issuer added by `addIssuer` then. */
+/** The registry tables and ledger row of registry version 1: one issuer added by `addIssuer` then, and a decoy row by hand. */
 async function registryVersionOne(pool: pg.Pool): Promise<void> {
   await pool.query(`CREATE TABLE ${TABLES.migrations} (area text NOT NULL, version integer NOT NULL, description text NOT NULL,
     applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (area, version))`);
@@ -60,6 +60,7 @@ async function registryVersionOne(pool: pg.Pool): Promise<void> {
     at timestamptz NOT NULL DEFAULT now(), actor text NOT NULL)`);
   const entry = { issuer: 'https://acme.test', jwksUri: 'https://acme.test/jwks.json', products: ['acme'] };
   await pool.query(`INSERT INTO ${TABLES.issuers} VALUES ($1, $2, now(), 'alice', now(), 'alice')`, [entry.issuer, JSON.stringify(entry)]);
+  await pool.query(`INSERT INTO ${TABLES.issuers} VALUES ('decoy', $1, now(), 'mallory', now(), 'mallory')`, [JSON.stringify(entry)]);
   await pool.query(`INSERT INTO ${TABLES.issuerChanges} (issuer, action, after, actor) VALUES ($1, 'add', $2, 'alice')`, [
     entry.issuer,
     JSON.stringify(entry),
@@ -90,7 +91,9 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'directory', version: 1 },
       { area: 'registry', version: 1 },
       { area: 'registry', version: 2 },
+      { area: 'registry', version: 3 },
       { area: 'keys', version: 1 },
+      { area: 'keys', version: 2 },
     ]);
     expect(first.versions).toEqual(SCHEMA_VERSIONS);
     expect(await migrate(pool)).toEqual({ applied: [], versions: SCHEMA_VERSIONS });
@@ -150,7 +153,17 @@ describe.skipIf(SKIP)('migrate', () => {
     });
     const kept = await readIssuerChanges(pool);
     expect(kept).toEqual([expect.objectContaining({ id: 1, action: 'add', actor: 'alice', role: null })]);
-    await pool.query(`DELETE FROM ${TABLES.issuers}`);
+    // The decoy row written then is kept, and marked; a new one is refused by the schema.
+    expect((await readIssuers(pool)).map((record) => [record.issuer, record.refused?.rule])).toEqual([
+      ['decoy', 'key_mismatch'],
+      ['https://acme.test', 'repeated_issuer'],
+    ]);
+    await expect(
+      pool.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) SELECT 'decoy-2', entry FROM ${TABLES.issuers} LIMIT 1`),
+    ).rejects.toMatchObject({
+      code: '23514',
+    });
+    await pool.query(`DELETE FROM ${TABLES.issuers} WHERE issuer = 'https://acme.test'`);
     expect((await readIssuerChanges(pool)).slice(1)).toEqual([
       expect.objectContaining({ id: 2, action: 'remove', issuer: 'https://acme.test', actor: null, role: 'postgres' }),
     ]);
