@@ -62,6 +62,7 @@ export { type PostgresRegistry, type PostgresRegistryOptions, type RegistryEvent
 export { registryDigest } from './registry-digest.js';
 export type { RefusedRow, RefusedRowRule } from './registry-rows.js';
 export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';
+export { DEFAULT_ROLES, type RolesReport, type SchemaRoles } from './schema-roles.js';
 export {
   CONTROLS_CHANNEL,
   type MigrateOptions,

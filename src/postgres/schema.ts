@@ -5,43 +5,14 @@
  * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
  * each version is applied in the transaction that records it).
  */
+import { COMPACT_CONTROLS, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
+import { type RolesReport, type SchemaRoles, checkRoles, setUpRoles } from './schema-roles.js';
 import { type SqlClient, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
 
-/** Table names, shared by the stores, the controls, the directory and the command line. */
-export const TABLES = Object.freeze({
-  migrations: 'paygate_schema_migrations',
-  links: 'paygate_payment_links',
-  idempotency: 'paygate_idempotency_keys',
-  controls: 'paygate_operator_controls',
-  controlsCompacted: 'paygate_operator_controls_compacted',
-  tenants: 'paygate_directory_tenants',
-  stores: 'paygate_directory_stores',
-  departments: 'paygate_directory_departments',
-  shoppers: 'paygate_directory_shoppers',
-  issuers: 'paygate_issuers',
-  issuerChanges: 'paygate_issuer_changes',
-  keyHistory: 'paygate_key_history',
-} as const);
-
-/** The `NOTIFY` channel of operator controls. */
-export const CONTROLS_CHANNEL = 'paygate_operator_controls';
-
-/** The `NOTIFY` channel of the issuer registry. */
-export const REGISTRY_CHANNEL = 'paygate_issuer_registry';
+export { COMPACT_CONTROLS, CONTROLS_CHANNEL, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
 
 /** The advisory lock `migrate()` holds while it runs ("payg"). */
 export const MIGRATION_LOCK = 1_885_436_263;
-
-/**
- * One part of the schema, installed on its own: `links` (payment links and idempotency keys),
- * `controls` (operator controls), `directory` (departments, stores, shoppers), `registry` (trusted
- * issuers and their audit trail), `keys` (the key history of every issuer, shared by the
- * verifiers).
- */
-export type SchemaArea = 'links' | 'controls' | 'directory' | 'registry' | 'keys';
-
-/** Every area, in the order `migrate()` applies them. */
-export const SCHEMA_AREAS: readonly SchemaArea[] = Object.freeze(['links', 'controls', 'directory', 'registry', 'keys']);
 
 /** What a migration's statements may name: the schema the tables are created in. */
 interface MigrationContext {
@@ -204,6 +175,30 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
         `INSERT INTO ${TABLES.controlsCompacted} (through) VALUES (0)`,
       ],
     },
+    {
+      version: 3,
+      description: 'operator controls compacted by a function of their own',
+      statements: ({ schema }) => [
+        // Run as its owner: a role that may only read the controls (a gateway's) compacts them
+        // through it, and can delete nothing else.
+        `CREATE FUNCTION ${COMPACT_CONTROLS}() RETURNS TABLE (deleted integer, kept integer, through bigint)
+           LANGUAGE sql SECURITY DEFINER SET search_path = ${schema}, pg_temp AS $$
+         WITH mark AS (SELECT coalesce(max(id), 0) AS through FROM ${TABLES.controls}),
+         keep AS (
+           (SELECT DISTINCT ON (issuer, kid) id FROM ${TABLES.controls} WHERE action = 'revoke_key' ORDER BY issuer, kid, id)
+           UNION ALL
+           SELECT id FROM (
+             SELECT DISTINCT ON (issuer) id, action FROM ${TABLES.controls}
+              WHERE action IN ('suspend_issuer', 'resume_issuer') ORDER BY issuer, id DESC
+           ) last WHERE action = 'suspend_issuer'
+         ),
+         gone AS (DELETE FROM ${TABLES.controls} WHERE id <= (SELECT through FROM mark) AND id NOT IN (SELECT id FROM keep) RETURNING 1),
+         marked AS (UPDATE ${TABLES.controlsCompacted} SET through = greatest(through, (SELECT through FROM mark)) RETURNING through)
+         SELECT (SELECT count(*) FROM gone)::int, (SELECT count(*) FROM keep)::int, (SELECT through FROM marked)
+         $$`,
+        `REVOKE EXECUTE ON FUNCTION ${COMPACT_CONTROLS}() FROM PUBLIC`,
+      ],
+    },
   ],
   directory: [
     {
@@ -343,6 +338,16 @@ export interface MigrateOptions {
    * @default 5000
    */
   readonly statementTimeout?: number;
+  /**
+   * Sets up the two roles of least privilege for the areas asked for: the gateway's (reads the
+   * registry and the controls; writes links, idempotency keys, the directory and the key history)
+   * and the operator's (writes the registry and the controls). `true` for the default names, or
+   * the names: roles belong to the whole server, so databases of one server need names of their
+   * own. Missing roles are created `NOLOGIN` (the migrating role then needs `CREATEROLE`); grant
+   * them to the roles that log in. Run again after each upgrade, so new tables are granted too.
+   * @default undefined (no role is created, nothing is granted)
+   */
+  readonly roles?: boolean | SchemaRoles;
 }
 
 /** What {@link migrate} did. */
@@ -351,6 +356,8 @@ export interface MigrationReport {
   readonly applied: readonly { readonly area: SchemaArea; readonly version: number }[];
   /** The version of each area asked for, now. */
   readonly versions: Readonly<Partial<Record<SchemaArea, number>>>;
+  /** The roles set up, when `roles` asked for them. */
+  readonly roles?: RolesReport;
 }
 
 function checkAreas(only: MigrateOptions['only']): readonly SchemaArea[] {
@@ -368,8 +375,10 @@ function checkAreas(only: MigrateOptions['only']): readonly SchemaArea[] {
  * `controls` 1 together, and is recorded as those two rows (their time of application kept).
  */
 async function ensureLedger(session: SqlClient): Promise<void> {
+  // The catalog, not information_schema: that lists only the tables the role has a privilege on.
   const { rows } = await session.query(
-    `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`,
+    `SELECT a.attname AS column_name FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+      WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace AND a.attnum > 0 AND NOT a.attisdropped`,
     [TABLES.migrations],
   );
   if (rows.length === 0) {
@@ -408,20 +417,23 @@ async function ensureLedger(session: SqlClient): Promise<void> {
  * {@link SCHEMA_VERSIONS}. Safe to run at every start of every instance: concurrent runs wait for
  * each other, and a version is applied at most once. A failure rolls the whole call back.
  * @param db A `pg.Pool` (one connection is checked out), a `pg.Client` or PGlite.
- * @throws {TypeError} for an unknown area or a bad `statementTimeout`. @throws {Error} when the
- * database holds a newer version of an area than this package knows.
+ * @throws {TypeError} for an unknown area, a bad `statementTimeout` or bad `roles`. @throws {Error} when the
+ * database holds a newer version of an area than this package knows, or when `roles` asks for a
+ * role the migrating role may not create.
  * @throws {StatementTimeoutError} when a statement on a pooled connection got no answer within
  * `statementTimeout` (nothing was committed; run it again).
  * @example
  * ```ts
  * await migrate(pool);                        // every area
  * await migrate(pool, { only: 'controls' });  // only the operator-controls table
+ * await migrate(pool, { roles: true });       // and the roles paygate_gateway, paygate_operator
  * ```
  */
 export async function migrate(db: SqlClient, options: MigrateOptions = {}): Promise<MigrationReport> {
   checkClient(db, 'migrate');
   const areas = checkAreas(options.only);
   const timeout = checkStatementTimeout(options.statementTimeout, 'migrate');
+  const roles = checkRoles(options.roles);
   return inTransaction(db, timeout, async (session) => {
     await session.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await ensureLedger(session);
@@ -451,6 +463,7 @@ export async function migrate(db: SqlClient, options: MigrateOptions = {}): Prom
       }
       versions[area] = Math.max(newest, ...applied.filter((entry) => entry.area === area).map((entry) => entry.version));
     }
-    return { applied, versions };
+    if (roles === undefined) return { applied, versions };
+    return { applied, versions, roles: await setUpRoles(session, roles, areas, context.schema) };
   });
 }

@@ -8,6 +8,7 @@ import { COMMANDS } from '../../src/cli/commands.js';
 import { openDatabase, withDatabase } from '../../src/cli/database-url.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { type PgServer, skipWithoutPostgres, startPostgres } from '../postgres/pg-server.js';
+import { uniqueRole } from '../postgres/roles.js';
 
 const SKIP = skipWithoutPostgres('test/cli/postgres-commands.test.ts');
 const ISSUER = 'https://auth.acme.example';
@@ -95,15 +96,27 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
   it('migrates one area with --only, then every area, then says the schema is current', async () => {
     expect(await cli('migrate', '--only', 'controls')).toMatchObject({
       code: EXIT.ok,
-      out: 'Applied controls 1, controls 2; the schema is at controls 2.\n',
+      out: 'Applied controls 1, controls 2, controls 3; the schema is at controls 3.\n',
     });
     expect(await cli('migrate')).toMatchObject({
       code: EXIT.ok,
-      out: 'Applied links 1, directory 1, registry 1, keys 1; the schema is at links 1, controls 2, directory 1, registry 1, keys 1.\n',
+      out: 'Applied links 1, directory 1, registry 1, registry 2, registry 3, keys 1, keys 2; the schema is at links 1, controls 3, directory 1, registry 3, keys 2.\n',
     });
     expect(await cli('migrate')).toMatchObject({
       code: EXIT.ok,
-      out: 'The schema is current (links 1, controls 2, directory 1, registry 1, keys 1).\n',
+      out: 'The schema is current (links 1, controls 3, directory 1, registry 3, keys 2).\n',
+    });
+  });
+
+  it('sets up the roles of least privilege under the names given, saying which it created and what to grant', async () => {
+    const [gateway, operator] = [uniqueRole('gateway'), uniqueRole('operator')];
+    const { code, out } = await cli('migrate', '--gateway-role', gateway, '--operator-role', operator);
+    expect(code).toBe(EXIT.ok);
+    expect(out).toContain(`Roles granted: ${gateway} (the gateway's, created), ${operator} (the operator's, created).`);
+    expect(out).toContain(`GRANT ${gateway} TO <gateway login>`);
+    expect(await cli('migrate', '--operator-role', 'Robert"); DROP')).toMatchObject({
+      code: EXIT.usage,
+      err: expect.stringContaining('--operator-role must be a role name'),
     });
   });
 

@@ -37,6 +37,7 @@ async function tables(pool: pg.Pool): Promise<string[]> {
 async function versionOneDatabase(pool: pg.Pool): Promise<void> {
   await migrate(pool, { only: ['links', 'controls'] });
   await pool.query(`DROP TABLE ${TABLES.controlsCompacted}`);
+  await pool.query('DROP FUNCTION paygate_compact_controls()');
   await pool.query(`DROP TABLE ${TABLES.migrations}`);
   await pool.query(
     `CREATE TABLE ${TABLES.migrations} (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
@@ -88,6 +89,7 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'links', version: 1 },
       { area: 'controls', version: 1 },
       { area: 'controls', version: 2 },
+      { area: 'controls', version: 3 },
       { area: 'directory', version: 1 },
       { area: 'registry', version: 1 },
       { area: 'registry', version: 2 },
@@ -127,8 +129,11 @@ describe.skipIf(SKIP)('migrate', () => {
     await pool.query(`INSERT INTO ${TABLES.links} (id, tenant, link_code, record) VALUES (gen_random_uuid(), 't', 'code-1', '{}')`);
 
     expect(await migrate(pool, { only: 'controls' })).toEqual({
-      applied: [{ area: 'controls', version: 2 }],
-      versions: { controls: 2 },
+      applied: [
+        { area: 'controls', version: 2 },
+        { area: 'controls', version: 3 },
+      ],
+      versions: { controls: 3 },
     });
     expect(await migrate(pool, { only: 'links' })).toEqual({ applied: [], versions: { links: 1 } });
     expect(await tables(pool)).toEqual([...LINK_TABLES, ...CONTROL_TABLES].sort());
@@ -138,6 +143,7 @@ describe.skipIf(SKIP)('migrate', () => {
     ).toEqual([
       ['controls', 1, true],
       ['controls', 2, false],
+      ['controls', 3, false],
       ['links', 1, true],
     ]);
     expect((await pool.query(`SELECT issuer FROM ${TABLES.controls}`)).rows).toEqual([{ issuer: 'https://acme.test' }]);
