@@ -105,6 +105,20 @@ function checkVerifier(verifier: unknown): ControlledVerifier {
 
 const LOG_PREFIX = 'paygate-auth/postgres: operator controls:';
 
+/**
+ * The action id a notification's payload names (`recordControl` sends `{"id": …, "action": …,
+ * "issuer": …}`), else `undefined`. A payload is at most 8000 bytes (PostgreSQL's bound).
+ */
+function notifiedControl(payload: string | undefined): number | undefined {
+  if (payload === undefined || !payload.startsWith('{')) return undefined;
+  try {
+    const id = (JSON.parse(payload) as { id?: unknown } | null)?.id;
+    return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 class Controls implements PostgresControls {
   readonly #db: SqlClient;
   readonly #follower: TableFollower;
@@ -128,6 +142,11 @@ class Controls implements PostgresControls {
       owner: OWNER,
       channel: CONTROLS_CHANNEL,
       read: () => this.#readAndApply(),
+      // Only an action past the one applied is worth a read.
+      wants: (payload) => {
+        const id = notifiedControl(payload);
+        return id !== undefined && id > this.#state.through;
+      },
       onStall: this.#onError,
       onRecovered,
     });

@@ -14,7 +14,7 @@ import { registryDigest } from './registry-digest.js';
 import { type RefusedRow, type RefusedRowRule, checkRegistryRows } from './registry-rows.js';
 import { REGISTRY_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { type FollowOptions, TableFollower, checkFunction } from './table-follower.js';
+import { type FollowOptions, TableFollower, checkFunction, notifiedId } from './table-follower.js';
 
 /** What a {@link PostgresRegistry} reports. */
 export type RegistryEvent =
@@ -142,6 +142,11 @@ class FollowedRegistry implements PostgresRegistry {
       owner: OWNER,
       channel: REGISTRY_CHANNEL,
       read: () => this.#read(),
+      // The trigger's payload is the change id: only one past the change applied is worth a read.
+      wants: (payload) => {
+        const id = notifiedId(payload);
+        return id !== undefined && id > this.#through;
+      },
       onStall: (error) => {
         this.#staleSince = this.#loadedAt ?? Date.now();
         this.#onEvent({ type: 'registry_stale', error: oneLine(error), since: this.#staleSince, issuers: this.#registry.size });

@@ -1,6 +1,7 @@
 /**
  * Following a table from every instance: a dedicated `LISTEN` connection with a heartbeat, a read
- * on each notification, a poll every `pollInterval` as the fallback, a retry with doubling delay
+ * on a notification that names a change past the one applied (at most one every 250 ms), a poll
+ * every `pollInterval` as the fallback, a retry with doubling delay
  * after a failed read or a dropped connection, a stall reported once and its end once. The
  * operator controls and the PostgreSQL issuer registry both follow their table with it; what a
  * read does is theirs.
@@ -59,10 +60,29 @@ export interface FollowerHooks {
   readonly channel: string;
   /** Reads the table and applies what changed; each statement bounded by the follower's `timeout`. */
   readonly read: () => Promise<void>;
+  /**
+   * `true` when a notification's payload names a change past the one applied, so that it is worth
+   * a read; anything else (a change applied already, a payload that names none) is ignored. Any
+   * role may `NOTIFY`: the payload is hostile.
+   * @default every notification is worth a read
+   */
+  readonly wants?: (payload: string | undefined) => boolean;
   /** The first failure after a success (a read, a heartbeat, a reconnection), once per stall. */
   readonly onStall: (error: unknown) => void;
   /** The background work succeeds again after a stall (listening again too, when it listens). */
   readonly onRecovered: () => void;
+}
+
+/**
+ * The least time from the start of one read to a read a notification asks for, in milliseconds:
+ * notifications coming faster are served by one read at the end of the spacing, so a flood of
+ * them (any role may `NOTIFY`) costs at most four reads a second.
+ */
+export const NOTIFIED_READ_SPACING = 250;
+
+/** The change id a notification's payload names: a whole number of at most 15 digits, else `undefined`. */
+export function notifiedId(payload: string | undefined): number | undefined {
+  return payload !== undefined && /^[0-9]{1,15}$/.test(payload) ? Number(payload) : undefined;
 }
 
 /** Checks a whole number of milliseconds from `min` to `max` (or `0` when `zero`); `fallback` when absent. */
@@ -100,6 +120,9 @@ export class TableFollower {
   #stalled = false;
   #reading: Promise<void> | null = null;
   #again: Promise<void> | null = null;
+  /** When the last read started (ms), and the read a notification asked for while spacing. */
+  #lastRead = Number.NEGATIVE_INFINITY;
+  #spaced: ReturnType<typeof setTimeout> | undefined;
 
   /** Checks the options (a `TypeError` naming a bad one); starts nothing. */
   constructor(db: SqlClient, options: FollowOptions, hooks: FollowerHooks) {
@@ -168,10 +191,28 @@ export class TableFollower {
     );
   }
 
+  /**
+   * A notification: read if it names a change past the one applied, at most once per
+   * {@link NOTIFIED_READ_SPACING} from the start of the last read (later ones within it share one).
+   */
+  #notified(payload: string | undefined): void {
+    if (this.#closed || this.#spaced !== undefined || !(this.#hooks.wants?.(payload) ?? true)) return;
+    const wait = this.#lastRead + NOTIFIED_READ_SPACING - Date.now();
+    if (wait <= 0) {
+      this.#background();
+      return;
+    }
+    this.#spaced = setTimeout(() => {
+      this.#spaced = undefined;
+      this.#background();
+    }, wait);
+    this.#spaced.unref?.();
+  }
+
   async #listen(): Promise<void> {
     const hooks = {
       channel: this.#hooks.channel,
-      onNotify: () => this.#background(),
+      onNotify: (payload: string | undefined) => this.#notified(payload),
       onDrop: (error: Error | undefined) => this.#dropped(error),
       heartbeatInterval: this.#heartbeatInterval,
       timeout: this.timeout,
@@ -221,6 +262,7 @@ export class TableFollower {
    */
   reload(): Promise<void> {
     if (this.#reading === null) {
+      this.#lastRead = Date.now();
       this.#reading = (this.#closed ? Promise.resolve() : this.#hooks.read()).finally(() => {
         this.#reading = null;
       });
@@ -248,6 +290,8 @@ export class TableFollower {
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers = [];
     clearTimeout(this.#retry);
+    clearTimeout(this.#spaced);
+    this.#spaced = undefined;
     const listening = this.#listening;
     this.#listening = null;
     await listening?.stop();
