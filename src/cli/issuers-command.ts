@@ -13,6 +13,7 @@ import {
   importIssuers,
   readIssuerChanges,
   readIssuers,
+  readLastIssuerChange,
   removeIssuer,
   updateIssuer,
 } from '../postgres/index.js';
@@ -56,6 +57,8 @@ const FIELD_FLAGS = ['jwks-uri', 'product', 'tenant', 'max-token-lifetime', 'sub
 
 const CHANGE_OPTIONS = { ...DATABASE_URL_OPTION, by: STRING, json: FLAG } as const;
 const CHECK_OPTIONS = { ...ENTRY_OPTIONS, ...CHANGE_OPTIONS, token: STRING, audience: STRINGS, force: FLAG } as const;
+const UPDATE_OPTIONS = { ...CHECK_OPTIONS, 'unchanged-since': STRING } as const;
+const IMPORT_OPTIONS = { ...CHANGE_OPTIONS, 'unchanged-since': STRING } as const;
 
 /** The entry's fields as printed, in this order (any other member is not shown). */
 const FIELDS = ['jwksUri', 'products', 'tenants', 'maxTokenLifetime', 'subjectMustEqualIssuer'] as const;
@@ -204,7 +207,7 @@ function recordLine(record: IssuerRecord): string {
   const { entry } = record;
   const updated =
     record.updatedAt.getTime() === record.addedAt.getTime() ? '' : `, updated ${time(record.updatedAt)} by ${quote(record.updatedBy)}`;
-  const added = `added ${time(record.addedAt)} by ${quote(record.addedBy)}${updated}`;
+  const added = `added ${time(record.addedAt)} by ${quote(record.addedBy)}${updated}, change #${record.change}`;
   if (record.refused !== null) {
     // Whatever the row holds, unchecked: shown whole, cut and escaped.
     return `✗ ${quote(record.issuer)}  left out by every instance (${record.refused.rule}): ${record.refused.reason}  entry ${shown(entry)}  ${added}\n`;
@@ -226,23 +229,49 @@ function printChange(change: IssuerChange, parsed: ParsedOptions, io: CliIo): nu
   return EXIT.ok;
 }
 
-/** The registered entry of `--issuer` as read (`expected`), and with the fields the options give (`entry`). */
-async function updatedEntry(db: CliDatabase, parsed: ParsedOptions): Promise<{ entry: IssuerEntry; expected: IssuerEntry }> {
-  const issuer = requiredValue(parsed, 'issuer');
+/** `--unchanged-since <change id>`, if given. */
+function unchangedSince(parsed: ParsedOptions): number | undefined {
+  const value = stringValue(parsed, 'unchanged-since');
+  if (value === undefined) return undefined;
+  if (!/^[0-9]{1,15}$/.test(value))
+    throw new UsageError(`--unchanged-since must be a change id (as "issuers list" prints it), got ${quote(value)}`);
+  return Number(value);
+}
+
+/** What an update writes, and the state it was made from. */
+interface Update {
+  readonly entry: IssuerEntry;
+  /** The entry the fields were changed on (`--issuer` with field options). */
+  readonly expected?: IssuerEntry;
+  /** The change it was made from: `--unchanged-since`, else the row's last change when read here. */
+  readonly unchangedSince?: number;
+}
+
+/**
+ * The update the options ask for, and the state it was made from: the whole entry of `--entry`,
+ * or the registered entry of `--issuer` with the fields the options give. Without
+ * `--unchanged-since`, the row as read now: so a change made while the JWKS is checked is not undone.
+ */
+async function planUpdate(db: CliDatabase, parsed: ParsedOptions, given: IssuerEntry | undefined): Promise<Update> {
+  const issuer = given?.issuer ?? requiredValue(parsed, 'issuer');
   const current = (await readIssuers(db)).find((record) => record.issuer === issuer);
+  const since = unchangedSince(parsed) ?? current?.change;
+  const state = since === undefined ? {} : { unchangedSince: since };
+  if (given !== undefined) return { entry: given, ...state };
   if (current === undefined) throw new Error(`issuer ${quote(issuer)} is not registered (add it)`);
   if (current.refused !== null) {
     throw new Error(
       `the row of ${quote(issuer)} is left out by every instance (${current.refused.rule}): ${current.refused.reason}; give the whole entry with --entry, or remove the row`,
     );
   }
-  return { entry: entryFromFlags(parsed, current.entry), expected: current.entry };
+  return { entry: entryFromFlags(parsed, current.entry), expected: current.entry, ...state };
 }
 
 /** `add` or `update`: the entry checked by the gateway's verifier, then written. */
 function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand['run'] {
   return async (args, io) => {
-    const parsed = parseOptions(args, CHECK_OPTIONS, 0);
+    const parsed = parseOptions(args, action === 'add' ? CHECK_OPTIONS : UPDATE_OPTIONS, 0);
+    unchangedSince(parsed);
     const by = await actor(parsed, deps);
     const audience = stringValues(parsed, 'audience');
     const tokenSource = stringValue(parsed, 'token');
@@ -267,8 +296,8 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
           );
     const report = parsed.values.json === true ? io.stderr : io.stdout;
     const change = await onDatabase(parsed, io, async (db) => {
-      // Fields changed on the entry as read: written only if nobody changed it meanwhile.
-      const { entry, expected } = given === undefined ? await updatedEntry(db, parsed) : { entry: given, expected: undefined };
+      // Written only if nobody changed the issuer since the state it was made from.
+      const { entry, ...from } = action === 'add' ? { entry: given as IssuerEntry } : await planUpdate(db, parsed, given);
       await checkCandidate({
         entry,
         token,
@@ -278,7 +307,7 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
         now: (deps.now ?? Date.now)(),
         write: report,
       });
-      return asUsage(() => (action === 'add' ? addIssuer(db, entry, { by }) : updateIssuer(db, entry, { by, expected })));
+      return asUsage(() => (action === 'add' ? addIssuer(db, entry, { by }) : updateIssuer(db, entry, { by, ...from })));
     });
     return printChange(change, parsed, io);
   };
@@ -295,10 +324,15 @@ async function runRemove(args: readonly string[], io: CliIo, deps: IssuersDeps):
 
 async function runList(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseOptions(args, { ...DATABASE_URL_OPTION, json: FLAG }, 0);
-  const records = await onDatabase(parsed, io, (db) => readIssuers(db));
+  // The change id first: the rows read after it are as new as it, or newer (refused, never lost).
+  const { last, records } = await onDatabase(parsed, io, async (db) => ({
+    last: await readLastIssuerChange(db),
+    records: await readIssuers(db),
+  }));
   if (parsed.values.json === true) io.stdout(`${oneLineJson(records)}\n`);
   else if (records.length === 0) io.stdout('No issuer is registered in the database.\n');
   else {
+    io.stdout(`The registry as of change #${last} (an update or import made from this list: --unchanged-since ${last}):\n`);
     for (const record of records) io.stdout(recordLine(record));
     const refused = records.filter((record) => record.refused !== null).length;
     if (refused > 0) {
@@ -345,13 +379,18 @@ async function runHistory(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 async function runImport(args: readonly string[], io: CliIo, deps: IssuersDeps): Promise<number> {
-  const parsed = parseOptions(args, CHANGE_OPTIONS, 1);
+  const parsed = parseOptions(args, IMPORT_OPTIONS, 1);
   const file = parsed.positionals[0];
   if (file === undefined) throw new UsageError('give the file of entries: paygate-auth issuers import <file.json>');
+  const given = unchangedSince(parsed);
   const entries = await readEntries(file, file);
   checkRegistry(entries);
   const by = await actor(parsed, deps);
-  const report = await onDatabase(parsed, io, (db) => asUsage(() => importIssuers(db, entries, { by })));
+  const report = await onDatabase(parsed, io, async (db) => {
+    // Made from the registry as of --unchanged-since, else as it is now.
+    const since = given ?? (await readLastIssuerChange(db));
+    return asUsage(() => importIssuers(db, entries, { by, unchangedSince: since }));
+  });
   if (parsed.values.json === true) io.stdout(`${oneLineJson(report)}\n`);
   else {
     for (const change of report.changes) io.stdout(changeLine(change));
@@ -390,12 +429,17 @@ Exit codes: 0 added, 1 refused (the check, or registered already) or the databas
         'update (--entry <file.json> | --issuer <iss> [field options]) [options]',
         `Replaces a registered issuer's entry, after the same check as "add". With --entry the file is the
 whole new entry; with --issuer each field option given replaces that field of the entry registered
-(the others stay), and is refused if someone changed the entry in the meantime (run it again).
-A new jwksUri drops the keys held from the old one on every instance.
+(the others stay). Either way it is refused (issuer_changed_meanwhile, nothing written) if someone
+changed the issuer since the state it was made from: the row as this command reads it, or
+--unchanged-since. Read it again and run it again. A new jwksUri drops the keys held from the old
+one on every instance.
 
 ${ENTRY_HELP}
 
 ${CHECK_HELP}
+  --unchanged-since <change>   the registry's change the new entry was made from, as "issuers
+                               list" or "issuers show" prints it (change #N): refused if the
+                               issuer changed after it
 ${COMMON_HELP}
 
 Exit codes: 0 updated, 1 refused (the check, not registered, unchanged, or changed meanwhile)
@@ -449,15 +493,20 @@ Exit codes: 0 shown, 1 not registered (its changes are still printed) or the dat
       name: 'issuers import',
       summary: 'load a JSON file of registry entries into the database (PostgreSQL)',
       help: usage(
-        'import <file.json> [--by <name>] [--json] [--database-url <url>]',
+        'import <file.json> [--unchanged-since <change>] [--by <name>] [--json] [--database-url <url>]',
         `Loads an array of registry entries (the IssuerRegistry configuration in code, as JSON) in one
 transaction: new issuers are added, changed ones updated, equal ones left; none is removed. The
 entries are checked by the registry's rules (a bad field is named and nothing is written); their
-JWKS are not downloaded (use "add" or "update" for that check).
+JWKS are not downloaded (use "add" or "update" for that check). If an issuer of the file changed
+since the registry the file was made from (--unchanged-since, else the registry as this command
+reads it), nothing is written (issuer_changed_meanwhile, naming it).
+  --unchanged-since <change>   the registry's change the file was made from (change #N, as
+                               "issuers list" prints it)
 
 ${COMMON_HELP}
 
-Exit codes: 0 imported, 1 the database failed, 2 usage (the file, or an entry the registry refuses).`,
+Exit codes: 0 imported, 1 changed meanwhile or the database failed, 2 usage (the file, or an
+entry the registry refuses).`,
       ),
       run: (args, io) => runImport(args, io, deps),
     },

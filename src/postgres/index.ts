@@ -26,6 +26,8 @@ export { isUnavailable } from './database-errors.js';
 export { PostgresDirectory, type PostgresDirectoryOptions } from './directory.js';
 export {
   type ChangeOptions,
+  type ImportIssuersOptions,
+  type UnchangedSinceOption,
   type UpdateIssuerOptions,
   type ImportReport,
   IssuerChangeError,
@@ -38,6 +40,7 @@ export {
   importIssuers,
   readIssuerChanges,
   readIssuers,
+  readLastIssuerChange,
   removeIssuer,
   updateIssuer,
 } from './issuer-table.js';

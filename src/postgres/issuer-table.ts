@@ -36,6 +36,8 @@ export interface IssuerRecord {
    * and its issuer refused as unknown (see `checkRegistryRows`).
    */
   readonly refused: Omit<RefusedRow, 'row'> | null;
+  /** The id of the row's last change in the audit (`0` for none): the state this record is. */
+  readonly change: number;
   /** When it was added (the database's clock). */
   readonly addedAt: Date;
   /** Who added it (`by` of the change). */
@@ -82,8 +84,23 @@ export interface ChangeOptions {
   readonly statementTimeout?: number;
 }
 
+/** The precondition of a change made from the registry as it was read. */
+export interface UnchangedSinceOption {
+  /**
+   * The id of the registry's last change when the entries written were read (an
+   * `IssuerRecord.change`, or `readLastIssuerChange()`): when an issuer written has a change
+   * after it, nothing is written and the call is refused (`issuer_changed_meanwhile`), rather than
+   * undo a change made since. Give it whenever the entries were made from what the table held.
+   * @default undefined (written whatever happened since)
+   */
+  readonly unchangedSince?: number;
+}
+
+/** Options of {@link importIssuers}. */
+export interface ImportIssuersOptions extends ChangeOptions, UnchangedSinceOption {}
+
 /** Options of {@link updateIssuer}. */
-export interface UpdateIssuerOptions extends ChangeOptions {
+export interface UpdateIssuerOptions extends ChangeOptions, UnchangedSinceOption {
   /**
    * The entry the new one was made from (read a moment before): when the table no longer holds
    * an entry with its rules, the update is refused (`issuer_changed_meanwhile`) rather than undo
@@ -152,6 +169,27 @@ function checkActor(where: string, options: ChangeOptions): { by: string; timeou
   return { by, timeout: checkStatementTimeout(options.statementTimeout, where) };
 }
 
+function checkUnchangedSince(where: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new TypeError(`${where}: unchangedSince must be a change id (a whole number from 0), got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Refuses (`issuer_changed_meanwhile`, naming the first) the write when one of `issuers` has a
+ * change after `since`; nothing to check without it. Run under the registry's lock.
+ */
+async function checkUnchanged(session: SqlClient, issuers: readonly string[], since: number | undefined): Promise<void> {
+  if (since === undefined) return;
+  const { rows } = await session.query(
+    `SELECT issuer FROM ${TABLES.issuerChanges} WHERE issuer = ANY($1) AND id > $2 ORDER BY id LIMIT 1`,
+    [issuers, since],
+  );
+  if (rows.length > 0) throw new IssuerChangeError('issuer_changed_meanwhile', String(rows[0]?.issuer));
+}
+
 function checkIssuer(where: string, issuer: unknown): string {
   if (typeof issuer !== 'string' || issuer === '') throw new TypeError(`${where}: issuer must be a non-empty string`);
   return issuer;
@@ -210,6 +248,7 @@ function toRecord(row: SqlRow, refused: ReadonlyMap<string, RefusedRow>): Issuer
     issuer,
     entry: entryColumn(row.entry) as IssuerEntry,
     refused: refusal === undefined ? null : Object.freeze({ rule: refusal.rule, reason: refusal.reason }),
+    change: numberColumn(row.change ?? 0),
     addedAt: dateColumn(row.added_at),
     addedBy: String(row.added_by),
     updatedAt: dateColumn(row.updated_at),
@@ -290,8 +329,10 @@ export async function addIssuer(db: SqlClient, entry: IssuerEntry, options: Chan
  * Replaces the whole entry of a registered issuer, logs the change and notifies every instance,
  * in one transaction.
  * @throws {TypeError} for a bad entry or bad options; nothing is written.
- * @throws {IssuerChangeError} `issuer_not_found`, or `issuer_unchanged` when the entry registers
- * the same rules already. @throws {StorageUnavailableError} when the database is unreachable.
+ * @throws {IssuerChangeError} `issuer_not_found`; `issuer_changed_meanwhile` when the table no
+ * longer holds `expected`, or the issuer has a change after `unchangedSince`; `issuer_unchanged`
+ * when the entry registers the same rules already. @throws {StorageUnavailableError} when the
+ * database is unreachable.
  */
 export async function updateIssuer(db: SqlClient, entry: IssuerEntry, options: UpdateIssuerOptions): Promise<IssuerChange> {
   checkClient(db, 'updateIssuer');
@@ -301,8 +342,10 @@ export async function updateIssuer(db: SqlClient, entry: IssuerEntry, options: U
   if (expected !== undefined && expected.issuer !== checked.issuer) {
     throw new TypeError(`updateIssuer: expected.issuer must be the entry's issuer, ${quote(checked.issuer)}`);
   }
+  const since = checkUnchangedSince('updateIssuer', options.unchangedSince);
   return changing(db, timeout, 'updating an issuer', by, async (session) => {
     const before = (await lockEntries(session, [checked.issuer])).get(checked.issuer);
+    await checkUnchanged(session, [checked.issuer], since);
     if (before === undefined) throw new IssuerChangeError('issuer_not_found', checked.issuer);
     if (expected !== undefined && !sameEntry(before, expected)) throw new IssuerChangeError('issuer_changed_meanwhile', checked.issuer);
     if (sameEntry(before, checked)) throw new IssuerChangeError('issuer_unchanged', checked.issuer);
@@ -329,21 +372,23 @@ export async function removeIssuer(db: SqlClient, issuer: string, options: Chang
 /**
  * Adds the issuers not registered and updates those registered with other rules, in one
  * transaction (all or nothing); never removes one. Every entry is checked first, as
- * `new IssuerRegistry(entries)` does (a repeated issuer included).
+ * `new IssuerRegistry(entries)` does (a repeated issuer included). With `unchangedSince`, an
+ * issuer of the file changed since then refuses the whole import.
  * @throws {TypeError} for a bad entry or bad options; nothing is written.
- * @throws {StorageUnavailableError} when the database is unreachable.
+ * @throws {IssuerChangeError} `issuer_changed_meanwhile`, naming the first issuer changed since
+ * `unchangedSince`. @throws {StorageUnavailableError} when the database is unreachable.
  */
-export async function importIssuers(db: SqlClient, entries: readonly IssuerEntry[], options: ChangeOptions): Promise<ImportReport> {
+export async function importIssuers(db: SqlClient, entries: readonly IssuerEntry[], options: ImportIssuersOptions): Promise<ImportReport> {
   checkClient(db, 'importIssuers');
   const { by, timeout } = checkActor('importIssuers', options);
+  const since = checkUnchangedSince('importIssuers', options.unchangedSince);
   const checked = checkEntries(entries);
   const report: ImportReport = { added: [], updated: [], unchanged: [], changes: [] };
   if (checked.length === 0) return report;
   return changing(db, timeout, 'importing issuers', by, async (session) => {
-    const held = await lockEntries(
-      session,
-      checked.map((entry) => entry.issuer),
-    );
+    const issuers = checked.map((entry) => entry.issuer);
+    const held = await lockEntries(session, issuers);
+    await checkUnchanged(session, issuers, since);
     for (const entry of checked) {
       const before = held.get(entry.issuer);
       if (before === undefined) {
@@ -378,7 +423,9 @@ export async function readIssuers(db: SqlClient, options: ReadIssuersOptions = {
     ({ rows } = await queryWithin(
       db,
       timeout,
-      `SELECT issuer, entry, added_at, added_by, updated_at, updated_by FROM ${TABLES.issuers} ORDER BY issuer`,
+      `SELECT issuer, entry, added_at, added_by, updated_at, updated_by,
+              (SELECT coalesce(max(id), 0) FROM ${TABLES.issuerChanges} c WHERE c.issuer = i.issuer) AS change
+         FROM ${TABLES.issuers} i ORDER BY issuer`,
     ));
   } catch (error) {
     throw storageFailure(error, 'reading issuers');
@@ -424,6 +471,21 @@ export async function readRegistrySnapshot(db: SqlClient, timeout: number): Prom
     through: numberColumn(rows[0]?.through ?? 0),
     rows: rows.filter((row) => row.issuer !== null && row.issuer !== undefined).map(registryRow),
   };
+}
+
+/**
+ * The id of the registry's last change (`0` for none): the state the table is in, for
+ * `unchangedSince`.
+ * @throws {StorageUnavailableError} when the database is unreachable.
+ */
+export async function readLastIssuerChange(db: SqlClient, options: ReadIssuersOptions = {}): Promise<number> {
+  checkClient(db, 'readLastIssuerChange');
+  const timeout = checkStatementTimeout(options.statementTimeout, 'readLastIssuerChange');
+  try {
+    return await readLastChange(db, timeout);
+  } catch (error) {
+    throw storageFailure(error, 'reading the last issuer change');
+  }
 }
 
 /** The id of the last change; `0` for none. */

@@ -247,6 +247,57 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     expect(change?.after).toEqual(entryOf('gamma', { products: ['acme', 'beta'] }));
   });
 
+  it('refuses update --entry, writing nothing, when someone limits the issuer while its JWKS is checked', async () => {
+    let during: (() => Promise<unknown>) | undefined;
+    const racing = await serveJwks(() => served, {
+      respond: async () => {
+        const concurrent = during;
+        during = undefined;
+        await concurrent?.();
+        return false;
+      },
+    });
+    try {
+      const lambda = { issuer: 'https://lambda.example', jwksUri: racing.url, products: ['acme'] };
+      const file = join(directory, 'lambda.json');
+      await writeFile(file, JSON.stringify(lambda));
+      expect((await cli('issuers', 'add', '--entry', file)).code).toBe(EXIT.ok);
+      await writeFile(file, JSON.stringify({ ...lambda, products: ['acme', 'beta'] }));
+      during = () => cli('issuers', 'update', '--issuer', lambda.issuer, '--tenant', 't-limit', '--by', 'bob');
+      expect(await cli('issuers', 'update', '--entry', file, '--by', 'alice')).toMatchObject({
+        code: EXIT.failed,
+        err: expect.stringContaining('"https://lambda.example" was changed by someone else since it was read'),
+      });
+      expect((await history(lambda.issuer)).map((change) => [change.action, change.actor, change.after?.tenants])).toEqual([
+        ['add', OS_USER, undefined],
+        ['update', 'bob', ['t-limit']],
+      ]);
+    } finally {
+      await racing.close();
+    }
+  });
+
+  it('refuses an update and an import made from a change the issuer has moved past (--unchanged-since), writing nothing', async () => {
+    await cli(...addArgs('mu'));
+    const listing = (await cli('issuers', 'list')).out;
+    const since = /as of change #(\d+) /.exec(listing)?.[1] ?? '';
+    expect(listing).toMatch(/^"https:\/\/mu\.example" .*, change #\d+$/m);
+    expect((await cli('issuers', 'update', '--issuer', 'https://mu.example', '--tenant', 't-1', '--unchanged-since', since)).code).toBe(
+      EXIT.ok,
+    );
+    const stale = await cli('issuers', 'update', '--issuer', 'https://mu.example', '--tenant', 't-2', '--unchanged-since', since);
+    expect(stale).toMatchObject({ code: EXIT.failed, err: expect.stringContaining('was changed by someone else') });
+    const file = join(directory, 'mu-registry.json');
+    await writeFile(file, JSON.stringify([entryOf('nu'), entryOf('mu', { tenants: ['t-3'] })]));
+    expect(await cli('issuers', 'import', file, '--unchanged-since', since)).toMatchObject({
+      code: EXIT.failed,
+      err: expect.stringContaining('"https://mu.example" was changed by someone else'),
+    });
+    expect(await listed()).not.toContain('https://nu.example');
+    expect((await history('https://mu.example')).at(-1)?.after?.tenants).toEqual(['t-1']);
+    expect((await cli('issuers', 'update', '--issuer', 'https://mu.example', '--unchanged-since', '1.5')).code).toBe(EXIT.usage);
+  });
+
   it('removes an issuer without reading its JWKS; a second remove is refused', async () => {
     await cli(...addArgs('delta'));
     const before = jwks.requests;
@@ -268,7 +319,7 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     const line = out.split('\n').find((text) => text.startsWith('"https://alpha.example"'));
     expect(line).toMatch(
       new RegExp(
-        `^"https://alpha\\.example" {2}products \\["acme"\\] {2}tenants \\["t-1", "t-2"\\] {2}jwksUri "${jwks.url}" {2}added \\S+Z by "${OS_USER}"$`,
+        `^"https://alpha\\.example" {2}products \\["acme"\\] {2}tenants \\["t-1", "t-2"\\] {2}jwksUri "${jwks.url}" {2}added \\S+Z by "${OS_USER}", change #\\d+$`,
       ),
     );
   });

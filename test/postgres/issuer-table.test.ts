@@ -15,6 +15,7 @@ import {
   migrate,
   readIssuerChanges,
   readIssuers,
+  readLastIssuerChange,
   removeIssuer,
   updateIssuer,
 } from '../../src/postgres/index.js';
@@ -111,6 +112,39 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
     );
     expect((await readIssuers(pool))[0]?.entry.tenants).toEqual(['t1', 't2']);
     expect(await rowCounts()).toEqual({ issuers: 1, changes: 2 });
+  });
+
+  it('refuses an update made from a change the issuer has moved past (unchangedSince); changes of other issuers do not count', async () => {
+    const added = await addIssuer(pool, BETA, BY);
+    await addIssuer(pool, ACME, BY);
+    const [record] = (await readIssuers(pool)).filter((held) => held.issuer === BETA.issuer);
+    expect(record?.change).toBe(added.id);
+    await updateIssuer(pool, { ...BETA, tenants: ['t1', 't2'] }, { by: 'bob', unchangedSince: added.id });
+    expect(await code(updateIssuer(pool, { ...BETA, tenants: ['t3'] }, { by: 'carol', unchangedSince: added.id }))).toBe(
+      'issuer_changed_meanwhile',
+    );
+    expect((await readIssuers(pool)).find((held) => held.issuer === BETA.issuer)?.entry.tenants).toEqual(['t1', 't2']);
+  });
+
+  it('refuses a whole import when one of its issuers changed after unchangedSince, naming it and writing nothing', async () => {
+    await addIssuer(pool, ACME, BY);
+    const since = await readLastIssuerChange(pool);
+    await updateIssuer(pool, { ...ACME, products: ['acme-2'] }, { by: 'bob' });
+    const error = await importIssuers(pool, [BETA, { ...ACME, products: ['acme-3'] }], { by: 'carol', unchangedSince: since }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toMatchObject({ code: 'issuer_changed_meanwhile', issuer: ACME.issuer });
+    expect(await rowCounts()).toEqual({ issuers: 1, changes: 2 });
+    const fresh = await readLastIssuerChange(pool);
+    expect((await importIssuers(pool, [BETA, { ...ACME, products: ['acme-3'] }], { by: 'carol', unchangedSince: fresh })).updated).toEqual([
+      ACME.issuer,
+    ]);
+  });
+
+  it.each([-1, 1.5, '3'])('refuses an unchangedSince of %s with a TypeError naming it', async (unchangedSince) => {
+    await expect(updateIssuer(pool, ACME, { by: 'bob', unchangedSince: unchangedSince as number })).rejects.toThrow(
+      /updateIssuer: unchangedSince must be a change id/,
+    );
   });
 
   it('refuses an expected entry of another issuer, naming it, before writing', async () => {
