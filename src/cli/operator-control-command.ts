@@ -1,12 +1,14 @@
 /**
  * The commands recording an operator control (`revoke-key`, `suspend-issuer`, `resume-issuer`,
- * `refresh-keys`), one row of a table each: read `--issuer` (and `--kid`), record the action in
- * DATABASE_URL (which notifies every attached instance), and say what was done.
+ * `refresh-keys`), one row of a table each: read `--issuer` (and `--kid`), refuse an issuer the
+ * registry table does not register (unless `--force`), record the action in DATABASE_URL (which
+ * notifies every attached instance), and say what was done.
  */
 import { type ControlAction, type ControlRecord, checkControlRequest, recordControl } from '../postgres/index.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue } from './cli-options.js';
 import { DATABASE_HELP, withDatabase } from './database-url.js';
+import { requireRegistered } from './registered-issuer.js';
 import { EXIT } from './run-cli.js';
 
 /** How one command is described. */
@@ -21,11 +23,12 @@ export interface ControlCommandSpec {
 }
 
 const STRING = { type: 'string' } as const;
+const FLAG = { type: 'boolean' } as const;
 
 /** A command recording `spec.action`. */
 function controlCommand(spec: ControlCommandSpec): CliCommand {
   const withKid = spec.action === 'revoke_key';
-  const usage = `paygate-auth ${spec.name} --issuer <iss>${withKid ? ' --kid <kid>' : ''}`;
+  const usage = `paygate-auth ${spec.name} --issuer <iss>${withKid ? ' --kid <kid>' : ''} [--force]`;
   return {
     name: spec.name,
     summary: spec.summary,
@@ -35,15 +38,20 @@ ${spec.effect}
 Every gateway instance attached to the database (postgresControls) applies it within a second,
 cached results and verifications in flight included; instances started later load it.
 
+An issuer the registry table does not register (a trailing slash, say) is refused, naming the
+issuer it nearly names: the control would stop nothing.
+
 Options:
   --issuer <iss>  the issuer as registered (its iss), e.g. https://auth.acme.example${withKid ? '\n  --kid <kid>     the key id (kid) of the key' : ''}
+  --force         record it even for an issuer not registered (a control ahead of its issuer,
+                  applied once it is registered; or a registry kept in code, not in the database)
 
 ${DATABASE_HELP}
 
-Exit codes: 0 recorded, 1 the database failed, 2 usage.
+Exit codes: 0 recorded, 1 not registered (without --force) or the database failed, 2 usage.
 `,
     async run(args, io) {
-      const options = parseOptions(args, withKid ? { issuer: STRING, kid: STRING } : { issuer: STRING }, 0);
+      const options = parseOptions(args, withKid ? { issuer: STRING, kid: STRING, force: FLAG } : { issuer: STRING, force: FLAG }, 0);
       const request = withKid
         ? { action: spec.action, issuer: requiredValue(options, 'issuer'), kid: requiredValue(options, 'kid') }
         : { action: spec.action, issuer: requiredValue(options, 'issuer') };
@@ -52,7 +60,10 @@ Exit codes: 0 recorded, 1 the database failed, 2 usage.
       } catch (error) {
         throw new UsageError(error instanceof Error ? error.message.replace(`${spec.name}: `, '') : String(error));
       }
-      const record = await withDatabase(io.env, (db) => recordControl(db, request));
+      const record = await withDatabase(io.env, async (db) => {
+        if (options.values.force !== true) await requireRegistered(db, request.issuer);
+        return recordControl(db, request);
+      });
       io.stdout(`${spec.done(record)} (control #${record.id}, ${record.recordedAt.toISOString()}).\n`);
       return EXIT.ok;
     },

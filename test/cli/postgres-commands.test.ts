@@ -6,12 +6,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../src/cli/command.js';
 import { COMMANDS } from '../../src/cli/commands.js';
 import { openDatabase, withDatabase } from '../../src/cli/database-url.js';
+import { addIssuer } from '../../src/postgres/index.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { type PgServer, skipWithoutPostgres, startPostgres } from '../postgres/pg-server.js';
 import { uniqueRole } from '../postgres/roles.js';
 
 const SKIP = skipWithoutPostgres('test/cli/postgres-commands.test.ts');
 const ISSUER = 'https://auth.acme.example';
+const ACME_ENTRY = { issuer: ISSUER, jwksUri: `${ISSUER}/jwks.json`, products: ['acme'] };
 
 function capture(env: Record<string, string | undefined> = {}): CliIo & { out: () => string; err: () => string } {
   const out: string[] = [];
@@ -45,7 +47,7 @@ describe('the PostgreSQL commands without a database', () => {
     ['DATABASE_URL is not set', ['suspend-issuer', '--issuer', ISSUER], {}, 'DATABASE_URL is not set'],
     ['--kid is missing', ['revoke-key', '--issuer', ISSUER], { DATABASE_URL: 'postgres://x@127.0.0.1:1/x' }, '--kid is required'],
     ['--issuer is missing', ['suspend-issuer'], { DATABASE_URL: 'postgres://x@127.0.0.1:1/x' }, '--issuer is required'],
-    ['an option is unknown', ['resume-issuer', '--issuer', ISSUER, '--force'], {}, 'unknown option --force'],
+    ['an option is unknown', ['resume-issuer', '--issuer', ISSUER, '--frobnicate'], {}, 'unknown option --frobnicate'],
     ['a value is missing', ['refresh-keys', '--issuer'], {}, '--issuer needs a value'],
     ['an option is repeated', ['refresh-keys', '--issuer', ISSUER, '--issuer=x'], {}, '--issuer is given twice'],
     ['the issuer has a space', ['suspend-issuer', '--issuer', 'https://a b'], {}, 'issuer must be'],
@@ -120,6 +122,33 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     });
   });
 
+  it.each([
+    ['suspend-issuer', []],
+    ['resume-issuer', []],
+    ['refresh-keys', []],
+    ['revoke-key', ['--kid', 'acme-1']],
+  ])('%s refuses an issuer with a trailing slash (exit 1), naming the registered one, and records nothing', async (name, more) => {
+    await withDatabase(env, (db) => addIssuer(db, ACME_ENTRY, { by: 'test' }).catch(() => undefined));
+    const before = (await cli('controls', '--json')).out;
+    expect(await cli(name, '--issuer', `${ISSUER}/`, ...more)).toMatchObject({
+      code: EXIT.failed,
+      err: expect.stringContaining(`issuer "${ISSUER}/" is not registered; the registry has "${ISSUER}" (a trailing slash): give that`),
+    });
+    expect((await cli('controls', '--json')).out).toBe(before);
+  });
+
+  it('refuses an issuer that is nothing like a registered one, saying how many are, and --force records it all the same', async () => {
+    expect(await cli('suspend-issuer', '--issuer', 'not-a-url')).toMatchObject({
+      code: EXIT.failed,
+      err: expect.stringMatching(/issuer "not-a-url" is not registered; the registry holds \d+ issuer\(s\) .*--force/),
+    });
+    expect(await cli('suspend-issuer', '--issuer', 'https://later.example', '--force')).toMatchObject({
+      code: EXIT.ok,
+      out: expect.stringContaining('Suspended https://later.example'),
+    });
+    expect((await cli('resume-issuer', '--issuer', 'https://later.example', '--force')).code).toBe(EXIT.ok);
+  });
+
   it('records actions, and controls lists what is in force', async () => {
     expect(await cli('revoke-key', '--issuer', ISSUER, '--kid', 'acme-1')).toMatchObject({
       code: EXIT.ok,
@@ -137,7 +166,12 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     };
     expect(json.suspended).toEqual([]);
     expect(json.revoked).toEqual([{ issuer: ISSUER, kid: 'acme-1' }]);
-    expect(json.actions.map((action) => action.action)).toEqual(['revoke_key', 'suspend_issuer', 'refresh_keys', 'resume_issuer']);
+    expect(json.actions.map((action) => action.action).slice(-4)).toEqual([
+      'revoke_key',
+      'suspend_issuer',
+      'refresh_keys',
+      'resume_issuer',
+    ]);
   });
 
   it('compacts the controls to the ones in force', async () => {
