@@ -23,6 +23,7 @@ import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
 import { type CliDatabase, DATABASE_HELP, DATABASE_URL_OPTION, databaseEnv, withDatabase } from './database-url.js';
 import { checkRegistry, readEntries, shown } from './doctor.js';
+import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
 import { checkCandidate } from './issuer-check.js';
 import { EXIT } from './run-cli.js';
 import { type StdinReader, readProcessStdin, readToken } from './token-input.js';
@@ -55,7 +56,7 @@ const ENTRY_OPTIONS = {
 } as const;
 const FIELD_FLAGS = ['jwks-uri', 'product', 'tenant', 'max-token-lifetime', 'subject-must-equal-issuer'] as const;
 
-const CHANGE_OPTIONS = { ...DATABASE_URL_OPTION, by: STRING, json: FLAG } as const;
+const CHANGE_OPTIONS = { ...DATABASE_URL_OPTION, by: STRING, json: FLAG, ...WAIT_OPTIONS } as const;
 const CHECK_OPTIONS = { ...ENTRY_OPTIONS, ...CHANGE_OPTIONS, token: STRING, audience: STRINGS, force: FLAG } as const;
 const UPDATE_OPTIONS = { ...CHECK_OPTIONS, 'unchanged-since': STRING } as const;
 const IMPORT_OPTIONS = { ...CHANGE_OPTIONS, 'unchanged-since': STRING } as const;
@@ -86,6 +87,7 @@ breaks, e.g. "k1" modulus of 1024 bits, under 2048).
 
 const COMMON_HELP = `  --by <name>                  who makes the change, kept in the audit trail beside the database
                                role (default: the OS user)
+${WAIT_HELP}
   --json                       print the change as one JSON line (the check's lines go to stderr)
   --database-url <url>         the database, in place of DATABASE_URL (which keeps the password
                                out of the process list)`;
@@ -218,7 +220,7 @@ function recordLine(record: IssuerRecord): string {
 
 const VERB = { add: 'Added', update: 'Updated', remove: 'Removed' } as const;
 
-function printChange(change: IssuerChange, parsed: ParsedOptions, io: CliIo): number {
+function printChange(change: IssuerChange, parsed: ParsedOptions, io: CliIo): void {
   if (parsed.values.json === true) io.stdout(`${oneLineJson(change)}\n`);
   else {
     io.stdout(changeLine(change));
@@ -226,7 +228,23 @@ function printChange(change: IssuerChange, parsed: ParsedOptions, io: CliIo): nu
       `${VERB[change.action]} ${quote(change.issuer)}: every instance following the database (postgresRegistry) applies it within a second.\n`,
     );
   }
-  return EXIT.ok;
+}
+
+/** Where the lines besides the result go: standard error when the result is JSON. */
+function reportTo(parsed: ParsedOptions, io: CliIo): (text: string) => void {
+  return parsed.values.json === true ? io.stderr : io.stdout;
+}
+
+/** Prints `change`, then waits for the fleet to apply it when `--wait` asks; the exit code. */
+async function changed(
+  db: CliDatabase,
+  change: IssuerChange,
+  parsed: ParsedOptions,
+  io: CliIo,
+  bound: number | undefined,
+): Promise<number> {
+  printChange(change, parsed, io);
+  return waitIfAsked(db, bound, { registryChange: change.id }, reportTo(parsed, io));
 }
 
 /** `--unchanged-since <change id>`, if given. */
@@ -272,6 +290,7 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
   return async (args, io) => {
     const parsed = parseOptions(args, action === 'add' ? CHECK_OPTIONS : UPDATE_OPTIONS, 0);
     unchangedSince(parsed);
+    const bound = waitBound(parsed);
     const by = await actor(parsed, deps);
     const audience = stringValues(parsed, 'audience');
     const tokenSource = stringValue(parsed, 'token');
@@ -294,8 +313,8 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
             false,
             '--token',
           );
-    const report = parsed.values.json === true ? io.stderr : io.stdout;
-    const change = await onDatabase(parsed, io, async (db) => {
+    const report = reportTo(parsed, io);
+    return onDatabase(parsed, io, async (db) => {
       // Written only if nobody changed the issuer since the state it was made from.
       const { entry, ...from } = action === 'add' ? { entry: given as IssuerEntry } : await planUpdate(db, parsed, given);
       await checkCandidate({
@@ -307,9 +326,9 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
         now: (deps.now ?? Date.now)(),
         write: report,
       });
-      return asUsage(() => (action === 'add' ? addIssuer(db, entry, { by }) : updateIssuer(db, entry, { by, ...from })));
+      const change = await asUsage(() => (action === 'add' ? addIssuer(db, entry, { by }) : updateIssuer(db, entry, { by, ...from })));
+      return changed(db, change, parsed, io, bound);
     });
-    return printChange(change, parsed, io);
   };
 }
 
@@ -318,8 +337,8 @@ async function runRemove(args: readonly string[], io: CliIo, deps: IssuersDeps):
   const issuer = parsed.positionals[0] ?? requiredValue(parsed, 'issuer');
   if (parsed.positionals[0] !== undefined && parsed.values.issuer !== undefined) throw new UsageError('give the issuer once');
   const by = await actor(parsed, deps);
-  const change = await onDatabase(parsed, io, (db) => asUsage(() => removeIssuer(db, issuer, { by })));
-  return printChange(change, parsed, io);
+  const bound = waitBound(parsed);
+  return onDatabase(parsed, io, async (db) => changed(db, await asUsage(() => removeIssuer(db, issuer, { by })), parsed, io, bound));
 }
 
 async function runList(args: readonly string[], io: CliIo): Promise<number> {
@@ -383,23 +402,25 @@ async function runImport(args: readonly string[], io: CliIo, deps: IssuersDeps):
   const file = parsed.positionals[0];
   if (file === undefined) throw new UsageError('give the file of entries: paygate-auth issuers import <file.json>');
   const given = unchangedSince(parsed);
+  const bound = waitBound(parsed);
   const entries = await readEntries(file, file);
   checkRegistry(entries);
   const by = await actor(parsed, deps);
-  const report = await onDatabase(parsed, io, async (db) => {
+  return onDatabase(parsed, io, async (db) => {
     // Made from the registry as of --unchanged-since, else as it is now.
     const since = given ?? (await readLastIssuerChange(db));
-    return asUsage(() => importIssuers(db, entries, { by, unchangedSince: since }));
+    const report = await asUsage(() => importIssuers(db, entries, { by, unchangedSince: since }));
+    if (parsed.values.json === true) io.stdout(`${oneLineJson(report)}\n`);
+    else {
+      for (const change of report.changes) io.stdout(changeLine(change));
+      const count = (list: readonly string[], what: string) => `${list.length} ${what}`;
+      io.stdout(
+        `Imported ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}: ${count(report.added, 'added')}, ${count(report.updated, 'updated')}, ${count(report.unchanged, 'unchanged')}.\n`,
+      );
+    }
+    const last = report.changes.at(-1);
+    return waitIfAsked(db, bound, last === undefined ? {} : { registryChange: last.id }, reportTo(parsed, io));
   });
-  if (parsed.values.json === true) io.stdout(`${oneLineJson(report)}\n`);
-  else {
-    for (const change of report.changes) io.stdout(changeLine(change));
-    const count = (list: readonly string[], what: string) => `${list.length} ${what}`;
-    io.stdout(
-      `Imported ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}: ${count(report.added, 'added')}, ${count(report.updated, 'updated')}, ${count(report.unchanged, 'unchanged')}.\n`,
-    );
-  }
-  return EXIT.ok;
 }
 
 /** The `issuers` commands, reaching out through `deps`, in the order `--help` lists them. */
@@ -418,7 +439,8 @@ ${ENTRY_HELP}
 ${CHECK_HELP}
 ${COMMON_HELP}
 
-Exit codes: 0 added, 1 refused (the check, or registered already) or the database failed, 2 usage.`,
+Exit codes: 0 added, 1 refused (the check, or registered already), the database failed, or an
+instance had not applied it within --wait-timeout, 2 usage.`,
       ),
       run: checkedChange('add', deps),
     },
@@ -442,8 +464,8 @@ ${CHECK_HELP}
                                issuer changed after it
 ${COMMON_HELP}
 
-Exit codes: 0 updated, 1 refused (the check, not registered, unchanged, or changed meanwhile)
-or the database failed, 2 usage.`,
+Exit codes: 0 updated, 1 refused (the check, not registered, unchanged, or changed meanwhile),
+the database failed, or an instance had not applied it within --wait-timeout, 2 usage.`,
       ),
       run: checkedChange('update', deps),
     },
@@ -458,7 +480,8 @@ is not read.
 
 ${COMMON_HELP}
 
-Exit codes: 0 removed, 1 not registered or the database failed, 2 usage.`,
+Exit codes: 0 removed, 1 not registered, the database failed, or an instance had not applied it
+within --wait-timeout, 2 usage.`,
       ),
       run: (args, io) => runRemove(args, io, deps),
     },
@@ -505,8 +528,8 @@ reads it), nothing is written (issuer_changed_meanwhile, naming it).
 
 ${COMMON_HELP}
 
-Exit codes: 0 imported, 1 changed meanwhile or the database failed, 2 usage (the file, or an
-entry the registry refuses).`,
+Exit codes: 0 imported, 1 changed meanwhile, the database failed, or an instance had not applied
+it within --wait-timeout, 2 usage (the file, or an entry the registry refuses).`,
       ),
       run: (args, io) => runImport(args, io, deps),
     },

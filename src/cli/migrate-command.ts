@@ -32,8 +32,8 @@ const OPTIONS = {
 
 export const migrateCommand: CliCommand = {
   name: 'migrate',
-  summary: 'create or upgrade the PostgreSQL tables (links, operator controls, directory, issuer registry, key history)',
-  help: `Usage: paygate-auth migrate [--only links|controls|directory|registry|keys] [--roles]
+  summary: 'create or upgrade the PostgreSQL tables (links, operator controls, directory, issuer registry, key history, fleet)',
+  help: `Usage: paygate-auth migrate [--only links|controls|directory|registry|keys|fleet] [--roles]
 
 Creates the tables of paygate-auth/postgres in DATABASE_URL, or upgrades them to this version's
 schema. Safe to run again, and from several instances at once: each version is applied once.
@@ -41,12 +41,13 @@ schema. Safe to run again, and from several instances at once: each version is a
 Options:
   --only <area>           one area alone: links (payment links and idempotency keys), controls
                           (operator controls), directory (departments, stores, shoppers), registry
-                          (trusted issuers and their audit trail) or keys (the issuers' key
-                          history). Default: every area.
+                          (trusted issuers and their audit trail), keys (the issuers' key
+                          history) or fleet (a heartbeat row per instance). Default: every area.
   --roles                 also set up the two roles of least privilege, granted what they may do
                           in the areas migrated: the gateway's (reads the registry and the
                           controls; writes links, idempotency keys, the directory, the key
-                          history) and the operator's (writes the registry and the controls).
+                          history, its heartbeat) and the operator's (writes the registry and
+                          the controls).
                           Missing ones are created NOLOGIN (this needs CREATEROLE); grant them to
                           the roles that log in. Run it again after each upgrade.
   --gateway-role <name>   the gateway's role (default ${DEFAULT_ROLES.gateway}); implies --roles

@@ -23,6 +23,19 @@ export {
   recordControl,
 } from './control-log.js';
 export { isUnavailable } from './database-errors.js';
+export {
+  type FleetState,
+  type FleetWaitOptions,
+  type FleetWaitReport,
+  type InstanceRecord,
+  LIVE_MARGIN,
+  type ReadFleetOptions,
+  type RegistryState,
+  readFleet,
+  readInstances,
+  waitForFleet,
+} from './fleet.js';
+export { type PostgresHeartbeat, type PostgresHeartbeatOptions, postgresHeartbeat } from './heartbeat.js';
 export { PostgresDirectory, type PostgresDirectoryOptions } from './directory.js';
 export {
   type ChangeOptions,

@@ -14,7 +14,7 @@ import { registryDigest } from './registry-digest.js';
 import { type RefusedRow, type RefusedRowRule, checkRegistryRows } from './registry-rows.js';
 import { REGISTRY_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { type FollowOptions, TableFollower, checkFunction, notifiedId } from './table-follower.js';
+import { type FollowOptions, TableFollower, checkFunction, notifiedId, notify } from './table-follower.js';
 
 /** What a {@link PostgresRegistry} reports. */
 export type RegistryEvent =
@@ -85,6 +85,12 @@ export interface PostgresRegistry {
   attach(verifier: Pick<Verifier, 'setRegistry'>): () => void;
   /** Reads the table now, and applies what changed. */
   reload(): Promise<void>;
+  /**
+   * Calls `listener` after each load applied (each `registry_loaded`): what a heartbeat reports.
+   * It must not throw (what it throws is ignored).
+   * @returns a function that stops calling it.
+   */
+  onApplied(listener: () => void): () => void;
   /** `true` while the `LISTEN` connection is up. */
   readonly listening: boolean;
   /** Milliseconds since the epoch of the last good read of the table; `null` before any. */
@@ -126,6 +132,7 @@ class FollowedRegistry implements PostgresRegistry {
   readonly #follower: TableFollower;
   readonly #onEvent: (event: RegistryEvent) => void;
   readonly #attached = new Set<Pick<Verifier, 'setRegistry'>>();
+  readonly #appliedListeners = new Set<() => void>();
   #registry = new IssuerRegistry([], { allowEmpty: true });
   #through = -1;
   #digest = '';
@@ -218,7 +225,16 @@ class FollowedRegistry implements PostgresRegistry {
     this.#loadedAt = Date.now();
     for (const { row, rule, reason } of refused) this.#onEvent({ type: 'registry_row_refused', row, rule, reason });
     this.#onEvent({ type: 'registry_loaded', issuers: next.size, change, through, digest, refused: refused.length });
+    for (const listener of this.#appliedListeners) notify(listener);
     if (failures.length > 0) throw failures.length === 1 ? failures[0] : new AggregateError(failures, 'setRegistry failed');
+  }
+
+  onApplied(listener: () => void): () => void {
+    checkFunction(OWNER, 'onApplied', listener);
+    this.#appliedListeners.add(listener);
+    return () => {
+      this.#appliedListeners.delete(listener);
+    };
   }
 
   attach(verifier: Pick<Verifier, 'setRegistry'>): () => void {
@@ -235,6 +251,7 @@ class FollowedRegistry implements PostgresRegistry {
   async close(): Promise<void> {
     await this.#follower.close();
     this.#attached.clear();
+    this.#appliedListeners.clear();
   }
 }
 

@@ -17,6 +17,7 @@ export const TABLES = Object.freeze({
   issuers: 'paygate_issuers',
   issuerChanges: 'paygate_issuer_changes',
   keyHistory: 'paygate_key_history',
+  instances: 'paygate_instances',
 } as const);
 
 /** The `NOTIFY` channel of operator controls. */
@@ -32,9 +33,9 @@ export const COMPACT_CONTROLS = 'paygate_compact_controls';
  * One part of the schema, installed on its own: `links` (payment links and idempotency keys),
  * `controls` (operator controls), `directory` (departments, stores, shoppers), `registry` (trusted
  * issuers and their audit trail), `keys` (the key history of every issuer, shared by the
- * verifiers).
+ * verifiers), `fleet` (a heartbeat row per instance: what each has applied).
  */
-export type SchemaArea = 'links' | 'controls' | 'directory' | 'registry' | 'keys';
+export type SchemaArea = 'links' | 'controls' | 'directory' | 'registry' | 'keys' | 'fleet';
 
 /** Every area, in the order `migrate()` applies them. */
-export const SCHEMA_AREAS: readonly SchemaArea[] = Object.freeze(['links', 'controls', 'directory', 'registry', 'keys']);
+export const SCHEMA_AREAS: readonly SchemaArea[] = Object.freeze(['links', 'controls', 'directory', 'registry', 'keys', 'fleet']);

@@ -1,7 +1,8 @@
 /**
  * The two roles of least privilege that `migrate({ roles })` sets up, and what each may do:
  * - the gateway's role reads the registry and the controls (and compacts the controls through
- *   their function), and writes payment links, idempotency keys, the directory and the key history;
+ *   their function), and writes payment links, idempotency keys, the directory, the key history
+ *   and its heartbeat;
  * - the operator's role writes the registry and the controls, and reads what the command line
  *   shows (the audit, the key history).
  * Neither may write the audit (the database writes it) nor change the schema. Roles belong to the
@@ -84,6 +85,10 @@ const GRANTS: Readonly<Record<SchemaArea, { readonly gateway: readonly string[];
   keys: {
     gateway: [`SELECT, INSERT, UPDATE ON ${TABLES.keyHistory}`],
     operator: [`SELECT ON ${TABLES.keyHistory}`],
+  },
+  fleet: {
+    gateway: [`SELECT, INSERT, UPDATE, DELETE ON ${TABLES.instances}`],
+    operator: [`SELECT ON ${TABLES.instances}`],
   },
 };
 

@@ -312,6 +312,27 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
       ],
     },
   ],
+  fleet: [
+    {
+      version: 1,
+      description: 'a heartbeat row per instance',
+      statements: [
+        // What each instance has applied, as of its last heartbeat (the database's clock).
+        `CREATE TABLE ${TABLES.instances} (
+          name text PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 200),
+          started_at timestamptz NOT NULL,
+          seen_at timestamptz NOT NULL DEFAULT now(),
+          interval_ms integer NOT NULL CHECK (interval_ms > 0),
+          registry_change bigint,
+          registry_digest text,
+          registry_issuers integer,
+          registry_refused integer,
+          control bigint
+        )`,
+        `CREATE INDEX ${TABLES.instances}_seen ON ${TABLES.instances} (seen_at)`,
+      ],
+    },
+  ],
 };
 
 /** The newest version of each area this package knows. */

@@ -96,6 +96,15 @@ export function checkMs(owner: string, name: string, value: unknown, fallback: n
   return value;
 }
 
+/** Calls `listener`, shielding the caller from what it throws (a hook must not stop a follower). */
+export function notify(listener: () => void): void {
+  try {
+    listener();
+  } catch {
+    // A listener's failure is its own.
+  }
+}
+
 /** Checks an optional callback option. */
 export function checkFunction(owner: string, name: string, value: unknown): void {
   if (value !== undefined && typeof value !== 'function') throw new TypeError(`${owner}: ${name} must be a function`);

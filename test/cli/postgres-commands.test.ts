@@ -27,7 +27,7 @@ function capture(env: Record<string, string | undefined> = {}): CliIo & { out: (
   };
 }
 
-const NAMES = ['migrate', 'revoke-key', 'suspend-issuer', 'resume-issuer', 'refresh-keys', 'controls', 'controls compact'];
+const NAMES = ['migrate', 'revoke-key', 'suspend-issuer', 'resume-issuer', 'refresh-keys', 'controls', 'controls compact', 'fleet'];
 
 describe('the PostgreSQL commands without a database', () => {
   it.each(NAMES)('%s --help prints its usage and DATABASE_URL, and exits 0', async (name) => {
@@ -102,11 +102,11 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     });
     expect(await cli('migrate')).toMatchObject({
       code: EXIT.ok,
-      out: 'Applied links 1, directory 1, registry 1, registry 2, registry 3, keys 1, keys 2; the schema is at links 1, controls 3, directory 1, registry 3, keys 2.\n',
+      out: 'Applied links 1, directory 1, registry 1, registry 2, registry 3, keys 1, keys 2, fleet 1; the schema is at links 1, controls 3, directory 1, registry 3, keys 2, fleet 1.\n',
     });
     expect(await cli('migrate')).toMatchObject({
       code: EXIT.ok,
-      out: 'The schema is current (links 1, controls 3, directory 1, registry 3, keys 2).\n',
+      out: 'The schema is current (links 1, controls 3, directory 1, registry 3, keys 2, fleet 1).\n',
     });
   });
 

@@ -22,8 +22,10 @@ import {
   compactControls,
   migrate,
   postgresControls,
+  postgresHeartbeat,
   postgresKeyHistory,
   postgresRegistry,
+  readFleet,
   readIssuerChanges,
   readKeyHistory,
   recordControl,
@@ -123,6 +125,7 @@ describe.skipIf(SKIP)('the roles of least privilege on a real PostgreSQL', () =>
     ['write the key history', `INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen) VALUES ('https://acme.test', 'k', 0)`],
     ['write the audit', `INSERT INTO ${TABLES.issuerChanges} (issuer, action, actor) VALUES ('https://forged.test', 'add', 'x')`],
     ['delete a control', `DELETE FROM ${TABLES.controls}`],
+    ['write a heartbeat', `INSERT INTO ${TABLES.instances} (name, started_at, interval_ms) VALUES ('forged', now(), 1000)`],
   ])("refuses the operator's role to %s", async (_what, statement) => {
     expect(await outcome(operator, statement)).toBe('42501');
   });
@@ -148,6 +151,12 @@ describe.skipIf(SKIP)('the roles of least privilege on a real PostgreSQL', () =>
     const registry = await postgresRegistry(gateway, { onEvent: () => undefined });
     const controls = await postgresControls(gateway, { onError: (error) => expect.fail(String(error)) });
     const keys = await postgresKeyHistory(gateway, { onError: (error) => expect.fail(String(error)) });
+    const heartbeat = await postgresHeartbeat(gateway, {
+      name: 'least-1',
+      registry,
+      controls,
+      onError: (error) => expect.fail(String(error)),
+    });
     try {
       const verifier = createVerifier({ registry: new IssuerRegistry([], { allowEmpty: true }), audience: AUDIENCE });
       registry.attach(verifier);
@@ -181,7 +190,13 @@ describe.skipIf(SKIP)('the roles of least privilege on a real PostgreSQL', () =>
         (created.body as { id: string }).id,
       );
       expect(await new PostgresIdempotencyStore(gateway).purgeExpired(Number.MAX_SAFE_INTEGER)).toBe(1);
+      await heartbeat.beat();
+      // The operator sees the fleet (fleet, --wait); the heartbeat says what the gateway applied.
+      expect((await readFleet(operator)).instances).toEqual([
+        expect.objectContaining({ name: 'least-1', live: true, registry: expect.objectContaining({ change: registry.through }) }),
+      ]);
     } finally {
+      await heartbeat.close();
       await Promise.all([registry.close(), controls.close(), keys.close()]);
     }
   });

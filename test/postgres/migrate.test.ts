@@ -96,11 +96,12 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'registry', version: 3 },
       { area: 'keys', version: 1 },
       { area: 'keys', version: 2 },
+      { area: 'fleet', version: 1 },
     ]);
     expect(first.versions).toEqual(SCHEMA_VERSIONS);
     expect(await migrate(pool)).toEqual({ applied: [], versions: SCHEMA_VERSIONS });
     expect(await tables(pool)).toEqual(
-      [...LINK_TABLES, ...CONTROL_TABLES, ...DIRECTORY_TABLES, ...REGISTRY_TABLES, TABLES.keyHistory].sort(),
+      [...LINK_TABLES, ...CONTROL_TABLES, ...DIRECTORY_TABLES, ...REGISTRY_TABLES, TABLES.keyHistory, TABLES.instances].sort(),
     );
   });
 
