@@ -10,7 +10,7 @@ import { TABLES } from './schema.js';
 import type { PostgresControls } from './operator-controls.js';
 import type { PostgresRegistry } from './postgres-registry.js';
 import { type SqlClient, checkClient, queryWithin } from './sql-client.js';
-import { TableFollower, checkFunction, checkMs } from './table-follower.js';
+import { type TableFollower, checkMs, poller } from './table-follower.js';
 
 /** Options of {@link postgresHeartbeat}. */
 export interface PostgresHeartbeatOptions {
@@ -116,8 +116,6 @@ class Heartbeat implements PostgresHeartbeat {
     this.#options = options;
     this.#interval = checkMs(OWNER, 'interval', options.interval, 2000, 100, 600_000);
     this.#retention = checkMs(OWNER, 'retention', options.retention, 86_400_000, 60_000, 2_592_000_000);
-    checkFunction(OWNER, 'onError', options.onError);
-    checkFunction(OWNER, 'onRecovered', options.onRecovered);
     for (const [key, follower] of [
       ['registry', options.registry],
       ['controls', options.controls],
@@ -126,26 +124,15 @@ class Heartbeat implements PostgresHeartbeat {
         throw new TypeError(`${OWNER}: ${key} must be what ${key === 'registry' ? 'postgresRegistry' : 'postgresControls'}() resolves`);
       }
     }
-    const onError =
-      options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${error instanceof Error ? error.message : String(error)} (retrying)`));
-    this.#follower = new TableFollower(
-      db,
-      {
-        listen: false,
-        pollInterval: this.#interval,
-        ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),
-      },
-      {
-        owner: OWNER,
-        channel: '',
-        read: () => this.#write(),
-        onStall: onError,
-        onRecovered:
-          options.onRecovered ??
-          (options.onError === undefined ? () => console.error(`${LOG_PREFIX} the database answers again`) : () => undefined),
-      },
-    );
-    this.#onError = onError;
+    ({ follower: this.#follower, onError: this.#onError } = poller(db, {
+      owner: OWNER,
+      logPrefix: LOG_PREFIX,
+      interval: this.#interval,
+      statementTimeout: options.statementTimeout,
+      onError: options.onError,
+      onRecovered: options.onRecovered,
+      work: () => this.#write(),
+    }));
   }
 
   async start(): Promise<void> {

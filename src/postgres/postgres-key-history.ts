@@ -9,7 +9,7 @@ import type { KeyHistoryEntry, Verifier } from '../index.js';
 import { quote } from '../internal/index.js';
 import { type RefusedKeyRow, readKeyHistoryRows, writeKeyHistory } from './key-history-table.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { TableFollower, checkFunction, checkMs } from './table-follower.js';
+import { type TableFollower, checkFunction, checkMs, poller } from './table-follower.js';
 
 /** What the key history calls on a verifier. */
 export type KeyHistoryVerifier = Pick<Verifier, 'keyHistory' | 'mergeKeyHistory'>;
@@ -100,8 +100,6 @@ class SharedKeyHistory implements PostgresKeyHistory {
 
   constructor(db: SqlClient, options: PostgresKeyHistoryOptions) {
     this.#db = db;
-    checkFunction(OWNER, 'onError', options.onError);
-    checkFunction(OWNER, 'onRecovered', options.onRecovered);
     checkFunction(OWNER, 'onEvent', options.onEvent);
     this.#onEvent =
       options.onEvent ??
@@ -109,26 +107,15 @@ class SharedKeyHistory implements PostgresKeyHistory {
         console.error(
           `${LOG_PREFIX} row (${quote(event.issuer)}, ${quote(event.kid)}) is skipped: ${event.reason}; the others are shared`,
         ));
-    const onError =
-      options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${error instanceof Error ? error.message : String(error)} (retrying)`));
-    this.#onError = onError;
-    this.#follower = new TableFollower(
-      db,
-      {
-        listen: false,
-        pollInterval: checkMs(OWNER, 'flushInterval', options.flushInterval, 10_000, 100, 600_000),
-        ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),
-      },
-      {
-        owner: OWNER,
-        channel: '',
-        read: () => this.#writeAndRead(),
-        onStall: onError,
-        onRecovered:
-          options.onRecovered ??
-          (options.onError === undefined ? () => console.error(`${LOG_PREFIX} the database answers again`) : () => undefined),
-      },
-    );
+    ({ follower: this.#follower, onError: this.#onError } = poller(db, {
+      owner: OWNER,
+      logPrefix: LOG_PREFIX,
+      interval: checkMs(OWNER, 'flushInterval', options.flushInterval, 10_000, 100, 600_000),
+      statementTimeout: options.statementTimeout,
+      onError: options.onError,
+      onRecovered: options.onRecovered,
+      work: () => this.#writeAndRead(),
+    }));
   }
 
   /** Reads the table (rejecting when that fails), then flushes every `flushInterval`. */

@@ -306,3 +306,46 @@ export class TableFollower {
     await listening?.stop();
   }
 }
+
+/** What a {@link poller} takes: its work, its interval, and whom it tells. */
+export interface PollerSettings {
+  /** Names the caller in option errors and starts its log lines. */
+  readonly owner: string;
+  readonly logPrefix: string;
+  /** Milliseconds between runs of `work`. */
+  readonly interval: number;
+  /** Milliseconds each statement may take. @default 5000 */
+  readonly statementTimeout?: number | undefined;
+  /** Each stall, once. @default one line to console.error */
+  readonly onError?: ((error: unknown) => void) | undefined;
+  /** The end of a stall. @default one line to console.error when `onError` is not given either */
+  readonly onRecovered?: (() => void) | undefined;
+  /** One run; each statement bounded by the follower's `timeout`. */
+  readonly work: () => Promise<void>;
+}
+
+/**
+ * A follower that only polls (the key history's flushes, the heartbeats): `work` every
+ * `interval`, retried on failure, each stall reported once; and the `onError` it reports to.
+ */
+export function poller(db: SqlClient, settings: PollerSettings): { follower: TableFollower; onError: (error: unknown) => void } {
+  const { owner, logPrefix } = settings;
+  checkFunction(owner, 'onError', settings.onError);
+  checkFunction(owner, 'onRecovered', settings.onRecovered);
+  const onError =
+    settings.onError ??
+    ((error: unknown) => console.error(`${logPrefix} ${error instanceof Error ? error.message : String(error)} (retrying)`));
+  const onRecovered =
+    settings.onRecovered ??
+    (settings.onError === undefined ? () => console.error(`${logPrefix} the database answers again`) : () => undefined);
+  const follower = new TableFollower(
+    db,
+    {
+      listen: false,
+      pollInterval: settings.interval,
+      ...(settings.statementTimeout === undefined ? {} : { statementTimeout: settings.statementTimeout }),
+    },
+    { owner, channel: '', read: settings.work, onStall: onError, onRecovered },
+  );
+  return { follower, onError };
+}
