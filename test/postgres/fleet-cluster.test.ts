@@ -110,13 +110,15 @@ describe.skipIf(SKIP)('the fleet of two example gateways, one behind a proxy tha
       [401, 'issuer_suspended'],
       [401, 'issuer_suspended'],
     ]);
+    expect((await cli('resume-issuer', '--issuer', acme.issuer, '--wait')).code).toBe(0);
+    expect((await onBoth(await acme.token())).map((answer) => answer.status)).toEqual([200, 200]);
   });
 
-  it('resume-issuer --wait names the instance behind a silent network once its bound has passed, and exits 1', async () => {
+  it('suspend-issuer --wait names the instance behind a silent network once its bound has passed, and exits 1', async () => {
     proxy.silence();
     try {
       const started = Date.now();
-      const ran = await cli('resume-issuer', '--issuer', acme.issuer, '--wait', '--wait-timeout', String(WAIT_SECONDS));
+      const ran = await cli('suspend-issuer', '--issuer', acme.issuer, '--wait', '--wait-timeout', String(WAIT_SECONDS));
       const took = Date.now() - started;
       expect(ran.code).toBe(1);
       expect(ran.stdout).toMatch(
@@ -128,14 +130,14 @@ describe.skipIf(SKIP)('the fleet of two example gateways, one behind a proxy tha
       expect(took).toBeLessThan(WAIT_SECONDS * 1000 + WAIT_MARGIN_MS);
       const listed = await cli('fleet', '--all');
       expect(listed.stdout).toMatch(/^ {2}"gateway-b" .*controls behind \(#\d+ of #\d+\)/m);
-      expect((await info(a, await acme.token())).status).toBe(200);
+      expect((await info(a, await acme.token())).body.code).toBe('issuer_suspended');
     } finally {
       proxy.heal();
       proxy.reset();
     }
     await eventually(
-      'gateway-b applies the resumption once the network is back',
-      async () => (await info(b, await acme.token())).status === 200,
+      'gateway-b applies the suspension once the network is back',
+      async () => (await info(b, await acme.token())).body.code === 'issuer_suspended',
       15_000,
     );
     await eventually(
