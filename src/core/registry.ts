@@ -136,8 +136,18 @@ function checkNames(where: string, field: string, value: unknown, required: bool
   return names;
 }
 
-function checkEntry(raw: unknown, index: number, allowedHosts: ReadonlySet<string>): RegisteredIssuer {
-  let where = `entries[${index}]`;
+/**
+ * Checks one entry by every rule of the registry but uniqueness (the constructor's); `where` names
+ * it in the `TypeError` a bad one throws (`entries[0]`, or a database row), and `allowedHosts` are
+ * the JWKS hosts allowed although special-purpose (`jwksAllowedHosts`, as URLs name them). The one
+ * home of the entry rules: a registry kept elsewhere checks each of its rows with it.
+ */
+export function checkIssuerEntry(raw: unknown, where: string, allowedHosts: ReadonlySet<string> = new Set()): RegisteredIssuer {
+  return checkEntry(raw, where, allowedHosts);
+}
+
+function checkEntry(raw: unknown, named: string, allowedHosts: ReadonlySet<string>): RegisteredIssuer {
+  let where = named;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new TypeError(`IssuerRegistry: ${where} must be an object`);
   }
@@ -205,7 +215,7 @@ export class IssuerRegistry {
     const issuers = new Map<string, RegisteredIssuer>();
     let index = 0;
     for (const raw of entries) {
-      const checked = checkEntry(raw, index, this.#allowedHosts);
+      const checked = checkEntry(raw, `entries[${index}]`, this.#allowedHosts);
       if (issuers.has(checked.issuer)) {
         throw new TypeError(`IssuerRegistry: entries[${index}].issuer repeats ${JSON.stringify(checked.issuer)}`);
       }

@@ -247,7 +247,9 @@ export interface Verifier {
    * Takes in key histories kept elsewhere (other instances', or this one's before a restart, as a
    * database holds them): per key, the earliest first sighting (with what was known of its
    * publication) and first use, the latest use and expiry, and the rules it broke. Breaches taken
-   * in are not reported again, here or when found here later.
+   * in are not reported again, here or when found here later. An expiry taken in counts only up
+   * to the entry's last use (or now, if earlier) plus the longest a token of its issuer may live
+   * here (its lifetime and the clock tolerance); none without a use.
    */
   mergeKeyHistory(entries: readonly KeyHistoryEntry[]): void;
   /**
@@ -453,6 +455,9 @@ class TokenVerifier implements Verifier {
       {
         publishLead: numberOption(OWNER, 'keyPublishLead', o.keyPublishLead, 3600, { min: 0, max: 7 * DAY }),
         maxKeyAge: numberOption(OWNER, 'keyMaxAge', o.keyMaxAge, 3 * DAY, { min: 3600, max: 366 * DAY }),
+        now: () => this.#now(),
+        longestValidity: (issuer) =>
+          (this.#registry.get(issuer)?.maxTokenLifetime ?? this.#policy.maxTokenLifetime) + this.#policy.clockTolerance,
       },
       this.#onEvent,
     );

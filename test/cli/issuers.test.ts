@@ -5,11 +5,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createIssuersCommands } from '../../src/cli/issuers-command.js';
 import { migrateCommand } from '../../src/cli/migrate-command.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import type { IssuerEntry } from '../../src/index.js';
+import { TABLES } from '../../src/postgres/index.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, generateTestKey, serveJwks } from '../../src/testing/index.js';
 import { type PgServer, skipWithoutPostgres, startPostgres } from '../postgres/pg-server.js';
 import { stubResolver } from '../support/resolver-stub.js';
@@ -249,7 +251,9 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     });
     const { out } = await cli('issuers', 'history', 'https://beta.example');
     expect((await cli('issuers', 'history', 'https://beta.example')).out).toContain('maxTokenLifetime 600');
-    expect(out).toMatch(/^#\d+ {2}\S+Z {2}update {2}"https:\/\/beta\.example" {2}by "carol": tenants \["t-1"\] → \["t-2", "t-3"\]$/m);
+    expect(out).toMatch(
+      /^#\d+ {2}\S+Z {2}update {2}"https:\/\/beta\.example" {2}by "carol" \(role "postgres"\): tenants \["t-1"\] → \["t-2", "t-3"\]$/m,
+    );
   });
 
   it('refuses an update that changes nothing, and one of an issuer not registered', async () => {
@@ -279,6 +283,57 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     expect(change?.after).toEqual(entryOf('gamma', { products: ['acme', 'beta'] }));
   });
 
+  it('refuses update --entry, writing nothing, when someone limits the issuer while its JWKS is checked', async () => {
+    let during: (() => Promise<unknown>) | undefined;
+    const racing = await serveJwks(() => served, {
+      respond: async () => {
+        const concurrent = during;
+        during = undefined;
+        await concurrent?.();
+        return false;
+      },
+    });
+    try {
+      const lambda = { issuer: 'https://lambda.example', jwksUri: racing.url, products: ['acme'] };
+      const file = join(directory, 'lambda.json');
+      await writeFile(file, JSON.stringify(lambda));
+      expect((await cli('issuers', 'add', '--entry', file)).code).toBe(EXIT.ok);
+      await writeFile(file, JSON.stringify({ ...lambda, products: ['acme', 'beta'] }));
+      during = () => cli('issuers', 'update', '--issuer', lambda.issuer, '--tenant', 't-limit', '--by', 'bob');
+      expect(await cli('issuers', 'update', '--entry', file, '--by', 'alice')).toMatchObject({
+        code: EXIT.failed,
+        err: expect.stringContaining('"https://lambda.example" was changed by someone else since it was read'),
+      });
+      expect((await history(lambda.issuer)).map((change) => [change.action, change.actor, change.after?.tenants])).toEqual([
+        ['add', OS_USER, undefined],
+        ['update', 'bob', ['t-limit']],
+      ]);
+    } finally {
+      await racing.close();
+    }
+  });
+
+  it('refuses an update and an import made from a change the issuer has moved past (--unchanged-since), writing nothing', async () => {
+    await cli(...addArgs('mu'));
+    const listing = (await cli('issuers', 'list')).out;
+    const since = /as of change #(\d+) /.exec(listing)?.[1] ?? '';
+    expect(listing).toMatch(/^"https:\/\/mu\.example" .*, change #\d+$/m);
+    expect((await cli('issuers', 'update', '--issuer', 'https://mu.example', '--tenant', 't-1', '--unchanged-since', since)).code).toBe(
+      EXIT.ok,
+    );
+    const stale = await cli('issuers', 'update', '--issuer', 'https://mu.example', '--tenant', 't-2', '--unchanged-since', since);
+    expect(stale).toMatchObject({ code: EXIT.failed, err: expect.stringContaining('was changed by someone else') });
+    const file = join(directory, 'mu-registry.json');
+    await writeFile(file, JSON.stringify([entryOf('nu'), entryOf('mu', { tenants: ['t-3'] })]));
+    expect(await cli('issuers', 'import', file, '--unchanged-since', since)).toMatchObject({
+      code: EXIT.failed,
+      err: expect.stringContaining('"https://mu.example" was changed by someone else'),
+    });
+    expect(await listed()).not.toContain('https://nu.example');
+    expect((await history('https://mu.example')).at(-1)?.after?.tenants).toEqual(['t-1']);
+    expect((await cli('issuers', 'update', '--issuer', 'https://mu.example', '--unchanged-since', '1.5')).code).toBe(EXIT.usage);
+  });
+
   it('removes an issuer without reading its JWKS; a second remove is refused', async () => {
     await cli(...addArgs('delta'));
     const before = jwks.requests;
@@ -300,7 +355,7 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     const line = out.split('\n').find((text) => text.startsWith('"https://alpha.example"'));
     expect(line).toMatch(
       new RegExp(
-        `^"https://alpha\\.example" {2}products \\["acme"\\] {2}tenants \\["t-1", "t-2"\\] {2}jwksUri "${jwks.url}" {2}added \\S+Z by "${OS_USER}"$`,
+        `^"https://alpha\\.example" {2}products \\["acme"\\] {2}tenants \\["t-1", "t-2"\\] {2}jwksUri "${jwks.url}" {2}added \\S+Z by "${OS_USER}", change #\\d+$`,
       ),
     );
   });
@@ -323,6 +378,33 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     for (const change of changes) expect(Number.isNaN(Date.parse(change.at))).toBe(false);
     const { out } = await cli('issuers', 'history');
     expect(out.trim().split('\n')).toHaveLength(changes.length);
+  });
+
+  it('names in the history both the operator (--by) and the database role, and the role alone for a change made by hand', async () => {
+    await cli(...addArgs('iota', '--by', 'erin'));
+    const hand = new pg.Client({ connectionString: env.DATABASE_URL });
+    await hand.connect();
+    await hand.query(`DELETE FROM ${TABLES.issuers} WHERE issuer = 'https://iota.example'`).finally(() => hand.end());
+    const lines = (await cli('issuers', 'history', 'https://iota.example')).out.trim().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(/ add {5}"https:\/\/iota\.example" {2}by "erin" \(role "postgres"\): /),
+      expect.stringMatching(/ remove {2}"https:\/\/iota\.example" {2}by role "postgres": /),
+    ]);
+  });
+
+  it('marks with ✗ a row every instance leaves out, naming the rule and the field', async () => {
+    await cli(...addArgs('kappa'));
+    const hand = new pg.Client({ connectionString: env.DATABASE_URL });
+    await hand.connect();
+    await hand
+      .query(`UPDATE ${TABLES.issuers} SET entry = entry || '{"audience": "x"}' WHERE issuer = 'https://kappa.example'`)
+      .finally(() => hand.end());
+    const { out } = await cli('issuers', 'list');
+    expect(out).toMatch(
+      /^✗ "https:\/\/kappa\.example" {2}left out by every instance \(invalid_entry\): .*\.audience is not an entry field/m,
+    );
+    expect(out).toMatch(/^1 row\(s\) left out by every instance/m);
+    expect((await cli('issuers', 'remove', 'https://kappa.example')).code).toBe(EXIT.ok);
   });
 
   it('imports a file of entries in one go: new ones added, equal ones left, none removed', async () => {

@@ -285,7 +285,14 @@ describe('PostgreSQL followers', () => {
     const seen: string[] = [];
     const options = telemetry.registryOptions({ pollInterval: 1000, onEvent: (event) => seen.push(event.type) });
     expect(options.pollInterval).toBe(1000);
-    options.onEvent?.({ type: 'registry_loaded', issuers: 1, change: { added: [], updated: [], removed: [] }, through: 1 });
+    options.onEvent?.({
+      type: 'registry_loaded',
+      issuers: 1,
+      change: { added: [], updated: [], removed: [] },
+      through: 1,
+      digest: 'd',
+      refused: 0,
+    });
     expect(await staleness()).toEqual({ registry: 0 });
     options.onEvent?.({ type: 'registry_stale', error: 'connection terminated', since: Date.now() - 30_000, issuers: 1 });
     expect((await staleness()).registry).toBeGreaterThanOrEqual(30);
