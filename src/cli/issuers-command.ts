@@ -282,7 +282,7 @@ interface Update {
  */
 async function planUpdate(db: CliDatabase, parsed: ParsedOptions, given: IssuerEntry | undefined): Promise<Update> {
   const issuer = given?.issuer ?? requiredValue(parsed, 'issuer');
-  const current = (await readIssuers(db)).find((record) => record.issuer === issuer);
+  const current = await currentRecord(db, issuer, allowedJwksHosts(parsed));
   const since = unchangedSince(parsed) ?? current?.change;
   const state = since === undefined ? {} : { unchangedSince: since };
   if (given !== undefined) return { entry: given, ...state };
@@ -293,6 +293,27 @@ async function planUpdate(db: CliDatabase, parsed: ParsedOptions, given: IssuerE
     );
   }
   return { entry: entryFromFlags(parsed, current.entry), expected: current.entry, ...state };
+}
+
+/**
+ * The record of `issuer` as read now, its row judged with its own JWKS host allowed too: the
+ * update replaces it, so a row written under an allowance (`--allow-jwks-host`) is not refused
+ * for it here; where the new entry's JWKS may be is checked on the new entry.
+ */
+async function currentRecord(db: CliDatabase, issuer: string, allowed: readonly string[]): Promise<IssuerRecord | undefined> {
+  const find = async (hosts: readonly string[]) =>
+    (await readIssuers(db, { jwksAllowedHosts: hosts })).find((record) => record.issuer === issuer);
+  const record = await find(allowed);
+  const host = record?.refused === null ? undefined : jwksHostOf(record?.entry);
+  return host === undefined || allowed.includes(host) ? record : find([...allowed, host]);
+}
+
+/** The host an entry's `jwksUri` names, when it is a URL. */
+function jwksHostOf(entry: unknown): string | undefined {
+  const uri = typeof entry === 'object' && entry !== null ? (entry as { jwksUri?: unknown }).jwksUri : undefined;
+  if (typeof uri !== 'string' || !URL.canParse(uri)) return undefined;
+  const { hostname } = new URL(uri);
+  return hostname === '' ? undefined : hostname;
 }
 
 /** `add` or `update`: the entry checked by the gateway's verifier, then written. */
