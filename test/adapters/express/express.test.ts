@@ -38,7 +38,7 @@ describeAdapterTable(harness);
 describe('the Express adapter', () => {
   it('passes the AuthError itself to next(err) when forwardErrors is set', async () => {
     const middleware = auth({
-      verifier: { verify: async () => Promise.reject(new Error('unreachable')), maxTokenBytes: 8192 },
+      verifier: { verify: async () => Promise.reject(new Error('unreachable')) },
       forwardErrors: true,
     });
     const forwarded = await new Promise<unknown>((resolve) => {

@@ -49,11 +49,11 @@ describeAdapterTable(harness);
 describe('the Koa adapter', () => {
   it('throws the AuthError itself to upstream middleware when forwardErrors is set', async () => {
     const middleware = auth({
-      verifier: { verify: () => Promise.reject(new Error('not called')), maxTokenBytes: 8192 },
+      verifier: { verify: () => Promise.reject(new Error('not called')) },
       forwardErrors: true,
     });
     const ctx = { req: { method: 'GET', headers: {}, headersDistinct: {} }, state: {} } as unknown as Context;
-    const thrown = await Promise.resolve(middleware(ctx, async () => undefined)).catch((error: unknown) => error);
+    const thrown = await (async () => middleware(ctx, async () => undefined))().catch((error: unknown) => error);
     expect(thrown).toBeInstanceOf(AuthError);
     expect(thrown).toMatchObject({ code: 'missing_token', status: 401 });
   });
