@@ -14,12 +14,13 @@
  *   moment depends on all the process allocated.
  *
  * The cold cases of WHOLE_PROCESS are counted a second way beside it, over the whole process: every
- * thread from start to exit, the collector and the optimising compiler included (start-up and
- * tear-down cancel out in the difference). That is what a verification costs a server; the count
+ * thread from start to exit, the collector and the optimising compiler included, with Node's own
+ * heap sizes (start-up and tear-down cancel out in the difference; `--predictable` and the seeds
+ * stay, so that the count repeats). That is what a verification costs a server; the count
  * above is what the verifier's own code costs, and repeats more closely.
  *
  * Environment: BENCH_INSTR_WARMUP (4000), BENCH_INSTR_COUNT (1000), BENCH_INSTR_CASES (ids,
- * comma-separated; see bench/instructions/cases.mjs).
+ * comma-separated; see bench/instructions/cases.mjs; a whole-process count is `<id>:whole`).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,7 +38,7 @@ const WHOLE = 'cold, whole process (collector and compiler included)';
 const warmUp = Number(process.env.BENCH_INSTR_WARMUP ?? 4000);
 const counted = Number(process.env.BENCH_INSTR_COUNT ?? 1000);
 const only = process.env.BENCH_INSTR_CASES?.split(',');
-const cases = withWholeProcess(only === undefined ? CASES : CASES.filter((c) => only.includes(c.id)));
+const cases = withWholeProcess(CASES).filter((c) => only === undefined || only.includes(c.id));
 if (!(Number.isInteger(warmUp) && warmUp >= 0 && Number.isInteger(counted) && counted >= 1) || cases.length === 0) {
   console.error(
     `bench/instructions.mjs: BENCH_INSTR_WARMUP ≥ 0, BENCH_INSTR_COUNT ≥ 1, BENCH_INSTR_CASES among ${CASES.map((c) => c.id).join(', ')}`,
@@ -52,6 +53,12 @@ const COUNT_SCRIPT = fileURLToPath(new URL('./instructions/count.mjs', import.me
  */
 const TOGGLES = ['node::SpinEventLoopInternal*', 'worker', 'v8::internal::Runtime_Compile*', 'v8::internal::Heap::CollectGarbage(*'];
 const NODE_FLAGS = ['--predictable', '--hash-seed=1', '--random-seed=1', '--initial-old-space-size=4096'];
+/**
+ * Over the whole process: Node's own heap sizes, so that every collection a token's allocations
+ * bring about is counted, major ones included; `--predictable` runs the collector and the
+ * compiler on the main thread, where the count repeats from run to run.
+ */
+const WHOLE_NODE_FLAGS = ['--predictable', '--hash-seed=1', '--random-seed=1'];
 
 const valgrind = spawnSync('valgrind', ['--version'], { encoding: 'utf8' });
 if (valgrind.status !== 0) {
@@ -63,7 +70,15 @@ if (valgrind.status !== 0) {
 function countRun(c, file, runWarmUp, runCounted, whole) {
   const args = ['--tool=callgrind', '--callgrind-out-file=/dev/null'];
   if (!whole) args.push(...TOGGLES.map((t) => `--toggle-collect=${t}`), '--collect-atstart=no');
-  args.push(process.execPath, ...NODE_FLAGS, COUNT_SCRIPT, c.script ?? c.id, file, String(runWarmUp), String(runCounted));
+  args.push(
+    process.execPath,
+    ...(whole ? WHOLE_NODE_FLAGS : NODE_FLAGS),
+    COUNT_SCRIPT,
+    c.script ?? c.id,
+    file,
+    String(runWarmUp),
+    String(runCounted),
+  );
   return new Promise((resolve, reject) => {
     const child = spawn('valgrind', args, { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
