@@ -12,6 +12,8 @@
  * - Express: express-oauth2-jwt-bearer (`auth()` and `requiredScopes()`);
  * - Fastify: @fastify/jwt with get-jwks (`request.jwtVerify()` in `onRequest`);
  * - Hono: hono/jwk (its `keys` given: with `jwks_uri` it downloads the set on every request).
+ * Beside them, the bare route behind a middleware (Fastify: an `onRequest` hook) that does nothing
+ * but pass the request on: what the framework charges for any middleware at all.
  *
  * A route's figure is the server process's CPU time (`process.cpuUsage()`, user and system, read
  * over IPC just before and after) over the requests it answered: BENCH_HTTP_REQUESTS (20,000) per
@@ -36,16 +38,19 @@ const NAMES = { express: 'Express', fastify: 'Fastify', hono: 'Hono' };
 const ROUTES = {
   express: [
     ['none', 'bare route', 'baseline'],
+    ['pass', 'bare route behind a middleware that only calls next()', 'reference'],
     ['paygate', 'paygate-auth `auth()`, scope required', 'ours'],
     ['peer', 'express-oauth2-jwt-bearer, scope required', 'peer'],
   ],
   fastify: [
     ['none', 'bare route', 'baseline'],
+    ['pass', 'bare route behind an `onRequest` hook that only calls done()', 'reference'],
     ['paygate', 'paygate-auth plugin, `config.scopes`', 'ours'],
     ['peer', '@fastify/jwt with get-jwks, scope checked', 'peer'],
   ],
   hono: [
     ['none', 'bare route', 'baseline'],
+    ['pass', 'bare route behind a middleware that only calls next()', 'reference'],
     ['paygate', 'paygate-auth/hono `auth()`, scope required', 'ours'],
     ['peer', 'hono/jwk, scope checked', 'peer'],
   ],
@@ -81,6 +86,7 @@ async function expressRoutes(jwk, jwksBase) {
   const peerAuth = peer.auth({ issuer: ISSUER, audience: AUDIENCE, jwksUri: `${jwksBase}/jwks.json`, tokenSigningAlg: 'RS256' });
   return {
     none: await listenNode(express().get(PATH, answer)),
+    pass: await listenNode(express().get(PATH, (_req, _res, next) => next(), answer)),
     paygate: await listenNode(express().get(PATH, auth({ verifier: await paygateVerifier(jwk), requiredScopes: SCOPE }), answer)),
     // Its failures are errors for Express's error path: answered here, as an app would, not logged.
     peer: await listenNode(
@@ -123,13 +129,14 @@ async function fastifyRoutes(jwk, jwksBase) {
   };
   return {
     none: await start(async () => undefined),
+    pass: await start(async (app) => app.addHook('onRequest', (_request, _reply, done) => done())),
     paygate: await start(async (app) => app.register(paygateAuth, { verifier: await paygateVerifier(jwk) }), { scopes: [SCOPE] }),
     peer: await start(peer),
   };
 }
 
 async function honoRoutes(jwk) {
-  const [{ Hono }, { serve }, { auth, requireScopes }, { jwk: honoJwk }] = await Promise.all([
+  const [{ Hono }, { serve }, { auth }, { jwk: honoJwk }] = await Promise.all([
     import('hono'),
     import('@hono/node-server'),
     import('paygate-auth/hono'),
@@ -146,7 +153,10 @@ async function honoRoutes(jwk) {
     .get(PATH, (c) => (hasScope(c.get('jwtPayload').scope) ? answer(c) : c.json({ error: 'insufficient_scope' }, 403)));
   return {
     none: await start(new Hono().get(PATH, answer)),
-    paygate: await start(new Hono().use(auth({ verifier })).get(PATH, requireScopes(SCOPE), answer)),
+    pass: await start(new Hono().use((_c, next) => next()).get(PATH, answer)),
+    // The scope required as on Express, by the one middleware: a route's requireScopes(...) is one
+    // more handler for Hono to compose.
+    paygate: await start(new Hono().use(auth({ verifier, requiredScopes: SCOPE })).get(PATH, answer)),
     peer: await start(peer),
   };
 }
@@ -218,7 +228,7 @@ export async function measureHttp({ log, requests = 20_000, rounds = 3 }) {
     for (const framework of FRAMEWORKS) {
       const routes = ROUTES[framework].map(([route, label, role]) => ({ framework, route, label, role, cpu: 0, requests: 0, rounds: [] }));
       for (const { route, role } of routes) {
-        if (role !== 'baseline') await qualify(url(framework, route), key, headers);
+        if (role === 'ours' || role === 'peer') await qualify(url(framework, route), key, headers);
         await load(url(framework, route), headers, Math.ceil(requests / 4));
       }
       for (let round = 0; round < rounds; round += 1) {
