@@ -141,8 +141,8 @@ export function authenticateChecked(
  * ```
  *
  * Every client fault is a `{ ok: false, error }` result, never an exception. A malformed
- * `requiredScopes` (a server misconfiguration) throws a `TypeError` at once; a bug in the
- * verifier rejects the promise.
+ * `requiredScopes` (a server misconfiguration) throws a `TypeError` at once; anything but an
+ * `AuthError` from the verifier (a bug) is thrown on as it came: at once, or as the rejection.
  */
 export function authenticate(verifier: AuthenticatingVerifier, input: AuthenticateInput): AuthResult | Promise<AuthResult> {
   const requirement = input.requiredScopes === undefined ? undefined : normalizeScopeRequirement(input.requiredScopes);
