@@ -11,6 +11,7 @@ export default defineConfig({
     'fastify/index': 'src/adapters/fastify/index.ts',
     'koa/index': 'src/adapters/koa/index.ts',
     'fetch/index': 'src/adapters/fetch/index.ts',
+    'hono/index': 'src/adapters/hono/index.ts',
     'payment-links/index': 'src/payment-links/index.ts',
     'postgres/index': 'src/postgres/index.ts',
     'otel/index': 'src/otel/index.ts',

@@ -222,6 +222,15 @@ export interface Verifier {
    */
   verify(token: string): Promise<AuthContext>;
   /**
+   * {@link verify} without waiting where nothing needs waiting for: a token found in the result
+   * cache, still valid, comes back at once as its `AuthContext` (and one no longer valid throws its
+   * `AuthError` at once); every other verification comes back as a promise, as from `verify`.
+   * For adapters that pass a request on in the same turn of the event loop: test the result with
+   * `instanceof Promise`, or `await` it, which takes both.
+   * @throws {AuthError} at once for a failure found without waiting; else the promise rejects.
+   */
+  verifyNow(token: string): AuthContext | Promise<AuthContext>;
+  /**
    * Reloads `issuer`'s JWKS now (after a key compromise, say); results verified with keys no
    * longer published are dropped.
    * @throws {AuthError} `jwks_unavailable` when the download fails (the held keys are kept).
@@ -393,6 +402,7 @@ class TokenVerifier implements Verifier {
   readonly audiences: readonly string[];
   readonly maxTokenBytes: number;
   readonly verify: (token: string) => Promise<AuthContext>;
+  readonly verifyNow: (token: string) => AuthContext | Promise<AuthContext>;
   readonly #now: () => number;
   readonly #policy: ClaimPolicy;
   readonly #algorithms: ReadonlySet<string>;
@@ -488,66 +498,93 @@ class TokenVerifier implements Verifier {
       onKeysRemoved: (issuer, kids) => this.#cache?.dropKeys(issuer, new Set(kids)),
     });
     if (o.keys !== undefined) this.#keys.import(checkKeySnapshot(OWNER, o.keys));
+    // Every verification, `verify` and `verifyNow` alike, runs through one function (reporting its
+    // failures when a listener or a trace is set): a rule or an instrument added there covers both.
     const reporting = this.#onEvent !== undefined || this.#trace !== undefined;
-    this.verify = reporting ? (token) => this.#verifyReporting(token) : (token) => this.#verify(token);
+    const verifyNow = reporting ? (token: string) => this.#verifyReporting(token) : (token: string) => this.#verifyNow(token);
+    this.verifyNow = verifyNow;
+    this.verify = (token) => {
+      try {
+        const result = verifyNow(token);
+        return result instanceof Promise ? result : Promise.resolve(result);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
   }
 
-  /** {@link #verify}, its outcome reported to the event listener, and its failure to the trace. */
-  async #verifyReporting(token: string): Promise<AuthContext> {
+  /**
+   * {@link #verifyNow}, its outcome, at once or later, reported to the event listener, and its
+   * failure to the trace.
+   */
+  #verifyReporting(token: string): AuthContext | Promise<AuthContext> {
     const started = performance.now();
     const met: Encounter = { kid: null, cached: false };
     try {
-      const context = await this.#verify(token, met);
-      if (this.#onEvent !== undefined) {
-        emit(this.#onEvent, {
-          type: 'verify_success',
-          issuer: context.issuer,
-          kid: met.kid ?? '',
-          cached: met.cached,
-          durationMs: elapsedMs(started),
-        });
-      }
-      return context;
+      const result = this.#verifyNow(token, met);
+      if (!(result instanceof Promise)) return this.#succeeded(result, met, started);
+      return result.then(
+        (context) => this.#succeeded(context, met, started),
+        (error: unknown) => {
+          throw this.#reported(error, met, started);
+        },
+      );
     } catch (error) {
-      if (isAuthError(error)) {
-        this.#trace?.({ ...(error.facts ?? { rule: 'format' }), passed: false, code: error.code });
-        if (this.#onEvent !== undefined) {
-          const failed = error;
-          // The hint is written only if the listener reads it.
-          emit(this.#onEvent, {
-            type: 'verify_failure',
-            code: failed.code,
-            issuer: failed.issuer ?? null,
-            kid: met.kid,
-            cached: met.cached,
-            durationMs: elapsedMs(started),
-            ...(failed.claim === undefined ? {} : { claim: failed.claim }),
-            ...(failed.facts === undefined ? {} : { facts: failed.facts }),
-            get hint() {
-              return failed.hint;
-            },
-          });
-        }
-      }
-      throw error;
+      throw this.#reported(error, met, started);
     }
+  }
+
+  /** Reports a verification that resolved to `context` to the event listener; returns `context`. */
+  #succeeded(context: AuthContext, met: Encounter, started: number): AuthContext {
+    if (this.#onEvent !== undefined) {
+      emit(this.#onEvent, {
+        type: 'verify_success',
+        issuer: context.issuer,
+        kid: met.kid ?? '',
+        cached: met.cached,
+        durationMs: elapsedMs(started),
+      });
+    }
+    return context;
+  }
+
+  /** Reports `error`, when it is an `AuthError`, to the trace and the event listener; returns it. */
+  #reported(error: unknown, met: Encounter, started: number): unknown {
+    if (!isAuthError(error)) return error;
+    this.#trace?.({ ...(error.facts ?? { rule: 'format' }), passed: false, code: error.code });
+    if (this.#onEvent !== undefined) {
+      const failed = error;
+      // The hint is written only if the listener reads it.
+      emit(this.#onEvent, {
+        type: 'verify_failure',
+        code: failed.code,
+        issuer: failed.issuer ?? null,
+        kid: met.kid,
+        cached: met.cached,
+        durationMs: elapsedMs(started),
+        ...(failed.claim === undefined ? {} : { claim: failed.claim }),
+        ...(failed.facts === undefined ? {} : { facts: failed.facts }),
+        get hint() {
+          return failed.hint;
+        },
+      });
+    }
+    return error;
   }
 
   /**
    * The verification, in order: the size; the result cache (a hit re-checked as a fresh result
-   * would be); the segments decoded, the header rules, the issuer, its key, the signature's length
-   * and then the signature, the trust re-checked after any wait, the claims. A failing rule
-   * records what it compared (`AuthError.facts`); a trace hears of every rule.
+   * would be, at once while its key is held and fresh); then, awaited, {@link #verifyToken}. A
+   * failing rule records what it compared (`AuthError.facts`); a trace hears of every rule.
    */
-  async #verify(token: string, met?: Encounter): Promise<AuthContext> {
-    const trace = this.#trace;
+  #verifyNow(token: string, met?: Encounter): AuthContext | Promise<AuthContext> {
     if (typeof token !== 'string') {
       throw new AuthError('malformed_token', 'The token must be a string.', {
         facts: { rule: 'format', actual: { kind: kindOf(token) } },
       });
     }
     if (exceedsBytes(token, this.maxTokenBytes)) throw tooLarge(token, this.maxTokenBytes);
-    trace?.({ rule: 'size', passed: true, expected: this.maxTokenBytes, actual: { length: token.length } });
+    this.#trace?.({ rule: 'size', passed: true, expected: this.maxTokenBytes, actual: { length: token.length } });
     const hit = this.#cache?.get(token);
     if (hit !== undefined) {
       if (met !== undefined) {
@@ -555,16 +592,37 @@ class TokenVerifier implements Verifier {
         met.kid = hit.key.kid;
       }
       this.#checkNotSuspended(hit.issuer);
-      const { issuer, key } = hit;
-      // Keys past their max-age are reloaded (held keys verify meanwhile); a key no longer held or
-      // changed vouches for nothing, and the token is verified afresh.
-      if ((this.#keys.peek(issuer, key.kid, this.#now()) ?? (await this.#keys.resolve(issuer, key.kid))) === key) return this.#reuse(hit);
+      const held = this.#keys.peek(hit.issuer, hit.key.kid, this.#now());
+      if (held === hit.key) return this.#reuse(hit);
+      // Keys past their max-age are reloaded (held keys verify meanwhile): wait for the key.
+      if (held === undefined) return this.#reuseOnceResolved(hit, met);
+      // A key changed vouches for nothing: the token is verified afresh.
       this.#cache?.delete(token);
       if (met !== undefined) {
         met.cached = false;
         met.kid = null;
       }
     } else if (this.#cache !== null && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
+    return this.#verifyToken(token, met);
+  }
+
+  /** A cached result whose key was past its max-age: reused if the key still vouches for it, else verified afresh. */
+  async #reuseOnceResolved(hit: CachedResult, met?: Encounter): Promise<AuthContext> {
+    if ((await this.#keys.resolve(hit.issuer, hit.key.kid)) === hit.key) return this.#reuse(hit);
+    this.#cache?.delete(hit.token);
+    if (met !== undefined) {
+      met.cached = false;
+      met.kid = null;
+    }
+    return this.#verifyToken(hit.token, met);
+  }
+
+  /**
+   * A token not in the cache: the segments decoded, the header rules, the issuer, its key, the
+   * signature's length and then the signature, the trust re-checked after any wait, the claims.
+   */
+  async #verifyToken(token: string, met?: Encounter): Promise<AuthContext> {
+    const trace = this.#trace;
     const layout = locateCompactJws(token);
     const rawHeader = decodeJoseHeader(token, layout);
     const payload = decodeJwsPayload(token, layout);

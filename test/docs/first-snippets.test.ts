@@ -50,7 +50,7 @@ describe.skipIf(packed === null)('the first snippet of docs/issuer.md', () => {
 describe('the adapter options, wherever they are listed', () => {
   it("the README's list is every option the adapters take", async () => {
     const readme = await page('README.md');
-    const sentence = /All four take the same\s+options: ([^(]*)\(/.exec(readme)?.[1] ?? '';
+    const sentence = /All five take the same\s+options: ([^(]*)\(/.exec(readme)?.[1] ?? '';
     expect([...sentence.matchAll(/`(\w+)`/g)].map((match) => match[1])).toEqual([...ADAPTER_OPTION_NAMES]);
   });
 

@@ -199,6 +199,7 @@ describe.skipIf(packedPackage() === null)('the packed package', () => {
         fetch: { code: 'missing_token', sameClass: true },
         express: { code: 'missing_token', sameClass: true },
         koa: { code: 'missing_token', sameClass: true },
+        hono: { code: 'missing_token', sameClass: true },
         fastify: { code: 'missing_token', sameClass: true },
         testing: { code: 'malformed_token', sameClass: true },
       });

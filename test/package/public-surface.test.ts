@@ -9,6 +9,7 @@ const SUBPATHS: Readonly<Record<string, string>> = {
   'paygate-auth/fastify': 'src/adapters/fastify/index.ts',
   'paygate-auth/koa': 'src/adapters/koa/index.ts',
   'paygate-auth/fetch': 'src/adapters/fetch/index.ts',
+  'paygate-auth/hono': 'src/adapters/hono/index.ts',
   'paygate-auth/payment-links': 'src/payment-links/index.ts',
   'paygate-auth/postgres': 'src/postgres/index.ts',
   'paygate-auth/otel': 'src/otel/index.ts',

@@ -1,13 +1,15 @@
 /**
  * The runtime conformance suite: one list of cases against the built package's public entries
- * (`paygate-auth`, `/fetch`, `/testing`, `/issuer`), run under Node by vitest
+ * (`paygate-auth`, `/fetch`, `/hono`, `/testing`, `/issuer`), run under Node by vitest
  * (`conformance.test.ts`), under Deno and Bun by `main.mjs`, and under workerd by `worker.mjs`.
  * Plain JavaScript with Web APIs only (no `node:` module, no test framework), so that every
  * runtime loads it as it stands. Every JWKS is served from this process, by a `fetch` handed to
  * the verifier: workerd opens no loopback server.
  */
 import { AUTH_ERROR_CODES, AuthError, IssuerRegistry, createVerifier, toErrorResponse } from 'paygate-auth';
+import { Hono } from 'hono';
 import { requireScopes, withAuth } from 'paygate-auth/fetch';
+import { auth as honoAuth, requireScopes as honoScopes } from 'paygate-auth/hono';
 import { InMemoryKeyStore, IssuerError, createIssuer, jwksFetchHandler } from 'paygate-auth/issuer';
 import { createTestIssuer, createTestVerifier } from 'paygate-auth/testing';
 
@@ -312,6 +314,26 @@ export const cases = [
       const granted = await call(handler, `Bearer ${await issuer.token({ scope: 'pay:manageIntegration' })}`);
       equal(granted.status, 200, 'status with the scope');
       equal(await granted.text(), 'reached', 'the route ran');
+    },
+  },
+  {
+    name: "the Hono middleware sets c.get('auth'), guards a route's scopes and answers a missing token with 401",
+    async run() {
+      const { issuer, verifier } = await context();
+      const app = new Hono();
+      app.use(honoAuth({ verifier }));
+      app.get('/info', (c) => c.json({ tenant: c.get('auth').tenant.id }));
+      app.post('/hub', honoScopes('hub:subscribe'), (c) => c.text('reached'));
+      const token = await issuer.token({ scope: 'pay:processPayments' });
+      const info = await app.request('/info', { headers: { authorization: `Bearer ${token}` } });
+      equal(info.status, 200, 'status with a valid token');
+      equal((await info.json()).tenant, 't-1', 'tenant');
+      const again = await app.request('/info', { headers: { authorization: `Bearer ${token}` } });
+      equal(again.status, 200, 'status with the same token again');
+      await expectProblem(await app.request('/info'), 'missing_token');
+      const hub = await app.request('/hub', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+      check((hub.headers.get('www-authenticate') ?? '').includes('scope="hub:subscribe"'), 'the challenge names the scope');
+      await expectProblem(hub, 'insufficient_scope');
     },
   },
   {
