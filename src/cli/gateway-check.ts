@@ -1,9 +1,10 @@
 /**
  * The gateway's own check of a token or a JWKS, as lines: the gateway's verifier (`createVerifier`,
  * its defaults included) on a registry the gateway would accept, its trace and events turned into
- * lines. A rule that passed is a ✓ line with the values it compared, read from its facts; a
+ * lines. A rule that passed is a ✓ line with the values it compared, read from its typed facts; a
  * JWKS download is a jwks line (the kids held, and why each ignored entry was ignored); the rule
- * that failed is a ✗ line with the verifier's own hint and the code the gateway answers. `doctor` and the `issuers` pre-check both run this
+ * that failed is a ✗ line with the verifier's own hint (the value found against the value
+ * expected) and the code the gateway answers. `doctor` and the `issuers` pre-check both run this
  * module; neither has a rule of its own, so neither can disagree with the gateway. Everything
  * printed from a token, a JWKS or an entry is cut and escaped for one line.
  */
@@ -13,18 +14,18 @@ import {
   type IssuerEntry,
   IssuerRegistry,
   type JwksFetchEvent,
+  type PassedFacts,
   type RuleName,
   type RuleOutcome,
-  type TenantErn,
   type Verifier,
   createVerifier,
   isAuthError,
   isKnownScope,
 } from '../index.js';
-import { checkAllowedHosts, quote, quoteList, scopeFailure } from '../internal/index.js';
+import { checkAllowedHosts, isoSeconds, quote, quoteList, scopeFailure } from '../internal/index.js';
 import { UsageError } from './command.js';
 import { type ParsedOptions, stringValues } from './cli-options.js';
-import { describeDuration, describeTime, isoSeconds } from './doctor-time.js';
+import { describeDuration, describeTime } from './doctor-time.js';
 
 /**
  * The hosts of `--allow-jwks-host`, as the gateway's `jwksAllowedHosts` holds them.
@@ -86,56 +87,54 @@ export function shown(value: unknown): string {
   return quote(JSON.stringify(value) ?? String(value));
 }
 
-/** What a rule that passed compared, from the verifier's trace. */
-function passed(outcome: RuleOutcome, now: number): string {
-  const { actual, expected } = outcome;
-  switch (outcome.rule) {
+/** What a rule that passed compared, from its facts in the verifier's trace; `now` in milliseconds. */
+function passedDetail(facts: PassedFacts, now: number): string {
+  switch (facts.rule) {
     case 'size':
-      return `${(actual as { length: number }).length} characters, within ${String(expected)} bytes`;
+      return `${facts.actual.length} characters, within ${facts.expected} bytes`;
     case 'format':
       return 'three canonical base64url segments; header and payload are JSON objects, no member repeated';
+    case 'alg':
+      return `${shown(facts.actual)}, accepted (${quoteList(facts.expected)})`;
     case 'typ':
-      return actual === undefined ? 'absent (allowed; "JWT" expected)' : shown(actual);
+      return facts.actual === undefined ? `absent (allowed; ${quoteList(facts.expected)} accepted)` : shown(facts.actual);
     case 'crit':
       return 'absent';
     case 'iss':
-      return `${shown(actual)} = registered issuer`;
+      return `${shown(facts.actual)} = registered issuer`;
     case 'key': {
-      const { bits, alg } = expected as { bits: number; alg?: string };
-      return `${shown(actual)} is published (RSA, ${bits} bits, ${alg === undefined ? 'any alg' : quote(alg)})`;
+      const { bits, alg } = facts.expected;
+      return `${shown(facts.actual)} is published (RSA, ${bits} bits, ${alg === undefined ? 'any alg' : quote(alg)})`;
     }
     case 'signature':
-      return `${shown(actual)} verifies with key ${quote((expected as { kid: string }).kid)}`;
+      return `${shown(facts.actual)} verifies with key ${quote(facts.expected.kid)}`;
     case 'exp':
     case 'expt':
     case 'iat':
     case 'nbf':
-      return describeTime(actual as number, now / 1000);
+      return describeTime(facts.actual, now / 1000);
     case 'expiry': {
-      const { now: at, tolerance } = expected as { now: number; tolerance: number };
-      return `${String(outcome.claim)} ${describeTime(actual as number, at, false)} is ahead (now ${isoSeconds(at)}, tolerance ${tolerance} s)`;
+      const { now: at, tolerance } = facts.expected;
+      return `${facts.claim} ${describeTime(facts.actual, at, false)} is ahead (now ${isoSeconds(at)}, tolerance ${tolerance} s)`;
     }
-    case 'not_before':
-      return `${String(outcome.claim)} is not in the future`;
+    case 'not_before': {
+      const { now: at, tolerance } = facts.expected;
+      return `${facts.claim} ${describeTime(facts.actual, at, false)} is not ahead of now beyond the tolerance (${tolerance} s)`;
+    }
     case 'lifetime': {
-      const { lifetime } = actual as { lifetime: number };
-      const { maximum } = expected as { maximum: number };
-      return `${lifetime} s (${describeDuration(lifetime)}) ≤ maximum ${maximum} s`;
+      const { lifetime } = facts.actual;
+      return `${lifetime} s (${describeDuration(lifetime)}) ≤ maximum ${facts.expected.maximum} s`;
     }
     case 'aud':
-      return `${shown(actual)} names ${shown(expected)}`;
+      return `${shown(facts.actual)} names ${shown(facts.expected)}`;
     case 'sub':
-      return expected === null ? `${shown(actual)} (not compared: the entry waives it)` : `${shown(actual)} = iss`;
-    case 'tenant_ern': {
-      const tenant = actual as TenantErn;
-      return `${quote(tenant.ern)}: product ${quote(tenant.product)} in (${quoteList((expected as { products: string[] }).products)})`;
-    }
+      return facts.expected === null ? `${shown(facts.actual)} (not compared: the entry waives it)` : `${shown(facts.actual)} = iss`;
+    case 'tenant_ern':
+      return `tenant ${quote(facts.actual.id)} of product ${quote(facts.actual.product)}, in (${quoteList(facts.expected.products)})`;
     case 'scope':
-      return actual === undefined ? 'absent (no scopes)' : shown(actual);
-    case 'scopes':
-      return quoteList(actual as string[]);
+      return facts.actual === undefined ? 'absent (no scopes)' : shown(facts.actual);
     default:
-      return shown(actual);
+      return shown(facts.actual);
   }
 }
 
@@ -213,7 +212,7 @@ export function gatewayCheck(options: GatewayCheckOptions, write: (text: string)
     now: () => now,
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     trace: (outcome) => {
-      if (outcome.passed) write(line('✓', NAMES[outcome.rule], passed(outcome, now)));
+      if (outcome.passed) write(line('✓', NAMES[outcome.rule], passedDetail(outcome, now)));
       else attempt.failed = outcome;
     },
     onEvent: (event) => {
@@ -233,7 +232,7 @@ export function gatewayCheck(options: GatewayCheckOptions, write: (text: string)
         const auth = await verifier.verify(token);
         error = scopeFailure(auth);
         if (error === null) {
-          write(line('✓', NAMES.scopes, passed({ rule: 'scopes', passed: true, actual: [...auth.scopes].filter(isKnownScope) }, now)));
+          write(line('✓', NAMES.scopes, quoteList([...auth.scopes].filter(isKnownScope))));
           return null;
         }
       } catch (caught) {
