@@ -1,10 +1,11 @@
 /**
  * Module boundaries of paygate-auth, checked in CI by `npm run lint:boundaries`.
  *
- * Areas: core, http, adapters/*, testing, payment-links, postgres, issuer, cli, and the internal shared
- * module src/internal (no export map exposes it). Directions allowed:
+ * Areas: core, http, adapters/*, testing, payment-links, postgres, otel, issuer, cli, and the internal
+ * shared module src/internal (no export map exposes it). Directions allowed:
  *   adapters -> http -> core; testing, payment-links, issuer -> the public root (src/index.ts);
- *   postgres -> the public payment-links entry and the root; cli -> any public entry.
+ *   postgres -> the public payment-links entry and the root; otel -> the root and the postgres
+ *   entry (its option types only); cli -> any public entry.
  * Any area may use src/internal; src/internal may use core and http. Nothing points back.
  */
 const entry = {
@@ -38,6 +39,7 @@ module.exports = {
     only('payment-links-uses-root', '^src/payment-links/', ['^src/payment-links/', entry.root]),
     only('issuer-uses-root', '^src/issuer/', ['^src/issuer/', entry.root]),
     only('postgres-uses-root-and-payment-links', '^src/postgres/', ['^src/postgres/', entry.root, entry.paymentLinks]),
+    only('otel-uses-root-and-postgres', '^src/otel/', ['^src/otel/', entry.root, entry.postgres]),
     only('cli-uses-public-entries', '^src/cli/', [
       '^src/cli/',
       entry.root,

@@ -22,7 +22,20 @@ const timeMs = Number(process.env.BENCH_TIME_MS ?? 2000);
 const only = process.env.BENCH_ONLY?.split(',');
 const log = (line) => console.log(line);
 const startedAt = new Date();
-const peers = ['tinybench', 'fast-jwt', 'aws-jwt-verify', 'jose', 'jsonwebtoken', 'express', 'fastify', 'autocannon'];
+const peers = [
+  'tinybench',
+  'fast-jwt',
+  'aws-jwt-verify',
+  'jose',
+  'jsonwebtoken',
+  'express',
+  'express-oauth2-jwt-bearer',
+  'fastify',
+  '@fastify/jwt',
+  'get-jwks',
+  'hono',
+  'autocannon',
+];
 const versions = peers.map((name) => `${name} ${versionOf(name)}`).join(', ');
 log(`paygate-auth ${versionOf('../')} benchmark, ${startedAt.toISOString()}`);
 log(machineLine());
@@ -48,7 +61,8 @@ writeSection(
     '',
     "Each rate is the mean over tinybench's samples (a sample is a batch of verifications), the spread its relative margin of error. " +
       '× baseline divides by the row at 1.00× in the group (warm rows: raw `crypto.verify` cold); × best peer by the fastest peer in the group. ' +
-      'Cold: 10,000 distinct tokens, each pass over them on a fresh verifier. HTTP: 100 tokens reused, so mostly cached. See docs/performance.md.',
+      'Cold: 10,000 distinct tokens, each pass over them on a fresh verifier. ' +
+      "HTTP: requests answered per second of the server process's CPU, 100 tokens reused (the cached path); `npm run bench:http` gives them in µs per request, round by round. See docs/performance.md.",
   ].join('\n'),
 );
 log('');

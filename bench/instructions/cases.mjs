@@ -4,10 +4,24 @@
  * `async`); `input` is `token` or `parts` (raw `crypto.verify`'s prepared bytes). `slow` cases
  * count a quarter of the verifications.
  */
+import { createTelemetry } from 'paygate-auth/otel';
 import { awsJwtVerify, fastJwtVerify, joseVerify, paygateVerifier, rawVerify } from '../lib/verifiers.mjs';
 
 const paygate = async (key) => {
   const verifier = await paygateVerifier(key.jwk);
+  return { op: (token) => verifier.verify(token), async: true, input: 'token' };
+};
+
+/** Through paygate-auth/otel with no OpenTelemetry SDK registered: what an app pays that has the instrumentation on and no SDK. */
+const paygateOtel = async (key) => {
+  const telemetry = createTelemetry();
+  const verifier = await paygateVerifier(key.jwk, {}, (options) => telemetry.createVerifier(options));
+  return { op: (token) => verifier.verify(token), async: true, input: 'token' };
+};
+
+/** With an `onEvent` listener that does nothing: the cost of the verifier's events themselves. */
+const paygateEvents = async (key) => {
+  const verifier = await paygateVerifier(key.jwk, { onEvent: () => {} });
   return { op: (token) => verifier.verify(token), async: true, input: 'token' };
 };
 const sync = (op) => ({ op, async: false, input: 'token' });
@@ -47,6 +61,22 @@ export const CASES = Object.freeze([
     make: async (key) => ({ op: await joseVerify(key), async: true, input: 'token' }),
   },
   { id: 'paygate-warm', group: WARM, label: 'paygate-auth `verify()`', role: 'ours', baseline: 'raw', make: paygate },
+  {
+    id: 'paygate-warm-otel',
+    group: WARM,
+    label: 'paygate-auth `verify()`, paygate-auth/otel without an SDK',
+    role: 'ours',
+    baseline: 'raw',
+    make: paygateOtel,
+  },
+  {
+    id: 'paygate-warm-events',
+    group: WARM,
+    label: 'paygate-auth `verify()`, an `onEvent` listener doing nothing',
+    role: 'ours',
+    baseline: 'raw',
+    make: paygateEvents,
+  },
   {
     id: 'fast-jwt-warm',
     group: WARM,

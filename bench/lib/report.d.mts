@@ -5,7 +5,7 @@ export interface Row {
   readonly label: string;
   readonly rate: number;
   readonly spread?: number;
-  readonly role: 'baseline' | 'peer' | 'ours';
+  readonly role: 'baseline' | 'peer' | 'ours' | 'reference';
   readonly baseline?: string;
 }
 export type RowWithRatios = Row & {

@@ -5,7 +5,8 @@
  * A row is `{ id, group, label, rate, spread?, role, baseline? }`:
  * - `rate`: operations per second (or instructions per verification: any "per" figure);
  * - `spread`: tinybench's relative margin of error, in %, when the row was timed by it;
- * - `role`: `'baseline'` (what the group's rows are divided by), `'peer'` or `'ours'`;
+ * - `role`: `'baseline'` (what the group's rows are divided by), `'peer'`, `'ours'`, or
+ *   `'reference'` (a row only divided by the baseline);
  * - `baseline`: the id of a row of another group to divide by, when the group has none of its own.
  */
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -39,11 +39,14 @@ export function rawVerifyCallback(key) {
 /** An address nothing answers on: the keys are handed over up front, so no download is needed. */
 const JWKS_URI = 'http://127.0.0.1:9/.well-known/jwks.json';
 
-/** A paygate-auth verifier holding `jwk` from the start (as `exportKeys()` would hand it over). */
-export async function paygateVerifier(jwk, options = {}) {
+/**
+ * A paygate-auth verifier holding `jwk` from the start (as `exportKeys()` would hand it over),
+ * built by `create` (`createVerifier`, or an instrumented one's).
+ */
+export async function paygateVerifier(jwk, options = {}, create = createVerifier) {
   const registry = new IssuerRegistry([{ issuer: ISSUER, jwksUri: JWKS_URI, products: [PRODUCT] }]);
   const keys = { version: 1, issuers: [{ issuer: ISSUER, jwksUri: JWKS_URI, fetchedAt: Date.now(), keys: [jwk] }] };
-  const verifier = createVerifier({ registry, audience: AUDIENCE, keys, ...options });
+  const verifier = create({ registry, audience: AUDIENCE, keys, ...options });
   await verifier.warmUp();
   return verifier;
 }

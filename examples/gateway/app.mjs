@@ -5,6 +5,7 @@
  *   GET  /info/               any valid token (default scope policy)
  *   POST /payment-links/      pay:processPayments, a private tenant
  *   GET  /payment-links/:id   pay:processPayments, a private tenant
+ *   GET  /openapi.json        no token: the OpenAPI document of the three routes above
  *
  * Authentication comes first: the body is read only by a handler, after `withAuth` let the request
  * through, and only up to the handler's limit (`DEFAULT_MAX_BODY_BYTES`, 64 KiB; larger is 413).
@@ -19,6 +20,7 @@ import {
   DEFAULT_MAX_BODY_BYTES,
   createGetPaymentLinkHandler,
   createInfoHandler,
+  createOpenApiDocument,
   createPaymentLinkHandler,
 } from 'paygate-auth/payment-links';
 
@@ -33,8 +35,9 @@ function problem(status, code, title, detail, extraHeaders = {}) {
   return json(status, headers, { type: `urn:paygate-auth:problem:${code}`, title, status, detail, code });
 }
 
-/** Finds the route of a request: `{ handler, params }`, or a 404/405 response. */
+/** Finds the route of a request: `{ handler, params }`, `{ document }`, or a 404/405 response. */
 function route(routes, method, pathname) {
+  if (pathname === '/openapi.json') return method === 'GET' ? { document: routes.document } : { allow: 'GET' };
   if (pathname === '/info' || pathname === '/info/') return method === 'GET' ? { handler: routes.info } : { allow: 'GET' };
   if (pathname === '/payment-links' || pathname === '/payment-links/')
     return method === 'POST' ? { handler: routes.create } : { allow: 'POST' };
@@ -51,7 +54,13 @@ function route(routes, method, pathname) {
  */
 export function createGateway({ verifier, ...links }) {
   const create = createPaymentLinkHandler({ ...links, maxBodyBytes: DEFAULT_MAX_BODY_BYTES });
-  const routes = { info: createInfoHandler(), create, read: createGetPaymentLinkHandler({ store: create.store }) };
+  const routes = {
+    info: createInfoHandler(),
+    create,
+    read: createGetPaymentLinkHandler({ store: create.store }),
+    // Served as it is: the paths are relative to this address.
+    document: JSON.stringify(createOpenApiDocument({ maxBodyBytes: DEFAULT_MAX_BODY_BYTES })),
+  };
 
   const authenticated = withAuth(
     async (request, auth, log, handler, params) => {
@@ -66,10 +75,11 @@ export function createGateway({ verifier, ...links }) {
   const gateway = async (request, log) => {
     const { pathname } = new URL(request.url);
     const found = route(routes, request.method, pathname);
+    if (found.document !== undefined) return new Response(found.document, { headers: { 'content-type': 'application/json' } });
     if (found.handler === undefined) {
       log.code = found.allow === undefined ? 'not_found' : 'method_not_allowed';
       return found.allow === undefined
-        ? problem(404, 'not_found', 'Not found', 'No such route. Try GET /info/ or POST /payment-links/.')
+        ? problem(404, 'not_found', 'Not found', 'No such route. Try GET /info/, POST /payment-links/ or GET /openapi.json.')
         : problem(405, 'method_not_allowed', 'Method not allowed', `Use ${found.allow}.`, { allow: found.allow });
     }
     try {

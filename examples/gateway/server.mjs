@@ -2,7 +2,7 @@
  * The example gateway: `npm run example` (PORT=… to change the port, default 3000).
  *
  * Starts, all on 127.0.0.1: the demo integration's JWKS endpoint, and the gateway (GET /info/,
- * POST /payment-links/, GET /payment-links/:id) trusting that integration for product `demo`,
+ * POST /payment-links/, GET /payment-links/:id, and their OpenAPI document at GET /openapi.json) trusting that integration for product `demo`,
  * with two seeded tenants. Prints curl commands with freshly minted tokens, then one log line
  * per request. `npm run example:token -- --scope … --tenant …` mints more tokens. A port already
  * taken is one line naming PORT, and exit code 1.
@@ -70,6 +70,9 @@ function banner({ url, jwksUrl, jwksAnsweredHere, keyFile, created, infoToken, l
     '',
     '# Create a payment link (send it twice: the second answer is the first one replayed)',
     `curl -s -i ${url}/payment-links/ -H "Authorization: Bearer ${linkToken}" -H "Content-Type: application/json" -H "Idempotency-Key: ${randomUUID()}" -d '${body}'`,
+    '',
+    '# The OpenAPI 3.1 description of these routes, for client generators (no token needed)',
+    `curl -s ${url}/openapi.json`,
     '',
     'Request log (method, path, status, tenant, error code):',
   ].join('\n');

@@ -25,6 +25,8 @@
  *   PAYGATE_REGISTRY_POLL_MS      how often the issuer table is re-read besides notifications, and the
  *                                 longest wait between reconnection attempts (default 5000)
  *   PAYGATE_KEY_HISTORY_FLUSH_MS  how often this instance's key history is merged into the table (default 10000)
+ *   PAYGATE_HEARTBEAT_MS          how often this instance writes its heartbeat row (default 2000)
+ *   PAYGATE_INSTANCE_NAME         its name in that row and in `npx paygate-auth fleet` (default <host>:<pid>)
  */
 import { IssuerRegistry } from 'paygate-auth';
 import {
@@ -36,6 +38,7 @@ import {
   migrate,
   poolSettings,
   postgresControls,
+  postgresHeartbeat,
   postgresKeyHistory,
   postgresRegistry,
   readIssuers,
@@ -105,6 +108,7 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
   const pollInterval = whole(env, 'PAYGATE_CONTROLS_POLL_MS', 5000);
   const registryPollInterval = whole(env, 'PAYGATE_REGISTRY_POLL_MS', 5000);
   const flushInterval = whole(env, 'PAYGATE_KEY_HISTORY_FLUSH_MS', 10_000);
+  const heartbeatInterval = whole(env, 'PAYGATE_HEARTBEAT_MS', 2000);
   const { default: pg } = await import('pg');
   const pool = new pg.Pool(poolSettings(url, { statementTimeout, connectTimeout }));
   // An idle connection cut by a database restart: the pool drops it and the next query reconnects.
@@ -119,11 +123,19 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
     const seeded = (await readIssuers(pool)).length === 0 ? await importIssuers(pool, issuers, { by: SEEDED_BY }) : undefined;
     const registry = await postgresRegistry(pool, { pollInterval: registryPollInterval, statementTimeout });
     const keyHistory = await postgresKeyHistory(pool, { flushInterval, statementTimeout });
+    // What this instance applied, for `npx paygate-auth fleet` and the commands' --wait.
+    const heartbeat = await postgresHeartbeat(pool, {
+      ...(env.PAYGATE_INSTANCE_NAME ? { name: env.PAYGATE_INSTANCE_NAME } : {}),
+      registry,
+      controls,
+      interval: heartbeatInterval,
+      statementTimeout,
+    });
     const idempotency = new PostgresIdempotencyStore(pool, { leaseTime, pendingWait, statementTimeout });
     const purge = setInterval(() => idempotency.purgeExpired().catch(() => {}), 60_000);
     purge.unref();
     return {
-      description: `PostgreSQL ${shownDatabase(url)} (links, idempotency keys, directory, operator controls, issuer registry and key history shared)`,
+      description: `PostgreSQL ${shownDatabase(url)} (links, idempotency keys, directory, operator controls, issuer registry, key history and heartbeats shared)`,
       registry: registry.registry(),
       registryDescription: `PostgreSQL (${count(registry.registry().size, 'issuer')}${seeded?.added.length ? ', seeded with the demo issuer' : ''}; npx paygate-auth issuers list)`,
       store: new PostgresPaymentLinkStore(pool, { statementTimeout }),
@@ -136,6 +148,7 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
       },
       async close() {
         clearInterval(purge);
+        await heartbeat.close();
         await Promise.all([registry.close(), controls.close(), keyHistory.close()]);
         await pool.end();
       },

@@ -5,6 +5,7 @@ import type { CliCommand } from './command.js';
 import { controlsCommand } from './controls-command.js';
 import { controlsCompactCommand } from './controls-compact-command.js';
 import { doctorCommand } from './doctor.js';
+import { fleetCommand } from './fleet-command.js';
 import { ISSUERS_COMMANDS } from './issuers-command.js';
 import { keysGenerateCommand } from './keys-generate.js';
 import { keysStatusCommand } from './keys-status.js';
@@ -18,6 +19,7 @@ export const COMMANDS: readonly CliCommand[] = [
   ...CONTROL_COMMANDS,
   controlsCommand,
   controlsCompactCommand,
+  fleetCommand,
   ...ISSUERS_COMMANDS,
   keysStatusCommand,
   doctorCommand,

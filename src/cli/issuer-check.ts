@@ -1,14 +1,17 @@
 /**
  * The check `issuers add` and `issuers update` make before writing an entry: the gateway's own
- * verifier (the doctor's, {@link tracedVerifier}) on a registry of just this entry downloads its
+ * check (the doctor's, {@link gatewayCheck}) on a registry of just this entry downloads its
  * JWKS, and a set it would not use (unreachable, not JSON, no usable key) is refused with the
  * verifier's reason, unless forced; a sample token, when given, must then verify.
  */
 import type { FetchLike, IssuerEntry, JwksFetchEvent } from '../index.js';
-import { checkRegistry, ignoredText, tracedVerifier } from './doctor.js';
+import { checkRegistry, gatewayCheck, ignoredText } from './gateway-check.js';
 
-/** Why an entry was refused: `jwks_unavailable` (no set could be read), `no_usable_key`, `token_rejected`. */
-export type IssuerRefusalCode = 'jwks_unavailable' | 'no_usable_key' | 'token_rejected';
+/**
+ * Why an entry was refused: `jwks_address_refused` (its JWKS host resolves to a special-purpose
+ * address), `jwks_unavailable` (no set could be read), `no_usable_key`, `token_rejected`.
+ */
+export type IssuerRefusalCode = 'jwks_address_refused' | 'jwks_unavailable' | 'no_usable_key' | 'token_rejected';
 
 /** The entry was refused: nothing was written. The message names why, from the verifier. */
 export class IssuerRefusedError extends Error {
@@ -29,9 +32,14 @@ export interface CandidateCheck {
   readonly token?: string | undefined;
   /** The gateway service's audiences, for the sample token. */
   readonly audience: readonly string[];
-  /** Writes the entry even when its JWKS would not be used (a sample token must still verify). */
+  /**
+   * Writes the entry even when its JWKS would not be used (a sample token must still verify, and
+   * a JWKS host that resolves to a special-purpose address is refused all the same).
+   */
   readonly force: boolean;
-  /** @default globalThis.fetch */
+  /** JWKS hosts allowed although special-purpose (`--allow-jwks-host`). @default [] */
+  readonly allowedHosts?: readonly string[];
+  /** @default the verifier's (on Node, one that refuses special-purpose addresses at connection) */
   readonly fetch?: FetchLike | undefined;
   /** Milliseconds since the epoch. */
   readonly now: number;
@@ -52,9 +60,9 @@ const NO_TOKEN_AUDIENCE = 'https://issuers-check.paygate-auth.invalid';
  */
 export async function checkCandidate(check: CandidateCheck): Promise<void> {
   const { entry, write } = check;
-  const registry = checkRegistry([entry]);
+  const registry = checkRegistry([entry], check.allowedHosts);
   let download: JwksFetchEvent | undefined;
-  const traced = tracedVerifier(
+  const gateway = gatewayCheck(
     {
       registry,
       audience: check.audience.length === 0 ? [NO_TOKEN_AUDIENCE] : check.audience,
@@ -67,8 +75,12 @@ export async function checkCandidate(check: CandidateCheck): Promise<void> {
     },
     write,
   );
-  const [report] = await traced.verifier.warmUp();
+  const [report] = await gateway.verifier.warmUp();
   let refusal: { code: IssuerRefusalCode; why: string } | undefined;
+  if (download?.reason === 'address') {
+    // Never written, even forced: every instance would refuse to download from it.
+    throw new IssuerRefusedError('jwks_address_refused', report?.error ?? 'the JWKS host is a special-purpose address', false);
+  }
   if (report === undefined || !report.ok) {
     const reason = download?.reason === undefined ? '' : ` (${download.reason})`;
     refusal = { code: 'jwks_unavailable', why: `the JWKS cannot be used: ${report?.error ?? 'it could not be loaded'}${reason}` };
@@ -81,7 +93,7 @@ export async function checkCandidate(check: CandidateCheck): Promise<void> {
     write(`--force: ${refusal.why}; written anyway\n`);
   }
   if (check.token === undefined) return;
-  const rejection = await traced.check(check.token);
+  const rejection = await gateway.check(check.token);
   if (rejection !== null) {
     const { error } = rejection;
     throw new IssuerRefusedError('token_rejected', `the sample token is rejected: ${error.code}: ${error.hint ?? error.message}`, false);

@@ -2,9 +2,9 @@
  * `paygate-auth issuers add | update | remove | list | show | import | history`: the issuer
  * registry kept in PostgreSQL (`paygate-auth/postgres`), one row of a table each. `add` and
  * `update` check the entry and its JWKS with the gateway's own verifier first
- * ({@link checkCandidate}); every change is written with its actor (`--by`, default the OS user)
- * to the audit trail, and every instance attached to the database (`postgresRegistry`) applies
- * it within a second. Every value read from the database is escaped for one line.
+ * ({@link checkCandidate}); the database audits every change (its role, and the operator's name
+ * `--by` gives, default the OS user), and every instance attached to the database
+ * (`postgresRegistry`) applies it within a second. Every value read from the database is escaped for one line.
  */
 import {
   type IssuerChange,
@@ -13,6 +13,7 @@ import {
   importIssuers,
   readIssuerChanges,
   readIssuers,
+  readLastIssuerChange,
   removeIssuer,
   updateIssuer,
 } from '../postgres/index.js';
@@ -21,14 +22,16 @@ import { oneLineJson, quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
 import { type CliDatabase, DATABASE_HELP, DATABASE_URL_OPTION, databaseEnv, withDatabase } from './database-url.js';
-import { checkRegistry, readEntries, shown } from './doctor.js';
+import { readEntries } from './entry-file.js';
+import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
+import { allowedJwksHosts, checkRegistry, shown } from './gateway-check.js';
 import { checkCandidate } from './issuer-check.js';
 import { EXIT } from './run-cli.js';
 import { type StdinReader, readProcessStdin, readToken } from './token-input.js';
 
 /** What the commands reach outside themselves; injected by tests. */
 export interface IssuersDeps {
-  /** The candidate verifier's `fetch`, for JWKS URLs. @default globalThis.fetch */
+  /** The candidate verifier's `fetch`, for JWKS URLs. @default the verifier's */
   readonly fetch?: FetchLike;
   /** Milliseconds since the epoch, the sample token's clock. @default Date.now */
   readonly now?: () => number;
@@ -54,8 +57,17 @@ const ENTRY_OPTIONS = {
 } as const;
 const FIELD_FLAGS = ['jwks-uri', 'product', 'tenant', 'max-token-lifetime', 'subject-must-equal-issuer'] as const;
 
-const CHANGE_OPTIONS = { ...DATABASE_URL_OPTION, by: STRING, json: FLAG } as const;
-const CHECK_OPTIONS = { ...ENTRY_OPTIONS, ...CHANGE_OPTIONS, token: STRING, audience: STRINGS, force: FLAG } as const;
+const CHANGE_OPTIONS = { ...DATABASE_URL_OPTION, by: STRING, json: FLAG, ...WAIT_OPTIONS } as const;
+const CHECK_OPTIONS = {
+  ...ENTRY_OPTIONS,
+  ...CHANGE_OPTIONS,
+  token: STRING,
+  audience: STRINGS,
+  force: FLAG,
+  'allow-jwks-host': STRINGS,
+} as const;
+const UPDATE_OPTIONS = { ...CHECK_OPTIONS, 'unchanged-since': STRING } as const;
+const IMPORT_OPTIONS = { ...CHANGE_OPTIONS, 'unchanged-since': STRING, 'allow-jwks-host': STRINGS } as const;
 
 /** The entry's fields as printed, in this order (any other member is not shown). */
 const FIELDS = ['jwksUri', 'products', 'tenants', 'maxTokenLifetime', 'subjectMustEqualIssuer'] as const;
@@ -75,13 +87,18 @@ or
 const CHECK_HELP = `The check (before anything is written): the gateway's own verifier, on a registry of just
 this entry, downloads its JWKS (256 KiB, 5 s, no redirect) and refuses one it would not use:
 unreachable, not served as JSON, or no usable key (each ignored key named with the key rule it
-breaks, e.g. "k1" modulus of 1024 bits, under 2048).
+breaks, e.g. "k1" modulus of 1024 bits, under 2048). A JWKS host that is, or resolves to, a
+special-purpose address (loopback, private, link-local, cloud metadata…) is refused, even forced.
   --force                      write it even so (the reason is printed)
+  --allow-jwks-host <host>     a JWKS host allowed although special-purpose (repeatable); every
+                               instance must allow it too (jwksAllowedHosts)
   --token <file|->             a sample token of the integration ("-": standard input): it must
                                verify, as the gateway would, or nothing is written (even with --force)
   --audience <aud>             with --token: the gateway service's audience (repeatable)`;
 
-const COMMON_HELP = `  --by <name>                  who makes the change, kept in the audit trail (default: the OS user)
+const COMMON_HELP = `  --by <name>                  who makes the change, kept in the audit trail beside the database
+                               role (default: the OS user)
+${WAIT_HELP}
   --json                       print the change as one JSON line (the check's lines go to stderr)
   --database-url <url>         the database, in place of DATABASE_URL (which keeps the password
                                out of the process list)`;
@@ -188,22 +205,33 @@ function describeChange(change: IssuerChange): string {
     .join(', ');
 }
 
+/** Who made a change: the operator's name the session gave, and the database role it made it as. */
+function author(change: IssuerChange): string {
+  if (change.role === null) return `by ${change.actor === null ? 'an unknown actor' : quote(change.actor)}`;
+  return change.actor === null ? `by role ${quote(change.role)}` : `by ${quote(change.actor)} (role ${quote(change.role)})`;
+}
+
 function changeLine(change: IssuerChange): string {
   const what = describeChange(change);
-  return `#${change.id}  ${time(change.at)}  ${change.action.padEnd(6)}  ${quote(change.issuer)}  by ${quote(change.actor)}${what === '' ? '' : `: ${what}`}\n`;
+  return `#${change.id}  ${time(change.at)}  ${change.action.padEnd(6)}  ${quote(change.issuer)}  ${author(change)}${what === '' ? '' : `: ${what}`}\n`;
 }
 
 function recordLine(record: IssuerRecord): string {
   const { entry } = record;
-  const tenants = entry.tenants === undefined ? 'every tenant' : shown(entry.tenants);
   const updated =
     record.updatedAt.getTime() === record.addedAt.getTime() ? '' : `, updated ${time(record.updatedAt)} by ${quote(record.updatedBy)}`;
-  return `${quote(entry.issuer)}  products ${shown(entry.products)}  tenants ${tenants}  jwksUri ${quote(entry.jwksUri)}  added ${time(record.addedAt)} by ${quote(record.addedBy)}${updated}\n`;
+  const added = `added ${time(record.addedAt)} by ${quote(record.addedBy)}${updated}, change #${record.change}`;
+  if (record.refused !== null) {
+    // Whatever the row holds, unchecked: shown whole, cut and escaped.
+    return `✗ ${quote(record.issuer)}  left out by every instance (${record.refused.rule}): ${record.refused.reason}  entry ${shown(entry)}  ${added}\n`;
+  }
+  const tenants = entry.tenants === undefined ? 'every tenant' : shown(entry.tenants);
+  return `${quote(entry.issuer)}  products ${shown(entry.products)}  tenants ${tenants}  jwksUri ${quote(entry.jwksUri)}  ${added}\n`;
 }
 
 const VERB = { add: 'Added', update: 'Updated', remove: 'Removed' } as const;
 
-function printChange(change: IssuerChange, parsed: ParsedOptions, io: CliIo): number {
+function printChange(change: IssuerChange, parsed: ParsedOptions, io: CliIo): void {
   if (parsed.values.json === true) io.stdout(`${oneLineJson(change)}\n`);
   else {
     io.stdout(changeLine(change));
@@ -211,21 +239,90 @@ function printChange(change: IssuerChange, parsed: ParsedOptions, io: CliIo): nu
       `${VERB[change.action]} ${quote(change.issuer)}: every instance following the database (postgresRegistry) applies it within a second.\n`,
     );
   }
-  return EXIT.ok;
 }
 
-/** The registered entry of `--issuer` as read (`expected`), and with the fields the options give (`entry`). */
-async function updatedEntry(db: CliDatabase, parsed: ParsedOptions): Promise<{ entry: IssuerEntry; expected: IssuerEntry }> {
-  const issuer = requiredValue(parsed, 'issuer');
-  const current = (await readIssuers(db)).find((record) => record.entry.issuer === issuer);
+/** Where the lines besides the result go: standard error when the result is JSON. */
+function reportTo(parsed: ParsedOptions, io: CliIo): (text: string) => void {
+  return parsed.values.json === true ? io.stderr : io.stdout;
+}
+
+/** Prints `change`, then waits for the fleet to apply it when `--wait` asks; the exit code. */
+async function changed(
+  db: CliDatabase,
+  change: IssuerChange,
+  parsed: ParsedOptions,
+  io: CliIo,
+  bound: number | undefined,
+): Promise<number> {
+  printChange(change, parsed, io);
+  return waitIfAsked(db, bound, { registryChange: change.id }, reportTo(parsed, io));
+}
+
+/** `--unchanged-since <change id>`, if given. */
+function unchangedSince(parsed: ParsedOptions): number | undefined {
+  const value = stringValue(parsed, 'unchanged-since');
+  if (value === undefined) return undefined;
+  if (!/^[0-9]{1,15}$/.test(value))
+    throw new UsageError(`--unchanged-since must be a change id (as "issuers list" prints it), got ${quote(value)}`);
+  return Number(value);
+}
+
+/** What an update writes, and the state it was made from. */
+interface Update {
+  readonly entry: IssuerEntry;
+  /** The entry the fields were changed on (`--issuer` with field options). */
+  readonly expected?: IssuerEntry;
+  /** The change it was made from: `--unchanged-since`, else the row's last change when read here. */
+  readonly unchangedSince?: number;
+}
+
+/**
+ * The update the options ask for, and the state it was made from: the whole entry of `--entry`,
+ * or the registered entry of `--issuer` with the fields the options give. Without
+ * `--unchanged-since`, the row as read now: so a change made while the JWKS is checked is not undone.
+ */
+async function planUpdate(db: CliDatabase, parsed: ParsedOptions, given: IssuerEntry | undefined): Promise<Update> {
+  const issuer = given?.issuer ?? requiredValue(parsed, 'issuer');
+  const current = await currentRecord(db, issuer, allowedJwksHosts(parsed));
+  const since = unchangedSince(parsed) ?? current?.change;
+  const state = since === undefined ? {} : { unchangedSince: since };
+  if (given !== undefined) return { entry: given, ...state };
   if (current === undefined) throw new Error(`issuer ${quote(issuer)} is not registered (add it)`);
-  return { entry: entryFromFlags(parsed, current.entry), expected: current.entry };
+  if (current.refused !== null) {
+    throw new Error(
+      `the row of ${quote(issuer)} is left out by every instance (${current.refused.rule}): ${current.refused.reason}; give the whole entry with --entry, or remove the row`,
+    );
+  }
+  return { entry: entryFromFlags(parsed, current.entry), expected: current.entry, ...state };
+}
+
+/**
+ * The record of `issuer` as read now, its row judged with its own JWKS host allowed too: the
+ * update replaces it, so a row written under an allowance (`--allow-jwks-host`) is not refused
+ * for it here; where the new entry's JWKS may be is checked on the new entry.
+ */
+async function currentRecord(db: CliDatabase, issuer: string, allowed: readonly string[]): Promise<IssuerRecord | undefined> {
+  const find = async (hosts: readonly string[]) =>
+    (await readIssuers(db, { jwksAllowedHosts: hosts })).find((record) => record.issuer === issuer);
+  const record = await find(allowed);
+  const host = record?.refused === null ? undefined : jwksHostOf(record?.entry);
+  return host === undefined || allowed.includes(host) ? record : find([...allowed, host]);
+}
+
+/** The host an entry's `jwksUri` names, when it is a URL. */
+function jwksHostOf(entry: unknown): string | undefined {
+  const uri = typeof entry === 'object' && entry !== null ? (entry as { jwksUri?: unknown }).jwksUri : undefined;
+  if (typeof uri !== 'string' || !URL.canParse(uri)) return undefined;
+  const { hostname } = new URL(uri);
+  return hostname === '' ? undefined : hostname;
 }
 
 /** `add` or `update`: the entry checked by the gateway's verifier, then written. */
 function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand['run'] {
   return async (args, io) => {
-    const parsed = parseOptions(args, CHECK_OPTIONS, 0);
+    const parsed = parseOptions(args, action === 'add' ? CHECK_OPTIONS : UPDATE_OPTIONS, 0);
+    unchangedSince(parsed);
+    const bound = waitBound(parsed);
     const by = await actor(parsed, deps);
     const audience = stringValues(parsed, 'audience');
     const tokenSource = stringValue(parsed, 'token');
@@ -236,8 +333,9 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
     // The whole entry when the options say it (a usage mistake is found before connecting).
     const given =
       entryFile !== undefined ? await entryFromFile(parsed, entryFile) : action === 'add' ? entryFromFlags(parsed, undefined) : undefined;
+    const allowedHosts = allowedJwksHosts(parsed);
     if (given === undefined) requiredValue(parsed, 'issuer');
-    else checkRegistry([given]);
+    else checkRegistry([given], allowedHosts);
     const token =
       tokenSource === undefined
         ? undefined
@@ -248,22 +346,26 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
             false,
             '--token',
           );
-    const report = parsed.values.json === true ? io.stderr : io.stdout;
-    const change = await onDatabase(parsed, io, async (db) => {
-      // Fields changed on the entry as read: written only if nobody changed it meanwhile.
-      const { entry, expected } = given === undefined ? await updatedEntry(db, parsed) : { entry: given, expected: undefined };
+    const report = reportTo(parsed, io);
+    return onDatabase(parsed, io, async (db) => {
+      // Written only if nobody changed the issuer since the state it was made from.
+      const { entry, ...from } = action === 'add' ? { entry: given as IssuerEntry } : await planUpdate(db, parsed, given);
       await checkCandidate({
         entry,
         token,
         audience,
         force: parsed.values.force === true,
+        allowedHosts,
         fetch: deps.fetch,
         now: (deps.now ?? Date.now)(),
         write: report,
       });
-      return asUsage(() => (action === 'add' ? addIssuer(db, entry, { by }) : updateIssuer(db, entry, { by, expected })));
+      const options = { by, jwksAllowedHosts: allowedHosts };
+      const change = await asUsage(() =>
+        action === 'add' ? addIssuer(db, entry, options) : updateIssuer(db, entry, { ...options, ...from }),
+      );
+      return changed(db, change, parsed, io, bound);
     });
-    return printChange(change, parsed, io);
   };
 }
 
@@ -272,16 +374,30 @@ async function runRemove(args: readonly string[], io: CliIo, deps: IssuersDeps):
   const issuer = parsed.positionals[0] ?? requiredValue(parsed, 'issuer');
   if (parsed.positionals[0] !== undefined && parsed.values.issuer !== undefined) throw new UsageError('give the issuer once');
   const by = await actor(parsed, deps);
-  const change = await onDatabase(parsed, io, (db) => asUsage(() => removeIssuer(db, issuer, { by })));
-  return printChange(change, parsed, io);
+  const bound = waitBound(parsed);
+  return onDatabase(parsed, io, async (db) => changed(db, await asUsage(() => removeIssuer(db, issuer, { by })), parsed, io, bound));
 }
 
 async function runList(args: readonly string[], io: CliIo): Promise<number> {
-  const parsed = parseOptions(args, { ...DATABASE_URL_OPTION, json: FLAG }, 0);
-  const records = await onDatabase(parsed, io, (db) => readIssuers(db));
+  const parsed = parseOptions(args, { ...DATABASE_URL_OPTION, json: FLAG, 'allow-jwks-host': STRINGS }, 0);
+  const jwksAllowedHosts = allowedJwksHosts(parsed);
+  // The change id first: the rows read after it are as new as it, or newer (refused, never lost).
+  const { last, records } = await onDatabase(parsed, io, async (db) => ({
+    last: await readLastIssuerChange(db),
+    records: await readIssuers(db, { jwksAllowedHosts }),
+  }));
   if (parsed.values.json === true) io.stdout(`${oneLineJson(records)}\n`);
   else if (records.length === 0) io.stdout('No issuer is registered in the database.\n');
-  else for (const record of records) io.stdout(recordLine(record));
+  else {
+    io.stdout(`The registry as of change #${last} (an update or import made from this list: --unchanged-since ${last}):\n`);
+    for (const record of records) io.stdout(recordLine(record));
+    const refused = records.filter((record) => record.refused !== null).length;
+    if (refused > 0) {
+      io.stdout(
+        `${refused} row(s) left out by every instance (✗): their issuers are refused as unknown until each row is fixed ("issuers update") or removed ("issuers remove <key>").\n`,
+      );
+    }
+  }
   return EXIT.ok;
 }
 
@@ -292,7 +408,7 @@ async function runShow(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseOptions(args, { issuer: STRING, ...DATABASE_URL_OPTION, json: FLAG }, 1);
   const issuer = parsed.positionals[0] ?? requiredValue(parsed, 'issuer');
   const { record, changes } = await onDatabase(parsed, io, async (db) => ({
-    record: (await readIssuers(db)).find((item) => item.entry.issuer === issuer),
+    record: (await readIssuers(db)).find((item) => item.issuer === issuer),
     changes: await readIssuerChanges(db, { issuer }),
   }));
   const last = changes.slice(-SHOWN_CHANGES);
@@ -320,22 +436,30 @@ async function runHistory(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 async function runImport(args: readonly string[], io: CliIo, deps: IssuersDeps): Promise<number> {
-  const parsed = parseOptions(args, CHANGE_OPTIONS, 1);
+  const parsed = parseOptions(args, IMPORT_OPTIONS, 1);
   const file = parsed.positionals[0];
   if (file === undefined) throw new UsageError('give the file of entries: paygate-auth issuers import <file.json>');
+  const given = unchangedSince(parsed);
+  const bound = waitBound(parsed);
   const entries = await readEntries(file, file);
-  checkRegistry(entries);
+  const jwksAllowedHosts = allowedJwksHosts(parsed);
+  checkRegistry(entries, jwksAllowedHosts);
   const by = await actor(parsed, deps);
-  const report = await onDatabase(parsed, io, (db) => asUsage(() => importIssuers(db, entries, { by })));
-  if (parsed.values.json === true) io.stdout(`${oneLineJson(report)}\n`);
-  else {
-    for (const change of report.changes) io.stdout(changeLine(change));
-    const count = (list: readonly string[], what: string) => `${list.length} ${what}`;
-    io.stdout(
-      `Imported ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}: ${count(report.added, 'added')}, ${count(report.updated, 'updated')}, ${count(report.unchanged, 'unchanged')}.\n`,
-    );
-  }
-  return EXIT.ok;
+  return onDatabase(parsed, io, async (db) => {
+    // Made from the registry as of --unchanged-since, else as it is now.
+    const since = given ?? (await readLastIssuerChange(db));
+    const report = await asUsage(() => importIssuers(db, entries, { by, jwksAllowedHosts, unchangedSince: since }));
+    if (parsed.values.json === true) io.stdout(`${oneLineJson(report)}\n`);
+    else {
+      for (const change of report.changes) io.stdout(changeLine(change));
+      const count = (list: readonly string[], what: string) => `${list.length} ${what}`;
+      io.stdout(
+        `Imported ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'}: ${count(report.added, 'added')}, ${count(report.updated, 'updated')}, ${count(report.unchanged, 'unchanged')}.\n`,
+      );
+    }
+    const last = report.changes.at(-1);
+    return waitIfAsked(db, bound, last === undefined ? {} : { registryChange: last.id }, reportTo(parsed, io));
+  });
 }
 
 /** The `issuers` commands, reaching out through `deps`, in the order `--help` lists them. */
@@ -354,7 +478,8 @@ ${ENTRY_HELP}
 ${CHECK_HELP}
 ${COMMON_HELP}
 
-Exit codes: 0 added, 1 refused (the check, or registered already) or the database failed, 2 usage.`,
+Exit codes: 0 added, 1 refused (the check, or registered already), the database failed, or an
+instance had not applied it within --wait-timeout, 2 usage.`,
       ),
       run: checkedChange('add', deps),
     },
@@ -365,16 +490,21 @@ Exit codes: 0 added, 1 refused (the check, or registered already) or the databas
         'update (--entry <file.json> | --issuer <iss> [field options]) [options]',
         `Replaces a registered issuer's entry, after the same check as "add". With --entry the file is the
 whole new entry; with --issuer each field option given replaces that field of the entry registered
-(the others stay), and is refused if someone changed the entry in the meantime (run it again).
-A new jwksUri drops the keys held from the old one on every instance.
+(the others stay). Either way it is refused (issuer_changed_meanwhile, nothing written) if someone
+changed the issuer since the state it was made from: the row as this command reads it, or
+--unchanged-since. Read it again and run it again. A new jwksUri drops the keys held from the old
+one on every instance.
 
 ${ENTRY_HELP}
 
 ${CHECK_HELP}
+  --unchanged-since <change>   the registry's change the new entry was made from, as "issuers
+                               list" or "issuers show" prints it (change #N): refused if the
+                               issuer changed after it
 ${COMMON_HELP}
 
-Exit codes: 0 updated, 1 refused (the check, not registered, unchanged, or changed meanwhile)
-or the database failed, 2 usage.`,
+Exit codes: 0 updated, 1 refused (the check, not registered, unchanged, or changed meanwhile),
+the database failed, or an instance had not applied it within --wait-timeout, 2 usage.`,
       ),
       run: checkedChange('update', deps),
     },
@@ -389,7 +519,8 @@ is not read.
 
 ${COMMON_HELP}
 
-Exit codes: 0 removed, 1 not registered or the database failed, 2 usage.`,
+Exit codes: 0 removed, 1 not registered, the database failed, or an instance had not applied it
+within --wait-timeout, 2 usage.`,
       ),
       run: (args, io) => runRemove(args, io, deps),
     },
@@ -397,9 +528,13 @@ Exit codes: 0 removed, 1 not registered or the database failed, 2 usage.`,
       name: 'issuers list',
       summary: 'the registered issuers: products, tenants, jwksUri, added when and by whom (PostgreSQL)',
       help: usage(
-        'list [--json] [--database-url <url>]',
+        'list [--allow-jwks-host <host>]… [--json] [--database-url <url>]',
         `Prints each registered issuer, by iss: its products, its tenants (or every tenant), its jwksUri,
-when it was added and by whom (and last updated).
+when it was added and by whom (and last updated). A row every instance leaves out (an entry the
+registry refuses, a key that is not its entry's issuer, an issuer two rows name) is marked ✗ with
+the rule it breaks: its issuer is refused as unknown until the row is fixed or removed.
+  --allow-jwks-host <host>     a JWKS host the instances allow although special-purpose
+                               (repeatable; their jwksAllowedHosts), so its rows are not marked
   --json                       one JSON line: the records
 
 Exit codes: 0 listed, 1 the database failed, 2 usage.`,
@@ -422,15 +557,23 @@ Exit codes: 0 shown, 1 not registered (its changes are still printed) or the dat
       name: 'issuers import',
       summary: 'load a JSON file of registry entries into the database (PostgreSQL)',
       help: usage(
-        'import <file.json> [--by <name>] [--json] [--database-url <url>]',
+        'import <file.json> [--unchanged-since <change>] [--allow-jwks-host <host>]… [--by <name>] [--json] [--database-url <url>]',
         `Loads an array of registry entries (the IssuerRegistry configuration in code, as JSON) in one
 transaction: new issuers are added, changed ones updated, equal ones left; none is removed. The
-entries are checked by the registry's rules (a bad field is named and nothing is written); their
-JWKS are not downloaded (use "add" or "update" for that check).
+entries are checked by the registry's rules (a bad field is named and nothing is written; a
+jwksUri naming a special-purpose address or name is refused); their JWKS are not downloaded (use
+"add" or "update" for that check). If an issuer of the file changed since the registry the file
+was made from (--unchanged-since, else the registry as this command reads it), nothing is written
+(issuer_changed_meanwhile, naming it).
+  --unchanged-since <change>   the registry's change the file was made from (change #N, as
+                               "issuers list" prints it)
+  --allow-jwks-host <host>     a JWKS host allowed although special-purpose (repeatable); every
+                               instance must allow it too (jwksAllowedHosts)
 
 ${COMMON_HELP}
 
-Exit codes: 0 imported, 1 the database failed, 2 usage (the file, or an entry the registry refuses).`,
+Exit codes: 0 imported, 1 changed meanwhile, the database failed, or an instance had not applied
+it within --wait-timeout, 2 usage (the file, or an entry the registry refuses).`,
       ),
       run: (args, io) => runImport(args, io, deps),
     },
@@ -440,7 +583,8 @@ Exit codes: 0 imported, 1 the database failed, 2 usage (the file, or an entry th
       help: usage(
         'history [<iss>] [--json] [--database-url <url>]',
         `Prints every change of the registry (or of one issuer), in order: its number, time, action,
-issuer and actor, then the entry added or removed, or each field changed as before → after.
+issuer, who made it (the operator's name the session gave, as --by does, and the database role,
+kept by the database itself), then the entry added or removed, or each field changed as before → after.
   --json                       one JSON line: the changes
 
 Exit codes: 0 printed, 1 the database failed, 2 usage.`,

@@ -1,13 +1,15 @@
 /**
  * The commands recording an operator control (`revoke-key`, `suspend-issuer`, `resume-issuer`,
- * `refresh-keys`), one row of a table each: read `--issuer` (and `--kid`), record the action in
- * DATABASE_URL (which notifies every attached instance), and say what was done.
+ * `refresh-keys`), one row of a table each: read `--issuer` (and `--kid`), refuse an issuer the
+ * registry table does not register (unless `--force`), record the action in DATABASE_URL (which
+ * notifies every attached instance), and say what was done.
  */
 import { type ControlAction, type ControlRecord, checkControlRequest, recordControl } from '../postgres/index.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue } from './cli-options.js';
 import { DATABASE_HELP, withDatabase } from './database-url.js';
-import { EXIT } from './run-cli.js';
+import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
+import { requireRegistered } from './registered-issuer.js';
 
 /** How one command is described. */
 export interface ControlCommandSpec {
@@ -21,11 +23,12 @@ export interface ControlCommandSpec {
 }
 
 const STRING = { type: 'string' } as const;
+const FLAG = { type: 'boolean' } as const;
 
 /** A command recording `spec.action`. */
 function controlCommand(spec: ControlCommandSpec): CliCommand {
   const withKid = spec.action === 'revoke_key';
-  const usage = `paygate-auth ${spec.name} --issuer <iss>${withKid ? ' --kid <kid>' : ''}`;
+  const usage = `paygate-auth ${spec.name} --issuer <iss>${withKid ? ' --kid <kid>' : ''} [--force] [--wait [--wait-timeout <s>]]`;
   return {
     name: spec.name,
     summary: spec.summary,
@@ -35,15 +38,27 @@ ${spec.effect}
 Every gateway instance attached to the database (postgresControls) applies it within a second,
 cached results and verifications in flight included; instances started later load it.
 
+An issuer the registry table does not register (a trailing slash, say) is refused, naming the
+issuer it nearly names: the control would stop nothing.
+
 Options:
-  --issuer <iss>  the issuer as registered (its iss), e.g. https://auth.acme.example${withKid ? '\n  --kid <kid>     the key id (kid) of the key' : ''}
+  --issuer <iss>               the issuer as registered (its iss), e.g. https://auth.acme.example${withKid ? '\n  --kid <kid>                  the key id (kid) of the key' : ''}
+  --force                      record it even for an issuer not registered (a control ahead of its
+                               issuer, applied once it is registered; or a registry kept in code)
+${WAIT_HELP}
 
 ${DATABASE_HELP}
 
-Exit codes: 0 recorded, 1 the database failed, 2 usage.
+Exit codes: 0 recorded, 1 not registered (without --force), the database failed, or an instance
+had not applied it within --wait-timeout, 2 usage.
 `,
     async run(args, io) {
-      const options = parseOptions(args, withKid ? { issuer: STRING, kid: STRING } : { issuer: STRING }, 0);
+      const options = parseOptions(
+        args,
+        withKid ? { issuer: STRING, kid: STRING, force: FLAG, ...WAIT_OPTIONS } : { issuer: STRING, force: FLAG, ...WAIT_OPTIONS },
+        0,
+      );
+      const bound = waitBound(options);
       const request = withKid
         ? { action: spec.action, issuer: requiredValue(options, 'issuer'), kid: requiredValue(options, 'kid') }
         : { action: spec.action, issuer: requiredValue(options, 'issuer') };
@@ -52,9 +67,12 @@ Exit codes: 0 recorded, 1 the database failed, 2 usage.
       } catch (error) {
         throw new UsageError(error instanceof Error ? error.message.replace(`${spec.name}: `, '') : String(error));
       }
-      const record = await withDatabase(io.env, (db) => recordControl(db, request));
-      io.stdout(`${spec.done(record)} (control #${record.id}, ${record.recordedAt.toISOString()}).\n`);
-      return EXIT.ok;
+      return withDatabase(io.env, async (db) => {
+        if (options.values.force !== true) await requireRegistered(db, request.issuer);
+        const record = await recordControl(db, request);
+        io.stdout(`${spec.done(record)} (control #${record.id}, ${record.recordedAt.toISOString()}).\n`);
+        return waitIfAsked(db, bound, { control: record.id }, io.stdout);
+      });
     },
   };
 }

@@ -1,10 +1,12 @@
 /**
- * What a verifier reports about itself, for metrics and logs: JWKS fetches, verification failures,
- * result-cache hits and misses, key removals, keys breaking the key rules, registry changes. No event carries a token, a signature or key material;
+ * What a verifier reports about itself, for metrics, traces and logs: each verification's outcome
+ * and duration, JWKS fetches, result-cache hits and misses, key removals, keys breaking the key rules, registry changes. No event carries a token, a signature or key material;
  * a failure's `facts` and `hint` may hold what the client sent (an `aud`, a `kid`) beside the
  * configuration.
  */
-import type { AuthErrorCode, FailureFacts } from './errors.js';
+import type { AuthErrorCode } from './errors.js';
+import type { FailureFacts } from './facts.js';
+import type { JwksAddressRefusal } from './jwks-address.js';
 import type { JwksFailureReason } from './jwks-fetch.js';
 import type { IgnoredKey } from './jwk.js';
 import type { KeyHistoryEntry } from './key-history.js';
@@ -34,6 +36,25 @@ export interface JwksFetchEvent {
   readonly reason?: JwksFailureReason | 'key_import';
   /** The HTTP status, when the endpoint answered one other than 200. */
   readonly status?: number;
+  /**
+   * The host refused, the address judged and the rule it breaks (`reason: 'address'` only): the
+   * JWKS host is, or resolved to, a special-purpose address. Allow a host that truly serves the
+   * JWKS with `jwksAllowedHosts`.
+   */
+  readonly address?: JwksAddressRefusal;
+}
+
+/** A verification succeeded. */
+export interface VerifySuccessEvent {
+  readonly type: 'verify_success';
+  /** The registered issuer. */
+  readonly issuer: string;
+  /** The `kid` of the issuer's key that verified the token. */
+  readonly kid: string;
+  /** `true` when the result cache answered (its entry re-checked), `false` when every rule ran. */
+  readonly cached: boolean;
+  /** Wall-clock milliseconds `verify()` took. */
+  readonly durationMs: number;
 }
 
 /** A verification failed. `issuer` is set once the token's issuer was recognised. */
@@ -41,8 +62,20 @@ export interface VerifyFailureEvent {
   readonly type: 'verify_failure';
   readonly code: AuthErrorCode;
   readonly issuer: string | null;
+  /**
+   * The `kid` of the issuer's key the token was checked against, once one was found (so never a
+   * `kid` the issuer does not publish); `null` before.
+   */
+  readonly kid: string | null;
+  /** `true` when a result-cache entry was being re-checked. */
+  readonly cached: boolean;
+  /** Wall-clock milliseconds `verify()` took. */
+  readonly durationMs: number;
   readonly claim?: string;
-  /** What the failing rule compared, as data (the error's `facts`); client values in it are hostile. */
+  /**
+   * What the failing rule compared, as data (the error's `facts`), keyed on `code`: client values
+   * in it are hostile.
+   */
   readonly facts?: FailureFacts;
   /**
    * What was compared, written from `facts` when read (the error's `hint`): one escaped line,
@@ -98,7 +131,14 @@ export interface RegistryChangedEvent extends RegistryChange {
 }
 
 /** Every event a verifier reports. */
-export type VerifierEvent = JwksFetchEvent | VerifyFailureEvent | CacheEvent | KeysRemovedEvent | KeyBreachEvent | RegistryChangedEvent;
+export type VerifierEvent =
+  | VerifySuccessEvent
+  | VerifyFailureEvent
+  | JwksFetchEvent
+  | CacheEvent
+  | KeysRemovedEvent
+  | KeyBreachEvent
+  | RegistryChangedEvent;
 
 /** Receives {@link VerifierEvent}s. It must not throw; if it does, the error is ignored. */
 export type VerifierEventListener = (event: VerifierEvent) => void;

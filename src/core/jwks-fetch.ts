@@ -1,11 +1,14 @@
 /**
- * One bounded JWKS download: a time limit over the whole exchange (`AbortSignal.timeout`, kept
- * even by a `fetch` that ignores its signal), a size limit that stops reading, no redirect followed
- * unless allowed, and then only within the same origin (as jose, which follows none), and any
- * answer other than 200 with a JSON content type and a JSON object holding a `keys` array counted
- * as a failure.
+ * One bounded JWKS download: no special-purpose address asked for or (on Node) connected to
+ * (`jwks-address.ts`), a time limit over the whole exchange (`AbortSignal.timeout`, kept even by
+ * a `fetch` that ignores its signal), a size limit that stops reading, no redirect followed unless
+ * allowed, and then only within the same origin (as jose, which follows none), and any answer
+ * other than 200 with a JSON content type and a JSON object holding a `keys` array counted as a
+ * failure.
  */
 import { findDuplicateMember, formatMemberPath } from './duplicate-members.js';
+import { type JwksAddressRefusal, describeRefusal, screenJwksAddress, screenJwksHost } from './jwks-address.js';
+import { nodeJwksFetch } from './jwks-node-fetch.js';
 import { isJsonObject } from './json-object.js';
 
 /** The `fetch` this package calls: the global one, or one injected. */
@@ -18,6 +21,8 @@ export interface JwksFetchLimits {
   readonly maxBytes: number;
   /** Redirects followed, each within the origin of the URL asked for; 0 follows none. */
   readonly maxRedirects: number;
+  /** Hosts exempt from the address rules (`jwksAllowedHosts`), as URLs name them. */
+  readonly allowedHosts: ReadonlySet<string>;
 }
 
 /** A good download: the `keys` array, and the `Cache-Control` max-age when the server sent a usable one. */
@@ -27,8 +32,9 @@ export interface JwksDocument {
   readonly maxAge: number | undefined;
 }
 
-/** Why a download failed. */
+/** Why a download failed (`address`: its host is, or resolved to, a special-purpose address). */
 export type JwksFailureReason =
+  | 'address'
   | 'timeout'
   | 'network'
   | 'status'
@@ -45,13 +51,37 @@ export class JwksFetchError extends Error {
   readonly reason: JwksFailureReason;
   readonly status: number | undefined;
   readonly retryAfter: number | undefined;
+  /** The host refused, and why (`reason` `address` only). */
+  readonly address: JwksAddressRefusal | undefined;
 
-  constructor(reason: JwksFailureReason, message: string, details: { status?: number; retryAfter?: number; cause?: unknown } = {}) {
+  constructor(
+    reason: JwksFailureReason,
+    message: string,
+    details: { status?: number; retryAfter?: number; cause?: unknown; address?: JwksAddressRefusal } = {},
+  ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.reason = reason;
     this.status = details.status;
     this.retryAfter = details.retryAfter;
+    this.address = details.address;
   }
+}
+
+function addressRefused(refusal: JwksAddressRefusal): JwksFetchError {
+  return new JwksFetchError('address', describeRefusal(refusal), { address: refusal });
+}
+
+/**
+ * The `fetch` of a download from `url` when none is injected: on Node, one whose connections
+ * refuse a special-purpose address the host resolves to; elsewhere `globalThis.fetch`, looked up
+ * now (so interceptors that patch it are honoured).
+ */
+function defaultFetch(limits: JwksFetchLimits): FetchLike {
+  const screened = nodeJwksFetch((url, address) => {
+    const refusal = screenJwksAddress(url, address, limits.allowedHosts);
+    return refusal === undefined ? undefined : addressRefused(refusal);
+  });
+  return screened ?? ((input, init) => globalThis.fetch(input, init));
 }
 
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
@@ -75,9 +105,10 @@ const MAX_CACHE_CONTROL_CHARS = 1024;
 
 /**
  * Reads the max-age a `Cache-Control` value allows, in seconds: 0 when it says `no-store` or
- * `no-cache`, else its `max-age` (whole seconds, optionally quoted). A value with no usable
- * directive, two different max-ages, or a malformed one gives `undefined`. One pass over at most
- * the first 1024 characters, no regular expression: the header is hostile input.
+ * `no-cache`, else its `max-age` (whole seconds, optionally quoted; leading zeros count for
+ * nothing, so `0000000001` is 1). A value with no usable directive, two different max-ages, or a
+ * malformed one gives `undefined`. One pass over at most the first 1024 characters, no regular
+ * expression: the header is hostile input.
  */
 export function parseCacheControlMaxAge(value: string | null): number | undefined {
   if (value === null) return undefined;
@@ -89,8 +120,11 @@ export function parseCacheControlMaxAge(value: string | null): number | undefine
     let digits = directive.slice('max-age='.length);
     if (digits.length >= 2 && digits.startsWith('"') && digits.endsWith('"')) digits = digits.slice(1, -1);
     if (digits === '' || ![...digits].every((char) => char >= '0' && char <= '9')) return undefined;
-    // Beyond any bound this package accepts: the exact figure does not matter.
-    const seconds = digits.length > 9 ? Number.MAX_SAFE_INTEGER : Number(digits);
+    // More than nine significant digits are beyond any bound this package accepts: the exact
+    // figure does not matter. Leading zeros are not significant.
+    let first = 0;
+    while (first < digits.length - 1 && digits[first] === '0') first += 1;
+    const seconds = digits.length - first > 9 ? Number.MAX_SAFE_INTEGER : Number(digits.slice(first));
     if (maxAge !== undefined && maxAge !== seconds) return undefined;
     maxAge = seconds;
   }
@@ -196,6 +230,9 @@ async function exchange(
 ): Promise<JwksDocument> {
   let current = new URL(url);
   const origin = current.origin;
+  // Redirects stay on this origin, so on this host: one check covers them.
+  const refusal = screenJwksHost(current, limits.allowedHosts);
+  if (refusal !== undefined) throw addressRefused(refusal);
   for (let redirects = 0; ; redirects += 1) {
     const response = await fetchImpl(current.href, {
       redirect: 'manual',
@@ -230,15 +267,21 @@ async function exchange(
 
 /**
  * Downloads the JWKS at `url` and returns its `keys` array and its `Cache-Control` max-age.
+ * @param fetchImpl the `fetch` injected, if any (else the default: see {@link defaultFetch})
  * @param nowMs the verifier's clock, to read an HTTP-date `Retry-After`
  * @throws {JwksFetchError} on any failure.
  */
-export async function fetchJwks(url: string, fetchImpl: FetchLike, limits: JwksFetchLimits, nowMs: number): Promise<JwksDocument> {
+export async function fetchJwks(
+  url: string,
+  fetchImpl: FetchLike | undefined,
+  limits: JwksFetchLimits,
+  nowMs: number,
+): Promise<JwksDocument> {
   const signal = AbortSignal.timeout(limits.timeout * 1000);
   try {
     // The race keeps the limit even when `fetchImpl` or a body stream ignores the signal; the
     // abandoned exchange stops at its next step (it checks the signal) and its outcome is dropped.
-    const work = exchange(url, fetchImpl, limits, signal, nowMs);
+    const work = exchange(url, fetchImpl ?? defaultFetch(limits), limits, signal, nowMs);
     const expired = new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
     work.catch(() => undefined);
     expired.catch(() => undefined);

@@ -40,6 +40,13 @@ export interface KeyRules {
   readonly publishLead: number;
   /** A key signing a token (by its `iat`) more than this after it was first seen is `key_rotation_overdue`. */
   readonly maxKeyAge: number;
+  /**
+   * The verifier's clock (ms) and the longest an `issuer`'s token it accepts can stay valid after
+   * it was verified (seconds: its longest lifetime and the clock tolerance): the bounds of an
+   * expiry taken in from elsewhere.
+   */
+  readonly now: () => number;
+  readonly longestValidity: (issuer: string) => number;
 }
 
 type KeyRecord = { -readonly [Field in keyof KeyHistoryEntry]: KeyHistoryEntry[Field] } & { breaches: KeyBreach[] };
@@ -127,9 +134,21 @@ export class KeyHistory {
     emit(this.#onEvent, { type, issuer: record.issuer, kid: record.kid, key: copy(record) });
   }
 
+  /**
+   * The latest expiry `entry` claims, bounded by what this verifier accepts: a token verified at
+   * its `lastUsed` (and not after now) expires at most `longestValidity` later; none without a use.
+   * So a stored expiry no verifier could have seen (written by hand) raises no `key_withdrawn`.
+   */
+  #boundedExpiry(entry: KeyHistoryEntry): number | null {
+    if (entry.latestExpiry === null || entry.lastUsed === null) return null;
+    const usedBy = Math.min(entry.lastUsed, this.#rules.now()) / 1000;
+    return Math.min(entry.latestExpiry, Math.floor(usedBy + this.#rules.longestValidity(entry.issuer)));
+  }
+
   /** Takes in `entries` kept elsewhere (see `Verifier.mergeKeyHistory`). */
   merge(entries: readonly KeyHistoryEntry[]): void {
-    for (const entry of entries) {
+    for (const given of entries) {
+      const entry = { ...given, latestExpiry: this.#boundedExpiry(given) };
       const records = this.#records(entry.issuer);
       const record = records.get(entry.kid);
       if (record === undefined) {
@@ -180,23 +199,31 @@ function checkTime(where: string, field: string, value: unknown, nullable: boole
   }
 }
 
+/**
+ * Checks one key history entry taken in from elsewhere (a database row, say); a bad one throws a
+ * `TypeError` naming `where` and the field. The one home of these rules.
+ */
+export function checkKeyHistoryEntry(where: string, raw: unknown): KeyHistoryEntry {
+  if (typeof raw !== 'object' || raw === null) throw new TypeError(`${where} must be an object`);
+  const entry = raw as Record<string, unknown>;
+  for (const field of ['issuer', 'kid'] as const) {
+    if (typeof entry[field] !== 'string' || entry[field] === '') throw new TypeError(`${where}.${field} must be a non-empty string`);
+  }
+  checkTime(where, 'firstSeen', entry.firstSeen, false);
+  for (const field of ['publishedAfter', 'firstUsed', 'lastUsed', 'withdrawn'] as const) checkTime(where, field, entry[field], true);
+  checkTime(where, 'latestExpiry', entry.latestExpiry, true);
+  const breaches = entry.breaches;
+  if (!Array.isArray(breaches) || !breaches.every((breach) => BREACHES.has(breach as string))) {
+    throw new TypeError(`${where}.breaches must be an array of ${[...BREACHES].join(', ')}`);
+  }
+  return raw as KeyHistoryEntry;
+}
+
 /** Checks key histories taken in from elsewhere; a bad one throws a `TypeError` naming the entry and field. */
 export function checkKeyHistory(owner: string, entries: unknown): readonly KeyHistoryEntry[] {
   if (!Array.isArray(entries)) throw new TypeError(`${owner}: entries must be an array of key history entries`);
   entries.forEach((raw: unknown, index) => {
-    const where = `${owner}: entries[${index}]`;
-    if (typeof raw !== 'object' || raw === null) throw new TypeError(`${where} must be an object`);
-    const entry = raw as Record<string, unknown>;
-    for (const field of ['issuer', 'kid'] as const) {
-      if (typeof entry[field] !== 'string' || entry[field] === '') throw new TypeError(`${where}.${field} must be a non-empty string`);
-    }
-    checkTime(where, 'firstSeen', entry.firstSeen, false);
-    for (const field of ['publishedAfter', 'firstUsed', 'lastUsed', 'withdrawn'] as const) checkTime(where, field, entry[field], true);
-    checkTime(where, 'latestExpiry', entry.latestExpiry, true);
-    const breaches = entry.breaches;
-    if (!Array.isArray(breaches) || !breaches.every((breach) => BREACHES.has(breach as string))) {
-      throw new TypeError(`${where}.breaches must be an array of ${[...BREACHES].join(', ')}`);
-    }
+    checkKeyHistoryEntry(`${owner}: entries[${index}]`, raw);
   });
   return entries as readonly KeyHistoryEntry[];
 }

@@ -3,6 +3,7 @@
  * namespaces (products, and for a limited integration, tenants) each may act for.
  */
 import { isNamePart } from './ern.js';
+import { JwksAddressError, checkAllowedHosts, screenJwksHost } from './jwks-address.js';
 import { isAllowedJwksUrl } from './loopback.js';
 
 /** One trusted issuer, as registered. */
@@ -12,7 +13,11 @@ export interface IssuerEntry {
    * compared byte for byte, never normalised.
    */
   readonly issuer: string;
-  /** Where its JWKS is published: `https:`, or `http:` on a loopback host only (tests, examples). */
+  /**
+   * Where its JWKS is published: `https:`, or `http:` on a loopback host only (tests, examples);
+   * never a special-purpose address or name (loopback, private, link-local, cloud metadata…: see
+   * docs/security.md), unless the registry's `jwksAllowedHosts` names its host.
+   */
   readonly jwksUri: string;
   /** The ERN products this issuer may act for; its tokens' `tenant_ern` must name one of them. */
   readonly products: readonly string[];
@@ -64,6 +69,17 @@ export interface IssuerRegistryOptions {
    * @default false
    */
   readonly allowEmpty?: boolean;
+  /**
+   * Hosts an entry's `jwksUri` may name although they are special-purpose addresses or names
+   * (a JWKS served on a private network, say): each an exact host as a URL names it
+   * (`jwks.corp.example`, `10.0.0.5`, `[fd00::5]`), no wildcard. Every other `jwksUri` naming
+   * a loopback (beyond `http:` on loopback), private, link-local, shared or `0.0.0.0/8` address,
+   * an IPv4-mapped IPv6 address, a cloud metadata service or a private name is refused
+   * (`JwksAddressError`, a `TypeError` naming the entry, the host, the rule and this option).
+   * Give the verifier's `jwksAllowedHosts` too when a host's name resolves to such an address.
+   * @default [] (none)
+   */
+  readonly jwksAllowedHosts?: readonly string[];
 }
 
 /** Longest `maxTokenLifetime` an entry may set: 7 days. */
@@ -89,7 +105,7 @@ export function isHttpsUri(value: string): boolean {
   return url.username === '' && url.password === '' && isAllowedJwksUrl(url);
 }
 
-function checkJwksUri(where: string, value: unknown): string {
+function checkJwksUri(where: string, value: unknown, allowedHosts: ReadonlySet<string>): string {
   if (typeof value !== 'string' || value === '') fail(where, 'jwksUri', 'must be a non-empty URL string');
   let url: URL;
   try {
@@ -99,6 +115,8 @@ function checkJwksUri(where: string, value: unknown): string {
   }
   if (url.username !== '' || url.password !== '') fail(where, 'jwksUri', 'must not carry credentials');
   if (!isAllowedJwksUrl(url)) fail(where, 'jwksUri', 'must use https: (http: is allowed only for loopback hosts)');
+  const refusal = screenJwksHost(url, allowedHosts);
+  if (refusal !== undefined) throw new JwksAddressError(`IssuerRegistry: ${where}.jwksUri: `, refusal);
   return value;
 }
 
@@ -118,8 +136,18 @@ function checkNames(where: string, field: string, value: unknown, required: bool
   return names;
 }
 
-function checkEntry(raw: unknown, index: number): RegisteredIssuer {
-  let where = `entries[${index}]`;
+/**
+ * Checks one entry by every rule of the registry but uniqueness (the constructor's); `where` names
+ * it in the `TypeError` a bad one throws (`entries[0]`, or a database row), and `allowedHosts` are
+ * the JWKS hosts allowed although special-purpose (`jwksAllowedHosts`, as URLs name them). The one
+ * home of the entry rules: a registry kept elsewhere checks each of its rows with it.
+ */
+export function checkIssuerEntry(raw: unknown, where: string, allowedHosts: ReadonlySet<string> = new Set()): RegisteredIssuer {
+  return checkEntry(raw, where, allowedHosts);
+}
+
+function checkEntry(raw: unknown, named: string, allowedHosts: ReadonlySet<string>): RegisteredIssuer {
+  let where = named;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new TypeError(`IssuerRegistry: ${where} must be an object`);
   }
@@ -133,7 +161,7 @@ function checkEntry(raw: unknown, index: number): RegisteredIssuer {
   for (const key of Object.keys(entry)) {
     if (!ENTRY_KEYS.has(key)) fail(where, key, `is not an entry field (expected one of ${[...ENTRY_KEYS].join(', ')})`);
   }
-  const jwksUri = checkJwksUri(where, entry.jwksUri);
+  const jwksUri = checkJwksUri(where, entry.jwksUri, allowedHosts);
   const products = checkNames(where, 'products', entry.products, true) as ReadonlySet<string>;
   const tenants = checkNames(where, 'tenants', entry.tenants, false);
   const lifetime = entry.maxTokenLifetime;
@@ -177,15 +205,17 @@ export class IssuerRegistry {
   readonly #issuers: readonly RegisteredIssuer[];
   /** The same issuers by `iss`, for look-ups by a token's `iss`. */
   readonly #byIss: ReadonlyMap<string, RegisteredIssuer>;
+  readonly #allowedHosts: ReadonlySet<string>;
 
   constructor(entries: Iterable<IssuerEntry>, options: IssuerRegistryOptions = {}) {
     if (entries === null || typeof entries !== 'object' || typeof (entries as Iterable<unknown>)[Symbol.iterator] !== 'function') {
       throw new TypeError('IssuerRegistry: entries must be an array of issuer entries');
     }
+    this.#allowedHosts = checkAllowedHosts('IssuerRegistry', 'jwksAllowedHosts', options.jwksAllowedHosts);
     const issuers = new Map<string, RegisteredIssuer>();
     let index = 0;
     for (const raw of entries) {
-      const checked = checkEntry(raw, index);
+      const checked = checkEntry(raw, `entries[${index}]`, this.#allowedHosts);
       if (issuers.has(checked.issuer)) {
         throw new TypeError(`IssuerRegistry: entries[${index}].issuer repeats ${JSON.stringify(checked.issuer)}`);
       }
@@ -212,6 +242,11 @@ export class IssuerRegistry {
   /** The registered `iss` values, in registration order. */
   get issuers(): readonly string[] {
     return this.#issuers.map((registered) => registered.issuer);
+  }
+
+  /** The hosts its entries' `jwksUri` may name although special-purpose (`jwksAllowedHosts`), as URLs name them. */
+  get jwksAllowedHosts(): readonly string[] {
+    return [...this.#allowedHosts];
   }
 
   /** How many issuers are registered. */

@@ -8,8 +8,9 @@ import { CACHE_ADMISSIONS, type CacheAdmission } from './cache-admission.js';
 import { AuthError, type RuleTrace, invalidClaim, isAuthError, unknownIssuer, withIssuer } from './errors.js';
 import { emit, type VerifierEventListener } from './events.js';
 import { kindOf } from './hint-text.js';
+import { checkAllowedHosts } from './jwks-address.js';
 import type { FetchLike } from './jwks-fetch.js';
-import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds } from './jwks-cache.js';
+import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds, elapsedMs } from './jwks-cache.js';
 import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
 import { booleanOption, describe, numberOption, rejectUnknownOptions } from './options.js';
 import { type IssuerEntry, IssuerRegistry, type RegisteredIssuer, type RegistryChange } from './registry.js';
@@ -18,10 +19,18 @@ import { type PreparedKey, type SignatureEngine, type SignatureEngineName, creat
 import { type KeyHistoryEntry, KeyHistory, checkKeyHistory } from './key-history.js';
 import { checkKeySnapshot } from './key-snapshot.js';
 
-function invalidSignature(issuer: string, kid: string): AuthError {
+function invalidSignature(issuer: string, kid: string, alg: string): AuthError {
   return new AuthError('invalid_signature', "The token's signature does not verify.", {
-    facts: { rule: 'signature', expected: { issuer, kid } },
+    facts: { code: 'invalid_signature', rule: 'signature', expected: { issuer, kid }, actual: alg },
   });
+}
+
+/** What a verification met, for its event: filled in as the rules run, by reporting verifiers only. */
+interface Encounter {
+  /** The `kid` of the issuer's key the token was checked against, once found. */
+  kid: string | null;
+  /** A result-cache entry is being re-checked. */
+  cached: boolean;
 }
 
 /** Options of {@link createVerifier}. Times are in seconds unless a name says otherwise. */
@@ -68,9 +77,12 @@ export interface VerifierOptions {
   /**
    * Seconds a JWKS response's own `Cache-Control` max-age is clamped to: it replaces `jwksMaxAge`
    * for that download, at least `min` (also what `no-store` and `no-cache` mean) and at most `max`.
-   * A response with no usable `max-age` falls back to `jwksMaxAge`. Both from 0 to 86400, `min` ≤
-   * `max`; an omitted bound keeps its default.
-   * @default { min: 60, max: 86400 }
+   * A response with no usable `max-age` falls back to `jwksMaxAge`. By default the server may
+   * shorten the cache but never lengthen it past `jwksMaxAge`: a key the issuer withdraws (after
+   * a compromise, say) stops verifying within `jwksMaxAge` of the withdrawal, whatever the server
+   * sends. Set `max` above `jwksMaxAge` to let the server lengthen it. Both from 0 to 86400,
+   * `min` ≤ `max`; an omitted bound keeps its default.
+   * @default { min: the lesser of 60 and jwksMaxAge, max: jwksMaxAge }
    */
   readonly jwksMaxAgeBounds?: { readonly min?: number; readonly max?: number };
   /**
@@ -128,9 +140,26 @@ export interface VerifierOptions {
    */
   readonly jwksBackoffMax?: number;
   /**
-   * The `fetch` used for JWKS downloads, looked up on every download (so test interceptors that
-   * patch `globalThis.fetch` are honoured).
-   * @default globalThis.fetch
+   * Hosts JWKS may be downloaded from although they are special-purpose addresses or names (a
+   * JWKS served on a private network, say): each an exact host as a URL names it
+   * (`jwks.corp.example`, `10.0.0.5`, `[fd00::5]`), no wildcard, trusted wherever it resolves.
+   * Every other download from a loopback (beyond `http:` on loopback), private, link-local,
+   * shared or `0.0.0.0/8` address, an IPv4-mapped IPv6 address, a cloud metadata service or a
+   * private name fails (`jwks_fetch` `reason: 'address'`): the host as named and, on Node, every
+   * address it resolves to when the download connects. Also given to the registries the
+   * verifier builds from entries (here and in `setRegistry(entries)`).
+   * @default those of the registry in force: the `IssuerRegistry` given here, then each one that
+   * `setRegistry()` installs (`postgresRegistry` passes its own on); [] (none) for entries
+   */
+  readonly jwksAllowedHosts?: readonly string[];
+  /**
+   * The `fetch` used for JWKS downloads, looked up on every download. It gets the checks of the
+   * host as named (`jwksAllowedHosts`), not those of the address it connects to: inject one only
+   * where that is done elsewhere (an egress proxy that refuses private addresses, say).
+   * @default on Node, a `fetch` over `node:http`/`node:https` whose connections refuse the
+   * special-purpose addresses a name resolves to (request interceptors that patch
+   * `http.request`, such as msw, are honoured); elsewhere `globalThis.fetch`, looked up on every
+   * download
    */
   readonly fetch?: FetchLike;
   /**
@@ -170,7 +199,8 @@ export interface VerifierOptions {
    */
   readonly crypto?: SignatureEngineName;
   /**
-   * Receives {@link VerifierEvent}s (JWKS fetches, failures, cache hits) for metrics. Must not throw.
+   * Receives {@link VerifierEvent}s (each verification's outcome and duration, JWKS fetches, cache
+   * hits…) for metrics, traces and logs. Must not throw.
    * @default undefined
    */
   readonly onEvent?: VerifierEventListener;
@@ -191,6 +221,15 @@ export interface Verifier {
    * @throws {AuthError} for every failure, with its stable `code`.
    */
   verify(token: string): Promise<AuthContext>;
+  /**
+   * {@link verify} without waiting where nothing needs waiting for: a token found in the result
+   * cache, still valid, comes back at once as its `AuthContext` (and one no longer valid throws its
+   * `AuthError` at once); every other verification comes back as a promise, as from `verify`.
+   * For adapters that pass a request on in the same turn of the event loop: test the result with
+   * `instanceof Promise`, or `await` it, which takes both.
+   * @throws {AuthError} at once for a failure found without waiting; else the promise rejects.
+   */
+  verifyNow(token: string): AuthContext | Promise<AuthContext>;
   /**
    * Reloads `issuer`'s JWKS now (after a key compromise, say); results verified with keys no
    * longer published are dropped.
@@ -217,7 +256,9 @@ export interface Verifier {
    * Takes in key histories kept elsewhere (other instances', or this one's before a restart, as a
    * database holds them): per key, the earliest first sighting (with what was known of its
    * publication) and first use, the latest use and expiry, and the rules it broke. Breaches taken
-   * in are not reported again, here or when found here later.
+   * in are not reported again, here or when found here later. An expiry taken in counts only up
+   * to the entry's last use (or now, if earlier) plus the longest a token of its issuer may live
+   * here (its lifetime and the clock tolerance); none without a use.
    */
   mergeKeyHistory(entries: readonly KeyHistoryEntry[]): void;
   /**
@@ -227,7 +268,7 @@ export interface Verifier {
    * An issuer removed loses its keys and cached results, and the verifications in flight for it
    * fail (`unknown_issuer`). Suspensions and revocations outlive a removal.
    * @param registry the whole new registry (entries are checked as `new IssuerRegistry()` does,
-   * and may be none).
+   * with the verifier's `jwksAllowedHosts`, and may be none).
    * @returns what changed, also reported as a `registry_changed` event when something did.
    * @throws {TypeError} naming the entry and field, when an entry is bad (nothing changes then).
    */
@@ -258,6 +299,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'jwksCooldown',
   'jwksBackoff',
   'jwksBackoffMax',
+  'jwksAllowedHosts',
   'fetch',
   'cache',
   'cacheMaxEntries',
@@ -296,17 +338,25 @@ function checkFunction<T>(name: string, value: unknown): T | undefined {
   return value as T | undefined;
 }
 
-function checkMaxAgeBounds(value: unknown): MaxAgeBounds {
+/**
+ * The bounds of a served max-age. The upper one defaults to `maxAge` (`jwksMaxAge`): the server
+ * may shorten the cache, never lengthen it, unless `max` says otherwise.
+ */
+function checkMaxAgeBounds(value: unknown, maxAge: number): MaxAgeBounds {
   const name = 'jwksMaxAgeBounds';
-  if (value === undefined) return { min: 60, max: DAY };
+  const defaults = { min: Math.min(60, maxAge), max: maxAge };
+  if (value === undefined) return defaults;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new TypeError(`${OWNER}: ${name} must be an object { min, max }, got ${describe(value)}`);
   }
   rejectUnknownOptions(`${OWNER}: ${name}`, value, MAX_AGE_BOUND_NAMES);
   const bounds = value as Record<string, unknown>;
-  const min = numberOption(OWNER, `${name}.min`, bounds.min, 60, { min: 0, max: DAY });
-  const max = numberOption(OWNER, `${name}.max`, bounds.max, DAY, { min: 0, max: DAY });
-  if (min > max) throw new TypeError(`${OWNER}: ${name}.min must not exceed ${name}.max, got ${min} > ${max}`);
+  const min = numberOption(OWNER, `${name}.min`, bounds.min, defaults.min, { min: 0, max: DAY });
+  const max = numberOption(OWNER, `${name}.max`, bounds.max, defaults.max, { min: 0, max: DAY });
+  if (min > max) {
+    const source = bounds.max === undefined ? ` (its default, jwksMaxAge)` : '';
+    throw new TypeError(`${OWNER}: ${name}.min must not exceed ${name}.max${source}, got ${min} > ${max}`);
+  }
   return { min, max };
 }
 
@@ -339,15 +389,20 @@ function tooLarge(token: string, maxBytes: number): AuthError {
   const actual =
     token.length > maxBytes ? { length: token.length } : { length: token.length, bytes: new TextEncoder().encode(token).byteLength };
   return new AuthError('token_too_large', `The token is larger than ${maxBytes} bytes.`, {
-    facts: { rule: 'size', expected: maxBytes, actual },
+    facts: { code: 'token_too_large', rule: 'size', expected: maxBytes, actual },
   });
 }
 
 class TokenVerifier implements Verifier {
   #registry: IssuerRegistry;
+  /** `jwksAllowedHosts` as given; `undefined`: those of the registry in force. */
+  readonly #givenAllowedHosts: ReadonlySet<string> | undefined;
+  /** Hosts exempt from the address rules now, for downloads and for registries built from entries. */
+  #allowedHosts: ReadonlySet<string>;
   readonly audiences: readonly string[];
   readonly maxTokenBytes: number;
   readonly verify: (token: string) => Promise<AuthContext>;
+  readonly verifyNow: (token: string) => AuthContext | Promise<AuthContext>;
   readonly #now: () => number;
   readonly #policy: ClaimPolicy;
   readonly #algorithms: ReadonlySet<string>;
@@ -365,7 +420,14 @@ class TokenVerifier implements Verifier {
     if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
     rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
     const o = options as unknown as Record<string, unknown>;
-    this.#registry = o.registry instanceof IssuerRegistry ? o.registry : new IssuerRegistry(o.registry as IssuerEntry[]);
+    this.#givenAllowedHosts =
+      o.jwksAllowedHosts === undefined ? undefined : checkAllowedHosts(OWNER, 'jwksAllowedHosts', o.jwksAllowedHosts);
+    this.#registry =
+      o.registry instanceof IssuerRegistry
+        ? o.registry
+        : new IssuerRegistry(o.registry as IssuerEntry[], { jwksAllowedHosts: [...(this.#givenAllowedHosts ?? [])] });
+    this.#allowedHosts = this.#givenAllowedHosts ?? new Set(this.#registry.jwksAllowedHosts);
+    const verifier = this;
     this.audiences = checkAudiences(o.audience);
     this.#now = checkFunction<() => number>('now', o.now) ?? (() => Date.now());
     this.maxTokenBytes = numberOption(OWNER, 'maxTokenBytes', o.maxTokenBytes, 8192, {
@@ -403,12 +465,16 @@ class TokenVerifier implements Verifier {
       {
         publishLead: numberOption(OWNER, 'keyPublishLead', o.keyPublishLead, 3600, { min: 0, max: 7 * DAY }),
         maxKeyAge: numberOption(OWNER, 'keyMaxAge', o.keyMaxAge, 3 * DAY, { min: 3600, max: 366 * DAY }),
+        now: () => this.#now(),
+        longestValidity: (issuer) =>
+          (this.#registry.get(issuer)?.maxTokenLifetime ?? this.#policy.maxTokenLifetime) + this.#policy.clockTolerance,
       },
       this.#onEvent,
     );
+    const jwksMaxAge = numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY });
     this.#keys = new JwksCache(this.#registry.registered(), {
-      maxAge: numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY }),
-      maxAgeBounds: checkMaxAgeBounds(o.jwksMaxAgeBounds),
+      maxAge: jwksMaxAge,
+      maxAgeBounds: checkMaxAgeBounds(o.jwksMaxAgeBounds, jwksMaxAge),
       timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, 5, { min: 0, max: 120, exclusiveMin: true }),
       maxBytes: numberOption(OWNER, 'jwksMaxBytes', o.jwksMaxBytes, 262_144, {
         min: 1024,
@@ -416,6 +482,9 @@ class TokenVerifier implements Verifier {
         integer: true,
       }),
       maxRedirects: numberOption(OWNER, 'jwksMaxRedirects', o.jwksMaxRedirects, 0, { min: 0, max: 10, integer: true }),
+      get allowedHosts() {
+        return verifier.#allowedHosts;
+      },
       staleWindow: numberOption(OWNER, 'jwksStaleWindow', o.jwksStaleWindow, DAY, { min: 0, max: 30 * DAY }),
       cooldown: numberOption(OWNER, 'jwksCooldown', o.jwksCooldown, 30, { min: 0, max: DAY }),
       backoffInitial: numberOption(OWNER, 'jwksBackoff', o.jwksBackoff, 1, { min: 0, max: DAY }),
@@ -429,60 +498,131 @@ class TokenVerifier implements Verifier {
       onKeysRemoved: (issuer, kids) => this.#cache?.dropKeys(issuer, new Set(kids)),
     });
     if (o.keys !== undefined) this.#keys.import(checkKeySnapshot(OWNER, o.keys));
+    // Every verification, `verify` and `verifyNow` alike, runs through one function (reporting its
+    // failures when a listener or a trace is set): a rule or an instrument added there covers both.
     const reporting = this.#onEvent !== undefined || this.#trace !== undefined;
-    this.verify = reporting ? (token) => this.#verifyReporting(token) : (token) => this.#verify(token);
+    const verifyNow = reporting ? (token: string) => this.#verifyReporting(token) : (token: string) => this.#verifyNow(token);
+    this.verifyNow = verifyNow;
+    this.verify = (token) => {
+      try {
+        const result = verifyNow(token);
+        return result instanceof Promise ? result : Promise.resolve(result);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    };
   }
 
-  /** {@link #verify}, its failure reported to the event listener and the trace. */
-  async #verifyReporting(token: string): Promise<AuthContext> {
+  /**
+   * {@link #verifyNow}, its outcome, at once or later, reported to the event listener, and its
+   * failure to the trace.
+   */
+  #verifyReporting(token: string): AuthContext | Promise<AuthContext> {
+    const started = performance.now();
+    const met: Encounter = { kid: null, cached: false };
     try {
-      return await this.#verify(token);
+      const result = this.#verifyNow(token, met);
+      if (!(result instanceof Promise)) return this.#succeeded(result, met, started);
+      return result.then(
+        (context) => this.#succeeded(context, met, started),
+        (error: unknown) => {
+          throw this.#reported(error, met, started);
+        },
+      );
     } catch (error) {
-      if (isAuthError(error)) {
-        this.#trace?.({ ...(error.facts ?? { rule: 'format' }), passed: false, code: error.code });
-        if (this.#onEvent !== undefined) {
-          const failed = error;
-          // The hint is written only if the listener reads it.
-          emit(this.#onEvent, {
-            type: 'verify_failure',
-            code: failed.code,
-            issuer: failed.issuer ?? null,
-            ...(failed.claim === undefined ? {} : { claim: failed.claim }),
-            ...(failed.facts === undefined ? {} : { facts: failed.facts }),
-            get hint() {
-              return failed.hint;
-            },
-          });
-        }
-      }
-      throw error;
+      throw this.#reported(error, met, started);
     }
+  }
+
+  /** Reports a verification that resolved to `context` to the event listener; returns `context`. */
+  #succeeded(context: AuthContext, met: Encounter, started: number): AuthContext {
+    if (this.#onEvent !== undefined) {
+      emit(this.#onEvent, {
+        type: 'verify_success',
+        issuer: context.issuer,
+        kid: met.kid ?? '',
+        cached: met.cached,
+        durationMs: elapsedMs(started),
+      });
+    }
+    return context;
+  }
+
+  /** Reports `error`, when it is an `AuthError`, to the trace and the event listener; returns it. */
+  #reported(error: unknown, met: Encounter, started: number): unknown {
+    if (!isAuthError(error)) return error;
+    if (error.facts !== undefined) this.#trace?.({ ...error.facts, passed: false });
+    if (this.#onEvent !== undefined) {
+      const failed = error;
+      // The hint is written only if the listener reads it.
+      emit(this.#onEvent, {
+        type: 'verify_failure',
+        code: failed.code,
+        issuer: failed.issuer ?? null,
+        kid: met.kid,
+        cached: met.cached,
+        durationMs: elapsedMs(started),
+        ...(failed.claim === undefined ? {} : { claim: failed.claim }),
+        ...(failed.facts === undefined ? {} : { facts: failed.facts }),
+        get hint() {
+          return failed.hint;
+        },
+      });
+    }
+    return error;
   }
 
   /**
    * The verification, in order: the size; the result cache (a hit re-checked as a fresh result
-   * would be); the segments decoded, the header rules, the issuer, its key, the signature's length
-   * and then the signature, the trust re-checked after any wait, the claims. A failing rule
-   * records what it compared (`AuthError.facts`); a trace hears of every rule.
+   * would be, at once while its key is held and fresh); then, awaited, {@link #verifyToken}. A
+   * failing rule records what it compared (`AuthError.facts`); a trace hears of every rule.
    */
-  async #verify(token: string): Promise<AuthContext> {
-    const trace = this.#trace;
+  #verifyNow(token: string, met?: Encounter): AuthContext | Promise<AuthContext> {
     if (typeof token !== 'string') {
       throw new AuthError('malformed_token', 'The token must be a string.', {
-        facts: { rule: 'format', actual: { kind: kindOf(token) } },
+        facts: { code: 'malformed_token', rule: 'format', actual: { kind: kindOf(token) } },
       });
     }
     if (exceedsBytes(token, this.maxTokenBytes)) throw tooLarge(token, this.maxTokenBytes);
-    trace?.({ rule: 'size', passed: true, expected: this.maxTokenBytes, actual: { length: token.length } });
+    this.#trace?.({ rule: 'size', passed: true, expected: this.maxTokenBytes, actual: { length: token.length } });
     const hit = this.#cache?.get(token);
     if (hit !== undefined) {
+      if (met !== undefined) {
+        met.cached = true;
+        met.kid = hit.key.kid;
+      }
       this.#checkNotSuspended(hit.issuer);
-      const { issuer, key } = hit;
-      // Keys past their max-age are reloaded (held keys verify meanwhile); a key no longer held or
-      // changed vouches for nothing, and the token is verified afresh.
-      if ((this.#keys.peek(issuer, key.kid, this.#now()) ?? (await this.#keys.resolve(issuer, key.kid))) === key) return this.#reuse(hit);
+      const held = this.#keys.peek(hit.issuer, hit.key.kid, this.#now());
+      if (held === hit.key) return this.#reuse(hit);
+      // Keys past their max-age are reloaded (held keys verify meanwhile): wait for the key.
+      if (held === undefined) return this.#reuseOnceResolved(hit, met);
+      // A key changed vouches for nothing: the token is verified afresh.
       this.#cache?.delete(token);
+      if (met !== undefined) {
+        met.cached = false;
+        met.kid = null;
+      }
     } else if (this.#cache !== null && this.#onEvent !== undefined) emit(this.#onEvent, { type: 'cache', outcome: 'miss' });
+    return this.#verifyToken(token, met);
+  }
+
+  /** A cached result whose key was past its max-age: reused if the key still vouches for it, else verified afresh. */
+  async #reuseOnceResolved(hit: CachedResult, met?: Encounter): Promise<AuthContext> {
+    if ((await this.#keys.resolve(hit.issuer, hit.key.kid)) === hit.key) return this.#reuse(hit);
+    this.#cache?.delete(hit.token);
+    if (met !== undefined) {
+      met.cached = false;
+      met.kid = null;
+    }
+    return this.#verifyToken(hit.token, met);
+  }
+
+  /**
+   * A token not in the cache: the segments decoded, the header rules, the issuer, its key, the
+   * signature's length and then the signature, the trust re-checked after any wait, the claims.
+   */
+  async #verifyToken(token: string, met?: Encounter): Promise<AuthContext> {
+    const trace = this.#trace;
     const layout = locateCompactJws(token);
     const rawHeader = decodeJoseHeader(token, layout);
     const payload = decodeJwsPayload(token, layout);
@@ -490,15 +630,24 @@ class TokenVerifier implements Verifier {
     trace?.({ rule: 'format', passed: true });
     const header = checkJoseHeader(rawHeader, this.#algorithms, trace);
     const iss = payload.iss;
-    if (typeof iss !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).', iss);
+    if (typeof iss !== 'string') {
+      throw invalidClaim('The token must name its issuer in "iss" (a string).', {
+        rule: 'iss',
+        claim: 'iss',
+        expected: 'string',
+        actual: iss,
+      });
+    }
     // The registry's own string, equal to `iss`: the token's copy need not be kept.
     const issuer = this.#registeredIssuer(iss, false).issuer;
     trace?.({ rule: 'iss', claim: 'iss', passed: true, expected: this.#registry.issuers, actual: iss });
     try {
       this.#checkNotSuspended(issuer);
       const key = this.#keys.peek(issuer, header.kid, this.#now()) ?? (await this.#keys.resolve(issuer, header.kid));
+      if (met !== undefined) met.kid = key.kid;
       if (key.jwk.alg !== undefined && key.jwk.alg !== header.alg) {
         const facts = {
+          code: 'unknown_key',
           rule: 'key',
           expected: { issuer, kid: key.kid, alg: key.jwk.alg },
           actual: header.alg,
@@ -513,14 +662,14 @@ class TokenVerifier implements Verifier {
         expected: { issuer, kid: key.kid, alg: key.jwk.alg, bits: key.modulusBytes * 8 },
         actual: header.kid,
       });
-      if (signature.byteLength !== key.modulusBytes) throw invalidSignature(issuer, key.kid);
+      if (signature.byteLength !== key.modulusBytes) throw invalidSignature(issuer, key.kid, header.alg);
       // With none other waiting for its signature, the engine may answer at once, on this thread;
       // with some, it may send this one to another thread. The engine never rejects.
       const concurrent = this.#waiting > 0;
       this.#waiting += 1;
       const valid = await this.#engine.verify(header.alg, key, token.slice(0, layout.payloadEnd), signature, concurrent);
       this.#waiting -= 1;
-      if (!valid) throw invalidSignature(issuer, key.kid);
+      if (!valid) throw invalidSignature(issuer, key.kid, header.alg);
       const registered = this.#checkStillTrusted(issuer, key);
       trace?.({ rule: 'signature', passed: true, expected: { issuer, kid: key.kid }, actual: header.alg });
       const at = this.#now();
@@ -552,7 +701,7 @@ class TokenVerifier implements Verifier {
     if (this.#suspended.has(issuer)) {
       throw new AuthError('issuer_suspended', "The token's issuer is suspended.", {
         issuer,
-        facts: { rule: 'suspended', expected: issuer },
+        facts: { code: 'issuer_suspended', rule: 'suspended', expected: issuer },
       });
     }
   }
@@ -627,9 +776,13 @@ class TokenVerifier implements Verifier {
   }
 
   setRegistry(registry: IssuerRegistry | readonly IssuerEntry[]): RegistryChange {
-    const next = registry instanceof IssuerRegistry ? registry : new IssuerRegistry(registry, { allowEmpty: true });
+    const next =
+      registry instanceof IssuerRegistry
+        ? registry
+        : new IssuerRegistry(registry, { allowEmpty: true, jwksAllowedHosts: [...this.#allowedHosts] });
     const change = this.#registry.changesTo(next);
     this.#registry = next;
+    this.#allowedHosts = this.#givenAllowedHosts ?? new Set(next.jwksAllowedHosts);
     for (const issuer of change.added) this.#keys.add(next.get(issuer) as RegisteredIssuer);
     for (const issuer of change.updated) {
       this.#keys.update(next.get(issuer) as RegisteredIssuer);

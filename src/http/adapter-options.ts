@@ -100,7 +100,7 @@ function checkVerifier(owner: string, value: unknown): AuthenticatingVerifier {
     typeof candidate !== 'object' ||
     candidate === null ||
     typeof candidate.verify !== 'function' ||
-    typeof candidate.maxTokenBytes !== 'number'
+    (candidate.verifyNow !== undefined && typeof candidate.verifyNow !== 'function')
   ) {
     throw new TypeError(`${owner}: verifier must be a verifier from createVerifier(), got ${describe(value)}`);
   }

@@ -1,6 +1,7 @@
 /**
  * The framework-agnostic heart every adapter calls: header → token → verified context → scopes.
- * It never throws for a client's fault: it returns `{ ok: true, auth }` or `{ ok: false, error }`.
+ * It never throws for a client's fault: it returns `{ ok: true, auth }` or `{ ok: false, error }`,
+ * at once when the verifier answers at once (a cached token), else as a promise.
  */
 import type { AuthContext } from '../core/auth-context.js';
 import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
@@ -12,7 +13,7 @@ import {
   satisfiesScopes,
 } from '../core/scopes.js';
 import type { Verifier } from '../core/verifier.js';
-import { type AuthorizationInput, bearerCredentials, isB64Token, notB64Token } from './authorization.js';
+import { type AuthorizationInput, extractBearerToken } from './authorization.js';
 
 /** The outcome of {@link authenticate}. */
 export type AuthResult = { readonly ok: true; readonly auth: AuthContext } | { readonly ok: false; readonly error: AuthError };
@@ -30,8 +31,11 @@ export interface AuthenticateInput {
   readonly requiredScopes?: ScopeRequirement | NormalizedScopeRequirement;
 }
 
-/** The verifier members {@link authenticate} uses. */
-export type AuthenticatingVerifier = Pick<Verifier, 'verify' | 'maxTokenBytes'>;
+/**
+ * The verifier members {@link authenticate} uses: `verify`, and `verifyNow` where the verifier has
+ * it (every verifier from `createVerifier()` does), so that a cached token is answered at once.
+ */
+export type AuthenticatingVerifier = Pick<Verifier, 'verify'> & Partial<Pick<Verifier, 'verifyNow'>>;
 
 /** A requirement as given: one already normalized (adapters build theirs once) is used as it is. */
 export type AnyRequirement = ScopeRequirement | NormalizedScopeRequirement;
@@ -53,12 +57,16 @@ function insufficient(requirement: NormalizedScopeRequirement, granted: Readonly
 /**
  * The scope failure of `auth` against `requirement` alone, or `null`: for a context that has
  * already met the default policy (every context `authenticate()` passed), so that a route's own
- * scopes are checked without checking the policy again.
- * @throws {TypeError} when `requirement` is malformed (a server misconfiguration).
+ * scopes, normalized when the route was built, are checked without checking the policy again.
  */
-export function requirementFailure(auth: AuthContext, requirement: AnyRequirement): AuthError | null {
-  const required = normalizeScopeRequirement(requirement);
-  return satisfiesScopes(auth.scopes, required) ? null : insufficient(required, auth.scopes);
+export function requirementFailure(auth: AuthContext, requirement: NormalizedScopeRequirement): AuthError | null {
+  return satisfiesScopes(auth.scopes, requirement) ? null : insufficient(requirement, auth.scopes);
+}
+
+/** The scope failure of `auth` against the default policy and `requirement` (normalized), or `null`. */
+function policyFailure(auth: AuthContext, requirement: NormalizedScopeRequirement | undefined): AuthError | null {
+  if (!satisfiesScopes(auth.scopes, DEFAULT_SCOPE_POLICY)) return insufficient(DEFAULT_SCOPE_POLICY, auth.scopes);
+  return requirement === undefined ? null : requirementFailure(auth, requirement);
 }
 
 /**
@@ -66,15 +74,13 @@ export function requirementFailure(auth: AuthContext, requirement: AnyRequiremen
  * @throws {TypeError} when `requirement` is malformed (a server misconfiguration).
  */
 export function scopeFailure(auth: AuthContext, requirement?: AnyRequirement): AuthError | null {
-  if (!satisfiesScopes(auth.scopes, DEFAULT_SCOPE_POLICY)) return insufficient(DEFAULT_SCOPE_POLICY, auth.scopes);
-  if (requirement === undefined) return null;
-  const required = normalizeScopeRequirement(requirement);
-  return satisfiesScopes(auth.scopes, required) ? null : insufficient(required, auth.scopes);
+  return policyFailure(auth, requirement === undefined ? undefined : normalizeScopeRequirement(requirement));
 }
 
 /**
  * A route's own scope check, for `requireScopes(...)`: where no verification ran (`auth` is `null`
  * or `undefined`) it fails as a {@link ConfigurationError} (500), never as a pass.
+ * @throws {TypeError} when `requirement` is malformed (a server misconfiguration).
  */
 export function authorizeScopes(
   auth: AuthContext | null | undefined,
@@ -90,23 +96,55 @@ export function authorizeScopes(
   return error === null ? { ok: true } : { ok: false, error };
 }
 
+/** `auth` judged against the scopes: the result {@link authenticate} answers. */
+function judged(auth: AuthContext, requirement: NormalizedScopeRequirement | undefined): AuthResult {
+  const error = policyFailure(auth, requirement);
+  return error === null ? { ok: true, auth } : { ok: false, error };
+}
+
+/** A failure of the verification as a result; anything but an `AuthError` (a bug) is thrown on. */
+function failed(error: unknown): AuthResult {
+  if (!isAuthError(error)) throw error;
+  return { ok: false, error };
+}
+
+/**
+ * {@link authenticate} with its input already checked (the adapters check theirs once, when they
+ * are built): the token read, verified and judged against the scopes.
+ */
+export function authenticateChecked(
+  verifier: AuthenticatingVerifier,
+  authorization: AuthorizationInput,
+  requirement: NormalizedScopeRequirement | undefined,
+): AuthResult | Promise<AuthResult> {
+  let verified: AuthContext | Promise<AuthContext>;
+  try {
+    const token = extractBearerToken(authorization);
+    verified = verifier.verifyNow === undefined ? verifier.verify(token) : verifier.verifyNow(token);
+  } catch (error) {
+    return failed(error);
+  }
+  if (!(verified instanceof Promise)) return judged(verified, requirement);
+  return verified.then((auth) => judged(auth, requirement), failed);
+}
+
 /**
  * Authenticates one request: extracts the bearer token, verifies it, applies the scope policy.
- * Resolves `{ ok: false, error }` for every client fault; rejects only for a server fault (a
- * malformed `requiredScopes`, a bug).
+ *
+ * The result comes at once when the verifier answers at once (a token in its result cache, still
+ * valid: the common case of a client reusing its token), and as a promise otherwise. `await`
+ * takes both; code that must not wait a turn of the event loop tests `instanceof Promise`:
+ *
+ * ```ts
+ * const pending = authenticate(verifier, { authorization });
+ * const result = pending instanceof Promise ? await pending : pending;
+ * ```
+ *
+ * Every client fault is a `{ ok: false, error }` result, never an exception. A malformed
+ * `requiredScopes` (a server misconfiguration) throws a `TypeError` at once; anything but an
+ * `AuthError` from the verifier (a bug) is thrown on as it came: at once, or as the rejection.
  */
-export async function authenticate(verifier: AuthenticatingVerifier, input: AuthenticateInput): Promise<AuthResult> {
-  if (input.requiredScopes !== undefined) normalizeScopeRequirement(input.requiredScopes);
-  let token: string | undefined;
-  try {
-    token = bearerCredentials(input.authorization, verifier.maxTokenBytes);
-    const auth = await verifier.verify(token);
-    const error = scopeFailure(auth, input.requiredScopes);
-    return error === null ? { ok: true, auth } : { ok: false, error };
-  } catch (error) {
-    if (!isAuthError(error)) throw error;
-    // Credentials that are not even a b64token are the request's fault, not the token's.
-    if (error.code === 'malformed_token' && token !== undefined && !isB64Token(token)) return { ok: false, error: notB64Token() };
-    return { ok: false, error };
-  }
+export function authenticate(verifier: AuthenticatingVerifier, input: AuthenticateInput): AuthResult | Promise<AuthResult> {
+  const requirement = input.requiredScopes === undefined ? undefined : normalizeScopeRequirement(input.requiredScopes);
+  return authenticateChecked(verifier, input.authorization, requirement);
 }

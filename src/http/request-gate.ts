@@ -1,11 +1,14 @@
 /**
  * What every adapter does with a request, framework-neutral: let a CORS preflight through when
  * allowed, else authenticate; and, for `requireScopes(...)`, check a route's scopes. A failure
- * comes with the response to send, or none when the adapter's options forward failures.
+ * comes with the response to send, or none when the adapter's options forward failures. The
+ * outcome comes at once when the verifier answers at once (a cached token), so that the adapter
+ * calls the framework's next step in the same turn; else as a promise.
  */
 import type { AuthContext } from '../core/auth-context.js';
+import type { NormalizedScopeRequirement } from '../core/scopes.js';
 import type { AdapterSettings } from './adapter-options.js';
-import { type AnyRequirement, type AuthResult, authenticate, authorizeScopes, requirementFailure } from './authenticate.js';
+import { type AnyRequirement, type AuthResult, authenticateChecked, authorizeScopes, requirementFailure } from './authenticate.js';
 import { DEFAULT_REALM, type ErrorResponse, toErrorResponse } from './error-response.js';
 import { type HeadersInput, readHeader } from './headers-input.js';
 import { isCorsPreflight } from './preflight.js';
@@ -92,7 +95,7 @@ function authorizationOf(request: GatedRequest): string | readonly string[] | nu
 }
 
 /** A passed authentication has met the default policy: only the route's own scopes remain. */
-function settle(result: AuthResult, settings: AdapterSettings, routeScopes: AnyRequirement | undefined): GateResult {
+function settle(result: AuthResult, settings: AdapterSettings, routeScopes: NormalizedScopeRequirement | undefined): GateResult {
   if (!result.ok) return failure(result.error, settings);
   if (routeScopes === undefined) return result;
   const missing = requirementFailure(result.auth, routeScopes);
@@ -100,19 +103,29 @@ function settle(result: AuthResult, settings: AdapterSettings, routeScopes: AnyR
 }
 
 /**
- * Authenticates `request` with the adapter's settings, then checks `routeScopes` (both the
- * settings' `requiredScopes` and `routeScopes` must hold). Never rejects: a failure comes as a
- * {@link GateFailure}.
+ * Authenticates `request` with the adapter's settings, then checks `routeScopes`, normalized when
+ * the route was built (both the settings' `requiredScopes` and `routeScopes` must hold). The
+ * outcome comes at once when the verifier answers at once, else as a promise; neither throws nor
+ * rejects: a failure, a server fault included, comes as a {@link GateFailure}.
  */
-export async function gateRequest(settings: AdapterSettings, request: GatedRequest, routeScopes?: AnyRequirement): Promise<GateResult> {
+export function gateRequest(
+  settings: AdapterSettings,
+  request: GatedRequest,
+  routeScopes?: NormalizedScopeRequirement,
+): GateResult | Promise<GateResult> {
   remember(request, settings);
   if (settings.allowPreflight && isCorsPreflight(request)) return PREFLIGHT;
+  let result: AuthResult | Promise<AuthResult>;
   try {
-    const input = { authorization: authorizationOf(request), requiredScopes: settings.requiredScopes };
-    return settle(await authenticate(settings.verifier, input), settings, routeScopes);
+    result = authenticateChecked(settings.verifier, authorizationOf(request), settings.requiredScopes);
   } catch (error) {
     return failure(error, settings);
   }
+  if (!(result instanceof Promise)) return settle(result, settings, routeScopes);
+  return result.then(
+    (settled) => settle(settled, settings, routeScopes),
+    (error: unknown) => failure(error, settings),
+  );
 }
 
 /**

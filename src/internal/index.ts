@@ -3,14 +3,17 @@
  * for users. No entry of package.json#exports exposes it, and the boundary check
  * (.dependency-cruiser.cjs) lets every area import it.
  */
-export { isNamePart } from '../core/ern.js';
+export { NAME_PART_PATTERN, isNamePart } from '../core/ern.js';
 export { type MemberPath, findDuplicateMember, formatMemberPath } from '../core/duplicate-members.js';
-export { capHint, oneLineJson, quote, quoteList } from '../core/hint-text.js';
+export { capHint, isoSeconds, oneLineJson, quote, quoteList } from '../core/hint-text.js';
 export { isJsonObject } from '../core/json-object.js';
+export { checkAllowedHosts } from '../core/jwks-address.js';
 export { MILLISECONDS_THRESHOLD } from '../core/hints.js';
 export { isLoopbackHost } from '../core/loopback.js';
 export { booleanOption } from '../core/options.js';
-export { MAX_ENTRY_LIFETIME, isHttpsUri } from '../core/registry.js';
+export { MAX_ENTRY_LIFETIME, checkIssuerEntry, isHttpsUri } from '../core/registry.js';
+export { checkKeyHistoryEntry } from '../core/key-history.js';
+export { findNearMiss } from '../core/near-miss.js';
 export { normalizeScopeRequirement } from '../core/scopes.js';
 export { scopeFailure } from '../http/authenticate.js';
 export { PROBLEM_TYPE_BASE, checkRealm } from '../http/error-response.js';

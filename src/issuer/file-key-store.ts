@@ -4,6 +4,7 @@
  * importing `paygate-auth/issuer` stays possible on runtimes without it.
  */
 import type { RsaPublicJwk } from '../index.js';
+import { quote } from '../internal/index.js';
 import { hasCode, removeFileDurably, writeFileDurably } from './durable-file.js';
 import { KeyStoreError } from './errors.js';
 import {
@@ -93,13 +94,24 @@ function checkRecord(value: unknown, index: number): KeyRecord {
       throw new KeyStoreError('invalid_schedule', `${where}.${time} is not a time in milliseconds.`);
     }
   }
-  const { publishedAt, signsFrom, retiredAt, compromisedAt } = record as unknown as KeyRecord;
+  // Absent in the schedules of versions without standbys: those load as they are.
+  if (record.standby !== undefined && record.standby !== true) {
+    const found =
+      typeof record.standby === 'string'
+        ? quote(record.standby)
+        : typeof record.standby === 'object'
+          ? 'an object'
+          : String(record.standby);
+    throw new KeyStoreError('invalid_schedule', `${where}.standby is ${found}; it must be true (a standby) or absent.`);
+  }
+  const { publishedAt, signsFrom, retiredAt, compromisedAt, standby } = record as unknown as KeyRecord;
   return Object.freeze({
     kid,
     publicJwk: Object.freeze({ ...(record.publicJwk as RsaPublicJwk) }),
     publishedAt,
     signsFrom,
     ...(retiredAt === undefined ? {} : { retiredAt }),
+    ...(standby === undefined ? {} : { standby }),
     ...(compromisedAt === undefined ? {} : { compromisedAt }),
   });
 }

@@ -12,13 +12,19 @@ import { modulusBits } from './rsa-key.js';
 import {
   type RotationOptions,
   type RotationPolicy,
-  bySigningOrder,
+  type Schedule,
   checkRotation,
-  isPublished,
+  chooseStandby,
+  needsStandby,
   nextKeyStart,
+  promoteStandby,
+  publishedKeys,
+  recordsOf,
+  scheduleOf,
   settleRetirements,
   signerIndex,
-  unpublishAt,
+  standbyLeavesAt,
+  withoutDeparted,
 } from './rotation.js';
 import { type ClaimSettings, type SignInput, buildClaims } from './token-claims.js';
 
@@ -47,6 +53,14 @@ export interface IssuerOptions {
   readonly now?: () => number;
   /** The rotation schedule. @default 48 h interval, 1 h publication lead, 1 h retention margin */
   readonly rotation?: RotationOptions;
+  /**
+   * Keep a standby key: published with each signing key, so that it has been published for
+   * `rotation.publishLead` by the time that key signs, it takes over at once when the signing key
+   * is compromised. `false`: no standby, and after a compromise of the signing key `sign()`
+   * refuses (`key_not_ready`) until a replacement has been published for `rotation.publishLead`.
+   * @default true
+   */
+  readonly standby?: boolean;
   /**
    * Default token lifetime, seconds.
    * @default 300
@@ -81,14 +95,19 @@ export interface JwksResponse {
   readonly headers: Readonly<Record<'content-type' | 'cache-control', string>>;
 }
 
-/** Where a key stands in the schedule. */
-export type KeyState = 'published' | 'signing' | 'retired';
+/**
+ * Where a key stands in the schedule: `published` (waiting for its turn to sign), `signing`,
+ * `retired` (published until its tokens have expired), or `standby` (signs only if the signing key
+ * is compromised).
+ */
+export type KeyState = 'published' | 'signing' | 'retired' | 'standby';
 
 /** One key of the schedule, as of now. */
 export interface KeyInfo {
   readonly kid: string;
   readonly state: KeyState;
   readonly publishedAt: Date;
+  /** When it starts signing; for a standby, when it may first sign (once published for `publishLead`). */
   readonly signsFrom: Date;
   /** When a successor took over (or will), once known. */
   readonly retiredAt: Date | null;
@@ -104,6 +123,12 @@ export interface TickReport {
   readonly removed: readonly string[];
   /** The key signing now, if any. */
   readonly signing: string | null;
+  /**
+   * The standby that would sign at once if the signing key were compromised now: `null` without
+   * one that has been published for `rotation.publishLead` (`standby: false`; the first hour of a
+   * store, or after a compromise, or after an upgrade from a version without standbys).
+   */
+  readonly standby: string | null;
   /** Private keys the sweep destroyed: left behind by a crash, compromised ones first. */
   readonly swept: SweepReport;
 }
@@ -121,13 +146,15 @@ export interface CompromiseReport {
   /** The key unpublished and destroyed. */
   readonly removed: string;
   /**
-   * The key signing from now on: `null` when the compromised key was signing, until its
-   * replacement has been published for `rotation.publishLead` (`sign()` refuses with
-   * `key_not_ready` meanwhile).
+   * The key signing from now on: the standby, when the compromised key was signing. `null` when no
+   * standby had been published for `rotation.publishLead` (with `standby: false`, say), until the
+   * key in `next` may sign (`sign()` refuses with `key_not_ready` meanwhile).
    */
   readonly signing: string | null;
-  /** The key waiting to sign (the replacement, or a key already published), when one is. */
+  /** The key waiting for its turn to sign (the next in the rotation, or the replacement), when one is. */
   readonly next: KeyInfo | null;
+  /** The standby from now on (a new one, published now, when the old one took over or was compromised), when one is. */
+  readonly standby: KeyInfo | null;
 }
 
 /** A handle on the schedule timer of {@link Issuer.startSchedule}. */
@@ -141,6 +168,8 @@ export interface Issuer {
   readonly audience: string | readonly string[];
   readonly products: readonly string[];
   readonly rotation: RotationPolicy;
+  /** Whether it keeps a standby key (the `standby` option). */
+  readonly standby: boolean;
   /** Longest token lifetime, seconds. */
   readonly maxLifetime: number;
   /** What `createIssuer` found and did at start-up: its first {@link tick}, the sweep included. */
@@ -158,12 +187,17 @@ export interface Issuer {
    * {@link SweepReport}), publishes the next key when due, removes keys no longer needed.
    */
   tick(): Promise<TickReport>;
-  /** Publishes a new key now; it signs once `rotation.publishLead` has passed. A key already waiting is returned instead. */
+  /**
+   * Publishes a new key now (and its standby); it signs once `rotation.publishLead` has passed. A
+   * key already waiting for its turn is returned instead.
+   */
   rotate(): Promise<KeyInfo>;
   /**
-   * Unpublishes and destroys key `kid` at once. If it was signing, a key already waiting takes over
-   * at its time, or else a fresh key is published now and signs once `rotation.publishLead` has
-   * passed: until then `sign()` refuses (`key_not_ready`). Tell the gateway's operators, so that
+   * Unpublishes and destroys key `kid` at once. If it was signing, the standby signs from now on,
+   * and a new standby is published. Without a standby that has been published for
+   * `rotation.publishLead`, a key already waiting takes over at its time, or else a fresh key is
+   * published now and signs once `rotation.publishLead` has passed: until then `sign()` refuses
+   * (`key_not_ready`). A compromised standby is replaced. Tell the gateway's operators, so that
    * their verifiers refresh.
    * @throws {IssuerError} `unknown_key`.
    */
@@ -186,6 +220,7 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
   'keyStore',
   'now',
   'rotation',
+  'standby',
   'lifetime',
   'maxLifetime',
   'emitExp',
@@ -227,6 +262,7 @@ class RotatingIssuer implements Issuer {
   readonly audience: string | readonly string[];
   readonly products: readonly string[];
   readonly rotation: RotationPolicy;
+  readonly standby: boolean;
   readonly maxLifetime: number;
   readonly #store: KeyStore;
   readonly #now: () => number;
@@ -234,8 +270,8 @@ class RotatingIssuer implements Issuer {
   readonly #cacheControl: string;
   /** Seconds a retired key stays published. */
   readonly #keep: number;
-  /** The schedule in signing order. */
-  #records: readonly KeyRecord[] = [];
+  /** The schedule: the chain in signing order, and the standbys. */
+  #schedule: Schedule = { chain: [], standbys: [] };
   /** Records of compromised keys whose private halves may not be destroyed yet. */
   #compromised: readonly KeyRecord[] = [];
   #startReport: TickReport | undefined;
@@ -254,6 +290,7 @@ class RotatingIssuer implements Issuer {
     if (o.now !== undefined && typeof o.now !== 'function') throw new TypeError(`${OWNER}: now must be a function`);
     this.#now = (o.now as (() => number) | undefined) ?? Date.now;
     this.rotation = checkRotation(o.rotation);
+    this.standby = booleanOption(OWNER, 'standby', o.standby, true);
     this.maxLifetime = secondsOption(`${OWNER}: maxLifetime`, o.maxLifetime, DAY, {
       min: 0,
       max: MAX_ENTRY_LIFETIME,
@@ -290,22 +327,43 @@ class RotatingIssuer implements Issuer {
     return run;
   }
 
-  async #save(records: readonly KeyRecord[], compromised: readonly KeyRecord[] = this.#compromised): Promise<void> {
-    const ordered = bySigningOrder(records);
-    await this.#store.saveSchedule([...ordered, ...compromised]);
-    this.#records = ordered;
+  async #save(schedule: Schedule, compromised: readonly KeyRecord[] = this.#compromised): Promise<void> {
+    await this.#store.saveSchedule([...recordsOf(schedule), ...compromised]);
+    this.#schedule = schedule;
     this.#compromised = compromised;
   }
 
-  async #newKey(publishedAt: number, signsFrom: number): Promise<KeyRecord> {
+  async #newKey(publishedAt: number, signsFrom: number, standby: boolean): Promise<KeyRecord> {
     const publicJwk = await this.#store.generate();
     checkStrength(publicJwk);
-    return { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom };
+    return { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom, ...(standby ? { standby: true as const } : {}) };
+  }
+
+  /**
+   * `schedule` with the keys now due: the next key of the chain when its predecessor's turn ends
+   * within the publication lead (or nothing signs or waits), and a standby for the newest key of the
+   * chain when it has none. The keys are generated, not yet saved.
+   */
+  async #publishDue(schedule: Schedule, at: number): Promise<{ schedule: Schedule; published: string[] }> {
+    let { chain, standbys } = schedule;
+    const published: string[] = [];
+    const start = nextKeyStart(chain, at, this.rotation);
+    if (start !== undefined) {
+      const key = await this.#newKey(at, start, false);
+      chain = [...chain, key];
+      published.push(key.kid);
+    }
+    if (this.standby && needsStandby({ chain, standbys })) {
+      const key = await this.#newKey(at, at + this.rotation.publishLead * 1000, true);
+      standbys = [...standbys, key];
+      published.push(key.kid);
+    }
+    return { schedule: { chain, standbys }, published };
   }
 
   async load(): Promise<void> {
     const saved = await this.#store.loadSchedule();
-    this.#records = bySigningOrder(saved.filter((record) => record.compromisedAt === undefined));
+    this.#schedule = scheduleOf(saved.filter((record) => record.compromisedAt === undefined));
     this.#compromised = saved.filter((record) => record.compromisedAt !== undefined);
   }
 
@@ -316,7 +374,7 @@ class RotatingIssuer implements Issuer {
   /** Starts: the first tick (sweep included), then a signature by every key of the schedule. */
   async start(): Promise<void> {
     this.#startReport = await this.tick();
-    await Promise.all(this.#records.map((record) => this.#probe(record)));
+    await Promise.all(recordsOf(this.#schedule).map((record) => this.#probe(record)));
   }
 
   /**
@@ -341,8 +399,8 @@ class RotatingIssuer implements Issuer {
   async #sweep(): Promise<SweepReport> {
     const compromised = this.#compromised.map((record) => record.kid);
     for (const kid of compromised) await this.#store.destroy(kid);
-    if (compromised.length > 0) await this.#save(this.#records, []);
-    const unnamed = (await this.#store.sweep?.(this.#records.map((record) => record.kid))) ?? [];
+    if (compromised.length > 0) await this.#save(this.#schedule, []);
+    const unnamed = (await this.#store.sweep?.(recordsOf(this.#schedule).map((record) => record.kid))) ?? [];
     return { compromised, unnamed: [...unnamed] };
   }
 
@@ -351,12 +409,7 @@ class RotatingIssuer implements Issuer {
   }
 
   jwks(): JwksResponse {
-    const at = this.#now();
-    const ordered = this.#records;
-    const keys = ordered
-      .filter((_record, index) => isPublished(ordered, index, at, this.#keep))
-      .map((record) => record.publicJwk)
-      .reverse();
+    const keys = publishedKeys(this.#schedule, this.#now(), this.#keep).map((record) => record.publicJwk);
     return Object.freeze({
       document: Object.freeze({ keys: Object.freeze(keys) }),
       cacheControl: this.#cacheControl,
@@ -367,13 +420,14 @@ class RotatingIssuer implements Issuer {
   async sign(input: SignInput): Promise<string> {
     const at = this.#now();
     const claims = buildClaims(input, this.#claims, at / 1000);
-    const signer = this.#records[signerIndex(this.#records, at)];
+    const { chain } = this.#schedule;
+    const signer = chain[signerIndex(chain, at)];
     if (signer === undefined) throw this.#notReady(at);
     return signClaims({ alg: 'RS256', typ: 'JWT', kid: signer.kid }, claims, (data) => this.#store.sign(signer.kid, data));
   }
 
   #notReady(at: number): IssuerError {
-    const next = this.#records.find((record) => record.signsFrom > at);
+    const next = this.#schedule.chain.find((record) => record.signsFrom > at);
     const when =
       next === undefined
         ? 'no key is waiting: call rotate() or tick()'
@@ -381,41 +435,38 @@ class RotatingIssuer implements Issuer {
     return new IssuerError('key_not_ready', `No key has been published for ${this.rotation.publishLead} s yet, so none may sign: ${when}.`);
   }
 
+  /** The kid of the standby that would sign at once if the signing key were compromised at `at`. */
+  #readyStandby(at: number): string | null {
+    const standby = chooseStandby(this.#schedule.standbys, at);
+    return standby !== undefined && standby.signsFrom <= at ? standby.kid : null;
+  }
+
   tick(): Promise<TickReport> {
     return this.#serial(async () => {
       await this.load();
       const swept = await this.#sweep();
       const at = this.#now();
-      let records = settleRetirements(this.#records, at);
-      const removed: string[] = [];
-      records = records.filter((_record, index) => {
-        const leaves = unpublishAt(records, index, at, this.#keep);
-        if (leaves === undefined || at < leaves) return true;
-        removed.push((records[index] as KeyRecord).kid);
-        return false;
-      });
-      const published: string[] = [];
-      const start = nextKeyStart(records, at, this.rotation);
-      if (start !== undefined) {
-        const key = await this.#newKey(at, start);
-        records = [...records, key];
-        published.push(key.kid);
-      }
-      const changed = removed.length > 0 || published.length > 0 || records.some((record, index) => record !== this.#records[index]);
-      if (changed) await this.#save(records);
+      const settled = settleRetirements(this.#schedule, at);
+      const { schedule: kept, removed } = withoutDeparted(settled, at, this.#keep);
+      const { schedule, published } = await this.#publishDue(kept, at);
+      const before = recordsOf(this.#schedule);
+      const after = recordsOf(schedule);
+      if (after.length !== before.length || after.some((record, index) => record !== before[index])) await this.#save(schedule);
       for (const kid of removed) await this.#store.destroy(kid);
-      const signer = this.#records[signerIndex(this.#records, at)];
-      return { published, removed, signing: signer?.kid ?? null, swept };
+      const { chain } = this.#schedule;
+      return { published, removed, signing: chain[signerIndex(chain, at)]?.kid ?? null, standby: this.#readyStandby(at), swept };
     });
   }
 
   rotate(): Promise<KeyInfo> {
     return this.#serial(async () => {
       const at = this.#now();
-      const waiting = this.#records.find((record) => record.signsFrom > at);
+      const settled = settleRetirements(this.#schedule, at);
+      const waiting = settled.chain.find((record) => record.signsFrom > at);
       if (waiting !== undefined) return this.#info(waiting.kid, at);
-      const key = await this.#newKey(at, at + this.rotation.publishLead * 1000);
-      await this.#save([...settleRetirements(this.#records, at), key]);
+      const key = await this.#newKey(at, at + this.rotation.publishLead * 1000, false);
+      const { schedule } = await this.#publishDue({ chain: [...settled.chain, key], standbys: settled.standbys }, at);
+      await this.#save(schedule);
       return this.#info(key.kid, at);
     });
   }
@@ -423,28 +474,37 @@ class RotatingIssuer implements Issuer {
   compromised(kid: string): Promise<CompromiseReport> {
     return this.#serial(async () => {
       const at = this.#now();
-      const settled = settleRetirements(this.#records, at);
-      const index = settled.findIndex((record) => record.kid === kid);
-      if (typeof kid !== 'string' || index < 0)
-        throw new IssuerError('unknown_key', `The issuer holds no key ${JSON.stringify(kid)}.`, 'kid');
-      const wasSigning = index === signerIndex(settled, at);
-      let records = settled.filter((record) => record.kid !== kid);
-      // The replacement waits out the publication lead like any key: no key signs unannounced.
-      const waiting = records.some((record) => record.signsFrom > at);
-      if (!waiting && (wasSigning || signerIndex(records, at) < 0)) {
-        records = [...records, await this.#newKey(at, at + this.rotation.publishLead * 1000)];
-      }
+      const settled = settleRetirements(this.#schedule, at);
+      const record = typeof kid === 'string' ? recordsOf(settled).find((candidate) => candidate.kid === kid) : undefined;
+      if (record === undefined) throw new IssuerError('unknown_key', `The issuer holds no key ${JSON.stringify(kid)}.`, 'kid');
+      let schedule: Schedule = {
+        chain: settled.chain.filter((candidate) => candidate !== record),
+        standbys: settled.standbys.filter((candidate) => candidate !== record),
+      };
+      // A key of the chain signing now, or waiting for its turn: a standby takes that turn, at once
+      // if it has been published for the publication lead. A retired key or a standby leaves no turn.
+      const signing = settled.chain[signerIndex(settled.chain, at)] === record;
+      if (signing || (record.standby !== true && record.signsFrom > at))
+        schedule = promoteStandby(schedule, Math.max(record.signsFrom, at));
       // Marked first, destroyed, then forgotten: a crash in between leaves a mark the sweep acts on.
-      const marked = [...this.#compromised, { ...(settled[index] as KeyRecord), compromisedAt: at }];
-      await this.#save(records, marked);
+      // Signing moves to the standby with the first save, before any key is generated.
+      await this.#save(schedule, [...this.#compromised, { ...record, compromisedAt: at }]);
       await this.#store.destroy(kid);
+      ({ schedule } = await this.#publishDue(schedule, at));
       await this.#save(
-        records,
-        this.#compromised.filter((record) => record.kid !== kid),
+        schedule,
+        this.#compromised.filter((marked) => marked.kid !== kid),
       );
-      const signer = this.#records[signerIndex(this.#records, at)];
-      const next = this.#records.find((record) => record.signsFrom > at);
-      return { removed: kid, signing: signer?.kid ?? null, next: next === undefined ? null : this.#info(next.kid, at) };
+      const { chain, standbys } = this.#schedule;
+      const signer = chain[signerIndex(chain, at)];
+      const next = chain.find((candidate) => candidate.signsFrom > at);
+      const standby = chooseStandby(standbys, at);
+      return {
+        removed: kid,
+        signing: signer?.kid ?? null,
+        next: next === undefined ? null : this.#info(next.kid, at),
+        standby: standby === undefined ? null : this.#info(standby.kid, at),
+      };
     });
   }
 
@@ -453,13 +513,10 @@ class RotatingIssuer implements Issuer {
   }
 
   #describe(at: number): readonly KeyInfo[] {
-    const ordered = this.#records;
-    const signing = signerIndex(ordered, at);
-    return ordered.map((record, index) => {
-      const retired = record.retiredAt ?? ordered[index + 1]?.signsFrom;
-      const leaves = retired === undefined ? undefined : retired + this.#keep * 1000;
-      const state: KeyState = index === signing ? 'signing' : record.signsFrom > at ? 'published' : 'retired';
-      return Object.freeze({
+    const { chain, standbys } = this.#schedule;
+    const signing = signerIndex(chain, at);
+    const info = (record: KeyRecord, state: KeyState, retired: number | undefined, leaves: number | undefined): KeyInfo =>
+      Object.freeze({
         kid: record.kid,
         state,
         publishedAt: new Date(record.publishedAt),
@@ -467,7 +524,14 @@ class RotatingIssuer implements Issuer {
         retiredAt: retired === undefined ? null : new Date(retired),
         unpublishAt: leaves === undefined ? null : new Date(leaves),
       });
-    });
+    return [
+      ...chain.map((record, index) => {
+        const retired = record.retiredAt ?? chain[index + 1]?.signsFrom;
+        const state: KeyState = index === signing ? 'signing' : record.signsFrom > at ? 'published' : 'retired';
+        return info(record, state, retired, retired === undefined ? undefined : retired + this.#keep * 1000);
+      }),
+      ...standbys.map((record, index) => info(record, 'standby', undefined, standbyLeavesAt(standbys, index))),
+    ];
   }
 
   keys(): readonly KeyInfo[] {
@@ -486,8 +550,10 @@ class RotatingIssuer implements Issuer {
 }
 
 /**
- * Creates an issuer over `keyStore`. On an empty store it publishes a first key, which signs once
- * `rotation.publishLead` (1 h) has passed: create the issuer an hour before it must sign. At start-up
+ * Creates an issuer over `keyStore`. On an empty store it publishes a first key and its standby;
+ * the key signs once `rotation.publishLead` (1 h) has passed: create the issuer an hour before it
+ * must sign. A schedule saved by a version without standbys loads as it is, and gains its standby
+ * now (in {@link Issuer.startReport}'s `published`), which may take over an hour later. At start-up
  * it destroys the keys a crash left behind ({@link Issuer.startReport}) and signs once with every
  * key of the schedule, so that a missing, unreadable or mismatched key file fails here.
  * @throws {KeyStoreError} from the store (`schedule_missing`, `invalid_key_file`…), or `key_mismatch`.

@@ -15,10 +15,19 @@ export interface KeyRecord {
   readonly publicJwk: RsaPublicJwk;
   /** When it was first published in the JWKS. */
   readonly publishedAt: number;
-  /** When it starts signing (at least the publication lead after `publishedAt`, but after a compromise). */
+  /**
+   * When it starts signing: at least the publication lead after `publishedAt`. For a standby, when
+   * it may first sign.
+   */
   readonly signsFrom: number;
   /** When its successor started signing: set once that has happened. */
   readonly retiredAt?: number;
+  /**
+   * Set on a standby: a key that signs only when it takes the turn of a compromised key (it then
+   * loses the mark, and `signsFrom` becomes that moment). Absent from the records of versions
+   * without standbys, which load as they are.
+   */
+  readonly standby?: true;
   /**
    * Set by `compromised(kid)` just before the private half is destroyed: the key is neither
    * published nor used, and the next start-up or `tick()` destroys it if a crash came between.

@@ -3,9 +3,14 @@
  * leaves the JWKS. Pure functions of the key records and the time, so that every instance reading
  * the same records publishes the same keys.
  *
- * A key is published `publishLead` before it signs (the gateway's caches meet it before any token
- * does); a new key is published every `interval`; a retired key stays published until every token
- * it signed has expired (its retirement plus the longest token lifetime) plus `retentionMargin`.
+ * The schedule holds two kinds of key. The chain signs in turn: a key is published `publishLead`
+ * before it may sign, and its successor takes over `interval` after that, so that no key signs
+ * more than `publishLead + interval` after its publication (the gateway's verifier checks the age
+ * of the keys it meets); a retired key stays published until every token it signed has expired
+ * (its retirement plus the longest token lifetime) plus `retentionMargin`. A standby is published
+ * with each key of the chain, so that it has been published for `publishLead` by the time that key
+ * signs: when the signing key is compromised, the standby takes over at once, for the rest of that
+ * key's turn. A standby leaves the JWKS once a younger one may sign, having signed nothing.
  */
 import type { KeyRecord } from './key-store.js';
 import { rejectUnknownOptions, secondsOption } from './options.js';
@@ -13,7 +18,8 @@ import { rejectUnknownOptions, secondsOption } from './options.js';
 /** The rotation schedule's settings, in seconds. */
 export interface RotationOptions {
   /**
-   * Seconds between two keys starting to sign.
+   * Seconds between two keys starting to sign: a key's successor takes over this long after the key
+   * could first sign (its publication plus `publishLead`).
    * @default 172800 (48 h)
    */
   readonly interval?: number;
@@ -71,62 +77,163 @@ export function checkRotation(value: unknown): RotationPolicy {
   return Object.freeze({ interval, publishLead, retentionMargin });
 }
 
+/** The schedule's keys by kind: the chain in signing order, the standbys oldest first. */
+export interface Schedule {
+  /** The keys that sign in turn, by `signsFrom` (then `publishedAt`): retired, signing, waiting. */
+  readonly chain: readonly KeyRecord[];
+  /** The keys standing by to take over from a compromised key, by `publishedAt`. */
+  readonly standbys: readonly KeyRecord[];
+}
+
+/** The schedule's keys as they are saved: the chain, then the standbys. */
+export function recordsOf(schedule: Schedule): KeyRecord[] {
+  return [...schedule.chain, ...schedule.standbys];
+}
+
 /** Records in signing order (by `signsFrom`, then `publishedAt`). */
 export function bySigningOrder(records: readonly KeyRecord[]): KeyRecord[] {
   return [...records].sort((a, b) => a.signsFrom - b.signsFrom || a.publishedAt - b.publishedAt);
 }
 
+/** Sorts `records` (none of them compromised) into a {@link Schedule}. */
+export function scheduleOf(records: readonly KeyRecord[]): Schedule {
+  return {
+    chain: bySigningOrder(records.filter((record) => record.standby !== true)),
+    standbys: records
+      .filter((record) => record.standby === true)
+      .sort((a, b) => a.publishedAt - b.publishedAt || a.signsFrom - b.signsFrom),
+  };
+}
+
 /**
- * Index of the key signing at `at` (ms) in `ordered`, or -1 when none is: none has started, or the
+ * Index of the key signing at `at` (ms) in `chain`, or -1 when none is: none has started, or the
  * latest to start has retired (its successor was compromised before it could sign).
  */
-export function signerIndex(ordered: readonly KeyRecord[], at: number): number {
+export function signerIndex(chain: readonly KeyRecord[], at: number): number {
   let found = -1;
-  ordered.forEach((record, index) => {
+  chain.forEach((record, index) => {
     if (record.signsFrom <= at) found = index;
   });
-  const retired = ordered[found]?.retiredAt;
+  const retired = chain[found]?.retiredAt;
   return retired !== undefined && retired <= at ? -1 : found;
 }
 
-/** When key `index` retired, as of `at` (ms): set, or its successor's start if that has come. */
-export function retiredAt(ordered: readonly KeyRecord[], index: number, at: number): number | undefined {
-  const record = ordered[index] as KeyRecord;
+/** When key `index` of the chain retired, as of `at` (ms): set, or its successor's start if that has come. */
+export function retiredAt(chain: readonly KeyRecord[], index: number, at: number): number | undefined {
+  const record = chain[index] as KeyRecord;
   if (record.retiredAt !== undefined) return record.retiredAt;
-  const next = ordered[index + 1];
+  const next = chain[index + 1];
   return next !== undefined && next.signsFrom <= at ? next.signsFrom : undefined;
 }
 
-/** When key `index` leaves the JWKS (ms), once it is known. `keep` is the longest lifetime plus the margin (s). */
-export function unpublishAt(ordered: readonly KeyRecord[], index: number, at: number, keep: number): number | undefined {
-  const retired = retiredAt(ordered, index, at);
+/** When key `index` of the chain leaves the JWKS (ms), once it is known. `keep` is the longest lifetime plus the margin (s). */
+export function unpublishAt(chain: readonly KeyRecord[], index: number, at: number, keep: number): number | undefined {
+  const retired = retiredAt(chain, index, at);
   return retired === undefined ? undefined : retired + keep * 1000;
 }
 
-/** `true` when key `index` is in the JWKS at `at` (ms). */
-export function isPublished(ordered: readonly KeyRecord[], index: number, at: number, keep: number): boolean {
-  const record = ordered[index] as KeyRecord;
-  const leaves = unpublishAt(ordered, index, at, keep);
+/** When standby `index` leaves the JWKS (ms): once the next younger standby may sign. */
+export function standbyLeavesAt(standbys: readonly KeyRecord[], index: number): number | undefined {
+  return standbys[index + 1]?.signsFrom;
+}
+
+function isListed(record: KeyRecord, leaves: number | undefined, at: number): boolean {
   return record.publishedAt <= at && (leaves === undefined || at < leaves);
 }
 
-/** The records with every retirement that has happened by `at` (ms) written down. */
-export function settleRetirements(ordered: readonly KeyRecord[], at: number): KeyRecord[] {
-  return ordered.map((record, index) => {
-    const retired = retiredAt(ordered, index, at);
-    return retired === undefined || record.retiredAt !== undefined ? record : { ...record, retiredAt: retired };
-  });
+/** The keys in the JWKS at `at` (ms): the chain's, newest first, then the standbys', newest first. */
+export function publishedKeys(schedule: Schedule, at: number, keep: number): KeyRecord[] {
+  const { chain, standbys } = schedule;
+  return [
+    ...chain.filter((record, index) => isListed(record, unpublishAt(chain, index, at, keep), at)).reverse(),
+    ...standbys.filter((record, index) => isListed(record, standbyLeavesAt(standbys, index), at)).reverse(),
+  ];
+}
+
+/** The schedule without the keys whose time in the JWKS is over at `at` (ms), and those keys' kids. */
+export function withoutDeparted(schedule: Schedule, at: number, keep: number): { schedule: Schedule; removed: string[] } {
+  const removed: string[] = [];
+  const stays = (record: KeyRecord, leaves: number | undefined): boolean => {
+    if (leaves === undefined || at < leaves) return true;
+    removed.push(record.kid);
+    return false;
+  };
+  const { chain, standbys } = schedule;
+  return {
+    schedule: {
+      chain: chain.filter((record, index) => stays(record, unpublishAt(chain, index, at, keep))),
+      standbys: standbys.filter((record, index) => stays(record, standbyLeavesAt(standbys, index))),
+    },
+    removed,
+  };
+}
+
+/** The schedule with every retirement that has happened by `at` (ms) written down. */
+export function settleRetirements(schedule: Schedule, at: number): Schedule {
+  const { chain } = schedule;
+  return {
+    chain: chain.map((record, index) => {
+      const retired = retiredAt(chain, index, at);
+      return retired === undefined || record.retiredAt !== undefined ? record : { ...record, retiredAt: retired };
+    }),
+    standbys: schedule.standbys,
+  };
 }
 
 /**
- * When the next key must start signing, if a new key is due at `at` (ms): none is waiting to sign,
- * and the signing key is within `publishLead` of its `interval` (or there is no signing key).
+ * When the next key of the chain must start signing, if a new key is due at `at` (ms): none is
+ * waiting to sign, and the signing key is within `publishLead` of the end of its turn, `interval`
+ * after it could first sign (or there is no signing key).
  */
-export function nextKeyStart(ordered: readonly KeyRecord[], at: number, policy: RotationPolicy): number | undefined {
-  if (ordered.some((record) => record.signsFrom > at)) return undefined;
-  const signer = ordered[signerIndex(ordered, at)];
+export function nextKeyStart(chain: readonly KeyRecord[], at: number, policy: RotationPolicy): number | undefined {
+  if (chain.some((record) => record.signsFrom > at)) return undefined;
+  const signer = chain[signerIndex(chain, at)];
   const lead = policy.publishLead * 1000;
   if (signer === undefined) return at + lead;
-  const due = signer.signsFrom + policy.interval * 1000;
+  // From its publication, not from its first token: a standby that took over late ends its turn on time.
+  const due = signer.publishedAt + lead + policy.interval * 1000;
   return at >= due - lead ? Math.max(at + lead, due) : undefined;
+}
+
+/**
+ * `true` when the chain's newest key (signing, or waiting to) has no standby published with it or
+ * after it: one is published now, so that it may sign by the time that key does, and stays young
+ * enough to sign to the end of that key's turn.
+ */
+export function needsStandby(schedule: Schedule): boolean {
+  const { chain, standbys } = schedule;
+  const newest = chain.at(-1);
+  if (newest === undefined) return false;
+  return !standbys.some((standby) => standby.publishedAt >= newest.publishedAt);
+}
+
+/**
+ * The standby that would take the turn starting at `slot` (ms): the one that may sign soonest, the
+ * youngest of equals (it may sign longest).
+ */
+export function chooseStandby(standbys: readonly KeyRecord[], slot: number): KeyRecord | undefined {
+  let chosen: KeyRecord | undefined;
+  for (const standby of standbys) {
+    if (chosen === undefined || Math.max(slot, standby.signsFrom) <= Math.max(slot, chosen.signsFrom)) chosen = standby;
+  }
+  return chosen;
+}
+
+/**
+ * The schedule once a standby has taken the turn of a compromised key, starting at `slot` (ms): the
+ * {@link chooseStandby} joins the chain and signs from `slot`, or from when it may first sign if
+ * that is later. Unchanged when no standby is held, or when the chain's next key signs no later.
+ */
+export function promoteStandby(schedule: Schedule, slot: number): Schedule {
+  const chosen = chooseStandby(schedule.standbys, slot);
+  if (chosen === undefined) return schedule;
+  const start = Math.max(slot, chosen.signsFrom);
+  const following = schedule.chain.find((record) => record.signsFrom >= slot);
+  if (following !== undefined && following.signsFrom <= start) return schedule;
+  const { standby: _standby, ...record } = chosen;
+  const promoted: KeyRecord = { ...record, signsFrom: start };
+  return {
+    chain: bySigningOrder([...schedule.chain, promoted]),
+    standbys: schedule.standbys.filter((standby) => standby !== chosen),
+  };
 }

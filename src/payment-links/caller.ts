@@ -3,10 +3,13 @@
  * middleware), with the scopes the route needs (403 `insufficient_scope`), and, for operations
  * on a tenant's data, a private tenant (403 `public_tenant_not_allowed`).
  */
-import { type AuthContext, ConfigurationError, type ScopeRequirement, toErrorResponse } from '../index.js';
+import { type AuthContext, ConfigurationError, SCOPES, type ScopeRequirement, toErrorResponse } from '../index.js';
 import { scopeFailure } from '../internal/index.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
 import type { HandlerResponse } from './handler-request.js';
+
+/** The scope the payment-link routes (`POST /payment-links/`, `GET /payment-links/:id`) need. */
+export const LINK_SCOPE = SCOPES.processPayments;
 
 /** What a route demands of its caller. */
 export interface CallerPolicy {

@@ -35,6 +35,17 @@ export function parseDecimal(text: string): DecimalResult {
   return { ok: true, units: sign === '-' ? -magnitude : magnitude };
 }
 
+/**
+ * The decimals {@link parseDecimal} accepts that are zero or more, as a regular expression's
+ * source (anchored), for schemas: `fixed` for exactly {@link FRACTION_DIGITS} fractional digits
+ * (as {@link formatDecimal} writes them), `positive` to leave out zero.
+ */
+export function decimalPattern(options: { readonly fixed?: boolean; readonly positive?: boolean } = {}): string {
+  const fraction = options.fixed === true ? `\\.[0-9]{${FRACTION_DIGITS}}` : `(?:\\.[0-9]{1,${FRACTION_DIGITS}})?`;
+  const notZero = options.positive === true ? '(?!0(?:\\.0*)?$)' : '';
+  return `^${notZero}(?:0|[1-9][0-9]{0,${MAX_INTEGER_DIGITS - 1}})${fraction}$`;
+}
+
 /** Formats units of 1/10 000 with exactly {@link FRACTION_DIGITS} fractional digits (`125000n` → `"12.5000"`). */
 export function formatDecimal(units: bigint): string {
   const negative = units < 0n;

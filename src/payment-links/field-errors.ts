@@ -5,38 +5,42 @@
 
 /** Stable codes of a {@link FieldError}. New codes may be added, none renamed. */
 export type FieldErrorCode =
-  /** A required field is missing (or `null`). */
   | 'required'
-  /** The body names a field this operation does not know. */
   | 'unknown_field'
-  /** The body repeats a member name within one object (`{"amount":"1","amount":"2"}`). */
   | 'duplicate_field'
-  /** The JSON type is wrong (a number where a string belongs, say). */
   | 'invalid_type'
-  /** A string of the wrong shape (a decimal, e-mail address, telephone number, locale, reference). */
   | 'invalid_format'
-  /** A decimal with more than four fractional digits. */
   | 'too_many_decimals'
-  /** A number or amount outside its bounds. */
   | 'out_of_range'
-  /** A string longer than its bound (or empty where text is required). */
   | 'invalid_length'
-  /** An array or object with more entries than allowed, or none where one is needed. */
   | 'invalid_count'
-  /** Not one of the allowed values. */
   | 'invalid_value'
-  /** A currency code that is not an ISO 4217 payment currency. */
   | 'unknown_currency'
-  /** A `meta` key that could be mistaken for an object's prototype (`__proto__`, `constructor`, `prototype`). */
   | 'reserved_key'
-  /** Neither `email` nor `phone` is given. */
   | 'email_or_phone_required'
-  /** The referenced resource does not exist in the caller's tenant. */
   | 'not_found'
-  /** The department has no store to take payments. */
   | 'no_store'
-  /** Amounts that must add up do not. */
   | 'amount_mismatch';
+
+/** What each {@link FieldErrorCode} means. */
+export const FIELD_ERROR_CODES: Readonly<Record<FieldErrorCode, string>> = Object.freeze({
+  required: 'A required field is missing (or `null`).',
+  unknown_field: 'The body names a field this operation does not know.',
+  duplicate_field: 'The body repeats a member name within one object (`{"amount":"1","amount":"2"}`).',
+  invalid_type: 'The JSON type is wrong (a number where a string belongs, say).',
+  invalid_format: 'A string of the wrong shape (a decimal, e-mail address, telephone number, locale, reference).',
+  too_many_decimals: 'A decimal with more than four fractional digits.',
+  out_of_range: 'A number or amount outside its bounds.',
+  invalid_length: 'A string longer than its bound (or empty where text is required).',
+  invalid_count: 'An array or object with more entries than allowed, or none where one is needed.',
+  invalid_value: 'Not one of the allowed values.',
+  unknown_currency: 'A currency code that is not an ISO 4217 payment currency.',
+  reserved_key: "A `meta` key that could be mistaken for an object's prototype (`__proto__`, `constructor`, `prototype`).",
+  email_or_phone_required: 'Neither `email` nor `phone` is given.',
+  not_found: "The referenced resource does not exist in the caller's tenant.",
+  no_store: 'The department has no store to take payments.',
+  amount_mismatch: 'Amounts that must add up do not.',
+});
 
 /** One invalid field. */
 export interface FieldError {

@@ -3,7 +3,7 @@
  * recording why it is not valid, so that one pass reports every invalid field.
  */
 import { isJsonObject as isPlainObject } from '../internal/index.js';
-import { parseDecimal } from './decimal.js';
+import { FRACTION_DIGITS, MAX_INTEGER_DIGITS, parseDecimal } from './decimal.js';
 import { type FieldErrors, memberPath } from './field-errors.js';
 
 /** A JSON object as parsed (own enumerable string keys). */
@@ -45,12 +45,37 @@ export function member(object: JsonObject, name: string, path: string, errors: F
   return value;
 }
 
-/** Rules of a text field. */
+/** Rules of a text field. Lengths count characters (Unicode code points), as JSON Schema does. */
 export interface TextRule {
   readonly required: boolean;
   /** Fewest characters. @default 0 */
   readonly minLength?: number;
   readonly maxLength: number;
+}
+
+/** Rules of a text field of a given shape. */
+export interface PatternRule extends TextRule {
+  /** The whole value must match (anchored). */
+  readonly pattern: RegExp;
+  /** The shape, for messages ("an e-mail address such as …"). */
+  readonly expected: string;
+}
+
+/**
+ * The characters (code points) of `value`, counted one by one only where its UTF-16 length cannot
+ * settle the bounds (a character outside the BMP is two code units).
+ */
+function characters(value: string, minLength: number, maxLength: number): number {
+  if (value.length <= maxLength && minLength <= 1) return value.length;
+  let count = 0;
+  for (const _ of value) count += 1;
+  return count;
+}
+
+/** `true` when `value` has from `minLength` to `maxLength` characters. */
+export function withinLength(value: string, minLength: number, maxLength: number): boolean {
+  const length = characters(value, minLength, maxLength);
+  return length >= minLength && length <= maxLength;
 }
 
 /** A string member within its length bounds. */
@@ -62,7 +87,7 @@ export function readText(object: JsonObject, name: string, path: string, errors:
     return undefined;
   }
   const minLength = rule.minLength ?? 0;
-  if (value.length < minLength || value.length > rule.maxLength) {
+  if (!withinLength(value, minLength, rule.maxLength)) {
     const bounds = minLength > 0 ? `${minLength} to ${rule.maxLength} characters` : `at most ${rule.maxLength} characters`;
     errors.add(path, 'invalid_length', `${name} must be ${bounds} long.`);
     return undefined;
@@ -71,13 +96,7 @@ export function readText(object: JsonObject, name: string, path: string, errors:
 }
 
 /** A string member matching `pattern`. */
-export function readPatterned(
-  object: JsonObject,
-  name: string,
-  path: string,
-  errors: FieldErrors,
-  rule: TextRule & { readonly pattern: RegExp; readonly expected: string },
-): string | undefined {
+export function readPatterned(object: JsonObject, name: string, path: string, errors: FieldErrors, rule: PatternRule): string | undefined {
   const value = readText(object, name, path, errors, rule);
   if (value === undefined) return undefined;
   if (!rule.pattern.test(value)) {
@@ -87,14 +106,15 @@ export function readPatterned(
   return value;
 }
 
+/** Rules of a whole-number field. */
+export interface IntegerRule {
+  readonly required: boolean;
+  readonly min: number;
+  readonly max: number;
+}
+
 /** A whole-number member within bounds (a JSON number; a numeric string is refused). */
-export function readInteger(
-  object: JsonObject,
-  name: string,
-  path: string,
-  errors: FieldErrors,
-  rule: { readonly required: boolean; readonly min: number; readonly max: number },
-): number | undefined {
+export function readInteger(object: JsonObject, name: string, path: string, errors: FieldErrors, rule: IntegerRule): number | undefined {
   const value = member(object, name, path, errors, rule.required);
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value)) {
@@ -132,8 +152,10 @@ export function readDecimal(object: JsonObject, name: string, path: string, erro
   }
   const parsed = parseDecimal(value);
   if (!parsed.ok) {
-    if (parsed.problem === 'too_many_decimals') errors.add(path, 'too_many_decimals', `${name} has more than 4 fractional digits.`);
-    else if (parsed.problem === 'too_large') errors.add(path, 'out_of_range', `${name} has more than 15 integer digits.`);
+    if (parsed.problem === 'too_many_decimals')
+      errors.add(path, 'too_many_decimals', `${name} has more than ${FRACTION_DIGITS} fractional digits.`);
+    else if (parsed.problem === 'too_large')
+      errors.add(path, 'out_of_range', `${name} has more than ${MAX_INTEGER_DIGITS} integer digits.`);
     else errors.add(path, 'invalid_format', `${name} must be a decimal number with a point, such as "12.50".`);
     return undefined;
   }

@@ -2,9 +2,8 @@
  * `GET /payment-links/:id`: a link of the caller's tenant, where a new link's `Location` points.
  * Another tenant's link is 404, as if it did not exist.
  */
-import { SCOPES } from '../index.js';
 import { checkRealm } from '../internal/index.js';
-import { checkCaller } from './caller.js';
+import { LINK_SCOPE, checkCaller } from './caller.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
 import type { Handler, HandlerResponse } from './handler-request.js';
 import { isUuid } from './ids.js';
@@ -34,7 +33,7 @@ export function createGetPaymentLinkHandler(options: GetPaymentLinkHandlerOption
   const realm = checkRealm(options.realm, 'createGetPaymentLinkHandler: realm');
   return async (request): Promise<HandlerResponse> => {
     const caller = checkCaller(request.auth, {
-      requiredScopes: SCOPES.processPayments,
+      requiredScopes: LINK_SCOPE,
       allowPublicTenant: false,
       realm,
     });

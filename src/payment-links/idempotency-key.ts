@@ -13,7 +13,13 @@ import { headerValues } from './headers.js';
 /** Longest key accepted, in characters. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
-const KEY = /^[\x21\x23-\x2B\x2D-\x5B\x5D-\x7E]{1,255}$/;
+/** One character of a key: visible ASCII but `"`, `,` and `\`. */
+const KEY_CHARACTER = '[\\x21\\x23-\\x2B\\x2D-\\x5B\\x5D-\\x7E]';
+
+/** A key as sent, bare or quoted, as a regular expression's source (anchored). */
+export const IDEMPOTENCY_KEY_PATTERN = `^(?:${KEY_CHARACTER}{1,${MAX_IDEMPOTENCY_KEY_LENGTH}}|"${KEY_CHARACTER}{1,${MAX_IDEMPOTENCY_KEY_LENGTH}}")$`;
+
+const KEY = new RegExp(`^${KEY_CHARACTER}{1,${MAX_IDEMPOTENCY_KEY_LENGTH}}$`);
 
 /**
  * The request's idempotency key, or `null` when it sends none.

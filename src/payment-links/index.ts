@@ -1,7 +1,8 @@
 /**
  * paygate-auth/payment-links: reference handlers for `GET /info/` and `POST /payment-links/`
  * (plus `GET /payment-links/:id`), framework-agnostic and built on the public core API, with the
- * store and directory interfaces they need and in-memory implementations of them.
+ * store and directory interfaces they need and in-memory implementations of them, and the OpenAPI
+ * document that describes them.
  *
  * @module paygate-auth/payment-links
  */
@@ -51,6 +52,14 @@ export { type InfoBody, type InfoHandlerOptions, createInfoHandler } from './inf
 export { LINE_ITEM_LIMITS, type LineItemRecord } from './line-items.js';
 export { LINK_LIMITS, TOKENIZE_VALUES, type Tokenize } from './link-request.js';
 export { META_LIMITS } from './meta.js';
+export {
+  type JsonValue,
+  type OpenApiDocument,
+  type OpenApiDocumentOptions,
+  type OpenApiOperationId,
+  SECURITY_SCHEME,
+  createOpenApiDocument,
+} from './openapi.js';
 export type { PaymentLink, PaymentLinkStatus, StoredPaymentLink } from './payment-link.js';
 export { type PaymentLinkHandler, createPaymentLinkHandler } from './payment-link-handler.js';
 export {

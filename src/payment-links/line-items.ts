@@ -10,7 +10,10 @@
 import { formatDecimal, parseDecimal, wholeUnits } from './decimal.js';
 import { type FieldErrors, indexPath, memberPath } from './field-errors.js';
 import {
+  type DecimalRule,
+  type IntegerRule,
   type JsonObject,
+  type TextRule,
   isJsonObject,
   jsonType,
   member,
@@ -54,7 +57,8 @@ export interface LineItemRecord {
   readonly amount_including_tax: string;
 }
 
-const LINE_FIELDS: ReadonlySet<string> = new Set([
+/** Every field of a line item, in the contract's order. */
+export const LINE_ITEM_FIELDS = Object.freeze([
   'quantity',
   'amount_excluding_tax',
   'tax_percentage',
@@ -62,11 +66,32 @@ const LINE_FIELDS: ReadonlySet<string> = new Set([
   'id',
   'tax_amount',
   'amount_including_tax',
-]);
+] as const);
+
+const LINE_FIELDS: ReadonlySet<string> = new Set(LINE_ITEM_FIELDS);
 
 const DETAILS_FIELDS: ReadonlySet<string> = new Set(['line_items']);
 
 const NON_NEGATIVE = { required: true, min: 0n, expected: 'zero or more' } as const;
+
+/** The rules of a line's fields, as `readLine` applies them (and the OpenAPI document states them). */
+export const LINE_ITEM_RULES = Object.freeze({
+  quantity: { required: true, min: 1, max: LINE_ITEM_LIMITS.maxQuantity },
+  description: { required: true, minLength: 1, maxLength: LINE_ITEM_LIMITS.maxDescriptionLength },
+  id: { required: false, minLength: 1, maxLength: LINE_ITEM_LIMITS.maxIdLength },
+  amount_excluding_tax: NON_NEGATIVE,
+  tax_amount: NON_NEGATIVE,
+  amount_including_tax: NON_NEGATIVE,
+  tax_percentage: { required: false, min: 0n, max: wholeUnits(100), expected: 'from 0 to 100' },
+} as const satisfies {
+  readonly quantity: IntegerRule;
+  readonly description: TextRule;
+  readonly id: TextRule;
+  readonly amount_excluding_tax: DecimalRule;
+  readonly tax_amount: DecimalRule;
+  readonly amount_including_tax: DecimalRule;
+  readonly tax_percentage: DecimalRule;
+});
 
 function readLine(value: unknown, path: string, errors: FieldErrors): LineItem | undefined {
   if (!isJsonObject(value)) {
@@ -75,30 +100,14 @@ function readLine(value: unknown, path: string, errors: FieldErrors): LineItem |
   }
   rejectUnknownFields(value, LINE_FIELDS, path, errors);
   const at = (name: string): string => memberPath(path, name);
-  const quantity = readInteger(value, 'quantity', at('quantity'), errors, {
-    required: true,
-    min: 1,
-    max: LINE_ITEM_LIMITS.maxQuantity,
-  });
-  const description = readText(value, 'description', at('description'), errors, {
-    required: true,
-    minLength: 1,
-    maxLength: LINE_ITEM_LIMITS.maxDescriptionLength,
-  });
-  const id = readText(value, 'id', at('id'), errors, {
-    required: false,
-    minLength: 1,
-    maxLength: LINE_ITEM_LIMITS.maxIdLength,
-  });
-  const excluding = readDecimal(value, 'amount_excluding_tax', at('amount_excluding_tax'), errors, NON_NEGATIVE);
-  const tax = readDecimal(value, 'tax_amount', at('tax_amount'), errors, NON_NEGATIVE);
-  const including = readDecimal(value, 'amount_including_tax', at('amount_including_tax'), errors, NON_NEGATIVE);
-  const percentage = readDecimal(value, 'tax_percentage', at('tax_percentage'), errors, {
-    required: false,
-    min: 0n,
-    max: wholeUnits(100),
-    expected: 'from 0 to 100',
-  });
+  const rules = LINE_ITEM_RULES;
+  const quantity = readInteger(value, 'quantity', at('quantity'), errors, rules.quantity);
+  const description = readText(value, 'description', at('description'), errors, rules.description);
+  const id = readText(value, 'id', at('id'), errors, rules.id);
+  const excluding = readDecimal(value, 'amount_excluding_tax', at('amount_excluding_tax'), errors, rules.amount_excluding_tax);
+  const tax = readDecimal(value, 'tax_amount', at('tax_amount'), errors, rules.tax_amount);
+  const including = readDecimal(value, 'amount_including_tax', at('amount_including_tax'), errors, rules.amount_including_tax);
+  const percentage = readDecimal(value, 'tax_percentage', at('tax_percentage'), errors, rules.tax_percentage);
   if (excluding !== undefined && tax !== undefined && including !== undefined && excluding + tax !== including) {
     errors.add(
       at('amount_including_tax'),

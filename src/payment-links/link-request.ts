@@ -19,10 +19,22 @@
  *
  * `null` counts as absent. Any other field is `unknown_field`.
  */
-import { ErnError, parseReference } from '../index.js';
+import { ErnError, MAX_NAME_PART_LENGTH, parseReference } from '../index.js';
 import { isPaymentCurrency } from './currencies.js';
 import type { FieldErrors } from './field-errors.js';
-import { type JsonObject, member, readDecimal, readInteger, readPatterned, readText, rejectUnknownFields } from './field-readers.js';
+import {
+  type DecimalRule,
+  type IntegerRule,
+  type JsonObject,
+  type PatternRule,
+  type TextRule,
+  member,
+  readDecimal,
+  readInteger,
+  readPatterned,
+  readText,
+  rejectUnknownFields,
+} from './field-readers.js';
 import { type LineItem, readPaymentDetails } from './line-items.js';
 import { readMeta } from './meta.js';
 
@@ -65,7 +77,8 @@ export interface LinkRequest {
   readonly lineItems: readonly LineItem[] | null;
 }
 
-const FIELDS: ReadonlySet<string> = new Set([
+/** Every field of the body, in the contract's order. */
+export const LINK_FIELDS = Object.freeze([
   'amount',
   'currency',
   'meta',
@@ -78,33 +91,86 @@ const FIELDS: ReadonlySet<string> = new Set([
   'locale',
   'description',
   'payment_details',
-]);
+] as const);
+
+const FIELDS: ReadonlySet<string> = new Set(LINK_FIELDS);
 
 /** A pragmatic address check: one `@`, no spaces or control characters, a dot in the domain. */
 const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}.]+(?:\.[^\s@\p{Cc}.]+)+$/u;
-const PHONE = /^\+[1-9][0-9]{6,14}$/;
-const LOCALE = /^[a-z]{2}-[A-Z]{2}$/;
-const CURRENCY = /^[A-Z]{3}$/;
 
-function readReference(body: JsonObject, name: string, collection: 'departments' | 'customers', errors: FieldErrors): string | undefined {
-  const value = readText(body, name, name, errors, { required: true, maxLength: 2 + collection.length + 1 + 256 + 1 });
+/** Rules of a relative reference field: `//<collection>/<id>`. */
+export interface ReferenceRule extends TextRule {
+  readonly collection: 'departments' | 'customers';
+}
+
+/** `//<collection>/` and an id one character past the longest, whose fault the reference's parser then names. */
+function referenceRule(collection: ReferenceRule['collection']): ReferenceRule {
+  return { required: true, maxLength: 2 + collection.length + 1 + MAX_NAME_PART_LENGTH + 1, collection };
+}
+
+/**
+ * The rules of the body's text fields, as the readers apply them (and the OpenAPI document of
+ * `openapi.ts` states them).
+ */
+export const LINK_FIELD_RULES = Object.freeze({
+  currency: {
+    required: true,
+    maxLength: 3,
+    pattern: /^[A-Z]{3}$/,
+    expected: 'three upper-case letters (ISO 4217), such as "EUR"',
+  },
+  department: referenceRule('departments'),
+  shopper: referenceRule('customers'),
+  email: {
+    required: false,
+    maxLength: LINK_LIMITS.maxEmailLength,
+    pattern: EMAIL,
+    expected: 'an e-mail address such as "jane@example.com"',
+  },
+  phone: {
+    required: false,
+    maxLength: 16,
+    pattern: /^\+[1-9][0-9]{6,14}$/,
+    expected: 'a telephone number in international form: "+", then 7 to 15 digits, no spaces',
+  },
+  tokenize: { required: false, maxLength: 16 },
+  duration: { required: false, min: LINK_LIMITS.minDuration, max: LINK_LIMITS.maxDuration },
+  locale: {
+    required: false,
+    maxLength: 5,
+    pattern: /^[a-z]{2}-[A-Z]{2}$/,
+    expected: 'a language tag "<language>-<REGION>" such as "da-DK"',
+  },
+  description: { required: false, maxLength: LINK_LIMITS.maxDescriptionLength },
+  amount: { required: true, min: 0n, exclusiveMin: true, expected: 'greater than 0' },
+} as const satisfies {
+  readonly currency: PatternRule;
+  readonly department: ReferenceRule;
+  readonly shopper: ReferenceRule;
+  readonly email: PatternRule;
+  readonly phone: PatternRule;
+  readonly tokenize: TextRule;
+  readonly duration: IntegerRule;
+  readonly locale: PatternRule;
+  readonly description: TextRule;
+  readonly amount: DecimalRule;
+});
+
+function readReference(body: JsonObject, name: 'department' | 'shopper', errors: FieldErrors): string | undefined {
+  const rule = LINK_FIELD_RULES[name];
+  const value = readText(body, name, name, errors, rule);
   if (value === undefined) return undefined;
   try {
-    return parseReference(value, collection).id;
+    return parseReference(value, rule.collection).id;
   } catch (error) {
     if (!(error instanceof ErnError)) throw error;
-    errors.add(name, 'invalid_format', `${name} must be "//${collection}/<id>" (letters, digits, "-", "_", "." in the id).`);
+    errors.add(name, 'invalid_format', `${name} must be "//${rule.collection}/<id>" (letters, digits, "-", "_", "." in the id).`);
     return undefined;
   }
 }
 
 function readCurrency(body: JsonObject, errors: FieldErrors): string | undefined {
-  const code = readPatterned(body, 'currency', 'currency', errors, {
-    required: true,
-    maxLength: 3,
-    pattern: CURRENCY,
-    expected: 'three upper-case letters (ISO 4217), such as "EUR"',
-  });
+  const code = readPatterned(body, 'currency', 'currency', errors, LINK_FIELD_RULES.currency);
   if (code === undefined) return undefined;
   if (!isPaymentCurrency(code)) {
     errors.add('currency', 'unknown_currency', `"${code}" is not an ISO 4217 currency a payment can be made in.`);
@@ -114,7 +180,7 @@ function readCurrency(body: JsonObject, errors: FieldErrors): string | undefined
 }
 
 function readTokenize(body: JsonObject, errors: FieldErrors): Tokenize | undefined {
-  const value = readText(body, 'tokenize', 'tokenize', errors, { required: false, maxLength: 16 });
+  const value = readText(body, 'tokenize', 'tokenize', errors, LINK_FIELD_RULES.tokenize);
   if (value === undefined) return member(body, 'tokenize', 'tokenize', errors, false) === undefined ? 'no' : undefined;
   if (!(TOKENIZE_VALUES as readonly string[]).includes(value)) {
     errors.add('tokenize', 'invalid_value', `tokenize must be one of ${TOKENIZE_VALUES.map((v) => `"${v}"`).join(', ')}.`);
@@ -130,18 +196,8 @@ function readContact(body: JsonObject, errors: FieldErrors): { email: string | n
     errors.add('email', 'email_or_phone_required', 'Give email, phone or both: the shopper is sent the link through them.');
     return undefined;
   }
-  const email = readPatterned(body, 'email', 'email', errors, {
-    required: false,
-    maxLength: LINK_LIMITS.maxEmailLength,
-    pattern: EMAIL,
-    expected: 'an e-mail address such as "jane@example.com"',
-  });
-  const phone = readPatterned(body, 'phone', 'phone', errors, {
-    required: false,
-    maxLength: 16,
-    pattern: PHONE,
-    expected: 'a telephone number in international form: "+", then 7 to 15 digits, no spaces',
-  });
+  const email = readPatterned(body, 'email', 'email', errors, LINK_FIELD_RULES.email);
+  const phone = readPatterned(body, 'phone', 'phone', errors, LINK_FIELD_RULES.phone);
   if ((hasEmail && email === undefined) || (hasPhone && phone === undefined)) return undefined;
   return { email: email ?? null, phone: phone ?? null };
 }
@@ -151,33 +207,16 @@ function readContact(body: JsonObject, errors: FieldErrors): { email: string | n
  * invalid (each recorded in `errors`).
  */
 export function readLinkRequest(body: JsonObject, errors: FieldErrors): LinkRequest | undefined {
-  const amount = readDecimal(body, 'amount', 'amount', errors, {
-    required: true,
-    min: 0n,
-    exclusiveMin: true,
-    expected: 'greater than 0',
-  });
+  const amount = readDecimal(body, 'amount', 'amount', errors, LINK_FIELD_RULES.amount);
   const currency = readCurrency(body, errors);
-  const departmentRef = readReference(body, 'department', 'departments', errors);
-  const customerRef = readReference(body, 'shopper', 'customers', errors);
+  const departmentRef = readReference(body, 'department', errors);
+  const customerRef = readReference(body, 'shopper', errors);
   const contact = readContact(body, errors);
   const tokenize = readTokenize(body, errors);
-  const duration = readInteger(body, 'duration', 'duration', errors, {
-    required: false,
-    min: LINK_LIMITS.minDuration,
-    max: LINK_LIMITS.maxDuration,
-  });
+  const duration = readInteger(body, 'duration', 'duration', errors, LINK_FIELD_RULES.duration);
   const durationGiven = member(body, 'duration', 'duration', errors, false) !== undefined;
-  const locale = readPatterned(body, 'locale', 'locale', errors, {
-    required: false,
-    maxLength: 5,
-    pattern: LOCALE,
-    expected: 'a language tag "<language>-<REGION>" such as "da-DK"',
-  });
-  const description = readText(body, 'description', 'description', errors, {
-    required: false,
-    maxLength: LINK_LIMITS.maxDescriptionLength,
-  });
+  const locale = readPatterned(body, 'locale', 'locale', errors, LINK_FIELD_RULES.locale);
+  const description = readText(body, 'description', 'description', errors, LINK_FIELD_RULES.description);
   const meta = readMeta(body, errors);
   const lineItems = readPaymentDetails(body, amount, errors);
   rejectUnknownFields(body, FIELDS, '', errors);

@@ -3,7 +3,7 @@
  * notification hook (the `merchant_meta` of later transaction notifications).
  */
 import { type FieldErrors, memberPath } from './field-errors.js';
-import { type JsonObject, isJsonObject, jsonType, member } from './field-readers.js';
+import { type JsonObject, isJsonObject, jsonType, member, withinLength } from './field-readers.js';
 
 /** Bounds of `meta`. */
 export const META_LIMITS = Object.freeze({
@@ -16,7 +16,9 @@ export const META_LIMITS = Object.freeze({
 });
 
 /** Keys refused because code reading `meta` could take them for an object's own machinery. */
-const RESERVED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+export const RESERVED_META_KEYS: readonly string[] = Object.freeze(['__proto__', 'constructor', 'prototype']);
+
+const RESERVED_KEYS: ReadonlySet<string> = new Set(RESERVED_META_KEYS);
 
 /** Reads `meta`: `{}` when absent, `undefined` when invalid. */
 export function readMeta(body: JsonObject, errors: FieldErrors): Readonly<Record<string, string>> | undefined {
@@ -35,13 +37,13 @@ export function readMeta(body: JsonObject, errors: FieldErrors): Readonly<Record
   const pairs: [string, string][] = [];
   for (const [key, entry] of entries) {
     const path = memberPath('meta', key);
-    if (key.length === 0 || key.length > META_LIMITS.maxKeyLength) {
+    if (!withinLength(key, 1, META_LIMITS.maxKeyLength)) {
       errors.add(path, 'invalid_length', `meta keys must be 1 to ${META_LIMITS.maxKeyLength} characters long.`);
     } else if (RESERVED_KEYS.has(key)) {
       errors.add(path, 'reserved_key', `"${key}" cannot be a meta key.`);
     } else if (typeof entry !== 'string') {
       errors.add(path, 'invalid_type', `meta values must be strings, not ${jsonType(entry)}.`);
-    } else if (entry.length > META_LIMITS.maxValueLength) {
+    } else if (!withinLength(entry, 0, META_LIMITS.maxValueLength)) {
       errors.add(path, 'invalid_length', `meta values must be at most ${META_LIMITS.maxValueLength} characters long.`);
     } else {
       pairs.push([key, entry]);

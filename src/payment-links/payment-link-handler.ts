@@ -10,8 +10,8 @@
  * Idempotency: only a 201 is recorded. A request refused for its fields records nothing, so the
  * client may correct it and retry with the same key.
  */
-import { SCOPES, parseReference } from '../index.js';
-import { checkCaller } from './caller.js';
+import { parseReference } from '../index.js';
+import { LINK_SCOPE, checkCaller } from './caller.js';
 import { formatDecimal } from './decimal.js';
 import type { Directory } from './directory.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
@@ -311,7 +311,7 @@ async function notify(deps: ResolvedDeps, event: LinkCreatedEvent | null): Promi
  */
 export function createPaymentLinkHandler(deps: PaymentLinkHandlerDeps): PaymentLinkHandler {
   const resolved = resolveDeps(deps);
-  const policy = { requiredScopes: SCOPES.processPayments, allowPublicTenant: false, realm: resolved.realm } as const;
+  const policy = { requiredScopes: LINK_SCOPE, allowPublicTenant: false, realm: resolved.realm } as const;
   const handler = async (request: HandlerRequest): Promise<HandlerResponse> => {
     const caller = checkCaller(request.auth, policy);
     if (!caller.ok) return caller.response;

@@ -5,7 +5,10 @@ import type { LineItemRecord } from './line-items.js';
 import type { Tokenize } from './link-request.js';
 
 /** The states of a link. A new link is `active`. */
-export type PaymentLinkStatus = 'active';
+export const PAYMENT_LINK_STATUSES = Object.freeze(['active'] as const);
+
+/** A state of a link. */
+export type PaymentLinkStatus = (typeof PAYMENT_LINK_STATUSES)[number];
 
 /** A payment link as returned by `POST /payment-links/` (201). */
 export interface PaymentLink {
@@ -55,7 +58,8 @@ export interface StoredPaymentLink extends PaymentLink {
   readonly payment_details: { readonly line_items: readonly LineItemRecord[] } | null;
 }
 
-const RESPONSE_FIELDS = [
+/** The fields of a {@link PaymentLink}, in the contract's order: every one is always present. */
+export const PAYMENT_LINK_FIELDS = Object.freeze([
   'id',
   'amount',
   'shopper',
@@ -72,11 +76,11 @@ const RESPONSE_FIELDS = [
   'payment_url',
   'allowed_payment_methods',
   'blocked_payment_methods',
-] as const satisfies readonly (keyof PaymentLink)[];
+] as const satisfies readonly (keyof PaymentLink)[]);
 
 /** The response fields of a stored link, in the contract's order. */
 export function toPaymentLink(link: StoredPaymentLink): PaymentLink {
   const result: Record<string, unknown> = {};
-  for (const field of RESPONSE_FIELDS) result[field] = link[field];
+  for (const field of PAYMENT_LINK_FIELDS) result[field] = link[field];
   return result as unknown as PaymentLink;
 }

@@ -3,6 +3,12 @@
  * both with `Z`.
  */
 
+/** What {@link formatSeconds} writes, as a regular expression's source (anchored), for schemas. */
+export const SECONDS_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$';
+
+/** What {@link formatMicros} writes, as a regular expression's source (anchored), for schemas. */
+export const MICROS_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{6}Z$';
+
 /** Whole microseconds since the epoch of a clock reading in milliseconds (which may carry a fraction). */
 export function epochMicros(ms: number): number {
   return Math.round(ms * 1000);

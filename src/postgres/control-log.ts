@@ -4,7 +4,7 @@
  * the state the rows add up to.
  */
 import { storageFailure } from './database-errors.js';
-import { CONTROLS_CHANNEL, TABLES } from './schema.js';
+import { COMPACT_CONTROLS, CONTROLS_CHANNEL, TABLES } from './schema.js';
 import { DEFAULT_STATEMENT_TIMEOUT, type SqlClient, type SqlRow, checkClient, numberColumn, queryWithin } from './sql-client.js';
 
 /** The actions an operator records. */
@@ -196,29 +196,17 @@ export interface CompactionReport {
  * and one per suspended issuer (its last suspension), deletes every other row (resumptions,
  * superseded suspensions, key refreshes already broadcast), and moves the compaction mark to the
  * newest id, so that an instance that had not read that far reads the small table whole. One
- * statement: writes are serialized (each holds one advisory lock), so its snapshot holds every
- * id up to the newest it sees. Safe to run from many instances at once.
+ * statement (the function `paygate_compact_controls()`, run as the tables' owner): writes are
+ * serialized (each holds one advisory lock), so its snapshot holds every id up to the newest it
+ * sees. Safe to run from many instances at once.
  */
 export async function compactControls(db: SqlClient, timeout = DEFAULT_STATEMENT_TIMEOUT): Promise<CompactionReport> {
   checkClient(db, 'compactControls');
   let rows: SqlRow[];
   try {
-    ({ rows } = await queryWithin(
-      db,
-      timeout,
-      `WITH mark AS (SELECT coalesce(max(id), 0) AS through FROM ${TABLES.controls}),
-       keep AS (
-         (SELECT DISTINCT ON (issuer, kid) id FROM ${TABLES.controls} WHERE action = 'revoke_key' ORDER BY issuer, kid, id)
-         UNION ALL
-         SELECT id FROM (
-           SELECT DISTINCT ON (issuer) id, action FROM ${TABLES.controls}
-            WHERE action IN ('suspend_issuer', 'resume_issuer') ORDER BY issuer, id DESC
-         ) last WHERE action = 'suspend_issuer'
-       ),
-       gone AS (DELETE FROM ${TABLES.controls} WHERE id <= (SELECT through FROM mark) AND id NOT IN (SELECT id FROM keep) RETURNING 1),
-       marked AS (UPDATE ${TABLES.controlsCompacted} SET through = greatest(through, (SELECT through FROM mark)) RETURNING through)
-       SELECT (SELECT count(*) FROM gone)::int AS deleted, (SELECT count(*) FROM keep)::int AS kept, (SELECT through FROM marked) AS through`,
-    ));
+    // The database's own function (controls schema version 3): a role that may only read the
+    // table (the gateway's) may still compact it, and can delete nothing else.
+    ({ rows } = await queryWithin(db, timeout, `SELECT deleted, kept, through FROM ${COMPACT_CONTROLS}()`));
   } catch (error) {
     throw storageFailure(error, 'compacting operator controls');
   }

@@ -23,9 +23,24 @@ export {
   recordControl,
 } from './control-log.js';
 export { isUnavailable } from './database-errors.js';
+export {
+  type FleetState,
+  type FleetWaitOptions,
+  type FleetWaitReport,
+  type InstanceRecord,
+  LIVE_MARGIN,
+  type ReadFleetOptions,
+  type RegistryState,
+  readFleet,
+  readInstances,
+  waitForFleet,
+} from './fleet.js';
+export { type PostgresHeartbeat, type PostgresHeartbeatOptions, postgresHeartbeat } from './heartbeat.js';
 export { PostgresDirectory, type PostgresDirectoryOptions } from './directory.js';
 export {
   type ChangeOptions,
+  type ImportIssuersOptions,
+  type UnchangedSinceOption,
   type UpdateIssuerOptions,
   type ImportReport,
   IssuerChangeError,
@@ -38,11 +53,12 @@ export {
   importIssuers,
   readIssuerChanges,
   readIssuers,
+  readLastIssuerChange,
   removeIssuer,
   updateIssuer,
 } from './issuer-table.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './idempotency-store.js';
-export { type ReadKeyHistoryOptions, readKeyHistory } from './key-history-table.js';
+export { type ReadKeyHistoryOptions, type RefusedKeyRow, readKeyHistory } from './key-history-table.js';
 export type { NotificationConnection, NotificationMessage, NotificationSource } from './notification-connection.js';
 export {
   type ControlledVerifier,
@@ -52,13 +68,17 @@ export {
 } from './operator-controls.js';
 export { PostgresPaymentLinkStore, type PostgresPaymentLinkStoreOptions } from './payment-link-store.js';
 export {
+  type KeyHistoryRowRefusedEvent,
   type KeyHistoryVerifier,
   type PostgresKeyHistory,
   type PostgresKeyHistoryOptions,
   postgresKeyHistory,
 } from './postgres-key-history.js';
 export { type PostgresRegistry, type PostgresRegistryOptions, type RegistryEvent, postgresRegistry } from './postgres-registry.js';
+export { registryDigest } from './registry-digest.js';
+export type { RefusedRow, RefusedRowRule } from './registry-rows.js';
 export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';
+export { DEFAULT_ROLES, type RolesReport, type SchemaRoles } from './schema-roles.js';
 export {
   CONTROLS_CHANNEL,
   type MigrateOptions,

@@ -1,13 +1,16 @@
 /**
  * The issuer registry's tables: one row per trusted issuer (its entry as given, when and by whom
  * it was added and last changed), and the audit trail, one row per change with the entry before
- * and after. Each change is written, logged and broadcast (`NOTIFY`) in one transaction; writes
- * queue on one advisory lock, so change ids become visible in their order.
+ * and after. The database writes the audit row and sends the notification itself (a trigger on
+ * the registry table), whoever writes; these functions only write the registry table, naming
+ * their operator to the trigger (`paygate.actor`). Writes queue on one advisory lock, so change
+ * ids become visible in their order.
  */
 import { type IssuerEntry, IssuerRegistry } from '../index.js';
-import { deepFreeze, quote } from '../internal/index.js';
+import { checkAllowedHosts, deepFreeze, quote } from '../internal/index.js';
 import { storageFailure } from './database-errors.js';
-import { REGISTRY_CHANNEL, TABLES } from './schema.js';
+import { type RefusedRow, type RegistryRow, checkRegistryRows } from './registry-rows.js';
+import { ACTOR_SETTING, MAX_ACTOR, REGISTRY_LOCK, TABLES } from './schema.js';
 import {
   type SqlClient,
   type SqlRow,
@@ -21,8 +24,20 @@ import {
 
 /** A registered issuer as the table holds it. */
 export interface IssuerRecord {
-  /** The entry as it was given (frozen). */
+  /** The row's key (its `issuer` column): its entry's issuer, unless the row is refused for it. */
+  readonly issuer: string;
+  /**
+   * The entry as it was given (frozen). For a row the registry refuses (see `refused`), whatever
+   * JSON the row holds, unchecked.
+   */
   readonly entry: IssuerEntry;
+  /**
+   * `null` when every instance applies the row; else the rule it breaks and why: it is left out
+   * and its issuer refused as unknown (see `checkRegistryRows`).
+   */
+  readonly refused: Omit<RefusedRow, 'row'> | null;
+  /** The id of the row's last change in the audit (`0` for none): the state this record is. */
+  readonly change: number;
   /** When it was added (the database's clock). */
   readonly addedAt: Date;
   /** Who added it (`by` of the change). */
@@ -45,8 +60,17 @@ export interface IssuerChange {
   readonly after: IssuerEntry | null;
   /** When it was made (the database's clock). */
   readonly at: Date;
-  /** Who made it (`by`). */
-  readonly actor: string;
+  /**
+   * The operator's name, as the session that made it set it (`by` of these functions, or
+   * `SET LOCAL paygate.actor = 'alice'`): what the writer says of itself. `null` when the session
+   * set none.
+   */
+  readonly actor: string | null;
+  /**
+   * The database role that made it (`session_user`), kept by the database itself. `null` for the
+   * changes recorded before the registry schema version 2.
+   */
+  readonly role: string | null;
 }
 
 /** Options of every change to the registry table. */
@@ -58,10 +82,32 @@ export interface ChangeOptions {
    * @default 5000
    */
   readonly statementTimeout?: number;
+  /**
+   * Hosts an entry's `jwksUri` may name although they are special-purpose addresses or names, as
+   * `new IssuerRegistry(entries, { jwksAllowedHosts })` takes them; every instance must allow them
+   * too (`postgresRegistry(db, { jwksAllowedHosts })`, and the verifier's `jwksAllowedHosts`).
+   * @default [] (none)
+   */
+  readonly jwksAllowedHosts?: readonly string[];
 }
 
+/** The precondition of a change made from the registry as it was read. */
+export interface UnchangedSinceOption {
+  /**
+   * The id of the registry's last change when the entries written were read (an
+   * `IssuerRecord.change`, or `readLastIssuerChange()`): when an issuer written has a change
+   * after it, nothing is written and the call is refused (`issuer_changed_meanwhile`), rather than
+   * undo a change made since. Give it whenever the entries were made from what the table held.
+   * @default undefined (written whatever happened since)
+   */
+  readonly unchangedSince?: number;
+}
+
+/** Options of {@link importIssuers}. */
+export interface ImportIssuersOptions extends ChangeOptions, UnchangedSinceOption {}
+
 /** Options of {@link updateIssuer}. */
-export interface UpdateIssuerOptions extends ChangeOptions {
+export interface UpdateIssuerOptions extends ChangeOptions, UnchangedSinceOption {
   /**
    * The entry the new one was made from (read a moment before): when the table no longer holds
    * an entry with its rules, the update is refused (`issuer_changed_meanwhile`) rather than undo
@@ -78,6 +124,12 @@ export interface ReadIssuersOptions {
    * @default 5000
    */
   readonly statementTimeout?: number;
+  /**
+   * Hosts an entry's `jwksUri` may name although special-purpose, as the instances allow them
+   * (`postgresRegistry(db, { jwksAllowedHosts })`): a row naming another such host is marked refused.
+   * @default [] (none)
+   */
+  readonly jwksAllowedHosts?: readonly string[];
 }
 
 /** Options of {@link readIssuerChanges}. */
@@ -122,11 +174,6 @@ export interface ImportReport {
   readonly changes: IssuerChange[];
 }
 
-/** The advisory lock each change to the registry holds until it commits ("pgir"). */
-const REGISTRY_LOCK = 1_885_825_394;
-
-const MAX_ACTOR = 200;
-
 function checkActor(where: string, options: ChangeOptions): { by: string; timeout: number } {
   const by = (options as Partial<ChangeOptions> | undefined)?.by;
   if (typeof by !== 'string' || by === '' || by.length > MAX_ACTOR || /[\u0000-\u001f\u007f]/.test(by)) {
@@ -135,19 +182,67 @@ function checkActor(where: string, options: ChangeOptions): { by: string; timeou
   return { by, timeout: checkStatementTimeout(options.statementTimeout, where) };
 }
 
+function checkUnchangedSince(where: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new TypeError(`${where}: unchangedSince must be a change id (a whole number from 0), got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Refuses (`issuer_changed_meanwhile`, naming the first) the write when one of `issuers` has a
+ * change after `since`; nothing to check without it. Run under the registry's lock.
+ */
+async function checkUnchanged(session: SqlClient, issuers: readonly string[], since: number | undefined): Promise<void> {
+  if (since === undefined) return;
+  const { rows } = await session.query(
+    `SELECT issuer FROM ${TABLES.issuerChanges} WHERE issuer = ANY($1) AND id > $2 ORDER BY id LIMIT 1`,
+    [issuers, since],
+  );
+  if (rows.length > 0) throw new IssuerChangeError('issuer_changed_meanwhile', String(rows[0]?.issuer));
+}
+
 function checkIssuer(where: string, issuer: unknown): string {
   if (typeof issuer !== 'string' || issuer === '') throw new TypeError(`${where}: issuer must be a non-empty string`);
   return issuer;
 }
 
-/** The registry's own checks of `entries` (a `TypeError` naming the entry and field); the frozen entries. */
-function checkEntries(entries: readonly IssuerEntry[]): readonly IssuerEntry[] {
-  return new IssuerRegistry(entries, { allowEmpty: true }).entries();
+/**
+ * The registry's own checks of `entries` (a `TypeError` naming the entry and field), with the
+ * change's `jwksAllowedHosts`; the frozen entries.
+ */
+function checkEntries(entries: readonly IssuerEntry[], options: ChangeOptions): readonly IssuerEntry[] {
+  return new IssuerRegistry(entries, { allowEmpty: true, jwksAllowedHosts: options.jwksAllowedHosts }).entries();
 }
 
-/** `true` when `after` registers the same rules as `before` (the registry's own comparison). */
+/**
+ * `entry` alone as a registry, its own JWKS host allowed: for comparing rules, not for deciding
+ * where a JWKS may be (a row written under another `jwksAllowedHosts` still compares).
+ */
+function comparable(entry: IssuerEntry): IssuerRegistry {
+  let hosts: string[] = [];
+  try {
+    const { hostname } = new URL(entry.jwksUri);
+    if (hostname !== '') hosts = [hostname];
+  } catch {
+    // Not a URL: the registry names the field.
+  }
+  return new IssuerRegistry([entry], { jwksAllowedHosts: hosts });
+}
+
+/**
+ * `true` when `after` registers the same rules as `before` (the registry's own comparison); `false`
+ * when `before`, read from the table, is an entry the registry refuses.
+ */
 function sameEntry(before: IssuerEntry, after: IssuerEntry): boolean {
-  return new IssuerRegistry([before]).changesTo(new IssuerRegistry([after])).updated.length === 0;
+  let held: IssuerRegistry;
+  try {
+    held = comparable(before);
+  } catch {
+    return false;
+  }
+  return held.changesTo(comparable(after)).updated.length === 0;
 }
 
 /** An entry column, frozen as the registry freezes entries. */
@@ -160,6 +255,10 @@ function dateColumn(value: unknown): Date {
   return value instanceof Date ? value : new Date(String(value));
 }
 
+function textColumn(value: unknown): string | null {
+  return value === null || value === undefined ? null : String(value);
+}
+
 function toChange(row: SqlRow): IssuerChange {
   return Object.freeze({
     id: numberColumn(row.id),
@@ -168,13 +267,19 @@ function toChange(row: SqlRow): IssuerChange {
     before: entryColumn(row.before),
     after: entryColumn(row.after),
     at: dateColumn(row.at),
-    actor: String(row.actor),
+    actor: textColumn(row.actor),
+    role: textColumn(row.role),
   });
 }
 
-function toRecord(row: SqlRow): IssuerRecord {
+function toRecord(row: SqlRow, refused: ReadonlyMap<string, RefusedRow>): IssuerRecord {
+  const issuer = String(row.issuer);
+  const refusal = refused.get(issuer);
   return Object.freeze({
+    issuer,
     entry: entryColumn(row.entry) as IssuerEntry,
+    refused: refusal === undefined ? null : Object.freeze({ rule: refusal.rule, reason: refusal.reason }),
+    change: numberColumn(row.change ?? 0),
     addedAt: dateColumn(row.added_at),
     addedBy: String(row.added_by),
     updatedAt: dateColumn(row.updated_at),
@@ -182,16 +287,23 @@ function toRecord(row: SqlRow): IssuerRecord {
   });
 }
 
-const CHANGE_COLUMNS = 'id, issuer, action, before, after, at, actor';
+const CHANGE_COLUMNS = 'id, issuer, action, before, after, at, actor, role';
 
 /**
- * Runs `work` in one transaction holding the registry's lock, each statement (the wait for the
- * lock included) bounded by `timeout`.
+ * Runs `work` in one transaction holding the registry's lock (the one the audit trigger takes, so
+ * taken first here), with the operator `by` named to the trigger, each statement (the wait for
+ * the lock included) bounded by `timeout`.
  */
-async function changing<T>(db: SqlClient, timeout: number, doing: string, work: (session: SqlClient) => Promise<T>): Promise<T> {
+async function changing<T>(
+  db: SqlClient,
+  timeout: number,
+  doing: string,
+  by: string,
+  work: (session: SqlClient) => Promise<T>,
+): Promise<T> {
   try {
     return await inTransaction(db, timeout, async (session) => {
-      await session.query('SELECT pg_advisory_xact_lock($1)', [REGISTRY_LOCK]);
+      await session.query(`SELECT pg_advisory_xact_lock($1), set_config('${ACTOR_SETTING}', $2, true)`, [REGISTRY_LOCK, by]);
       return work(session);
     });
   } catch (error) {
@@ -199,23 +311,14 @@ async function changing<T>(db: SqlClient, timeout: number, doing: string, work: 
   }
 }
 
-/** Logs one change in the audit trail and notifies the listening instances (delivered at commit). */
-async function logChange(
-  session: SqlClient,
-  issuer: string,
-  action: IssuerChange['action'],
-  before: IssuerEntry | null,
-  after: IssuerEntry | null,
-  actor: string,
-): Promise<IssuerChange> {
-  const { rows } = await session.query(
-    `WITH logged AS (
-       INSERT INTO ${TABLES.issuerChanges} (issuer, action, before, after, actor) VALUES ($1, $2, $3::jsonb, $4::jsonb, $5)
-       RETURNING ${CHANGE_COLUMNS}
-     )
-     SELECT logged.*, pg_notify($6, logged.id::text) FROM logged`,
-    [issuer, action, before && JSON.stringify(before), after && JSON.stringify(after), actor, REGISTRY_CHANNEL],
-  );
+/**
+ * The change the trigger just logged for `issuer` in this transaction: the newest of that issuer,
+ * as the registry's lock, held since the transaction began, lets no other change in between.
+ */
+async function loggedChange(session: SqlClient, issuer: string): Promise<IssuerChange> {
+  const { rows } = await session.query(`SELECT ${CHANGE_COLUMNS} FROM ${TABLES.issuerChanges} WHERE issuer = $1 ORDER BY id DESC LIMIT 1`, [
+    issuer,
+  ]);
   return toChange(rows[0] as SqlRow);
 }
 
@@ -225,21 +328,16 @@ async function lockEntries(session: SqlClient, issuers: readonly string[]): Prom
   return new Map(rows.map((row) => [String(row.issuer), entryColumn(row.entry) as IssuerEntry]));
 }
 
-async function insertEntry(session: SqlClient, entry: IssuerEntry, by: string): Promise<IssuerChange> {
-  await session.query(
-    `INSERT INTO ${TABLES.issuers} (issuer, entry, added_at, added_by, updated_at, updated_by) VALUES ($1, $2::jsonb, now(), $3, now(), $3)`,
-    [entry.issuer, JSON.stringify(entry), by],
-  );
-  return logChange(session, entry.issuer, 'add', null, entry, by);
+/** Inserts the row (its times and authors are the trigger's); the change logged. */
+async function insertEntry(session: SqlClient, entry: IssuerEntry): Promise<IssuerChange> {
+  await session.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ($1, $2::jsonb)`, [entry.issuer, JSON.stringify(entry)]);
+  return loggedChange(session, entry.issuer);
 }
 
-async function replaceEntry(session: SqlClient, before: IssuerEntry, entry: IssuerEntry, by: string): Promise<IssuerChange> {
-  await session.query(`UPDATE ${TABLES.issuers} SET entry = $2::jsonb, updated_at = now(), updated_by = $3 WHERE issuer = $1`, [
-    entry.issuer,
-    JSON.stringify(entry),
-    by,
-  ]);
-  return logChange(session, entry.issuer, 'update', before, entry, by);
+/** Replaces the row's entry; the change logged. */
+async function replaceEntry(session: SqlClient, entry: IssuerEntry): Promise<IssuerChange> {
+  await session.query(`UPDATE ${TABLES.issuers} SET entry = $2::jsonb WHERE issuer = $1`, [entry.issuer, JSON.stringify(entry)]);
+  return loggedChange(session, entry.issuer);
 }
 
 /**
@@ -251,10 +349,10 @@ async function replaceEntry(session: SqlClient, before: IssuerEntry, entry: Issu
 export async function addIssuer(db: SqlClient, entry: IssuerEntry, options: ChangeOptions): Promise<IssuerChange> {
   checkClient(db, 'addIssuer');
   const { by, timeout } = checkActor('addIssuer', options);
-  const [checked] = checkEntries([entry]) as [IssuerEntry];
-  return changing(db, timeout, 'adding an issuer', async (session) => {
+  const [checked] = checkEntries([entry], options) as [IssuerEntry];
+  return changing(db, timeout, 'adding an issuer', by, async (session) => {
     if ((await lockEntries(session, [checked.issuer])).has(checked.issuer)) throw new IssuerChangeError('issuer_exists', checked.issuer);
-    return insertEntry(session, checked, by);
+    return insertEntry(session, checked);
   });
 }
 
@@ -262,23 +360,28 @@ export async function addIssuer(db: SqlClient, entry: IssuerEntry, options: Chan
  * Replaces the whole entry of a registered issuer, logs the change and notifies every instance,
  * in one transaction.
  * @throws {TypeError} for a bad entry or bad options; nothing is written.
- * @throws {IssuerChangeError} `issuer_not_found`, or `issuer_unchanged` when the entry registers
- * the same rules already. @throws {StorageUnavailableError} when the database is unreachable.
+ * @throws {IssuerChangeError} `issuer_not_found`; `issuer_changed_meanwhile` when the table no
+ * longer holds `expected`, or the issuer has a change after `unchangedSince`; `issuer_unchanged`
+ * when the entry registers the same rules already. @throws {StorageUnavailableError} when the
+ * database is unreachable.
  */
 export async function updateIssuer(db: SqlClient, entry: IssuerEntry, options: UpdateIssuerOptions): Promise<IssuerChange> {
   checkClient(db, 'updateIssuer');
   const { by, timeout } = checkActor('updateIssuer', options);
-  const [checked] = checkEntries([entry]) as [IssuerEntry];
-  const expected = options.expected === undefined ? undefined : (checkEntries([options.expected]) as [IssuerEntry])[0];
+  const [checked] = checkEntries([entry], options) as [IssuerEntry];
+  // Only compared: where its JWKS may be was decided when it was written.
+  const expected = options.expected === undefined ? undefined : comparable(options.expected).entries()[0];
   if (expected !== undefined && expected.issuer !== checked.issuer) {
     throw new TypeError(`updateIssuer: expected.issuer must be the entry's issuer, ${quote(checked.issuer)}`);
   }
-  return changing(db, timeout, 'updating an issuer', async (session) => {
+  const since = checkUnchangedSince('updateIssuer', options.unchangedSince);
+  return changing(db, timeout, 'updating an issuer', by, async (session) => {
     const before = (await lockEntries(session, [checked.issuer])).get(checked.issuer);
+    await checkUnchanged(session, [checked.issuer], since);
     if (before === undefined) throw new IssuerChangeError('issuer_not_found', checked.issuer);
     if (expected !== undefined && !sameEntry(before, expected)) throw new IssuerChangeError('issuer_changed_meanwhile', checked.issuer);
     if (sameEntry(before, checked)) throw new IssuerChangeError('issuer_unchanged', checked.issuer);
-    return replaceEntry(session, before, checked, by);
+    return replaceEntry(session, checked);
   });
 }
 
@@ -291,41 +394,42 @@ export async function removeIssuer(db: SqlClient, issuer: string, options: Chang
   checkClient(db, 'removeIssuer');
   const { by, timeout } = checkActor('removeIssuer', options);
   checkIssuer('removeIssuer', issuer);
-  return changing(db, timeout, 'removing an issuer', async (session) => {
-    const { rows } = await session.query(`DELETE FROM ${TABLES.issuers} WHERE issuer = $1 RETURNING entry`, [issuer]);
-    const before = entryColumn(rows[0]?.entry);
-    if (before === null) throw new IssuerChangeError('issuer_not_found', issuer);
-    return logChange(session, issuer, 'remove', before, null, by);
+  return changing(db, timeout, 'removing an issuer', by, async (session) => {
+    const { rows } = await session.query(`DELETE FROM ${TABLES.issuers} WHERE issuer = $1 RETURNING issuer`, [issuer]);
+    if (rows.length === 0) throw new IssuerChangeError('issuer_not_found', issuer);
+    return loggedChange(session, issuer);
   });
 }
 
 /**
  * Adds the issuers not registered and updates those registered with other rules, in one
  * transaction (all or nothing); never removes one. Every entry is checked first, as
- * `new IssuerRegistry(entries)` does (a repeated issuer included).
+ * `new IssuerRegistry(entries)` does (a repeated issuer included). With `unchangedSince`, an
+ * issuer of the file changed since then refuses the whole import.
  * @throws {TypeError} for a bad entry or bad options; nothing is written.
- * @throws {StorageUnavailableError} when the database is unreachable.
+ * @throws {IssuerChangeError} `issuer_changed_meanwhile`, naming the first issuer changed since
+ * `unchangedSince`. @throws {StorageUnavailableError} when the database is unreachable.
  */
-export async function importIssuers(db: SqlClient, entries: readonly IssuerEntry[], options: ChangeOptions): Promise<ImportReport> {
+export async function importIssuers(db: SqlClient, entries: readonly IssuerEntry[], options: ImportIssuersOptions): Promise<ImportReport> {
   checkClient(db, 'importIssuers');
   const { by, timeout } = checkActor('importIssuers', options);
-  const checked = checkEntries(entries);
+  const since = checkUnchangedSince('importIssuers', options.unchangedSince);
+  const checked = checkEntries(entries, options);
   const report: ImportReport = { added: [], updated: [], unchanged: [], changes: [] };
   if (checked.length === 0) return report;
-  return changing(db, timeout, 'importing issuers', async (session) => {
-    const held = await lockEntries(
-      session,
-      checked.map((entry) => entry.issuer),
-    );
+  return changing(db, timeout, 'importing issuers', by, async (session) => {
+    const issuers = checked.map((entry) => entry.issuer);
+    const held = await lockEntries(session, issuers);
+    await checkUnchanged(session, issuers, since);
     for (const entry of checked) {
       const before = held.get(entry.issuer);
       if (before === undefined) {
-        report.changes.push(await insertEntry(session, entry, by));
+        report.changes.push(await insertEntry(session, entry));
         report.added.push(entry.issuer);
       } else if (sameEntry(before, entry)) {
         report.unchanged.push(entry.issuer);
       } else {
-        report.changes.push(await replaceEntry(session, before, entry, by));
+        report.changes.push(await replaceEntry(session, entry));
         report.updated.push(entry.issuer);
       }
     }
@@ -333,23 +437,35 @@ export async function importIssuers(db: SqlClient, entries: readonly IssuerEntry
   });
 }
 
+/** A row of the registry table as read: its key and its entry, unchecked. */
+function registryRow(row: SqlRow): RegistryRow {
+  return { issuer: String(row.issuer), entry: entryColumn(row.entry) };
+}
+
 /**
- * Every registered issuer, by `iss`.
+ * Every row of the registry table, by key, each marked `refused` when every instance leaves it
+ * out (judged as the instances judge it).
  * @throws {StorageUnavailableError} when the database is unreachable.
  */
 export async function readIssuers(db: SqlClient, options: ReadIssuersOptions = {}): Promise<IssuerRecord[]> {
   checkClient(db, 'readIssuers');
   const timeout = checkStatementTimeout(options.statementTimeout, 'readIssuers');
+  let rows: SqlRow[];
   try {
-    const { rows } = await queryWithin(
+    ({ rows } = await queryWithin(
       db,
       timeout,
-      `SELECT entry, added_at, added_by, updated_at, updated_by FROM ${TABLES.issuers} ORDER BY issuer`,
-    );
-    return rows.map(toRecord);
+      `SELECT issuer, entry, added_at, added_by, updated_at, updated_by,
+              (SELECT coalesce(max(id), 0) FROM ${TABLES.issuerChanges} c WHERE c.issuer = i.issuer) AS change
+         FROM ${TABLES.issuers} i ORDER BY issuer`,
+    ));
   } catch (error) {
     throw storageFailure(error, 'reading issuers');
   }
+  const hosts = checkAllowedHosts('readIssuers', 'jwksAllowedHosts', options.jwksAllowedHosts);
+  const { refused } = checkRegistryRows(rows.map(registryRow), [...hosts]);
+  const byRow = new Map(refused.map((refusal) => [refusal.row, refusal]));
+  return rows.map((row) => toRecord(row, byRow));
 }
 
 /**
@@ -374,20 +490,35 @@ export async function readIssuerChanges(db: SqlClient, options: ReadIssuerChange
 }
 
 /**
- * The registry as the table holds it, and the id of the last change it includes, in one
+ * The rows of the registry table (unchecked), and the id of the last change they include, in one
  * statement (one snapshot): for the instances that follow the table.
  */
-export async function readRegistrySnapshot(db: SqlClient, timeout: number): Promise<{ entries: IssuerEntry[]; through: number }> {
+export async function readRegistrySnapshot(db: SqlClient, timeout: number): Promise<{ rows: RegistryRow[]; through: number }> {
   const { rows } = await queryWithin(
     db,
     timeout,
-    `SELECT c.through, i.entry FROM (SELECT coalesce(max(id), 0) AS through FROM ${TABLES.issuerChanges}) c
+    `SELECT c.through, i.issuer, i.entry FROM (SELECT coalesce(max(id), 0) AS through FROM ${TABLES.issuerChanges}) c
        LEFT JOIN ${TABLES.issuers} i ON true ORDER BY i.issuer`,
   );
   return {
     through: numberColumn(rows[0]?.through ?? 0),
-    entries: rows.filter((row) => row.entry !== null && row.entry !== undefined).map((row) => entryColumn(row.entry) as IssuerEntry),
+    rows: rows.filter((row) => row.issuer !== null && row.issuer !== undefined).map(registryRow),
   };
+}
+
+/**
+ * The id of the registry's last change (`0` for none): the state the table is in, for
+ * `unchangedSince`.
+ * @throws {StorageUnavailableError} when the database is unreachable.
+ */
+export async function readLastIssuerChange(db: SqlClient, options: ReadIssuersOptions = {}): Promise<number> {
+  checkClient(db, 'readLastIssuerChange');
+  const timeout = checkStatementTimeout(options.statementTimeout, 'readLastIssuerChange');
+  try {
+    return await readLastChange(db, timeout);
+  } catch (error) {
+    throw storageFailure(error, 'reading the last issuer change');
+  }
 }
 
 /** The id of the last change; `0` for none. */

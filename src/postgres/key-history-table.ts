@@ -4,6 +4,7 @@
  * union of the rules broken), and read back whole or for one issuer. Every statement is bounded.
  */
 import type { KeyBreach, KeyHistoryEntry } from '../index.js';
+import { capHint, checkKeyHistoryEntry, quote } from '../internal/index.js';
 import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, numberColumn, queryWithin } from './sql-client.js';
 
@@ -75,14 +76,52 @@ function toEntry(row: SqlRow): KeyHistoryEntry {
     lastUsed: nullableNumber(row.last_used),
     latestExpiry: nullableNumber(row.latest_expiry),
     withdrawn: nullableNumber(row.withdrawn),
-    breaches: Object.freeze([...(row.breaches as KeyBreach[])]),
+    breaches: Object.freeze([...(Array.isArray(row.breaches) ? (row.breaches as KeyBreach[]) : [])]),
   });
+}
+
+/** A row of the key history table the verifier's rules refuse: left out, and why. */
+export interface RefusedKeyRow {
+  /** The row's issuer and `kid`, as stored: hostile text. */
+  readonly issuer: string;
+  readonly kid: string;
+  /** The rule it breaks, naming the field, on one line (cut and escaped). */
+  readonly reason: string;
+}
+
+/**
+ * The rows of the key history table, each checked on its own with the verifier's own rules
+ * (`checkKeyHistoryEntry`): the good ones as entries, the others left out and named.
+ */
+export async function readKeyHistoryRows(
+  db: SqlClient,
+  issuer: string | null,
+  timeout: number,
+): Promise<{ entries: KeyHistoryEntry[]; refused: RefusedKeyRow[] }> {
+  const { rows } = await queryWithin(
+    db,
+    timeout,
+    `SELECT ${COLUMNS} FROM ${TABLES.keyHistory} WHERE $1::text IS NULL OR issuer = $1 ORDER BY issuer, first_seen, kid`,
+    [issuer],
+  );
+  const entries: KeyHistoryEntry[] = [];
+  const refused: RefusedKeyRow[] = [];
+  for (const row of rows) {
+    const entry = toEntry(row);
+    try {
+      entries.push(checkKeyHistoryEntry(`row (${quote(entry.issuer)}, ${quote(entry.kid)})`, entry));
+    } catch (error) {
+      refused.push({ issuer: entry.issuer, kid: entry.kid, reason: capHint(error instanceof Error ? error.message : String(error)) });
+    }
+  }
+  return { entries, refused };
 }
 
 /**
  * The key history the verifiers attached with `postgresKeyHistory` have written: per issuer and
  * `kid`, when any of them first saw it and first used it, when one last used it, and the key rules
- * it broke. By issuer, then first sighting.
+ * it broke. By issuer, then first sighting. A row the verifier's rules refuse (a negative time,
+ * written by hand) is left out.
  * @param db A `pg.Pool`, a `pg.Client` or PGlite, migrated (`migrate(db, { only: 'keys' })`).
  * @throws {TypeError} (rejects) for a bad option.
  * @example
@@ -98,11 +137,6 @@ export async function readKeyHistory(db: SqlClient, options: ReadKeyHistoryOptio
   if (issuer !== undefined && (typeof issuer !== 'string' || issuer === '')) {
     throw new TypeError('readKeyHistory: issuer must be a non-empty string');
   }
-  const { rows } = await queryWithin(
-    db,
-    checkStatementTimeout(options.statementTimeout, 'readKeyHistory'),
-    `SELECT ${COLUMNS} FROM ${TABLES.keyHistory} WHERE $1::text IS NULL OR issuer = $1 ORDER BY issuer, first_seen, kid`,
-    [issuer ?? null],
-  );
-  return rows.map(toEntry);
+  const timeout = checkStatementTimeout(options.statementTimeout, 'readKeyHistory');
+  return (await readKeyHistoryRows(db, issuer ?? null, timeout)).entries;
 }

@@ -41,7 +41,8 @@ export interface Listening {
 export interface ListenHooks {
   /** The `NOTIFY` channel listened on. */
   readonly channel: string;
-  readonly onNotify: () => void;
+  /** A notification on the channel, with its payload (hostile: any role may `NOTIFY`). */
+  readonly onNotify: (payload: string | undefined) => void;
   /** The connection dropped or stopped answering: it is closed already; listen again. */
   readonly onDrop: (error: Error | undefined) => void;
   /** Milliseconds between heartbeats. */
@@ -92,7 +93,7 @@ export async function listenOn(source: NotificationSource, hooks: ListenHooks): 
     hooks.onDrop(error);
   };
   connection.on('notification', (message) => {
-    if (message.channel === hooks.channel) hooks.onNotify();
+    if (message.channel === hooks.channel) hooks.onNotify(message.payload);
   });
   connection.on('error', (error) => drop(error));
   connection.on('end', () => drop());
@@ -116,7 +117,7 @@ export async function listenOn(source: NotificationSource, hooks: ListenHooks): 
 
 /** PGlite's `listen()`: in-process, it never drops. */
 export async function listenInProcess(db: InProcessListener, hooks: ListenHooks): Promise<Listening> {
-  const unlisten = await db.listen(hooks.channel, () => hooks.onNotify());
+  const unlisten = await db.listen(hooks.channel, (payload) => hooks.onNotify(payload));
   return { stop: () => unlisten() };
 }
 

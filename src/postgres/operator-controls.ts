@@ -18,7 +18,7 @@ import {
 } from './control-log.js';
 import { CONTROLS_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { type FollowOptions, TableFollower, checkFunction, checkMs } from './table-follower.js';
+import { type FollowOptions, TableFollower, checkFunction, checkMs, notify } from './table-follower.js';
 
 /** What the controls call on a verifier: its public operator methods and its registry. */
 export type ControlledVerifier = Pick<Verifier, 'revokeKey' | 'suspendIssuer' | 'resumeIssuer' | 'refresh' | 'registry'>;
@@ -65,6 +65,12 @@ export interface PostgresControls {
   /** Reads the actions not yet applied, and applies them, now. */
   reload(): Promise<void>;
   /**
+   * Calls `listener` after each read that applied actions (`state().through` moved): what a
+   * heartbeat reports. It must not throw (what it throws is ignored).
+   * @returns a function that stops calling it.
+   */
+  onApplied(listener: () => void): () => void;
+  /**
    * Folds the table into its current state now (one row per revoked key and per suspended
    * issuer); also run every `compactInterval`.
    */
@@ -105,6 +111,20 @@ function checkVerifier(verifier: unknown): ControlledVerifier {
 
 const LOG_PREFIX = 'paygate-auth/postgres: operator controls:';
 
+/**
+ * The action id a notification's payload names (`recordControl` sends `{"id": …, "action": …,
+ * "issuer": …}`), else `undefined`. A payload is at most 8000 bytes (PostgreSQL's bound).
+ */
+function notifiedControl(payload: string | undefined): number | undefined {
+  if (payload === undefined || !payload.startsWith('{')) return undefined;
+  try {
+    const id = (JSON.parse(payload) as { id?: unknown } | null)?.id;
+    return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 class Controls implements PostgresControls {
   readonly #db: SqlClient;
   readonly #follower: TableFollower;
@@ -112,6 +132,7 @@ class Controls implements PostgresControls {
   readonly #compactInterval: number;
   readonly #onError: (error: unknown) => void;
   readonly #attached = new Set<Applied>();
+  readonly #appliedListeners = new Set<() => void>();
   #state: ControlState = NO_CONTROLS;
 
   constructor(db: SqlClient, options: PostgresControlsOptions) {
@@ -128,6 +149,11 @@ class Controls implements PostgresControls {
       owner: OWNER,
       channel: CONTROLS_CHANNEL,
       read: () => this.#readAndApply(),
+      // Only an action past the one applied is worth a read.
+      wants: (payload) => {
+        const id = notifiedControl(payload);
+        return id !== undefined && id > this.#state.through;
+      },
       onStall: this.#onError,
       onRecovered,
     });
@@ -172,6 +198,15 @@ class Controls implements PostgresControls {
     if (this.#follower.closed) return;
     this.#state = state;
     for (const applied of this.#attached) this.#apply(applied, fresh);
+    if (state.through !== before.through) for (const listener of this.#appliedListeners) notify(listener);
+  }
+
+  onApplied(listener: () => void): () => void {
+    checkFunction(OWNER, 'onApplied', listener);
+    this.#appliedListeners.add(listener);
+    return () => {
+      this.#appliedListeners.delete(listener);
+    };
   }
 
   /** Calls one verifier method; a throw or a rejection goes to `onError`, the other actions still apply. */

@@ -6,12 +6,22 @@
  * beside verification, never in it: a database that is down delays the sharing, nothing else.
  */
 import type { KeyHistoryEntry, Verifier } from '../index.js';
-import { readKeyHistory, writeKeyHistory } from './key-history-table.js';
+import { quote } from '../internal/index.js';
+import { type RefusedKeyRow, readKeyHistoryRows, writeKeyHistory } from './key-history-table.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { TableFollower, checkFunction, checkMs } from './table-follower.js';
+import { type TableFollower, checkFunction, checkMs, poller } from './table-follower.js';
 
 /** What the key history calls on a verifier. */
 export type KeyHistoryVerifier = Pick<Verifier, 'keyHistory' | 'mergeKeyHistory'>;
+
+/** What a {@link PostgresKeyHistory} reports besides its stalls. */
+export interface KeyHistoryRowRefusedEvent extends RefusedKeyRow {
+  /**
+   * A row of the table the verifier's rules refuse (written by hand, say): skipped, the others
+   * shared. Reported once per row and reason by each instance.
+   */
+  readonly type: 'key_history_row_refused';
+}
 
 /** Options of {@link postgresKeyHistory}. */
 export interface PostgresKeyHistoryOptions {
@@ -40,6 +50,12 @@ export interface PostgresKeyHistoryOptions {
    * @default one line to console.error when `onError` is not given either
    */
   readonly onRecovered?: () => void;
+  /**
+   * Receives each row of the table that is skipped (a {@link KeyHistoryRowRefusedEvent}), once
+   * per row and reason. Must not throw.
+   * @default one line to console.error
+   */
+  readonly onEvent?: (event: KeyHistoryRowRefusedEvent) => void;
 }
 
 /** The key history of every attached verifier, kept in one table. */
@@ -76,33 +92,30 @@ class SharedKeyHistory implements PostgresKeyHistory {
   readonly #follower: TableFollower;
   readonly #onError: (error: unknown) => void;
   readonly #attached = new Set<KeyHistoryVerifier>();
+  readonly #onEvent: (event: KeyHistoryRowRefusedEvent) => void;
+  /** The refused rows reported already (row and reason). */
+  readonly #reported = new Set<string>();
   /** The table as last read. */
   #rows: readonly KeyHistoryEntry[] = [];
 
   constructor(db: SqlClient, options: PostgresKeyHistoryOptions) {
     this.#db = db;
-    checkFunction(OWNER, 'onError', options.onError);
-    checkFunction(OWNER, 'onRecovered', options.onRecovered);
-    const onError =
-      options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${error instanceof Error ? error.message : String(error)} (retrying)`));
-    this.#onError = onError;
-    this.#follower = new TableFollower(
-      db,
-      {
-        listen: false,
-        pollInterval: checkMs(OWNER, 'flushInterval', options.flushInterval, 10_000, 100, 600_000),
-        ...(options.statementTimeout === undefined ? {} : { statementTimeout: options.statementTimeout }),
-      },
-      {
-        owner: OWNER,
-        channel: '',
-        read: () => this.#writeAndRead(),
-        onStall: onError,
-        onRecovered:
-          options.onRecovered ??
-          (options.onError === undefined ? () => console.error(`${LOG_PREFIX} the database answers again`) : () => undefined),
-      },
-    );
+    checkFunction(OWNER, 'onEvent', options.onEvent);
+    this.#onEvent =
+      options.onEvent ??
+      ((event) =>
+        console.error(
+          `${LOG_PREFIX} row (${quote(event.issuer)}, ${quote(event.kid)}) is skipped: ${event.reason}; the others are shared`,
+        ));
+    ({ follower: this.#follower, onError: this.#onError } = poller(db, {
+      owner: OWNER,
+      logPrefix: LOG_PREFIX,
+      interval: checkMs(OWNER, 'flushInterval', options.flushInterval, 10_000, 100, 600_000),
+      statementTimeout: options.statementTimeout,
+      onError: options.onError,
+      onRecovered: options.onRecovered,
+      work: () => this.#writeAndRead(),
+    }));
   }
 
   /** Reads the table (rejecting when that fails), then flushes every `flushInterval`. */
@@ -134,10 +147,23 @@ class SharedKeyHistory implements PostgresKeyHistory {
     const timeout = this.#follower.timeout;
     // One statement per verifier: one INSERT … ON CONFLICT may not touch a row twice.
     for (const verifier of [...this.#attached]) await writeKeyHistory(this.#db, verifier.keyHistory(), timeout);
-    const rows = await readKeyHistory(this.#db, { statementTimeout: timeout });
+    const { entries: rows, refused } = await readKeyHistoryRows(this.#db, null, timeout);
     if (this.#follower.closed) return;
+    this.#report(refused);
     this.#rows = rows;
     for (const verifier of this.#attached) verifier.mergeKeyHistory(rows);
+  }
+
+  /** Reports each refused row once (the set is bounded: rows are few, and a fixed row's key is forgotten). */
+  #report(refused: readonly RefusedKeyRow[]): void {
+    const now = new Set(refused.map((row) => JSON.stringify([row.issuer, row.kid, row.reason])));
+    for (const key of this.#reported) if (!now.has(key)) this.#reported.delete(key);
+    for (const row of refused) {
+      const key = JSON.stringify([row.issuer, row.kid, row.reason]);
+      if (this.#reported.has(key)) continue;
+      this.#reported.add(key);
+      this.#onEvent({ type: 'key_history_row_refused', ...row });
+    }
   }
 
   async close(): Promise<void> {

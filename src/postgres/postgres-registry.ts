@@ -1,16 +1,20 @@
 /**
  * The issuer registry kept in PostgreSQL, followed by every instance: on each notification, each
- * poll and each reconnection, an instance reads the id of the last change; when it is past the one
- * applied, it reads every issuer (a small table) and hands the new registry to each attached
- * verifier (`setRegistry`). While the database is unreachable the last registry loaded stays in
- * force; verification never waits on the database.
+ * poll and each reconnection, an instance reads the id of the last change; when it differs from
+ * the one applied, it reads every issuer (a small table) and hands the registry the table holds to
+ * each attached verifier (`setRegistry`). What an instance holds is the table's content as of one
+ * change id, never a replay of the audit: a running instance and one started now hold the same
+ * registry, and each load reports its digest. While the database is unreachable the last registry
+ * loaded stays in force; verification never waits on the database.
  */
 import { IssuerRegistry, type RegistryChange, type Verifier } from '../index.js';
-import { capHint } from '../internal/index.js';
+import { capHint, checkAllowedHosts, quote } from '../internal/index.js';
 import { readLastChange, readRegistrySnapshot } from './issuer-table.js';
+import { registryDigest } from './registry-digest.js';
+import { type RefusedRow, type RefusedRowRule, checkRegistryRows } from './registry-rows.js';
 import { REGISTRY_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { type FollowOptions, TableFollower, checkFunction } from './table-follower.js';
+import { type FollowOptions, TableFollower, checkFunction, notifiedId, notify } from './table-follower.js';
 
 /** What a {@link PostgresRegistry} reports. */
 export type RegistryEvent =
@@ -23,6 +27,26 @@ export type RegistryEvent =
       readonly change: RegistryChange;
       /** The id of the last change it includes. */
       readonly through: number;
+      /**
+       * SHA-256 (hex) of the entries applied: the same on every instance holding the same
+       * registry (see `registryDigest`).
+       */
+      readonly digest: string;
+      /** How many rows were left out (each reported as a `registry_row_refused` first). */
+      readonly refused: number;
+    }
+  | {
+      /**
+       * A row of the table the registry refuses, left out of this load (reported at each load
+       * that reads it); its issuer is refused as unknown, the other rows apply.
+       */
+      readonly type: 'registry_row_refused';
+      /** The row's key (its `issuer` column), as stored: hostile text, cut and escape it to log it. */
+      readonly row: string;
+      /** The rule it breaks. */
+      readonly rule: RefusedRowRule;
+      /** What is wrong, on one line (cut and escaped), naming the field. */
+      readonly reason: string;
     }
   | {
       /** The database cannot be read: the last registry loaded stays in force. Once per stall. */
@@ -48,6 +72,13 @@ export interface PostgresRegistryOptions extends FollowOptions {
    * @default one line to console.error for `registry_stale` and `registry_recovered`
    */
   readonly onEvent?: (event: RegistryEvent) => void;
+  /**
+   * Hosts a registered `jwksUri` may name although they are special-purpose addresses or names,
+   * as `new IssuerRegistry(entries, { jwksAllowedHosts })` takes them. The registries loaded carry
+   * them, and a verifier attached downloads by them unless it was given its own.
+   * @default [] (none)
+   */
+  readonly jwksAllowedHosts?: readonly string[];
 }
 
 /** The registry of one instance, following the table. */
@@ -61,10 +92,22 @@ export interface PostgresRegistry {
   attach(verifier: Pick<Verifier, 'setRegistry'>): () => void;
   /** Reads the table now, and applies what changed. */
   reload(): Promise<void>;
+  /**
+   * Calls `listener` after each load applied (each `registry_loaded`): what a heartbeat reports.
+   * It must not throw (what it throws is ignored).
+   * @returns a function that stops calling it.
+   */
+  onApplied(listener: () => void): () => void;
   /** `true` while the `LISTEN` connection is up. */
   readonly listening: boolean;
   /** Milliseconds since the epoch of the last good read of the table; `null` before any. */
   readonly loadedAt: number | null;
+  /** The id of the last registry change the registry in force includes; `0` for none. */
+  readonly through: number;
+  /** SHA-256 (hex) of the entries in force, as `registry_loaded` reported it. */
+  readonly digest: string;
+  /** The rows the last load left out, and why (their issuers are refused as unknown). */
+  readonly refused: readonly RefusedRow[];
   /** Stops listening and polling; attached verifiers keep the registry they hold. */
   close(): Promise<void>;
 }
@@ -78,7 +121,11 @@ function oneLine(error: unknown): string {
 }
 
 function logEvent(event: RegistryEvent): void {
-  if (event.type === 'registry_stale') {
+  if (event.type === 'registry_row_refused') {
+    console.error(
+      `${LOG_PREFIX} row ${quote(event.row)} is left out (${event.rule}): ${event.reason}; the issuers it names are refused (unknown_issuer) until it is fixed or removed`,
+    );
+  } else if (event.type === 'registry_stale') {
     console.error(
       `${LOG_PREFIX} the database cannot be read (${event.error}); keeping the ${event.issuers} issuers loaded at ${new Date(event.since).toISOString()} (retrying)`,
     );
@@ -92,8 +139,12 @@ class FollowedRegistry implements PostgresRegistry {
   readonly #follower: TableFollower;
   readonly #onEvent: (event: RegistryEvent) => void;
   readonly #attached = new Set<Pick<Verifier, 'setRegistry'>>();
-  #registry = new IssuerRegistry([], { allowEmpty: true });
+  readonly #jwksAllowedHosts: readonly string[];
+  readonly #appliedListeners = new Set<() => void>();
+  #registry: IssuerRegistry;
   #through = -1;
+  #digest = '';
+  #refused: readonly RefusedRow[] = [];
   #loadedAt: number | null = null;
   /** The last good read before the stall reported. */
   #staleSince = 0;
@@ -101,11 +152,18 @@ class FollowedRegistry implements PostgresRegistry {
   constructor(db: SqlClient, options: PostgresRegistryOptions) {
     this.#db = db;
     checkFunction(OWNER, 'onEvent', options.onEvent);
+    this.#jwksAllowedHosts = [...checkAllowedHosts(OWNER, 'jwksAllowedHosts', options.jwksAllowedHosts)];
+    this.#registry = new IssuerRegistry([], { allowEmpty: true, jwksAllowedHosts: this.#jwksAllowedHosts });
     this.#onEvent = options.onEvent ?? logEvent;
     this.#follower = new TableFollower(db, options, {
       owner: OWNER,
       channel: REGISTRY_CHANNEL,
       read: () => this.#read(),
+      // The trigger's payload is the change id: only one past the change applied is worth a read.
+      wants: (payload) => {
+        const id = notifiedId(payload);
+        return id !== undefined && id > this.#through;
+      },
       onStall: (error) => {
         this.#staleSince = this.#loadedAt ?? Date.now();
         this.#onEvent({ type: 'registry_stale', error: oneLine(error), since: this.#staleSince, issuers: this.#registry.size });
@@ -122,6 +180,18 @@ class FollowedRegistry implements PostgresRegistry {
     return this.#loadedAt;
   }
 
+  get through(): number {
+    return Math.max(this.#through, 0);
+  }
+
+  get digest(): string {
+    return this.#digest;
+  }
+
+  get refused(): readonly RefusedRow[] {
+    return this.#refused;
+  }
+
   start(): Promise<void> {
     return this.#follower.start();
   }
@@ -135,21 +205,25 @@ class FollowedRegistry implements PostgresRegistry {
   }
 
   /**
-   * Reads the id of the last change; past the one applied (or at the first read), the whole
-   * registry with it, in one snapshot.
+   * Reads the id of the last change; when it is not the one applied (or at the first read), the
+   * whole registry with it, in one snapshot. Any other id, a lower one too, means the table is not
+   * what was applied.
    */
   async #read(): Promise<void> {
     const timeout = this.#follower.timeout;
-    if (this.#through >= 0 && (await readLastChange(this.#db, timeout)) <= this.#through) {
+    if (this.#through >= 0 && (await readLastChange(this.#db, timeout)) === this.#through) {
       this.#loadedAt = Date.now();
       return;
     }
-    const { entries, through } = await readRegistrySnapshot(this.#db, timeout);
-    const next = new IssuerRegistry(entries, { allowEmpty: true });
+    const { rows, through } = await readRegistrySnapshot(this.#db, timeout);
+    const { registry: next, refused } = checkRegistryRows(rows, this.#jwksAllowedHosts);
+    const digest = await registryDigest(next);
     if (this.#follower.closed) return;
     const change = this.#registry.changesTo(next);
     this.#registry = next;
     this.#through = through;
+    this.#digest = digest;
+    this.#refused = Object.freeze(refused);
     const failures: unknown[] = [];
     for (const verifier of this.#attached) {
       try {
@@ -159,8 +233,18 @@ class FollowedRegistry implements PostgresRegistry {
       }
     }
     this.#loadedAt = Date.now();
-    this.#onEvent({ type: 'registry_loaded', issuers: next.size, change, through });
+    for (const { row, rule, reason } of refused) this.#onEvent({ type: 'registry_row_refused', row, rule, reason });
+    this.#onEvent({ type: 'registry_loaded', issuers: next.size, change, through, digest, refused: refused.length });
+    for (const listener of this.#appliedListeners) notify(listener);
     if (failures.length > 0) throw failures.length === 1 ? failures[0] : new AggregateError(failures, 'setRegistry failed');
+  }
+
+  onApplied(listener: () => void): () => void {
+    checkFunction(OWNER, 'onApplied', listener);
+    this.#appliedListeners.add(listener);
+    return () => {
+      this.#appliedListeners.delete(listener);
+    };
   }
 
   attach(verifier: Pick<Verifier, 'setRegistry'>): () => void {
@@ -177,6 +261,7 @@ class FollowedRegistry implements PostgresRegistry {
   async close(): Promise<void> {
     await this.#follower.close();
     this.#attached.clear();
+    this.#appliedListeners.clear();
   }
 }
 

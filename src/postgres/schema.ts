@@ -5,49 +5,117 @@
  * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
  * each version is applied in the transaction that records it).
  */
+import { COMPACT_CONTROLS, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
+import { type RolesReport, type SchemaRoles, checkRoles, setUpRoles } from './schema-roles.js';
 import { type SqlClient, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
 
-/** Table names, shared by the stores, the controls, the directory and the command line. */
-export const TABLES = Object.freeze({
-  migrations: 'paygate_schema_migrations',
-  links: 'paygate_payment_links',
-  idempotency: 'paygate_idempotency_keys',
-  controls: 'paygate_operator_controls',
-  controlsCompacted: 'paygate_operator_controls_compacted',
-  tenants: 'paygate_directory_tenants',
-  stores: 'paygate_directory_stores',
-  departments: 'paygate_directory_departments',
-  shoppers: 'paygate_directory_shoppers',
-  issuers: 'paygate_issuers',
-  issuerChanges: 'paygate_issuer_changes',
-  keyHistory: 'paygate_key_history',
-} as const);
-
-/** The `NOTIFY` channel of operator controls. */
-export const CONTROLS_CHANNEL = 'paygate_operator_controls';
-
-/** The `NOTIFY` channel of the issuer registry. */
-export const REGISTRY_CHANNEL = 'paygate_issuer_registry';
+export { COMPACT_CONTROLS, CONTROLS_CHANNEL, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
 
 /** The advisory lock `migrate()` holds while it runs ("payg"). */
 export const MIGRATION_LOCK = 1_885_436_263;
 
-/**
- * One part of the schema, installed on its own: `links` (payment links and idempotency keys),
- * `controls` (operator controls), `directory` (departments, stores, shoppers), `registry` (trusted
- * issuers and their audit trail), `keys` (the key history of every issuer, shared by the
- * verifiers).
- */
-export type SchemaArea = 'links' | 'controls' | 'directory' | 'registry' | 'keys';
-
-/** Every area, in the order `migrate()` applies them. */
-export const SCHEMA_AREAS: readonly SchemaArea[] = Object.freeze(['links', 'controls', 'directory', 'registry', 'keys']);
+/** What a migration's statements may name: the schema the tables are created in. */
+interface MigrationContext {
+  /** `current_schema()` of the migrating session, quoted as an identifier. */
+  readonly schema: string;
+}
 
 /** One version of one area. */
 interface Migration {
   readonly version: number;
   readonly description: string;
-  readonly statements: readonly string[];
+  readonly statements: readonly string[] | ((context: MigrationContext) => readonly string[]);
+}
+
+/** `name` quoted as an SQL identifier. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+/** The advisory lock each change to the registry holds until it commits ("pgir"): taken by the audit trigger. */
+export const REGISTRY_LOCK = 1_885_825_394;
+
+/** The longest operator name the audit keeps (`paygate.actor`); longer ones are cut. */
+export const MAX_ACTOR = 200;
+
+/** The session setting naming the operator who makes a change (`SET LOCAL paygate.actor = 'alice'`). */
+export const ACTOR_SETTING = 'paygate.actor';
+
+/**
+ * Registry version 2: the database audits every change of the registry table itself. A
+ * trigger writes the audit row (before, after, time, `session_user` and the operator's name
+ * when the session sets `paygate.actor`) and sends the notification, whoever writes and
+ * however; the audit refuses `UPDATE`, `DELETE` and `TRUNCATE`, and an `INSERT` that does
+ * not come from that trigger. Change ids are drawn under one advisory lock held until commit,
+ * so they commit in their order. The functions run with the schema pinned (and `pg_temp` last),
+ * so no caller's temporary table can stand in for a table of ours.
+ */
+function auditedRegistry({ schema }: MigrationContext): readonly string[] {
+  const path = `SET search_path = ${schema}, pg_temp`;
+  const actor = `left(nullif(current_setting('${ACTOR_SETTING}', true), ''), ${MAX_ACTOR})`;
+  const log = (issuer: string, action: string, before: string, after: string) =>
+    `INSERT INTO ${TABLES.issuerChanges} (issuer, action, before, after, actor, role)
+       VALUES (${issuer}, ${action}, ${before}, ${after}, named, session_user) RETURNING id INTO change;
+     PERFORM pg_notify('${REGISTRY_CHANNEL}', change::text);`;
+  return [
+    `ALTER TABLE ${TABLES.issuerChanges} ALTER COLUMN actor DROP NOT NULL, ADD COLUMN role text`,
+    // Who added and last changed a row: the operator's name, else the database role.
+    `CREATE FUNCTION paygate_issuers_stamp() RETURNS trigger LANGUAGE plpgsql ${path} AS $$
+     DECLARE who text := coalesce(${actor}, session_user);
+     BEGIN
+       IF TG_OP = 'INSERT' THEN
+         NEW.added_at := now();
+         NEW.added_by := who;
+       ELSE
+         NEW.added_at := OLD.added_at;
+         NEW.added_by := OLD.added_by;
+       END IF;
+       NEW.updated_at := now();
+       NEW.updated_by := who;
+       RETURN NEW;
+     END $$`,
+    `CREATE TRIGGER paygate_issuers_stamp BEFORE INSERT OR UPDATE ON ${TABLES.issuers}
+       FOR EACH ROW EXECUTE FUNCTION paygate_issuers_stamp()`,
+    `CREATE FUNCTION paygate_issuers_audit() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER ${path} AS $$
+     DECLARE
+       named text := ${actor};
+       change bigint;
+     BEGIN
+       PERFORM pg_advisory_xact_lock(${REGISTRY_LOCK});
+       IF TG_OP = 'INSERT' THEN
+         ${log('NEW.issuer', `'add'`, 'NULL', 'NEW.entry')}
+       ELSIF TG_OP = 'DELETE' THEN
+         ${log('OLD.issuer', `'remove'`, 'OLD.entry', 'NULL')}
+       ELSIF OLD.issuer IS DISTINCT FROM NEW.issuer THEN
+         ${log('OLD.issuer', `'remove'`, 'OLD.entry', 'NULL')}
+         ${log('NEW.issuer', `'add'`, 'NULL', 'NEW.entry')}
+       ELSIF OLD IS DISTINCT FROM NEW THEN
+         ${log('NEW.issuer', `'update'`, 'OLD.entry', 'NEW.entry')}
+       END IF;
+       RETURN NULL;
+     END $$`,
+    `CREATE TRIGGER paygate_issuers_audit AFTER INSERT OR UPDATE OR DELETE ON ${TABLES.issuers}
+       FOR EACH ROW EXECUTE FUNCTION paygate_issuers_audit()`,
+    `CREATE FUNCTION paygate_refuse_truncate() RETURNS trigger LANGUAGE plpgsql ${path} AS $$
+     BEGIN
+       RAISE EXCEPTION '% cannot be truncated: delete its rows instead, so that each removal is audited', TG_TABLE_NAME
+         USING ERRCODE = 'insufficient_privilege';
+     END $$`,
+    `CREATE TRIGGER paygate_issuers_no_truncate BEFORE TRUNCATE ON ${TABLES.issuers}
+       FOR EACH STATEMENT EXECUTE FUNCTION paygate_refuse_truncate()`,
+    `CREATE FUNCTION paygate_audit_append_only() RETURNS trigger LANGUAGE plpgsql ${path} AS $$
+     BEGIN
+       IF TG_OP = 'INSERT' AND pg_trigger_depth() > 1 THEN
+         RETURN NEW;
+       END IF;
+       RAISE EXCEPTION '% is the audit trail: % is refused (it is written only by the registry table''s trigger, and never changed)',
+         TG_TABLE_NAME, TG_OP USING ERRCODE = 'insufficient_privilege';
+     END $$`,
+    `CREATE TRIGGER paygate_issuer_changes_insert BEFORE INSERT ON ${TABLES.issuerChanges}
+       FOR EACH ROW EXECUTE FUNCTION paygate_audit_append_only()`,
+    `CREATE TRIGGER paygate_issuer_changes_append_only BEFORE UPDATE OR DELETE OR TRUNCATE ON ${TABLES.issuerChanges}
+       FOR EACH STATEMENT EXECUTE FUNCTION paygate_audit_append_only()`,
+  ];
 }
 
 const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
@@ -105,6 +173,30 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
           through bigint NOT NULL
         )`,
         `INSERT INTO ${TABLES.controlsCompacted} (through) VALUES (0)`,
+      ],
+    },
+    {
+      version: 3,
+      description: 'operator controls compacted by a function of their own',
+      statements: ({ schema }) => [
+        // Run as its owner: a role that may only read the controls (a gateway's) compacts them
+        // through it, and can delete nothing else.
+        `CREATE FUNCTION ${COMPACT_CONTROLS}() RETURNS TABLE (deleted integer, kept integer, through bigint)
+           LANGUAGE sql SECURITY DEFINER SET search_path = ${schema}, pg_temp AS $$
+         WITH mark AS (SELECT coalesce(max(id), 0) AS through FROM ${TABLES.controls}),
+         keep AS (
+           (SELECT DISTINCT ON (issuer, kid) id FROM ${TABLES.controls} WHERE action = 'revoke_key' ORDER BY issuer, kid, id)
+           UNION ALL
+           SELECT id FROM (
+             SELECT DISTINCT ON (issuer) id, action FROM ${TABLES.controls}
+              WHERE action IN ('suspend_issuer', 'resume_issuer') ORDER BY issuer, id DESC
+           ) last WHERE action = 'suspend_issuer'
+         ),
+         gone AS (DELETE FROM ${TABLES.controls} WHERE id <= (SELECT through FROM mark) AND id NOT IN (SELECT id FROM keep) RETURNING 1),
+         marked AS (UPDATE ${TABLES.controlsCompacted} SET through = greatest(through, (SELECT through FROM mark)) RETURNING through)
+         SELECT (SELECT count(*) FROM gone)::int, (SELECT count(*) FROM keep)::int, (SELECT through FROM marked)
+         $$`,
+        `REVOKE EXECUTE ON FUNCTION ${COMPACT_CONTROLS}() FROM PUBLIC`,
       ],
     },
   ],
@@ -167,6 +259,21 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
         `CREATE INDEX ${TABLES.issuerChanges}_issuer ON ${TABLES.issuerChanges} (issuer, id)`,
       ],
     },
+    { version: 2, description: 'the registry audited by the database itself', statements: auditedRegistry },
+    {
+      version: 3,
+      description: "a registry row's key is its entry's issuer",
+      statements: [
+        // New and changed rows are held to it at once; rows written before are checked by a
+        // validation that is skipped when one breaks it (every instance leaves such a row out).
+        `ALTER TABLE ${TABLES.issuers} ADD CONSTRAINT ${TABLES.issuers}_key_is_issuer
+           CHECK (coalesce(entry ->> 'issuer' = issuer, false)) NOT VALID`,
+        `DO $$ BEGIN
+           ALTER TABLE ${TABLES.issuers} VALIDATE CONSTRAINT ${TABLES.issuers}_key_is_issuer;
+         EXCEPTION WHEN check_violation THEN NULL;
+         END $$`,
+      ],
+    },
   ],
   keys: [
     {
@@ -187,6 +294,42 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
             CHECK (breaches <@ ARRAY['key_used_early', 'key_rotation_overdue', 'key_withdrawn']),
           PRIMARY KEY (issuer, kid)
         )`,
+      ],
+    },
+    {
+      version: 2,
+      description: 'key history times are never negative',
+      statements: [
+        // As for the registry: held at once for new rows; older rows are skipped by the readers.
+        `ALTER TABLE ${TABLES.keyHistory} ADD CONSTRAINT ${TABLES.keyHistory}_times CHECK (
+           first_seen >= 0 AND coalesce(published_after, 0) >= 0 AND coalesce(first_used, 0) >= 0
+           AND coalesce(last_used, 0) >= 0 AND coalesce(latest_expiry, 0) >= 0 AND coalesce(withdrawn, 0) >= 0
+         ) NOT VALID`,
+        `DO $$ BEGIN
+           ALTER TABLE ${TABLES.keyHistory} VALIDATE CONSTRAINT ${TABLES.keyHistory}_times;
+         EXCEPTION WHEN check_violation THEN NULL;
+         END $$`,
+      ],
+    },
+  ],
+  fleet: [
+    {
+      version: 1,
+      description: 'a heartbeat row per instance',
+      statements: [
+        // What each instance has applied, as of its last heartbeat (the database's clock).
+        `CREATE TABLE ${TABLES.instances} (
+          name text PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 200),
+          started_at timestamptz NOT NULL,
+          seen_at timestamptz NOT NULL DEFAULT now(),
+          interval_ms integer NOT NULL CHECK (interval_ms > 0),
+          registry_change bigint,
+          registry_digest text,
+          registry_issuers integer,
+          registry_refused integer,
+          control bigint
+        )`,
+        `CREATE INDEX ${TABLES.instances}_seen ON ${TABLES.instances} (seen_at)`,
       ],
     },
   ],
@@ -216,6 +359,16 @@ export interface MigrateOptions {
    * @default 5000
    */
   readonly statementTimeout?: number;
+  /**
+   * Sets up the two roles of least privilege for the areas asked for: the gateway's (reads the
+   * registry and the controls; writes links, idempotency keys, the directory and the key history)
+   * and the operator's (writes the registry and the controls). `true` for the default names, or
+   * the names: roles belong to the whole server, so databases of one server need names of their
+   * own. Missing roles are created `NOLOGIN` (the migrating role then needs `CREATEROLE`); grant
+   * them to the roles that log in. Run again after each upgrade, so new tables are granted too.
+   * @default undefined (no role is created, nothing is granted)
+   */
+  readonly roles?: boolean | SchemaRoles;
 }
 
 /** What {@link migrate} did. */
@@ -224,6 +377,8 @@ export interface MigrationReport {
   readonly applied: readonly { readonly area: SchemaArea; readonly version: number }[];
   /** The version of each area asked for, now. */
   readonly versions: Readonly<Partial<Record<SchemaArea, number>>>;
+  /** The roles set up, when `roles` asked for them. */
+  readonly roles?: RolesReport;
 }
 
 function checkAreas(only: MigrateOptions['only']): readonly SchemaArea[] {
@@ -241,8 +396,10 @@ function checkAreas(only: MigrateOptions['only']): readonly SchemaArea[] {
  * `controls` 1 together, and is recorded as those two rows (their time of application kept).
  */
 async function ensureLedger(session: SqlClient): Promise<void> {
+  // The catalog, not information_schema: that lists only the tables the role has a privilege on.
   const { rows } = await session.query(
-    `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`,
+    `SELECT a.attname AS column_name FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+      WHERE c.relname = $1 AND c.relnamespace = current_schema()::regnamespace AND a.attnum > 0 AND NOT a.attisdropped`,
     [TABLES.migrations],
   );
   if (rows.length === 0) {
@@ -281,23 +438,28 @@ async function ensureLedger(session: SqlClient): Promise<void> {
  * {@link SCHEMA_VERSIONS}. Safe to run at every start of every instance: concurrent runs wait for
  * each other, and a version is applied at most once. A failure rolls the whole call back.
  * @param db A `pg.Pool` (one connection is checked out), a `pg.Client` or PGlite.
- * @throws {TypeError} for an unknown area or a bad `statementTimeout`. @throws {Error} when the
- * database holds a newer version of an area than this package knows.
+ * @throws {TypeError} for an unknown area, a bad `statementTimeout` or bad `roles`. @throws {Error} when the
+ * database holds a newer version of an area than this package knows, or when `roles` asks for a
+ * role the migrating role may not create.
  * @throws {StatementTimeoutError} when a statement on a pooled connection got no answer within
  * `statementTimeout` (nothing was committed; run it again).
  * @example
  * ```ts
  * await migrate(pool);                        // every area
  * await migrate(pool, { only: 'controls' });  // only the operator-controls table
+ * await migrate(pool, { roles: true });       // and the roles paygate_gateway, paygate_operator
  * ```
  */
 export async function migrate(db: SqlClient, options: MigrateOptions = {}): Promise<MigrationReport> {
   checkClient(db, 'migrate');
   const areas = checkAreas(options.only);
   const timeout = checkStatementTimeout(options.statementTimeout, 'migrate');
+  const roles = checkRoles(options.roles);
   return inTransaction(db, timeout, async (session) => {
     await session.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await ensureLedger(session);
+    const { rows: schemas } = await session.query('SELECT current_schema() AS schema');
+    const context: MigrationContext = { schema: quoteIdentifier(String(schemas[0]?.schema)) };
     const { rows } = await session.query(`SELECT area, version FROM ${TABLES.migrations}`);
     const applied: { area: SchemaArea; version: number }[] = [];
     const versions: Partial<Record<SchemaArea, number>> = {};
@@ -311,7 +473,8 @@ export async function migrate(db: SqlClient, options: MigrateOptions = {}): Prom
       }
       for (const migration of MIGRATIONS[area]) {
         if (done.has(migration.version)) continue;
-        for (const statement of migration.statements) await session.query(statement);
+        const statements = typeof migration.statements === 'function' ? migration.statements(context) : migration.statements;
+        for (const statement of statements) await session.query(statement);
         await session.query(`INSERT INTO ${TABLES.migrations} (area, version, description) VALUES ($1, $2, $3)`, [
           area,
           migration.version,
@@ -321,6 +484,7 @@ export async function migrate(db: SqlClient, options: MigrateOptions = {}): Prom
       }
       versions[area] = Math.max(newest, ...applied.filter((entry) => entry.area === area).map((entry) => entry.version));
     }
-    return { applied, versions };
+    if (roles === undefined) return { applied, versions };
+    return { applied, versions, roles: await setUpRoles(session, roles, areas, context.schema) };
   });
 }

@@ -1,6 +1,7 @@
 /**
  * Following a table from every instance: a dedicated `LISTEN` connection with a heartbeat, a read
- * on each notification, a poll every `pollInterval` as the fallback, a retry with doubling delay
+ * on a notification that names a change past the one applied (at most one every 250 ms), a poll
+ * every `pollInterval` as the fallback, a retry with doubling delay
  * after a failed read or a dropped connection, a stall reported once and its end once. The
  * operator controls and the PostgreSQL issuer registry both follow their table with it; what a
  * read does is theirs.
@@ -59,10 +60,29 @@ export interface FollowerHooks {
   readonly channel: string;
   /** Reads the table and applies what changed; each statement bounded by the follower's `timeout`. */
   readonly read: () => Promise<void>;
+  /**
+   * `true` when a notification's payload names a change past the one applied, so that it is worth
+   * a read; anything else (a change applied already, a payload that names none) is ignored. Any
+   * role may `NOTIFY`: the payload is hostile.
+   * @default every notification is worth a read
+   */
+  readonly wants?: (payload: string | undefined) => boolean;
   /** The first failure after a success (a read, a heartbeat, a reconnection), once per stall. */
   readonly onStall: (error: unknown) => void;
   /** The background work succeeds again after a stall (listening again too, when it listens). */
   readonly onRecovered: () => void;
+}
+
+/**
+ * The least time from the start of one read to a read a notification asks for, in milliseconds:
+ * notifications coming faster are served by one read at the end of the spacing, so a flood of
+ * them (any role may `NOTIFY`) costs at most four reads a second.
+ */
+export const NOTIFIED_READ_SPACING = 250;
+
+/** The change id a notification's payload names: a whole number of at most 15 digits, else `undefined`. */
+export function notifiedId(payload: string | undefined): number | undefined {
+  return payload !== undefined && /^[0-9]{1,15}$/.test(payload) ? Number(payload) : undefined;
 }
 
 /** Checks a whole number of milliseconds from `min` to `max` (or `0` when `zero`); `fallback` when absent. */
@@ -74,6 +94,15 @@ export function checkMs(owner: string, name: string, value: unknown, fallback: n
     );
   }
   return value;
+}
+
+/** Calls `listener`, shielding the caller from what it throws (a hook must not stop a follower). */
+export function notify(listener: () => void): void {
+  try {
+    listener();
+  } catch {
+    // A listener's failure is its own.
+  }
 }
 
 /** Checks an optional callback option. */
@@ -100,6 +129,9 @@ export class TableFollower {
   #stalled = false;
   #reading: Promise<void> | null = null;
   #again: Promise<void> | null = null;
+  /** When the last read started (ms), and the read a notification asked for while spacing. */
+  #lastRead = Number.NEGATIVE_INFINITY;
+  #spaced: ReturnType<typeof setTimeout> | undefined;
 
   /** Checks the options (a `TypeError` naming a bad one); starts nothing. */
   constructor(db: SqlClient, options: FollowOptions, hooks: FollowerHooks) {
@@ -168,10 +200,28 @@ export class TableFollower {
     );
   }
 
+  /**
+   * A notification: read if it names a change past the one applied, at most once per
+   * {@link NOTIFIED_READ_SPACING} from the start of the last read (later ones within it share one).
+   */
+  #notified(payload: string | undefined): void {
+    if (this.#closed || this.#spaced !== undefined || !(this.#hooks.wants?.(payload) ?? true)) return;
+    const wait = this.#lastRead + NOTIFIED_READ_SPACING - Date.now();
+    if (wait <= 0) {
+      this.#background();
+      return;
+    }
+    this.#spaced = setTimeout(() => {
+      this.#spaced = undefined;
+      this.#background();
+    }, wait);
+    this.#spaced.unref?.();
+  }
+
   async #listen(): Promise<void> {
     const hooks = {
       channel: this.#hooks.channel,
-      onNotify: () => this.#background(),
+      onNotify: (payload: string | undefined) => this.#notified(payload),
       onDrop: (error: Error | undefined) => this.#dropped(error),
       heartbeatInterval: this.#heartbeatInterval,
       timeout: this.timeout,
@@ -221,6 +271,7 @@ export class TableFollower {
    */
   reload(): Promise<void> {
     if (this.#reading === null) {
+      this.#lastRead = Date.now();
       this.#reading = (this.#closed ? Promise.resolve() : this.#hooks.read()).finally(() => {
         this.#reading = null;
       });
@@ -248,8 +299,53 @@ export class TableFollower {
     for (const timer of this.#timers) clearInterval(timer);
     this.#timers = [];
     clearTimeout(this.#retry);
+    clearTimeout(this.#spaced);
+    this.#spaced = undefined;
     const listening = this.#listening;
     this.#listening = null;
     await listening?.stop();
   }
+}
+
+/** What a {@link poller} takes: its work, its interval, and whom it tells. */
+export interface PollerSettings {
+  /** Names the caller in option errors and starts its log lines. */
+  readonly owner: string;
+  readonly logPrefix: string;
+  /** Milliseconds between runs of `work`. */
+  readonly interval: number;
+  /** Milliseconds each statement may take. @default 5000 */
+  readonly statementTimeout?: number | undefined;
+  /** Each stall, once. @default one line to console.error */
+  readonly onError?: ((error: unknown) => void) | undefined;
+  /** The end of a stall. @default one line to console.error when `onError` is not given either */
+  readonly onRecovered?: (() => void) | undefined;
+  /** One run; each statement bounded by the follower's `timeout`. */
+  readonly work: () => Promise<void>;
+}
+
+/**
+ * A follower that only polls (the key history's flushes, the heartbeats): `work` every
+ * `interval`, retried on failure, each stall reported once; and the `onError` it reports to.
+ */
+export function poller(db: SqlClient, settings: PollerSettings): { follower: TableFollower; onError: (error: unknown) => void } {
+  const { owner, logPrefix } = settings;
+  checkFunction(owner, 'onError', settings.onError);
+  checkFunction(owner, 'onRecovered', settings.onRecovered);
+  const onError =
+    settings.onError ??
+    ((error: unknown) => console.error(`${logPrefix} ${error instanceof Error ? error.message : String(error)} (retrying)`));
+  const onRecovered =
+    settings.onRecovered ??
+    (settings.onError === undefined ? () => console.error(`${logPrefix} the database answers again`) : () => undefined);
+  const follower = new TableFollower(
+    db,
+    {
+      listen: false,
+      pollInterval: settings.interval,
+      ...(settings.statementTimeout === undefined ? {} : { statementTimeout: settings.statementTimeout }),
+    },
+    { owner, channel: '', read: settings.work, onStall: onError, onRecovered },
+  );
+  return { follower, onError };
 }

@@ -43,7 +43,7 @@ function followingFetch(followed: readonly Followed[], base: FetchLike | undefin
   return (input, init) => (base ?? globalThis.fetch)(byUri.get(input)?.jwksUri ?? input, init);
 }
 
-/** `inner`, whose `verify()` first reloads the keys of every issuer whose JWKS changed. */
+/** `inner`, whose `verify()` and `verifyNow()` first reload the keys of every issuer whose JWKS changed. */
 function following(inner: Verifier, followed: readonly Followed[]): Verifier {
   let syncing: Promise<void> | null = null;
   const sync = (): Promise<void> | null => {
@@ -68,6 +68,10 @@ function following(inner: Verifier, followed: readonly Followed[]): Verifier {
       const pending = sync();
       if (pending !== null) await pending;
       return inner.verify(token);
+    },
+    verifyNow(token) {
+      const pending = sync();
+      return pending === null ? inner.verifyNow(token) : pending.then(() => inner.verifyNow(token));
     },
     refresh: (issuer) => inner.refresh(issuer),
     revokeKey: (issuer, kid) => inner.revokeKey(issuer, kid),

@@ -1,12 +1,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDoctorCommand } from '../../src/cli/doctor.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { AUTH_ERROR_CODES, type AuthErrorCode, IssuerRegistry, type RuleName, createVerifier, isAuthError } from '../../src/index.js';
 import { scopeFailure } from '../../src/internal/index.js';
 import { type TestIssuer, createTestIssuer, generateTestKey, signRawToken } from '../../src/testing/index.js';
+import { stubResolver } from '../support/resolver-stub.js';
 import { captureIo } from './cli-io.js';
 
 const ISS = 'https://auth.acme.example';
@@ -234,7 +235,7 @@ describe('paygate-auth doctor', () => {
     [
       'the issuer near miss',
       () => issuer.token({ iss: `${ISS}/`, sub: `${ISS}/` }),
-      ['✗ iss', `the registered issuer "${ISS}" differs from it only by a trailing slash`],
+      ['✗ iss', `the registered issuer is "${ISS}". "${ISS}" differs from it only by a trailing slash`],
     ],
     ["the kids held against the token's", () => issuer.token({}, { kid: 'retired-2029' }), ['✗ kid', '"retired-2029"', 'are "test-key"']],
     ['an expiry in milliseconds', () => issuer.token({ expt: NOW }), ['✗ lifetime', 'looks like milliseconds']],
@@ -411,5 +412,50 @@ describe('paygate-auth doctor', () => {
     const io = captureIo();
     expect(await runCli(['doctor', 'a.b.c', '--entry', file, '--audience', AUD], io, [doctor])).toBe(EXIT.usage);
     expect(io.err()).toContain('jwksUri must use https:');
+  });
+});
+
+describe('doctor screens the JWKS address as the gateway does', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  async function doctorWith(jwks: string, extra: readonly string[] = [], command = doctor) {
+    const io = captureIo();
+    const code = await runCli(
+      ['doctor', await issuer.token(), '--entry', entryFile, '--jwks', jwks, ...extra, '--audience', AUD, '--now', String(NOW_S)],
+      io,
+      [command],
+    );
+    return { code, out: io.out(), err: io.err() };
+  }
+
+  it('refuses a --jwks at the cloud metadata address, naming the host, the rule and --allow-jwks-host (exit 2)', async () => {
+    const { code, err } = await doctorWith('https://169.254.169.254/latest/meta-data/');
+    expect(code).toBe(EXIT.usage);
+    expect(err).toContain('"169.254.169.254" is a cloud metadata service (169.254.169.254/32; rule metadata)');
+    expect(err).toContain('--allow-jwks-host "169.254.169.254"');
+  });
+
+  it('a --jwks name that resolves to a private address is a ✗ jwks line naming the address and the rule (resolver stub)', async () => {
+    stubResolver().set('jwks.rebind.example', ['10.0.0.7']);
+    const { code, out } = await doctorWith('https://jwks.rebind.example/jwks.json');
+    expect(code).toBe(EXIT.failed);
+    expect(firstFailure(out)).toMatch(
+      /^✗ jwks .*"jwks\.rebind\.example" resolves to "10\.0\.0\.7", a private address \(10\.0\.0\.0\/8; rule private\).*→ jwks_unavailable$/,
+    );
+  });
+
+  it('--allow-jwks-host lets a named host through, to the registry and to the download', async () => {
+    const served = createDoctorCommand({ fetch: async () => Response.json(issuer.jwks) });
+    const { code, out } = await doctorWith('https://10.0.0.7/jwks.json', ['--allow-jwks-host', '10.0.0.7'], served);
+    expect(code).toBe(EXIT.ok);
+    expect(out).toContain('Accepted.');
+  });
+
+  it('refuses an --allow-jwks-host that is not a bare host (exit 2)', async () => {
+    const { code, err } = await doctorWith('https://10.0.0.7/jwks.json', ['--allow-jwks-host', 'https://10.0.0.7/']);
+    expect(code).toBe(EXIT.usage);
+    expect(err).toContain('--allow-jwks-host[0] must be a bare host name or IP address');
   });
 });

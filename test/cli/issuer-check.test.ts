@@ -4,12 +4,13 @@
  * reason; a sample token must verify.
  */
 import type { ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { UsageError } from '../../src/cli/command.js';
 import { type CandidateCheck, IssuerRefusedError, checkCandidate } from '../../src/cli/issuer-check.js';
 import type { IssuerEntry } from '../../src/index.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, generateTestKey, serveJwks } from '../../src/testing/index.js';
 import { LOADED_MARGIN_MS } from '../support/loaded-machine.js';
+import { stubResolver } from '../support/resolver-stub.js';
 
 const ISS = 'https://auth.acme.example';
 const AUD = 'https://payments.example';
@@ -126,6 +127,37 @@ describe('checkCandidate: the JWKS, by the verifier rules', () => {
     expect(error).toBeInstanceOf(UsageError);
     expect((error as Error).message).toContain('jwksUri');
     expect(server.requests).toBe(before);
+  });
+});
+
+describe('checkCandidate: the JWKS address (registration refuses a special-purpose address)', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('refuses a JWKS at a cloud metadata address, naming the rule, before any download', async () => {
+    const error = await check(issuer.jwks, { entry: { ...entry, jwksUri: 'https://169.254.169.254/latest/meta-data/' } }).catch(
+      (caught) => caught,
+    );
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toContain('(169.254.169.254/32; rule metadata)');
+    expect((error as Error).message).toContain('--allow-jwks-host "169.254.169.254"');
+  });
+
+  it('refuses, even forced, a JWKS name that resolves to a private address (resolver stub), naming it', async () => {
+    stubResolver().set('jwks.rebind.example', ['10.0.0.7']);
+    const error = await refusal(check(issuer.jwks, { entry: { ...entry, jwksUri: 'https://jwks.rebind.example/jwks.json' }, force: true }));
+    expect(error.code).toBe('jwks_address_refused');
+    expect(error.message).toContain('"jwks.rebind.example" resolves to "10.0.0.7", a private address (10.0.0.0/8; rule private)');
+    expect(error.message).not.toContain('--force writes it anyway');
+  });
+
+  it('allowedHosts lets a named host through: its download is tried, and fails for its own reason', async () => {
+    // https to the plain-http server on 127.0.0.1: reached, then the TLS handshake fails.
+    const jwksUri = server.url.replace('http:', 'https:');
+    const error = await refusal(check(issuer.jwks, { entry: { ...entry, jwksUri }, allowedHosts: ['127.0.0.1'] }));
+    expect(error.code).toBe('jwks_unavailable');
+    expect(error.message).toContain('(network)');
   });
 });
 

@@ -5,13 +5,16 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createIssuersCommands } from '../../src/cli/issuers-command.js';
 import { migrateCommand } from '../../src/cli/migrate-command.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import type { IssuerEntry } from '../../src/index.js';
+import { TABLES } from '../../src/postgres/index.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, generateTestKey, serveJwks } from '../../src/testing/index.js';
 import { createTestDatabase, skipWithoutPostgres } from '../postgres/pg-server.js';
+import { stubResolver } from '../support/resolver-stub.js';
 import { captureIo } from './cli-io.js';
 
 const SKIP = skipWithoutPostgres('test/cli/issuers.test.ts');
@@ -49,6 +52,17 @@ describe('paygate-auth issuers without a database', () => {
     ['--entry is combined with a field', ['issuers', 'add', '--entry', 'x.json', '--product', 'acme'], 'cannot be combined with --entry'],
     ['the jwksUri is plain http off loopback', [...ADD.slice(0, 4), '--jwks-uri', 'http://a.example/j', '--product', 'acme'], '.jwksUri'],
     ['the product is not an ERN name', [...ADD.slice(0, 6), '--product', 'ac me'], '.products'],
+    [
+      'the jwksUri is the cloud metadata address',
+      [...ADD.slice(0, 4), '--jwks-uri', 'https://169.254.169.254/latest/', '--product', 'acme'],
+      '(169.254.169.254/32; rule metadata)',
+    ],
+    [
+      'the jwksUri is a private address not allowed',
+      [...ADD.slice(0, 4), '--jwks-uri', 'https://10.0.0.7/j', '--product', 'acme', '--allow-jwks-host', '10.0.0.8'],
+      'rule private',
+    ],
+    ['--allow-jwks-host is not a bare host', [...ADD, '--allow-jwks-host', '10.0.0.7:443'], '--allow-jwks-host[0] must be a bare host'],
     ['update names no issuer', ['issuers', 'update', '--tenant', 't-1'], '--issuer is required'],
     ['remove names no issuer', ['issuers', 'remove'], '--issuer is required'],
     ['import names no file', ['issuers', 'import'], 'give the file of entries'],
@@ -178,6 +192,30 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     }
   });
 
+  it('refuses, even with --force, an issuer whose JWKS name resolves to a private address (resolver stub), writing nothing', async () => {
+    stubResolver().set('jwks.rebind.example', ['10.0.0.7']);
+    try {
+      const args = ['issuers', 'add', '--issuer', 'https://rebind.example', '--jwks-uri', 'https://jwks.rebind.example/j.json'];
+      const { code, err } = await cli(...args, '--product', 'acme', '--force');
+      expect(code).toBe(EXIT.failed);
+      expect(err).toContain('refused, nothing written: The JWKS host "jwks.rebind.example" resolves to "10.0.0.7"');
+      expect(err).toContain('rule private');
+      expect(await listed()).not.toContain('https://rebind.example');
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
+  it('--allow-jwks-host registers a JWKS at a loopback address over https (forced past its failed download)', async () => {
+    const jwksUri = jwks.url.replace('http:', 'https:');
+    const args = ['issuers', 'add', '--issuer', 'https://allowed.example', '--jwks-uri', jwksUri, '--product', 'acme', '--force'];
+    expect((await cli(...args)).code).toBe(EXIT.usage);
+    const { code, out } = await cli(...args, '--allow-jwks-host', '127.0.0.1');
+    expect(code).toBe(EXIT.ok);
+    expect(out).toContain('--force: the JWKS cannot be used');
+    expect(await listed()).toContain('https://allowed.example');
+  });
+
   it('adds an issuer whose sample token (a file) verifies as the gateway would', async () => {
     const file = join(directory, 'token.txt');
     await writeFile(file, `Bearer ${await issuer.token()}\n`);
@@ -215,7 +253,9 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     });
     const { out } = await cli('issuers', 'history', 'https://beta.example');
     expect((await cli('issuers', 'history', 'https://beta.example')).out).toContain('maxTokenLifetime 600');
-    expect(out).toMatch(/^#\d+ {2}\S+Z {2}update {2}"https:\/\/beta\.example" {2}by "carol": tenants \["t-1"\] → \["t-2", "t-3"\]$/m);
+    expect(out).toMatch(
+      /^#\d+ {2}\S+Z {2}update {2}"https:\/\/beta\.example" {2}by "carol" \(role "postgres"\): tenants \["t-1"\] → \["t-2", "t-3"\]$/m,
+    );
   });
 
   it('refuses an update that changes nothing, and one of an issuer not registered', async () => {
@@ -245,6 +285,57 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     expect(change?.after).toEqual(entryOf('gamma', { products: ['acme', 'beta'] }));
   });
 
+  it('refuses update --entry, writing nothing, when someone limits the issuer while its JWKS is checked', async () => {
+    let during: (() => Promise<unknown>) | undefined;
+    const racing = await serveJwks(() => served, {
+      respond: async () => {
+        const concurrent = during;
+        during = undefined;
+        await concurrent?.();
+        return false;
+      },
+    });
+    try {
+      const lambda = { issuer: 'https://lambda.example', jwksUri: racing.url, products: ['acme'] };
+      const file = join(directory, 'lambda.json');
+      await writeFile(file, JSON.stringify(lambda));
+      expect((await cli('issuers', 'add', '--entry', file)).code).toBe(EXIT.ok);
+      await writeFile(file, JSON.stringify({ ...lambda, products: ['acme', 'beta'] }));
+      during = () => cli('issuers', 'update', '--issuer', lambda.issuer, '--tenant', 't-limit', '--by', 'bob');
+      expect(await cli('issuers', 'update', '--entry', file, '--by', 'alice')).toMatchObject({
+        code: EXIT.failed,
+        err: expect.stringContaining('"https://lambda.example" was changed by someone else since it was read'),
+      });
+      expect((await history(lambda.issuer)).map((change) => [change.action, change.actor, change.after?.tenants])).toEqual([
+        ['add', OS_USER, undefined],
+        ['update', 'bob', ['t-limit']],
+      ]);
+    } finally {
+      await racing.close();
+    }
+  });
+
+  it('refuses an update and an import made from a change the issuer has moved past (--unchanged-since), writing nothing', async () => {
+    await cli(...addArgs('mu'));
+    const listing = (await cli('issuers', 'list')).out;
+    const since = /as of change #(\d+) /.exec(listing)?.[1] ?? '';
+    expect(listing).toMatch(/^"https:\/\/mu\.example" .*, change #\d+$/m);
+    expect((await cli('issuers', 'update', '--issuer', 'https://mu.example', '--tenant', 't-1', '--unchanged-since', since)).code).toBe(
+      EXIT.ok,
+    );
+    const stale = await cli('issuers', 'update', '--issuer', 'https://mu.example', '--tenant', 't-2', '--unchanged-since', since);
+    expect(stale).toMatchObject({ code: EXIT.failed, err: expect.stringContaining('was changed by someone else') });
+    const file = join(directory, 'mu-registry.json');
+    await writeFile(file, JSON.stringify([entryOf('nu'), entryOf('mu', { tenants: ['t-3'] })]));
+    expect(await cli('issuers', 'import', file, '--unchanged-since', since)).toMatchObject({
+      code: EXIT.failed,
+      err: expect.stringContaining('"https://mu.example" was changed by someone else'),
+    });
+    expect(await listed()).not.toContain('https://nu.example');
+    expect((await history('https://mu.example')).at(-1)?.after?.tenants).toEqual(['t-1']);
+    expect((await cli('issuers', 'update', '--issuer', 'https://mu.example', '--unchanged-since', '1.5')).code).toBe(EXIT.usage);
+  });
+
   it('removes an issuer without reading its JWKS; a second remove is refused', async () => {
     await cli(...addArgs('delta'));
     const before = jwks.requests;
@@ -266,7 +357,7 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     const line = out.split('\n').find((text) => text.startsWith('"https://alpha.example"'));
     expect(line).toMatch(
       new RegExp(
-        `^"https://alpha\\.example" {2}products \\["acme"\\] {2}tenants \\["t-1", "t-2"\\] {2}jwksUri "${jwks.url}" {2}added \\S+Z by "${OS_USER}"$`,
+        `^"https://alpha\\.example" {2}products \\["acme"\\] {2}tenants \\["t-1", "t-2"\\] {2}jwksUri "${jwks.url}" {2}added \\S+Z by "${OS_USER}", change #\\d+$`,
       ),
     );
   });
@@ -291,6 +382,35 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     expect(out.trim().split('\n')).toHaveLength(changes.length);
   });
 
+  it('names in the history both the operator (--by) and the database role, and the role alone for a change made by hand', async () => {
+    await cli(...addArgs('iota', '--by', 'erin'));
+    const hand = new pg.Client({ connectionString: env.DATABASE_URL });
+    await hand.connect();
+    await hand.query(`DELETE FROM ${TABLES.issuers} WHERE issuer = 'https://iota.example'`).finally(() => hand.end());
+    const lines = (await cli('issuers', 'history', 'https://iota.example')).out.trim().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(/ add {5}"https:\/\/iota\.example" {2}by "erin" \(role "postgres"\): /),
+      expect.stringMatching(/ remove {2}"https:\/\/iota\.example" {2}by role "postgres": /),
+    ]);
+  });
+
+  it('marks with ✗ a row every instance leaves out, naming the rule and the field', async () => {
+    await cli(...addArgs('kappa'));
+    const hand = new pg.Client({ connectionString: env.DATABASE_URL });
+    await hand.connect();
+    await hand
+      .query(`UPDATE ${TABLES.issuers} SET entry = entry || '{"audience": "x"}' WHERE issuer = 'https://kappa.example'`)
+      .finally(() => hand.end());
+    // The row registered under --allow-jwks-host 127.0.0.1 above is left out too, unless allowed here.
+    expect((await cli('issuers', 'list')).out).toMatch(/^2 row\(s\) left out by every instance/m);
+    const { out } = await cli('issuers', 'list', '--allow-jwks-host', '127.0.0.1');
+    expect(out).toMatch(
+      /^✗ "https:\/\/kappa\.example" {2}left out by every instance \(invalid_entry\): .*\.audience is not an entry field/m,
+    );
+    expect(out).toMatch(/^1 row\(s\) left out by every instance/m);
+    expect((await cli('issuers', 'remove', 'https://kappa.example')).code).toBe(EXIT.ok);
+  });
+
   it('imports a file of entries in one go: new ones added, equal ones left, none removed', async () => {
     const file = join(directory, 'registry.json');
     await writeFile(file, JSON.stringify([entryOf('alpha', { tenants: ['t-1', 't-2'] }), entryOf('epsilon'), entryOf('zeta')]));
@@ -299,6 +419,22 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     expect(out).toContain('Imported 3 entries: 2 added, 0 updated, 1 unchanged.');
     expect(await listed()).toEqual(expect.arrayContaining(['https://alpha.example', 'https://epsilon.example', 'https://zeta.example']));
     expect((await history('https://zeta.example'))[0]).toMatchObject({ action: 'add', actor: 'deploy' });
+  });
+
+  it('imports an entry whose JWKS is at a private address only with --allow-jwks-host naming it', async () => {
+    const file = join(directory, 'private-registry.json');
+    await writeFile(file, JSON.stringify([entryOf('iota', { jwksUri: 'https://10.0.0.7/jwks.json' })]));
+    const refused = await cli('issuers', 'import', file);
+    expect(refused.code).toBe(EXIT.usage);
+    expect(refused.err).toContain('(10.0.0.0/8; rule private)');
+    expect((await cli('issuers', 'import', file, '--allow-jwks-host', '10.0.0.7')).code).toBe(EXIT.ok);
+    expect(await listed()).toContain('https://iota.example');
+  });
+
+  it('updates an entry whose stored JWKS host was allowed, to a public one, without --allow-jwks-host', async () => {
+    const { code } = await cli('issuers', 'update', '--issuer', 'https://iota.example', '--jwks-uri', jwks.url);
+    expect(code).toBe(EXIT.ok);
+    expect((await history('https://iota.example')).at(-1)).toMatchObject({ action: 'update', after: entryOf('iota') });
   });
 
   it('imports nothing from a file holding an entry the registry refuses, naming the field (exit 2)', async () => {

@@ -6,12 +6,15 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../src/cli/command.js';
 import { COMMANDS } from '../../src/cli/commands.js';
 import { openDatabase, withDatabase } from '../../src/cli/database-url.js';
+import { addIssuer } from '../../src/postgres/index.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { eventually } from '../postgres/eventually.js';
 import { createTestDatabase, skipWithoutPostgres } from '../postgres/pg-server.js';
+import { uniqueRole } from '../postgres/roles.js';
 
 const SKIP = skipWithoutPostgres('test/cli/postgres-commands.test.ts');
 const ISSUER = 'https://auth.acme.example';
+const ACME_ENTRY = { issuer: ISSUER, jwksUri: `${ISSUER}/jwks.json`, products: ['acme'] };
 
 function capture(env: Record<string, string | undefined> = {}): CliIo & { out: () => string; err: () => string } {
   const out: string[] = [];
@@ -25,7 +28,7 @@ function capture(env: Record<string, string | undefined> = {}): CliIo & { out: (
   };
 }
 
-const NAMES = ['migrate', 'revoke-key', 'suspend-issuer', 'resume-issuer', 'refresh-keys', 'controls', 'controls compact'];
+const NAMES = ['migrate', 'revoke-key', 'suspend-issuer', 'resume-issuer', 'refresh-keys', 'controls', 'controls compact', 'fleet'];
 
 describe('the PostgreSQL commands without a database', () => {
   it.each(NAMES)('%s --help prints its usage and DATABASE_URL, and exits 0', async (name) => {
@@ -45,7 +48,7 @@ describe('the PostgreSQL commands without a database', () => {
     ['DATABASE_URL is not set', ['suspend-issuer', '--issuer', ISSUER], {}, 'DATABASE_URL is not set'],
     ['--kid is missing', ['revoke-key', '--issuer', ISSUER], { DATABASE_URL: 'postgres://x@127.0.0.1:1/x' }, '--kid is required'],
     ['--issuer is missing', ['suspend-issuer'], { DATABASE_URL: 'postgres://x@127.0.0.1:1/x' }, '--issuer is required'],
-    ['an option is unknown', ['resume-issuer', '--issuer', ISSUER, '--force'], {}, 'unknown option --force'],
+    ['an option is unknown', ['resume-issuer', '--issuer', ISSUER, '--frobnicate'], {}, 'unknown option --frobnicate'],
     ['a value is missing', ['refresh-keys', '--issuer'], {}, '--issuer needs a value'],
     ['an option is repeated', ['refresh-keys', '--issuer', ISSUER, '--issuer=x'], {}, '--issuer is given twice'],
     ['the issuer has a space', ['suspend-issuer', '--issuer', 'https://a b'], {}, 'issuer must be'],
@@ -93,16 +96,55 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
   it('migrates one area with --only, then every area, then says the schema is current', async () => {
     expect(await cli('migrate', '--only', 'controls')).toMatchObject({
       code: EXIT.ok,
-      out: 'Applied controls 1, controls 2; the schema is at controls 2.\n',
+      out: 'Applied controls 1, controls 2, controls 3; the schema is at controls 3.\n',
     });
     expect(await cli('migrate')).toMatchObject({
       code: EXIT.ok,
-      out: 'Applied links 1, directory 1, registry 1, keys 1; the schema is at links 1, controls 2, directory 1, registry 1, keys 1.\n',
+      out: 'Applied links 1, directory 1, registry 1, registry 2, registry 3, keys 1, keys 2, fleet 1; the schema is at links 1, controls 3, directory 1, registry 3, keys 2, fleet 1.\n',
     });
     expect(await cli('migrate')).toMatchObject({
       code: EXIT.ok,
-      out: 'The schema is current (links 1, controls 2, directory 1, registry 1, keys 1).\n',
+      out: 'The schema is current (links 1, controls 3, directory 1, registry 3, keys 2, fleet 1).\n',
     });
+  });
+
+  it('sets up the roles of least privilege under the names given, saying which it created and what to grant', async () => {
+    const [gateway, operator] = [uniqueRole('gateway'), uniqueRole('operator')];
+    const { code, out } = await cli('migrate', '--gateway-role', gateway, '--operator-role', operator);
+    expect(code).toBe(EXIT.ok);
+    expect(out).toContain(`Roles granted: ${gateway} (the gateway's, created), ${operator} (the operator's, created).`);
+    expect(out).toContain(`GRANT ${gateway} TO <gateway login>`);
+    expect(await cli('migrate', '--operator-role', 'Robert"); DROP')).toMatchObject({
+      code: EXIT.usage,
+      err: expect.stringContaining('--operator-role must be a role name'),
+    });
+  });
+
+  it.each([
+    ['suspend-issuer', []],
+    ['resume-issuer', []],
+    ['refresh-keys', []],
+    ['revoke-key', ['--kid', 'acme-1']],
+  ])('%s refuses an issuer with a trailing slash (exit 1), naming the registered one, and records nothing', async (name, more) => {
+    await withDatabase(env, (db) => addIssuer(db, ACME_ENTRY, { by: 'test' }).catch(() => undefined));
+    const before = (await cli('controls', '--json')).out;
+    expect(await cli(name, '--issuer', `${ISSUER}/`, ...more)).toMatchObject({
+      code: EXIT.failed,
+      err: expect.stringContaining(`issuer "${ISSUER}/" is not registered; the registry has "${ISSUER}" (a trailing slash): give that`),
+    });
+    expect((await cli('controls', '--json')).out).toBe(before);
+  });
+
+  it('refuses an issuer that is nothing like a registered one, saying how many are, and --force records it all the same', async () => {
+    expect(await cli('suspend-issuer', '--issuer', 'not-a-url')).toMatchObject({
+      code: EXIT.failed,
+      err: expect.stringMatching(/issuer "not-a-url" is not registered; the registry holds \d+ issuer\(s\) .*--force/),
+    });
+    expect(await cli('suspend-issuer', '--issuer', 'https://later.example', '--force')).toMatchObject({
+      code: EXIT.ok,
+      out: expect.stringContaining('Suspended https://later.example'),
+    });
+    expect((await cli('resume-issuer', '--issuer', 'https://later.example', '--force')).code).toBe(EXIT.ok);
   });
 
   it('records actions, and controls lists what is in force', async () => {
@@ -122,7 +164,12 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     };
     expect(json.suspended).toEqual([]);
     expect(json.revoked).toEqual([{ issuer: ISSUER, kid: 'acme-1' }]);
-    expect(json.actions.map((action) => action.action)).toEqual(['revoke_key', 'suspend_issuer', 'refresh_keys', 'resume_issuer']);
+    expect(json.actions.map((action) => action.action).slice(-4)).toEqual([
+      'revoke_key',
+      'suspend_issuer',
+      'refresh_keys',
+      'resume_issuer',
+    ]);
   });
 
   it('compacts the controls to the ones in force', async () => {

@@ -12,7 +12,7 @@ import { type FaultyJwks, refusedUrl, serveFaultyJwks } from '../support/jwks-fa
 import { LOADED_MARGIN_MS } from '../support/loaded-machine.js';
 
 /** A good download on a loaded machine has the margin's time (`timeout` is in seconds); the tests of the limit itself use `quick`. */
-const LIMITS: JwksFetchLimits = { timeout: LOADED_MARGIN_MS / 1000, maxBytes: 16 * 1024, maxRedirects: 3 };
+const LIMITS: JwksFetchLimits = { timeout: LOADED_MARGIN_MS / 1000, maxBytes: 16 * 1024, maxRedirects: 3, allowedHosts: new Set<string>() };
 const NOW = Date.UTC(2030, 0, 1);
 const realFetch: FetchLike = (input, init) => globalThis.fetch(input, init);
 
@@ -370,6 +370,10 @@ describe('parseCacheControlMaxAge', () => {
     ['no-store', 'public, no-store', 0],
     ['no-cache, whatever max-age says', 'max-age=600, no-cache', 0],
     ['a figure too long to matter', `max-age=${'9'.repeat(30)}`, Number.MAX_SAFE_INTEGER],
+    ['leading zeros as its value (not as a figure too long)', 'max-age=0000000001', 1],
+    ['many leading zeros', `max-age=${'0'.repeat(40)}600`, 600],
+    ['zeros only', 'max-age=0000000000000', 0],
+    ['leading zeros, quoted', 'max-age="000120"', 120],
   ])('reads %s', (_case, value, seconds) => {
     expect(parseCacheControlMaxAge(value)).toBe(seconds);
   });

@@ -1,7 +1,9 @@
 /**
- * The key source and request interception: msw patches `globalThis.fetch`, so the key source must
- * look `fetch` up on every download; an injected `fetch` wins over the global one.
+ * The key source and request interception: msw patches `http.request` and `globalThis.fetch`, so
+ * the key source must look its transport up on every download (on Node, `node:https`'s
+ * `request`, whose connections screen the addresses they reach); an injected `fetch` wins.
  */
+import https from 'node:https';
 import { HttpResponse, http } from 'msw';
 import { setupServer } from 'msw/node';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
@@ -29,6 +31,7 @@ beforeAll(async () => {
 afterEach(() => {
   server.resetHandlers(...jwksHandlers(issuer));
   vi.unstubAllGlobals();
+  vi.restoreAllMocks();
 });
 
 afterAll(() => server.close());
@@ -42,13 +45,20 @@ describe('fetch is looked up per download', () => {
     expect(issuer.jwksRequests).toBe(before + 1);
   });
 
-  test('a global fetch replaced after the verifier was built is the one called', async () => {
+  test("on Node, node:https's request replaced after the verifier was built is the one called", async () => {
+    const v = verifier();
+    const request = vi.spyOn(https, 'request');
+    await v.verify(await issuer.token());
+    expect(request).toHaveBeenCalledTimes(1);
+    expect(String(request.mock.calls[0]?.[0])).toBe(issuer.entry.jwksUri);
+  });
+
+  test('on Node, the global fetch is not the default: it cannot screen the address it connects to', async () => {
     const v = verifier();
     const replacement = vi.fn<FetchLike>(async () => Response.json(issuer.jwks));
     vi.stubGlobal('fetch', replacement);
-    await v.verify(await issuer.token());
-    expect(replacement).toHaveBeenCalledTimes(1);
-    expect(replacement.mock.calls[0]?.[0]).toBe(issuer.entry.jwksUri);
+    await expect(v.verify(await issuer.token())).resolves.toMatchObject({ issuer: issuer.issuer });
+    expect(replacement).not.toHaveBeenCalled();
   });
 });
 

@@ -4,7 +4,7 @@
  * and the history `keyHistory()` reports.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import type { KeyBreachEvent } from '../../src/index.js';
+import type { KeyBreachEvent, KeyHistoryEntry } from '../../src/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { fakeClock } from '../support/jwks-clock.js';
 import { verifierFixture } from '../support/verifier-fixture.js';
@@ -181,6 +181,36 @@ describe('mergeKeyHistory()', () => {
     await second.verify(await issuer.token());
     second.mergeKeyHistory(first.keyHistory());
     expect(second.keyHistory()).toEqual([expect.objectContaining({ firstSeen: start, firstUsed: start, lastUsed: start + HOUR * 1000 })]);
+  });
+
+  test('an expiry taken in is bounded by the longest validity after its last use: a forged one raises no key_withdrawn at a normal rotation', async () => {
+    const first = verifier();
+    const old = issuer.signingKey;
+    await first.verify(await issuer.token());
+    const [used] = first.keyHistory();
+    const second = verifier();
+    await second.verify(await issuer.token());
+    // A table writer's expiry: 30 days ahead, far past any token this verifier accepts (24 h).
+    second.mergeKeyHistory([{ ...(used as KeyHistoryEntry), latestExpiry: Math.floor(clock.now() / 1000) + 30 * DAY }]);
+    expect(second.keyHistory()[0]?.latestExpiry).toBeLessThanOrEqual(Math.floor(clock.now() / 1000) + DAY + 30);
+    clock.advance(2 * DAY);
+    await issuer.rotate();
+    issuer.unpublish(old.kid);
+    await second.refresh(issuer.entry.issuer);
+    expect(breaches()).toEqual([]);
+  });
+
+  test('an expiry taken in that a verifier could have seen still raises key_withdrawn when the key goes early', async () => {
+    const first = verifier();
+    const old = issuer.signingKey;
+    await first.verify(await issuer.token());
+    const second = verifier();
+    second.mergeKeyHistory(first.keyHistory());
+    clock.advance(MINUTE);
+    await issuer.rotate();
+    issuer.unpublish(old.kid);
+    await second.refresh(issuer.entry.issuer);
+    expect(breaches()).toEqual([expect.objectContaining({ type: 'key_withdrawn', kid: old.kid })]);
   });
 
   test.each([

@@ -44,14 +44,14 @@ describe.skipIf(packed === null)('the first snippet of docs/issuer.md', () => {
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'snippet', private: true, type: 'module' }));
     await writeFile(join(project, 'snippet.mjs'), firstSnippet(await page('docs/issuer.md'), ['js', 'ts', 'mjs']));
     const { stdout } = await run(process.execPath, ['snippet.mjs'], { cwd: project, timeout: PATIENCE_MS });
-    expect(stdout.trim()).toBe('1 3');
+    expect(stdout.trim()).toBe('2 3');
   });
 });
 
 describe('the adapter options, wherever they are listed', () => {
   it("the README's list is every option the adapters take", async () => {
     const readme = await page('README.md');
-    const sentence = /All four take the same\s+options: ([^(]*)\(/.exec(readme)?.[1] ?? '';
+    const sentence = /All five take the same\s+options: ([^(]*)\(/.exec(readme)?.[1] ?? '';
     expect([...sentence.matchAll(/`(\w+)`/g)].map((match) => match[1])).toEqual([...ADAPTER_OPTION_NAMES]);
   });
 

@@ -1,7 +1,8 @@
 /**
  * The Express, Koa and Hono examples, end to end. Each is copied alone into an empty project whose
  * node_modules holds only the packages it imports (paygate-auth is this repository, on dist/),
- * started there as a child process, and driven with the token it prints.
+ * started there as a child process, and driven with the token it prints; every answer is checked
+ * against the OpenAPI document of the reference endpoints.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PATIENCE_MS } from '../support/loaded-machine.js';
+import { documentedFetch } from '../support/openapi.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const projects: string[] = [];
@@ -113,17 +115,17 @@ describe.each(EXAMPLES)('the %s example', (example) => {
   });
 
   it('answers GET /info/ for the token it prints and 401 without one', async () => {
-    const info = await fetch(`${url}/info/`, { headers: { authorization: `Bearer ${token}` } });
+    const info = await documentedFetch(`${url}/info/`, { headers: { authorization: `Bearer ${token}` } });
     expect(info.status).toBe(200);
     expect(await info.json()).toMatchObject({ tenant_ern: 'ern:demo/tenants/clinic-1', tenant_name: 'Demo Clinic' });
-    const missing = await fetch(`${url}/info/`);
+    const missing = await documentedFetch(`${url}/info/`);
     expect(missing.status).toBe(401);
     expect(await missing.json()).toMatchObject({ code: 'missing_token' });
   });
 
   it('creates a payment link, replays it, and reads it back at its Location', async () => {
     const send = () =>
-      fetch(`${url}/payment-links/`, {
+      documentedFetch(`${url}/payment-links/`, {
         method: 'POST',
         headers: {
           authorization: `Bearer ${token}`,
@@ -139,14 +141,14 @@ describe.each(EXAMPLES)('the %s example', (example) => {
     const replayed = await send();
     expect(replayed.headers.get('idempotent-replayed')).toBe('true');
     expect(await replayed.json()).toEqual(link);
-    const read = await fetch(`${url}${created.headers.get('location')}`, {
+    const read = await documentedFetch(`${url}${created.headers.get('location')}`, {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(await read.json()).toEqual(link);
   });
 
   it('answers a body that is not JSON with 415', async () => {
-    const response = await fetch(`${url}/payment-links/`, {
+    const response = await documentedFetch(`${url}/payment-links/`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
       body: 'amount=40',

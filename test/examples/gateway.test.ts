@@ -1,17 +1,23 @@
 /**
  * The example gateway, end to end: started as a child process (as `npm run example` starts it,
- * on dist/ built beforehand), driven with fetch over 127.0.0.1 with the tokens it prints.
+ * on dist/ built beforehand), driven with fetch over 127.0.0.1 with the tokens it prints, every
+ * answer checked against the OpenAPI document it serves; and by a client generated from that
+ * document (openapi-typescript, openapi-fetch).
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { type IncomingMessage, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import createClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_BODY_BYTES } from '../../src/payment-links/index.js';
+import { DEFAULT_MAX_BODY_BYTES, createOpenApiDocument } from '../../src/payment-links/index.js';
 import { PATIENCE_MS } from '../support/loaded-machine.js';
+import { documentedFetch, expectDocumented } from '../support/openapi.js';
+import type { components, paths } from './openapi-types.js';
+import { TYPES_FILE, renderOpenApiTypes } from './openapi-types.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const stateDir = mkdtempSync(join(tmpdir(), 'paygate-example-'));
@@ -44,7 +50,7 @@ function logLines(): string[] {
 }
 
 async function post(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${gateway}/payment-links/`, {
+  return documentedFetch(`${gateway}/payment-links/`, {
     method: 'POST',
     headers: { authorization: `Bearer ${linkToken}`, 'content-type': 'application/json', ...headers },
     body: JSON.stringify(body),
@@ -92,7 +98,7 @@ describe('the example gateway', () => {
   });
 
   it('answers GET /info/ with the printed token', async () => {
-    const response = await fetch(`${gateway}/info/`, { headers: { authorization: `Bearer ${infoToken}` } });
+    const response = await documentedFetch(`${gateway}/info/`, { headers: { authorization: `Bearer ${infoToken}` } });
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({
       tenant_ern: 'ern:demo/tenants/clinic-1',
@@ -131,7 +137,7 @@ describe('the example gateway', () => {
       { field: 'unknown', code: 'unknown_field' },
     ]);
 
-    const read = await fetch(`${gateway}${created.headers.get('location')}`, {
+    const read = await documentedFetch(`${gateway}${created.headers.get('location')}`, {
       headers: { authorization: `Bearer ${linkToken}` },
     });
     expect(read.status).toBe(200);
@@ -145,13 +151,13 @@ describe('the example gateway', () => {
       env,
     });
     const otherTenant = stdout.trim();
-    const info = await fetch(`${gateway}/info/`, { headers: { authorization: `Bearer ${otherTenant}` } });
+    const info = await documentedFetch(`${gateway}/info/`, { headers: { authorization: `Bearer ${otherTenant}` } });
     expect(await info.json()).toMatchObject({ tenant_ern: 'ern:demo/tenants/clinic-2' });
-    const read = await fetch(`${gateway}/payment-links/${created.id}`, {
+    const read = await documentedFetch(`${gateway}/payment-links/${created.id}`, {
       headers: { authorization: `Bearer ${otherTenant}` },
     });
     expect(read.status).toBe(404);
-    const department = await fetch(`${gateway}/payment-links/`, {
+    const department = await documentedFetch(`${gateway}/payment-links/`, {
       method: 'POST',
       headers: { authorization: `Bearer ${otherTenant}`, 'content-type': 'application/json' },
       body: JSON.stringify(printedBody),
@@ -162,14 +168,14 @@ describe('the example gateway', () => {
   });
 
   it('answers 401 without a token and 403 for the public tenant', async () => {
-    const missing = await fetch(`${gateway}/info/`);
+    const missing = await documentedFetch(`${gateway}/info/`);
     expect(missing.status).toBe(401);
     expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="paygate"');
     const { stdout } = await promisify(execFile)(process.execPath, ['examples/gateway/token.mjs', '--tenant', 'public'], {
       cwd: root,
       env,
     });
-    const response = await fetch(`${gateway}/payment-links/`, {
+    const response = await documentedFetch(`${gateway}/payment-links/`, {
       method: 'POST',
       headers: { authorization: `Bearer ${stdout.trim()}`, 'content-type': 'application/json' },
       body: JSON.stringify(printedBody),
@@ -182,7 +188,7 @@ describe('the example gateway', () => {
     // Each line is written before its response is sent; a pipe may still deliver it a little later.
     await waitFor(/ POST \/payment-links\/ 403 tenant=ern:demo\/tenants\/public code=public_tenant_not_allowed /);
     const before = logLines().length;
-    await fetch(`${gateway}/info/?access_token=secret`, { headers: { authorization: 'Bearer not.a.jwt' } });
+    await documentedFetch(`${gateway}/info/?access_token=secret`, { headers: { authorization: 'Bearer not.a.jwt' } });
     await waitFor(/ GET \/info\/ 401 tenant=- code=malformed_token /);
     const lines = logLines();
     expect(lines).toHaveLength(before + 1);
@@ -198,10 +204,20 @@ describe('the example gateway', () => {
   describe('body limit', () => {
     const TWENTY_MB = 20 * 1024 * 1024;
 
+    /** The status of a POST /payment-links/ answer read with node:http, its body checked against the document. */
+    async function answered(response: IncomingMessage): Promise<number> {
+      const chunks: Buffer[] = [];
+      for await (const chunk of response) chunks.push(chunk as Buffer);
+      const headers = Object.fromEntries(Object.entries(response.headers).map(([name, value]) => [name, String(value)]));
+      const status = response.statusCode ?? 0;
+      expectDocumented('createPaymentLink', { status, headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
+      return status;
+    }
+
     async function postBytes(size: number, headers: Record<string, string>): Promise<{ status: number; code: string; detail: string }> {
       const bytes = new Uint8Array(size).fill(0x20);
       bytes.set(new TextEncoder().encode('{}'), 0);
-      const response = await fetch(`${gateway}/payment-links/`, {
+      const response = await documentedFetch(`${gateway}/payment-links/`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', ...headers },
         body: bytes,
@@ -253,9 +269,10 @@ describe('the example gateway', () => {
           request.end(Buffer.alloc(TWENTY_MB, 0x20));
         });
         request.on('response', (response) => {
-          response.resume();
-          resolve({ status: response.statusCode ?? 0, continued });
-          request.destroy();
+          answered(response).then((status) => {
+            resolve({ status, continued });
+            request.destroy();
+          }, reject);
         });
         request.on('error', reject);
         request.flushHeaders();
@@ -280,13 +297,71 @@ describe('the example gateway', () => {
           request.end(Buffer.alloc(DEFAULT_MAX_BODY_BYTES * 2, 0x20));
         });
         request.on('response', (response) => {
-          response.resume();
-          resolve({ status: response.statusCode ?? 0, continued });
+          answered(response).then((status) => resolve({ status, continued }), reject);
         });
         request.on('error', reject);
         request.flushHeaders();
       });
       expect(outcome).toEqual({ status: 413, continued: true });
+    });
+  });
+});
+
+describe('the OpenAPI document of the example gateway', () => {
+  it('is served at /openapi.json without a token, as createOpenApiDocument() builds it', async () => {
+    const response = await fetch(`${gateway}/openapi.json`);
+    expect([response.status, response.headers.get('content-type')]).toEqual([200, 'application/json']);
+    expect(await response.json()).toEqual(JSON.parse(JSON.stringify(createOpenApiDocument())));
+  });
+
+  it('has the types of test/examples/openapi-types.ts, as openapi-typescript generates them now', async () => {
+    const current = await renderOpenApiTypes(createOpenApiDocument());
+    expect(readFileSync(TYPES_FILE, 'utf8'), 'stale: run `npm run openapi:types`').toBe(current);
+  });
+
+  describe('a client generated from it', () => {
+    type LinkRequest = components['schemas']['LinkRequest'];
+    const client = () => createClient<paths>({ baseUrl: gateway, fetch: (request: Request) => documentedFetch(request) });
+    const body = (): LinkRequest => ({
+      amount: '99.5',
+      currency: 'DKK',
+      department: '//departments/cardiology',
+      shopper: '//customers/c-1001',
+      email: 'jane@example.com',
+      meta: { order_id: 'client-1' },
+    });
+
+    it('creates a link, and gets the same link back when it sends the same key and body again', async () => {
+      const key = crypto.randomUUID();
+      const headers = { authorization: `Bearer ${linkToken}` };
+      const params = { header: { 'Idempotency-Key': key } };
+      const created = await client().POST('/payment-links/', { params, headers, body: body() });
+      expect(created.response.status).toBe(201);
+      expect(created.data).toMatchObject({ amount: '99.5000', currency: 'DKK', status: 'active', meta: { order_id: 'client-1' } });
+      const replayed = await client().POST('/payment-links/', { params, headers, body: body() });
+      expect(replayed.response.headers.get('idempotent-replayed')).toBe('true');
+      expect(replayed.data).toEqual(created.data);
+      const read = await client().GET('/payment-links/{id}', { params: { path: { id: created.data?.id ?? '' } }, headers });
+      expect(read.data).toEqual(created.data);
+    });
+
+    it('gets a 400 listing every invalid field', async () => {
+      const { response, error } = await client().POST('/payment-links/', {
+        headers: { authorization: `Bearer ${linkToken}` },
+        body: { ...body(), amount: '12,50', email: 'not an address' },
+      });
+      expect(response.status).toBe(400);
+      expect(error?.code).toBe('validation_failed');
+      expect(error?.errors?.map(({ field, code }) => [field, code])).toEqual([
+        ['amount', 'invalid_format'],
+        ['email', 'invalid_format'],
+      ]);
+    });
+
+    it('gets a 401 with a challenge, without a token', async () => {
+      const { response, error } = await client().GET('/info/');
+      expect([response.status, error?.code]).toEqual([401, 'missing_token']);
+      expect(response.headers.get('www-authenticate')).toBe('Bearer realm="paygate"');
     });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { IssuerRegistry } from '../../src/core/registry.js';
-import { createVerifier } from '../../src/core/verifier.js';
+import { type Verifier, createVerifier } from '../../src/core/verifier.js';
 import { resolveAdapterOptions } from '../../src/http/adapter-options.js';
 
 const entry = { issuer: 'https://issuer.test', jwksUri: 'https://issuer.test/jwks.json', products: ['acme'] };
@@ -29,7 +29,7 @@ describe('resolveAdapterOptions', () => {
       maxTokenBytes: 4096,
     });
     expect(settings.verifier).not.toBe(verifier);
-    expect(settings.verifier.maxTokenBytes).toBe(4096);
+    expect((settings.verifier as Verifier).maxTokenBytes).toBe(4096);
   });
 
   it('reports a bad flat verifier option through createVerifier, naming it', () => {
@@ -72,7 +72,11 @@ describe('resolveAdapterOptions', () => {
       /^auth: give verifier or the verifier's options, not both \(found "audience"\)/,
     ],
     ['a verifier without verify()', { verifier: { maxTokenBytes: 8192 } }, /^auth: verifier must be/],
-    ['a verifier without maxTokenBytes', { verifier: { verify: async () => undefined } }, /^auth: verifier must be/],
+    [
+      'a verifier whose verifyNow is not a function',
+      { verifier: { verify: async () => undefined, verifyNow: 1 } },
+      /^auth: verifier must be/,
+    ],
     ['an unknown option', { verifier, allowPreflights: true }, /^auth: unknown option "allowPreflights"/],
     ['a realm with a quote', { verifier, realm: 'a"b' }, /^auth: realm must be/],
     ['an empty realm', { verifier, realm: '' }, /^auth: realm must be/],

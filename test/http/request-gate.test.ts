@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { AuthContext } from '../../src/core/auth-context.js';
 import { AuthError, ConfigurationError } from '../../src/core/errors.js';
+import { normalizeScopeRequirement } from '../../src/core/scopes.js';
 import { resolveAdapterOptions } from '../../src/http/adapter-options.js';
 import type { AuthenticatingVerifier } from '../../src/http/authenticate.js';
 import { gateRequest, gateScopes } from '../../src/http/request-gate.js';
@@ -13,7 +14,6 @@ function stubVerifier(verify: (token: string) => Promise<AuthContext>): Authenti
   const calls: string[] = [];
   return {
     calls,
-    maxTokenBytes: 8192,
     verify: (token) => {
       calls.push(token);
       return verify(token);
@@ -41,6 +41,21 @@ describe('gateRequest', () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(result.ok && result.auth?.tenant.ern).toBe('ern:acme/tenants/t-1');
+  });
+
+  it('answers a cached token at once, so that the adapter passes the request on in the same call', async () => {
+    const settings = resolveAdapterOptions('auth', { verifier });
+    const request = { method: 'GET', headers: { authorization: `Bearer ${token}` } };
+    await gateRequest(settings, request);
+    await gateRequest(settings, request);
+    const result = gateRequest(settings, request);
+    expect(result).not.toBeInstanceOf(Promise);
+    expect(!(result instanceof Promise) && result.ok && result.auth?.tenant.ern).toBe('ern:acme/tenants/t-1');
+  });
+
+  it('answers a header refused before verification at once, with the response to send', () => {
+    const result = gateRequest(resolveAdapterOptions('auth', { verifier }), { method: 'GET', headers: { authorization: 'Bearer a b' } });
+    expect(!(result instanceof Promise) && !result.ok && result.response?.status).toBe(400);
   });
 
   it('returns the verified context of a Web request', async () => {
@@ -82,7 +97,7 @@ describe('gateRequest', () => {
 
   it("refuses a token holding the route's scope but none of the gateway's scopes", async () => {
     const request = { method: 'GET', headers: { authorization: `Bearer ${customOnly}` } };
-    const result = await gateRequest(resolveAdapterOptions('auth', { verifier }), request, 'partner:custom');
+    const result = await gateRequest(resolveAdapterOptions('auth', { verifier }), request, normalizeScopeRequirement('partner:custom'));
     expect(!result.ok && result.error).toMatchObject({ code: 'insufficient_scope', status: 403 });
     expect(!result.ok && result.error).not.toMatchObject({ requiredScopes: ['partner:custom'] });
   });
@@ -130,7 +145,7 @@ describe('gateRequest', () => {
     const routeOnly = await gateRequest(
       settings,
       { method: 'GET', headers: { authorization: `Bearer ${otherScopes}` } },
-      'pay:manageIntegration',
+      normalizeScopeRequirement('pay:manageIntegration'),
     );
     expect(!routeOnly.ok && routeOnly.error).toMatchObject({
       code: 'insufficient_scope',
@@ -139,7 +154,7 @@ describe('gateRequest', () => {
     const defaultOnly = await gateRequest(
       settings,
       { method: 'GET', headers: { authorization: `Bearer ${token}` } },
-      'pay:manageIntegration',
+      normalizeScopeRequirement('pay:manageIntegration'),
     );
     expect(!defaultOnly.ok && defaultOnly.error).toMatchObject({
       code: 'insufficient_scope',

@@ -111,14 +111,27 @@ describe('FileKeyStore', () => {
     await expect(store.loadSchedule()).rejects.toMatchObject({ code: 'invalid_schedule' });
   });
 
+  it('refuses a schedule entry whose standby mark is not true, naming the value found and the one expected', async () => {
+    const store = new FileKeyStore({ directory });
+    const publicJwk = await store.generate();
+    const record = { kid: publicJwk.kid, publicJwk, publishedAt: 0, signsFrom: 0, standby: 'yes' };
+    await writeFile(join(directory, 'schedule.json'), JSON.stringify({ keys: [record] }));
+    const error = await store.loadSchedule().catch((caught: unknown) => caught);
+    expect((error as KeyStoreError).code).toBe('invalid_schedule');
+    expect((error as KeyStoreError).message).toContain('entry 0.standby is "yes"; it must be true (a standby) or absent');
+  });
+
   it('saves the schedule whole, as JSON, without private members', async () => {
     const store = new FileKeyStore({ directory });
     await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store });
     const saved = JSON.parse(await readFile(join(directory, 'schedule.json'), 'utf8')) as {
-      keys: { publicJwk: object }[];
+      keys: { publicJwk: object; standby?: boolean }[];
     };
-    expect(saved.keys).toHaveLength(1);
-    expect(Object.keys(saved.keys[0]?.publicJwk ?? {}).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+    expect(saved.keys.map((record) => record.standby)).toEqual([undefined, true]);
+    for (const record of saved.keys) {
+      expect(Object.keys(record).sort()).toEqual(expect.arrayContaining(['kid', 'publicJwk', 'publishedAt', 'signsFrom']));
+      expect(Object.keys(record.publicJwk).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+    }
   });
 
   it.each([
@@ -151,18 +164,18 @@ describe('FileKeyStore after a crash', () => {
 
   it('refuses to start when schedule.json is missing but key files remain, naming both', async () => {
     const issuer = await createIssuer(options(new FileKeyStore({ directory })));
-    const kid = issuer.keys()[0]?.kid as string;
+    const files = issuer.keys().map((key) => `${key.kid}.pem`);
     await unlink(join(directory, 'schedule.json'));
     const error = await refusal(createIssuer(options(new FileKeyStore({ directory }))));
     expect(error.code).toBe('schedule_missing');
     expect(error.message).toContain(join(directory, 'schedule.json'));
-    expect(error.message).toContain(`${kid}.pem`);
-    expect(await readdir(directory)).toEqual([`${kid}.pem`]);
+    for (const file of files) expect(error.message).toContain(file);
+    expect((await readdir(directory)).sort()).toEqual(files.sort());
   });
 
   it('starts afresh on a directory that holds no key', async () => {
     const issuer = await createIssuer(options(new FileKeyStore({ directory })));
-    expect(issuer.keys()).toHaveLength(1);
+    expect(issuer.keys().map((key) => key.state)).toEqual(['published', 'standby']);
   });
 
   it('writes the schedule before the first key file, so that a crash after the key leaves a sweepable key, not a lost schedule', async () => {
@@ -180,7 +193,7 @@ describe('FileKeyStore after a crash', () => {
     await writeFile(join(directory, `schedule.json.${crypto.randomUUID()}.tmp`), '{');
     const issuer = await createIssuer(options(new FileKeyStore({ directory, sweepAfter: 0 })));
     expect(issuer.startReport.swept).toEqual({ compromised: [], unnamed: [orphan.kid] });
-    expect((await readdir(directory)).sort()).toEqual([`${issuer.keys()[0]?.kid}.pem`, 'schedule.json'].sort());
+    expect((await readdir(directory)).sort()).toEqual([...issuer.keys().map((key) => `${key.kid}.pem`), 'schedule.json'].sort());
   });
 
   it('sweeps a temporary file left beside a key the schedule names, and keeps the key', async () => {
@@ -189,7 +202,7 @@ describe('FileKeyStore after a crash', () => {
     await copyFile(join(directory, `${kid}.pem`), join(directory, `${kid}.pem.${crypto.randomUUID()}.tmp`));
     const restarted = await createIssuer(options(new FileKeyStore({ directory, sweepAfter: 0 })));
     expect(restarted.startReport.swept.unnamed).toEqual([]);
-    expect((await readdir(directory)).sort()).toEqual([`${kid}.pem`, 'schedule.json'].sort());
+    expect((await readdir(directory)).sort()).toEqual([...issuer.keys().map((key) => `${key.kid}.pem`), 'schedule.json'].sort());
   });
 
   it('leaves an unnamed key file younger than sweepAfter (another instance may be about to save it), and sweeps it once older', async () => {
@@ -234,6 +247,28 @@ describe('FileKeyStore after a crash', () => {
     expect(saved.keys.map((record) => record.kid)).not.toContain(kid);
   });
 
+  it('a crash after a compromise moved signing to the standby, before a new standby was saved: the restart signs with the standby at once and publishes a new one', async () => {
+    const clock = fakeClock();
+    const store = new FileKeyStore({ directory });
+    const issuer = await createIssuer(options(store, clock));
+    clock.advance(3600);
+    const [signing, standby] = issuer.keys().map((key) => key.kid) as [string, string];
+    // The crash: the new standby is never generated, after the schedule moved signing to the standby.
+    store.generate = async () => {
+      throw new Error('killed');
+    };
+    await expect(issuer.compromised(signing)).rejects.toThrow('killed');
+    const restarted = await createIssuer(options(new FileKeyStore({ directory, sweepAfter: 0 }), clock));
+    expect(restarted.startReport.swept).toEqual({ compromised: [signing], unnamed: [] });
+    expect(restarted.startReport.published).toHaveLength(1);
+    expect(decodeProtectedHeader(await restarted.sign({ tenant: 'ern:acme/tenants/t-1', scopes: ['hub:subscribe'] })).kid).toBe(standby);
+    expect(restarted.keys().map((key) => [key.kid, key.state])).toEqual([
+      [standby, 'signing'],
+      [restarted.startReport.published[0], 'standby'],
+    ]);
+    expect(await readdir(directory)).not.toContain(`${signing}.pem`);
+  });
+
   it('refuses at createIssuer a damaged key file, naming it', async () => {
     const issuer = await createIssuer(options(new FileKeyStore({ directory })));
     const file = join(directory, `${issuer.keys()[0]?.kid}.pem`);
@@ -260,5 +295,37 @@ describe('FileKeyStore after a crash', () => {
     const issuer = await createIssuer(options(new FileKeyStore({ directory })));
     await unlink(join(directory, `${issuer.keys()[0]?.kid}.pem`));
     expect((await refusal(createIssuer(options(new FileKeyStore({ directory }))))).code).toBe('key_not_found');
+  });
+});
+
+describe('FileKeyStore: a directory written by the version without standbys', () => {
+  it('loads as it is, gains a standby at start-up (reported), and after an hour a compromise costs no outage', async () => {
+    const clock = fakeClock();
+    // As that version left it: the signing key's record and its key file, no standby mark anywhere.
+    const old = await new FileKeyStore({ directory }).generate();
+    const signsFrom = clock.now() - 9 * 3600_000;
+    const record = { kid: old.kid, publicJwk: old, publishedAt: signsFrom - 3600_000, signsFrom };
+    await writeFile(join(directory, 'schedule.json'), `${JSON.stringify({ keys: [record] }, null, 2)}\n`);
+    const issuer = await createIssuer({
+      issuer: ISS,
+      audience: AUD,
+      product: 'acme',
+      keyStore: new FileKeyStore({ directory }),
+      now: clock.now,
+    });
+    const [standby] = issuer.startReport.published as [string];
+    expect([issuer.startReport.signing, issuer.startReport.standby]).toEqual([old.kid, null]);
+    expect(issuer.keys().map((key) => [key.kid, key.state])).toEqual([
+      [old.kid, 'signing'],
+      [standby, 'standby'],
+    ]);
+    const saved = JSON.parse(await readFile(join(directory, 'schedule.json'), 'utf8')) as { keys: object[] };
+    expect(saved.keys).toEqual([record, expect.objectContaining({ kid: standby, standby: true, publishedAt: clock.now() })]);
+    const sign = () => issuer.sign({ tenant: 'ern:acme/tenants/t-1', scopes: ['hub:subscribe'] });
+    expect(decodeProtectedHeader(await sign()).kid).toBe(old.kid);
+    clock.advance(3600);
+    expect((await issuer.tick()).standby).toBe(standby);
+    expect((await issuer.compromised(old.kid)).signing).toBe(standby);
+    expect(decodeProtectedHeader(await sign()).kid).toBe(standby);
   });
 });

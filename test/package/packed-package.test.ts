@@ -34,7 +34,10 @@ async function packAndUnpack(): Promise<void> {
   await mkdir(modules);
   unpacked = join(modules, 'paygate-auth');
   await cp((packedPackage() as PackedPackage).unpacked, unpacked, { recursive: true });
-  for (const name of LINKED_PACKAGES) await symlink(join(root, 'node_modules', name), join(modules, name), 'dir');
+  for (const name of LINKED_PACKAGES) {
+    await mkdir(dirname(join(modules, name)), { recursive: true });
+    await symlink(join(root, 'node_modules', name), join(modules, name), 'dir');
+  }
   await cp(join(here, 'probe.cjs'), join(workdir, 'probe.cjs'));
   await cp(join(here, 'burst-probe.cjs'), join(workdir, 'burst-probe.cjs'));
   await makeFastifyProject();
@@ -197,6 +200,7 @@ describe.skipIf(packedPackage() === null)('the packed package', () => {
         fetch: { code: 'missing_token', sameClass: true },
         express: { code: 'missing_token', sameClass: true },
         koa: { code: 'missing_token', sameClass: true },
+        hono: { code: 'missing_token', sameClass: true },
         fastify: { code: 'missing_token', sameClass: true },
         testing: { code: 'malformed_token', sameClass: true },
       });

@@ -43,6 +43,15 @@ async function authErrors(mods) {
       ),
     )
     .catch((error) => error);
+  const { Hono } = mode === 'require' ? require('hono') : await import('hono');
+  const hono = new Hono();
+  hono.onError((error, c) => {
+    errors.hono = error;
+    return c.text('handled', 500);
+  });
+  hono.use(mods['paygate-auth/hono'].auth({ verifier: stubVerifier, forwardErrors: true }));
+  hono.get('/', (c) => c.text('reached'));
+  await hono.request('/');
   const fastify = mode === 'require' ? require('fastify') : (await import('fastify')).default;
   const app = fastify();
   app.setErrorHandler((error, _request, reply) => {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { createInfoHandler } from '../../src/payment-links/index.js';
-import { PUBLIC_TENANT, TENANT_A, useCallers } from './support.js';
+import { PUBLIC_TENANT, TENANT_A, makeInfoHandler, useCallers } from './support.js';
 
 const callers = useCallers();
-const info = createInfoHandler();
+const info = makeInfoHandler();
 
 describe('GET /info/', () => {
   it('answers 200 with what the gateway understood of the token', async () => {

@@ -9,9 +9,8 @@ import {
   type LinkCompletionOutcome,
   type PaymentLinkStore,
   StorageUnavailableError,
-  createGetPaymentLinkHandler,
 } from '../../src/payment-links/index.js';
-import { TENANT_A, fieldErrors, jsonRequest, makeHandler, useCallers, validBody } from './support.js';
+import { TENANT_A, fieldErrors, jsonRequest, makeHandler, makeReadHandler, useCallers, validBody } from './support.js';
 
 const callers = useCallers();
 const down = () => Promise.reject(new StorageUnavailableError('the database is restarting', { retryAfter: 2 }));
@@ -99,7 +98,7 @@ describe('a store that cannot reach its database', () => {
   });
 
   it('answers GET /payment-links/:id 503 storage_unavailable', async () => {
-    const read = createGetPaymentLinkHandler({ store: storeWith({ get: down }) });
+    const read = makeReadHandler({ store: storeWith({ get: down }) });
     const response = await read({
       auth: await callers.auth(),
       headers: {},

@@ -1,21 +1,29 @@
 /**
  * Common ground of the payment-link handler specifications: a test issuer whose tokens are
- * really verified (JWKS served by msw), two seeded tenants, a frozen clock and predictable ids.
+ * really verified (JWKS served by msw), two seeded tenants, a frozen clock and predictable ids,
+ * and handlers whose every response is checked against the OpenAPI document.
  */
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll } from 'vitest';
 import type { AuthContext, Verifier } from '../../src/index.js';
 import {
+  type GetPaymentLinkHandlerOptions,
+  type Handler,
   type HandlerRequest,
   type HandlerResponse,
   type IdGenerator,
   InMemoryDirectory,
+  type InfoHandlerOptions,
+  type OpenApiOperationId,
   type PaymentLinkHandlerDeps,
   type TenantSeed,
+  createGetPaymentLinkHandler,
+  createInfoHandler,
   createPaymentLinkHandler,
 } from '../../src/payment-links/index.js';
 import { type TestClaims, type TestIssuer, createTestIssuer, createTestVerifier } from '../../src/testing/index.js';
 import { jwksHandlers } from '../../src/testing/msw.js';
+import { expectDocumented } from '../support/openapi.js';
 
 /** 2026-03-01T12:00:00.123Z plus 456 µs: the handlers' frozen clock. */
 export const NOW = Date.UTC(2026, 2, 1, 12, 0, 0, 123) + 0.456;
@@ -91,15 +99,36 @@ export function jsonRequest(auth: AuthContext | null, body: unknown, headers: Re
   };
 }
 
+/** `handler` (and its members), each of its responses checked against `operationId` in the OpenAPI document. */
+export function documented<H extends Handler>(operationId: OpenApiOperationId, handler: H): H {
+  const checked: Handler = async (request) => {
+    const response = await handler(request);
+    expectDocumented(operationId, response);
+    return response;
+  };
+  return Object.assign(checked, handler);
+}
+
 /** A handler on the frozen clock with sequential ids and the seeded directory; `deps` override. */
 export function makeHandler(deps: Partial<PaymentLinkHandlerDeps> = {}) {
-  return createPaymentLinkHandler({
+  const handler = createPaymentLinkHandler({
     payPageUrl: PAY_PAGE_URL,
     directory: new InMemoryDirectory(SEEDS),
     now: () => NOW,
     ids: sequentialIds(),
     ...deps,
   });
+  return documented('createPaymentLink', handler);
+}
+
+/** `GET /info/`, its responses checked against the document. */
+export function makeInfoHandler(options?: InfoHandlerOptions): Handler {
+  return documented('getInfo', createInfoHandler(options));
+}
+
+/** `GET /payment-links/:id`, its responses checked against the document. */
+export function makeReadHandler(options: GetPaymentLinkHandlerOptions): Handler {
+  return documented('getPaymentLink', createGetPaymentLinkHandler(options));
 }
 
 /** The field errors of a 400 `validation_failed` response. */

@@ -1,6 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { type PaymentLink, createGetPaymentLinkHandler } from '../../src/payment-links/index.js';
-import { CARDIOLOGY_B, STORE_B, TENANT_A, TENANT_B, fieldErrors, jsonRequest, makeHandler, useCallers, validBody } from './support.js';
+import type { PaymentLink } from '../../src/payment-links/index.js';
+import {
+  CARDIOLOGY_B,
+  STORE_B,
+  TENANT_A,
+  TENANT_B,
+  fieldErrors,
+  jsonRequest,
+  makeHandler,
+  makeReadHandler,
+  useCallers,
+  validBody,
+} from './support.js';
 
 const callers = useCallers();
 
@@ -49,7 +60,7 @@ describe('tenant isolation', () => {
 describe('GET /payment-links/:id', () => {
   it('returns a link of the caller tenant', async () => {
     const create = makeHandler();
-    const read = createGetPaymentLinkHandler({ store: create.store });
+    const read = makeReadHandler({ store: create.store });
     const auth = await callers.auth();
     const created = await create(jsonRequest(auth, validBody()));
     const link = created.body as PaymentLink;
@@ -60,7 +71,7 @@ describe('GET /payment-links/:id', () => {
 
   it('answers 404 for another tenant link, as for a link that does not exist', async () => {
     const create = makeHandler();
-    const read = createGetPaymentLinkHandler({ store: create.store });
+    const read = makeReadHandler({ store: create.store });
     const link = (await create(jsonRequest(await callers.auth(), validBody()))).body as PaymentLink;
     const other = await read({
       auth: await callers.auth({ tenant_ern: TENANT_B }),
@@ -79,13 +90,13 @@ describe('GET /payment-links/:id', () => {
   });
 
   it('answers 404 for an id that is not a UUID', async () => {
-    const read = createGetPaymentLinkHandler({ store: makeHandler().store });
+    const read = makeReadHandler({ store: makeHandler().store });
     const response = await read({ auth: await callers.auth(), headers: {}, params: { id: '../etc' } });
     expect(response.status).toBe(404);
   });
 
   it('needs pay:processPayments', async () => {
-    const read = createGetPaymentLinkHandler({ store: makeHandler().store });
+    const read = makeReadHandler({ store: makeHandler().store });
     const response = await read({
       auth: await callers.auth({ scope: 'hub:subscribe' }),
       headers: {},

@@ -4,9 +4,9 @@
  */
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGetPaymentLinkHandler, randomIds } from '../../src/payment-links/index.js';
+import { randomIds } from '../../src/payment-links/index.js';
 import { PostgresIdempotencyStore, PostgresPaymentLinkStore, TABLES, migrate } from '../../src/postgres/index.js';
-import { TENANT_A, TENANT_B, jsonRequest, makeHandler, useCallers, validBody } from '../payment-links/support.js';
+import { TENANT_A, TENANT_B, jsonRequest, makeHandler, makeReadHandler, useCallers, validBody } from '../payment-links/support.js';
 
 const callers = useCallers();
 let db: PGlite;
@@ -21,7 +21,7 @@ function handlers() {
   const store = new PostgresPaymentLinkStore(db);
   return {
     create: makeHandler({ store, idempotency: new PostgresIdempotencyStore(db), ids: randomIds }),
-    read: createGetPaymentLinkHandler({ store }),
+    read: makeReadHandler({ store }),
     store,
   };
 }

@@ -1,6 +1,7 @@
 /**
  * The issuer registry's table on a real PostgreSQL: each change written with its audit row and
- * notification in one transaction, refused changes writing nothing, concurrent changes serialized.
+ * notification in one transaction (both the database's own doing, whoever writes), refused
+ * changes writing nothing, concurrent changes serialized, the audit append-only.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -14,11 +15,13 @@ import {
   migrate,
   readIssuerChanges,
   readIssuers,
+  readLastIssuerChange,
   removeIssuer,
   updateIssuer,
 } from '../../src/postgres/index.js';
 import { eventually } from './eventually.js';
 import { type TestDatabase, createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
+import { clearRegistry, loginRole, urlAs, writtenBeforeKeyCheck } from './roles.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/issuer-table.test.ts');
 
@@ -54,11 +57,11 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
     await pool?.end();
   });
 
-  beforeEach(() => pool.query(`TRUNCATE ${TABLES.issuers}, ${TABLES.issuerChanges}`));
+  beforeEach(() => clearRegistry(pool));
 
-  it('adds an issuer with who added it and logs the change with no before', async () => {
+  it('adds an issuer with who added it and logs the change with no before, the operator named and the role kept', async () => {
     const change = await addIssuer(pool, ACME, BY);
-    expect(change).toMatchObject({ issuer: ACME.issuer, action: 'add', before: null, after: ACME, actor: 'alice' });
+    expect(change).toMatchObject({ issuer: ACME.issuer, action: 'add', before: null, after: ACME, actor: 'alice', role: 'postgres' });
     const [record] = await readIssuers(pool);
     expect(record).toMatchObject({ entry: ACME, addedBy: 'alice', updatedBy: 'alice' });
     expect(record?.addedAt.getTime()).toBe(change.at.getTime());
@@ -108,6 +111,39 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
     );
     expect((await readIssuers(pool))[0]?.entry.tenants).toEqual(['t1', 't2']);
     expect(await rowCounts()).toEqual({ issuers: 1, changes: 2 });
+  });
+
+  it('refuses an update made from a change the issuer has moved past (unchangedSince); changes of other issuers do not count', async () => {
+    const added = await addIssuer(pool, BETA, BY);
+    await addIssuer(pool, ACME, BY);
+    const [record] = (await readIssuers(pool)).filter((held) => held.issuer === BETA.issuer);
+    expect(record?.change).toBe(added.id);
+    await updateIssuer(pool, { ...BETA, tenants: ['t1', 't2'] }, { by: 'bob', unchangedSince: added.id });
+    expect(await code(updateIssuer(pool, { ...BETA, tenants: ['t3'] }, { by: 'carol', unchangedSince: added.id }))).toBe(
+      'issuer_changed_meanwhile',
+    );
+    expect((await readIssuers(pool)).find((held) => held.issuer === BETA.issuer)?.entry.tenants).toEqual(['t1', 't2']);
+  });
+
+  it('refuses a whole import when one of its issuers changed after unchangedSince, naming it and writing nothing', async () => {
+    await addIssuer(pool, ACME, BY);
+    const since = await readLastIssuerChange(pool);
+    await updateIssuer(pool, { ...ACME, products: ['acme-2'] }, { by: 'bob' });
+    const error = await importIssuers(pool, [BETA, { ...ACME, products: ['acme-3'] }], { by: 'carol', unchangedSince: since }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toMatchObject({ code: 'issuer_changed_meanwhile', issuer: ACME.issuer });
+    expect(await rowCounts()).toEqual({ issuers: 1, changes: 2 });
+    const fresh = await readLastIssuerChange(pool);
+    expect((await importIssuers(pool, [BETA, { ...ACME, products: ['acme-3'] }], { by: 'carol', unchangedSince: fresh })).updated).toEqual([
+      ACME.issuer,
+    ]);
+  });
+
+  it.each([-1, 1.5, '3'])('refuses an unchangedSince of %s with a TypeError naming it', async (unchangedSince) => {
+    await expect(updateIssuer(pool, ACME, { by: 'bob', unchangedSince: unchangedSince as number })).rejects.toThrow(
+      /updateIssuer: unchangedSince must be a change id/,
+    );
   });
 
   it('refuses an expected entry of another issuer, naming it, before writing', async () => {
@@ -221,6 +257,140 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
       ['add', null, ['acme']],
       ['update', ['acme'], ['acme-2']],
       ['remove', ['acme-2'], null],
+    ]);
+  });
+
+  it('audits a plain INSERT by a role with only INSERT on the registry: that role, no name, notified', async () => {
+    const writer = await loginRole(pool, 'writer');
+    await pool.query(`GRANT INSERT ON ${TABLES.issuers} TO ${writer}`);
+    const listener = new pg.Client({ connectionString: db.url });
+    await listener.connect();
+    const payloads: string[] = [];
+    listener.on('notification', (message) => payloads.push(message.payload ?? ''));
+    await listener.query(`LISTEN ${REGISTRY_CHANNEL}`);
+    const hand = new pg.Client({ connectionString: urlAs(db.url, writer) });
+    await hand.connect();
+    try {
+      await hand.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ($1, $2)`, [ACME.issuer, JSON.stringify(ACME)]);
+      const [change] = await readIssuerChanges(pool);
+      expect(change).toMatchObject({ issuer: ACME.issuer, action: 'add', before: null, after: ACME, actor: null, role: writer });
+      expect((await readIssuers(pool))[0]).toMatchObject({ entry: ACME, addedBy: writer, updatedBy: writer });
+      await eventually('the notification arrives', () => payloads.length > 0);
+      expect(payloads).toEqual([String(change?.id)]);
+    } finally {
+      await Promise.all([hand.end(), listener.end()]);
+    }
+  });
+
+  it('keeps the operator name a session sets (paygate.actor) beside its role, for a hand-made UPDATE and DELETE too', async () => {
+    await addIssuer(pool, ACME, BY);
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(`SET LOCAL paygate.actor = 'dave'`);
+      await client.query(`UPDATE ${TABLES.issuers} SET entry = jsonb_set(entry, '{products}', '["acme-2"]')`);
+      await client.query('COMMIT');
+      await client.query(`DELETE FROM ${TABLES.issuers}`);
+    } finally {
+      client.release();
+    }
+    const changes = await readIssuerChanges(pool);
+    expect(changes.map(({ action, actor, role }) => ({ action, actor, role }))).toEqual([
+      { action: 'add', actor: 'alice', role: 'postgres' },
+      { action: 'update', actor: 'dave', role: 'postgres' },
+      { action: 'remove', actor: null, role: 'postgres' },
+    ]);
+    expect(changes[1]).toMatchObject({ before: ACME, after: { ...ACME, products: ['acme-2'] } });
+  });
+
+  it('audits an UPDATE of the key as the removal of one issuer and the addition of another', async () => {
+    await addIssuer(pool, ACME, BY);
+    await pool.query(
+      `UPDATE ${TABLES.issuers} SET issuer = 'https://moved.test', entry = jsonb_set(entry, '{issuer}', '"https://moved.test"')`,
+    );
+    const changes = await readIssuerChanges(pool);
+    expect(changes.slice(1).map(({ action, issuer }) => [action, issuer])).toEqual([
+      ['remove', ACME.issuer],
+      ['add', 'https://moved.test'],
+    ]);
+  });
+
+  it.each([
+    ['UPDATE', `UPDATE ${TABLES.issuerChanges} SET actor = 'someone else'`],
+    ['DELETE', `DELETE FROM ${TABLES.issuerChanges}`],
+    ['TRUNCATE', `TRUNCATE ${TABLES.issuerChanges}`],
+    ['a forged INSERT', `INSERT INTO ${TABLES.issuerChanges} (issuer, action, actor) VALUES ('https://acme.test', 'update', 'hand')`],
+  ])('refuses %s on the audit, to its owner (a superuser) too, changing nothing', async (_what, statement) => {
+    await addIssuer(pool, ACME, BY);
+    const before = await readIssuerChanges(pool);
+    await expect(pool.query(statement)).rejects.toMatchObject({ code: '42501', message: expect.stringContaining('audit trail') });
+    expect(await readIssuerChanges(pool)).toEqual(before);
+  });
+
+  it('refuses TRUNCATE of the registry table, whose removals would escape the audit', async () => {
+    await addIssuer(pool, ACME, BY);
+    await expect(pool.query(`TRUNCATE ${TABLES.issuers}`)).rejects.toMatchObject({ code: '42501' });
+    expect(await rowCounts()).toEqual({ issuers: 1, changes: 1 });
+  });
+
+  it('commits change ids in their order, so a reader taking every id past the highest it has seen misses none', async () => {
+    // Each writer draws its id, then lingers before committing. Were ids drawn without the
+    // trigger's lock, a later id could commit first and the reader would skip the earlier one.
+    const writers = 12;
+    const racing = openPool(db.url, { max: writers + 1 });
+    const seen = new Set<number>();
+    let watermark = 0;
+    let writing = true;
+    const reader = (async () => {
+      for (;;) {
+        // A read that began after every writer committed, and found nothing new, is the last one.
+        const last = !writing;
+        const { rows } = await racing.query(`SELECT id FROM ${TABLES.issuerChanges} WHERE id > $1 ORDER BY id`, [watermark]);
+        for (const row of rows) seen.add(Number(row.id));
+        watermark = Math.max(watermark, ...rows.map((row) => Number(row.id)));
+        if (last && rows.length === 0) break;
+      }
+    })();
+    await Promise.all(
+      Array.from({ length: writers }, async (_, index) => {
+        const client = await racing.connect();
+        try {
+          await client.query('BEGIN');
+          const entry = { ...ACME, issuer: `https://racer-${index}.test` };
+          await client.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ($1, $2)`, [entry.issuer, JSON.stringify(entry)]);
+          await client.query('SELECT pg_sleep($1)', [((index * 7) % 5) / 100]);
+          await client.query('COMMIT');
+        } finally {
+          client.release();
+        }
+      }),
+    );
+    writing = false;
+    await reader;
+    await racing.end();
+    const all = (await readIssuerChanges(pool)).map((change) => change.id);
+    expect(all).toHaveLength(writers);
+    expect([...seen].sort((a, b) => a - b)).toEqual(all);
+  });
+
+  it('marks in readIssuers each row every instance leaves out, with its rule; a decoy can be removed, a bad entry replaced', async () => {
+    await addIssuer(pool, ACME, BY);
+    await addIssuer(pool, BETA, BY);
+    await pool.query(`UPDATE ${TABLES.issuers} SET entry = jsonb_set(entry, '{products}', '[]') WHERE issuer = $1`, [BETA.issuer]);
+    await writtenBeforeKeyCheck(pool, () =>
+      pool.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ('decoy', $1)`, [JSON.stringify(ACME)]),
+    );
+    const marks = async () => (await readIssuers(pool)).map((record) => [record.issuer, record.refused?.rule ?? null]);
+    expect(await marks()).toEqual([
+      ['decoy', 'key_mismatch'],
+      [ACME.issuer, 'repeated_issuer'],
+      [BETA.issuer, 'invalid_entry'],
+    ]);
+    await removeIssuer(pool, 'decoy', BY);
+    await updateIssuer(pool, BETA, BY);
+    expect(await marks()).toEqual([
+      [ACME.issuer, null],
+      [BETA.issuer, null],
     ]);
   });
 

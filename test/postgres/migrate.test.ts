@@ -5,7 +5,7 @@
  */
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SCHEMA_AREAS, SCHEMA_VERSIONS, TABLES, migrate } from '../../src/postgres/index.js';
+import { SCHEMA_AREAS, SCHEMA_VERSIONS, TABLES, migrate, readIssuerChanges, readIssuers } from '../../src/postgres/index.js';
 import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/migrate.test.ts');
@@ -15,6 +15,8 @@ const LINK_TABLES = [TABLES.idempotency, TABLES.links];
 const CONTROL_TABLES = [TABLES.controls, TABLES.controlsCompacted];
 const DIRECTORY_TABLES = [TABLES.tenants, TABLES.departments, TABLES.shoppers, TABLES.stores];
 const REGISTRY_TABLES = [TABLES.issuers, TABLES.issuerChanges];
+/** How many versions a fresh database gets: every version of every area. */
+const APPLIED_FRESH = Object.values(SCHEMA_VERSIONS).reduce((sum, version) => sum + version, 0);
 
 async function freshPool(name: string): Promise<pg.Pool> {
   const pool = openPool((await createTestDatabase(name)).url);
@@ -34,6 +36,7 @@ async function tables(pool: pg.Pool): Promise<string[]> {
 async function versionOneDatabase(pool: pg.Pool): Promise<void> {
   await migrate(pool, { only: ['links', 'controls'] });
   await pool.query(`DROP TABLE ${TABLES.controlsCompacted}`);
+  await pool.query('DROP FUNCTION paygate_compact_controls()');
   await pool.query(`DROP TABLE ${TABLES.migrations}`);
   await pool.query(
     `CREATE TABLE ${TABLES.migrations} (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
@@ -41,6 +44,32 @@ async function versionOneDatabase(pool: pg.Pool): Promise<void> {
   await pool.query(
     `INSERT INTO ${TABLES.migrations} (version, description, applied_at) VALUES (1, 'payment links, idempotency keys, operator controls', '2026-01-02T03:04:05Z')`,
   );
+}
+
+/** The registry tables and ledger row of registry version 1: one issuer added by `addIssuer` then, and a decoy row by hand. */
+async function registryVersionOne(pool: pg.Pool): Promise<void> {
+  await pool.query(`CREATE TABLE ${TABLES.migrations} (area text NOT NULL, version integer NOT NULL, description text NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (area, version))`);
+  await pool.query(
+    `INSERT INTO ${TABLES.migrations} (area, version, description) VALUES ('registry', 1, 'issuer registry and its audit trail')`,
+  );
+  await pool.query(`CREATE TABLE ${TABLES.issuers} (issuer text PRIMARY KEY, entry jsonb NOT NULL, added_at timestamptz NOT NULL,
+    added_by text NOT NULL, updated_at timestamptz NOT NULL, updated_by text NOT NULL)`);
+  await pool.query(`CREATE TABLE ${TABLES.issuerChanges} (id bigserial PRIMARY KEY, issuer text NOT NULL,
+    action text NOT NULL CHECK (action IN ('add', 'update', 'remove')), before jsonb, after jsonb,
+    at timestamptz NOT NULL DEFAULT now(), actor text NOT NULL)`);
+  const entry = { issuer: 'https://acme.test', jwksUri: 'https://acme.test/jwks.json', products: ['acme'] };
+  await pool.query(`INSERT INTO ${TABLES.issuers} VALUES ($1, $2, now(), 'alice', now(), 'alice')`, [entry.issuer, JSON.stringify(entry)]);
+  await pool.query(`INSERT INTO ${TABLES.issuers} VALUES ('decoy', $1, now(), 'mallory', now(), 'mallory')`, [JSON.stringify(entry)]);
+  await pool.query(`INSERT INTO ${TABLES.issuerChanges} (issuer, action, after, actor) VALUES ($1, 'add', $2, 'alice')`, [
+    entry.issuer,
+    JSON.stringify(entry),
+  ]);
+}
+
+/** `from` to `to`, both included. */
+function* range(from: number, to: number): Generator<number> {
+  for (let value = from; value <= to; value++) yield value;
 }
 
 describe.skipIf(SKIP)('migrate', () => {
@@ -55,14 +84,19 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'links', version: 1 },
       { area: 'controls', version: 1 },
       { area: 'controls', version: 2 },
+      { area: 'controls', version: 3 },
       { area: 'directory', version: 1 },
       { area: 'registry', version: 1 },
+      { area: 'registry', version: 2 },
+      { area: 'registry', version: 3 },
       { area: 'keys', version: 1 },
+      { area: 'keys', version: 2 },
+      { area: 'fleet', version: 1 },
     ]);
     expect(first.versions).toEqual(SCHEMA_VERSIONS);
     expect(await migrate(pool)).toEqual({ applied: [], versions: SCHEMA_VERSIONS });
     expect(await tables(pool)).toEqual(
-      [...LINK_TABLES, ...CONTROL_TABLES, ...DIRECTORY_TABLES, ...REGISTRY_TABLES, TABLES.keyHistory].sort(),
+      [...LINK_TABLES, ...CONTROL_TABLES, ...DIRECTORY_TABLES, ...REGISTRY_TABLES, TABLES.keyHistory, TABLES.instances].sort(),
     );
   });
 
@@ -91,8 +125,11 @@ describe.skipIf(SKIP)('migrate', () => {
     await pool.query(`INSERT INTO ${TABLES.links} (id, tenant, link_code, record) VALUES (gen_random_uuid(), 't', 'code-1', '{}')`);
 
     expect(await migrate(pool, { only: 'controls' })).toEqual({
-      applied: [{ area: 'controls', version: 2 }],
-      versions: { controls: 2 },
+      applied: [
+        { area: 'controls', version: 2 },
+        { area: 'controls', version: 3 },
+      ],
+      versions: { controls: 3 },
     });
     expect(await migrate(pool, { only: 'links' })).toEqual({ applied: [], versions: { links: 1 } });
     expect(await tables(pool)).toEqual([...LINK_TABLES, ...CONTROL_TABLES].sort());
@@ -102,10 +139,36 @@ describe.skipIf(SKIP)('migrate', () => {
     ).toEqual([
       ['controls', 1, true],
       ['controls', 2, false],
+      ['controls', 3, false],
       ['links', 1, true],
     ]);
     expect((await pool.query(`SELECT issuer FROM ${TABLES.controls}`)).rows).toEqual([{ issuer: 'https://acme.test' }]);
     expect((await pool.query(`SELECT link_code FROM ${TABLES.links}`)).rows).toEqual([{ link_code: 'code-1' }]);
+  });
+
+  it('upgrades a registry of version 1 forward: its rows and audit kept, later changes audited by the database', async () => {
+    const pool = await freshPool('registry_one');
+    await registryVersionOne(pool);
+    expect(await migrate(pool, { only: 'registry' })).toEqual({
+      applied: [...range(2, SCHEMA_VERSIONS.registry)].map((version) => ({ area: 'registry', version })),
+      versions: { registry: SCHEMA_VERSIONS.registry },
+    });
+    const kept = await readIssuerChanges(pool);
+    expect(kept).toEqual([expect.objectContaining({ id: 1, action: 'add', actor: 'alice', role: null })]);
+    // The decoy row written then is kept, and marked; a new one is refused by the schema.
+    expect((await readIssuers(pool)).map((record) => [record.issuer, record.refused?.rule])).toEqual([
+      ['decoy', 'key_mismatch'],
+      ['https://acme.test', 'repeated_issuer'],
+    ]);
+    await expect(
+      pool.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) SELECT 'decoy-2', entry FROM ${TABLES.issuers} LIMIT 1`),
+    ).rejects.toMatchObject({
+      code: '23514',
+    });
+    await pool.query(`DELETE FROM ${TABLES.issuers} WHERE issuer = 'https://acme.test'`);
+    expect((await readIssuerChanges(pool)).slice(1)).toEqual([
+      expect.objectContaining({ id: 2, action: 'remove', issuer: 'https://acme.test', actor: null, role: 'postgres' }),
+    ]);
   });
 
   it('applies each version once when instances migrate at the same moment', async () => {
@@ -113,7 +176,7 @@ describe.skipIf(SKIP)('migrate', () => {
     const instances = Array.from({ length: 4 }, () => openPool(url, { max: 2 }));
     pools.push(...instances);
     const reports = await Promise.all(instances.map((pool) => migrate(pool)));
-    expect(reports.map((report) => report.applied.length).sort()).toEqual([0, 0, 0, 6]);
+    expect(reports.map((report) => report.applied.length).sort()).toEqual([0, 0, 0, APPLIED_FRESH]);
   });
 
   it('refuses a database whose area is newer than this package', async () => {
@@ -131,7 +194,7 @@ describe.skipIf(SKIP)('migrate', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      expect((await migrate(client)).applied).toHaveLength(6);
+      expect((await migrate(client)).applied).toHaveLength(APPLIED_FRESH);
     } finally {
       await client.end();
     }

@@ -8,6 +8,7 @@ import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type KeyBreachEvent, type KeyHistoryEntry, type Verifier, createVerifier } from '../../src/index.js';
 import {
+  type KeyHistoryRowRefusedEvent,
   type PostgresKeyHistory,
   type PostgresKeyHistoryOptions,
   StatementTimeoutError,
@@ -198,14 +199,39 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
     );
   });
 
-  it('reports a row the verifier refuses, at attach and as a failed flush, and the verifier goes on', async () => {
-    await db.query(`INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen) VALUES ('https://acme.test', 'by-hand', -1)`);
+  it('refuses a negative time in the table itself (its constraint)', async () => {
+    await expect(
+      db.query(`INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen) VALUES ('https://acme.test', 'by-hand', -1)`),
+    ).rejects.toMatchObject({ code: '23514' });
+  });
+
+  it('skips a row the verifier refuses, reporting it once, and shares the others: every flush goes on', async () => {
+    // A row written before the table refused negative times (its constraint, dropped here to write it).
+    await db.query(`ALTER TABLE ${TABLES.keyHistory} DROP CONSTRAINT ${TABLES.keyHistory}_times`);
+    try {
+      await db.query(`INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen) VALUES ('https://acme.test', 'by-hand', -1)`);
+    } finally {
+      await db.query(`ALTER TABLE ${TABLES.keyHistory} ADD CONSTRAINT ${TABLES.keyHistory}_times CHECK (first_seen >= 0) NOT VALID`);
+    }
     const errors: unknown[] = [];
-    const { verifier, keys } = await instance({ onError: (error) => errors.push(error) });
-    expect(errors).toEqual([expect.objectContaining({ name: 'TypeError', message: expect.stringContaining('entries[0].firstSeen') })]);
-    await verifier.verify(await issuer.token());
-    await expect(keys.flush()).rejects.toThrow('entries[0].firstSeen');
-    expect((await readKeyHistory(db, { issuer: 'https://acme.test' })).map((entry) => entry.kid).sort()).toEqual(['acme-1', 'by-hand']);
+    const events: KeyHistoryRowRefusedEvent[] = [];
+    const one = await instance({ onError: (error) => errors.push(error), onEvent: (event) => events.push(event) });
+    const other = await instance({ onError: (error) => errors.push(error), onEvent: () => undefined });
+    await one.verifier.verify(await issuer.token());
+    await one.keys.flush();
+    await one.keys.flush();
+    await other.keys.flush();
+    expect(errors).toEqual([]);
+    expect(events).toEqual([
+      {
+        type: 'key_history_row_refused',
+        issuer: 'https://acme.test',
+        kid: 'by-hand',
+        reason: expect.stringContaining('row ("https://acme.test", "by-hand").firstSeen must be a time'),
+      },
+    ]);
+    expect(other.verifier.keyHistory().map((entry) => entry.kid)).toEqual(['acme-1']);
+    expect((await readKeyHistory(db, { issuer: 'https://acme.test' })).map((entry) => entry.kid)).toEqual(['acme-1']);
   });
 
   it('refuses an empty issuer in readKeyHistory', async () => {

@@ -16,6 +16,8 @@ import {
   addIssuer,
   migrate,
   postgresRegistry,
+  readIssuerChanges,
+  registryDigest,
   removeIssuer,
   updateIssuer,
 } from '../../src/postgres/index.js';
@@ -24,6 +26,7 @@ import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
 import { verifyUntilCached } from '../support/result-cache.js';
 import { eventually } from './eventually.js';
 import { type PgServer, createTestDatabase, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { clearRegistry, loginRole, urlAs, writtenBeforeKeyCheck } from './roles.js';
 import { type TcpProxy, startProxy } from './tcp-proxy.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/postgres-registry.test.ts');
@@ -115,7 +118,7 @@ describe.skipIf(SKIP)('postgresRegistry on a real PostgreSQL', () => {
     await Promise.all([acme?.close(), beta?.close()]);
   });
 
-  beforeEach(() => operator.query(`TRUNCATE ${TABLES.issuers}, ${TABLES.issuerChanges}`));
+  beforeEach(() => clearRegistry(operator));
   afterEach(async () => {
     await Promise.all(running.map((registry) => registry.close()));
     running = [];
@@ -128,8 +131,16 @@ describe.skipIf(SKIP)('postgresRegistry on a real PostgreSQL', () => {
     expect(await allAccept([a], acme)).toBe(true);
     expect(a.registry.registry().issuers).toEqual([acme.issuer]);
     expect(a.events).toEqual([
-      { type: 'registry_loaded', issuers: 1, change: { added: [acme.issuer], updated: [], removed: [] }, through: added.id },
+      {
+        type: 'registry_loaded',
+        issuers: 1,
+        change: { added: [acme.issuer], updated: [], removed: [] },
+        through: added.id,
+        digest: await registryDigest(new IssuerRegistry([acme.entry])),
+        refused: 0,
+      },
     ]);
+    expect(a.registry).toMatchObject({ through: added.id, digest: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(a.registry.loadedAt).toBeGreaterThanOrEqual(before);
     expect(a.registry.loadedAt).toBeLessThanOrEqual(Date.now());
   });
@@ -138,6 +149,36 @@ describe.skipIf(SKIP)('postgresRegistry on a real PostgreSQL', () => {
     const a = await instance();
     expect(a.registry.registry().size).toBe(0);
     expect(await outcome(a.verifier, await acme.token())).toBe('unknown_issuer');
+  });
+
+  it('applies a row added by hand by a role with only INSERT: audited with that role, applied by both, and a new instance agrees', async () => {
+    const [a, b] = await Promise.all([instance(), instance()]);
+    const writer = await loginRole(operator, 'writer');
+    await operator.query(`GRANT INSERT ON ${TABLES.issuers} TO ${writer}`);
+    const hand = openPool(urlAs(url, writer), { max: 1 });
+    pools.push(hand);
+    await hand.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ($1, $2)`, [acme.issuer, JSON.stringify(acme.entry)]);
+    const [change] = await readIssuerChanges(operator);
+    expect(change).toMatchObject({ action: 'add', issuer: acme.issuer, role: writer, actor: null });
+    await eventually('both accept acme', () => allAccept([a, b], acme));
+    const late = await instance();
+    expect(await allAccept([late], acme)).toBe(true);
+    const held = [a, b, late].map(({ registry }) => ({ through: registry.through, digest: registry.digest }));
+    expect(held).toEqual(Array(3).fill({ through: change?.id, digest: await registryDigest(new IssuerRegistry([acme.entry])) }));
+  });
+
+  it('follows the table, not the length of its audit: a last change id that went back loads the table again', async () => {
+    await addIssuer(operator, acme.entry, BY);
+    await addIssuer(operator, beta.entry, BY);
+    const a = await instance({ listen: false });
+    expect(a.registry.through).toBeGreaterThan(1);
+    // A superuser empties both tables and starts the ids again: the table now holds beta at change 1.
+    await clearRegistry(operator);
+    await operator.query(`SELECT setval(pg_get_serial_sequence('${TABLES.issuerChanges}', 'id'), 1, false)`);
+    await addIssuer(operator, beta.entry, BY);
+    await a.registry.reload();
+    expect(a.registry.registry().issuers).toEqual([beta.issuer]);
+    expect(a.registry.through).toBe(1);
   });
 
   it('applies an issuer added on another instance within 1 s, through its notification', async () => {
@@ -214,13 +255,85 @@ describe.skipIf(SKIP)('postgresRegistry on a real PostgreSQL', () => {
     expect(await outcome(late, await beta.token())).toBe('unknown_issuer');
   });
 
-  it('keeps the registry in force when the table holds an entry it refuses, and says why', async () => {
+  it('leaves out a row whose entry was edited by hand into one the registry refuses: its issuer refused, the others applied', async () => {
     await addIssuer(operator, acme.entry, BY);
-    const a = await instance({ listen: false, reconnectDelay: 10 });
-    await operator.query(`UPDATE ${TABLES.issuers} SET entry = jsonb_set(entry, '{products}', '[]')`);
-    await operator.query(`INSERT INTO ${TABLES.issuerChanges} (issuer, action, actor) VALUES ($1, 'update', 'hand')`, [acme.issuer]);
-    await expect(a.registry.reload()).rejects.toThrow(/products/);
-    expect(await allAccept([a], acme)).toBe(true);
+    await addIssuer(operator, beta.entry, BY);
+    const a = await instance();
+    await operator.query(`UPDATE ${TABLES.issuers} SET entry = jsonb_set(entry, '{products}', '[]') WHERE issuer = $1`, [acme.issuer]);
+    await eventually('acme refused', async () => (await outcome(a.verifier, await acme.token())) === 'unknown_issuer');
+    expect(await allAccept([a], beta)).toBe(true);
+    expect(a.events).toContainEqual({
+      type: 'registry_row_refused',
+      row: acme.issuer,
+      rule: 'invalid_entry',
+      reason: expect.stringContaining(`row "${acme.issuer}" ("${acme.issuer}").products must be a non-empty array`),
+    });
+    expect(a.registry.refused).toEqual([expect.objectContaining({ row: acme.issuer, rule: 'invalid_entry' })]);
+  });
+
+  it('holds each row to its entry issuer in the schema: a decoy key is refused when written', async () => {
+    await expect(
+      operator.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ('decoy', $1)`, [JSON.stringify(acme.entry)]),
+    ).rejects.toMatchObject({ code: '23514' });
+  });
+
+  it('isolates each bad row: an http: issuer, an unknown field and a decoy key (so a repeated issuer) are left out, the rest applies', async () => {
+    await addIssuer(operator, acme.entry, BY);
+    await addIssuer(operator, beta.entry, BY);
+    const [a, b] = await Promise.all([instance(), instance()]);
+    const plain = { issuer: 'http://auth.plain.example', jwksUri: 'http://auth.plain.example/jwks.json', products: ['plain'] };
+    const newer = {
+      issuer: 'https://auth.newer.example',
+      jwksUri: 'https://auth.newer.example/jwks.json',
+      products: ['newer'],
+      audience: 'x',
+    };
+    const rows: [string, unknown][] = [
+      [plain.issuer, plain],
+      [newer.issuer, newer],
+      ['decoy', acme.entry],
+    ];
+    await writtenBeforeKeyCheck(operator, async () => {
+      for (const [key, entry] of rows) {
+        await operator.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ($1, $2)`, [key, JSON.stringify(entry)]);
+      }
+    });
+    await eventually(
+      'both refuse acme, named by the decoy too',
+      async () =>
+        (await Promise.all([a, b].map(async ({ verifier }) => outcome(verifier, await acme.token())))).every(
+          (got) => got === 'unknown_issuer',
+        ),
+      1000,
+    );
+    expect(await allAccept([a, b], beta)).toBe(true);
+    const rules = (events: readonly RegistryEvent[]) =>
+      events.flatMap((event) => (event.type === 'registry_row_refused' ? [[event.row, event.rule]] : [])).slice(-4);
+    for (const { events } of [a, b]) {
+      expect(rules(events)).toEqual([
+        ['decoy', 'key_mismatch'],
+        [plain.issuer, 'invalid_entry'],
+        [newer.issuer, 'invalid_entry'],
+        [acme.issuer, 'repeated_issuer'],
+      ]);
+    }
+    expect(a.events.find((event) => event.type === 'registry_row_refused' && event.row === newer.issuer)).toMatchObject({
+      reason: expect.stringContaining('.audience is not an entry field'),
+    });
+    // A removal made afterwards is applied by both, and a new instance starts on the same table.
+    await removeIssuer(operator, beta.issuer, BY);
+    await eventually(
+      'both refuse beta, removed',
+      async () =>
+        (await Promise.all([a, b].map(async ({ verifier }) => outcome(verifier, await beta.token())))).every(
+          (got) => got === 'unknown_issuer',
+        ),
+      1000,
+    );
+    const late = await instance();
+    expect(late.registry.registry().size).toBe(0);
+    expect(late.registry.digest).toBe(a.registry.digest);
+    expect(late.events.filter((event) => event.type === 'registry_row_refused').map((event) => event.row)).toContain('decoy');
   });
 
   it.each([
@@ -230,10 +343,29 @@ describe.skipIf(SKIP)('postgresRegistry on a real PostgreSQL', () => {
     ['statementTimeout', { statementTimeout: 0 }],
     ['heartbeatInterval', { heartbeatInterval: 10 }],
     ['onEvent', { onEvent: 'console' }],
+    ['jwksAllowedHosts', { jwksAllowedHosts: '10.0.0.7' }],
   ])('refuses a bad %s with a TypeError naming it', async (name, options) => {
     await expect(postgresRegistry(operator, options as PostgresRegistryOptions)).rejects.toThrow(
       new RegExp(`^postgresRegistry: ${name} must`),
     );
+  });
+
+  it('loads an entry whose JWKS is at a private address when jwksAllowedHosts names it, and the verifier attached downloads by it', async () => {
+    const jwksUri = 'https://10.0.0.7/jwks.json';
+    await addIssuer(operator, { ...acme.entry, jwksUri }, { ...BY, jwksAllowedHosts: ['10.0.0.7'] });
+    const pool = openPool(url, { max: 2 });
+    pools.push(pool);
+    const registry = await postgresRegistry(pool, { pollInterval: NO_POLL, jwksAllowedHosts: ['10.0.0.7'] });
+    running.push(registry);
+    const requested: string[] = [];
+    const fetch = async (input: string) => {
+      requested.push(input);
+      return Response.json(acme.jwks);
+    };
+    const verifier = createVerifier({ registry: new IssuerRegistry([], { allowEmpty: true }), audience: AUDIENCE, fetch });
+    registry.attach(verifier);
+    expect(await outcome(verifier, await acme.token())).toBe('accepted');
+    expect(requested).toEqual([jwksUri]);
   });
 
   it('refuses to attach something that is not a verifier', async () => {

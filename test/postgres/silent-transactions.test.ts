@@ -252,7 +252,8 @@ describe.skipIf(SKIP)('an issuer registry write through a network that goes sile
   });
 
   it('rejects addIssuer with an unavailability caused by StatementTimeoutError within the bound, writing no row', async () => {
-    const silentMidway = stepBefore(pool, new RegExp(`INSERT INTO ${TABLES.issuerChanges}`), silence);
+    // After the row is written (and audited by the trigger), before the change is read back.
+    const silentMidway = stepBefore(pool, new RegExp(`FROM ${TABLES.issuerChanges}`), silence);
     const error = await addIssuer(silentMidway, entry, { by: 'ops', statementTimeout: BOUND }).catch((reason: unknown) => reason);
     expect(silentMidway.stepped).toBe(true);
     expect(sinceFailure()).toBeLessThan(BOUND + LOADED_MARGIN_MS);

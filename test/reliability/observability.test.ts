@@ -1,7 +1,7 @@
 /**
- * What a verifier reports through `onEvent`, so that a service can export metrics: JWKS downloads
- * (issuer, outcome, duration, key count), verification failures by code and issuer, result-cache
- * hits and misses, key removals. No event ever carries a token, key material or a claim value.
+ * What a verifier reports through `onEvent`, so that a service can export metrics: each
+ * verification's outcome (issuer, key, code) and duration, JWKS downloads (issuer, outcome,
+ * duration, key count), result-cache hits and misses, key removals. No event ever carries a token, key material or a claim value.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { type Verifier, type VerifierEvent, createVerifier } from '../../src/index.js';
@@ -74,6 +74,20 @@ describe('jwks_fetch', () => {
   });
 });
 
+describe('verify_success', () => {
+  test('reports the issuer, the key, whether the result cache answered, and the duration', async () => {
+    const v = verifier({ cacheAdmission: 'first-use' });
+    const token = await issuer.token();
+    await v.verify(token);
+    await v.verify(token);
+    expect(ofType('verify_success')).toEqual([
+      { type: 'verify_success', issuer: issuer.issuer, kid: 'test-key', cached: false, durationMs: expect.any(Number) },
+      { type: 'verify_success', issuer: issuer.issuer, kid: 'test-key', cached: true, durationMs: expect.any(Number) },
+    ]);
+    for (const event of ofType('verify_success')) expect(event.durationMs).toBeGreaterThanOrEqual(0);
+  });
+});
+
 describe('verify_failure', () => {
   test('reports the code and the issuer once the issuer is known', async () => {
     const v = verifier();
@@ -84,6 +98,9 @@ describe('verify_failure', () => {
         type: 'verify_failure',
         code: 'invalid_signature',
         issuer: issuer.issuer,
+        kid: 'test-key',
+        cached: false,
+        durationMs: expect.any(Number),
         facts: expect.objectContaining({ rule: 'signature' }),
         hint: expect.stringContaining('"test-key"'),
       },
@@ -98,6 +115,9 @@ describe('verify_failure', () => {
         type: 'verify_failure',
         code: 'unknown_issuer',
         issuer: null,
+        kid: null,
+        cached: false,
+        durationMs: expect.any(Number),
         facts: expect.objectContaining({ rule: 'iss', actual: 'https://intruder.test' }),
         hint: expect.stringContaining('"https://intruder.test"'),
       },
@@ -112,11 +132,30 @@ describe('verify_failure', () => {
         type: 'verify_failure',
         code: 'audience_mismatch',
         issuer: issuer.issuer,
+        kid: 'test-key',
+        cached: false,
+        durationMs: expect.any(Number),
         claim: 'aud',
         facts: expect.objectContaining({ rule: 'aud', actual: 'https://elsewhere.test' }),
         hint: expect.stringContaining('"https://elsewhere.test"'),
       },
     ]);
+  });
+
+  test('names no kid the issuer does not publish: an unknown kid is reported as null (a forged kid in metrics)', async () => {
+    const v = verifier();
+    await authRejection(v.verify(await issuer.token({}, { kid: 'forged-kid' })));
+    expect(ofType('verify_failure')).toEqual([expect.objectContaining({ code: 'unknown_key', kid: null })]);
+    expect(JSON.stringify({ ...ofType('verify_failure')[0], facts: undefined, hint: undefined })).not.toContain('forged-kid');
+  });
+
+  test('says when a cached result failed its re-check', async () => {
+    const v = verifier({ cacheAdmission: 'first-use' });
+    const token = await issuer.token();
+    await v.verify(token);
+    v.suspendIssuer(issuer.issuer);
+    await authRejection(v.verify(token));
+    expect(ofType('verify_failure')).toEqual([expect.objectContaining({ code: 'issuer_suspended', kid: 'test-key', cached: true })]);
   });
 
   test('reports jwks_unavailable with its issuer', async () => {
@@ -131,6 +170,9 @@ describe('verify_failure', () => {
         type: 'verify_failure',
         code: 'jwks_unavailable',
         issuer: issuer.issuer,
+        kid: null,
+        cached: false,
+        durationMs: expect.any(Number),
         facts: expect.objectContaining({ rule: 'key' }),
         hint: expect.stringContaining(faulty.entry.jwksUri),
       },
@@ -189,7 +231,9 @@ describe('the listener', () => {
 
     const text = JSON.stringify(log.events);
     const withoutHints = JSON.stringify(log.events.map((event) => ({ ...event, facts: undefined, hint: undefined })));
-    expect(new Set(log.events.map((event) => event.type))).toEqual(new Set(['cache', 'jwks_fetch', 'verify_failure', 'keys_removed']));
+    expect(new Set(log.events.map((event) => event.type))).toEqual(
+      new Set(['cache', 'jwks_fetch', 'verify_success', 'verify_failure', 'keys_removed']),
+    );
     // The audience the client sent is in the audience_mismatch facts and hint, and nowhere else.
     expect(text).toContain('https://elsewhere.test');
     expect(withoutHints).not.toContain('https://elsewhere.test');

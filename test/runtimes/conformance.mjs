@@ -1,13 +1,15 @@
 /**
  * The runtime conformance suite: one list of cases against the built package's public entries
- * (`paygate-auth`, `/fetch`, `/testing`, `/issuer`), run under Node by vitest
+ * (`paygate-auth`, `/fetch`, `/hono`, `/testing`, `/issuer`), run under Node by vitest
  * (`conformance.test.ts`), under Deno and Bun by `main.mjs`, and under workerd by `worker.mjs`.
  * Plain JavaScript with Web APIs only (no `node:` module, no test framework), so that every
  * runtime loads it as it stands. Every JWKS is served from this process, by a `fetch` handed to
  * the verifier: workerd opens no loopback server.
  */
-import { AUTH_ERROR_CODES, AuthError, createVerifier, toErrorResponse } from 'paygate-auth';
+import { AUTH_ERROR_CODES, AuthError, IssuerRegistry, createVerifier, toErrorResponse } from 'paygate-auth';
+import { Hono } from 'hono';
 import { requireScopes, withAuth } from 'paygate-auth/fetch';
+import { auth as honoAuth, requireScopes as honoScopes } from 'paygate-auth/hono';
 import { InMemoryKeyStore, IssuerError, createIssuer, jwksFetchHandler } from 'paygate-auth/issuer';
 import { createTestIssuer, createTestVerifier } from 'paygate-auth/testing';
 
@@ -315,6 +317,26 @@ export const cases = [
     },
   },
   {
+    name: "the Hono middleware sets c.get('auth'), guards a route's scopes and answers a missing token with 401",
+    async run() {
+      const { issuer, verifier } = await context();
+      const app = new Hono();
+      app.use(honoAuth({ verifier }));
+      app.get('/info', (c) => c.json({ tenant: c.get('auth').tenant.id }));
+      app.post('/hub', honoScopes('hub:subscribe'), (c) => c.text('reached'));
+      const token = await issuer.token({ scope: 'pay:processPayments' });
+      const info = await app.request('/info', { headers: { authorization: `Bearer ${token}` } });
+      equal(info.status, 200, 'status with a valid token');
+      equal((await info.json()).tenant, 't-1', 'tenant');
+      const again = await app.request('/info', { headers: { authorization: `Bearer ${token}` } });
+      equal(again.status, 200, 'status with the same token again');
+      await expectProblem(await app.request('/info'), 'missing_token');
+      const hub = await app.request('/hub', { method: 'POST', headers: { authorization: `Bearer ${token}` } });
+      check((hub.headers.get('www-authenticate') ?? '').includes('scope="hub:subscribe"'), 'the challenge names the scope');
+      await expectProblem(hub, 'insufficient_scope');
+    },
+  },
+  {
     name: "the test kit's verifier follows a rotation: the new key's tokens pass, the retired key's fail",
     async run() {
       const issuer = await createTestIssuer({ product: 'acme', audience: AUDIENCE, issuer: 'https://rotating.test' });
@@ -327,6 +349,43 @@ export const cases = [
       equal((await verifier.verify(fresh)).tenant.id, 't-1', 'a token of the new key');
       equal(JSON.parse(atob(fresh.split('.')[0].replace(/-/g, '+').replace(/_/g, '/'))).kid, key.kid, 'the new kid');
       equal((await rejection(verifier.verify(old), 'old key')).code, 'unknown_key', 'a token of the retired key');
+    },
+  },
+  {
+    name: 'the registry refuses a JWKS at a cloud metadata address or an IPv4-mapped loopback address, naming the rule',
+    async run() {
+      const { issuer } = await context();
+      for (const [jwksUri, rule] of [
+        ['https://169.254.169.254/latest/meta-data/', 'metadata'],
+        ['https://[::ffff:127.0.0.1]/jwks.json', 'ipv4_mapped'],
+        ['https://metadata.google.internal/jwks.json', 'metadata'],
+      ]) {
+        let error;
+        try {
+          new IssuerRegistry([{ ...issuer.entry, jwksUri }]);
+        } catch (caught) {
+          error = caught;
+        }
+        check(error instanceof TypeError, `${jwksUri}: a TypeError`);
+        equal(error.code, 'jwks_address_refused', `${jwksUri}: error.code`);
+        equal(error.rule, rule, `${jwksUri}: error.rule`);
+      }
+    },
+  },
+  {
+    name: 'a download from a private address the verifier does not allow makes no request, whatever the fetch',
+    async run() {
+      const { issuer } = await context();
+      const jwksUri = 'https://10.0.0.7/jwks.json';
+      const fetch = inProcessFetch(new Map([[jwksUri, () => Response.json(issuer.jwks)]]));
+      const registry = new IssuerRegistry([{ ...issuer.entry, jwksUri }], { jwksAllowedHosts: ['10.0.0.7'] });
+      const refused = await createVerifier({ registry, audience: AUDIENCE, fetch, jwksAllowedHosts: [] }).warmUp();
+      equal(refused[0].ok, false, 'refused: report.ok');
+      check(refused[0].error.includes('rule private'), `refused: the report names the rule (${refused[0].error})`);
+      equal(fetch.requests, 0, 'no request');
+      const allowed = await createVerifier({ registry, audience: AUDIENCE, fetch, crypto: 'webcrypto' }).warmUp();
+      equal(allowed[0].ok, true, "allowed by the registry's jwksAllowedHosts: report.ok");
+      equal(fetch.requests, 1, 'one request once allowed');
     },
   },
   {
@@ -381,8 +440,9 @@ export const cases = [
       equal(response.headers.get('content-type'), 'application/jwk-set+json', 'content-type');
       equal(response.headers.get('cache-control'), 'public, max-age=600', 'cache-control');
       const { keys } = await response.json();
-      equal(keys.length, 1, 'keys published');
-      equal(keys[0].kid, issuer.keys()[0].kid, 'the published kid');
+      equal(keys.length, 2, 'keys published: the first key and its standby');
+      const kids = issuer.keys().map((key) => key.kid);
+      equal(keys.map((key) => key.kid).join(), kids.join(), 'the published kids');
       equal(Object.keys(keys[0]).sort().join(','), 'alg,e,kid,kty,n,use', 'JWK members');
       const post = await handler(new Request('https://auth.acme.test/.well-known/jwks.json', { method: 'POST' }));
       equal(post.status, 405, 'POST status');

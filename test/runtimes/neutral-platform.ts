@@ -41,6 +41,7 @@ const ALLOWED_EVERYWHERE: Readonly<Record<string, string>> = {
 export const WEB_ENTRIES: readonly WebEntry[] = [
   { subpath: '.' },
   { subpath: './fetch' },
+  { subpath: './hono' },
   { subpath: './issuer', without: ['FileKeyStore', 'generateKeyFile', 'readPrivateKeyFile'] },
   {
     subpath: './testing',

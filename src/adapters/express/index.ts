@@ -51,8 +51,11 @@ export function auth(options: AuthOptions): RequestHandler {
     req.auth = result.auth;
     next();
   };
-  return async (req: Request, res: Response, next: NextFunction) => {
-    pass(await gateRequest(settings, req), req, res, next);
+  return (req: Request, res: Response, next: NextFunction) => {
+    // A cached token is answered at once: the next handler runs in this same call.
+    const result = gateRequest(settings, req);
+    if (result instanceof Promise) return result.then((settled) => pass(settled, req, res, next));
+    pass(result, req, res, next);
   };
 }
 

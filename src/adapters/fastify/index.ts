@@ -16,7 +16,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } f
 import fp from 'fastify-plugin';
 import type { AuthContext } from '../../core/auth-context.js';
 import { ConfigurationError } from '../../core/errors.js';
-import type { NormalizedScopeRequirement, ScopeRequirement } from '../../core/scopes.js';
+import { type NormalizedScopeRequirement, type ScopeRequirement, normalizeScopeRequirement } from '../../core/scopes.js';
 import { type AdapterOptions, resolveAdapterOptions, stableRequirement } from '../../http/adapter-options.js';
 import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
@@ -77,7 +77,12 @@ const plugin: FastifyPluginAsync<PaygateAuthOptions> = async (fastify, options) 
   fastify.addHook('onRequest', (request, reply, done) => {
     const config = request.routeOptions.config;
     if (config?.auth === false) return done();
-    void gateRequest(settings, request.raw, config?.scopes).then((result) => pass(result, request, reply, done));
+    // Normalized by the onRoute hook when the route was built (so this returns them as they are),
+    // unless the route was registered before the plugin.
+    const scopes = config?.scopes === undefined ? undefined : normalizeScopeRequirement(config.scopes);
+    const result = gateRequest(settings, request.raw, scopes);
+    if (result instanceof Promise) void result.then((settled) => pass(settled, request, reply, done));
+    else pass(result, request, reply, done);
   });
 };
 

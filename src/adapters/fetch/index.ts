@@ -53,7 +53,9 @@ export function withAuth<Args extends unknown[]>(handler: AuthenticatedHandler<A
   if (typeof handler !== 'function') throw new TypeError('withAuth: handler must be a function');
   const settings = resolveAdapterOptions('withAuth', options);
   return async (request: Request, ...rest: Args) => {
-    const result = await gateRequest(settings, request);
+    // A cached token is answered at once: the handler is called without waiting a turn.
+    const pending = gateRequest(settings, request);
+    const result = pending instanceof Promise ? await pending : pending;
     if (!result.ok) return answer(result);
     return handler(request, result.auth as AuthContext, ...rest); // null only where allowPreflight let it through
   };

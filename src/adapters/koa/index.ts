@@ -53,8 +53,10 @@ export function auth(options: AuthOptions): Middleware<AuthState> {
     ctx.state.auth = result.auth;
     return next();
   };
-  return async (ctx, next: Next) => {
-    await pass(await gateRequest(settings, ctx.req), ctx, next);
+  return (ctx, next: Next) => {
+    // A cached token is answered at once: the next middleware runs in this same call.
+    const result = gateRequest(settings, ctx.req);
+    return result instanceof Promise ? result.then((settled) => pass(settled, ctx, next)) : pass(result, ctx, next);
   };
 }
 

@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { auth, requireScopes } from '../../../src/adapters/express/index.js';
 import { AuthError } from '../../../src/core/errors.js';
 import type { AdapterOptions } from '../../../src/http/adapter-options.js';
+import { verifyUntilCached } from '../../support/result-cache.js';
 import { describeAdapterTable } from '../adapter-table.js';
+import { useLoopbackIssuer } from '../loopback-issuer.js';
 import { type AdapterHarness, AppError, ROUTE_SCOPES, appErrorResponse, serveOnLoopback, describeAuth } from '../reference-app.js';
 
 function referenceApp(options: AdapterOptions): express.Express {
@@ -36,9 +38,24 @@ const harness: AdapterHarness = {
 describeAdapterTable(harness);
 
 describe('the Express adapter', () => {
+  const fx = useLoopbackIssuer();
+
+  it('calls next() for a cached token before the middleware returns, with req.auth set', async () => {
+    const token = await fx.issuer.token();
+    const cached = await verifyUntilCached(fx.verifier, token);
+    const middleware = auth({ verifier: fx.verifier });
+    const req = { method: 'GET', headers: {}, rawHeaders: ['Authorization', `Bearer ${token}`] } as unknown as Request;
+    let called = false;
+    void middleware(req, {} as Response, () => {
+      called = true;
+    });
+    expect(called).toBe(true);
+    expect(req.auth).toBe(cached);
+  });
+
   it('passes the AuthError itself to next(err) when forwardErrors is set', async () => {
     const middleware = auth({
-      verifier: { verify: async () => Promise.reject(new Error('unreachable')), maxTokenBytes: 8192 },
+      verifier: { verify: async () => Promise.reject(new Error('unreachable')) },
       forwardErrors: true,
     });
     const forwarded = await new Promise<unknown>((resolve) => {

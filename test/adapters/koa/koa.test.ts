@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { auth, requireScopes } from '../../../src/adapters/koa/index.js';
 import { AuthError } from '../../../src/core/errors.js';
 import type { AdapterOptions } from '../../../src/http/adapter-options.js';
+import { verifyUntilCached } from '../../support/result-cache.js';
 import { describeAdapterTable } from '../adapter-table.js';
+import { useLoopbackIssuer } from '../loopback-issuer.js';
 import { type AdapterHarness, AppError, ROUTE_SCOPES, appErrorResponse, serveOnLoopback, describeAuth } from '../reference-app.js';
 
 function referenceApp(options: AdapterOptions): Koa {
@@ -47,13 +49,29 @@ const harness: AdapterHarness = {
 describeAdapterTable(harness);
 
 describe('the Koa adapter', () => {
+  const fx = useLoopbackIssuer();
+
+  it('calls next() for a cached token before the middleware returns, with ctx.state.auth set', async () => {
+    const token = await fx.issuer.token();
+    const cached = await verifyUntilCached(fx.verifier, token);
+    const middleware = auth({ verifier: fx.verifier });
+    const ctx = { req: { method: 'GET', headers: {}, rawHeaders: ['authorization', `Bearer ${token}`] }, state: {} } as unknown as Context;
+    let called = false;
+    const pending = middleware(ctx, async () => {
+      called = true;
+    });
+    expect(called).toBe(true);
+    await pending;
+    expect(ctx.state.auth).toBe(cached);
+  });
+
   it('throws the AuthError itself to upstream middleware when forwardErrors is set', async () => {
     const middleware = auth({
-      verifier: { verify: () => Promise.reject(new Error('not called')), maxTokenBytes: 8192 },
+      verifier: { verify: () => Promise.reject(new Error('not called')) },
       forwardErrors: true,
     });
     const ctx = { req: { method: 'GET', headers: {}, headersDistinct: {} }, state: {} } as unknown as Context;
-    const thrown = await Promise.resolve(middleware(ctx, async () => undefined)).catch((error: unknown) => error);
+    const thrown = await (async () => middleware(ctx, async () => undefined))().catch((error: unknown) => error);
     expect(thrown).toBeInstanceOf(AuthError);
     expect(thrown).toMatchObject({ code: 'missing_token', status: 401 });
   });

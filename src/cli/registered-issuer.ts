@@ -1,0 +1,46 @@
+/**
+ * Whether an issuer an operator names is registered, as every instance following the registry
+ * table judges it: the operator controls refuse one that is not (an issuer with a trailing slash,
+ * `not-a-url`), naming the near miss, so that an operator in a hurry never believes an issuer
+ * stopped while the real one is still accepted.
+ */
+import { findNearMiss, quote } from '../internal/index.js';
+import { type SqlClient, readIssuers } from '../postgres/index.js';
+
+/** An issuer named to a command is not one the instances register. */
+export class NotRegisteredError extends Error {
+  override readonly name = 'NotRegisteredError';
+  readonly code = 'issuer_not_registered' as const;
+}
+
+const FORCE = 'give --force to record it all the same (a control ahead of its issuer)';
+
+/**
+ * Resolves when `issuer` is a row every instance applies; else rejects with a
+ * {@link NotRegisteredError} naming what the registry holds instead (a near miss) and the remedy.
+ */
+export async function requireRegistered(db: SqlClient, issuer: string): Promise<void> {
+  let records: Awaited<ReturnType<typeof readIssuers>>;
+  try {
+    records = await readIssuers(db);
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code !== '42P01') throw error;
+    throw new NotRegisteredError(
+      `cannot tell whether issuer ${quote(issuer)} is registered: the issuer registry's tables are missing (run "paygate-auth migrate" first, or ${FORCE})`,
+    );
+  }
+  const record = records.find((held) => held.issuer === issuer);
+  if (record?.refused === null) return;
+  if (record !== undefined && record.refused !== null) {
+    throw new NotRegisteredError(
+      `issuer ${quote(issuer)} is in the registry table but every instance leaves its row out (${record.refused.rule}): it is refused already; fix the row, or ${FORCE}`,
+    );
+  }
+  const registered = records.filter((held) => held.refused === null).map((held) => held.issuer);
+  const near = findNearMiss(issuer, registered);
+  const hint =
+    near === undefined
+      ? `the registry holds ${registered.length} issuer(s) ("paygate-auth issuers list")`
+      : `the registry has ${quote(near.candidate)} (${near.difference}): give that`;
+  throw new NotRegisteredError(`issuer ${quote(issuer)} is not registered; ${hint}, or ${FORCE}`);
+}

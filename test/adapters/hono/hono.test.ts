@@ -1,0 +1,119 @@
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import { type Context, Hono } from 'hono';
+import { describe, expect, it } from 'vitest';
+import { type AuthVariables, auth, requireScopes } from '../../../src/adapters/hono/index.js';
+import { AuthError } from '../../../src/core/errors.js';
+import type { AdapterOptions } from '../../../src/http/adapter-options.js';
+import { verifyUntilCached } from '../../support/result-cache.js';
+import { describeAdapterTable } from '../adapter-table.js';
+import { useLoopbackIssuer } from '../loopback-issuer.js';
+import { type AdapterHarness, AppError, ROUTE_SCOPES, type RunningApp, appErrorResponse, describeAuth } from '../reference-app.js';
+
+type Env = { Variables: AuthVariables };
+
+function referenceApp(options: AdapterOptions): Hono<Env> {
+  const app = new Hono<Env>();
+  const me = (c: Context<Env>) => c.json(describeAuth(c.get('auth')));
+  app.onError((error, c) => {
+    const { status, body } = appErrorResponse(error);
+    return c.json(body, status as 418);
+  });
+  app.get('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), (c) => c.json(describeAuth(c.get('auth'))));
+  app.use(auth(options));
+  app.get('/me', me);
+  app.options('/me', me);
+  app.get('/manage', requireScopes(...ROUTE_SCOPES.manage), (c) => c.json(describeAuth(c.get('auth'))));
+  app.get('/both', requireScopes(...ROUTE_SCOPES.both), (c) => c.json(describeAuth(c.get('auth'))));
+  app.get('/either', requireScopes(...ROUTE_SCOPES.either), (c) => c.json(describeAuth(c.get('auth'))));
+  app.get('/boom', () => {
+    throw new AppError('boom');
+  });
+  return app;
+}
+
+async function listen(app: Hono<Env>): Promise<RunningApp> {
+  return new Promise((resolve) => {
+    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => {
+      resolve({
+        url: `http://127.0.0.1:${info.port}`,
+        close: () =>
+          new Promise<void>((done) => {
+            if ('closeAllConnections' in server) server.closeAllConnections();
+            server.close(() => done());
+          }),
+      });
+    });
+  });
+}
+
+const harness: AdapterHarness = {
+  name: 'Hono',
+  start: async (options) => listen(referenceApp(options)),
+  create: (options) => auth(options as AdapterOptions),
+  requireScopes: (...scopes) => requireScopes(...(scopes as [string])),
+};
+
+describeAdapterTable(harness);
+
+describe('the Hono adapter', () => {
+  const fx = useLoopbackIssuer();
+
+  it('passes a cached token on to the next handler within the same call, with no turn of the event loop', async () => {
+    const token = await fx.issuer.token();
+    await verifyUntilCached(fx.verifier, token);
+    const middleware = auth({ verifier: fx.verifier });
+    const app = new Hono<Env>();
+    let reachedInCall = false;
+    let inCall = false;
+    app.use(async (c, next) => {
+      inCall = true;
+      const pending = middleware(c, next);
+      inCall = false;
+      await pending;
+    });
+    app.get('/me', (c) => {
+      reachedInCall = inCall;
+      return c.json(describeAuth(c.get('auth')));
+    });
+    const response = await app.request('/me', { headers: { authorization: `Bearer ${token}` } });
+    expect(response.status).toBe(200);
+    expect(reachedInCall).toBe(true);
+  });
+
+  it('keeps headers set by earlier middleware (CORS, say) on a failure it answers', async () => {
+    const app = new Hono<Env>();
+    app.use(async (c, next) => {
+      c.header('access-control-allow-origin', 'https://shop.example');
+      await next();
+    });
+    app.use(auth({ verifier: fx.verifier }));
+    app.get('/me', (c) => c.text('reached'));
+    const response = await app.request('/me');
+    expect(response.status).toBe(401);
+    expect(response.headers.get('access-control-allow-origin')).toBe('https://shop.example');
+    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="paygate"');
+  });
+
+  it('throws the AuthError itself to app.onError when forwardErrors is set', async () => {
+    const app = new Hono<Env>();
+    let seen: unknown;
+    app.onError((error, c) => {
+      seen = error;
+      return c.text('handled', 401);
+    });
+    app.use(auth({ verifier: fx.verifier, forwardErrors: true }));
+    app.get('/me', (c) => c.text('reached'));
+    const response = await app.request('/me');
+    expect(await response.text()).toBe('handled');
+    expect(seen).toBeInstanceOf(AuthError);
+    expect(seen).toMatchObject({ code: 'missing_token', status: 401 });
+  });
+
+  it('answers through app.request() as through a server', async () => {
+    const app = referenceApp({ verifier: fx.verifier });
+    const response = await app.request('/manage', { headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
+    expect(response.status).toBe(403);
+    expect(await response.json()).toMatchObject({ code: 'insufficient_scope' });
+  });
+});

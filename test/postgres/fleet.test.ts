@@ -1,0 +1,183 @@
+/**
+ * The fleet's heartbeats on a real PostgreSQL: each instance's row says what it applied, at once
+ * after it applied it; `waitForFleet` returns when every live instance has, or names those that
+ * have not within its bound; a silent instance stops being live; rows unwritten for the retention
+ * are deleted, and an instance deletes its own at close.
+ */
+import type pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { IssuerRegistry } from '../../src/index.js';
+import {
+  type PostgresControls,
+  type PostgresHeartbeat,
+  type PostgresHeartbeatOptions,
+  type PostgresRegistry,
+  TABLES,
+  addIssuer,
+  migrate,
+  postgresControls,
+  postgresHeartbeat,
+  postgresRegistry,
+  readFleet,
+  readInstances,
+  recordControl,
+  registryDigest,
+  waitForFleet,
+} from '../../src/postgres/index.js';
+import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
+import { eventually } from './eventually.js';
+import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
+import { clearRegistry } from './roles.js';
+
+const SKIP = skipWithoutPostgres('test/postgres/fleet.test.ts');
+/** Long enough that only an applied change or `beat()` writes a heartbeat during a test. */
+const NO_BEAT = 600_000;
+const NO_POLL = 600_000;
+const ACME = { issuer: 'https://acme.test', jwksUri: 'https://acme.test/jwks.json', products: ['acme'] };
+/** The bound of a wait that is meant to run out (asserted with LOADED_MARGIN_MS beyond it). */
+const WAIT_BOUND = 500;
+/** How soon an applied change is in the heartbeat row: "at once", far below NO_BEAT. */
+const AT_ONCE_MS = 1000;
+
+let db: pg.Pool;
+let closing: { close(): Promise<void> }[] = [];
+
+interface Instance {
+  readonly registry: PostgresRegistry;
+  readonly controls: PostgresControls;
+  readonly heartbeat: PostgresHeartbeat;
+}
+
+/** An instance following the registry and the controls, with its heartbeat. */
+async function instance(name: string, options: PostgresHeartbeatOptions = {}): Promise<Instance> {
+  const registry = await postgresRegistry(db, { pollInterval: NO_POLL, onEvent: () => undefined });
+  const controls = await postgresControls(db, { pollInterval: NO_POLL, compactInterval: 0, onError: () => undefined });
+  const heartbeat = await postgresHeartbeat(db, { name, registry, controls, interval: NO_BEAT, onError: () => undefined, ...options });
+  closing.push(heartbeat, registry, controls);
+  return { registry, controls, heartbeat };
+}
+
+/** A heartbeat reporting a registry that never applies anything: an instance stuck behind. */
+async function stuck(name: string): Promise<PostgresHeartbeat> {
+  const frozen = new IssuerRegistry([], { allowEmpty: true });
+  const registry = {
+    through: 0,
+    digest: await registryDigest(frozen),
+    refused: [],
+    registry: () => frozen,
+    onApplied: () => () => undefined,
+  };
+  const heartbeat = await postgresHeartbeat(db, { name, registry, interval: 200, onError: () => undefined });
+  closing.push(heartbeat);
+  return heartbeat;
+}
+
+async function row(name: string) {
+  return (await readInstances(db)).find((instance) => instance.name === name);
+}
+
+describe.skipIf(SKIP)('heartbeats and the fleet on a real PostgreSQL', () => {
+  beforeAll(async () => {
+    db = openPool((await createTestDatabase('fleet')).url, { max: 8 });
+    await migrate(db, { only: ['controls', 'registry', 'fleet'] });
+  });
+
+  afterAll(async () => {
+    await db?.end();
+  });
+
+  beforeEach(async () => {
+    await clearRegistry(db);
+    await db.query(`DELETE FROM ${TABLES.instances}`);
+  });
+
+  afterEach(async () => {
+    for (const held of closing.reverse()) await held.close();
+    closing = [];
+  });
+
+  it('writes a row per instance: its name, the registry change and digest and the control it applied, live', async () => {
+    await addIssuer(db, ACME, { by: 'alice' });
+    const control = await recordControl(db, { action: 'refresh_keys', issuer: ACME.issuer });
+    const a = await instance('a');
+    expect(await row('a')).toMatchObject({
+      name: 'a',
+      live: true,
+      registry: { change: a.registry.through, digest: a.registry.digest, issuers: 1, refused: 0 },
+      control: control.id,
+    });
+    const fleet = await readFleet(db);
+    expect(fleet.registry).toEqual({ change: a.registry.through, digest: a.registry.digest, issuers: 1, refused: 0 });
+    expect(fleet.control).toBe(control.id);
+  });
+
+  it('beats at once after its registry or its controls applied a change, long before its interval', async () => {
+    await instance('a');
+    const change = await addIssuer(db, ACME, { by: 'alice' });
+    await eventually(
+      'the registry change is reported',
+      async () => (await row('a'))?.registry?.change === change.id,
+      AT_ONCE_MS + LOADED_MARGIN_MS,
+    );
+    const control = await recordControl(db, { action: 'suspend_issuer', issuer: ACME.issuer });
+    await eventually('the control is reported', async () => (await row('a'))?.control === control.id, AT_ONCE_MS + LOADED_MARGIN_MS);
+  });
+
+  it('waits until every live instance applied a change', async () => {
+    await Promise.all([instance('a'), instance('b')]);
+    const change = await addIssuer(db, ACME, { by: 'alice' });
+    const report = await waitForFleet(db, { registryChange: change.id, timeout: PATIENCE_MS });
+    expect(report).toMatchObject({ applied: ['a', 'b'], lagging: [], gone: [] });
+    for (const name of ['a', 'b']) expect((await row(name))?.registry?.change).toBeGreaterThanOrEqual(change.id);
+  });
+
+  it('names, once its bound has passed, the instance that has not applied the change', async () => {
+    await instance('a');
+    await stuck('b');
+    const change = await addIssuer(db, ACME, { by: 'alice' });
+    const started = Date.now();
+    const report = await waitForFleet(db, { registryChange: change.id, timeout: WAIT_BOUND });
+    expect(Date.now() - started).toBeLessThan(WAIT_BOUND + LOADED_MARGIN_MS);
+    expect(report.applied).toEqual(['a']);
+    expect(report.lagging).toEqual([expect.objectContaining({ name: 'b', registry: expect.objectContaining({ change: 0 }) })]);
+  });
+
+  it('leaves out of a wait the instances that follow nothing of what changed, and those not live', async () => {
+    const controlsOnly = await postgresControls(db, { pollInterval: NO_POLL, compactInterval: 0, onError: () => undefined });
+    closing.push(controlsOnly);
+    closing.push(
+      await postgresHeartbeat(db, { name: 'controls-only', controls: controlsOnly, interval: NO_BEAT, onError: () => undefined }),
+    );
+    await db.query(
+      `INSERT INTO ${TABLES.instances} (name, started_at, seen_at, interval_ms, registry_change, control) VALUES ('silent', now(), now() - interval '1 minute', 1000, 0, 0)`,
+    );
+    const change = await addIssuer(db, ACME, { by: 'alice' });
+    expect(await waitForFleet(db, { registryChange: change.id, timeout: WAIT_BOUND })).toMatchObject({ applied: [], lagging: [] });
+    expect(await row('silent')).toMatchObject({ live: false, silentFor: expect.any(Number) });
+    expect((await row('silent'))?.silentFor).toBeGreaterThanOrEqual(59_000);
+  });
+
+  it('deletes the rows no heartbeat wrote for the retention, and its own row at close', async () => {
+    await db.query(
+      `INSERT INTO ${TABLES.instances} (name, started_at, seen_at, interval_ms) VALUES ('old', now(), now() - interval '2 days', 1000)`,
+    );
+    const heartbeat = await postgresHeartbeat(db, { name: 'a', interval: NO_BEAT, retention: 86_400_000, onError: () => undefined });
+    expect((await readInstances(db)).map((instance) => instance.name)).toEqual(['a']);
+    expect(await row('a')).toMatchObject({ registry: null, control: null });
+    await heartbeat.close();
+    expect(await readInstances(db)).toEqual([]);
+  });
+
+  it.each([
+    ['name', { name: '' }],
+    ['name', { name: 'a\nb' }],
+    ['interval', { interval: 50 }],
+    ['retention', { retention: 1000 }],
+    ['registry', { registry: {} }],
+    ['onError', { onError: 'log' }],
+  ])('refuses a bad %s with a TypeError naming it', async (name, options) => {
+    await expect(postgresHeartbeat(db, options as PostgresHeartbeatOptions)).rejects.toThrow(
+      expect.objectContaining({ name: 'TypeError', message: expect.stringContaining(name) }),
+    );
+  });
+});
