@@ -142,6 +142,23 @@ describe.skipIf(SKIP)('heartbeats and the fleet on a real PostgreSQL', () => {
     expect(report.lagging).toEqual([expect.objectContaining({ name: 'b', registry: expect.objectContaining({ change: 0 }) })]);
   });
 
+  it('names the lagging instance, not an unavailable database, when the read at the end of the wait answers in 50 ms', async () => {
+    await instance('a');
+    await stuck('b');
+    const change = await addIssuer(db, ACME, { by: 'alice' });
+    // Every read answers 50 ms late: the last one starts as the bound passes. It used to get the
+    // time left (10 ms at least) as its statement timeout, and the wait threw StorageUnavailableError.
+    const slow = {
+      query: async (text: string, params?: unknown[]) => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return db.query(text, params);
+      },
+    };
+    const report = await waitForFleet(slow, { registryChange: change.id, timeout: WAIT_BOUND });
+    expect(report.lagging.map(({ name }) => name)).toEqual(['b']);
+    expect(report.waited).toBeGreaterThanOrEqual(WAIT_BOUND);
+  });
+
   it('leaves out of a wait the instances that follow nothing of what changed, and those not live', async () => {
     const controlsOnly = await postgresControls(db, { pollInterval: NO_POLL, compactInterval: 0, onError: () => undefined });
     closing.push(controlsOnly);
