@@ -36,6 +36,7 @@ const CLINIC_2 = 'ern:demo/tenants/clinic-2';
  * The bounds the instances run with: far above what a loaded machine takes to answer a burst of 200
  * creations (over 30 s at a load average of 25), and each far enough from the next (a lease beyond
  * the wait for its holder, beyond a statement) that a slow request is never taken for a dead one.
+ * A 409 `idempotency_key_in_use` past those bounds is still an answer the contract allows (settledPair).
  * What is tested here is the sharing between instances; the bounds themselves are tested where
  * they are the point (stores.test.ts, silent-network.test.ts). Only a notification brings a
  * control within the bound asserted: the controls are polled once a minute.
@@ -132,6 +133,40 @@ async function linksOfRun(prefix: string): Promise<number> {
   return rows[0].n as number;
 }
 
+/**
+ * The id of the one link two requests with one key and body, sent at once to two instances, ended
+ * with. docs/postgres.md allows two endings: both 201 with the same link (one waited for the other
+ * and replayed its answer), or one 201 and one 409 `idempotency_key_in_use` with `Retry-After`
+ * (the holder ran past the other's `pendingWait`, or past its own lease and the other took the key
+ * over), whose retry on its instance replays the 201. Anything else fails.
+ */
+async function settledPair(
+  instances: readonly [Gateway, Gateway],
+  answers: readonly [Answer, Answer],
+  retry: (instance: Gateway) => Promise<Answer>,
+): Promise<unknown> {
+  const [first, second] = answers;
+  if (first.status === 201 && second.status === 201) {
+    expect(second.body).toEqual(first.body);
+    return first.body.id;
+  }
+  const refused = answers.findIndex((answer) => answer.status === 409);
+  const created = answers[1 - refused] as Answer;
+  expect({
+    refused: answers[refused]?.body.code,
+    retryAfter: answers[refused]?.headers.get('retry-after'),
+    created: created.status,
+  }).toEqual({
+    refused: 'idempotency_key_in_use',
+    retryAfter: '1',
+    created: 201,
+  });
+  const replayed = await retry(instances[refused] as Gateway);
+  expect([replayed.status, replayed.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
+  expect(replayed.body).toEqual(created.body);
+  return created.body.id;
+}
+
 /** Verifies `bearer` on `instance` until its result is cached (the second use caches it). */
 async function cacheOn(instance: Gateway, bearer: string): Promise<void> {
   for (let round = 0; round < 3; round++) expect((await info(instance, bearer)).status).toBe(200);
@@ -157,21 +192,18 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
   });
 
   it(
-    'creates exactly one link per key when each of 100 keys is sent to both instances at once, and answers alike',
+    'creates exactly one link per key when each of 100 keys is sent to both instances at once; each pair ends with that link',
     async () => {
       const bearer = await token();
-      const pairs = await Promise.all(
+      const links = await Promise.all(
         Array.from({ length: 100 }, async (_, index) => {
           const body = linkBody({ step: 'concurrent', order: String(index) });
           const idempotencyKey = `concurrent-${run}-${index}`;
-          return Promise.all([post(a, bearer, body, idempotencyKey), post(b, bearer, body, idempotencyKey)]);
+          const pair = await Promise.all([post(a, bearer, body, idempotencyKey), post(b, bearer, body, idempotencyKey)]);
+          return settledPair([a, b], pair, (instance) => post(instance, bearer, body, idempotencyKey));
         }),
       );
-      for (const [fromA, fromB] of pairs) {
-        expect([fromA.status, fromB.status]).toEqual([201, 201]);
-        expect(fromB.body).toEqual(fromA.body);
-      }
-      expect(new Set(pairs.map(([fromA]) => fromA.body.id)).size).toBe(100);
+      expect(new Set(links).size).toBe(100);
       expect(await linksOfRun('concurrent')).toBe(100);
     },
     4 * PATIENCE_MS,
