@@ -9,6 +9,7 @@ import { type TestIssuer, type TestKey, createTestIssuer, encodeSegment } from '
 import { fakeClock } from '../support/jwks-clock.js';
 import { type FaultyJwks, refusedUrl, serveFaultyJwks } from '../support/jwks-fault-server.js';
 import { authRejection } from '../support/jwks-rejection.js';
+import { PATIENCE_MS } from '../support/loaded-machine.js';
 import { verifyUntilCached } from '../support/result-cache.js';
 import { verifierFixture } from '../support/verifier-fixture.js';
 
@@ -46,10 +47,11 @@ function naming(kid: string): string {
   return `${encodeSegment({ alg: 'RS256', typ: 'JWT', kid })}.${encodeSegment(issuer.claims())}.c2ln`;
 }
 
-/** Resolves once `condition()` holds (polled in real time, for events on the server side). */
+/** Resolves once `condition()` holds (polled in real time, for events on the server side), up to PATIENCE_MS. */
 async function until(condition: () => boolean): Promise<void> {
-  for (let waited = 0; !condition(); waited += 5) {
-    if (waited > 5000) throw new Error('condition not met within 5 s');
+  const deadline = Date.now() + PATIENCE_MS;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`condition not met within ${PATIENCE_MS} ms`);
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
