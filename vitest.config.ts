@@ -5,7 +5,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
-    // Set for a loaded machine (test/support/loaded-machine.ts), where a test that takes 5 s idle may take 30.
+    // Set for a loaded machine (test/support/loaded-machine.ts), where a test that takes 5 s idle may take 30;
+    // PAYGATE_TEST_TIME_SCALE stretches them, with the tests' margins, for a busier machine still.
     testTimeout: 2 * PATIENCE_MS,
     // Vitest's default is one worker less than the cores: one file at a time on a 2-core machine,
     // while many files mostly wait on child processes (builds, tsc, servers). Two overlap them.
