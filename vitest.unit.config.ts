@@ -1,6 +1,7 @@
 /**
  * `npm run test:unit`: the quick loop. Every test that needs no build, no packed tarball, no child
- * process of the examples and no PostgreSQL server; `npm test` runs these and all the others.
+ * process of the examples and no PostgreSQL server of a test's own (the command line's database
+ * tests use the run's shared server); `npm test` runs these and all the others.
  */
 import { defineConfig } from 'vitest/config';
 import base from './vitest.config.js';
@@ -9,7 +10,8 @@ export default defineConfig({
   ...base,
   test: {
     ...base.test,
-    globalSetup: ['./test/support/key-pool-once.ts'],
+    // The command line's database tests (test/cli/) run here too, on the run's shared server.
+    globalSetup: ['./test/support/key-pool-once.ts', './test/support/pg-server-once.ts'],
     exclude: [
       'node_modules/**',
       'test/package/**',

@@ -18,6 +18,9 @@
  *
  * Tuning, with DATABASE_URL:
  *   PAYGATE_IDEMPOTENCY_LEASE_MS  how long a dead instance's pending key stays held (default 30000)
+ *   PAYGATE_IDEMPOTENCY_WAIT_MS   how long a request waits for another holding its key with the same body (default 10000)
+ *   PAYGATE_STATEMENT_TIMEOUT_MS  how long a statement may take, the wait for a pooled connection included (default 5000)
+ *   PAYGATE_CONNECT_TIMEOUT_MS    how long to wait for a connection, a new one or a free one of the full pool (default 2000)
  *   PAYGATE_CONTROLS_POLL_MS      how often the controls table is re-read besides notifications (default 5000)
  *   PAYGATE_REGISTRY_POLL_MS      how often the issuer table is re-read besides notifications, and the
  *                                 longest wait between reconnection attempts (default 5000)
@@ -99,39 +102,43 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
   }
   const url = env.DATABASE_URL;
   const leaseTime = whole(env, 'PAYGATE_IDEMPOTENCY_LEASE_MS', 30_000);
+  const pendingWait = whole(env, 'PAYGATE_IDEMPOTENCY_WAIT_MS', 10_000);
+  const statementTimeout = whole(env, 'PAYGATE_STATEMENT_TIMEOUT_MS', 5000);
+  const connectTimeout = whole(env, 'PAYGATE_CONNECT_TIMEOUT_MS', 2000);
   const pollInterval = whole(env, 'PAYGATE_CONTROLS_POLL_MS', 5000);
   const registryPollInterval = whole(env, 'PAYGATE_REGISTRY_POLL_MS', 5000);
   const flushInterval = whole(env, 'PAYGATE_KEY_HISTORY_FLUSH_MS', 10_000);
   const heartbeatInterval = whole(env, 'PAYGATE_HEARTBEAT_MS', 2000);
   const { default: pg } = await import('pg');
-  const pool = new pg.Pool(poolSettings(url));
+  const pool = new pg.Pool(poolSettings(url, { statementTimeout, connectTimeout }));
   // An idle connection cut by a database restart: the pool drops it and the next query reconnects.
   pool.on('error', () => {});
   try {
-    await migrate(pool);
-    const directory = new PostgresDirectory(pool);
+    await migrate(pool, { statementTimeout });
+    const directory = new PostgresDirectory(pool, { statementTimeout });
     await directory.seed(seeds);
-    const controls = await postgresControls(pool, { pollInterval });
+    const controls = await postgresControls(pool, { pollInterval, statementTimeout });
     // Two instances starting at once may both find the table empty: the second import finds the
     // entries registered already and changes nothing.
     const seeded = (await readIssuers(pool)).length === 0 ? await importIssuers(pool, issuers, { by: SEEDED_BY }) : undefined;
-    const registry = await postgresRegistry(pool, { pollInterval: registryPollInterval });
-    const keyHistory = await postgresKeyHistory(pool, { flushInterval });
+    const registry = await postgresRegistry(pool, { pollInterval: registryPollInterval, statementTimeout });
+    const keyHistory = await postgresKeyHistory(pool, { flushInterval, statementTimeout });
     // What this instance applied, for `npx paygate-auth fleet` and the commands' --wait.
     const heartbeat = await postgresHeartbeat(pool, {
       ...(env.PAYGATE_INSTANCE_NAME ? { name: env.PAYGATE_INSTANCE_NAME } : {}),
       registry,
       controls,
       interval: heartbeatInterval,
+      statementTimeout,
     });
-    const idempotency = new PostgresIdempotencyStore(pool, { leaseTime });
+    const idempotency = new PostgresIdempotencyStore(pool, { leaseTime, pendingWait, statementTimeout });
     const purge = setInterval(() => idempotency.purgeExpired().catch(() => {}), 60_000);
     purge.unref();
     return {
       description: `PostgreSQL ${shownDatabase(url)} (links, idempotency keys, directory, operator controls, issuer registry, key history and heartbeats shared)`,
       registry: registry.registry(),
       registryDescription: `PostgreSQL (${count(registry.registry().size, 'issuer')}${seeded?.added.length ? ', seeded with the demo issuer' : ''}; npx paygate-auth issuers list)`,
-      store: new PostgresPaymentLinkStore(pool),
+      store: new PostgresPaymentLinkStore(pool, { statementTimeout }),
       idempotency,
       directory,
       attach(verifier) {

@@ -175,8 +175,8 @@ export interface FleetWaitOptions extends ReadFleetOptions {
   /** The id of the operator control every live instance following the controls must have applied. */
   readonly control?: number;
   /**
-   * Milliseconds to wait at most; past it, the instances that have not applied it are named.
-   * 100 to 600 000.
+   * Milliseconds to wait at most; past it, the instances that have not applied it are named. The
+   * read under way when it passes (at most `statementTimeout` more) ends the wait. 100 to 600 000.
    * @default 10000
    */
   readonly timeout?: number;
@@ -232,10 +232,9 @@ export async function waitForFleet(db: SqlClient, options: FleetWaitOptions): Pr
   const done = (instance: InstanceRecord) =>
     (registryChange === undefined || instance.registry === null || instance.registry.change >= registryChange) &&
     (control === undefined || instance.control === null || instance.control >= control);
-  const read = async () => {
-    const left = Math.max(10, started + timeout - Date.now());
-    return readInstances(db, { statementTimeout: Math.min(statementTimeout, left) });
-  };
+  // Each read has its statement timeout in full: one capped by the time left (10 ms at the
+  // deadline) made a slow answer to the last read a StorageUnavailableError instead of the report.
+  const read = () => readInstances(db, { statementTimeout });
   const targets = (await read()).filter((instance) => instance.live && follows(instance)).map((instance) => instance.name);
   for (;;) {
     const rows = new Map((await read()).map((instance) => [instance.name, instance]));

@@ -13,7 +13,7 @@ import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import type { IssuerEntry } from '../../src/index.js';
 import { TABLES } from '../../src/postgres/index.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, generateTestKey, serveJwks } from '../../src/testing/index.js';
-import { type PgServer, skipWithoutPostgres, startPostgres } from '../postgres/pg-server.js';
+import { createTestDatabase, skipWithoutPostgres } from '../postgres/pg-server.js';
 import { stubResolver } from '../support/resolver-stub.js';
 import { captureIo } from './cli-io.js';
 
@@ -83,7 +83,6 @@ describe('paygate-auth issuers without a database', () => {
   });
 });
 
-let server: PgServer;
 let jwks: JwksServer;
 let served: unknown;
 let issuer: TestIssuer;
@@ -120,15 +119,18 @@ async function listed(): Promise<string[]> {
 
 describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
   beforeAll(async () => {
-    [server, jwks, directory] = await Promise.all([startPostgres(), serveJwks(() => served), mkdtemp(join(tmpdir(), 'paygate-issuers-'))]);
-    env = { DATABASE_URL: await server.createDatabase('issuers_cli') };
+    [env, jwks, directory] = await Promise.all([
+      createTestDatabase('issuers_cli').then(({ url }) => ({ DATABASE_URL: url })),
+      serveJwks(() => served),
+      mkdtemp(join(tmpdir(), 'paygate-issuers-')),
+    ]);
     issuer = await createTestIssuer({ issuer: 'https://signed.example', audience: AUD, product: 'acme', jwksUri: jwks.url });
     served = issuer.jwks;
     expect((await cli('migrate', '--only', 'registry')).code).toBe(EXIT.ok);
-  }, 60_000);
+  });
 
   afterAll(async () => {
-    await Promise.all([server?.dispose(), jwks?.close(), directory === undefined ? undefined : rm(directory, { recursive: true })]);
+    await Promise.all([jwks?.close(), directory === undefined ? undefined : rm(directory, { recursive: true })]);
   });
 
   it('adds an issuer whose JWKS the verifier uses, as the OS user, and lists it', async () => {

@@ -10,7 +10,7 @@ import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { type KeyHistoryEntry, createVerifier } from '../../src/index.js';
 import { migrate, postgresKeyHistory } from '../../src/postgres/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from '../postgres/pg-server.js';
+import { createTestDatabase, openPool, skipWithoutPostgres } from '../postgres/pg-server.js';
 import { type FakeClock, fakeClock } from '../support/jwks-clock.js';
 import { captureIo } from './cli-io.js';
 
@@ -20,7 +20,6 @@ const ISSUER = 'https://acme.test';
 const MINUTE = 60;
 const DAY = 86_400;
 
-let server: PgServer;
 let pool: pg.Pool;
 let env: Record<string, string>;
 let clock: FakeClock;
@@ -76,8 +75,7 @@ describe('keys status without a database', () => {
 
 describe.skipIf(SKIP)('keys status on a real database', () => {
   beforeAll(async () => {
-    server = await startPostgres();
-    env = { DATABASE_URL: await server.createDatabase('keys_status') };
+    env = { DATABASE_URL: (await createTestDatabase('keys_status')).url };
     pool = openPool(env.DATABASE_URL as string, { max: 2 });
     await migrate(pool, { only: 'keys' });
     clock = fakeClock();
@@ -98,13 +96,12 @@ describe.skipIf(SKIP)('keys status on a real database', () => {
 
   afterAll(async () => {
     await pool?.end();
-    await server?.dispose();
     await issuer?.close();
   });
 
   it('exits 1 saying to migrate when the table is missing', async () => {
     const migrated = env;
-    env = { DATABASE_URL: await server.createDatabase('keys_status_empty') };
+    env = { DATABASE_URL: (await createTestDatabase('keys_status_empty')).url };
     try {
       const result = await cli('keys', 'status');
       expect(result.code).toBe(EXIT.failed);

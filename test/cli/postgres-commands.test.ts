@@ -2,13 +2,14 @@
  * The PostgreSQL commands (migrate, revoke-key, suspend-issuer, resume-issuer, refresh-keys,
  * controls) through the dispatcher, against a real PostgreSQL.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../src/cli/command.js';
 import { COMMANDS } from '../../src/cli/commands.js';
 import { openDatabase, withDatabase } from '../../src/cli/database-url.js';
 import { addIssuer } from '../../src/postgres/index.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
-import { type PgServer, skipWithoutPostgres, startPostgres } from '../postgres/pg-server.js';
+import { eventually } from '../postgres/eventually.js';
+import { createTestDatabase, skipWithoutPostgres } from '../postgres/pg-server.js';
 import { uniqueRole } from '../postgres/roles.js';
 
 const SKIP = skipWithoutPostgres('test/cli/postgres-commands.test.ts');
@@ -72,7 +73,6 @@ describe('the PostgreSQL commands without a database', () => {
   });
 });
 
-let server: PgServer;
 let env: Record<string, string>;
 
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -83,10 +83,8 @@ async function cli(...args: string[]): Promise<{ code: number; out: string; err:
 
 describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
   beforeAll(async () => {
-    server = await startPostgres();
-    env = { DATABASE_URL: await server.createDatabase('cli') };
+    env = { DATABASE_URL: (await createTestDatabase('cli')).url };
   });
-  afterAll(() => server?.dispose());
 
   it('asks for migrate when the tables are missing', async () => {
     expect(await cli('suspend-issuer', '--issuer', ISSUER)).toMatchObject({
@@ -189,8 +187,12 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     const operator = await openDatabase(env);
     const cut = withDatabase(env, async (db) => {
       const { rows } = await db.query('SELECT pg_backend_pid() AS pid');
-      await operator.query('SELECT pg_terminate_backend($1)', [(rows[0] as { pid: number }).pid]);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      const { pid } = rows[0] as { pid: number };
+      await operator.query('SELECT pg_terminate_backend($1)', [pid]);
+      await eventually(
+        'the backend has ended',
+        async () => (await operator.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rows.length === 0,
+      );
       await db.query('SELECT 1');
     });
     await expect(cut).rejects.toThrow(/connection|terminat/);

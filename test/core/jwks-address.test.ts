@@ -9,7 +9,7 @@
 import { describe, expect, test, vi } from 'vitest';
 import { type FetchLike, type IssuerEntry, IssuerRegistry, type JwksFetchEvent, createVerifier } from '../../src/index.js';
 import { createTestIssuer } from '../../src/testing/index.js';
-import { type EventLog, eventLog } from '../support/jwks-events.js';
+import { verifierFixture } from '../support/verifier-fixture.js';
 
 const AUDIENCE = 'https://payments.test';
 
@@ -141,17 +141,20 @@ describe('jwksAllowedHosts lets a named host through registration, and only that
   });
 });
 
+const fixture = verifierFixture(() => ({ registry: [], audience: AUDIENCE }));
+/** The events of the verifier made last. */
+const log = fixture.log;
+
 /** A verifier whose registry allows `jwksUri`'s host, but which itself allows `allowed`. */
-function downloader(jwksUri: string, host: string, allowed: readonly string[], fetch: FetchLike, log: EventLog) {
+function downloader(jwksUri: string, host: string, allowed: readonly string[], fetch: FetchLike) {
   const registry = new IssuerRegistry([entry(jwksUri)], { jwksAllowedHosts: [host] });
-  return createVerifier({ registry, audience: AUDIENCE, fetch, onEvent: log.listener, jwksAllowedHosts: allowed });
+  return fixture.verifier({ registry, fetch, jwksAllowedHosts: allowed });
 }
 
 describe('every download refuses each special-purpose JWKS address, whatever the fetch', () => {
   test.each(REFUSED)('%s (%s): no request, a failed download naming the rule', async (_attack, jwksUri, host, rule) => {
     const fetch = vi.fn<FetchLike>(async () => Response.json({ keys: [] }));
-    const log = eventLog();
-    const [report] = await downloader(jwksUri, host, [], fetch, log).warmUp();
+    const [report] = await downloader(jwksUri, host, [], fetch).warmUp();
     expect(fetch).not.toHaveBeenCalled();
     expect(report).toMatchObject({ ok: false, error: expect.stringContaining(`rule ${rule}`) });
     expect(log.fetches()).toMatchObject([{ outcome: 'error', reason: 'address', address: { host, address: host, rule } }]);
@@ -210,8 +213,7 @@ describe('every download refuses each special-purpose JWKS address, whatever the
 
   test('a verification answers jwks_unavailable (503), its hint naming the host and the rule', async () => {
     const fetch = vi.fn<FetchLike>(async () => Response.json({ keys: [] }));
-    const log = eventLog();
-    const verifier = downloader('https://169.254.169.254/jwks.json', '169.254.169.254', [], fetch, log);
+    const verifier = downloader('https://169.254.169.254/jwks.json', '169.254.169.254', [], fetch);
     const issuer = await createTestIssuer({ issuer: 'https://auth.acme.example', audience: AUDIENCE, product: 'acme' });
     const error = await verifier.verify(await issuer.token()).then(
       () => undefined,

@@ -5,12 +5,11 @@
  */
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type Verifier, type VerifierOptions, createVerifier } from '../../src/index.js';
 import { type TestIssuer, type TestKey, createTestIssuer, generateTestKey } from '../../src/testing/index.js';
 import { jwksHandlers } from '../../src/testing/msw.js';
 import { fakeClock } from '../support/jwks-clock.js';
-import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { authRejection } from '../support/jwks-rejection.js';
+import { verifierFixture } from '../support/verifier-fixture.js';
 
 const AUDIENCE = 'https://payments.test';
 const clock = fakeClock();
@@ -19,7 +18,6 @@ let issuer: TestIssuer;
 /** The key that signs every token of this file except the default ones; published under many guises. */
 let rogue: TestKey;
 let weak: TestKey;
-let log: EventLog;
 
 /** `rogue`'s public JWK published under `kid` with `changes` (`undefined` removes a member). */
 function rogueAs(kid: string, changes: Record<string, unknown> = {}): Record<string, unknown> {
@@ -56,16 +54,7 @@ beforeAll(async () => {
 
 afterAll(() => server.close());
 
-function verifier(options: Partial<VerifierOptions> = {}): Verifier {
-  log = eventLog();
-  return createVerifier({
-    registry: [issuer.entry],
-    audience: AUDIENCE,
-    now: clock.now,
-    onEvent: log.listener,
-    ...options,
-  });
-}
+const { verifier, log } = verifierFixture(() => ({ registry: [issuer.entry], audience: AUDIENCE, now: clock.now }));
 
 /** A token signed by `rogue` whose header names `kid`. */
 const signedByRogue = (kid: string, header: Record<string, unknown> = {}) => issuer.token({}, { kid, ...header }, { key: rogue });

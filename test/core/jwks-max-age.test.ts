@@ -4,10 +4,10 @@
  * shorten the cache, never lengthen it past `jwksMaxAge`), `jwksMaxAge` when there is none usable.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { type Verifier, type VerifierOptions, createVerifier } from '../../src/index.js';
+import type { Verifier, VerifierOptions } from '../../src/index.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, serveJwks } from '../../src/testing/index.js';
 import { fakeClock } from '../support/jwks-clock.js';
-import { type EventLog, eventLog } from '../support/jwks-events.js';
+import { verifierFixture } from '../support/verifier-fixture.js';
 
 const AUDIENCE = 'https://payments.test';
 
@@ -16,7 +16,6 @@ let issuer: TestIssuer;
 let server: JwksServer;
 /** The `Cache-Control` the server sends; none when `undefined`. */
 let cacheControl: string | undefined;
-let log: EventLog;
 
 beforeAll(async () => {
   issuer = await createTestIssuer({ audience: AUDIENCE, now: clock.now });
@@ -38,17 +37,12 @@ beforeEach(() => {
   cacheControl = undefined;
 });
 
-function verifier(options: Partial<VerifierOptions> = {}): Verifier {
-  log = eventLog();
-  return createVerifier({
-    registry: [{ ...issuer.entry, jwksUri: server.url }],
-    audience: AUDIENCE,
-    now: clock.now,
-    onEvent: log.listener,
-    cache: false,
-    ...options,
-  });
-}
+const { verifier, log } = verifierFixture(() => ({
+  registry: [{ ...issuer.entry, jwksUri: server.url }],
+  audience: AUDIENCE,
+  now: clock.now,
+  cache: false,
+}));
 
 /**
  * Asserts that the keys a first verification downloads stay fresh for exactly `seconds`: no

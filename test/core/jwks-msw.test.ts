@@ -11,8 +11,8 @@ import { type FetchLike, type Verifier, createVerifier } from '../../src/index.j
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { jwksHandlers } from '../../src/testing/msw.js';
 import { fakeClock } from '../support/jwks-clock.js';
-import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { authRejection } from '../support/jwks-rejection.js';
+import { verifierFixture } from '../support/verifier-fixture.js';
 
 const AUDIENCE = 'https://payments.test';
 const clock = fakeClock();
@@ -36,15 +36,7 @@ afterEach(() => {
 
 afterAll(() => server.close());
 
-function verifier(options: { fetch?: FetchLike; log?: EventLog } = {}): Verifier {
-  return createVerifier({
-    registry: [issuer.entry],
-    audience: AUDIENCE,
-    now: clock.now,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
-    ...(options.log ? { onEvent: options.log.listener } : {}),
-  });
-}
+const { verifier, log } = verifierFixture(() => ({ registry: [issuer.entry], audience: AUDIENCE, now: clock.now }));
 
 describe('fetch is looked up per download', () => {
   test('a verifier built before msw started intercepting downloads through msw', async () => {
@@ -94,8 +86,7 @@ describe('an injected fetch', () => {
 describe('msw-served failures', () => {
   test('a network error from msw is jwks_unavailable with a network reason', async () => {
     server.use(http.get(issuer.entry.jwksUri, () => HttpResponse.error()));
-    const log = eventLog();
-    const error = await authRejection(verifier({ log }).verify(await issuer.token()));
+    const error = await authRejection(verifier().verify(await issuer.token()));
     expect(error.code).toBe('jwks_unavailable');
     expect(log.fetches()).toMatchObject([{ outcome: 'error', reason: 'network' }]);
   });

@@ -8,8 +8,9 @@ import net from 'node:net';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import { type IssuerEntry, IssuerRegistry, type VerifierOptions, createVerifier } from '../../src/index.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, serveJwks } from '../../src/testing/index.js';
-import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { type ResolverStub, stubResolver } from '../support/resolver-stub.js';
+import { PATIENCE_MS } from '../support/loaded-machine.js';
+import { verifierFixture } from '../support/verifier-fixture.js';
 
 const AUDIENCE = 'https://payments.test';
 const ISS = 'https://auth.acme.example';
@@ -40,9 +41,9 @@ beforeAll(async () => {
 
 afterAll(() => new Promise<void>((resolve) => listener.close(() => resolve())));
 
-/** Resolves once the listener has counted more than `before` connections (polled), or rejects after 5 s. */
+/** Resolves once the listener has counted more than `before` connections (polled), or rejects after PATIENCE_MS. */
 async function connectionAfter(before: number): Promise<void> {
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + PATIENCE_MS;
   while (connections <= before) {
     if (Date.now() > deadline) throw new Error('no connection reached the listener');
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -53,11 +54,14 @@ function entry(jwksUri: string): IssuerEntry {
   return { issuer: ISS, jwksUri, products: ['acme'] };
 }
 
+const fixture = verifierFixture(() => ({ registry: [], audience: AUDIENCE, jwksAllowedHosts: [] }));
+/** The events of the verifier made last. */
+const log = fixture.log;
+
 /** A verifier with the default fetch; its registry allows `registryAllows` (registration is not under test here). */
-function verifier(jwksUri: string, log: EventLog, options: Partial<VerifierOptions> & { registryAllows?: string[] } = {}) {
+function verifier(jwksUri: string, options: Partial<VerifierOptions> & { registryAllows?: string[] } = {}) {
   const { registryAllows = [], ...rest } = options;
-  const registry = new IssuerRegistry([entry(jwksUri)], { jwksAllowedHosts: registryAllows });
-  return createVerifier({ registry, audience: AUDIENCE, onEvent: log.listener, jwksAllowedHosts: [], ...rest });
+  return fixture.verifier({ registry: new IssuerRegistry([entry(jwksUri)], { jwksAllowedHosts: registryAllows }), ...rest });
 }
 
 /** Each special-purpose address a name may resolve to, and the rule that refuses it. */
@@ -87,8 +91,7 @@ describe('a name that resolves to a special-purpose address is refused at connec
   test.each(RESOLVED)('%s: refused as %s, naming the host, the address and the rule', async (address, rule) => {
     const host = 'jwks.rebind.example';
     resolver.set(host, [address]);
-    const log = eventLog();
-    const [report] = await verifier(`https://${host}/jwks.json`, log).warmUp();
+    const [report] = await verifier(`https://${host}/jwks.json`).warmUp();
     expect(report).toMatchObject({ ok: false, error: expect.stringContaining(`"${host}" resolves to "${address}"`) });
     expect(log.fetches()).toMatchObject([{ outcome: 'error', reason: 'address', address: { host, address, rule } }]);
     expect(resolver.lookups).toEqual([host]);
@@ -96,15 +99,14 @@ describe('a name that resolves to a special-purpose address is refused at connec
 
   test('a name answering a public and a private address is refused: one refused address refuses the host', async () => {
     resolver.set('jwks.mixed.example', ['203.0.113.5', '10.0.0.1']);
-    const log = eventLog();
-    await verifier('https://jwks.mixed.example/jwks.json', log).warmUp();
+    await verifier('https://jwks.mixed.example/jwks.json').warmUp();
     expect(log.fetches()).toMatchObject([{ reason: 'address', address: { address: '10.0.0.1', rule: 'private' } }]);
   });
 
   test('the verification answers jwks_unavailable (503), not a connection to the address', async () => {
     resolver.set('auth.acme.example', ['169.254.169.254']);
     const issuer = await createTestIssuer({ issuer: ISS, audience: AUDIENCE, product: 'acme' });
-    const error = await verifier(issuer.entry.jwksUri, eventLog())
+    const error = await verifier(issuer.entry.jwksUri)
       .verify(await issuer.token())
       .then(
         () => undefined,
@@ -131,8 +133,7 @@ describe('the attack on this machine: connections that must not reach its listen
 
   test.each(ON_THIS_MACHINE)('a download from %s does not reach the listener', async (written, host) => {
     const before = connections;
-    const log = eventLog();
-    const [report] = await verifier(`https://${written}:${port}/jwks.json`, log, { registryAllows: [host] }).warmUp();
+    const [report] = await verifier(`https://${written}:${port}/jwks.json`, { registryAllows: [host] }).warmUp();
     expect(report?.ok).toBe(false);
     expect(log.fetches()).toMatchObject([{ reason: 'address', address: { host } }]);
     expect(connections).toBe(before);
@@ -140,8 +141,7 @@ describe('the attack on this machine: connections that must not reach its listen
 
   test.each(ON_THIS_MACHINE)('allowed by name, a download from %s does reach it (the refusal is what stops it)', async (written, host) => {
     const before = connections;
-    const log = eventLog();
-    await verifier(`https://${written}:${port}/jwks.json`, log, { registryAllows: [host], jwksAllowedHosts: [written] }).warmUp();
+    await verifier(`https://${written}:${port}/jwks.json`, { registryAllows: [host], jwksAllowedHosts: [written] }).warmUp();
     await connectionAfter(before);
     expect(log.fetches()).toMatchObject([{ reason: 'network' }]);
   });
@@ -149,8 +149,7 @@ describe('the attack on this machine: connections that must not reach its listen
   test('a name resolving to 127.0.0.1 does not reach the listener', async () => {
     resolver.set('jwks.rebind.example', ['127.0.0.1']);
     const before = connections;
-    const log = eventLog();
-    await verifier(`https://jwks.rebind.example:${port}/jwks.json`, log).warmUp();
+    await verifier(`https://jwks.rebind.example:${port}/jwks.json`).warmUp();
     expect(log.fetches()).toMatchObject([{ reason: 'address', address: { address: '127.0.0.1', rule: 'loopback' } }]);
     expect(connections).toBe(before);
   });
@@ -158,8 +157,7 @@ describe('the attack on this machine: connections that must not reach its listen
   test('allowed by name, the same name reaches it: jwksAllowedHosts lets a named host through', async () => {
     resolver.set('jwks.rebind.example', ['127.0.0.1']);
     const before = connections;
-    const log = eventLog();
-    await verifier(`https://jwks.rebind.example:${port}/jwks.json`, log, { jwksAllowedHosts: ['jwks.rebind.example'] }).warmUp();
+    await verifier(`https://jwks.rebind.example:${port}/jwks.json`, { jwksAllowedHosts: ['jwks.rebind.example'] }).warmUp();
     await connectionAfter(before);
     expect(log.fetches()).toMatchObject([{ reason: 'network' }]);
   });
@@ -168,8 +166,7 @@ describe('the attack on this machine: connections that must not reach its listen
     // A check that resolved the name, then a connection that resolved it again, would connect to 127.0.0.1.
     resolver.set('jwks.rebind.example', (call) => (call === 0 ? ['203.0.113.5'] : ['127.0.0.1']));
     const before = connections;
-    const log = eventLog();
-    await verifier(`https://jwks.rebind.example:${port}/jwks.json`, log, { jwksTimeout: 1 }).warmUp();
+    await verifier(`https://jwks.rebind.example:${port}/jwks.json`, { jwksTimeout: 1 }).warmUp();
     expect(resolver.lookups).toEqual(['jwks.rebind.example']);
     expect(log.fetches()).toMatchObject([{ outcome: 'error' }]);
     expect(log.fetches()[0]?.reason).not.toBe('address');

@@ -4,10 +4,10 @@
  * and the history `keyHistory()` reports.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { type KeyBreachEvent, type KeyHistoryEntry, type Verifier, type VerifierOptions, createVerifier } from '../../src/index.js';
+import type { KeyBreachEvent, KeyHistoryEntry } from '../../src/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { fakeClock } from '../support/jwks-clock.js';
-import { type EventLog, eventLog } from '../support/jwks-events.js';
+import { verifierFixture } from '../support/verifier-fixture.js';
 
 const AUDIENCE = 'https://payments.test';
 const MINUTE = 60;
@@ -16,7 +16,6 @@ const DAY = 86_400;
 
 let clock: ReturnType<typeof fakeClock>;
 let issuer: TestIssuer;
-let log: EventLog;
 
 beforeEach(async () => {
   clock = fakeClock();
@@ -26,10 +25,7 @@ beforeEach(async () => {
 
 afterEach(() => issuer.close());
 
-function verifier(options: Partial<VerifierOptions> = {}): Verifier {
-  log = eventLog();
-  return createVerifier({ registry: [issuer.entry], audience: AUDIENCE, now: clock.now, onEvent: log.listener, cache: false, ...options });
-}
+const { verifier, log } = verifierFixture(() => ({ registry: [issuer.entry], audience: AUDIENCE, now: clock.now, cache: false }));
 
 const breaches = (): KeyBreachEvent[] =>
   log.events.filter((event): event is KeyBreachEvent => ['key_used_early', 'key_rotation_overdue', 'key_withdrawn'].includes(event.type));

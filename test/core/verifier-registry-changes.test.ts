@@ -5,16 +5,15 @@
  * verifications in flight fail.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { IssuerRegistry, type Verifier, type VerifierOptions, createVerifier } from '../../src/index.js';
+import { IssuerRegistry } from '../../src/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
-import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { rejection } from '../support/fixture.js';
+import { verifierFixture } from '../support/verifier-fixture.js';
 
 const AUDIENCE = 'https://payments.test';
 
 let acme: TestIssuer;
 let beta: TestIssuer;
-let log: EventLog;
 
 beforeEach(async () => {
   acme = await createTestIssuer({ product: 'acme', audience: AUDIENCE });
@@ -24,10 +23,7 @@ beforeEach(async () => {
 
 afterEach(() => Promise.all([acme.close(), beta.close()]));
 
-function verifier(options: Partial<VerifierOptions> = {}): Verifier {
-  log = eventLog();
-  return createVerifier({ registry: [acme.entry], audience: AUDIENCE, onEvent: log.listener, cacheAdmission: 'first-use', ...options });
-}
+const { verifier, log } = verifierFixture(() => ({ registry: [acme.entry], audience: AUDIENCE, cacheAdmission: 'first-use' }));
 
 const tenantToken = (issuer: TestIssuer, tenant: string): Promise<string> =>
   issuer.token({ tenant_ern: `ern:${issuer.product}/tenants/${tenant}` });

@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ADAPTER_OPTION_NAMES } from '../../src/http/adapter-options.js';
 import { type PackedPackage, packedPackage } from '../support/packed-package.js';
+import { PATIENCE_MS } from '../support/loaded-machine.js';
 
 const run = promisify(execFile);
 const root = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
@@ -42,9 +43,9 @@ describe.skipIf(packed === null)('the first snippet of docs/issuer.md', () => {
     for (const name of DEPENDENCIES) await symlink(join(root, 'node_modules', name), join(modules, name), 'dir');
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'snippet', private: true, type: 'module' }));
     await writeFile(join(project, 'snippet.mjs'), firstSnippet(await page('docs/issuer.md'), ['js', 'ts', 'mjs']));
-    const { stdout } = await run(process.execPath, ['snippet.mjs'], { cwd: project, timeout: 30_000 });
+    const { stdout } = await run(process.execPath, ['snippet.mjs'], { cwd: project, timeout: PATIENCE_MS });
     expect(stdout.trim()).toBe('2 3');
-  }, 40_000);
+  });
 });
 
 describe('the adapter options, wherever they are listed', () => {

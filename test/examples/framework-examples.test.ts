@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PATIENCE_MS } from '../support/loaded-machine.js';
 import { documentedFetch } from '../support/openapi.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -67,7 +68,7 @@ async function start(example: string): Promise<{ url: string; token: string }> {
   children.push(child);
   let output = '';
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${example} did not start:\n${output}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`${example} did not start:\n${output}`)), PATIENCE_MS);
     const read = (chunk: Buffer): void => {
       output += chunk.toString();
       const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import createClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_BODY_BYTES, createOpenApiDocument } from '../../src/payment-links/index.js';
+import { PATIENCE_MS } from '../support/loaded-machine.js';
 import { documentedFetch, expectDocumented } from '../support/openapi.js';
 import type { components, paths } from './openapi-types.js';
 import { TYPES_FILE, renderOpenApiTypes } from './openapi-types.mjs';
@@ -29,7 +30,7 @@ let infoToken = '';
 let linkToken = '';
 let printedBody: Record<string, unknown> = {};
 
-function waitFor(pattern: RegExp, timeoutMs = 15_000): Promise<void> {
+function waitFor(pattern: RegExp, timeoutMs = PATIENCE_MS): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; output so far:\n${output}`)), timeoutMs);
     const check = (): void => {

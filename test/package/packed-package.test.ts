@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PackedPackage, packedPackage } from '../support/packed-package.js';
 import { ALLOWED_FRAMEWORKS, EXPECTED_EXPORTS, FRAMEWORKS, LINKED_PACKAGES, RUNTIME_PACKAGES } from './fixtures.js';
+import { PATIENCE_MS } from '../support/loaded-machine.js';
 
 const run = promisify(execFile);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -105,7 +106,7 @@ async function entryFile(subpath: string, mode: (typeof MODES)[number]): Promise
 }
 
 describe.skipIf(packedPackage() === null)('the packed package', () => {
-  beforeAll(packAndUnpack, 60_000);
+  beforeAll(packAndUnpack);
   afterAll(async () => {
     if (workdir !== undefined) await rm(workdir, { recursive: true, force: true });
   });
@@ -186,10 +187,10 @@ describe.skipIf(packedPackage() === null)('the packed package', () => {
     it('verifies bursts of distinct tokens (in the thread pool), then lets the process exit on its own', async () => {
       const { stdout } = await run(process.execPath, [join(workdir, 'burst-probe.cjs'), mode], {
         cwd: workdir,
-        timeout: 30_000,
+        timeout: PATIENCE_MS,
       });
       expect(JSON.parse(stdout)).toEqual({ first: { valid: 64, tampered: 0 }, second: { valid: 64, tampered: 0 } });
-    }, 40_000);
+    });
 
     it('throws one AuthError class, whichever subpath raised it', async () => {
       const { authErrors } = (await probe(mode, 'all')) as {

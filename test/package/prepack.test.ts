@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PATIENCE_MS } from '../support/loaded-machine.js';
 
 const run = promisify(execFile);
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -56,7 +57,7 @@ describe('npm pack from a clean checkout', () => {
     const [{ files: listed }] = JSON.parse(packed.stdout.slice(report)) as [{ files: { path: string }[] }];
     files = listed.map((file) => file.path);
     buildOutput = `${packed.stdout}\n${packed.stderr}`;
-  }, 240_000);
+  }, 6 * PATIENCE_MS);
 
   afterAll(async () => {
     if (checkout !== undefined) await rm(checkout, { recursive: true, force: true });

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDirectory, TABLES, migrate } from '../../src/postgres/index.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/directory.test.ts');
 const TENANT = 'ern:acme/tenants/clinic-1';
@@ -23,7 +23,6 @@ const SEEDS = [
   },
 ];
 
-let server: PgServer;
 let url: string;
 const pools: pg.Pool[] = [];
 
@@ -36,15 +35,13 @@ function instance(): PostgresDirectory {
 
 describe.skipIf(SKIP)('PostgresDirectory', () => {
   beforeAll(async () => {
-    server = await startPostgres();
-    url = await server.createDatabase('directory');
+    url = (await createTestDatabase('directory')).url;
     const pool = openPool(url);
     pools.push(pool);
     expect((await migrate(pool, { only: 'directory' })).versions).toEqual({ directory: 1 });
   });
   afterAll(async () => {
     await Promise.all(pools.map((pool) => pool.end()));
-    await server?.dispose();
   });
 
   it('gives two instances seeding at once the same department UUIDs, kept across a restart', async () => {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { eventually } from './eventually.js';
 import { type Answer, type Gateway, info, paygateAuth, requireBuild, startGateway, stopProcess } from './gateway-processes.js';
-import { type PgServer, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { createTestDatabase, skipWithoutPostgres } from './pg-server.js';
 import { type TcpProxy, startProxy } from './tcp-proxy.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/fleet-cluster.test.ts');
@@ -23,7 +23,6 @@ const HEARTBEAT_MS = 500;
 const WAIT_SECONDS = 3;
 const WAIT_MARGIN_MS = 5000;
 
-let server: PgServer;
 let proxy: TcpProxy;
 let databaseUrl: string;
 let stateDir: string;
@@ -57,9 +56,9 @@ describe.skipIf(SKIP)('the fleet of two example gateways, one behind a proxy tha
   beforeAll(async () => {
     requireBuild();
     stateDir = mkdtempSync(join(tmpdir(), 'paygate-fleet-'));
-    server = await startPostgres();
-    proxy = await startProxy(server.port);
-    databaseUrl = await server.createDatabase('fleet');
+    const db = await createTestDatabase('fleet');
+    databaseUrl = db.url;
+    proxy = await startProxy(db.port);
     const common = {
       PAYGATE_EXAMPLE_STATE_DIR: stateDir,
       PAYGATE_HEARTBEAT_MS: String(HEARTBEAT_MS),
@@ -72,13 +71,12 @@ describe.skipIf(SKIP)('the fleet of two example gateways, one behind a proxy tha
     await acme.listen();
     const added = await cli('issuers', 'add', '--issuer', acme.issuer, '--jwks-uri', acme.jwksUri, '--product', 'acme', '--wait');
     expect(added.code, added.stderr).toBe(0);
-  }, 90_000);
+  });
 
   afterAll(async () => {
     await Promise.all(children.map((child) => stopProcess(child)));
     await acme?.close();
     await proxy?.close();
-    await server?.dispose();
     if (stateDir !== undefined) rmSync(stateDir, { recursive: true, force: true });
   });
 
@@ -138,15 +136,10 @@ describe.skipIf(SKIP)('the fleet of two example gateways, one behind a proxy tha
     await eventually(
       'gateway-b applies the suspension once the network is back',
       async () => (await info(b, await acme.token())).body.code === 'issuer_suspended',
-      15_000,
     );
-    await eventually(
-      'fleet shows both up to date',
-      async () => {
-        const listed = await fleet();
-        return listed.instances.every((instance) => instance.live && instance.control === listed.control);
-      },
-      15_000,
-    );
+    await eventually('fleet shows both up to date', async () => {
+      const listed = await fleet();
+      return listed.instances.every((instance) => instance.live && instance.control === listed.control);
+    });
   });
 });

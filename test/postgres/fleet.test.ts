@@ -24,8 +24,9 @@ import {
   registryDigest,
   waitForFleet,
 } from '../../src/postgres/index.js';
+import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
 import { eventually } from './eventually.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 import { clearRegistry } from './roles.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/fleet.test.ts');
@@ -33,11 +34,11 @@ const SKIP = skipWithoutPostgres('test/postgres/fleet.test.ts');
 const NO_BEAT = 600_000;
 const NO_POLL = 600_000;
 const ACME = { issuer: 'https://acme.test', jwksUri: 'https://acme.test/jwks.json', products: ['acme'] };
-/** The bound of a wait that is meant to run out, and the margin a loaded machine gets beyond it. */
+/** The bound of a wait that is meant to run out (asserted with LOADED_MARGIN_MS beyond it). */
 const WAIT_BOUND = 500;
-const WAIT_MARGIN = 2000;
+/** How soon an applied change is in the heartbeat row: "at once", far below NO_BEAT. */
+const AT_ONCE_MS = 1000;
 
-let server: PgServer;
 let db: pg.Pool;
 let closing: { close(): Promise<void> }[] = [];
 
@@ -77,14 +78,12 @@ async function row(name: string) {
 
 describe.skipIf(SKIP)('heartbeats and the fleet on a real PostgreSQL', () => {
   beforeAll(async () => {
-    server = await startPostgres();
-    db = openPool(server.url, { max: 8 });
+    db = openPool((await createTestDatabase('fleet')).url, { max: 8 });
     await migrate(db, { only: ['controls', 'registry', 'fleet'] });
   });
 
   afterAll(async () => {
     await db?.end();
-    await server?.dispose();
   });
 
   beforeEach(async () => {
@@ -115,15 +114,19 @@ describe.skipIf(SKIP)('heartbeats and the fleet on a real PostgreSQL', () => {
   it('beats at once after its registry or its controls applied a change, long before its interval', async () => {
     await instance('a');
     const change = await addIssuer(db, ACME, { by: 'alice' });
-    await eventually('the registry change is reported', async () => (await row('a'))?.registry?.change === change.id, 1000);
+    await eventually(
+      'the registry change is reported',
+      async () => (await row('a'))?.registry?.change === change.id,
+      AT_ONCE_MS + LOADED_MARGIN_MS,
+    );
     const control = await recordControl(db, { action: 'suspend_issuer', issuer: ACME.issuer });
-    await eventually('the control is reported', async () => (await row('a'))?.control === control.id, 1000);
+    await eventually('the control is reported', async () => (await row('a'))?.control === control.id, AT_ONCE_MS + LOADED_MARGIN_MS);
   });
 
   it('waits until every live instance applied a change', async () => {
     await Promise.all([instance('a'), instance('b')]);
     const change = await addIssuer(db, ACME, { by: 'alice' });
-    const report = await waitForFleet(db, { registryChange: change.id, timeout: 5000 });
+    const report = await waitForFleet(db, { registryChange: change.id, timeout: PATIENCE_MS });
     expect(report).toMatchObject({ applied: ['a', 'b'], lagging: [], gone: [] });
     for (const name of ['a', 'b']) expect((await row(name))?.registry?.change).toBeGreaterThanOrEqual(change.id);
   });
@@ -134,9 +137,26 @@ describe.skipIf(SKIP)('heartbeats and the fleet on a real PostgreSQL', () => {
     const change = await addIssuer(db, ACME, { by: 'alice' });
     const started = Date.now();
     const report = await waitForFleet(db, { registryChange: change.id, timeout: WAIT_BOUND });
-    expect(Date.now() - started).toBeLessThan(WAIT_BOUND + WAIT_MARGIN);
+    expect(Date.now() - started).toBeLessThan(WAIT_BOUND + LOADED_MARGIN_MS);
     expect(report.applied).toEqual(['a']);
     expect(report.lagging).toEqual([expect.objectContaining({ name: 'b', registry: expect.objectContaining({ change: 0 }) })]);
+  });
+
+  it('names the lagging instance, not an unavailable database, when the read at the end of the wait answers in 50 ms', async () => {
+    await instance('a');
+    await stuck('b');
+    const change = await addIssuer(db, ACME, { by: 'alice' });
+    // Every read answers 50 ms late: the last one starts as the bound passes. It used to get the
+    // time left (10 ms at least) as its statement timeout, and the wait threw StorageUnavailableError.
+    const slow = {
+      query: async (text: string, params?: unknown[]) => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return db.query(text, params);
+      },
+    };
+    const report = await waitForFleet(slow, { registryChange: change.id, timeout: WAIT_BOUND });
+    expect(report.lagging.map(({ name }) => name)).toEqual(['b']);
+    expect(report.waited).toBeGreaterThanOrEqual(WAIT_BOUND);
   });
 
   it('leaves out of a wait the instances that follow nothing of what changed, and those not live', async () => {

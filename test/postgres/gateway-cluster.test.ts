@@ -12,6 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLES } from '../../src/postgres/index.js';
 import { type TestKey, signRawToken } from '../../src/testing/index.js';
+import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
 import { eventually } from './eventually.js';
 import {
   type Answer,
@@ -31,8 +32,24 @@ const ISSUER = 'https://auth.demo-integration.example';
 const AUDIENCE = 'https://payments.example';
 const CLINIC_1 = 'ern:demo/tenants/clinic-1';
 const CLINIC_2 = 'ern:demo/tenants/clinic-2';
-/** The lease of a pending key, short so that a dead instance's keys free up quickly. */
-const LEASE_MS = 1000;
+/**
+ * The bounds the instances run with: far above what a loaded machine takes to answer a burst of 200
+ * creations (over 30 s at a load average of 25), and each far enough from the next (a lease beyond
+ * the wait for its holder, beyond a statement) that a slow request is never taken for a dead one.
+ * A 409 `idempotency_key_in_use` past those bounds is still an answer the contract allows (settledPair).
+ * What is tested here is the sharing between instances; the bounds themselves are tested where
+ * they are the point (stores.test.ts, silent-network.test.ts). Only a notification brings a
+ * control within the bound asserted: the controls are polled once a minute.
+ */
+const BOUNDS = {
+  PAYGATE_IDEMPOTENCY_LEASE_MS: String(5 * PATIENCE_MS),
+  PAYGATE_IDEMPOTENCY_WAIT_MS: String(2 * PATIENCE_MS),
+  PAYGATE_STATEMENT_TIMEOUT_MS: String(PATIENCE_MS),
+  PAYGATE_CONNECT_TIMEOUT_MS: String(PATIENCE_MS),
+  PAYGATE_CONTROLS_POLL_MS: String(PATIENCE_MS),
+};
+/** The lease of the instance killed mid-creation: short, so that its keys free up soon after. */
+const DEAD_LEASE_MS = 1000;
 const run = randomUUID().slice(0, 8);
 
 let server: PgServer;
@@ -44,16 +61,8 @@ let sql: pg.Pool;
 let key: TestKey;
 const children: ChildProcess[] = [];
 
-function startInstance(): Promise<Gateway> {
-  return startGateway(
-    {
-      DATABASE_URL: databaseUrl,
-      PAYGATE_EXAMPLE_STATE_DIR: stateDir,
-      PAYGATE_IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
-      PAYGATE_CONTROLS_POLL_MS: '5000',
-    },
-    children,
-  );
+function startInstance(env: Readonly<Record<string, string>> = {}): Promise<Gateway> {
+  return startGateway({ DATABASE_URL: databaseUrl, PAYGATE_EXAMPLE_STATE_DIR: stateDir, ...BOUNDS, ...env }, children);
 }
 
 function readDemoKey(): TestKey {
@@ -124,6 +133,40 @@ async function linksOfRun(prefix: string): Promise<number> {
   return rows[0].n as number;
 }
 
+/**
+ * The id of the one link two requests with one key and body, sent at once to two instances, ended
+ * with. docs/postgres.md allows two endings: both 201 with the same link (one waited for the other
+ * and replayed its answer), or one 201 and one 409 `idempotency_key_in_use` with `Retry-After`
+ * (the holder ran past the other's `pendingWait`, or past its own lease and the other took the key
+ * over), whose retry on its instance replays the 201. Anything else fails.
+ */
+async function settledPair(
+  instances: readonly [Gateway, Gateway],
+  answers: readonly [Answer, Answer],
+  retry: (instance: Gateway) => Promise<Answer>,
+): Promise<unknown> {
+  const [first, second] = answers;
+  if (first.status === 201 && second.status === 201) {
+    expect(second.body).toEqual(first.body);
+    return first.body.id;
+  }
+  const refused = answers.findIndex((answer) => answer.status === 409);
+  const created = answers[1 - refused] as Answer;
+  expect({
+    refused: answers[refused]?.body.code,
+    retryAfter: answers[refused]?.headers.get('retry-after'),
+    created: created.status,
+  }).toEqual({
+    refused: 'idempotency_key_in_use',
+    retryAfter: '1',
+    created: 201,
+  });
+  const replayed = await retry(instances[refused] as Gateway);
+  expect([replayed.status, replayed.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
+  expect(replayed.body).toEqual(created.body);
+  return created.body.id;
+}
+
 /** Verifies `bearer` on `instance` until its result is cached (the second use caches it). */
 async function cacheOn(instance: Gateway, bearer: string): Promise<void> {
   for (let round = 0; round < 3; round++) expect((await info(instance, bearer)).status).toBe(200);
@@ -139,7 +182,7 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
     a = await startInstance();
     b = await startInstance();
     key = readDemoKey();
-  }, 60_000);
+  }, 4 * PATIENCE_MS);
 
   afterAll(async () => {
     await Promise.all(children.map((child) => stopProcess(child)));
@@ -148,22 +191,23 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
     if (stateDir !== undefined) rmSync(stateDir, { recursive: true, force: true });
   });
 
-  it('creates exactly one link per key when each of 100 keys is sent to both instances at once, and answers alike', async () => {
-    const bearer = await token();
-    const pairs = await Promise.all(
-      Array.from({ length: 100 }, async (_, index) => {
-        const body = linkBody({ step: 'concurrent', order: String(index) });
-        const idempotencyKey = `concurrent-${run}-${index}`;
-        return Promise.all([post(a, bearer, body, idempotencyKey), post(b, bearer, body, idempotencyKey)]);
-      }),
-    );
-    for (const [fromA, fromB] of pairs) {
-      expect([fromA.status, fromB.status]).toEqual([201, 201]);
-      expect(fromB.body).toEqual(fromA.body);
-    }
-    expect(new Set(pairs.map(([fromA]) => fromA.body.id)).size).toBe(100);
-    expect(await linksOfRun('concurrent')).toBe(100);
-  });
+  it(
+    'creates exactly one link per key when each of 100 keys is sent to both instances at once; each pair ends with that link',
+    async () => {
+      const bearer = await token();
+      const links = await Promise.all(
+        Array.from({ length: 100 }, async (_, index) => {
+          const body = linkBody({ step: 'concurrent', order: String(index) });
+          const idempotencyKey = `concurrent-${run}-${index}`;
+          const pair = await Promise.all([post(a, bearer, body, idempotencyKey), post(b, bearer, body, idempotencyKey)]);
+          return settledPair([a, b], pair, (instance) => post(instance, bearer, body, idempotencyKey));
+        }),
+      );
+      expect(new Set(links).size).toBe(100);
+      expect(await linksOfRun('concurrent')).toBe(100);
+    },
+    4 * PATIENCE_MS,
+  );
 
   it('says in its banner that it keeps its stores in PostgreSQL, naming the host without the password', () => {
     expect(a.output).toMatch(/\n {2}store {6}PostgreSQL postgres:\/\/127\.0\.0\.1:\d+\/gateway \(/);
@@ -187,7 +231,7 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
       PAYGATE_EXAMPLE_STATE_DIR: stateDir,
     };
     const started = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      execFile(process.execPath, ['examples/gateway/server.mjs'], { cwd: root, env, timeout: 20_000 }, (error, _stdout, stderr) =>
+      execFile(process.execPath, ['examples/gateway/server.mjs'], { cwd: root, env, timeout: PATIENCE_MS }, (error, _stdout, stderr) =>
         resolve({ code: error === null ? 0 : ((error as { code?: number }).code ?? null), stderr }),
       );
     });
@@ -226,10 +270,14 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
     const bearer = await token();
     await Promise.all([cacheOn(a, bearer), cacheOn(b, bearer)]);
     expect(await paygateAuth('suspend-issuer', '--issuer', ISSUER)).toMatch(/^Suspended /);
-    await eventually('both refuse with issuer_suspended', async () => {
-      const answers = await Promise.all([info(a, bearer), info(b, bearer)]);
-      return answers.every((got) => got.status === 401 && got.body.code === 'issuer_suspended');
-    });
+    await eventually(
+      'both refuse with issuer_suspended',
+      async () => {
+        const answers = await Promise.all([info(a, bearer), info(b, bearer)]);
+        return answers.every((got) => got.status === 401 && got.body.code === 'issuer_suspended');
+      },
+      1000 + LOADED_MARGIN_MS,
+    );
     await paygateAuth('resume-issuer', '--issuer', ISSUER);
     await eventually('both accept again', async () =>
       (await Promise.all([info(a, bearer), info(b, bearer)])).every((got) => got.status === 200),
@@ -259,7 +307,6 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
     await eventually(
       'the retry is created',
       async () => (await post(b, bearer, linkBody({ step: 'outage' }), `outage-during-${run}`)).status === 201,
-      10_000,
     );
     const replayed = await post(a, bearer, linkBody({ step: 'outage' }), `outage-during-${run}`);
     expect([replayed.status, replayed.headers.get('idempotent-replayed')]).toEqual([201, 'true']);
@@ -269,27 +316,24 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
 
   it('leaves no half-written link when an instance is killed mid-creation; each key then succeeds on the other after the lease', async () => {
     const bearer = await token();
-    // Each creation held mid-way keeps one of A's 10 pooled connections (one more listens).
+    const doomed = await startInstance({ PAYGATE_IDEMPOTENCY_LEASE_MS: String(DEAD_LEASE_MS) });
+    // Each creation held mid-way keeps one of its 10 pooled connections (one more listens).
     const count = 8;
     const keys = Array.from({ length: count }, (_, index) => `killed-${run}-${index}`);
     const body = (index: number) => linkBody({ step: 'killed', order: String(index) });
-    // Holding the links table makes A's creations stop after their claim, mid-creation.
+    // Holding the links table makes its creations stop after their claim, mid-creation.
     const holder = new pg.Client({ connectionString: databaseUrl });
     await holder.connect();
     await holder.query('BEGIN');
     await holder.query(`LOCK TABLE ${TABLES.links} IN EXCLUSIVE MODE`);
-    const inFlight = keys.map((idempotencyKey, index) => post(a, bearer, body(index), idempotencyKey).catch(() => null));
-    await eventually(
-      'every key is claimed by A',
-      async () => {
-        const { rows } = await sql.query(`SELECT count(*)::int AS n FROM ${TABLES.idempotency} WHERE key LIKE $1 AND state = 'pending'`, [
-          `killed-${run}-%`,
-        ]);
-        return rows[0].n === count;
-      },
-      10_000,
-    );
-    await stopProcess(a.child, 'SIGKILL');
+    const inFlight = keys.map((idempotencyKey, index) => post(doomed, bearer, body(index), idempotencyKey).catch(() => null));
+    await eventually('every key is claimed by the instance to be killed', async () => {
+      const { rows } = await sql.query(`SELECT count(*)::int AS n FROM ${TABLES.idempotency} WHERE key LIKE $1 AND state = 'pending'`, [
+        `killed-${run}-%`,
+      ]);
+      return rows[0].n === count;
+    });
+    await stopProcess(doomed.child, 'SIGKILL');
     await holder.query('ROLLBACK');
     await holder.end();
     await Promise.all(inFlight);
@@ -307,14 +351,17 @@ describe.skipIf(SKIP)('two example gateways on one PostgreSQL', () => {
   });
 
   it('revoke-key makes every instance refuse the key within a second, cached tokens included, and a later instance too', async () => {
-    a = await startInstance();
     const bearer = await token();
     await Promise.all([cacheOn(a, bearer), cacheOn(b, bearer)]);
     expect(await paygateAuth('revoke-key', '--issuer', ISSUER, '--kid', key.kid)).toMatch(/^Revoked key /);
-    await eventually('both refuse with key_revoked', async () => {
-      const answers = await Promise.all([info(a, bearer), info(b, bearer)]);
-      return answers.every((got) => got.status === 401 && got.body.code === 'key_revoked');
-    });
+    await eventually(
+      'both refuse with key_revoked',
+      async () => {
+        const answers = await Promise.all([info(a, bearer), info(b, bearer)]);
+        return answers.every((got) => got.status === 401 && got.body.code === 'key_revoked');
+      },
+      1000 + LOADED_MARGIN_MS,
+    );
     const later = await startInstance();
     const refused = await info(later, await token());
     expect([refused.status, refused.body.code]).toEqual([401, 'key_revoked']);

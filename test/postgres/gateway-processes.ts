@@ -6,6 +6,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PATIENCE_MS } from '../support/loaded-machine.js';
 import { eventually } from './eventually.js';
 import { freePort } from './pg-server.js';
 
@@ -59,17 +60,13 @@ export async function startGateway(env: Readonly<Record<string, string>>, childr
   };
   child.stdout?.setEncoding('utf8').on('data', keep);
   child.stderr?.setEncoding('utf8').on('data', keep);
-  await eventually(
-    `the gateway on port ${port} answers`,
-    async () => {
-      if (child.exitCode !== null) throw new Error(`the gateway exited with ${child.exitCode}:\n${gateway.output}`);
-      return fetch(`${gateway.url}/info/`).then(
-        (response) => response.status === 401,
-        () => false,
-      );
-    },
-    20_000,
-  );
+  await eventually(`the gateway on port ${port} answers`, async () => {
+    if (child.exitCode !== null) throw new Error(`the gateway exited with ${child.exitCode}:\n${gateway.output}`);
+    return fetch(`${gateway.url}/info/`).then(
+      (response) => response.status === 401,
+      () => false,
+    );
+  });
   return gateway;
 }
 
@@ -105,7 +102,7 @@ export function paygateAuth(databaseUrl: string, args: readonly string[], cwd?: 
     execFile(
       process.execPath,
       [join(root, 'dist', 'cli.js'), ...args],
-      { cwd, env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: 30_000 },
+      { cwd, env: { ...process.env, DATABASE_URL: databaseUrl }, timeout: PATIENCE_MS },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : -1;
         resolve({ code, stdout, stderr });

@@ -20,7 +20,7 @@ import {
   updateIssuer,
 } from '../../src/postgres/index.js';
 import { eventually } from './eventually.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { type TestDatabase, createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 import { clearRegistry, loginRole, urlAs, writtenBeforeKeyCheck } from './roles.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/issuer-table.test.ts');
@@ -29,7 +29,7 @@ const ACME: IssuerEntry = { issuer: 'https://acme.test', jwksUri: 'https://acme.
 const BETA: IssuerEntry = { issuer: 'https://beta.test', jwksUri: 'https://beta.test/jwks.json', products: ['beta'], tenants: ['t1'] };
 const BY = { by: 'alice' };
 
-let server: PgServer;
+let db: TestDatabase;
 let pool: pg.Pool;
 
 async function code(promise: Promise<unknown>): Promise<string | undefined> {
@@ -48,14 +48,13 @@ async function rowCounts(): Promise<{ issuers: number; changes: number }> {
 
 describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
   beforeAll(async () => {
-    server = await startPostgres();
-    pool = openPool(server.url, { max: 6 });
+    db = await createTestDatabase('issuer_table');
+    pool = openPool(db.url, { max: 6 });
     await migrate(pool, { only: 'registry' });
   });
 
   afterAll(async () => {
     await pool?.end();
-    await server?.dispose();
   });
 
   beforeEach(() => clearRegistry(pool));
@@ -264,12 +263,12 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
   it('audits a plain INSERT by a role with only INSERT on the registry: that role, no name, notified', async () => {
     const writer = await loginRole(pool, 'writer');
     await pool.query(`GRANT INSERT ON ${TABLES.issuers} TO ${writer}`);
-    const listener = new pg.Client({ connectionString: server.url });
+    const listener = new pg.Client({ connectionString: db.url });
     await listener.connect();
     const payloads: string[] = [];
     listener.on('notification', (message) => payloads.push(message.payload ?? ''));
     await listener.query(`LISTEN ${REGISTRY_CHANNEL}`);
-    const hand = new pg.Client({ connectionString: urlAs(server.url, writer) });
+    const hand = new pg.Client({ connectionString: urlAs(db.url, writer) });
     await hand.connect();
     try {
       await hand.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ($1, $2)`, [ACME.issuer, JSON.stringify(ACME)]);
@@ -338,7 +337,7 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
     // Each writer draws its id, then lingers before committing. Were ids drawn without the
     // trigger's lock, a later id could commit first and the reader would skip the earlier one.
     const writers = 12;
-    const racing = openPool(server.url, { max: writers + 1 });
+    const racing = openPool(db.url, { max: writers + 1 });
     const seen = new Set<number>();
     let watermark = 0;
     let writing = true;
@@ -396,7 +395,7 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
   });
 
   it('notifies the registry channel with each change, when it commits', async () => {
-    const listener = new pg.Client({ connectionString: server.url });
+    const listener = new pg.Client({ connectionString: db.url });
     await listener.connect();
     const payloads: string[] = [];
     listener.on('notification', (message) => {

@@ -35,14 +35,13 @@ import { SEEDS, TENANT_A, jsonRequest, makeHandler, useCallers, validBody } from
 import { grantStatements } from '../../src/postgres/schema-roles.js';
 import { eventually } from './eventually.js';
 import { root } from './gateway-processes.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 import { loginRole, uniqueRole, urlAs } from './roles.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/least-privilege.test.ts');
 const AUDIENCE = 'https://payments.test';
 const callers = useCallers();
 
-let server: PgServer;
 let url: string;
 let admin: pg.Pool;
 let gateway: pg.Pool;
@@ -74,8 +73,7 @@ describe('the roles of least privilege in docs/postgres.md', () => {
 
 describe.skipIf(SKIP)('the roles of least privilege on a real PostgreSQL', () => {
   beforeAll(async () => {
-    server = await startPostgres();
-    url = await server.createDatabase('least_privilege');
+    url = (await createTestDatabase('least_privilege')).url;
     admin = openPool(url, { max: 2 });
     roles = { gateway: uniqueRole('gateway'), operator: uniqueRole('operator') };
     report = await migrate(admin, { roles });
@@ -91,7 +89,6 @@ describe.skipIf(SKIP)('the roles of least privilege on a real PostgreSQL', () =>
 
   afterAll(async () => {
     await Promise.all([admin, gateway, operator].map((pool) => pool?.end()));
-    await server?.dispose();
     await acme?.close();
   });
 

@@ -4,12 +4,11 @@
  * migrating at once apply each version once.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SCHEMA_AREAS, SCHEMA_VERSIONS, TABLES, migrate, readIssuerChanges, readIssuers } from '../../src/postgres/index.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/migrate.test.ts');
-let server: PgServer;
 const pools: pg.Pool[] = [];
 
 const LINK_TABLES = [TABLES.idempotency, TABLES.links];
@@ -20,7 +19,7 @@ const REGISTRY_TABLES = [TABLES.issuers, TABLES.issuerChanges];
 const APPLIED_FRESH = Object.values(SCHEMA_VERSIONS).reduce((sum, version) => sum + version, 0);
 
 async function freshPool(name: string): Promise<pg.Pool> {
-  const pool = openPool(await server.createDatabase(name));
+  const pool = openPool((await createTestDatabase(name)).url);
   pools.push(pool);
   return pool;
 }
@@ -74,12 +73,8 @@ function* range(from: number, to: number): Generator<number> {
 }
 
 describe.skipIf(SKIP)('migrate', () => {
-  beforeAll(async () => {
-    server = await startPostgres();
-  });
   afterAll(async () => {
     await Promise.all(pools.map((pool) => pool.end()));
-    await server?.dispose();
   });
 
   it('creates every area on an empty database, then finds nothing left to do', async () => {
@@ -177,7 +172,7 @@ describe.skipIf(SKIP)('migrate', () => {
   });
 
   it('applies each version once when instances migrate at the same moment', async () => {
-    const url = await server.createDatabase('together');
+    const { url } = await createTestDatabase('together');
     const instances = Array.from({ length: 4 }, () => openPool(url, { max: 2 }));
     pools.push(...instances);
     const reports = await Promise.all(instances.map((pool) => migrate(pool)));
@@ -195,7 +190,7 @@ describe.skipIf(SKIP)('migrate', () => {
   });
 
   it('runs on a single pg.Client as well as on a pool', async () => {
-    const url = await server.createDatabase('single');
+    const { url } = await createTestDatabase('single');
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {

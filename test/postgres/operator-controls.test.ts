@@ -20,26 +20,25 @@ import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { authRejection } from '../support/jwks-rejection.js';
 import { verifyUntilCached } from '../support/result-cache.js';
 import { eventually } from './eventually.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { type TestDatabase, createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
+import { verifierFixture } from '../support/verifier-fixture.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/operator-controls.test.ts');
 const AUDIENCE = 'https://payments.test';
 /** Long enough that only a notification or a reconnection can bring a change during a test. */
 const NO_POLL = 600_000;
 
-let server: PgServer;
+let db: TestDatabase;
 let acme: TestIssuer;
 let operator: pg.Pool;
 const opened: { end(): Promise<void> }[] = [];
 let running: PostgresControls[] = [];
 
-function verifier(): Verifier {
-  return createVerifier({ registry: [acme.entry], audience: AUDIENCE });
-}
+const { verifier } = verifierFixture(() => ({ registry: [acme.entry], audience: AUDIENCE }));
 
 /** One gateway instance: its own pool, controls and verifier. */
 async function instance(options: PostgresControlsOptions = {}): Promise<{ verifier: Verifier; controls: PostgresControls; pool: pg.Pool }> {
-  const pool = openPool(server.url, { max: 4 });
+  const pool = openPool(db.url, { max: 4 });
   opened.push(pool);
   const controls = await postgresControls(pool, { pollInterval: NO_POLL, onError: () => undefined, ...options });
   running.push(controls);
@@ -68,15 +67,14 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
   beforeAll(async () => {
     acme = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://acme.test', product: 'acme', kid: 'acme-1' });
     await acme.listen();
-    server = await startPostgres();
-    operator = openPool(server.url, { max: 2 });
+    db = await createTestDatabase('operator_controls');
+    operator = openPool(db.url, { max: 2 });
     opened.push(operator);
     await migrate(operator);
   });
 
   afterAll(async () => {
     await Promise.all(opened.map((pool) => pool.end().catch(() => undefined)));
-    await server?.dispose();
     await acme?.close();
   });
 
@@ -153,7 +151,7 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     let gate = Promise.resolve();
     const listen = async () => {
       await gate;
-      const client = new pg.Client({ connectionString: server.url });
+      const client = new pg.Client({ connectionString: db.url });
       await client.connect();
       return client;
     };
@@ -162,7 +160,9 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     gate = new Promise((resolve) => {
       open = resolve;
     });
-    await operator.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN paygate_operator_controls'`);
+    await operator.query(
+      `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'LISTEN paygate_operator_controls' AND datname = current_database()`,
+    );
     await eventually('the drop is seen', () => !a.controls.listening);
     await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
     const token = await acme.token();
@@ -173,7 +173,7 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
   });
 
   it('listens on the connections its listen function opens', async () => {
-    const listeningPool = openPool(server.url, { max: 1 });
+    const listeningPool = openPool(db.url, { max: 1 });
     opened.push(listeningPool);
     const a = await instance({ listen: () => listeningPool.connect() });
     expect(a.controls.listening).toBe(true);

@@ -1,22 +1,61 @@
 /**
- * A throw-away PostgreSQL server for the tests: a copy of the run's template cluster (one
- * `initdb` per run, test/support/pg-template-once.ts; `initdb` itself outside such a run) in a
- * temporary directory, and `pg_ctl` on a free port of 127.0.0.1, trust authentication, no fsync. Run as the `postgres` user when
- * the tests run as root (initdb refuses root). Where the binaries are missing the tests that need
- * them are skipped with a loud warning, except in CI (`CI=true`), where they fail.
+ * PostgreSQL for the tests: one server per run, a database of its own for each test file, and a
+ * throw-away server for a test that stops or silences the one it talks to.
+ *
+ * - **A database of its own** — {@link createTestDatabase}: a new empty database on the run's
+ *   shared server (started once by test/support/pg-server-once.ts, vitest `globalSetup`), made by
+ *   `CREATE DATABASE … TEMPLATE` from an empty template database, in a few milliseconds. Call it in
+ *   `beforeAll` (once per database the file needs); use its `url` for pools and `DATABASE_URL`,
+ *   and its `port` for a TCP proxy (test/postgres/tcp-proxy.ts) that silences only the file's
+ *   own connections. Databases are dropped with the server at the end of the run.
+ *   ```ts
+ *   let db: TestDatabase;
+ *   beforeAll(async () => {
+ *     db = await createTestDatabase('stores');
+ *     pool = openPool(db.url, { max: 4 });
+ *     await migrate(pool);
+ *   });
+ *   ```
+ *   Files run at once on the same server: a file's statements must touch only its own database.
+ *   What PostgreSQL keeps for the whole server is shared: **roles** (name them after the
+ *   database, `${db.name}_reader`, and create them in the file), `pg_stat_activity` (filter it on
+ *   `datname = current_database()`), and the server itself (never stop it, nor change its settings).
+ * - **A server of its own** — {@link startPostgres}: for a test that stops and restarts its server
+ *   (`stop()`, `start()`), or needs server-wide state of its own. A copy of the run's template
+ *   cluster (one `initdb` per run; `initdb` itself outside such a run) in a temporary directory,
+ *   `pg_ctl` on a free port. `dispose()` it in `afterAll`. It costs a second or so of CPU: prefer a
+ *   database of its own.
+ *
+ * Every server listens on a free port of 127.0.0.1, with trust authentication and no fsync, and runs
+ * as the `postgres` user when the tests run as root (initdb refuses root). Where the binaries are
+ * missing the tests that need them are skipped with a loud warning ({@link skipWithoutPostgres}),
+ * except in CI (`CI=true`), where they fail.
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { PATIENCE_MS } from '../support/loaded-machine.js';
+
+/** The run's shared server, as test/support/pg-server-once.ts provides it to the test files. */
+export interface SharedPgServer {
+  /** `postgres://postgres@127.0.0.1:<port>/postgres`: where databases are created. */
+  readonly url: string;
+  readonly port: number;
+  /** The empty database every test database is a copy of. */
+  readonly template: string;
+}
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The run's template cluster: a data directory `initdb` made, copied by every server. */
     pgTemplate: string | undefined;
+    /** The run's shared server, where PostgreSQL is installed. */
+    pgServer: SharedPgServer | undefined;
   }
 }
 
@@ -74,7 +113,7 @@ export async function freePort(): Promise<number> {
 /** Runs `file` (as the `postgres` user when the tests run as root). */
 async function runAsOwner(file: string, args: readonly string[]): Promise<void> {
   const [command, argv] = runAsPostgres ? ['runuser', ['-u', 'postgres', '--', file, ...args]] : [file, [...args]];
-  await run(command, argv, { timeout: 60_000 });
+  await run(command, argv, { timeout: 2 * PATIENCE_MS });
 }
 
 /** Runs one of PostgreSQL's binaries. */
@@ -97,11 +136,11 @@ export function initdb(data: string): Promise<void> {
   return exec('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
 }
 
-/** The run's template cluster, when a vitest run made one (`vitest` is loaded here only: the globalSetup loads this module too). */
-async function template(): Promise<string | undefined> {
+/** What the run's globalSetup provided under `key` (`vitest` is loaded here only: the globalSetup loads this module too). */
+async function provided<K extends 'pgTemplate' | 'pgServer'>(key: K): Promise<import('vitest').ProvidedContext[K] | undefined> {
   try {
     const { inject } = await import('vitest');
-    return inject('pgTemplate');
+    return inject(key);
   } catch {
     return undefined;
   }
@@ -133,18 +172,21 @@ export interface PgServer {
   dispose(): Promise<void>;
 }
 
-/** Creates and starts a server. */
-export async function startPostgres(): Promise<PgServer> {
+/**
+ * Creates and starts a server of its own, a copy of `cluster` (a data directory `initdb` made): by
+ * default the run's template cluster, or a new `initdb` outside a vitest run.
+ */
+export async function startPostgres(cluster?: string): Promise<PgServer> {
   if (binaries === undefined) throw new Error(POSTGRES.reason);
+  cluster ??= await provided('pgTemplate');
   const root = await ownedTempDir('paygate-pg-');
   const data = join(root, 'data');
-  const cluster = await template();
   // A copy of a fresh cluster is that cluster, for a fraction of initdb's CPU.
   if (cluster === undefined) await initdb(data);
   else await runAsOwner('cp', ['-a', cluster, data]);
   const port = await freePort();
   const options = `-p ${port} -k ${root} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-  const start = () => exec('pg_ctl', ['-D', data, '-o', options, '-l', join(root, 'log'), '-w', '-t', '60', 'start']);
+  const start = () => exec('pg_ctl', ['-D', data, '-o', options, '-l', join(root, 'log'), '-w', '-t', String(PATIENCE_MS / 1000), 'start']);
   const stop = () => exec('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
   await start();
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
@@ -153,13 +195,7 @@ export async function startPostgres(): Promise<PgServer> {
     url,
     port,
     async createDatabase(name) {
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        await client.query(`CREATE DATABASE ${name}`);
-      } finally {
-        await client.end();
-      }
+      await onServer(url, `CREATE DATABASE ${name}`);
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
     },
     async stop() {
@@ -176,6 +212,61 @@ export async function startPostgres(): Promise<PgServer> {
       rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+/** Runs one statement on the server's `postgres` database, over a connection of its own. */
+async function onServer(url: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The template database of the shared server: empty, and open to no connection, so that it can always be copied. */
+export const TEMPLATE_DATABASE = 'paygate_template';
+
+/** Makes `server` the run's shared server: creates its template database. */
+export async function shareServer(server: PgServer): Promise<SharedPgServer> {
+  await onServer(server.url, `CREATE DATABASE ${TEMPLATE_DATABASE} IS_TEMPLATE true ALLOW_CONNECTIONS false`);
+  return { url: server.url, port: server.port, template: TEMPLATE_DATABASE };
+}
+
+/** A database of a test file's own on the run's shared server. */
+export interface TestDatabase {
+  /** `postgres://postgres@127.0.0.1:<port>/<name>` */
+  readonly url: string;
+  /** Unique in the run: `<label>_<8 hex digits>`. Name a role the file creates after it. */
+  readonly name: string;
+  /** The shared server's port (for a TCP proxy in front of it). */
+  readonly port: number;
+}
+
+/** Labels: what a database name may start with, leaving room for the suffix within PostgreSQL's 63 bytes. */
+const LABEL = /^[a-z][a-z0-9_]{0,39}$/;
+
+/**
+ * A new empty database on the run's shared server, a copy of its template database. Call it once
+ * per database a test file needs (in `beforeAll`); `label` (lower case, digits, `_`; up to 40)
+ * starts its name.
+ * @throws when PostgreSQL is missing (guard with {@link skipWithoutPostgres}), or outside a vitest
+ *   run of this repository's configurations, which start the shared server.
+ */
+export async function createTestDatabase(label = 'test'): Promise<TestDatabase> {
+  if (!LABEL.test(label)) throw new TypeError(`createTestDatabase: label must match ${LABEL}, got ${JSON.stringify(label)}`);
+  const shared = await provided('pgServer');
+  if (shared === undefined) {
+    throw new Error(
+      binaries === undefined
+        ? POSTGRES.reason
+        : 'createTestDatabase: no shared PostgreSQL server in this run; test/support/pg-server-once.ts (vitest globalSetup) starts it',
+    );
+  }
+  const name = `${label}_${randomBytes(4).toString('hex')}`;
+  await onServer(shared.url, `CREATE DATABASE ${name} TEMPLATE ${shared.template}`);
+  return { url: `postgres://postgres@127.0.0.1:${shared.port}/${name}`, name, port: shared.port };
 }
 
 async function postgresIds(): Promise<{ uid: number; gid: number }> {

@@ -15,7 +15,7 @@ import {
   TABLES,
   migrate,
 } from '../../src/postgres/index.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 import { type StoreFixture, TENANT_A, TENANT_B, describeStoreContract, storedLink } from './store-contract.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/stores.test.ts');
@@ -49,17 +49,14 @@ describe('PGlite', () => {
   describeStoreContract('PGlite', () => postgresFixture(() => lite));
 });
 
-let server: PgServer;
 let pool: pg.Pool;
 describe.skipIf(SKIP)('PostgreSQL', () => {
   beforeAll(async () => {
-    server = await startPostgres();
-    pool = openPool(server.url, { max: 20 });
+    pool = openPool((await createTestDatabase('stores')).url, { max: 20 });
     await migrate(pool);
   });
   afterAll(async () => {
     await pool?.end();
-    await server?.dispose();
   });
 
   describeStoreContract('PostgreSQL', () => postgresFixture(() => pool));

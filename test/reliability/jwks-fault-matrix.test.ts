@@ -6,17 +6,23 @@
  * (short) network timeout.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { type AuthContext, AuthError, type JwksFailureReason, type Verifier, createVerifier, toErrorResponse } from '../../src/index.js';
+import { type AuthContext, AuthError, type JwksFailureReason, type Verifier, toErrorResponse } from '../../src/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { fakeClock } from '../support/jwks-clock.js';
-import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { type FaultyJwks, type JwksFault, serveFaultyJwks } from '../support/jwks-fault-server.js';
 import { authRejection } from '../support/jwks-rejection.js';
+import { LOADED_MARGIN_MS } from '../support/loaded-machine.js';
+import { verifierFixture } from '../support/verifier-fixture.js';
 
 const AUDIENCE = 'https://payments.test';
 const MAX_AGE = 600;
 const STALE_WINDOW = 86_400;
 const CONCURRENT = 20;
+/**
+ * The verifier's `jwksTimeout`, in seconds: every download of the file has this long, a good one on
+ * a loaded machine included; the slow answer comes that much later again.
+ */
+const JWKS_TIMEOUT = LOADED_MARGIN_MS / 1000;
 
 interface FaultCase {
   readonly fault: JwksFault;
@@ -80,7 +86,6 @@ const CASES: readonly FaultCase[] = [
 const clock = fakeClock();
 let issuer: TestIssuer;
 let faulty: FaultyJwks;
-let log: EventLog;
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => unhandled.push(reason);
 /** What each case answered, printed as the README's table once the file has run. */
@@ -88,7 +93,7 @@ const observed = new Map<string, { cold?: string; warm?: string }>();
 
 beforeAll(async () => {
   issuer = await createTestIssuer({ audience: AUDIENCE, now: clock.now });
-  faulty = await serveFaultyJwks(issuer, { slowMs: 1000, retryAfter: 30 });
+  faulty = await serveFaultyJwks(issuer, { slowMs: 2 * JWKS_TIMEOUT * 1000, retryAfter: 30 });
   process.on('unhandledRejection', onUnhandled);
 });
 
@@ -111,17 +116,13 @@ afterEach(async () => {
   expect(unhandled).toEqual([]);
 });
 
-function verifier(): Verifier {
-  log = eventLog();
-  return createVerifier({
-    registry: [faulty.entry],
-    audience: AUDIENCE,
-    now: clock.now,
-    onEvent: log.listener,
-    jwksTimeout: 0.5,
-    jwksMaxBytes: 16 * 1024,
-  });
-}
+const { verifier, log } = verifierFixture(() => ({
+  registry: [faulty.entry],
+  audience: AUDIENCE,
+  now: clock.now,
+  jwksTimeout: JWKS_TIMEOUT,
+  jwksMaxBytes: 16 * 1024,
+}));
 
 /** `CONCURRENT` verifications of distinct valid tokens at once. */
 async function burst(v: Verifier): Promise<PromiseSettledResult<AuthContext>[]> {

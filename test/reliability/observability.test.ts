@@ -4,18 +4,17 @@
  * duration, key count), result-cache hits and misses, key removals. No event ever carries a token, key material or a claim value.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { type Verifier, type VerifierEvent, type VerifierOptions, createVerifier } from '../../src/index.js';
+import { type Verifier, type VerifierEvent, createVerifier } from '../../src/index.js';
 import { type TestIssuer, createTestIssuer, encodeSegment } from '../../src/testing/index.js';
 import { fakeClock } from '../support/jwks-clock.js';
-import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { type FaultyJwks, serveFaultyJwks } from '../support/jwks-fault-server.js';
 import { authRejection } from '../support/jwks-rejection.js';
+import { verifierFixture } from '../support/verifier-fixture.js';
 
 const AUDIENCE = 'https://payments.test';
 const clock = fakeClock();
 let issuer: TestIssuer;
 let faulty: FaultyJwks;
-let log: EventLog;
 
 beforeAll(async () => {
   issuer = await createTestIssuer({ audience: AUDIENCE, now: clock.now, tenantName: 'Confidential Clinic' });
@@ -24,16 +23,7 @@ beforeAll(async () => {
 
 afterAll(() => faulty.close());
 
-function verifier(options: Partial<VerifierOptions> = {}): Verifier {
-  log = eventLog();
-  return createVerifier({
-    registry: [faulty.entry],
-    audience: AUDIENCE,
-    now: clock.now,
-    onEvent: log.listener,
-    ...options,
-  });
-}
+const { verifier, log } = verifierFixture(() => ({ registry: [faulty.entry], audience: AUDIENCE, now: clock.now }));
 
 const ofType = <T extends VerifierEvent['type']>(type: T) =>
   log.events.filter((event): event is Extract<VerifierEvent, { type: T }> => event.type === type);

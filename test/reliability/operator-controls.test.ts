@@ -4,13 +4,13 @@
  * included. JWKS served by real endpoints on 127.0.0.1.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { type IssuerEntry, type KeySnapshot, type Verifier, type VerifierOptions, createVerifier } from '../../src/index.js';
+import type { IssuerEntry, KeySnapshot } from '../../src/index.js';
 import { type JwksServer, type TestIssuer, type TestKey, createTestIssuer } from '../../src/testing/index.js';
 import { fakeClock } from '../support/jwks-clock.js';
-import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { refusedUrl } from '../support/jwks-fault-server.js';
 import { authRejection } from '../support/jwks-rejection.js';
 import { verifyUntilCached } from '../support/result-cache.js';
+import { verifierFixture } from '../support/verifier-fixture.js';
 
 const AUDIENCE = 'https://payments.test';
 const clock = fakeClock();
@@ -21,7 +21,6 @@ let globexServer: JwksServer;
 /** A second published key of acme. */
 let acmeSpare: TestKey;
 let down: IssuerEntry;
-let log: EventLog;
 
 beforeAll(async () => {
   [acme, globex] = await Promise.all([
@@ -49,10 +48,7 @@ afterAll(() => Promise.all([acme.close(), globex.close()]));
 
 beforeEach(() => clock.advance(60));
 
-function verifier(options: Partial<VerifierOptions> = {}, registry: readonly IssuerEntry[] = [acme.entry, globex.entry]): Verifier {
-  log = eventLog();
-  return createVerifier({ registry, audience: AUDIENCE, now: clock.now, onEvent: log.listener, ...options });
-}
+const { verifier, log } = verifierFixture(() => ({ registry: [acme.entry, globex.entry], audience: AUDIENCE, now: clock.now }));
 
 const hits = () => log.events.filter((event) => event.type === 'cache' && event.outcome === 'hit').length;
 
@@ -166,7 +162,7 @@ describe('revokeKey', () => {
 
 describe('warmUp', () => {
   test("reports each issuer's outcome and never rejects when one endpoint is down", async () => {
-    const v = verifier({}, [acme.entry, down, globex.entry]);
+    const v = verifier({ registry: [acme.entry, down, globex.entry] });
     const report = await v.warmUp();
     expect(report).toEqual([
       { issuer: acme.issuer, ok: true, keys: 2 },
@@ -276,7 +272,7 @@ describe('exportKeys and createVerifier({ keys })', () => {
   test('keys exported for another jwksUri are ignored', async () => {
     const snapshot = await exported();
     const moved = { ...acme.entry, jwksUri: `${acme.entry.jwksUri}#moved` };
-    const v = verifier({ keys: snapshot }, [moved]);
+    const v = verifier({ keys: snapshot, registry: [moved] });
     await v.verify(await acme.token());
     expect(log.fetches()).toMatchObject([{ trigger: 'initial' }]);
   });

@@ -7,6 +7,7 @@
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
 import type { IssuerEntry } from '../../src/index.js';
 import type { TestIssuer } from '../../src/testing/index.js';
+import { PATIENCE_MS } from './loaded-machine.js';
 
 /** How the endpoint answers. */
 export type JwksFault =
@@ -54,7 +55,7 @@ export interface FaultyJwks {
   hold(): () => void;
   /** Zeroes the counters. */
   reset(): void;
-  /** Resolves once no request is open. */
+  /** Resolves once no request is open; rejects when one is still open after PATIENCE_MS. */
   idle(): Promise<void>;
   /** Stops listening and closes open connections. */
   close(): Promise<void>;
@@ -237,7 +238,11 @@ export async function serveFaultyJwks(issuer: TestIssuer, options: FaultyJwksOpt
       abandonedStreams = 0;
     },
     async idle() {
-      for (let waited = 0; active > 0 && waited < 5000; waited += 5) await new Promise((resolve) => setTimeout(resolve, 5));
+      const deadline = Date.now() + PATIENCE_MS;
+      while (active > 0) {
+        if (Date.now() > deadline) throw new Error(`${active} request(s) still open after ${PATIENCE_MS} ms`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
     },
     close: stop,
   };
