@@ -11,7 +11,7 @@ export { checkAllowedHosts } from '../core/jwks-address.js';
 export { MILLISECONDS_THRESHOLD } from '../core/hints.js';
 export { isLoopbackHost } from '../core/loopback.js';
 export { booleanOption } from '../core/options.js';
-export { MAX_ENTRY_LIFETIME, checkIssuerEntry, isHttpsUri } from '../core/registry.js';
+export { MAX_ENTRY_LIFETIME, checkIssuerEntry, deriveRegistry, isHttpsUri } from '../core/registry.js';
 export { checkKeyHistoryEntry } from '../core/key-history.js';
 export { findNearMiss } from '../core/near-miss.js';
 export { normalizeScopeRequirement } from '../core/scopes.js';
