@@ -12,7 +12,7 @@ export { MILLISECONDS_THRESHOLD } from '../core/hints.js';
 export { isLoopbackHost } from '../core/loopback.js';
 export { booleanOption } from '../core/options.js';
 export { MAX_ENTRY_LIFETIME, checkIssuerEntry, deriveRegistry, isHttpsUri } from '../core/registry.js';
-export { checkKeyHistoryEntry } from '../core/key-history.js';
+export { WITHDRAWN_KEPT, checkKeyHistoryEntry } from '../core/key-history.js';
 export { findNearMiss } from '../core/near-miss.js';
 export { normalizeScopeRequirement } from '../core/scopes.js';
 export { scopeFailure } from '../http/authenticate.js';
