@@ -89,9 +89,6 @@ export const NEW_KIDS_RECORDED = 16;
 /** Keys remembered per issuer at most, withdrawn ones included: others taken in are left out. */
 export const KEYS_KEPT = 256;
 
-/** Records of removed issuers kept until the changes are next asked for, at most. */
-const DEPARTED_KEPT = 4096;
-
 /** The key history of one verifier. */
 export class KeyHistory {
   readonly #rules: KeyRules;
@@ -99,8 +96,16 @@ export class KeyHistory {
   readonly #issuers = new Map<string, Map<string, KeyRecord>>();
   /** Each prepared key's record, so that a verification costs one lookup. */
   readonly #byKey = new WeakMap<PreparedKey, KeyRecord>();
-  /** Records of removed issuers, withdrawn at the removal, until the changes are asked for. */
-  #departed: KeyRecord[] = [];
+  /**
+   * The records changed here since the changes were last asked for, oldest change first (a
+   * record changed again moves to the end), with removed issuers' records until handed out: so
+   * asking costs what changed, not the history.
+   */
+  readonly #log = new Set<KeyRecord>();
+  /** The version the changes were last asked after; the log holds every change past it. */
+  #logged = 0;
+  /** Whether the changes were ever asked for: until then, removed issuers' records are not kept. */
+  #followed = false;
   /** Bumped at each change made here (a download, a use, a breach, a withdrawal). */
   #version = 0;
 
@@ -161,12 +166,12 @@ export class KeyHistory {
     const withdrawn: KeyRecord[] = [];
     for (const record of records.values()) {
       if (record.withdrawn === null) continue;
-      if (record.withdrawn < cutoff) records.delete(record.kid);
+      if (record.withdrawn < cutoff) this.#forget(records, record);
       else withdrawn.push(record);
     }
     if (withdrawn.length > WITHDRAWN_KEPT) {
       withdrawn.sort((a, b) => (b.withdrawn as number) - (a.withdrawn as number));
-      for (const record of withdrawn.slice(WITHDRAWN_KEPT)) records.delete(record.kid);
+      for (const record of withdrawn.slice(WITHDRAWN_KEPT)) this.#forget(records, record);
     }
     if (records.size === 0) this.#issuers.delete(issuer);
   }
@@ -180,17 +185,24 @@ export class KeyHistory {
     if (records === undefined) return;
     this.#issuers.delete(issuer);
     for (const record of records.values()) {
-      if (record.withdrawn !== null) continue;
-      record.withdrawn = at;
-      this.#changed(record);
-      this.#departed.push(record);
+      if (!this.#followed) this.#log.delete(record);
+      else if (record.withdrawn === null) {
+        record.withdrawn = at;
+        this.#changed(record);
+      }
     }
-    if (this.#departed.length > DEPARTED_KEPT) this.#departed = this.#departed.slice(-DEPARTED_KEPT);
+  }
+
+  #forget(records: Map<string, KeyRecord>, record: KeyRecord): void {
+    records.delete(record.kid);
+    this.#log.delete(record);
   }
 
   #changed(record: KeyRecord): void {
     this.#version += 1;
     record.version = this.#version;
+    this.#log.delete(record);
+    this.#log.add(record);
   }
 
   /** `key` has just verified a token with `times`, at `at` (ms). One lookup, a few comparisons. */
@@ -269,15 +281,24 @@ export class KeyHistory {
 
   /**
    * The keys changed here after version `after` (0: every key changed here), and the version
-   * now. One pass over the keys remembered, bounded per issuer.
+   * now. Asked after the version last asked after or a later one (one store following the
+   * history), it costs what changed since; asked after an earlier one, a pass over every key.
    */
   changes(after: number): KeyHistoryChanges {
+    this.#followed = true;
     const entries: KeyHistoryEntry[] = [];
-    for (const records of this.#issuers.values()) {
-      for (const record of records.values()) if (record.version > after) entries.push(copy(record));
+    if (after >= this.#logged) {
+      // The log is in version order: what was handed out before is at its start, and goes.
+      for (const record of this.#log) {
+        if (record.version > after) entries.push(copy(record));
+        else this.#log.delete(record);
+      }
+      this.#logged = after;
+    } else {
+      for (const records of this.#issuers.values()) {
+        for (const record of records.values()) if (record.version > after) entries.push(copy(record));
+      }
     }
-    this.#departed = this.#departed.filter((record) => record.version > after);
-    for (const record of this.#departed) entries.push(copy(record));
     const retention = this.#rules.retention();
     return { entries, through: this.#version, retention, withdrawnBefore: this.#rules.now() - retention * 1000 };
   }

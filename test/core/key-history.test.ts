@@ -379,3 +379,15 @@ describe('keyHistoryChanges()', () => {
     );
   });
 });
+
+describe('keyHistoryChanges() asked by more than one reader', () => {
+  test('a reader behind the last one asked still gets every key changed after its version', async () => {
+    const gateway = verifier();
+    await gateway.verify(await issuer.token());
+    const first = gateway.keyHistoryChanges(0);
+    clock.advance(MINUTE);
+    await gateway.verify(await issuer.token());
+    gateway.keyHistoryChanges(first.through);
+    expect(gateway.keyHistoryChanges(0).entries).toEqual([expect.objectContaining({ kid: issuer.signingKey.kid, lastUsed: clock.now() })]);
+  });
+});
