@@ -95,7 +95,7 @@ export type {
 export { JwksAddressError, type JwksAddressRefusal, type JwksAddressRule } from './core/jwks-address.js';
 export type { FetchLike, JwksFailureReason } from './core/jwks-fetch.js';
 export type { IssuerKeySnapshot, KeyLoadReport, KeySnapshot } from './core/jwks-cache.js';
-export type { KeyHistoryEntry } from './core/key-history.js';
+export type { KeyHistoryChanges, KeyHistoryEntry } from './core/key-history.js';
 export { RSA_ALGORITHMS, type RsaAlgorithm } from './core/jose-header.js';
 export { type IgnoredKey, type RsaPublicJwk, MIN_MODULUS_BITS } from './core/jwk.js';
 export {
@@ -118,7 +118,7 @@ export {
   parseScopes,
 } from './core/scopes.js';
 export type { SignatureEngineName } from './core/signature.js';
-export { type Verifier, type VerifierOptions, createVerifier } from './core/verifier.js';
+export { type MergeKeyHistoryOptions, type Verifier, type VerifierOptions, createVerifier } from './core/verifier.js';
 export {
   type AuthResult,
   type AuthenticateInput,

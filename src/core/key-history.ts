@@ -34,6 +34,25 @@ export interface KeyHistoryEntry {
   readonly breaches: readonly KeyBreach[];
 }
 
+/** What changed in a key history after a version: see `Verifier.keyHistoryChanges`. */
+export interface KeyHistoryChanges {
+  /** The keys whose history changed here after the version asked for (frozen copies), in no set order. */
+  readonly entries: KeyHistoryEntry[];
+  /** The version of the history now: ask for the changes after it next time. */
+  readonly through: number;
+  /**
+   * Seconds a withdrawn key is kept, from its withdrawal: the longest a token may live here (the
+   * longest `maxTokenLifetime`, the verifier's or an issuer's, plus `clockTolerance`) plus
+   * `jwksStaleWindow`. A store of the history deletes it after that too.
+   */
+  readonly retention: number;
+  /**
+   * Now less `retention`, in milliseconds since the epoch (the verifier's clock): a key withdrawn
+   * before it is forgotten here, and deleted by a store.
+   */
+  readonly withdrawnBefore: number;
+}
+
 /** The limits of the key rules, in seconds. */
 export interface KeyRules {
   /** A key verifying a token less than this after its publication is `key_used_early`. */
@@ -47,12 +66,28 @@ export interface KeyRules {
    */
   readonly now: () => number;
   readonly longestValidity: (issuer: string) => number;
+  /** Seconds a withdrawn key is kept (see {@link KeyHistoryChanges.retention}). */
+  readonly retention: () => number;
 }
 
-type KeyRecord = { -readonly [Field in keyof KeyHistoryEntry]: KeyHistoryEntry[Field] } & { breaches: KeyBreach[] };
+type KeyRecord = { -readonly [Field in keyof KeyHistoryEntry]: KeyHistoryEntry[Field] } & {
+  breaches: KeyBreach[];
+  /** The history's version when this record last changed here (0: taken in, unchanged since). */
+  version: number;
+};
 
-/** Withdrawn keys remembered per issuer; older ones are forgotten (a JWKS may list many kids). */
-const WITHDRAWN_KEPT = 32;
+/** Withdrawn keys remembered per issuer, the latest withdrawn; older ones are forgotten (a JWKS may list many kids). */
+export const WITHDRAWN_KEPT = 32;
+
+/**
+ * New kids recorded per download at most: a JWKS listing more new ones at once (a host minting
+ * kids to grow the history) has the others recorded by later downloads, while it still lists
+ * them. They verify all the same; only their history waits.
+ */
+export const NEW_KIDS_RECORDED = 16;
+
+/** Keys remembered per issuer at most, withdrawn ones included: others taken in are left out. */
+export const KEYS_KEPT = 256;
 
 /** The key history of one verifier. */
 export class KeyHistory {
@@ -61,6 +96,18 @@ export class KeyHistory {
   readonly #issuers = new Map<string, Map<string, KeyRecord>>();
   /** Each prepared key's record, so that a verification costs one lookup. */
   readonly #byKey = new WeakMap<PreparedKey, KeyRecord>();
+  /**
+   * The records changed here since the changes were last asked for, oldest change first (a
+   * record changed again moves to the end), with removed issuers' records until handed out: so
+   * asking costs what changed, not the history.
+   */
+  readonly #log = new Set<KeyRecord>();
+  /** The version the changes were last asked after; the log holds every change past it. */
+  #logged = 0;
+  /** Whether the changes were ever asked for: until then, removed issuers' records are not kept. */
+  #followed = false;
+  /** Bumped at each change made here (a download, a use, a breach, a withdrawal). */
+  #version = 0;
 
   constructor(rules: KeyRules, onEvent: VerifierEventListener | undefined) {
     this.#rules = rules;
@@ -74,9 +121,12 @@ export class KeyHistory {
    */
   listed(issuer: string, keys: ReadonlyMap<string, PreparedKey>, at: number, previous: number): void {
     const records = this.#records(issuer);
+    let added = 0;
     for (const [kid, key] of keys) {
       let record = records.get(kid);
       if (record === undefined) {
+        if (added >= NEW_KIDS_RECORDED || records.size >= KEYS_KEPT) continue;
+        added += 1;
         record = {
           issuer,
           kid,
@@ -87,33 +137,79 @@ export class KeyHistory {
           latestExpiry: null,
           withdrawn: null,
           breaches: [],
+          version: 0,
         };
         records.set(kid, record);
+        this.#changed(record);
       }
-      record.withdrawn = null;
+      if (record.withdrawn !== null) {
+        record.withdrawn = null;
+        this.#changed(record);
+      }
       this.#byKey.set(key, record);
     }
-    let withdrawn = 0;
     for (const record of records.values()) {
-      if (keys.has(record.kid)) continue;
-      if (record.withdrawn === null) {
-        record.withdrawn = at;
-        if (record.latestExpiry !== null && record.latestExpiry * 1000 > at) this.#breach(record, 'key_withdrawn');
-      }
-      withdrawn += 1;
+      if (keys.has(record.kid) || record.withdrawn !== null) continue;
+      record.withdrawn = at;
+      this.#changed(record);
+      if (record.latestExpiry !== null && record.latestExpiry * 1000 > at) this.#breach(record, 'key_withdrawn');
     }
+    this.#trim(issuer, records);
+  }
+
+  /**
+   * Forgets the withdrawn keys of `issuer` kept past the retention, and all but the
+   * {@link WITHDRAWN_KEPT} latest withdrawn.
+   */
+  #trim(issuer: string, records: Map<string, KeyRecord>): void {
+    const cutoff = this.#rules.now() - this.#rules.retention() * 1000;
+    const withdrawn: KeyRecord[] = [];
     for (const record of records.values()) {
-      if (withdrawn <= WITHDRAWN_KEPT) break;
       if (record.withdrawn === null) continue;
-      records.delete(record.kid);
-      withdrawn -= 1;
+      if (record.withdrawn < cutoff) this.#forget(records, record);
+      else withdrawn.push(record);
     }
+    if (withdrawn.length > WITHDRAWN_KEPT) {
+      withdrawn.sort((a, b) => (b.withdrawn as number) - (a.withdrawn as number));
+      for (const record of withdrawn.slice(WITHDRAWN_KEPT)) this.#forget(records, record);
+    }
+    if (records.size === 0) this.#issuers.delete(issuer);
+  }
+
+  /**
+   * `issuer` left the registry at `at` (ms): its keys are withdrawn then (no breach: the keys
+   * did not leave its JWKS) and forgotten here, once the changes have been asked for.
+   */
+  removed(issuer: string, at: number): void {
+    const records = this.#issuers.get(issuer);
+    if (records === undefined) return;
+    this.#issuers.delete(issuer);
+    for (const record of records.values()) {
+      if (!this.#followed) this.#log.delete(record);
+      else if (record.withdrawn === null) {
+        record.withdrawn = at;
+        this.#changed(record);
+      }
+    }
+  }
+
+  #forget(records: Map<string, KeyRecord>, record: KeyRecord): void {
+    records.delete(record.kid);
+    this.#log.delete(record);
+  }
+
+  #changed(record: KeyRecord): void {
+    this.#version += 1;
+    record.version = this.#version;
+    this.#log.delete(record);
+    this.#log.add(record);
   }
 
   /** `key` has just verified a token with `times`, at `at` (ms). One lookup, a few comparisons. */
   used(key: PreparedKey, at: number, times: TokenTimes): void {
     const record = this.#byKey.get(key);
     if (record === undefined) return;
+    this.#changed(record);
     record.lastUsed = at;
     if (record.latestExpiry === null || times.expiry > record.latestExpiry) record.latestExpiry = times.expiry;
     if (record.firstUsed === null) {
@@ -131,6 +227,7 @@ export class KeyHistory {
   #breach(record: KeyRecord, type: KeyBreach): void {
     if (record.breaches.includes(type)) return;
     record.breaches.push(type);
+    this.#changed(record);
     emit(this.#onEvent, { type, issuer: record.issuer, kid: record.kid, key: copy(record) });
   }
 
@@ -145,16 +242,27 @@ export class KeyHistory {
     return Math.min(entry.latestExpiry, Math.floor(usedBy + this.#rules.longestValidity(entry.issuer)));
   }
 
-  /** Takes in `entries` kept elsewhere (see `Verifier.mergeKeyHistory`). */
-  merge(entries: readonly KeyHistoryEntry[]): void {
+  /**
+   * Takes in `entries` kept elsewhere (see `Verifier.mergeKeyHistory`), then trims each issuer
+   * they name as a download does: past {@link KEYS_KEPT} keys of an issuer, new ones are left out.
+   * Each key taken in counts as changed here unless `stored` (the entries come from the store
+   * the changes go to, which need not have them back).
+   */
+  merge(entries: readonly KeyHistoryEntry[], stored: boolean): void {
+    const merged = new Set<string>();
     for (const given of entries) {
       const entry = { ...given, latestExpiry: this.#boundedExpiry(given) };
       const records = this.#records(entry.issuer);
+      merged.add(entry.issuer);
       const record = records.get(entry.kid);
       if (record === undefined) {
-        records.set(entry.kid, { ...entry, breaches: [...entry.breaches] });
+        if (records.size >= KEYS_KEPT) continue;
+        const created: KeyRecord = { ...entry, breaches: [...entry.breaches], version: 0 };
+        records.set(entry.kid, created);
+        if (!stored) this.#changed(created);
         continue;
       }
+      if (!stored) this.#changed(record);
       if (entry.firstSeen < record.firstSeen) {
         record.firstSeen = entry.firstSeen;
         record.publishedAfter = entry.publishedAfter;
@@ -165,6 +273,34 @@ export class KeyHistory {
       record.withdrawn ??= entry.withdrawn;
       for (const breach of entry.breaches) if (!record.breaches.includes(breach)) record.breaches.push(breach);
     }
+    for (const issuer of merged) {
+      const records = this.#issuers.get(issuer);
+      if (records !== undefined) this.#trim(issuer, records);
+    }
+  }
+
+  /**
+   * The keys changed here after version `after` (0: every key changed here), and the version
+   * now. Asked after the version last asked after or a later one (one store following the
+   * history), it costs what changed since; asked after an earlier one, a pass over every key.
+   */
+  changes(after: number): KeyHistoryChanges {
+    this.#followed = true;
+    const entries: KeyHistoryEntry[] = [];
+    if (after >= this.#logged) {
+      // The log is in version order: what was handed out before is at its start, and goes.
+      for (const record of this.#log) {
+        if (record.version > after) entries.push(copy(record));
+        else this.#log.delete(record);
+      }
+      this.#logged = after;
+    } else {
+      for (const records of this.#issuers.values()) {
+        for (const record of records.values()) if (record.version > after) entries.push(copy(record));
+      }
+    }
+    const retention = this.#rules.retention();
+    return { entries, through: this.#version, retention, withdrawnBefore: this.#rules.now() - retention * 1000 };
   }
 
   #records(issuer: string): Map<string, KeyRecord> {
@@ -228,6 +364,6 @@ export function checkKeyHistory(owner: string, entries: unknown): readonly KeyHi
   return entries as readonly KeyHistoryEntry[];
 }
 
-function copy(record: KeyRecord): KeyHistoryEntry {
+function copy({ version: _version, ...record }: KeyRecord): KeyHistoryEntry {
   return Object.freeze({ ...record, breaches: Object.freeze([...record.breaches]) });
 }

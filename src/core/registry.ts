@@ -178,7 +178,7 @@ function checkEntry(raw: unknown, named: string, allowedHosts: ReadonlySet<strin
     products: Object.freeze([...products]),
     ...(tenants ? { tenants: Object.freeze([...tenants]) } : {}),
   });
-  return Object.freeze({
+  const registered: RegisteredIssuer = Object.freeze({
     issuer,
     jwksUri,
     products,
@@ -186,6 +186,67 @@ function checkEntry(raw: unknown, named: string, allowedHosts: ReadonlySet<strin
     maxTokenLifetime: lifetime as number | undefined,
     subjectMustEqualIssuer: subject !== false,
     entry: frozen,
+  });
+  CHECKED.add(registered);
+  return registered;
+}
+
+/** Every issuer `checkEntry` returned: a registry derived from another takes them without a second check. */
+const CHECKED = new WeakSet<RegisteredIssuer>();
+
+/** The issuers of a derived registry, checked already, and what changed from the one it came from. */
+class DerivedIssuers implements Iterable<IssuerEntry> {
+  constructor(
+    readonly issuers: ReadonlyMap<string, RegisteredIssuer>,
+    readonly base: IssuerRegistry,
+    readonly change: RegistryChange,
+  ) {}
+
+  *[Symbol.iterator](): Iterator<IssuerEntry> {
+    for (const registered of this.issuers.values()) yield registered.entry;
+  }
+}
+
+/**
+ * A registry of `base`'s issuers with `upserts` put in (replacing those of the same `iss`) and
+ * `removals` taken out, in time proportional to `base`'s size for a copy of its map and to the
+ * changes for the rest: only what changed is compared, nothing is checked again, and
+ * `base.changesTo(derived)` answers at once (a verifier's `setRegistry` asks it). For a registry
+ * kept elsewhere that changes a few rows at a time. `upserts` must come from `checkIssuerEntry`
+ * with `base`'s allowed hosts: anything else is a `TypeError`.
+ */
+export function deriveRegistry(base: IssuerRegistry, upserts: Iterable<RegisteredIssuer>, removals: Iterable<string>): IssuerRegistry {
+  const issuers = new Map<string, RegisteredIssuer>();
+  for (const registered of base.registered()) issuers.set(registered.issuer, registered);
+  const touched = new Set<string>();
+  for (const issuer of removals) {
+    issuers.delete(issuer);
+    touched.add(issuer);
+  }
+  for (const registered of upserts) {
+    if (!CHECKED.has(registered)) throw new TypeError('deriveRegistry: upserts must be issuers checked by checkIssuerEntry');
+    issuers.set(registered.issuer, registered);
+    touched.add(registered.issuer);
+  }
+  const added: string[] = [];
+  const updated: string[] = [];
+  const removed: string[] = [];
+  for (const issuer of touched) {
+    const before = base.get(issuer);
+    const after = issuers.get(issuer);
+    if (before === undefined) {
+      if (after !== undefined) added.push(issuer);
+    } else if (after === undefined) removed.push(issuer);
+    else if (!sameIssuer(before, after)) updated.push(issuer);
+  }
+  const change: RegistryChange = Object.freeze({
+    added: Object.freeze(added),
+    updated: Object.freeze(updated),
+    removed: Object.freeze(removed),
+  });
+  return new IssuerRegistry(new DerivedIssuers(issuers, base, change), {
+    allowEmpty: true,
+    jwksAllowedHosts: base.jwksAllowedHosts,
   });
 }
 
@@ -206,12 +267,21 @@ export class IssuerRegistry {
   /** The same issuers by `iss`, for look-ups by a token's `iss`. */
   readonly #byIss: ReadonlyMap<string, RegisteredIssuer>;
   readonly #allowedHosts: ReadonlySet<string>;
+  /** The registry this one was derived from (`deriveRegistry`), held weakly, and what changed from it. */
+  readonly #derivedFrom: { readonly base: WeakRef<IssuerRegistry>; readonly change: RegistryChange } | undefined;
 
   constructor(entries: Iterable<IssuerEntry>, options: IssuerRegistryOptions = {}) {
     if (entries === null || typeof entries !== 'object' || typeof (entries as Iterable<unknown>)[Symbol.iterator] !== 'function') {
       throw new TypeError('IssuerRegistry: entries must be an array of issuer entries');
     }
     this.#allowedHosts = checkAllowedHosts('IssuerRegistry', 'jwksAllowedHosts', options.jwksAllowedHosts);
+    if (entries instanceof DerivedIssuers) {
+      this.#issuers = [...entries.issuers.values()];
+      this.#byIss = entries.issuers;
+      this.#derivedFrom = { base: new WeakRef(entries.base), change: entries.change };
+      return;
+    }
+    this.#derivedFrom = undefined;
     const issuers = new Map<string, RegisteredIssuer>();
     let index = 0;
     for (const raw of entries) {
@@ -266,6 +336,7 @@ export class IssuerRegistry {
 
   /** What changes from this registry to `next`: the issuers added, updated and removed. */
   changesTo(next: IssuerRegistry): RegistryChange {
+    if (next.#derivedFrom?.base.deref() === this) return next.#derivedFrom.change;
     const added: string[] = [];
     const updated: string[] = [];
     for (const registered of next.registered()) {

@@ -16,7 +16,7 @@ import { booleanOption, describe, numberOption, rejectUnknownOptions } from './o
 import { type IssuerEntry, IssuerRegistry, type RegisteredIssuer, type RegistryChange } from './registry.js';
 import { type CachedResult, ResultCache } from './result-cache.js';
 import { type PreparedKey, type SignatureEngine, type SignatureEngineName, createSignatureEngine } from './signature.js';
-import { type KeyHistoryEntry, KeyHistory, checkKeyHistory } from './key-history.js';
+import { type KeyHistoryChanges, type KeyHistoryEntry, KeyHistory, checkKeyHistory } from './key-history.js';
 import { checkKeySnapshot } from './key-snapshot.js';
 
 function invalidSignature(issuer: string, kid: string, alg: string): AuthError {
@@ -253,14 +253,24 @@ export interface Verifier {
    */
   keyHistory(): KeyHistoryEntry[];
   /**
+   * The keys whose history changed here after `after` (a version this returned as `through`; 0
+   * for every key changed here): what a store of the history writes at each flush, without
+   * comparing the rest (what `mergeKeyHistory` takes in with `stored` is not a change). Also says
+   * how long a withdrawn key is kept (`retention`), the rule a store applies too.
+   * @throws {TypeError} when `after` is not a non-negative integer.
+   */
+  keyHistoryChanges(after: number): KeyHistoryChanges;
+  /**
    * Takes in key histories kept elsewhere (other instances', or this one's before a restart, as a
    * database holds them): per key, the earliest first sighting (with what was known of its
    * publication) and first use, the latest use and expiry, and the rules it broke. Breaches taken
    * in are not reported again, here or when found here later. An expiry taken in counts only up
    * to the entry's last use (or now, if earlier) plus the longest a token of its issuer may live
-   * here (its lifetime and the clock tolerance); none without a use.
+   * here (its lifetime and the clock tolerance); none without a use. Each key taken in counts as
+   * changed here (`keyHistoryChanges`) unless `options.stored`: the entries come from the store
+   * this verifier's changes are written to, which need not have them back.
    */
-  mergeKeyHistory(entries: readonly KeyHistoryEntry[]): void;
+  mergeKeyHistory(entries: readonly KeyHistoryEntry[], options?: MergeKeyHistoryOptions): void;
   /**
    * Replaces the trusted issuers while the verifier runs (a registry kept in a database, say).
    * An issuer added verifies its tokens at once. A changed entry applies to the next verification
@@ -409,6 +419,8 @@ class TokenVerifier implements Verifier {
   readonly #engine: SignatureEngine;
   readonly #keys: JwksCache;
   readonly #history: KeyHistory;
+  /** The retention of withdrawn keys, computed for one registry. */
+  #retained: { readonly registry: IssuerRegistry; readonly seconds: number } | undefined;
   readonly #cache: ResultCache | null;
   readonly #suspended = new Set<string>();
   readonly #onEvent: VerifierEventListener | undefined;
@@ -461,6 +473,7 @@ class TokenVerifier implements Verifier {
     });
     const admission = checkAdmission(o.cacheAdmission);
     this.#cache = useCache ? new ResultCache({ maxEntries, maxBytes, admission }) : null;
+    const staleWindow = numberOption(OWNER, 'jwksStaleWindow', o.jwksStaleWindow, DAY, { min: 0, max: 30 * DAY });
     this.#history = new KeyHistory(
       {
         publishLead: numberOption(OWNER, 'keyPublishLead', o.keyPublishLead, 3600, { min: 0, max: 7 * DAY }),
@@ -468,6 +481,7 @@ class TokenVerifier implements Verifier {
         now: () => this.#now(),
         longestValidity: (issuer) =>
           (this.#registry.get(issuer)?.maxTokenLifetime ?? this.#policy.maxTokenLifetime) + this.#policy.clockTolerance,
+        retention: () => this.#retention(staleWindow),
       },
       this.#onEvent,
     );
@@ -485,7 +499,7 @@ class TokenVerifier implements Verifier {
       get allowedHosts() {
         return verifier.#allowedHosts;
       },
-      staleWindow: numberOption(OWNER, 'jwksStaleWindow', o.jwksStaleWindow, DAY, { min: 0, max: 30 * DAY }),
+      staleWindow,
       cooldown: numberOption(OWNER, 'jwksCooldown', o.jwksCooldown, 30, { min: 0, max: DAY }),
       backoffInitial: numberOption(OWNER, 'jwksBackoff', o.jwksBackoff, 1, { min: 0, max: DAY }),
       backoffMax: numberOption(OWNER, 'jwksBackoffMax', o.jwksBackoffMax, 60, { min: 0, max: DAY }),
@@ -767,8 +781,29 @@ class TokenVerifier implements Verifier {
     return this.#history.snapshot();
   }
 
-  mergeKeyHistory(entries: readonly KeyHistoryEntry[]): void {
-    this.#history.merge(checkKeyHistory('mergeKeyHistory', entries));
+  keyHistoryChanges(after: number): KeyHistoryChanges {
+    if (!Number.isSafeInteger(after) || after < 0) {
+      throw new TypeError(
+        `keyHistoryChanges: after must be a non-negative integer (a version it returned as through), not ${String(after)}`,
+      );
+    }
+    return this.#history.changes(after);
+  }
+
+  mergeKeyHistory(entries: readonly KeyHistoryEntry[], options: MergeKeyHistoryOptions = {}): void {
+    if (typeof options !== 'object' || options === null) throw new TypeError('mergeKeyHistory: options must be an object');
+    const stored = booleanOption('mergeKeyHistory', 'stored', options.stored, false);
+    this.#history.merge(checkKeyHistory('mergeKeyHistory', entries), stored);
+  }
+
+  /** Seconds a withdrawn key is kept: the longest a token may live here, plus the JWKS stale window (see `KeyHistoryChanges`). */
+  #retention(staleWindow: number): number {
+    if (this.#retained?.registry !== this.#registry) {
+      let longest = this.#policy.maxTokenLifetime;
+      for (const registered of this.#registry.registered()) longest = Math.max(longest, registered.maxTokenLifetime ?? 0);
+      this.#retained = { registry: this.#registry, seconds: longest + this.#policy.clockTolerance + staleWindow };
+    }
+    return this.#retained.seconds;
   }
 
   get registry(): IssuerRegistry {
@@ -791,12 +826,23 @@ class TokenVerifier implements Verifier {
     for (const issuer of change.removed) {
       this.#keys.remove(issuer);
       this.#cache?.dropIssuer(issuer);
+      this.#history.removed(issuer, this.#now());
     }
     if (change.added.length + change.updated.length + change.removed.length > 0) {
       emit(this.#onEvent, { type: 'registry_changed', ...change, issuers: next.size });
     }
     return change;
   }
+}
+
+/** Options of `Verifier.mergeKeyHistory`. */
+export interface MergeKeyHistoryOptions {
+  /**
+   * The entries come from the store this verifier's changes are written to (`postgresKeyHistory`
+   * passes `true`): they do not count as changed here, so the store is not written them back.
+   * @default false
+   */
+  readonly stored?: boolean;
 }
 
 /**

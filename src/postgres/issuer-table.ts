@@ -506,6 +506,53 @@ export async function readRegistrySnapshot(db: SqlClient, timeout: number): Prom
   };
 }
 
+/** What changed in the registry table after a change id: the rows as they are now. */
+export interface RegistryChanges {
+  /** The id of the registry's last change (below the id asked for when the audit was replaced: read the table whole). */
+  readonly through: number;
+  /** How many changes there were after the id asked for (counted up to one past the limit). */
+  readonly changes: number;
+  /**
+   * The rows of the issuers those changes name, as the table holds them now; `null` when there
+   * were more changes than the limit (read the table whole instead).
+   */
+  readonly rows: readonly RegistryRow[] | null;
+  /** The keys those changes name that the table no longer holds (`null` with `rows`). */
+  readonly removed: readonly string[] | null;
+}
+
+/**
+ * In one statement (one snapshot): the id of the last change, and when there are at most `limit`
+ * changes after `after`, the current rows of the issuers they name, found through the audit's
+ * primary key and the registry's. Every write of the table is audited (a trigger) and change ids
+ * commit in their order, so the rows not named are as they were at `after`.
+ */
+export async function readRegistryChanges(db: SqlClient, after: number, limit: number, timeout: number): Promise<RegistryChanges> {
+  const { rows } = await queryWithin(
+    db,
+    timeout,
+    `WITH since AS (SELECT id, issuer FROM ${TABLES.issuerChanges} WHERE id > $1 ORDER BY id LIMIT $2 + 1),
+          head AS (SELECT (SELECT coalesce(max(id), 0) FROM ${TABLES.issuerChanges}) AS through, count(*) AS changes FROM since)
+     SELECT true AS head, head.through, head.changes, NULL AS issuer, NULL::jsonb AS entry, false AS present FROM head
+     UNION ALL
+     SELECT false, NULL, NULL, named.issuer, i.entry, i.issuer IS NOT NULL
+       FROM (SELECT DISTINCT issuer FROM since) named LEFT JOIN ${TABLES.issuers} i ON i.issuer = named.issuer
+      WHERE (SELECT changes FROM head) <= $2`,
+    [after, limit],
+  );
+  const head = rows.find((row) => row.head === true);
+  const named = rows.filter((row) => row.head !== true);
+  const through = numberColumn(head?.through ?? after);
+  const changes = numberColumn(head?.changes ?? 0);
+  if (changes > limit) return { through, changes, rows: null, removed: null };
+  return {
+    through,
+    changes,
+    rows: named.filter((row) => row.present === true).map(registryRow),
+    removed: named.filter((row) => row.present !== true).map((row) => String(row.issuer)),
+  };
+}
+
 /**
  * The id of the registry's last change (`0` for none): the state the table is in, for
  * `unchangedSince`.

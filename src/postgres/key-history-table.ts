@@ -1,10 +1,14 @@
 /**
  * The key history table: one row per issuer and `kid`, merged from every verifier that flushes
  * into it (earliest first sighting and first use, latest use and expiry, earliest withdrawal, the
- * union of the rules broken), and read back whole or for one issuer. Every statement is bounded.
+ * union of the rules broken), and read back whole, for one issuer, or as the rows changed since a
+ * change id (each row carries the id of its last change, drawn by a trigger). Its retention: a
+ * withdrawn key is deleted once past the verifiers' retention, an issuer keeps at most
+ * `WITHDRAWN_KEPT` withdrawn keys, and the keys of an issuer no verifier trusts are deleted once
+ * unused for the retention. Every statement is bounded.
  */
 import type { KeyBreach, KeyHistoryEntry } from '../index.js';
-import { capHint, checkKeyHistoryEntry, quote } from '../internal/index.js';
+import { WITHDRAWN_KEPT, capHint, checkKeyHistoryEntry, quote } from '../internal/index.js';
 import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, numberColumn, queryWithin } from './sql-client.js';
 
@@ -89,21 +93,52 @@ export interface RefusedKeyRow {
   readonly reason: string;
 }
 
+/** Rows of the key history table, each checked on its own. */
+export interface KeyHistoryRows {
+  /** The rows the verifier's rules accept, as entries. */
+  readonly entries: KeyHistoryEntry[];
+  /** The others, left out and named. */
+  readonly refused: RefusedKeyRow[];
+}
+
+/** The rows changed since a change id, and the id of the last change among them. */
+export interface ChangedKeyHistoryRows extends KeyHistoryRows {
+  /** The highest change id read (the id asked for when no row changed since). */
+  readonly through: number;
+}
+
 /**
  * The rows of the key history table, each checked on its own with the verifier's own rules
  * (`checkKeyHistoryEntry`): the good ones as entries, the others left out and named.
  */
-export async function readKeyHistoryRows(
-  db: SqlClient,
-  issuer: string | null,
-  timeout: number,
-): Promise<{ entries: KeyHistoryEntry[]; refused: RefusedKeyRow[] }> {
+export async function readKeyHistoryRows(db: SqlClient, issuer: string | null, timeout: number): Promise<KeyHistoryRows> {
   const { rows } = await queryWithin(
     db,
     timeout,
     `SELECT ${COLUMNS} FROM ${TABLES.keyHistory} WHERE $1::text IS NULL OR issuer = $1 ORDER BY issuer, first_seen, kid`,
     [issuer],
   );
+  return checkRows(rows);
+}
+
+/**
+ * The rows changed after change id `after` (every row for `-1`), through the index on `changed`:
+ * ids are drawn under one lock held until commit, so they commit in their order and a row
+ * changed later always has a higher id than those read.
+ */
+export async function readChangedKeyHistory(db: SqlClient, after: number, timeout: number): Promise<ChangedKeyHistoryRows> {
+  const { rows } = await queryWithin(
+    db,
+    timeout,
+    `SELECT ${COLUMNS}, changed FROM ${TABLES.keyHistory} WHERE changed > $1 ORDER BY changed`,
+    [after],
+  );
+  let through = Math.max(after, 0);
+  for (const row of rows) through = Math.max(through, numberColumn(row.changed));
+  return { ...checkRows(rows), through };
+}
+
+function checkRows(rows: readonly SqlRow[]): KeyHistoryRows {
   const entries: KeyHistoryEntry[] = [];
   const refused: RefusedKeyRow[] = [];
   for (const row of rows) {
@@ -115,6 +150,42 @@ export async function readKeyHistoryRows(
     }
   }
   return { entries, refused };
+}
+
+/**
+ * Applies the retention in two statements, each through an index: deletes the keys withdrawn
+ * before `withdrawnBefore` (ms), then, for each of `issuers` (those just written), the withdrawn
+ * keys past the `WITHDRAWN_KEPT` latest withdrawn.
+ */
+export async function pruneKeyHistory(db: SqlClient, withdrawnBefore: number, issuers: readonly string[], timeout: number): Promise<void> {
+  await queryWithin(db, timeout, `DELETE FROM ${TABLES.keyHistory} WHERE withdrawn < $1`, [withdrawnBefore]);
+  if (issuers.length === 0) return;
+  await queryWithin(
+    db,
+    timeout,
+    `DELETE FROM ${TABLES.keyHistory} kept USING (
+       SELECT issuer, kid, row_number() OVER (PARTITION BY issuer ORDER BY withdrawn DESC, kid) AS rank
+         FROM ${TABLES.keyHistory} WHERE issuer = ANY($1::text[]) AND withdrawn IS NOT NULL
+     ) AS old
+     WHERE kept.issuer = old.issuer AND kept.kid = old.kid AND old.rank > $2`,
+    [issuers, WITHDRAWN_KEPT],
+  );
+}
+
+/**
+ * Deletes the keys of every issuer not in `trusted` whose every time (first seen, last used,
+ * withdrawn) is before `unusedBefore` (ms): the rows of removed issuers, and rows written by
+ * hand for issuers no verifier trusts. One statement over the whole table: run it seldom.
+ */
+export async function sweepKeyHistory(db: SqlClient, trusted: readonly string[], unusedBefore: number, timeout: number): Promise<void> {
+  await queryWithin(
+    db,
+    timeout,
+    `DELETE FROM ${TABLES.keyHistory}
+      WHERE NOT (issuer = ANY($1::text[]))
+        AND greatest(first_seen, coalesce(last_used, 0), coalesce(withdrawn, 0)) < $2`,
+    [trusted, unusedBefore],
+  );
 }
 
 /**

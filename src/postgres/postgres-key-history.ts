@@ -1,24 +1,35 @@
 /**
- * Key history shared through PostgreSQL: every attached verifier's `keyHistory()` is merged into
- * one table now and then, and the merged rows are taken back into each verifier
- * (`mergeKeyHistory`). So all instances share when a key was first seen and first used, a restart
- * keeps them, and a breach one instance reported is not reported again by another. All of it runs
- * beside verification, never in it: a database that is down delays the sharing, nothing else.
+ * Key history shared through PostgreSQL: at each flush, what changed in every attached verifier's
+ * history since the last flush (`keyHistoryChanges`) is merged into one table, the retention is
+ * applied, and the rows changed since the last flush (any instance's) are taken back into each
+ * verifier (`mergeKeyHistory`). The table is read whole once, at start-up. So all instances share
+ * when a key was first seen and first used, a restart keeps them, and a breach one instance
+ * reported is not reported again by another, at a cost that grows with what changed, not with the
+ * table. All of it runs beside verification, never in it: a database that is down delays the
+ * sharing, nothing else.
  */
 import type { KeyHistoryEntry, Verifier } from '../index.js';
 import { quote } from '../internal/index.js';
-import { type RefusedKeyRow, readKeyHistoryRows, writeKeyHistory } from './key-history-table.js';
+import {
+  type RefusedKeyRow,
+  pruneKeyHistory,
+  readChangedKeyHistory,
+  readKeyHistoryRows,
+  sweepKeyHistory,
+  writeKeyHistory,
+} from './key-history-table.js';
 import { type SqlClient, checkClient } from './sql-client.js';
 import { type TableFollower, checkFunction, checkMs, poller } from './table-follower.js';
 
 /** What the key history calls on a verifier. */
-export type KeyHistoryVerifier = Pick<Verifier, 'keyHistory' | 'mergeKeyHistory'>;
+export type KeyHistoryVerifier = Pick<Verifier, 'keyHistoryChanges' | 'mergeKeyHistory' | 'registry'>;
 
 /** What a {@link PostgresKeyHistory} reports besides its stalls. */
 export interface KeyHistoryRowRefusedEvent extends RefusedKeyRow {
   /**
    * A row of the table the verifier's rules refuse (written by hand, say): skipped, the others
-   * shared. Reported once per row and reason by each instance.
+   * shared. Reported by each instance when it reads the row (at start-up, or once it changed),
+   * once per row and reason.
    */
   readonly type: 'key_history_row_refused';
 }
@@ -26,7 +37,8 @@ export interface KeyHistoryRowRefusedEvent extends RefusedKeyRow {
 /** Options of {@link postgresKeyHistory}. */
 export interface PostgresKeyHistoryOptions {
   /**
-   * Milliseconds between flushes (each verifier's history written, the merged table read back).
+   * Milliseconds between flushes (what changed in each verifier's history written, the rows
+   * changed since the last flush read back).
    * A breach found by one instance may be reported again by another within this time. 100 to
    * 600 000.
    * @default 10000
@@ -61,13 +73,15 @@ export interface PostgresKeyHistoryOptions {
 /** The key history of every attached verifier, kept in one table. */
 export interface PostgresKeyHistory {
   /**
-   * Takes the history last read from the table into `verifier` now, and shares its history at
-   * every flush after.
+   * Takes the table as read at start-up into `verifier` now (the rows of the issuers it trusts;
+   * attached after the first flush, at the next flush), and shares its history at every flush
+   * after.
    * @returns a function that detaches it (its history since the last flush is not written).
    */
   attach(verifier: KeyHistoryVerifier): () => void;
   /**
-   * Writes every attached verifier's history now, then reads the table back into each of them.
+   * Writes what changed in every attached verifier's history now, applies the retention, then
+   * reads the rows changed since the last flush back into each of them.
    * @throws the database's error (the background flushes report theirs to `onError` instead).
    */
   flush(): Promise<void>;
@@ -78,12 +92,24 @@ export interface PostgresKeyHistory {
 const OWNER = 'postgresKeyHistory';
 const LOG_PREFIX = 'paygate-auth/postgres: key history:';
 
+/** Milliseconds between two sweeps of the keys of issuers no attached verifier trusts (a pass over the table). */
+const SWEEP_INTERVAL = 3_600_000;
+
+/** Refused rows remembered as reported, at most (the oldest are forgotten, and reported again if read again). */
+const REPORTED_KEPT = 10_000;
+
 function checkVerifier(verifier: unknown): KeyHistoryVerifier {
   const candidate = verifier as Partial<KeyHistoryVerifier> | null;
-  if (typeof candidate?.keyHistory !== 'function' || typeof candidate.mergeKeyHistory !== 'function') {
+  if (typeof candidate?.keyHistoryChanges !== 'function' || typeof candidate.mergeKeyHistory !== 'function') {
     throw new TypeError('attach: verifier must be a Verifier (createVerifier())');
   }
   return candidate as KeyHistoryVerifier;
+}
+
+/** The entries of the issuers `verifier` trusts: a row of any other issuer costs it no memory. */
+function trustedBy(verifier: KeyHistoryVerifier, entries: readonly KeyHistoryEntry[]): KeyHistoryEntry[] {
+  const registry = verifier.registry;
+  return entries.filter((entry) => registry.get(entry.issuer) !== undefined);
 }
 
 /** The flushes run as a table follower that only polls: every `flushInterval`, retried on failure. */
@@ -93,10 +119,18 @@ class SharedKeyHistory implements PostgresKeyHistory {
   readonly #onError: (error: unknown) => void;
   readonly #attached = new Set<KeyHistoryVerifier>();
   readonly #onEvent: (event: KeyHistoryRowRefusedEvent) => void;
-  /** The refused rows reported already (row and reason). */
-  readonly #reported = new Set<string>();
-  /** The table as last read. */
-  #rows: readonly KeyHistoryEntry[] = [];
+  /** The refused rows reported already: the reason, by row. */
+  readonly #reported = new Map<string, string>();
+  /** The table as read at start-up, until the first flush; `null` after it. */
+  #initial: readonly KeyHistoryEntry[] | null = [];
+  /** Verifiers attached after the first flush: the next flush reads the table whole for them. */
+  readonly #unread = new Set<KeyHistoryVerifier>();
+  /** Each attached verifier's history version written (`keyHistoryChanges(after)`). */
+  readonly #written = new Map<KeyHistoryVerifier, number>();
+  /** The last change id read; -1 before the start-up read. */
+  #through = -1;
+  /** When the keys of issuers no verifier trusts were last swept (`Date.now()`). */
+  #swept = Number.NEGATIVE_INFINITY;
 
   constructor(db: SqlClient, options: PostgresKeyHistoryOptions) {
     this.#db = db;
@@ -114,7 +148,7 @@ class SharedKeyHistory implements PostgresKeyHistory {
       statementTimeout: options.statementTimeout,
       onError: options.onError,
       onRecovered: options.onRecovered,
-      work: () => this.#writeAndRead(),
+      work: () => (this.#through < 0 ? this.#readAll() : this.#writeAndRead()),
     }));
   }
 
@@ -125,16 +159,32 @@ class SharedKeyHistory implements PostgresKeyHistory {
 
   attach(verifier: KeyHistoryVerifier): () => void {
     const attached = checkVerifier(verifier);
+    if (this.#initial === null) this.#unread.add(attached);
+    else this.#merge(attached, this.#initial);
+    this.#attached.add(attached);
+    return () => {
+      this.#attached.delete(attached);
+      this.#unread.delete(attached);
+      this.#written.delete(attached);
+    };
+  }
+
+  #merge(verifier: KeyHistoryVerifier, entries: readonly KeyHistoryEntry[]): void {
     try {
-      attached.mergeKeyHistory(this.#rows);
+      verifier.mergeKeyHistory(trustedBy(verifier, entries), { stored: true });
     } catch (error) {
       // Rows the verifier refuses (written by hand, say) are reported; the next flush tries again.
       this.#onError(error);
     }
-    this.#attached.add(attached);
-    return () => {
-      this.#attached.delete(attached);
-    };
+  }
+
+  /** The start-up read: the table whole, once. */
+  async #readAll(): Promise<void> {
+    const { entries, refused, through } = await readChangedKeyHistory(this.#db, -1, this.#follower.timeout);
+    if (this.#follower.closed) return;
+    this.#report(entries, refused);
+    this.#initial = entries;
+    this.#through = through;
   }
 
   /** One flush at a time; calls made while one runs share one flush after it. */
@@ -142,26 +192,65 @@ class SharedKeyHistory implements PostgresKeyHistory {
     return this.#follower.reload();
   }
 
-  /** Writes each attached verifier's history, then reads the table back into all of them. */
+  /**
+   * Writes what changed in each attached verifier's history since it was last written, applies
+   * the retention, then reads the rows changed since the last read into every verifier (the
+   * table whole for a verifier attached since the last flush).
+   */
   async #writeAndRead(): Promise<void> {
     const timeout = this.#follower.timeout;
-    // One statement per verifier: one INSERT … ON CONFLICT may not touch a row twice.
-    for (const verifier of [...this.#attached]) await writeKeyHistory(this.#db, verifier.keyHistory(), timeout);
-    const { entries: rows, refused } = await readKeyHistoryRows(this.#db, null, timeout);
+    const written = new Set<string>();
+    let withdrawnBefore = Number.POSITIVE_INFINITY;
+    for (const verifier of [...this.#attached]) {
+      const changes = verifier.keyHistoryChanges(this.#written.get(verifier) ?? 0);
+      // One statement per verifier: one INSERT … ON CONFLICT may not touch a row twice.
+      await writeKeyHistory(this.#db, changes.entries, timeout);
+      this.#written.set(verifier, changes.through);
+      for (const entry of changes.entries) written.add(entry.issuer);
+      withdrawnBefore = Math.min(withdrawnBefore, changes.withdrawnBefore);
+    }
+    if (this.#attached.size > 0) {
+      await pruneKeyHistory(this.#db, withdrawnBefore, [...written], timeout);
+      await this.#sweep(withdrawnBefore, timeout);
+    }
+    const unread = [...this.#unread];
+    const all = unread.length > 0 ? await readKeyHistoryRows(this.#db, null, timeout) : null;
+    const changed = await readChangedKeyHistory(this.#db, this.#through, timeout);
     if (this.#follower.closed) return;
-    this.#report(refused);
-    this.#rows = rows;
-    for (const verifier of this.#attached) verifier.mergeKeyHistory(rows);
+    this.#report(changed.entries, changed.refused);
+    this.#through = changed.through;
+    this.#initial = null;
+    for (const verifier of this.#attached) {
+      if (all !== null && this.#unread.delete(verifier)) this.#merge(verifier, all.entries);
+      this.#merge(verifier, changed.entries);
+    }
   }
 
-  /** Reports each refused row once (the set is bounded: rows are few, and a fixed row's key is forgotten). */
-  #report(refused: readonly RefusedKeyRow[]): void {
-    const now = new Set(refused.map((row) => JSON.stringify([row.issuer, row.kid, row.reason])));
-    for (const key of this.#reported) if (!now.has(key)) this.#reported.delete(key);
+  /**
+   * At most once per {@link SWEEP_INTERVAL}: deletes the keys of the issuers no attached verifier
+   * trusts, unused since `unusedBefore` (the rows of removed issuers, and rows written for none).
+   */
+  async #sweep(unusedBefore: number, timeout: number): Promise<void> {
+    const now = Date.now();
+    if (now - this.#swept < SWEEP_INTERVAL) return;
+    const trusted = new Set<string>();
+    for (const verifier of this.#attached) for (const issuer of verifier.registry.issuers) trusted.add(issuer);
+    await sweepKeyHistory(this.#db, [...trusted], unusedBefore, timeout);
+    this.#swept = now;
+  }
+
+  /**
+   * Reports each refused row read, once per row and reason; a row read and accepted is forgotten
+   * (the map is bounded by {@link REPORTED_KEPT}).
+   */
+  #report(accepted: readonly KeyHistoryEntry[], refused: readonly RefusedKeyRow[]): void {
+    if (this.#reported.size > 0) for (const entry of accepted) this.#reported.delete(JSON.stringify([entry.issuer, entry.kid]));
     for (const row of refused) {
-      const key = JSON.stringify([row.issuer, row.kid, row.reason]);
-      if (this.#reported.has(key)) continue;
-      this.#reported.add(key);
+      const key = JSON.stringify([row.issuer, row.kid]);
+      if (this.#reported.get(key) === row.reason) continue;
+      this.#reported.delete(key);
+      this.#reported.set(key, row.reason);
+      if (this.#reported.size > REPORTED_KEPT) this.#reported.delete(this.#reported.keys().next().value as string);
       this.#onEvent({ type: 'key_history_row_refused', ...row });
     }
   }

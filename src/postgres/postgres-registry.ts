@@ -1,17 +1,20 @@
 /**
- * The issuer registry kept in PostgreSQL, followed by every instance: on each notification, each
- * poll and each reconnection, an instance reads the id of the last change; when it differs from
- * the one applied, it reads every issuer (a small table) and hands the registry the table holds to
- * each attached verifier (`setRegistry`). What an instance holds is the table's content as of one
- * change id, never a replay of the audit: a running instance and one started now hold the same
- * registry, and each load reports its digest. While the database is unreachable the last registry
- * loaded stays in force; verification never waits on the database.
+ * The issuer registry kept in PostgreSQL, followed by every instance. At start-up an instance
+ * reads the table once; then, on each notification, each poll and each reconnection, it reads in
+ * one statement the id of the last change and the current rows of the issuers changed since the
+ * one it applied (found through the audit, the change log), so a change costs a read of the rows
+ * it changed, not of the table. It judges those rows (and those they collide with, or no longer
+ * do), and hands the registry to each attached verifier (`setRegistry`). What an instance holds
+ * is the table's content as of one change id, never a replay of the audit: a running instance and
+ * one started now hold the same registry, and each load reports its digest. While the database
+ * is unreachable the last registry loaded stays in force; verification never waits on the
+ * database.
  */
-import { IssuerRegistry, type RegistryChange, type Verifier } from '../index.js';
+import type { IssuerRegistry, RegistryChange, Verifier } from '../index.js';
 import { capHint, checkAllowedHosts, quote } from '../internal/index.js';
-import { readLastChange, readRegistrySnapshot } from './issuer-table.js';
-import { registryDigest } from './registry-digest.js';
-import { type RefusedRow, type RefusedRowRule, checkRegistryRows } from './registry-rows.js';
+import { readRegistryChanges, readRegistrySnapshot } from './issuer-table.js';
+import { RegistryDigest } from './registry-digest.js';
+import { type AppliedRows, type RefusedRow, type RefusedRowRule, RegistryRows } from './registry-rows.js';
 import { REGISTRY_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
 import { type FollowOptions, TableFollower, checkFunction, notifiedId, notify } from './table-follower.js';
@@ -32,13 +35,14 @@ export type RegistryEvent =
        * registry (see `registryDigest`).
        */
       readonly digest: string;
-      /** How many rows were left out (each reported as a `registry_row_refused` first). */
+      /** How many rows are left out now (those this load read reported as `registry_row_refused` first). */
       readonly refused: number;
     }
   | {
       /**
-       * A row of the table the registry refuses, left out of this load (reported at each load
-       * that reads it); its issuer is refused as unknown, the other rows apply.
+       * A row of the table the registry refuses, left out (reported at start-up, and at each load
+       * that reads it or a row it collides with); its issuer is refused as unknown, the other
+       * rows apply. `refused` lists every row left out.
        */
       readonly type: 'registry_row_refused';
       /** The row's key (its `issuer` column), as stored: hostile text, cut and escape it to log it. */
@@ -113,6 +117,9 @@ export interface PostgresRegistry {
 }
 
 const OWNER = 'postgresRegistry';
+
+/** Most changes read row by row; after more (an instance long cut off), the table is read whole. */
+const CHANGES_READ = 1000;
 const LOG_PREFIX = 'paygate-auth/postgres: issuer registry:';
 
 /** An error's message, cut and escaped for one log line. */
@@ -141,6 +148,8 @@ class FollowedRegistry implements PostgresRegistry {
   readonly #attached = new Set<Pick<Verifier, 'setRegistry'>>();
   readonly #jwksAllowedHosts: readonly string[];
   readonly #appliedListeners = new Set<() => void>();
+  readonly #rows: RegistryRows;
+  readonly #digester = new RegistryDigest();
   #registry: IssuerRegistry;
   #through = -1;
   #digest = '';
@@ -153,7 +162,8 @@ class FollowedRegistry implements PostgresRegistry {
     this.#db = db;
     checkFunction(OWNER, 'onEvent', options.onEvent);
     this.#jwksAllowedHosts = [...checkAllowedHosts(OWNER, 'jwksAllowedHosts', options.jwksAllowedHosts)];
-    this.#registry = new IssuerRegistry([], { allowEmpty: true, jwksAllowedHosts: this.#jwksAllowedHosts });
+    this.#rows = new RegistryRows(this.#jwksAllowedHosts);
+    this.#registry = this.#rows.registry;
     this.#onEvent = options.onEvent ?? logEvent;
     this.#follower = new TableFollower(db, options, {
       owner: OWNER,
@@ -205,25 +215,40 @@ class FollowedRegistry implements PostgresRegistry {
   }
 
   /**
-   * Reads the id of the last change; when it is not the one applied (or at the first read), the
-   * whole registry with it, in one snapshot. Any other id, a lower one too, means the table is not
-   * what was applied.
+   * At the first read, the table whole; after it, the rows changed since the change applied (the
+   * table whole when there were more than {@link CHANGES_READ} changes, or when the last change id
+   * is below the one applied: an audit that is not the one followed). Nothing when no change
+   * came.
    */
   async #read(): Promise<void> {
     const timeout = this.#follower.timeout;
-    if (this.#through >= 0 && (await readLastChange(this.#db, timeout)) === this.#through) {
+    let applied: AppliedRows;
+    let through: number;
+    const changes = this.#through < 0 ? null : await readRegistryChanges(this.#db, this.#through, CHANGES_READ, timeout);
+    if (changes !== null && changes.through === this.#through) {
       this.#loadedAt = Date.now();
       return;
     }
-    const { rows, through } = await readRegistrySnapshot(this.#db, timeout);
-    const { registry: next, refused } = checkRegistryRows(rows, this.#jwksAllowedHosts);
-    const digest = await registryDigest(next);
-    if (this.#follower.closed) return;
-    const change = this.#registry.changesTo(next);
+    if (changes?.rows != null && changes.through > this.#through) {
+      if (this.#follower.closed) return;
+      applied = this.#rows.apply(changes.rows, changes.removed ?? []);
+      through = changes.through;
+    } else {
+      const snapshot = await readRegistrySnapshot(this.#db, timeout);
+      if (this.#follower.closed) return;
+      const keys = new Set(snapshot.rows.map((row) => row.issuer));
+      applied = this.#rows.apply(
+        snapshot.rows,
+        [...this.#rows.keys()].filter((key) => !keys.has(key)),
+      );
+      through = snapshot.through;
+    }
+    const { registry: next, refused, change, judged } = applied;
     this.#registry = next;
     this.#through = through;
-    this.#digest = digest;
+    this.#digest = await this.#digester.update(next, applied.touched);
     this.#refused = Object.freeze(refused);
+    if (this.#follower.closed) return;
     const failures: unknown[] = [];
     for (const verifier of this.#attached) {
       try {
@@ -233,8 +258,8 @@ class FollowedRegistry implements PostgresRegistry {
       }
     }
     this.#loadedAt = Date.now();
-    for (const { row, rule, reason } of refused) this.#onEvent({ type: 'registry_row_refused', row, rule, reason });
-    this.#onEvent({ type: 'registry_loaded', issuers: next.size, change, through, digest, refused: refused.length });
+    for (const { row, rule, reason } of judged) this.#onEvent({ type: 'registry_row_refused', row, rule, reason });
+    this.#onEvent({ type: 'registry_loaded', issuers: next.size, change, through, digest: this.#digest, refused: refused.length });
     for (const listener of this.#appliedListeners) notify(listener);
     if (failures.length > 0) throw failures.length === 1 ? failures[0] : new AggregateError(failures, 'setRegistry failed');
   }

@@ -83,7 +83,8 @@ const GRANTS: Readonly<Record<SchemaArea, { readonly gateway: readonly string[];
     operator: [`SELECT, INSERT, UPDATE, DELETE ON ${TABLES.issuers}`, `SELECT ON ${TABLES.issuerChanges}`],
   },
   keys: {
-    gateway: [`SELECT, INSERT, UPDATE ON ${TABLES.keyHistory}`],
+    // DELETE: each instance applies the retention (withdrawn keys, and keys of removed issuers).
+    gateway: [`SELECT, INSERT, UPDATE, DELETE ON ${TABLES.keyHistory}`],
     operator: [`SELECT ON ${TABLES.keyHistory}`],
   },
   fleet: {

@@ -35,6 +35,34 @@ export function quoteIdentifier(name: string): string {
 /** The advisory lock each change to the registry holds until it commits ("pgir"): taken by the audit trigger. */
 export const REGISTRY_LOCK = 1_885_825_394;
 
+/** The advisory lock each write of the key history holds until it commits ("pgkh"): taken by its stamp trigger. */
+export const KEY_HISTORY_LOCK = 1_885_825_896;
+
+/**
+ * Key history version 3: each row carries the id of its last change (`changed`), drawn by a
+ * trigger under one advisory lock held until commit, so ids commit in their order and a reader
+ * reads the rows changed since the last id it read, whoever wrote them (a row written by hand
+ * is stamped too: its id cannot be forged). Withdrawn keys are found by an index, for the
+ * retention.
+ */
+function changeStampedKeyHistory({ schema }: MigrationContext): readonly string[] {
+  return [
+    `CREATE SEQUENCE ${TABLES.keyHistory}_changes`,
+    `ALTER TABLE ${TABLES.keyHistory} ADD COLUMN changed bigint NOT NULL DEFAULT 0`,
+    `CREATE FUNCTION paygate_key_history_stamp() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path = ${schema}, pg_temp AS $$
+     BEGIN
+       PERFORM pg_advisory_xact_lock(${KEY_HISTORY_LOCK});
+       NEW.changed := nextval('${TABLES.keyHistory}_changes');
+       RETURN NEW;
+     END $$`,
+    `CREATE TRIGGER paygate_key_history_stamp BEFORE INSERT OR UPDATE ON ${TABLES.keyHistory}
+       FOR EACH ROW EXECUTE FUNCTION paygate_key_history_stamp()`,
+    `CREATE INDEX ${TABLES.keyHistory}_changed ON ${TABLES.keyHistory} (changed)`,
+    `CREATE INDEX ${TABLES.keyHistory}_withdrawn ON ${TABLES.keyHistory} (withdrawn) WHERE withdrawn IS NOT NULL`,
+  ];
+}
+
 /** The longest operator name the audit keeps (`paygate.actor`); longer ones are cut. */
 export const MAX_ACTOR = 200;
 
@@ -310,6 +338,11 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
          EXCEPTION WHEN check_violation THEN NULL;
          END $$`,
       ],
+    },
+    {
+      version: 3,
+      description: 'key history rows stamped with their last change, for reads of what changed',
+      statements: changeStampedKeyHistory,
     },
   ],
   fleet: [

@@ -80,7 +80,8 @@ function following(inner: Verifier, followed: readonly Followed[]): Verifier {
     warmUp: () => inner.warmUp(),
     exportKeys: () => inner.exportKeys(),
     keyHistory: () => inner.keyHistory(),
-    mergeKeyHistory: (entries) => inner.mergeKeyHistory(entries),
+    keyHistoryChanges: (after) => inner.keyHistoryChanges(after),
+    mergeKeyHistory: (entries, options) => inner.mergeKeyHistory(entries, options),
     setRegistry: (registry) => inner.setRegistry(registry),
     get registry() {
       return inner.registry;

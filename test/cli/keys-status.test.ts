@@ -35,7 +35,8 @@ async function cli(...args: string[]): Promise<{ code: number; out: string; err:
 /** One gateway instance's life: a verifier sharing its key history until `work` is done. */
 async function gateway(work: (verifier: ReturnType<typeof createVerifier>) => Promise<void>): Promise<void> {
   const keys = await postgresKeyHistory(pool, { onError: () => undefined });
-  const verifier = createVerifier({ registry: [issuer.entry], audience: AUDIENCE, now: clock.now, cache: false });
+  // A stale window of 7 days keeps a withdrawn key 8 days (the retention), past the 4-day restart below.
+  const verifier = createVerifier({ registry: [issuer.entry], audience: AUDIENCE, now: clock.now, cache: false, jwksStaleWindow: 7 * DAY });
   keys.attach(verifier);
   await work(verifier);
   await keys.close();

@@ -6,6 +6,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { KeyBreachEvent, KeyHistoryEntry } from '../../src/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
+import { KEYS_KEPT, NEW_KIDS_RECORDED, WITHDRAWN_KEPT } from '../../src/core/key-history.js';
 import { fakeClock } from '../support/jwks-clock.js';
 import { verifierFixture } from '../support/verifier-fixture.js';
 
@@ -237,5 +238,152 @@ describe('the limits are checked', () => {
     expect(() => verifier({ [name]: value })).toThrow(
       expect.objectContaining({ name: 'TypeError', message: expect.stringContaining(name) }),
     );
+  });
+});
+
+/** The signing key's public JWK under `count` new kids: a JWKS host minting kids to grow the history. */
+function mintKids(prefix: string, count: number): Record<string, unknown>[] {
+  const jwk = issuer.jwks.keys.find((key) => key.kid === issuer.signingKey.kid) as Record<string, unknown>;
+  return Array.from({ length: count }, (_, index) => ({ ...jwk, kid: `${prefix}-${index}` }));
+}
+
+/** Publishes `count` new kids in place of the ones minted before, and downloads the JWKS. */
+async function download(gateway: Verifier, round: number, count = 200): Promise<void> {
+  if (round > 0) for (const key of mintKids(`round${round - 1}`, count)) issuer.unpublish(key.kid as string);
+  issuer.publish(...mintKids(`round${round}`, count));
+  await gateway.refresh(issuer.entry.issuer);
+}
+
+const kidsOf = (gateway: Verifier): string[] => gateway.keyHistory().map((entry) => entry.kid);
+
+describe('a bounded key history', () => {
+  test(`records at most ${NEW_KIDS_RECORDED} new kids per download, the others at later downloads while still listed`, async () => {
+    const gateway = verifier();
+    issuer.publish(...mintKids('many', 40));
+    await gateway.refresh(issuer.entry.issuer);
+    expect(kidsOf(gateway)).toHaveLength(NEW_KIDS_RECORDED);
+    await gateway.refresh(issuer.entry.issuer);
+    expect(kidsOf(gateway)).toHaveLength(2 * NEW_KIDS_RECORDED);
+    await gateway.refresh(issuer.entry.issuer);
+    expect(kidsOf(gateway)).toHaveLength(41);
+  });
+
+  test(`a JWKS listing 200 new kids per download holds the issuer to ${NEW_KIDS_RECORDED} new listed and ${WITHDRAWN_KEPT} withdrawn keys, the latest withdrawn`, async () => {
+    const gateway = verifier();
+    for (let round = 0; round < 8; round += 1) {
+      await download(gateway, round);
+      clock.advance(MINUTE);
+    }
+    const history = gateway.keyHistory();
+    // Listed: the issuer's signing key, and the minted kids the last download recorded.
+    expect(history.filter((entry) => entry.withdrawn === null)).toHaveLength(1 + NEW_KIDS_RECORDED);
+    const withdrawn = history.filter((entry) => entry.withdrawn !== null);
+    expect(withdrawn).toHaveLength(WITHDRAWN_KEPT);
+    expect(withdrawn.every((entry) => entry.kid.startsWith('round6-') || entry.kid.startsWith('round5-'))).toBe(true);
+  });
+
+  test('forgets a withdrawn key once maxTokenLifetime, clockTolerance and jwksStaleWindow have passed since its withdrawal', async () => {
+    const gateway = verifier({ maxTokenLifetime: HOUR, clockTolerance: 0, jwksStaleWindow: 10 * MINUTE });
+    const old = issuer.signingKey;
+    await gateway.verify(await issuer.token());
+    await issuer.rotate();
+    issuer.unpublish(old.kid);
+    await gateway.refresh(issuer.entry.issuer);
+    expect(gateway.keyHistoryChanges(0)).toMatchObject({
+      retention: HOUR + 10 * MINUTE,
+      withdrawnBefore: clock.now() - (HOUR + 10 * MINUTE) * 1000,
+    });
+    clock.advance(HOUR + 10 * MINUTE);
+    await gateway.refresh(issuer.entry.issuer);
+    expect(kidsOf(gateway)).toContain(old.kid);
+    clock.advance(1);
+    await gateway.refresh(issuer.entry.issuer);
+    expect(kidsOf(gateway)).toEqual([issuer.signingKey.kid]);
+  });
+
+  test('keeps a withdrawn key as long as the longest lifetime an issuer entry allows', async () => {
+    const gateway = verifier({ registry: [{ ...issuer.entry, maxTokenLifetime: 2 * DAY }], maxTokenLifetime: HOUR, clockTolerance: 0 });
+    expect(gateway.keyHistoryChanges(0).retention).toBe(2 * DAY + DAY);
+  });
+
+  test(`takes in at most ${WITHDRAWN_KEPT} withdrawn keys of an issuer (the latest withdrawn) and ${KEYS_KEPT} keys in all`, () => {
+    const gateway = verifier();
+    const now = clock.now();
+    const entry = (kid: string, withdrawn: number | null): KeyHistoryEntry => ({
+      issuer: issuer.entry.issuer,
+      kid,
+      firstSeen: now,
+      publishedAfter: null,
+      firstUsed: null,
+      lastUsed: null,
+      latestExpiry: null,
+      withdrawn,
+      breaches: [],
+    });
+    gateway.mergeKeyHistory(Array.from({ length: 100 }, (_, index) => entry(`gone-${index}`, now + index)));
+    const withdrawn = gateway.keyHistory().map((kept) => kept.kid);
+    expect(withdrawn).toHaveLength(WITHDRAWN_KEPT);
+    expect(withdrawn).toContain('gone-99');
+    expect(withdrawn).not.toContain('gone-67');
+    gateway.mergeKeyHistory(Array.from({ length: 1000 }, (_, index) => entry(`listed-${index}`, null)));
+    expect(gateway.keyHistory()).toHaveLength(KEYS_KEPT);
+  });
+});
+
+describe('keyHistoryChanges()', () => {
+  test('lists the keys changed here after the version given, and the version now', async () => {
+    const gateway = verifier();
+    const empty = gateway.keyHistoryChanges(0);
+    expect(empty.entries).toEqual([]);
+    await gateway.verify(await issuer.token());
+    const first = gateway.keyHistoryChanges(empty.through);
+    expect(first.entries.map((entry) => entry.kid)).toEqual([issuer.signingKey.kid]);
+    expect(gateway.keyHistoryChanges(first.through).entries).toEqual([]);
+    clock.advance(MINUTE);
+    await gateway.verify(await issuer.token());
+    expect(gateway.keyHistoryChanges(first.through).entries).toEqual([expect.objectContaining({ lastUsed: clock.now() })]);
+  });
+
+  test('counts what is merged as a change, unless it comes from the store (stored)', async () => {
+    const source = verifier();
+    await source.verify(await issuer.token());
+    const fromStore = verifier();
+    fromStore.mergeKeyHistory(source.keyHistory(), { stored: true });
+    expect(fromStore.keyHistoryChanges(0).entries).toEqual([]);
+    const fromFile = verifier();
+    fromFile.mergeKeyHistory(source.keyHistory());
+    expect(fromFile.keyHistoryChanges(0).entries.map((entry) => entry.kid)).toEqual([issuer.signingKey.kid]);
+    expect(() => fromFile.mergeKeyHistory([], { stored: 'yes' } as never)).toThrow(
+      expect.objectContaining({ name: 'TypeError', message: expect.stringContaining('stored') }),
+    );
+  });
+
+  test("withdraws a removed issuer's keys at the removal, hands them out once, then forgets them", async () => {
+    const gateway = verifier();
+    await gateway.verify(await issuer.token());
+    const before = gateway.keyHistoryChanges(0).through;
+    gateway.setRegistry([]);
+    const removal = gateway.keyHistoryChanges(before);
+    expect(removal.entries).toEqual([expect.objectContaining({ kid: issuer.signingKey.kid, withdrawn: clock.now() })]);
+    expect(gateway.keyHistory()).toEqual([]);
+    expect(gateway.keyHistoryChanges(removal.through).entries).toEqual([]);
+  });
+
+  test.each([-1, 1.5, '0'])('a bad version (%s) throws a TypeError naming after', (after) => {
+    expect(() => verifier().keyHistoryChanges(after as never)).toThrow(
+      expect.objectContaining({ name: 'TypeError', message: expect.stringContaining('after') }),
+    );
+  });
+});
+
+describe('keyHistoryChanges() asked by more than one reader', () => {
+  test('a reader behind the last one asked still gets every key changed after its version', async () => {
+    const gateway = verifier();
+    await gateway.verify(await issuer.token());
+    const first = gateway.keyHistoryChanges(0);
+    clock.advance(MINUTE);
+    await gateway.verify(await issuer.token());
+    gateway.keyHistoryChanges(first.through);
+    expect(gateway.keyHistoryChanges(0).entries).toEqual([expect.objectContaining({ kid: issuer.signingKey.kid, lastUsed: clock.now() })]);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { type IssuerEntry, IssuerRegistry } from '../../src/index.js';
+import { checkIssuerEntry, deriveRegistry } from '../../src/internal/index.js';
 
 const entry: IssuerEntry = {
   issuer: 'https://auth.acme.example',
@@ -83,5 +84,31 @@ describe('IssuerRegistry', () => {
 
   test('names the entry by its issuer in field errors', () => {
     expect(() => new IssuerRegistry([{ ...entry, products: [] }])).toThrow('entries[0] ("https://auth.acme.example").products');
+  });
+});
+
+describe('deriveRegistry (a registry kept elsewhere, a few rows changed at a time)', () => {
+  const acme: IssuerEntry = { issuer: 'https://acme.test', jwksUri: 'https://acme.test/jwks.json', products: ['acme'] };
+  const beta: IssuerEntry = { issuer: 'https://beta.test', jwksUri: 'https://beta.test/jwks.json', products: ['beta'] };
+  const gamma: IssuerEntry = { issuer: 'https://gamma.test', jwksUri: 'https://gamma.test/jwks.json', products: ['gamma'] };
+  const checked = (entry: IssuerEntry) => checkIssuerEntry(entry, 'row');
+
+  test('puts in, replaces and takes out only what is given, and reports it as changesTo does', () => {
+    const base = new IssuerRegistry([acme, beta]);
+    const derived = deriveRegistry(base, [checked({ ...beta, products: ['beta', 'more'] }), checked(gamma)], [acme.issuer]);
+    expect(derived.issuers).toEqual([beta.issuer, gamma.issuer]);
+    const change = { added: [gamma.issuer], updated: [beta.issuer], removed: [acme.issuer] };
+    expect(base.changesTo(derived)).toEqual(change);
+    expect(base.changesTo(new IssuerRegistry([{ ...beta, products: ['beta', 'more'] }, gamma]))).toEqual(change);
+  });
+
+  test('reports no change for an entry replaced by one with the same rules', () => {
+    const base = new IssuerRegistry([acme]);
+    expect(base.changesTo(deriveRegistry(base, [checked(acme)], []))).toEqual({ added: [], updated: [], removed: [] });
+  });
+
+  test('refuses an issuer that checkIssuerEntry did not check (nothing would check it)', () => {
+    const forged = { ...checked(acme), issuer: 'https://forged.test' };
+    expect(() => deriveRegistry(new IssuerRegistry([acme]), [forged], [])).toThrow(TypeError);
   });
 });

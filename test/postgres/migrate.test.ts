@@ -91,6 +91,7 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'registry', version: 3 },
       { area: 'keys', version: 1 },
       { area: 'keys', version: 2 },
+      { area: 'keys', version: 3 },
       { area: 'fleet', version: 1 },
     ]);
     expect(first.versions).toEqual(SCHEMA_VERSIONS);

@@ -6,7 +6,7 @@
  */
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type KeyBreachEvent, type KeyHistoryEntry, type Verifier, createVerifier } from '../../src/index.js';
+import { type IssuerEntry, type KeyBreachEvent, type KeyHistoryEntry, type Verifier, createVerifier } from '../../src/index.js';
 import {
   type KeyHistoryRowRefusedEvent,
   type PostgresKeyHistory,
@@ -18,6 +18,7 @@ import {
   postgresKeyHistory,
   readKeyHistory,
 } from '../../src/postgres/index.js';
+import { WITHDRAWN_KEPT } from '../../src/core/key-history.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { type FakeClock, fakeClock } from '../support/jwks-clock.js';
 import { type EventLog, eventLog } from '../support/jwks-events.js';
@@ -134,18 +135,28 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
   });
 
   it('merges rows: earliest sighting (with its publication) and first use, latest use and expiry, earliest withdrawal, breaches united', async () => {
+    // Times from now, so that the withdrawal is within the retention.
+    const t = clock.now();
     const entry: KeyHistoryEntry = {
       issuer: 'https://acme.test',
       kid: 'k',
-      firstSeen: 5000,
-      publishedAfter: 4000,
-      firstUsed: 6000,
-      lastUsed: 7000,
+      firstSeen: t + 5000,
+      publishedAfter: t + 4000,
+      firstUsed: t + 6000,
+      lastUsed: t + 7000,
       latestExpiry: 100,
       withdrawn: null,
       breaches: ['key_used_early'],
     };
-    const older = { ...entry, firstSeen: 3000, publishedAfter: 2000, firstUsed: 8000, lastUsed: 9000, latestExpiry: 50, withdrawn: 9500 };
+    const older = {
+      ...entry,
+      firstSeen: t + 3000,
+      publishedAfter: t + 2000,
+      firstUsed: t + 8000,
+      lastUsed: t + 9000,
+      latestExpiry: 50,
+      withdrawn: t + 9500,
+    };
     const one = await instance();
     one.verifier.mergeKeyHistory([{ ...entry, breaches: ['key_used_early', 'key_withdrawn'] }]);
     await one.keys.flush();
@@ -157,12 +168,12 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
     expect(await readKeyHistory(db, { issuer: 'https://acme.test' })).toEqual([
       {
         ...entry,
-        firstSeen: 3000,
-        publishedAfter: 2000,
-        firstUsed: 6000,
-        lastUsed: 9000,
+        firstSeen: t + 3000,
+        publishedAfter: t + 2000,
+        firstUsed: t + 6000,
+        lastUsed: t + 9000,
         latestExpiry: 100,
-        withdrawn: 9500,
+        withdrawn: t + 9500,
         breaches: ['key_used_early', 'key_withdrawn', 'key_rotation_overdue'],
       },
     ]);
@@ -174,7 +185,8 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       {
         issuer: 'https://other.test',
         kid: 'o',
-        firstSeen: 1,
+        // Seen now: a key of an issuer no verifier here trusts is deleted once unused for the retention.
+        firstSeen: clock.now(),
         publishedAfter: null,
         firstUsed: null,
         lastUsed: null,
@@ -271,6 +283,160 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
     await eventually('a flush after the restart', () => recovered === 1);
     expect(await readKeyHistory(db)).toHaveLength(1);
     expect(errors).toHaveLength(1);
+  });
+
+  describe('bounded cost and retention (issue 39)', () => {
+    /** Retention with the verifier's defaults: maxTokenLifetime 24 h, clockTolerance 30 s, jwksStaleWindow 24 h. */
+    const RETENTION_MS = (DAY + 30 + DAY) * 1000;
+
+    /** Writes rows by hand: `kid`s of `issuerName`, first seen at `firstSeen`, withdrawn at `withdrawn`. */
+    async function rowsByHand(issuerName: string, kids: readonly string[], firstSeen: number, withdrawn: number | null): Promise<void> {
+      await db.query(
+        `INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen, withdrawn) SELECT $1, kid, $2, $3 FROM unnest($4::text[]) AS kid`,
+        [issuerName, firstSeen, withdrawn, kids],
+      );
+    }
+
+    const count = async (where = 'true'): Promise<number> =>
+      Number((await db.query(`SELECT count(*) AS n FROM ${TABLES.keyHistory} WHERE ${where}`)).rows[0].n);
+
+    it('reads the table once at start-up; then each flush writes the keys changed since the last and reads the rows changed since', async () => {
+      // 200 rows of another issuer this verifier trusts, whose JWKS it has not downloaded.
+      const other: IssuerEntry = { issuer: 'https://other.test', jwksUri: 'https://other.test/jwks.json', products: ['other'] };
+      await rowsByHand(
+        other.issuer,
+        Array.from({ length: 200 }, (_, index) => `old-${index}`),
+        clock.now(),
+        null,
+      );
+      const statements: string[] = [];
+      const pool = openPool(server.url, { max: 2 });
+      const counted = {
+        query: async (text: string, params: unknown[] = []) => {
+          const result = await pool.query(text, params);
+          if (text.startsWith(`INSERT INTO ${TABLES.keyHistory}`)) statements.push(`wrote ${(params[0] as unknown[]).length}`);
+          if (text.includes('WHERE changed >')) statements.push(`read ${result.rows.length}`);
+          return result;
+        },
+        end: () => pool.end(),
+      };
+      const { keys } = await instance({}, counted as unknown as pg.Pool);
+      const verifier = createVerifier({ registry: [issuer.entry, other], audience: AUDIENCE, now: clock.now, cache: false });
+      keys.attach(verifier);
+      expect(statements).toEqual(['read 200']);
+      expect(verifier.keyHistory()).toHaveLength(200);
+      await verifier.verify(await issuer.token());
+      await keys.flush();
+      expect(statements.slice(1)).toEqual(['wrote 1', 'read 1']);
+      await keys.flush();
+      expect(statements.slice(3)).toEqual(['read 0']);
+      clock.advance(MINUTE);
+      await verifier.verify(await issuer.token());
+      await keys.flush();
+      expect(statements.slice(4)).toEqual(['wrote 1', 'read 1']);
+    });
+
+    it('takes in the rows another instance changed, at its next flush', async () => {
+      const one = await instance();
+      const two = await instance();
+      await one.verifier.verify(await issuer.token());
+      await one.keys.flush();
+      await two.keys.flush();
+      expect(two.verifier.keyHistory()).toEqual([expect.objectContaining({ kid: 'acme-1', firstUsed: clock.now() })]);
+    });
+
+    it('the attack: a JWKS listing 200 new kids per download holds the table to the per-download and per-issuer limits', async () => {
+      const { verifier, keys } = await instance();
+      const jwk = issuer.jwks.keys[0] as Record<string, unknown>;
+      const minted = (round: number) => Array.from({ length: 200 }, (_, index) => ({ ...jwk, kid: `round${round}-${index}` }));
+      const sizes: number[] = [];
+      for (let round = 0; round < 6; round += 1) {
+        if (round > 0) for (const key of minted(round - 1)) issuer.unpublish(key.kid);
+        issuer.publish(...minted(round));
+        await verifier.refresh(issuer.entry.issuer);
+        await keys.flush();
+        sizes.push(await count());
+        clock.advance(MINUTE);
+      }
+      // 16 new kids per download (the signing key among the first), and the 32 latest withdrawn.
+      expect(sizes).toEqual([16, 32, 48, 49, 49, 49]);
+    });
+
+    it(`deletes a key withdrawn past the retention, and an issuer's withdrawn keys past the ${WITHDRAWN_KEPT} latest, at the next flush`, async () => {
+      const now = clock.now();
+      await rowsByHand(issuer.entry.issuer, ['expired'], now - RETENTION_MS - 60_000, now - RETENTION_MS - 1000);
+      const recent = Array.from({ length: 50 }, (_, index) => `recent-${index}`);
+      for (const [index, kid] of recent.entries()) await rowsByHand(issuer.entry.issuer, [kid], now - 60_000, now - 50_000 + index);
+      const { verifier, keys } = await instance();
+      await verifier.verify(await issuer.token());
+      await keys.flush();
+      expect(await count(`kid = 'expired'`)).toBe(0);
+      const kept = await db.query(`SELECT kid FROM ${TABLES.keyHistory} WHERE withdrawn IS NOT NULL ORDER BY withdrawn`);
+      expect(kept.rows.map((row) => row.kid)).toEqual(recent.slice(-WITHDRAWN_KEPT));
+    });
+
+    it('deletes the keys of an issuer no verifier trusts once unused for the retention, and keeps a recent one', async () => {
+      const now = clock.now();
+      await rowsByHand('https://removed.test', ['r-1', 'r-2'], now - RETENTION_MS - 1000, null);
+      await rowsByHand('https://added-elsewhere.test', ['n-1'], now, null);
+      const { keys } = await instance();
+      await keys.flush();
+      expect((await db.query(`SELECT issuer FROM ${TABLES.keyHistory}`)).rows.map((row) => row.issuer)).toEqual([
+        'https://added-elsewhere.test',
+      ]);
+    });
+
+    it("withdraws a removed issuer's keys in the table, and deletes them once past the retention", async () => {
+      const { verifier, keys } = await instance();
+      await verifier.verify(await issuer.token());
+      await keys.flush();
+      verifier.setRegistry([]);
+      await keys.flush();
+      expect(await readKeyHistory(db)).toEqual([expect.objectContaining({ kid: 'acme-1', withdrawn: clock.now() })]);
+      clock.advance(RETENTION_MS + 1000);
+      await keys.flush();
+      expect(await count()).toBe(0);
+    });
+
+    it('takes in no row of an issuer the verifier does not trust: a table writer cannot grow its memory', async () => {
+      await rowsByHand(
+        'https://forged.test',
+        Array.from({ length: 500 }, (_, index) => `f-${index}`),
+        clock.now(),
+        null,
+      );
+      const { verifier, keys } = await instance();
+      await rowsByHand('https://forged-later.test', ['f'], clock.now(), null);
+      await keys.flush();
+      expect(verifier.keyHistory()).toEqual([]);
+    });
+
+    it('a forged row cannot stop a flush: its change id is the trigger’s, and a refused row is skipped while the rows after it are shared', async () => {
+      const events: KeyHistoryRowRefusedEvent[] = [];
+      const one = await instance({ onEvent: (event) => events.push(event) });
+      const other = await instance();
+      await db.query(
+        `INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen, changed) VALUES ('https://acme.test', 'far-ahead', $1, 9000000000000000)`,
+        [clock.now()],
+      );
+      expect(await count(`kid = 'far-ahead' AND changed < 9000000000000000`)).toBe(1);
+      await db.query(`ALTER TABLE ${TABLES.keyHistory} DROP CONSTRAINT ${TABLES.keyHistory}_times`);
+      try {
+        await db.query(`INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen) VALUES ('https://acme.test', 'by-hand', -1)`);
+      } finally {
+        await db.query(`ALTER TABLE ${TABLES.keyHistory} ADD CONSTRAINT ${TABLES.keyHistory}_times CHECK (first_seen >= 0) NOT VALID`);
+      }
+      await other.verifier.verify(await issuer.token());
+      await other.keys.flush();
+      await one.keys.flush();
+      expect(events.map((event) => event.kid)).toEqual(['by-hand']);
+      expect(
+        one.verifier
+          .keyHistory()
+          .map((entry) => entry.kid)
+          .sort(),
+      ).toEqual(['acme-1', 'far-ahead']);
+    });
   });
 
   describe('when the database goes silent', () => {

@@ -223,24 +223,46 @@ describe.skipIf(SKIP)('postgresRegistry on a real PostgreSQL', () => {
     await eventually('applied by polling', () => allAccept([a], acme));
   });
 
-  it('reads the issuers again only when a change past the last applied one exists', async () => {
+  it('reads the table once at start-up, then only the rows changed since the change it applied', async () => {
     await addIssuer(operator, acme.entry, BY);
-    const statements: string[] = [];
+    await addIssuer(operator, beta.entry, BY);
+    const rowsRead: number[] = [];
     const counting = {
-      query: (text: string, params?: unknown[]) => {
-        statements.push(text.includes(`FROM ${TABLES.issuers}`) || text.includes(`JOIN ${TABLES.issuers}`) ? 'issuers' : 'last change');
-        return operator.query(text, params);
+      query: async (text: string, params?: unknown[]) => {
+        const result = await operator.query(text, params);
+        rowsRead.push(result.rows.length);
+        return result;
       },
     };
     const registry = await postgresRegistry(counting, { listen: false, pollInterval: NO_POLL, onEvent: () => undefined });
     running.push(registry);
+    expect(rowsRead).toEqual([2]);
     await registry.reload();
+    // No change since: the last change id, one row.
+    expect(rowsRead.slice(1)).toEqual([1]);
+    await updateIssuer(operator, { ...acme.entry, products: ['acme', 'more'] }, BY);
     await registry.reload();
-    expect(statements).toEqual(['issuers', 'last change', 'last change']);
-    await addIssuer(operator, beta.entry, BY);
+    // The last change id and acme's row as it is now.
+    expect(rowsRead.slice(2)).toEqual([2]);
+    expect([...(registry.registry().get(acme.issuer)?.products ?? [])]).toEqual(['acme', 'more']);
+    await removeIssuer(operator, beta.issuer, BY);
     await registry.reload();
-    expect(statements.slice(3)).toEqual(['last change', 'issuers']);
-    expect(registry.registry().issuers).toEqual([acme.issuer, beta.issuer]);
+    expect(rowsRead.slice(3)).toEqual([2]);
+    expect(registry.registry().issuers).toEqual([acme.issuer]);
+  });
+
+  it('reads the table whole when more than 1000 changes came since the one applied, and agrees with a new instance', async () => {
+    const a = await instance();
+    await operator.query(
+      `INSERT INTO ${TABLES.issuers} (issuer, entry)
+       SELECT 'https://auth-' || i || '.bulk.test', jsonb_build_object('issuer', 'https://auth-' || i || '.bulk.test',
+              'jwksUri', 'https://auth-' || i || '.bulk.test/jwks.json', 'products', jsonb_build_array('bulk'))
+         FROM generate_series(1, 1001) AS i`,
+    );
+    await eventually('a applies the 1001 issuers', () => a.registry.registry().size === 1001, 5000);
+    const late = await instance();
+    expect(late.registry.through).toBe(a.registry.through);
+    expect(late.registry.digest).toBe(a.registry.digest);
   });
 
   it('applies the registry in force to a verifier attached later, and nothing to one detached', async () => {
@@ -334,6 +356,34 @@ describe.skipIf(SKIP)('postgresRegistry on a real PostgreSQL', () => {
     expect(late.registry.registry().size).toBe(0);
     expect(late.registry.digest).toBe(a.registry.digest);
     expect(late.events.filter((event) => event.type === 'registry_row_refused').map((event) => event.row)).toContain('decoy');
+  });
+
+  it('judges a change by the rows it touches: a decoy written later refuses its issuer, its removal restores it, and a new instance agrees at each step', async () => {
+    await addIssuer(operator, acme.entry, BY);
+    await addIssuer(operator, beta.entry, BY);
+    const a = await instance();
+    await writtenBeforeKeyCheck(operator, () =>
+      operator.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ('decoy', $1)`, [JSON.stringify(acme.entry)]),
+    );
+    await eventually(
+      'a refuses acme, named by the decoy',
+      async () => (await outcome(a.verifier, await acme.token())) === 'unknown_issuer',
+    );
+    expect(a.registry.refused.map(({ row, rule }) => [row, rule])).toEqual([
+      ['decoy', 'key_mismatch'],
+      [acme.issuer, 'repeated_issuer'],
+    ]);
+    expect(await allAccept([a], beta)).toBe(true);
+    const colliding = await instance();
+    expect([colliding.registry.through, colliding.registry.digest]).toEqual([a.registry.through, a.registry.digest]);
+    const whileColliding = a.registry.digest;
+    await operator.query(`DELETE FROM ${TABLES.issuers} WHERE issuer = 'decoy'`);
+    await eventually('a accepts acme again', () => allAccept([a], acme));
+    expect(a.registry.refused).toEqual([]);
+    expect(a.events.at(-1)).toMatchObject({ type: 'registry_loaded', change: { added: [acme.issuer] }, refused: 0 });
+    const after = await instance();
+    expect([after.registry.through, after.registry.digest]).toEqual([a.registry.through, a.registry.digest]);
+    expect(a.registry.digest).not.toBe(whileColliding);
   });
 
   it.each([

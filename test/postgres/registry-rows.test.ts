@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { IssuerEntry } from '../../src/index.js';
-import { checkRegistryRows } from '../../src/postgres/registry-rows.js';
+import { RegistryRows, checkRegistryRows } from '../../src/postgres/registry-rows.js';
 
 const ACME: IssuerEntry = { issuer: 'https://acme.test', jwksUri: 'https://acme.test/jwks.json', products: ['acme'] };
 const BETA: IssuerEntry = { issuer: 'https://beta.test', jwksUri: 'https://beta.test/jwks.json', products: ['beta'] };
@@ -53,5 +53,47 @@ describe('checkRegistryRows', () => {
     expect(refusal?.row).toBe(hostile);
     expect(refusal?.reason).not.toMatch(/[\n\u202e]/);
     expect(refusal?.reason.length).toBeLessThanOrEqual(1000);
+  });
+});
+
+describe('RegistryRows, judging a change by the rows it touches', () => {
+  it('refuses an issuer once a decoy naming it arrives, and applies it again once the decoy goes', () => {
+    const rows = new RegistryRows();
+    rows.apply([row(ACME), row(BETA)]);
+    const collided = rows.apply([row(ACME, 'decoy')]);
+    expect(collided.change).toEqual({ added: [], updated: [], removed: [ACME.issuer] });
+    expect(collided.judged.map(({ row: key, rule }) => [key, rule])).toEqual([
+      ['decoy', 'key_mismatch'],
+      [ACME.issuer, 'repeated_issuer'],
+    ]);
+    const restored = rows.apply([], ['decoy']);
+    expect(restored.change).toEqual({ added: [ACME.issuer], updated: [], removed: [] });
+    expect(restored.refused).toEqual([]);
+    expect([...rows.registry.issuers].sort()).toEqual([ACME.issuer, BETA.issuer]);
+  });
+
+  it('refuses an issuer once a bad row naming it is fixed into a second row of that issuer, and not before', () => {
+    const rows = new RegistryRows();
+    rows.apply([row(ACME), row({ ...BETA, products: [] })]);
+    expect(rows.registry.issuers).toEqual([ACME.issuer]);
+    // The bad beta row now names acme (still bad): acme's own row collides with it.
+    const named = rows.apply([row({ ...ACME, products: [] }, BETA.issuer)]);
+    expect(named.change.removed).toEqual([ACME.issuer]);
+    // Fixed into beta's own entry: it names beta alone, so acme applies again, and beta with it.
+    const fixed = rows.apply([row(BETA)]);
+    expect([...fixed.change.added].sort()).toEqual([ACME.issuer, BETA.issuer]);
+    expect([fixed.change.updated, fixed.change.removed]).toEqual([[], []]);
+    expect(fixed.refused).toEqual([]);
+  });
+
+  it('holds the same registry and refusals as the rows checked at once, after any sequence of changes', () => {
+    const rows = new RegistryRows();
+    rows.apply([row(ACME), row(BETA, 'decoy')]);
+    rows.apply([row(BETA)], ['decoy']);
+    rows.apply([row({ ...ACME, products: ['acme', 'more'] })]);
+    const once = checkRegistryRows([row({ ...ACME, products: ['acme', 'more'] }), row(BETA)]);
+    expect(rows.registry.entries()).toEqual(expect.arrayContaining([...once.registry.entries()]));
+    expect(rows.registry.size).toBe(once.registry.size);
+    expect(rows.refused).toEqual(once.refused);
   });
 });

@@ -1,0 +1,340 @@
+/**
+ * What the fleet's shared state costs each instance as the tables grow, in one run on one
+ * throw-away server (fsync on):
+ *
+ * - the issuer registry at 10,000 issuers followed by 16 instances (each its own pool, listening,
+ *   each with a verifier attached): start-up time and heap per instance; then one change of one
+ *   issuer every 500 ms, each timed from its write until all 16 applied it (p99), and the rows each
+ *   instance read per change (targets: ≤ 10 rows, ≤ 1 s);
+ * - the key history at 100,000 rows (2,000 trusted issuers × 50 keys, plus rows past the
+ *   retention): start-up time and heap, the client CPU of a flush carrying a few changes each way
+ *   (target: ≤ 10 ms), and the table held to the retention rule.
+ *
+ * `npm run bench:fleet` (BENCH_FLEET_ISSUERS, default 10000; BENCH_FLEET_FOLLOWERS, default 16;
+ * BENCH_FLEET_CHANGES, default 40; BENCH_FLEET_KEY_ROWS, default 100000; BENCH_FLEET_FLUSHES,
+ * default 100). Writes its section of bench/RESULTS.md. Timed figures move ±10 % on a shared
+ * machine; rows read and table sizes do not.
+ */
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import pg from 'pg';
+import { createVerifier } from 'paygate-auth';
+import { TABLES, migrate, poolSettings, postgresKeyHistory, postgresRegistry } from 'paygate-auth/postgres';
+import { machineLine, markdownTable, writeSection } from './lib/report.mjs';
+import { throwAwayServer } from './lib/postgres-server.mjs';
+
+const ISSUERS = Number(process.env.BENCH_FLEET_ISSUERS ?? 10_000);
+const FOLLOWERS = Number(process.env.BENCH_FLEET_FOLLOWERS ?? 16);
+const CHANGES = Number(process.env.BENCH_FLEET_CHANGES ?? 40);
+const CHANGE_EVERY = 500;
+const KEY_ROWS = Number(process.env.BENCH_FLEET_KEY_ROWS ?? 100_000);
+const FLUSHES = Number(process.env.BENCH_FLEET_FLUSHES ?? 100);
+const KEYS_PER_ISSUER = 50;
+const WITHDRAWN_PER_ISSUER = 32;
+const AUDIENCE = 'https://payments.bench.example';
+const DAY_MS = 86_400_000;
+/** The verifier's default retention: maxTokenLifetime 24 h + clockTolerance 30 s + jwksStaleWindow 24 h. */
+const RETENTION_MS = 2 * DAY_MS + 30_000;
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc');
+
+function heapMiB() {
+  gc();
+  gc();
+  return process.memoryUsage().heapUsed / 1024 / 1024;
+}
+
+function percentile(values, share) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)];
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A pool whose connections count the rows they read from `table`'s statements. */
+function countingPool(url, counter, pattern) {
+  const pool = new pg.Pool(poolSettings(url, { max: 2 }));
+  pool.on('error', () => {});
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client);
+    client.query = (...args) => {
+      const result = query(...args);
+      const text = typeof args[0] === 'string' ? args[0] : args[0]?.text;
+      if (typeof text === 'string' && pattern.test(text) && typeof result?.then === 'function') {
+        result.then(
+          (done) => (counter.rows += done?.rows?.length ?? 0),
+          () => {},
+        );
+      }
+      return result;
+    };
+  });
+  return pool;
+}
+
+async function database(admin, name, area) {
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = `${server.url.replace(/\/postgres$/, '')}/${name}`;
+  const operator = new pg.Pool(poolSettings(url, { max: 2, statementTimeout: 600_000 }));
+  operator.on('error', () => {});
+  await migrate(operator, { only: area });
+  return { url, operator };
+}
+
+const issuerName = (index) => `https://auth-${index}.fleet.example`;
+
+/** The registry: 10,000 issuers, 16 followers, one change every 500 ms. */
+async function registryBench(admin) {
+  const { url, operator } = await database(admin, 'fleet_registry', 'registry');
+  await operator.query(
+    `INSERT INTO ${TABLES.issuers} (issuer, entry)
+     SELECT 'https://auth-' || i || '.fleet.example', jsonb_build_object('issuer', 'https://auth-' || i || '.fleet.example',
+            'jwksUri', 'https://auth-' || i || '.fleet.example/jwks.json', 'products', jsonb_build_array('fleet'))
+       FROM generate_series(0, $1 - 1) AS i`,
+    [ISSUERS],
+  );
+  const applied = new Map(); // change id → followers that applied it, and when the last did
+  const instances = [];
+  const startups = [];
+  const heapBefore = heapMiB();
+  for (let index = 0; index < FOLLOWERS; index++) {
+    const counter = { rows: 0 };
+    const pool = countingPool(url, counter, /paygate_issuer/);
+    const started = performance.now();
+    const registry = await postgresRegistry(pool, {
+      onEvent: (event) => {
+        if (event.type !== 'registry_loaded') return;
+        const at = performance.now();
+        const seen = applied.get(event.through) ?? { count: 0, at: 0 };
+        seen.count += 1;
+        seen.at = Math.max(seen.at, at);
+        applied.set(event.through, seen);
+      },
+    });
+    const verifier = createVerifier({ registry: registry.registry(), audience: AUDIENCE });
+    registry.attach(verifier);
+    startups.push(performance.now() - started);
+    instances.push({ pool, registry, counter, verifier });
+  }
+  const heapPerInstance = (heapMiB() - heapBefore) / FOLLOWERS;
+  const startupRows = instances.map(({ counter }) => counter.rows);
+  for (const { counter } of instances) counter.rows = 0;
+  const latencies = [];
+  const cpuBefore = process.cpuUsage();
+  for (let change = 0; change < CHANGES; change++) {
+    const target = issuerName(change % ISSUERS);
+    const started = performance.now();
+    await operator.query(`UPDATE ${TABLES.issuers} SET entry = jsonb_set(entry, '{products}', $2::jsonb) WHERE issuer = $1`, [
+      target,
+      JSON.stringify(['fleet', `change-${change}`]),
+    ]);
+    const { rows } = await operator.query(`SELECT max(id) AS id FROM ${TABLES.issuerChanges}`);
+    const id = Number(rows[0].id);
+    const deadline = performance.now() + 30_000;
+    while ((applied.get(id)?.count ?? 0) < FOLLOWERS && performance.now() < deadline) await sleep(2);
+    const seen = applied.get(id);
+    latencies.push(seen?.count === FOLLOWERS ? seen.at - started : Number.POSITIVE_INFINITY);
+    await sleep(Math.max(0, CHANGE_EVERY - (performance.now() - started)));
+  }
+  const cpu = process.cpuUsage(cpuBefore);
+  const rowsPerChange = instances.map(({ counter }) => counter.rows / CHANGES);
+  const agree = new Set(instances.map(({ registry }) => registry.digest)).size === 1;
+  for (const { registry, pool } of instances) {
+    await registry.close();
+    await pool.end();
+  }
+  await operator.end();
+  return {
+    startupMs: percentile(startups, 0.5),
+    startupMaxMs: Math.max(...startups),
+    startupRows: Math.max(...startupRows),
+    heapPerInstance,
+    rowsPerChange: Math.max(...rowsPerChange),
+    p50: percentile(latencies, 0.5),
+    p99: percentile(latencies, 0.99),
+    cpuPerChangePerInstance: (cpu.user + cpu.system) / 1000 / CHANGES / FOLLOWERS,
+    agree,
+  };
+}
+
+/** The key history: 100,000 live rows (2,000 issuers × 50 keys), and rows the retention removes. */
+async function keyHistoryBench(admin) {
+  const { url, operator } = await database(admin, 'fleet_keys', 'keys');
+  const issuers = Math.ceil(KEY_ROWS / KEYS_PER_ISSUER);
+  const now = Date.now();
+  // Per issuer: 18 listed keys and 32 withdrawn within the retention; then one expired key per
+  // issuer, and the keys of 500 issuers no verifier trusts, unused for longer than the retention.
+  await operator.query(
+    `INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen, last_used, withdrawn)
+     SELECT 'https://keys-' || i || '.fleet.example', 'kid-' || k, $2::bigint - 86400000, $2::bigint - 60000,
+            CASE WHEN k < $3 THEN $2::bigint - 3600000 + k END
+       FROM generate_series(0, $1 - 1) AS i, generate_series(0, ${KEYS_PER_ISSUER} - 1) AS k`,
+    [issuers, now, WITHDRAWN_PER_ISSUER],
+  );
+  await operator.query(
+    `INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen, withdrawn)
+     SELECT 'https://keys-' || i || '.fleet.example', 'expired', $2::bigint - $3::bigint - 86400000, $2::bigint - $3::bigint - 1000
+       FROM generate_series(0, $1 - 1) AS i`,
+    [issuers, now, RETENTION_MS],
+  );
+  await operator.query(
+    `INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen)
+     SELECT 'https://removed-' || i || '.fleet.example', 'kid-' || k, $1::bigint - $2::bigint - 86400000
+       FROM generate_series(0, 499) AS i, generate_series(0, 9) AS k`,
+    [now, RETENTION_MS],
+  );
+  const count = async () => Number((await operator.query(`SELECT count(*) AS n FROM ${TABLES.keyHistory}`)).rows[0].n);
+  const rowsAtStart = await count();
+  const registry = Array.from({ length: issuers }, (_, index) => ({
+    issuer: `https://keys-${index}.fleet.example`,
+    jwksUri: `https://keys-${index}.fleet.example/jwks.json`,
+    products: ['fleet'],
+  }));
+  const make = async () => {
+    const counter = { rows: 0 };
+    const pool = countingPool(url, counter, /paygate_key_history/);
+    const started = performance.now();
+    const keys = await postgresKeyHistory(pool, { flushInterval: 600_000 });
+    const verifier = createVerifier({ registry, audience: AUDIENCE });
+    keys.attach(verifier);
+    return { pool, keys, verifier, counter, startupMs: performance.now() - started };
+  };
+  const heapBefore = heapMiB();
+  const one = await make();
+  const other = await make();
+  const heapAfterStart = (heapMiB() - heapBefore) / 2;
+  const startupRows = one.counter.rows;
+  await other.keys.flush();
+  await one.keys.flush();
+  const rowsAfterFirstFlush = await count();
+  one.counter.rows = 0;
+  /** A few keys used on `instance` since the last flush, as its verifier records them. */
+  const use = (instance, round, offset) => {
+    const at = Date.now();
+    const entries = Array.from({ length: 5 }, (_, index) => ({
+      issuer: `https://keys-${(round * 5 + index + offset) % issuers}.fleet.example`,
+      kid: `kid-${KEYS_PER_ISSUER - 1}`,
+      firstSeen: now - 86_400_000,
+      publishedAfter: null,
+      firstUsed: now - 60_000,
+      lastUsed: at,
+      latestExpiry: Math.floor(at / 1000) + 300,
+      withdrawn: null,
+      breaches: [],
+    }));
+    instance.verifier.mergeKeyHistory(entries);
+  };
+  // The start-up's garbage (the table as first read) collected before the steady state is measured.
+  heapMiB();
+  const cpu = [];
+  for (let round = 0; round < FLUSHES; round++) {
+    use(other, round, 1000);
+    await other.keys.flush();
+    use(one, round, 0);
+    const before = process.cpuUsage();
+    await one.keys.flush();
+    const spent = process.cpuUsage(before);
+    cpu.push((spent.user + spent.system) / 1000);
+  }
+  const heapAfterFlushes = (heapMiB() - heapBefore) / 2;
+  const rowsReadPerFlush = one.counter.rows / FLUSHES;
+  const rowsAtEnd = await count();
+  for (const instance of [one, other]) {
+    await instance.keys.close();
+    await instance.pool.end();
+  }
+  await operator.end();
+  return {
+    issuers,
+    rowsAtStart,
+    rowsAfterFirstFlush,
+    rowsAtEnd,
+    startupMs: one.startupMs,
+    startupRows,
+    heapAfterStart,
+    heapAfterFlushes,
+    cpuP50: percentile(cpu, 0.5),
+    cpuP95: percentile(cpu, 0.95),
+    cpuP99: percentile(cpu, 0.99),
+    rowsReadPerFlush,
+  };
+}
+
+const server = await throwAwayServer();
+if (server === null) {
+  console.log('skipped: initdb and pg_ctl were not found');
+  process.exit(0);
+}
+const admin = new pg.Pool(poolSettings(server.url, { max: 1 }));
+admin.on('error', () => {});
+try {
+  const registry = await registryBench(admin);
+  const keys = await keyHistoryBench(admin);
+  const pass = (ok) => (ok ? 'met' : '**missed**');
+  const registryTable = markdownTable(
+    ['registry, 10,000 issuers', 'measured', 'target'],
+    [
+      ['issuers, followers (instances)', `${ISSUERS.toLocaleString('en')}, ${FOLLOWERS}`, ''],
+      ['rows read at start-up, per instance', registry.startupRows.toLocaleString('en'), 'the table, once'],
+      [
+        'start-up per instance: median / slowest (ms)',
+        `${registry.startupMs.toFixed(0)} / ${registry.startupMaxMs.toFixed(0)}`,
+        'reported',
+      ],
+      ['heap per instance, registry and verifier (MiB)', registry.heapPerInstance.toFixed(1), 'reported'],
+      [
+        'rows read per change per instance (most of any instance)',
+        registry.rowsPerChange.toFixed(2),
+        `≤ 10: ${pass(registry.rowsPerChange <= 10)}`,
+      ],
+      [
+        `all ${FOLLOWERS} applied a change: median / p99 (ms)`,
+        `${registry.p50.toFixed(0)} / ${registry.p99.toFixed(0)}`,
+        `p99 ≤ 1000: ${pass(registry.p99 <= 1000)}`,
+      ],
+      ['process CPU per change per instance (ms, the bench included)', registry.cpuPerChangePerInstance.toFixed(2), 'reported'],
+      ['every instance reports the same digest', registry.agree ? 'yes' : '**no**', 'yes'],
+    ],
+    ['l', 'r', 'l'],
+  );
+  const keysTable = markdownTable(
+    [`key history, ${KEY_ROWS.toLocaleString('en')} rows`, 'measured', 'target'],
+    [
+      [
+        'rows in the table: written / after the first flush / at the end',
+        `${keys.rowsAtStart.toLocaleString('en')} / ${keys.rowsAfterFirstFlush.toLocaleString('en')} / ${keys.rowsAtEnd.toLocaleString('en')}`,
+        `held to the retention: ${pass(keys.rowsAfterFirstFlush === keys.issuers * KEYS_PER_ISSUER && keys.rowsAtEnd === keys.rowsAfterFirstFlush)}`,
+      ],
+      ['rows read at start-up', keys.startupRows.toLocaleString('en'), 'the table, once'],
+      ['start-up (ms)', keys.startupMs.toFixed(0), 'reported'],
+      [
+        'heap per instance (key history and verifier): after start-up / after the flushes (MiB)',
+        `${keys.heapAfterStart.toFixed(1)} / ${keys.heapAfterFlushes.toFixed(1)}`,
+        'bounded',
+      ],
+      ['rows read per flush (5 changed here, 5 by another instance)', keys.rowsReadPerFlush.toFixed(1), 'what changed'],
+      [
+        'client CPU per flush: median / p95 / p99 (ms)',
+        `${keys.cpuP50.toFixed(2)} / ${keys.cpuP95.toFixed(2)} / ${keys.cpuP99.toFixed(2)}`,
+        `≤ 10: ${pass(keys.cpuP99 <= 10)}`,
+      ],
+    ],
+    ['l', 'r', 'l'],
+  );
+  const text = [
+    '## `npm run bench:fleet` (registry and key history)',
+    '',
+    `Run ${new Date().toISOString()}: ${machineLine()}. ${server.where}. Registry: ${FOLLOWERS} instances in one process, each its own pool and \`LISTEN\` connection and a verifier attached; ${CHANGES} changes of one issuer, one every ${CHANGE_EVERY} ms, each timed from its write until every instance reported it applied (\`registry_loaded\`). Key history: ${keys.issuers.toLocaleString('en')} trusted issuers × ${KEYS_PER_ISSUER} keys (${WITHDRAWN_PER_ISSUER} withdrawn within the retention), plus one key per issuer withdrawn past the retention and 5,000 keys of 500 issuers no verifier trusts, unused past it; two instances, ${FLUSHES} flushes each, CPU of one instance's flush (\`process.cpuUsage\`).`,
+    '',
+    registryTable,
+    '',
+    keysTable,
+  ].join('\n');
+  console.log(text);
+  writeSection('fleet-registry', text);
+  console.log('written to bench/RESULTS.md');
+} finally {
+  await admin.end();
+  server.stop();
+}
