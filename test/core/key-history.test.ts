@@ -4,7 +4,7 @@
  * and the history `keyHistory()` reports.
  */
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import type { KeyBreachEvent, KeyHistoryEntry } from '../../src/index.js';
+import type { KeyBreachEvent, KeyHistoryEntry, Verifier } from '../../src/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { KEYS_KEPT, NEW_KIDS_RECORDED, WITHDRAWN_KEPT } from '../../src/core/key-history.js';
 import { fakeClock } from '../support/jwks-clock.js';
