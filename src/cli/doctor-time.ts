@@ -2,16 +2,11 @@
  * Times as people read them: a date, how far from now, and a warning when a value looks like
  * milliseconds where seconds are due; and the `--now` option that sets "now".
  */
-import { MILLISECONDS_THRESHOLD, quote } from '../internal/index.js';
+import { MILLISECONDS_THRESHOLD, isoSeconds, quote } from '../internal/index.js';
 import { UsageError } from './command.js';
 
-/** Latest moment a `Date` holds, in seconds. */
-const MAX_DATE_SECONDS = 8.64e12;
-
-/** `seconds` as an ISO 8601 UTC date, to the second. */
-export function isoSeconds(seconds: number): string {
-  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
+/** `seconds` as an ISO 8601 UTC date, to the second (the hints' own). */
+export { isoSeconds };
 
 /** `2 h 5 min`, `45 s`, `3 d 4 h`: the two largest units of `seconds` (absolute). */
 export function describeDuration(seconds: number): string {
@@ -38,7 +33,7 @@ export function describeDuration(seconds: number): string {
  */
 export function describeTime(value: number, now: number, withValue = true): string {
   const prefix = withValue ? `${value} = ` : '';
-  const date = value <= MAX_DATE_SECONDS ? isoSeconds(value) : 'beyond any calendar date';
+  const date = isoSeconds(value);
   const distance = value === now ? 'now' : value > now ? `in ${describeDuration(value - now)}` : `${describeDuration(now - value)} ago`;
   const millis = value >= MILLISECONDS_THRESHOLD ? `; looks like milliseconds: read as seconds/1000 it is ${isoSeconds(value / 1000)}` : '';
   return `${prefix}${date} (${distance}${millis})`;

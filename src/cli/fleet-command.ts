@@ -8,7 +8,7 @@ import { type FleetState, type InstanceRecord, LIVE_MARGIN, readFleet } from '..
 import type { CliCommand } from './command.js';
 import { parseOptions } from './cli-options.js';
 import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
-import { allowedJwksHosts } from './doctor.js';
+import { allowedJwksHosts } from './gateway-check.js';
 import { EXIT } from './run-cli.js';
 
 /** Hex digits of a digest shown (the JSON has it whole). */

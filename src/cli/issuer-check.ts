@@ -1,11 +1,11 @@
 /**
  * The check `issuers add` and `issuers update` make before writing an entry: the gateway's own
- * verifier (the doctor's, {@link tracedVerifier}) on a registry of just this entry downloads its
+ * check (the doctor's, {@link gatewayCheck}) on a registry of just this entry downloads its
  * JWKS, and a set it would not use (unreachable, not JSON, no usable key) is refused with the
  * verifier's reason, unless forced; a sample token, when given, must then verify.
  */
 import type { FetchLike, IssuerEntry, JwksFetchEvent } from '../index.js';
-import { checkRegistry, ignoredText, tracedVerifier } from './doctor.js';
+import { checkRegistry, gatewayCheck, ignoredText } from './gateway-check.js';
 
 /**
  * Why an entry was refused: `jwks_address_refused` (its JWKS host resolves to a special-purpose
@@ -62,7 +62,7 @@ export async function checkCandidate(check: CandidateCheck): Promise<void> {
   const { entry, write } = check;
   const registry = checkRegistry([entry], check.allowedHosts);
   let download: JwksFetchEvent | undefined;
-  const traced = tracedVerifier(
+  const gateway = gatewayCheck(
     {
       registry,
       audience: check.audience.length === 0 ? [NO_TOKEN_AUDIENCE] : check.audience,
@@ -75,7 +75,7 @@ export async function checkCandidate(check: CandidateCheck): Promise<void> {
     },
     write,
   );
-  const [report] = await traced.verifier.warmUp();
+  const [report] = await gateway.verifier.warmUp();
   let refusal: { code: IssuerRefusalCode; why: string } | undefined;
   if (download?.reason === 'address') {
     // Never written, even forced: every instance would refuse to download from it.
@@ -93,7 +93,7 @@ export async function checkCandidate(check: CandidateCheck): Promise<void> {
     write(`--force: ${refusal.why}; written anyway\n`);
   }
   if (check.token === undefined) return;
-  const rejection = await traced.check(check.token);
+  const rejection = await gateway.check(check.token);
   if (rejection !== null) {
     const { error } = rejection;
     throw new IssuerRefusedError('token_rejected', `the sample token is rejected: ${error.code}: ${error.hint ?? error.message}`, false);

@@ -5,8 +5,19 @@
  * against the clock, the lifetime, `aud`, `sub`, `tenant_ern`, `scope`, `tenant_name`, `user_ern`.
  * The first broken rule is the one reported.
  */
-import { ErnError, parseTenantErn, parseUserReference, tenantUserOf, type TenantErn, type UserReference } from './ern.js';
-import { AuthError, type RuleName, type RuleTrace, invalidClaim } from './errors.js';
+import {
+  ErnError,
+  type ErnErrorReason,
+  TENANT_ERN_SHAPE,
+  USER_REFERENCE_SHAPES,
+  parseTenantErn,
+  parseUserReference,
+  tenantUserOf,
+  type TenantErn,
+  type UserReference,
+} from './ern.js';
+import { AuthError, type RuleTrace, invalidClaim } from './errors.js';
+import type { ClaimFacts, ClockFacts, ErnClaimFactsOf, LifetimeFacts, TenantExpectation, TimeClaim } from './facts.js';
 import type { RegisteredIssuer } from './registry.js';
 import { ScopeError, ScopeSet, parseScopes } from './scopes.js';
 
@@ -42,15 +53,12 @@ export interface CheckedClaims {
 
 const EMPTY_SCOPES = new ScopeSet();
 
-function numericDate(
-  payload: Record<string, unknown>,
-  claim: 'exp' | 'expt' | 'iat' | 'nbf',
-  trace: RuleTrace | undefined,
-): number | undefined {
+function numericDate(payload: Record<string, unknown>, claim: TimeClaim, trace: RuleTrace | undefined): number | undefined {
   const value = payload[claim];
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw invalidClaim(claim, `The "${claim}" claim must be a NumericDate (seconds since the epoch).`, value);
+    const message = `The "${claim}" claim must be a NumericDate (seconds since the epoch).`;
+    throw invalidClaim(message, { rule: claim, claim, expected: 'numeric_date', actual: value });
   }
   trace?.({ rule: claim, claim, passed: true, actual: value });
   return value;
@@ -62,13 +70,21 @@ export function readTimes(payload: Record<string, unknown>, trace?: RuleTrace): 
   const expt = numericDate(payload, 'expt', trace);
   if (exp === undefined && expt === undefined) {
     // This contract's name first; `claim` stays `exp` (RFC 7519's), as documented.
-    throw invalidClaim('exp', 'The token must carry an expiry in "expt" (or "exp").', undefined, 'expiry', ['expt', 'exp']);
+    throw invalidClaim('The token must carry an expiry in "expt" (or "exp").', { rule: 'expiry', claim: 'exp', expected: ['expt', 'exp'] });
   }
   const iat = numericDate(payload, 'iat', trace);
-  if (iat === undefined) throw invalidClaim('iat', 'The token must carry "iat".', undefined);
+  if (iat === undefined) {
+    throw invalidClaim('The token must carry "iat".', { rule: 'iat', claim: 'iat', expected: 'numeric_date', actual: undefined });
+  }
   const nbf = numericDate(payload, 'nbf', trace);
   const fromExpt = exp === undefined || (expt !== undefined && expt < exp);
   return { expiry: fromExpt ? (expt as number) : exp, expiryClaim: fromExpt ? 'expt' : 'exp', iat, nbf };
+}
+
+/** `token_not_yet_valid`: `claim` (its `value`) is ahead of the clock beyond the tolerance. */
+function notYetValid(message: string, claim: 'iat' | 'nbf', value: number, clock: ClockFacts): AuthError {
+  const facts = { code: 'token_not_yet_valid', rule: 'not_before', claim, expected: clock, actual: value } as const;
+  return new AuthError('token_not_yet_valid', message, { claim, facts });
 }
 
 /**
@@ -78,6 +94,7 @@ export function readTimes(payload: Record<string, unknown>, trace?: RuleTrace): 
 export function checkTimeWindow(times: TokenTimes, now: number, tolerance: number, trace?: RuleTrace): void {
   if (now >= times.expiry + tolerance) {
     const facts = {
+      code: 'token_expired',
       rule: 'expiry',
       claim: times.expiryClaim,
       expected: { now, tolerance },
@@ -93,12 +110,10 @@ export function checkTimeWindow(times: TokenTimes, now: number, tolerance: numbe
     actual: times.expiry,
   });
   if (times.iat > now + tolerance) {
-    const facts = { rule: 'not_before', claim: 'iat', expected: { now, tolerance }, actual: times.iat } as const;
-    throw new AuthError('token_not_yet_valid', 'The token was issued in the future ("iat").', { claim: 'iat', facts });
+    throw notYetValid('The token was issued in the future ("iat").', 'iat', times.iat, { now, tolerance });
   }
   if (times.nbf !== undefined && times.nbf > now + tolerance) {
-    const facts = { rule: 'not_before', claim: 'nbf', expected: { now, tolerance }, actual: times.nbf } as const;
-    throw new AuthError('token_not_yet_valid', 'The token is not valid yet ("nbf").', { claim: 'nbf', facts });
+    throw notYetValid('The token is not valid yet ("nbf").', 'nbf', times.nbf, { now, tolerance });
   }
   trace?.({
     rule: 'not_before',
@@ -110,7 +125,7 @@ export function checkTimeWindow(times: TokenTimes, now: number, tolerance: numbe
 }
 
 /** The lifetime rule's facts: the lifetime, from which claims, against the maximum (and whose). */
-function lifetimeFacts(times: TokenTimes, maximum: number, issuerOwn: boolean) {
+function lifetimeFacts(times: TokenTimes, maximum: number, issuerOwn: boolean): LifetimeFacts {
   const start = times.nbf ?? times.iat;
   const actual = {
     lifetime: times.expiry - start,
@@ -118,15 +133,15 @@ function lifetimeFacts(times: TokenTimes, maximum: number, issuerOwn: boolean) {
     expiryClaim: times.expiryClaim,
     start,
     startClaim: times.nbf === undefined ? 'iat' : 'nbf',
-  };
-  return { rule: 'lifetime', claim: times.expiryClaim, expected: { maximum, issuerOwn }, actual } as const;
+  } as const;
+  return { rule: 'lifetime', claim: times.expiryClaim, expected: { maximum, issuerOwn }, actual };
 }
 
 function checkLifetime(times: TokenTimes, maximum: number, issuerOwn: boolean, trace: RuleTrace | undefined): void {
   if (times.expiry - (times.nbf ?? times.iat) > maximum) {
     throw new AuthError('token_lifetime_exceeded', `The token is valid for longer than the ${maximum} s allowed.`, {
       claim: times.expiryClaim,
-      facts: lifetimeFacts(times, maximum, issuerOwn),
+      facts: { code: 'token_lifetime_exceeded', ...lifetimeFacts(times, maximum, issuerOwn) },
     });
   }
   trace?.({ ...lifetimeFacts(times, maximum, issuerOwn), passed: true });
@@ -135,7 +150,7 @@ function checkLifetime(times: TokenTimes, maximum: number, issuerOwn: boolean, t
 function audienceMismatch(message: string, aud: unknown, audiences: ReadonlyMap<string, string>): AuthError {
   return new AuthError('audience_mismatch', message, {
     claim: 'aud',
-    facts: { rule: 'aud', claim: 'aud', expected: [...audiences.keys()], actual: aud },
+    facts: { code: 'audience_mismatch', rule: 'aud', claim: 'aud', expected: [...audiences.keys()], actual: aud },
   });
 }
 
@@ -152,7 +167,12 @@ function checkAudience(payload: Record<string, unknown>, audiences: ReadonlyMap<
     throw audienceMismatch('The token names no audience ("aud").', aud, audiences);
   }
   if (!Array.isArray(values) || !values.every((value) => typeof value === 'string')) {
-    throw invalidClaim('aud', 'The "aud" claim must be a string or an array of strings.', aud);
+    throw invalidClaim('The "aud" claim must be a string or an array of strings.', {
+      rule: 'aud',
+      claim: 'aud',
+      expected: 'string_or_strings',
+      actual: aud,
+    });
   }
   for (const value of values as string[]) {
     const match = audiences.get(value);
@@ -164,6 +184,7 @@ function checkAudience(payload: Record<string, unknown>, audiences: ReadonlyMap<
 function checkSubject(payload: Record<string, unknown>, issuer: RegisteredIssuer): void {
   const sub = payload.sub;
   const facts = {
+    code: 'subject_mismatch',
     rule: 'sub',
     claim: 'sub',
     expected: issuer.subjectMustEqualIssuer ? issuer.issuer : null,
@@ -172,26 +193,43 @@ function checkSubject(payload: Record<string, unknown>, issuer: RegisteredIssuer
   if (sub === undefined) {
     throw new AuthError('subject_mismatch', 'The token must carry "sub".', { claim: 'sub', facts });
   }
-  if (typeof sub !== 'string') throw invalidClaim('sub', 'The "sub" claim must be a string.', sub);
+  if (typeof sub !== 'string') {
+    throw invalidClaim('The "sub" claim must be a string.', { rule: 'sub', claim: 'sub', expected: 'string', actual: sub });
+  }
   if (issuer.subjectMustEqualIssuer && sub !== issuer.issuer) {
     throw new AuthError('subject_mismatch', 'The token\'s "sub" must equal its "iss".', { claim: 'sub', facts });
   }
 }
 
 /** What the tenant rule expected: the products, and how many tenants a limited integration lists (never which). */
-function tenantExpectation(issuer: RegisteredIssuer): { issuer: string; products: string[]; tenants: number | null } {
+function tenantExpectation(issuer: RegisteredIssuer): TenantExpectation {
   return { issuer: issuer.issuer, products: [...issuer.products], tenants: issuer.tenants?.size ?? null };
+}
+
+/**
+ * The facts of a resource-name claim that is missing, does not parse (`part`, as `ErnError.reason`
+ * names it, is at fault) or names another `product` than its tenant's.
+ */
+function ernFacts<R extends 'tenant_ern' | 'user_ern'>(
+  claim: R,
+  value: unknown,
+  part?: ErnErrorReason,
+  product?: string,
+): ErnClaimFactsOf<R> {
+  const shapes = claim === 'tenant_ern' ? [TENANT_ERN_SHAPE] : USER_REFERENCE_SHAPES;
+  const facts = { rule: claim, claim, expected: product === undefined ? { shapes } : { shapes, product }, actual: value };
+  return part === undefined ? facts : { ...facts, part };
 }
 
 function checkTenant(payload: Record<string, unknown>, issuer: RegisteredIssuer): TenantErn {
   const value = payload.tenant_ern;
-  if (value === undefined) throw invalidClaim('tenant_ern', 'The token must name its tenant in "tenant_ern".', value);
+  if (value === undefined) throw invalidClaim('The token must name its tenant in "tenant_ern".', ernFacts('tenant_ern', value));
   let tenant: TenantErn;
   try {
     tenant = parseTenantErn(value);
   } catch (error) {
     if (!(error instanceof ErnError)) throw error;
-    throw invalidClaim('tenant_ern', 'The "tenant_ern" claim is not a tenant ERN ("ern:<product>/tenants/<tenant-id>").', value);
+    throw invalidClaim(`The "tenant_ern" claim is not a tenant ERN ("${TENANT_ERN_SHAPE}").`, ernFacts('tenant_ern', value, error.reason));
   }
   const allowedProduct = issuer.products.has(tenant.product);
   if (!allowedProduct || (issuer.tenants !== null && !issuer.tenants.has(tenant.id))) {
@@ -199,7 +237,13 @@ function checkTenant(payload: Record<string, unknown>, issuer: RegisteredIssuer)
     const message = `The issuer is not registered for the ${allowedProduct ? 'tenant' : 'product'} of "tenant_ern".`;
     throw new AuthError('tenant_not_allowed', message, {
       claim: 'tenant_ern',
-      facts: { rule: 'tenant_ern', claim: 'tenant_ern', expected, actual: { product: tenant.product, id: tenant.id } },
+      facts: {
+        code: 'tenant_not_allowed',
+        rule: 'tenant_ern',
+        claim: 'tenant_ern',
+        expected,
+        actual: { product: tenant.product, id: tenant.id },
+      },
     });
   }
   return tenant;
@@ -212,14 +256,18 @@ function checkScopeClaim(payload: Record<string, unknown>): ScopeSet {
     return parseScopes(value);
   } catch (error) {
     if (!(error instanceof ScopeError)) throw error;
-    throw invalidClaim('scope', 'The "scope" claim must be a string of scope tokens separated by single spaces.', value);
+    const message = 'The "scope" claim must be a string of scope tokens separated by single spaces.';
+    throw invalidClaim(message, { rule: 'scope', claim: 'scope', expected: 'scope_list', actual: value });
   }
 }
 
 function checkTenantName(payload: Record<string, unknown>): string | null {
   const value = payload.tenant_name;
   if (value === undefined) return null;
-  if (typeof value !== 'string') throw invalidClaim('tenant_name', 'The "tenant_name" claim must be a string.', value);
+  if (typeof value !== 'string') {
+    const facts = { rule: 'tenant_name', claim: 'tenant_name', expected: 'string', actual: value } as const;
+    throw invalidClaim('The "tenant_name" claim must be a string.', facts);
+  }
   return value;
 }
 
@@ -235,17 +283,18 @@ function checkUser(payload: Record<string, unknown>, tenant: TenantErn): UserRef
     user = parseUserReference(value);
   } catch (error) {
     if (!(error instanceof ErnError)) throw error;
-    throw invalidClaim('user_ern', 'The "user_ern" claim is not a user reference.', value);
+    throw invalidClaim('The "user_ern" claim is not a user reference.', ernFacts('user_ern', value, error.reason));
   }
   if (user.product !== null && user.product !== tenant.product) {
-    throw invalidClaim('user_ern', 'The "user_ern" claim names a product other than the tenant\'s.', value, 'user_ern', tenant.product);
+    const facts = ernFacts('user_ern', value, 'product', tenant.product);
+    throw invalidClaim('The "user_ern" claim names a product other than the tenant\'s.', facts);
   }
   return user;
 }
 
-/** Reports a claim rule passed, with what it compared. */
-function passed(trace: RuleTrace, rule: RuleName, actual: unknown, expected?: unknown): void {
-  trace({ rule, claim: rule, passed: true, expected, actual });
+/** Reports that `claim` passed its rule (one that compares nothing but its type), with what the token had. */
+function passed(trace: RuleTrace, claim: ClaimFacts['claim'], actual: unknown): void {
+  trace({ rule: claim, claim, passed: true, actual });
 }
 
 /**
@@ -264,11 +313,17 @@ export function checkClaims(
   checkTimeWindow(times, now, policy.clockTolerance, trace);
   checkLifetime(times, issuer.maxTokenLifetime ?? policy.maxTokenLifetime, issuer.maxTokenLifetime !== undefined, trace);
   const audience = checkAudience(payload, policy.audiences);
-  if (trace !== undefined) passed(trace, 'aud', payload.aud, audience);
+  trace?.({ rule: 'aud', claim: 'aud', passed: true, expected: audience, actual: payload.aud });
   checkSubject(payload, issuer);
-  if (trace !== undefined) passed(trace, 'sub', payload.sub, issuer.subjectMustEqualIssuer ? issuer.issuer : null);
+  trace?.({ rule: 'sub', claim: 'sub', passed: true, expected: issuer.subjectMustEqualIssuer ? issuer.issuer : null, actual: payload.sub });
   const tenant = checkTenant(payload, issuer);
-  if (trace !== undefined) passed(trace, 'tenant_ern', tenant, tenantExpectation(issuer));
+  trace?.({
+    rule: 'tenant_ern',
+    claim: 'tenant_ern',
+    passed: true,
+    expected: tenantExpectation(issuer),
+    actual: { product: tenant.product, id: tenant.id },
+  });
   const scopes = checkScopeClaim(payload);
   if (trace !== undefined) passed(trace, 'scope', payload.scope);
   const tenantName = checkTenantName(payload);

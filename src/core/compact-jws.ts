@@ -4,8 +4,9 @@
  * bits), so a token has exactly one accepted spelling. Anything else is `malformed_token`.
  */
 import { decodeCanonicalBase64Url, utf8Text } from './base64url.js';
-import { type MemberPath, formatMemberPath } from './duplicate-members.js';
+import { formatMemberPath } from './duplicate-members.js';
 import { AuthError } from './errors.js';
+import type { FormatProblem } from './facts.js';
 import { parseJsonObject, repeatedMember } from './json-object.js';
 
 const NOT_COMPACT = 'The token is not three base64url segments separated by dots (no padding, no other characters).';
@@ -13,22 +14,11 @@ const NOT_COMPACT = 'The token is not three base64url segments separated by dots
 /** A token's segment. */
 export type JwsSegment = 'header' | 'payload' | 'signature';
 
-/**
- * What was wrong with a malformed token: not a string, its number of segments, a segment that is not canonical
- * base64url, one that is not a JSON object, or one that repeats a member.
- */
-export type FormatFacts =
-  /** Not a string: what it is (`a number`, `missing`). */
-  | { readonly kind: string }
-  | { readonly segments: number }
-  | { readonly segment: JwsSegment; readonly problem: 'base64url' | 'json' }
-  | { readonly segment: JwsSegment; readonly problem: 'repeated_member'; readonly member: MemberPath };
-
 /** `malformed_token`; a token of other than three segments (a JWE has five) is reported as such. */
-function malformed(message: string, actual: FormatFacts, token: string): AuthError {
+function malformed(message: string, actual: FormatProblem, token: string): AuthError {
   const count = token.split('.').length;
   return new AuthError('malformed_token', message, {
-    facts: { rule: 'format', actual: count === 3 ? actual : { segments: count } },
+    facts: { code: 'malformed_token', rule: 'format', actual: count === 3 ? actual : { segments: count } },
   });
 }
 

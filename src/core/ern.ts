@@ -13,6 +13,17 @@
 /** The tenant id of a product acting as itself. */
 export const PUBLIC_TENANT_ID = 'public';
 
+/** The shape of a tenant ERN, as messages and hints name it. */
+export const TENANT_ERN_SHAPE = 'ern:<product>/tenants/<tenant-id>';
+
+/** The shapes of a user reference, as messages and hints name them (see {@link UserReference}). */
+export const USER_REFERENCE_SHAPES: readonly string[] = Object.freeze([
+  'ern:<product>/tenants/<tenant-id>/users/<user-id>',
+  'ern:<product>/tenants/users/<user-id>',
+  '//users/<user-id>',
+  'ern:<product>/tenants/public',
+]);
+
 /** Longest product, tenant id, user id or resource id accepted. */
 export const MAX_NAME_PART_LENGTH = 256;
 
@@ -178,7 +189,7 @@ export function parseTenantErn(value: unknown): TenantErn {
   const text = requireString(kind, value);
   const { product, rest } = splitAbsolute(kind, text);
   if (rest.length !== 1) {
-    throw new ErnError(kind, 'shape', `${shown(text)} is not of the form "ern:<product>/tenants/<tenant-id>"`);
+    throw new ErnError(kind, 'shape', `${shown(text)} is not of the form "${TENANT_ERN_SHAPE}"`);
   }
   return tenant(product, checkPart(kind, 'tenant_id', 'tenant id', rest[0]));
 }

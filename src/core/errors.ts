@@ -2,9 +2,11 @@
  * The errors of verification. Every failure is an {@link AuthError} with a stable `code`; callers
  * branch on `code`, never on `message`. Messages name the rule and, where one claim is at fault,
  * the claim: they never contain the token, a key, or a claim's value. The rule that failed records
- * what it compared as data, {@link FailureFacts}, where it failed; the `hint` for logs is written
- * from those facts only when someone reads it (see `hints.ts`). Nothing decodes the token again.
+ * what it compared as data, typed per code ({@link FailureFacts}, in `facts.ts`), where it failed;
+ * the `hint` for logs is written from those facts only when someone reads it (see `hints.ts`).
+ * Nothing decodes the token again.
  */
+import type { FactCode, FailureFacts, FailureFactsInput, InvalidClaimFacts, PassedFacts } from './facts.js';
 import { renderHint } from './hints.js';
 
 /** RFC 6750 §3.1 error codes carried in `WWW-Authenticate`. */
@@ -97,33 +99,17 @@ export type RuleName =
   | 'scopes';
 
 /**
- * What a rule compared, recorded where it ran: `expected` is configuration, a limit or the clock;
- * `actual` is what the token (or the issuer's JWKS) had, kept as it was found. Client values are
- * hostile: anything that prints them cuts and escapes them (see `hint-text.ts`).
- */
-export interface FailureFacts {
-  readonly rule: RuleName;
-  /** The claim the rule reads, if one. */
-  readonly claim?: string;
-  readonly expected?: unknown;
-  readonly actual?: unknown;
-}
-
-/**
  * One rule's outcome as a verifier's `trace` receives it: passed, with what it compared, or failed,
- * with the code the verification answers.
+ * with what it compared and the code the verification answers (`facts.code`). Keyed on `passed`,
+ * then `rule` (passed) or `code` (failed).
  */
-export interface RuleOutcome extends FailureFacts {
-  readonly passed: boolean;
-  /** The failure's code (`passed` false only). */
-  readonly code?: AuthErrorCode;
-}
+export type RuleOutcome = (PassedFacts & { readonly passed: true }) | (FailureFacts & { readonly passed: false });
 
 /** Receives each rule's outcome, in order, as a verification runs (see `VerifierOptions.trace`). */
 export type RuleTrace = (outcome: RuleOutcome) => void;
 
-/** Extra facts an {@link AuthError} may carry. */
-export interface AuthErrorOptions {
+/** Extra facts an {@link AuthError} of code `C` may carry. */
+export interface AuthErrorOptions<C extends AuthErrorCode = AuthErrorCode> {
   /** The claim at fault, for claim errors. */
   readonly claim?: string;
   /** Seconds the client should wait before retrying (`jwks_unavailable`). */
@@ -134,17 +120,24 @@ export interface AuthErrorOptions {
   readonly issuer?: string;
   /** The underlying failure (a network error, say); never sent to the client. */
   readonly cause?: unknown;
-  /** What the failing rule compared (rendered into {@link AuthError.hint} when read). */
-  readonly facts?: FailureFacts;
+  /**
+   * What the failing rule compared, the shape of code `C`'s facts (rendered into
+   * {@link AuthError.hint} when read); `code`, when left out, is the error's.
+   */
+  readonly facts?: FailureFactsInput<Extract<C, FactCode>>;
 }
+
+/** `C`, inferred from the code alone: facts of another code are an error, not a wider `C`. */
+type FromCode<C> = [C][C extends unknown ? 0 : never];
 
 /**
  * A verification failure. `code` is stable; `status` and `error` are the HTTP status and RFC 6750
- * error code the response carries.
+ * error code the response carries. `facts.code` is `code`, so `switch (error.facts?.code)`
+ * narrows the facts to that code's shape.
  */
-export class AuthError extends Error {
+export class AuthError<C extends AuthErrorCode = AuthErrorCode> extends Error {
   override readonly name = 'AuthError';
-  readonly code: AuthErrorCode;
+  readonly code: C;
   readonly status: number;
   /** RFC 6750 error code, or `null` where the challenge carries none (`missing_token`, `jwks_unavailable`). */
   readonly error: BearerErrorCode | null;
@@ -154,10 +147,10 @@ export class AuthError extends Error {
   readonly requiredScopes: readonly string[] | undefined;
   readonly issuer: string | undefined;
   /** What the failing rule compared, as data; `undefined` where nothing was compared. */
-  readonly facts: FailureFacts | undefined;
+  readonly facts: FailureFacts<Extract<C, FactCode>> | undefined;
   #hint: string | undefined | null = null;
 
-  constructor(code: AuthErrorCode, message: string, options: AuthErrorOptions = {}) {
+  constructor(code: C, message: string, options: AuthErrorOptions<FromCode<C>> = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     const info = AUTH_ERROR_CODES[code];
     this.code = code;
@@ -168,7 +161,7 @@ export class AuthError extends Error {
     this.retryAfter = options.retryAfter;
     this.requiredScopes = options.requiredScopes;
     this.issuer = options.issuer;
-    this.facts = options.facts;
+    this.facts = withCode(code, options.facts);
   }
 
   /**
@@ -178,9 +171,19 @@ export class AuthError extends Error {
    * signature or key material. Sent to clients only with `exposeHints`.
    */
   get hint(): string | undefined {
-    if (this.#hint === null) this.#hint = this.facts === undefined ? undefined : renderHint(this.code, this.facts);
+    if (this.#hint === null) this.#hint = this.facts === undefined ? undefined : renderHint(this.facts);
     return this.#hint ?? undefined;
   }
+}
+
+/** `facts` carrying `code`: as given when they do (no copy), else a copy with it. */
+function withCode<C extends AuthErrorCode>(
+  code: C,
+  facts: FailureFactsInput<Extract<C, FactCode>> | undefined,
+): FailureFacts<Extract<C, FactCode>> | undefined {
+  if (facts === undefined || facts.code === code) return facts as FailureFacts<Extract<C, FactCode>> | undefined;
+  // The input type ties the facts' shape to `code`; only the member is missing.
+  return { ...facts, code } as FailureFacts<Extract<C, FactCode>>;
 }
 
 /**
@@ -212,24 +215,19 @@ export function isAuthError(value: unknown): value is AuthError {
   );
 }
 
-/** A claim missing or of the wrong type; `value` is what the token had there. */
-export function invalidClaim(
-  claim: string,
-  message: string,
-  value: unknown,
-  rule: RuleName = claim as RuleName,
-  expected?: unknown,
-): AuthError {
-  return new AuthError('invalid_claim', message, { claim, facts: { rule, claim, expected, actual: value } });
+/** `invalid_claim`: a claim missing, of the wrong type, or not of its shape; `facts` say which and what it held. */
+export function invalidClaim(message: string, facts: InvalidClaimFacts): AuthError<'invalid_claim'> {
+  return new AuthError('invalid_claim', message, { claim: facts.claim, facts: { code: 'invalid_claim', ...facts } });
 }
 
 /**
  * `iss` is not registered, or (`removed`) was removed while its token was being verified;
  * `registered` lists the issuers that are.
  */
-export function unknownIssuer(iss: string, registered: readonly string[], removed = false): AuthError {
+export function unknownIssuer(iss: string, registered: readonly string[], removed = false): AuthError<'unknown_issuer'> {
   const message = removed ? 'The token\'s issuer ("iss") is no longer registered.' : 'The token\'s issuer ("iss") is not registered.';
-  return new AuthError('unknown_issuer', message, { facts: { rule: 'iss', claim: 'iss', expected: registered, actual: iss } });
+  const facts = { code: 'unknown_issuer', rule: 'iss', claim: 'iss', expected: registered, actual: iss } as const;
+  return new AuthError('unknown_issuer', message, { facts: removed ? { ...facts, removed } : facts });
 }
 
 /**

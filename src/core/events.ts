@@ -4,7 +4,8 @@
  * a failure's `facts` and `hint` may hold what the client sent (an `aud`, a `kid`) beside the
  * configuration.
  */
-import type { AuthErrorCode, FailureFacts } from './errors.js';
+import type { AuthErrorCode } from './errors.js';
+import type { FailureFacts } from './facts.js';
 import type { JwksAddressRefusal } from './jwks-address.js';
 import type { JwksFailureReason } from './jwks-fetch.js';
 import type { IgnoredKey } from './jwk.js';
@@ -71,7 +72,10 @@ export interface VerifyFailureEvent {
   /** Wall-clock milliseconds `verify()` took. */
   readonly durationMs: number;
   readonly claim?: string;
-  /** What the failing rule compared, as data (the error's `facts`); client values in it are hostile. */
+  /**
+   * What the failing rule compared, as data (the error's `facts`), keyed on `code`: client values
+   * in it are hostile.
+   */
   readonly facts?: FailureFacts;
   /**
    * What was compared, written from `facts` when read (the error's `hint`): one escaped line,

@@ -65,6 +65,18 @@ export function quoteList(values: readonly string[]): string {
   return values.length > MAX_LISTED ? `${shown} and ${values.length - MAX_LISTED} more` : shown;
 }
 
+/** Latest moment a `Date` holds, in seconds since the epoch (either side of it). */
+const MAX_DATE_SECONDS = 8.64e12;
+
+/**
+ * `seconds` since the epoch as an ISO 8601 UTC date, to the second (`2030-01-01T00:00:00Z`), or
+ * `beyond any calendar date` where no date holds it.
+ */
+export function isoSeconds(seconds: number): string {
+  if (!(Math.abs(seconds) <= MAX_DATE_SECONDS)) return 'beyond any calendar date';
+  return new Date(Math.floor(seconds) * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
 /** What kind of JSON value `value` is, without its content: `a string`, `an array`, `missing`. */
 export function kindOf(value: unknown): string {
   if (value === undefined) return 'missing';

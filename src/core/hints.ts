@@ -1,27 +1,47 @@
 /**
- * Hints: a failure's facts (recorded by the rule that failed) written as one line for the
- * integrator's logs, only when someone reads `AuthError.hint` (the audiences expected against the
- * token's `aud`, its `kid` against the kids held, a near-miss issuer…). Nothing here decodes the
- * token. A hint quotes only what the client sent and public configuration, never the token, a
- * signature or key material, nor the tenants of a limited integration (other customers); values
- * are cut, then escaped (see `hint-text.ts`), linearly: one safe log line whatever the token holds.
+ * Hints: a failure's facts (recorded by the rule that failed, typed per code in `facts.ts`) written
+ * as one line for the integrator's logs, only when someone reads `AuthError.hint`. Each names the
+ * value found and the value expected (the audiences expected against the token's `aud`, its `kid`
+ * against the kids held, the registered issuers, a near miss first…). Nothing here decodes the
+ * token. A hint quotes only what the client sent, what its issuer's JWKS said and public
+ * configuration, never the token, a signature or key material, nor the tenants of a limited
+ * integration (other customers); values are cut, then escaped (see `hint-text.ts`), linearly: one
+ * safe log line whatever the token holds.
  */
-import type { FormatFacts } from './compact-jws.js';
 import { formatMemberPath } from './duplicate-members.js';
-import type { AuthErrorCode, FailureFacts } from './errors.js';
-import { capHint, kindOf, quote, quoteList } from './hint-text.js';
-import { findNearMiss } from './near-miss.js';
+import type { ErnErrorReason } from './ern.js';
+import type { ClaimType, ClockFacts, ErnClaimFacts, FactCode, FailureFacts, HeldKeysFacts, KeyAlgorithmFacts } from './facts.js';
+import { capHint, isoSeconds, kindOf, quote, quoteList } from './hint-text.js';
+import { findNearMiss, nearMissesFirst } from './near-miss.js';
 
 /** A time claim above this many seconds since the epoch (the year 5138) is taken for milliseconds. */
 export const MILLISECONDS_THRESHOLD = 1e11;
 /** An expiry below this many seconds since the epoch (2001) is taken for a duration. */
 const DURATION_THRESHOLD = 1e9;
 
-type Render = (facts: FailureFacts) => string | undefined;
+/** Writes the hint of each code from its facts; `undefined` where nothing helps more than the message. */
+type HintWriters = { readonly [K in FactCode]: (facts: FailureFacts<K>) => string | undefined };
 
-/** `"alg"` is `"HS256"` / is a number / is missing: a value the token had, or its kind. */
+/** `"HS256"` / `a number` / `missing`: a value the token had, quoted when a string, else its kind. */
 function shown(value: unknown): string {
   return typeof value === 'string' ? quote(value) : kindOf(value);
+}
+
+/** `the string "300"`, `-5`, `an object`, `missing`: a claim's value, its kind named. */
+function described(value: unknown): string {
+  if (typeof value === 'string') return `the string ${quote(value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return kindOf(value);
+}
+
+/** `2030-01-01T11:00:00Z (1893495600)`: a time claim as a date and as the token wrote it. */
+function dated(seconds: number): string {
+  return `${isoSeconds(seconds)} (${seconds})`;
+}
+
+/** `this verifier's clock, 2030-01-01T12:00:00Z (clock tolerance 30 s)`. */
+function clock({ now, tolerance }: ClockFacts): string {
+  return `this verifier's clock, ${isoSeconds(now)} (clock tolerance ${tolerance} s)`;
 }
 
 /** The sentence naming the time values that look like milliseconds, or `''`. */
@@ -32,179 +52,204 @@ function millisecondsNote(values: readonly (readonly [string, number])[]): strin
   return ` ${named} ${large.length === 1 ? 'looks' : 'look'} like milliseconds since the epoch: NumericDate claims are seconds.`;
 }
 
-function formatHint(facts: FailureFacts): string | undefined {
-  const actual = facts.actual as FormatFacts;
+function formatHint({ actual }: FailureFacts<'malformed_token'>): string {
   if ('kind' in actual) return `The token is ${actual.kind}, not a string.`;
   if ('segments' in actual) {
     if (actual.segments === 5) return 'The token has five segments: an encrypted token (JWE), which this verifier does not read.';
     if (actual.segments === 1) return 'The token has no dots: an opaque token, not a JWT.';
     return `The token has ${actual.segments} segments; a signed JWT has three.`;
   }
-  if (actual.problem === 'repeated_member') return `The token ${actual.segment} repeats the member ${formatMemberPath(actual.member)}.`;
-  if (actual.problem === 'json') return `The token ${actual.segment} is not a JSON object.`;
-  return `The token ${actual.segment} is not canonical unpadded base64url.`;
+  if (actual.problem === 'repeated_member') {
+    return `The token ${actual.segment} repeats the member ${formatMemberPath(actual.member)}; each member name may appear once.`;
+  }
+  if (actual.problem === 'json') return `The token ${actual.segment} is not a JSON object; a signed JWT's header and payload are.`;
+  return `The token ${actual.segment} is not canonical unpadded base64url, as each segment of a signed JWT must be.`;
 }
 
-function sizeHint(facts: FailureFacts): string {
-  const { length, bytes } = facts.actual as { length: number; bytes?: number };
-  return `The token is ${bytes === undefined ? `at least ${length}` : bytes} bytes; maxTokenBytes is ${String(facts.expected)}.`;
+function sizeHint({ expected, actual }: FailureFacts<'token_too_large'>): string {
+  return `The token is ${actual.bytes === undefined ? `at least ${actual.length}` : actual.bytes} bytes; maxTokenBytes is ${expected}.`;
 }
 
-function issuerHint(facts: FailureFacts): string | undefined {
-  if (typeof facts.actual !== 'string') return `The token's "iss" is ${kindOf(facts.actual)}.`;
-  const iss = facts.actual as string;
-  const issuers = facts.expected as readonly string[];
-  const miss = findNearMiss(iss, issuers);
-  if (miss !== undefined) {
-    return `The token's "iss" is ${quote(iss)}; the registered issuer ${quote(miss.candidate)} differs from it only by ${miss.difference} (issuers are compared exactly).`;
-  }
-  const none =
-    issuers.length === 1 ? 'the one registered issuer neither matches it' : `none of the ${issuers.length} registered issuers matches it`;
-  return `The token's "iss" is ${quote(iss)}; ${none}, nor differs from it only by a trailing slash, letter case or http/https.`;
+function kidHint({ expected, actual }: FailureFacts<'missing_kid'>): string {
+  const found = typeof actual === 'string' ? `has ${actual.length} characters` : `is ${kindOf(actual)}`;
+  return `The token's "kid" ${found}; it must name its signing key in 1 to ${expected} characters.`;
 }
 
-function keyHint(facts: FailureFacts): string | undefined {
-  // One of: the kids held (unknown kid), the JWKS that failed, a revoked key, a key of another alg.
-  const expected = facts.expected as {
-    issuer?: string;
-    kids?: string[];
-    fetchedAt?: number;
-    now?: number;
-    jwksUri?: string;
-    failure?: string | null;
-    reason?: string | null;
-    kid?: string;
-    alg?: string;
-    revoked?: boolean;
-  };
-  const issuer = quote(expected.issuer ?? '');
-  if (expected.jwksUri !== undefined && expected.reason === 'address') {
-    return `The keys of ${issuer} are not loaded from ${quote(expected.jwksUri)}: ${expected.failure ?? 'its host is a special-purpose address.'}`;
+function critHint({ actual }: FailureFacts<'unsupported_crit'>): string {
+  const strings = Array.isArray(actual) && actual.every((item) => typeof item === 'string');
+  const found = strings ? `names ${quoteList(actual)}` : `is ${kindOf(actual)}`;
+  return `The token's "crit" ${found}; this verifier supports no critical header parameter: leave "crit" out.`;
+}
+
+function issuerHint({ expected, actual, removed }: FailureFacts<'unknown_issuer'>): string {
+  const found = `The token's "iss" is ${quote(actual)}`;
+  if (removed === true) return `${found}; it was removed from the registry while its token was verified.`;
+  if (expected.length === 0) return `${found}; no issuer is registered.`;
+  const ranked = nearMissesFirst(actual, expected);
+  const list = quoteList(ranked.map((entry) => entry.candidate));
+  const registered = expected.length === 1 ? `the registered issuer is ${list}` : `the registered issuers are ${list}`;
+  const [first] = ranked;
+  if (first?.difference === undefined) {
+    return `${found}; ${registered}, compared exactly (none differs from it only by a trailing slash, letter case or http/https).`;
   }
-  if (expected.jwksUri !== undefined) {
-    const why = expected.failure === null || expected.failure === undefined ? '' : ` (${expected.failure})`;
-    return `The keys of ${issuer} are loaded from ${quote(expected.jwksUri)}, which failed${why}; is that the URL the JWKS is served at now? jwks_fetch events and warmUp() report each failure.`;
+  return `${found}; ${registered}. ${quote(first.candidate)} differs from it only by ${first.difference} (issuers are compared exactly).`;
+}
+
+/** `modulus of 1024 bits, under 2048`; several reasons (two keys under one kid) joined. */
+function ignoredReasons(ignored: HeldKeysFacts['expected']['ignored']): string {
+  return ignored.map((entry) => entry.reason).join('; ');
+}
+
+function heldKeysHint(expected: HeldKeysFacts['expected'], actual: string): string {
+  const issuer = quote(expected.issuer);
+  const kid = quote(actual);
+  if (expected.fetchedAt === 0) return `The token's "kid" is ${kid}; no keys are held for ${issuer}.`;
+  const age = Math.max(0, Math.round((expected.now - expected.fetchedAt) / 1000));
+  const held = `usable keys held for ${issuer} (its JWKS loaded ${age} s ago) are ${quoteList(expected.kids)}`;
+  if (expected.ignored.length > 0) {
+    const why = ignoredReasons(expected.ignored);
+    return `The token's "kid" is ${kid}; the JWKS of ${issuer} lists it, but it was ignored: ${why}. The ${held}.`;
   }
-  if (expected.revoked === true) return `The key ${shown(facts.actual)} of ${issuer} was revoked with revokeKey().`;
-  if (expected.alg !== undefined) {
-    return `The key ${quote(expected.kid ?? '')} of ${issuer} is held, published for ${quote(expected.alg)}; the token's "alg" is ${shown(facts.actual)}.`;
-  }
-  const kid = facts.actual as string;
-  const kids = expected.kids ?? [];
-  if (expected.fetchedAt === undefined || expected.fetchedAt === 0)
-    return `The token's "kid" is ${quote(kid)}; no keys are held for ${issuer}.`;
-  const age = Math.max(0, Math.round(((expected.now ?? 0) - expected.fetchedAt) / 1000));
-  let hint = `The token's "kid" is ${quote(kid)}; the keys held for ${issuer} (its JWKS loaded ${age} s ago) are ${quoteList(kids)}.`;
-  const miss = findNearMiss(kid, kids);
+  let hint = `The token's "kid" is ${kid}; the ${held}.`;
+  const miss = findNearMiss(actual, expected.kids);
   if (miss !== undefined) hint += ` ${quote(miss.candidate)} differs from it only by ${miss.difference}.`;
   return `${hint} An unknown kid reloads the JWKS at most once per jwksCooldown.`;
 }
 
-function claimHint(facts: FailureFacts): string | undefined {
-  if (facts.rule === 'expiry')
-    return 'The token carries neither "expt" (this contract\'s expiry) nor "exp" (RFC 7519\'s): one is required.';
-  if (facts.claim === 'iss') return issuerHint(facts);
-  if (facts.claim === 'user_ern' && typeof facts.expected === 'string') {
-    return `The token's "user_ern" ${quote(facts.actual as string)} names a product other than its tenant's, ${quote(facts.expected)}.`;
-  }
-  return facts.claim === undefined ? undefined : `The token's "${facts.claim}" is ${kindOf(facts.actual)}.`;
+function keyAlgorithmHint(expected: KeyAlgorithmFacts['expected'], actual: string): string {
+  return `The key ${quote(expected.kid)} of ${quote(expected.issuer)} is published for ${quote(expected.alg)}; the token's "alg" is ${quote(actual)}.`;
 }
 
-function expiredHint(facts: FailureFacts): string {
-  const expiry = facts.actual as number;
-  const { now, tolerance } = facts.expected as { now: number; tolerance: number };
-  let hint = `"${String(facts.claim)}" (${expiry}) passed ${Math.round(now - expiry)} s ago (clock tolerance ${tolerance} s).`;
-  if (expiry < DURATION_THRESHOLD) hint += ` ${expiry} looks like a duration, not a time in seconds since the epoch.`;
+function unknownKeyHint({ expected, actual }: FailureFacts<'unknown_key'>): string {
+  return 'alg' in expected ? keyAlgorithmHint(expected, actual) : heldKeysHint(expected, actual);
+}
+
+function jwksHint({ expected }: FailureFacts<'jwks_unavailable'>): string {
+  const issuer = quote(expected.issuer);
+  if (expected.reason === 'address') {
+    return `The keys of ${issuer} are not loaded from ${quote(expected.jwksUri)}: ${expected.failure ?? 'its host is a special-purpose address.'}`;
+  }
+  const why = expected.failure === null ? '' : ` (${expected.failure})`;
+  return `The keys of ${issuer} are loaded from ${quote(expected.jwksUri)}, which failed${why}; is that the URL the JWKS is served at now? jwks_fetch events and warmUp() report each failure.`;
+}
+
+/** What a claim of each type must be. */
+const CLAIM_TYPES: Readonly<Record<ClaimType, string>> = {
+  numeric_date: 'a NumericDate (seconds since the epoch, a number ≥ 0)',
+  string: 'a string',
+  string_or_strings: 'a string or an array of strings',
+  scope_list: 'scope tokens separated by single spaces',
+};
+
+/** What is wrong with a resource name, by the part `ErnError` found at fault. */
+const ERN_PARTS: Readonly<Record<ErnErrorReason, string>> = {
+  not_a_string: 'it is not a string',
+  prefix: 'its prefix is not "ern:" (nor, for a user, "//")',
+  shape: 'its parts after the product do not match',
+  product: 'its <product> is not 1 to 256 letters, digits, "-", "_" or "."',
+  tenant_id: 'its <tenant-id> is not 1 to 256 letters, digits, "-", "_" or "."',
+  user_id: 'its <user-id> is not 1 to 256 letters, digits, "-", "_" or "."',
+  collection: 'a relative reference must name "users"',
+  id: 'its <user-id> is not 1 to 256 letters, digits, "-", "_" or "."',
+  not_public: 'a tenant ERN names a system actor only for the public tenant',
+};
+
+function ernHint({ claim, expected, actual, part }: ErnClaimFacts): string {
+  const found = `The token's "${claim}" is ${typeof actual === 'string' ? quote(actual) : kindOf(actual)}`;
+  if (expected.product !== undefined && typeof actual === 'string') {
+    return `${found}; it names a product other than its tenant's, ${quote(expected.product)}.`;
+  }
+  const shapes = expected.shapes.map((shape) => `"${shape}"`);
+  const shape = shapes.length === 1 ? `the shape ${shapes[0]}` : `one of the shapes ${shapes.join(', ')}`;
+  const fault = part === undefined || part === 'not_a_string' ? '' : `: ${ERN_PARTS[part]}`;
+  return `${found}; it must have ${shape}${fault}.`;
+}
+
+function claimHint(facts: FailureFacts<'invalid_claim'>): string {
+  if (facts.rule === 'expiry') {
+    return 'The token carries neither "expt" (this contract\'s expiry) nor "exp" (RFC 7519\'s): one is required.';
+  }
+  if (facts.rule === 'tenant_ern' || facts.rule === 'user_ern') return ernHint(facts);
+  return `The token's "${facts.claim}" is ${described(facts.actual)}; it must be ${CLAIM_TYPES[facts.expected]}.`;
+}
+
+function expiredHint({ claim, expected, actual }: FailureFacts<'token_expired'>): string {
+  const ago = Math.round(expected.now - actual);
+  let hint = `"${claim}" is ${dated(actual)}, ${ago} s before ${clock(expected)}.`;
+  if (actual < DURATION_THRESHOLD) hint += ` ${actual} looks like a duration, not a time in seconds since the epoch.`;
   return hint;
 }
 
-function notYetValidHint(facts: FailureFacts): string {
-  const value = facts.actual as number;
-  const { now, tolerance } = facts.expected as { now: number; tolerance: number };
-  const ahead = `"${String(facts.claim)}" is ${Math.round(value - now)} s ahead of this verifier's clock`;
-  const note = millisecondsNote([[String(facts.claim), value]]);
+function notYetValidHint({ claim, expected, actual }: FailureFacts<'token_not_yet_valid'>): string {
+  const ahead = `"${claim}" is ${dated(actual)}, ${Math.round(actual - expected.now)} s ahead of ${clock(expected)}`;
+  const note = millisecondsNote([[claim, actual]]);
   if (note !== '') return `${ahead}.${note}`;
-  return `${ahead} (clock tolerance ${tolerance} s): are the issuer's and this server's clocks in step?`;
+  return `${ahead}: are the issuer's and this server's clocks in step?`;
 }
 
-function lifetimeHint(facts: FailureFacts): string {
-  const actual = facts.actual as {
-    lifetime: number;
-    expiry: number;
-    expiryClaim: string;
-    start: number;
-    startClaim: string;
-  };
-  const { maximum, issuerOwn } = facts.expected as { maximum: number; issuerOwn: boolean };
+function lifetimeHint({ expected, actual }: FailureFacts<'token_lifetime_exceeded'>): string {
   const note = millisecondsNote([
     [actual.expiryClaim, actual.expiry],
     [actual.startClaim, actual.start],
   ]);
-  return `"${actual.expiryClaim}" − "${actual.startClaim}" is ${actual.lifetime} s; at most ${maximum} s is allowed${issuerOwn ? ' for this issuer' : ''}.${note}`;
+  const span = `from ${isoSeconds(actual.start)} to ${isoSeconds(actual.expiry)}`;
+  const limit = `at most ${expected.maximum} s is allowed${expected.issuerOwn ? ' for this issuer' : ''}`;
+  return `"${actual.expiryClaim}" − "${actual.startClaim}" is ${actual.lifetime} s (${span}); ${limit}.${note}`;
 }
 
-function audienceHint(facts: FailureFacts): string {
-  const audiences = facts.expected as readonly string[];
-  const aud = facts.actual;
-  const values = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((item): item is string => typeof item === 'string') : [];
-  const expected = `this verifier expects ${quoteList(audiences)}`;
-  if (values.length === 0) return `The token names no audience; ${expected}.`;
-  const hint = `The token's "aud" is ${quoteList(values)}; ${expected}.`;
+function audienceHint({ expected, actual }: FailureFacts<'audience_mismatch'>): string {
+  const values =
+    typeof actual === 'string' ? [actual] : Array.isArray(actual) ? actual.filter((item): item is string => typeof item === 'string') : [];
+  const expects = `this verifier expects ${quoteList(expected)}`;
+  if (values.length === 0) return `The token names no audience; ${expects}.`;
+  const hint = `The token's "aud" is ${quoteList(values)}; ${expects}.`;
   // The values quoted, no more: the near-miss search is bounded like the list.
   for (const value of values.slice(0, 8)) {
-    const miss = findNearMiss(value, audiences);
+    const miss = findNearMiss(value, expected);
     if (miss !== undefined) return `${hint} ${quote(value)} differs from ${quote(miss.candidate)} only by ${miss.difference}.`;
   }
   return hint;
 }
 
-function subjectHint(facts: FailureFacts): string | undefined {
-  const iss = facts.expected;
-  if (typeof iss !== 'string') return undefined;
-  if (typeof facts.actual !== 'string')
-    return `The token carries no "sub"; ${quote(iss)} is registered with subjectMustEqualIssuer: "sub" must be exactly its "iss".`;
-  const miss = findNearMiss(facts.actual, [iss]);
-  const how = miss === undefined ? '' : `, and differs from it only by ${miss.difference}`;
-  return `${quote(iss)} is registered with subjectMustEqualIssuer: "sub" must be exactly its "iss"${how}.`;
+function subjectHint({ expected, actual }: FailureFacts<'subject_mismatch'>): string | undefined {
+  if (expected === null) return undefined;
+  const rule = `${quote(expected)} is registered with subjectMustEqualIssuer: "sub" must be exactly its "iss", ${quote(expected)}`;
+  if (typeof actual !== 'string') return `The token carries no "sub"; ${rule}.`;
+  const miss = findNearMiss(actual, [expected]);
+  const how = miss === undefined ? '' : `, from which it differs only by ${miss.difference}`;
+  return `The token's "sub" is ${quote(actual)}; ${rule}${how}.`;
 }
 
-function tenantHint(facts: FailureFacts): string {
-  const expected = facts.expected as { issuer: string; products: string[]; tenants: number | null };
-  const tenant = facts.actual as { product: string; id: string };
-  if (!expected.products.includes(tenant.product)) {
-    return `The token's tenant is of product ${quote(tenant.product)}; ${quote(expected.issuer)} is registered for ${quoteList(expected.products)}.`;
+function tenantHint({ expected, actual }: FailureFacts<'tenant_not_allowed'>): string {
+  if (!expected.products.includes(actual.product)) {
+    return `The token's tenant is of product ${quote(actual.product)}; ${quote(expected.issuer)} is registered for ${quoteList(expected.products)}.`;
   }
-  return `The token's tenant ${quote(tenant.id)} is not among the ${expected.tenants ?? 0} tenants ${quote(expected.issuer)} is registered for (a limited integration).`;
+  return `The token's tenant ${quote(actual.id)} is not among the ${expected.tenants ?? 0} tenants ${quote(expected.issuer)} is registered for (a limited integration).`;
 }
 
-function signatureHint(facts: FailureFacts): string | undefined {
-  const { issuer, kid } = facts.expected as { issuer: string; kid: string };
-  return `The signature was checked with the key ${quote(kid)} of ${quote(issuer)}: was the token signed with another key published under the same kid, or altered?`;
+function signatureHint({ expected, actual }: FailureFacts<'invalid_signature'>): string {
+  return `The ${quote(actual)} signature does not verify with the key ${quote(expected.kid)} of ${quote(expected.issuer)}: was the token signed with another key published under the same kid, or altered?`;
 }
 
-function scopesHint(facts: FailureFacts): string {
-  const granted = facts.actual as readonly string[];
-  const { mode, scopes } = facts.expected as { mode: 'allOf' | 'anyOf'; scopes: readonly string[] };
-  const grants = `The token grants ${granted.length === 0 ? 'no scope' : quoteList(granted)}`;
-  if (mode === 'anyOf') return `${grants}; it needs one of ${quoteList(scopes)}.`;
-  return `${grants}; it lacks ${quoteList(scopes.filter((scope) => !granted.includes(scope)))}.`;
+function scopesHint({ expected, actual }: FailureFacts<'insufficient_scope'>): string {
+  const grants = `The token grants ${actual.length === 0 ? 'no scope' : quoteList(actual)}`;
+  if (expected.mode === 'anyOf') return `${grants}; it needs one of ${quoteList(expected.scopes)}.`;
+  return `${grants}; it lacks ${quoteList(expected.scopes.filter((scope) => !actual.includes(scope)))}.`;
 }
 
-const HINTS: Partial<Record<AuthErrorCode, Render>> = {
+const HINTS: HintWriters = {
   token_too_large: sizeHint,
   malformed_token: formatHint,
-  unsupported_algorithm: (facts) => `The token's "alg" is ${shown(facts.actual)}.`,
-  missing_kid: (facts) =>
-    typeof facts.actual === 'string'
-      ? `The token's "kid" has ${facts.actual.length} characters.`
-      : `The token's "kid" is ${kindOf(facts.actual)}.`,
-  invalid_typ: (facts) => `The token's "typ" is ${shown(facts.actual)}.`,
-  unsupported_crit: (facts) => `The token's header carries "crit" (${kindOf(facts.actual)}).`,
+  unsupported_algorithm: ({ expected, actual }) => `The token's "alg" is ${shown(actual)}; this verifier accepts ${quoteList(expected)}.`,
+  missing_kid: kidHint,
+  invalid_typ: ({ expected, actual }) =>
+    `The token's "typ" is ${shown(actual)}; accepted are ${quoteList(expected)} (any case, "application/" prefix allowed) or no "typ".`,
+  unsupported_crit: critHint,
   unknown_issuer: issuerHint,
-  unknown_key: keyHint,
-  key_revoked: keyHint,
-  jwks_unavailable: keyHint,
-  issuer_suspended: (facts) => `${quote(String(facts.expected))} is suspended with suspendIssuer() until resumeIssuer().`,
+  issuer_suspended: ({ expected }) => `${quote(expected)} is suspended with suspendIssuer() until resumeIssuer().`,
+  unknown_key: unknownKeyHint,
+  key_revoked: ({ expected, actual }) => `The key ${quote(actual)} of ${quote(expected.issuer)} was revoked with revokeKey().`,
+  jwks_unavailable: jwksHint,
   invalid_signature: signatureHint,
   invalid_claim: claimHint,
   token_expired: expiredHint,
@@ -217,14 +262,13 @@ const HINTS: Partial<Record<AuthErrorCode, Render>> = {
 };
 
 /**
- * The hint for a failure with `code` and `facts`, or `undefined` where nothing helps more than the
- * message. Never throws: a hint that cannot be written is left out.
+ * The hint for a failure's `facts`, or `undefined` where nothing helps more than the message.
+ * Never throws: a hint that cannot be written (facts a caller made up, say) is left out.
  */
-export function renderHint(code: AuthErrorCode, facts: FailureFacts): string | undefined {
-  const render = HINTS[code];
-  if (render === undefined) return undefined;
+export function renderHint<K extends FactCode>(facts: FailureFacts<K>): string | undefined {
   try {
-    const hint = render(facts);
+    const write: ((facts: FailureFacts<K>) => string | undefined) | undefined = HINTS[facts.code];
+    const hint = write?.(facts);
     return hint === undefined ? undefined : capHint(hint);
   } catch {
     return undefined;

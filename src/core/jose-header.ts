@@ -35,24 +35,24 @@ export function checkJoseHeader(header: Record<string, unknown>, algorithms: Rea
   if (typeof alg !== 'string' || !algorithms.has(alg)) {
     const expected = [...algorithms];
     throw new AuthError('unsupported_algorithm', `The token's "alg" must be one of ${expected.join(', ')}.`, {
-      facts: { rule: 'alg', expected, actual: alg },
+      facts: { code: 'unsupported_algorithm', rule: 'alg', expected, actual: alg },
     });
   }
   trace?.({ rule: 'alg', passed: true, expected: [...algorithms], actual: alg });
   if (typeof kid !== 'string' || kid === '' || kid.length > MAX_KID_LENGTH) {
-    const facts = { rule: 'kid', expected: MAX_KID_LENGTH, actual: kid } as const;
+    const facts = { code: 'missing_kid', rule: 'kid', expected: MAX_KID_LENGTH, actual: kid } as const;
     throw new AuthError('missing_kid', 'The token header must name its signing key in "kid".', { facts });
   }
   trace?.({ rule: 'kid', passed: true, expected: MAX_KID_LENGTH, actual: kid });
   if (typ !== undefined && (typeof typ !== 'string' || !isAllowedTyp(typ))) {
     throw new AuthError('invalid_typ', 'The token\'s "typ" must be "JWT" or "at+jwt".', {
-      facts: { rule: 'typ', expected: TYPES, actual: typ },
+      facts: { code: 'invalid_typ', rule: 'typ', expected: TYPES, actual: typ },
     });
   }
   trace?.({ rule: 'typ', passed: true, expected: TYPES, actual: typ });
   if (Object.hasOwn(header, 'crit')) {
     throw new AuthError('unsupported_crit', 'The token header carries "crit"; no extension is supported.', {
-      facts: { rule: 'crit', actual: header.crit },
+      facts: { code: 'unsupported_crit', rule: 'crit', actual: header.crit },
     });
   }
   trace?.({ rule: 'crit', passed: true });

@@ -4,6 +4,7 @@
  * the rest of the set still counts.
  */
 import { decodeBase64Url, isBase64Url } from './base64url.js';
+import { quote, quoteList } from './hint-text.js';
 import { isJsonObject } from './json-object.js';
 import { MAX_KID_LENGTH } from './jose-header.js';
 
@@ -44,7 +45,9 @@ export function rejectReason(key: unknown, algorithms: ReadonlySet<string>): str
   if (!isJsonObject(key)) return 'not an object';
   if (key.kty !== 'RSA') return 'kty is not RSA';
   if (key.use !== undefined && key.use !== 'sig') return 'use is not sig';
-  if (key.alg !== undefined && (typeof key.alg !== 'string' || !algorithms.has(key.alg))) return 'alg is not accepted';
+  if (key.alg !== undefined && typeof key.alg !== 'string') return 'alg is not a string';
+  if (key.alg !== undefined && !algorithms.has(key.alg))
+    return `published for alg ${quote(key.alg)}, not one accepted (${quoteList([...algorithms])})`;
   if (typeof key.kid !== 'string' || key.kid === '' || key.kid.length > MAX_KID_LENGTH) return 'kid is missing';
   if (Array.isArray(key.key_ops) && !key.key_ops.includes('verify')) return 'key_ops excludes verify';
   if (PRIVATE_MEMBERS.some((member) => member in key)) return 'private key material is published';
@@ -64,7 +67,7 @@ export function rejectReason(key: unknown, algorithms: ReadonlySet<string>): str
 export interface IgnoredKey {
   /** The entry's `kid`, when it has one a token could name (a string of 1 to 256 characters); hostile text. */
   readonly kid?: string;
-  /** The rule it broke, in words: `modulus of 1024 bits, under 2048`, `use is not sig`… */
+  /** The rule it broke, in words: `modulus of 1024 bits, under 2048`, `use is not sig`… (any JWKS text in it quoted and escaped). */
   readonly reason: string;
 }
 

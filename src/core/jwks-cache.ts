@@ -11,7 +11,7 @@
 import { AuthError, unknownIssuer } from './errors.js';
 import { emit, type JwksFetchTrigger, type KeysRemovedEvent, type VerifierEventListener } from './events.js';
 import { type FetchLike, type JwksFailureReason, JwksFetchError, fetchJwks } from './jwks-fetch.js';
-import { type IgnoredKey, type RsaPublicJwk, noteIgnored, selectUsableKeys } from './jwk.js';
+import { type IgnoredKey, type KeySelection, type RsaPublicJwk, noteIgnored, selectUsableKeys } from './jwk.js';
 import type { KeyHistory } from './key-history.js';
 import type { RegisteredIssuer } from './registry.js';
 import type { PreparedKey, SignatureEngine } from './signature.js';
@@ -89,6 +89,8 @@ interface IssuerState {
   lastFailure: string | null;
   /** Its reason (`address`, `timeout`…; `key_import`), for hints. */
   lastReason: JwksFailureReason | 'key_import' | null;
+  /** The entries of the installed set's download that were ignored, each with the key rule it broke (for `unknown_key`). */
+  ignored: readonly IgnoredKey[];
   inflight: Promise<boolean> | null;
   lastKidMissAt: number;
   retryAt: number;
@@ -100,6 +102,13 @@ interface IssuerState {
 /** Milliseconds since `startedAt` (a `performance.now()` reading), to the hundredth: the durations events report. */
 export function elapsedMs(startedAt: number): number {
   return Math.round((performance.now() - startedAt) * 100) / 100;
+}
+
+/** The entries of `selection` that were ignored, those the runtime could not import (absent from `keys`) included. */
+function ignoredEntries(selection: KeySelection, keys: ReadonlyMap<string, PreparedKey>): readonly IgnoredKey[] {
+  const ignored: IgnoredKey[] = [...selection.reasons];
+  for (const [kid, jwk] of selection.keys) if (!keys.has(kid)) noteIgnored(ignored, jwk, 'the runtime cannot import it');
+  return ignored;
 }
 
 /** The key cache of one verifier. */
@@ -125,6 +134,7 @@ export class JwksCache {
       staleUntil: 0,
       lastFailure: null,
       lastReason: null,
+      ignored: [],
       inflight: null,
       lastKidMissAt: Number.NEGATIVE_INFINITY,
       retryAt: Number.NEGATIVE_INFINITY,
@@ -204,15 +214,19 @@ export class JwksCache {
       retryAfter: this.#retryAfter(state, now),
       issuer,
       cause,
-      facts: { rule: 'key', expected: { issuer, jwksUri, failure: state.lastFailure, reason: state.lastReason } },
+      facts: { code: 'jwks_unavailable', rule: 'key', expected: { issuer, jwksUri, failure: state.lastFailure, reason: state.lastReason } },
     });
   }
 
-  /** `unknown_key` for `kid`, with the kids held and when they were loaded (`fetchedAt` 0: never). */
+  /**
+   * `unknown_key` for `kid`, with the kids held, when they were loaded (`fetchedAt` 0: never), and
+   * why the download's entries under `kid`, if any, were ignored.
+   */
   #unknownKey(state: IssuerState, kid: string, now: number, message: string): AuthError {
     const issuer = state.registered.issuer;
-    const expected = { issuer, kids: [...(state.keys?.keys() ?? [])], fetchedAt: state.fetchedAt, now };
-    return new AuthError('unknown_key', message, { issuer, facts: { rule: 'key', expected, actual: kid } });
+    const ignored = state.ignored.filter((entry) => entry.kid === kid);
+    const expected = { issuer, kids: [...(state.keys?.keys() ?? [])], fetchedAt: state.fetchedAt, now, ignored };
+    return new AuthError('unknown_key', message, { issuer, facts: { code: 'unknown_key', rule: 'key', expected, actual: kid } });
   }
 
   /** Shares one download per issuer among every caller. Resolves `true` when it succeeded; never rejects. */
@@ -259,12 +273,13 @@ export class JwksCache {
    * Replaces the issuer's keys, fresh for `maxAge` seconds; keys no longer present (or changed)
    * stop verifying at once.
    */
-  #install(state: IssuerState, keys: Map<string, PreparedKey>, fetchedAt: number, maxAge: number): void {
+  #install(state: IssuerState, keys: Map<string, PreparedKey>, ignored: readonly IgnoredKey[], fetchedAt: number, maxAge: number): void {
     // A download from an entry since removed, or since moved to another `jwksUri`, installs nothing.
     if (this.#states.get(state.registered.issuer) !== state) return;
     const removed = state.keys === null ? [] : [...state.keys].filter(([kid, key]) => keys.get(kid) !== key).map(([kid]) => kid);
     this.#settings.history.listed(state.registered.issuer, keys, fetchedAt, state.fetchedAt);
     state.keys = keys;
+    state.ignored = ignored;
     state.fetchedAt = fetchedAt;
     state.freshUntil = fetchedAt + maxAge * 1000;
     state.staleUntil = state.freshUntil + this.#settings.staleWindow * 1000;
@@ -296,9 +311,8 @@ export class JwksCache {
       const document = await fetchJwks(registered.jwksUri, settings.fetch, settings, settings.now());
       const selection = selectUsableKeys(document.keys, settings.algorithms);
       const keys = await this.#prepare(state, selection.keys);
-      this.#install(state, keys, settings.now(), this.#maxAge(document.maxAge));
-      const ignored: IgnoredKey[] = [...selection.reasons];
-      for (const [kid, jwk] of selection.keys) if (!keys.has(kid)) noteIgnored(ignored, jwk, 'the runtime cannot import it');
+      const ignored = ignoredEntries(selection, keys);
+      this.#install(state, keys, ignored, settings.now(), this.#maxAge(document.maxAge));
       emit(settings.onEvent, {
         type: 'jwks_fetch',
         issuer: registered.issuer,
@@ -384,7 +398,7 @@ export class JwksCache {
   #revokedError(issuer: string, kid: string): AuthError {
     return new AuthError('key_revoked', 'The key that signed the token has been revoked.', {
       issuer,
-      facts: { rule: 'key', expected: { issuer, revoked: true }, actual: kid },
+      facts: { code: 'key_revoked', rule: 'key', expected: { issuer, revoked: true }, actual: kid },
     });
   }
 
@@ -493,8 +507,9 @@ export class JwksCache {
 
   async #importKeys(state: IssuerState, entries: readonly unknown[], fetchedAt: number): Promise<boolean> {
     try {
-      const keys = await this.#prepare(state, selectUsableKeys(entries, this.#settings.algorithms).keys);
-      if (state.keys === null) this.#install(state, keys, fetchedAt, this.#settings.maxAge);
+      const selection = selectUsableKeys(entries, this.#settings.algorithms);
+      const keys = await this.#prepare(state, selection.keys);
+      if (state.keys === null) this.#install(state, keys, ignoredEntries(selection, keys), fetchedAt, this.#settings.maxAge);
       return true;
     } catch {
       return false;

@@ -72,3 +72,26 @@ export function findNearMiss(
   }
   return undefined;
 }
+
+/** A candidate as {@link nearMissesFirst} orders it: how `given` nearly misses it, if it does. */
+export interface RankedCandidate {
+  readonly candidate: string;
+  readonly difference?: string;
+}
+
+/**
+ * Every one of `candidates`, those `given` nearly misses first (each with how), then the others,
+ * each group in its own order. `given` is taken apart once, and a candidate is compared only when
+ * its core has the same length: linear in the total length of the texts.
+ */
+export function nearMissesFirst(given: string, candidates: Iterable<string>): RankedCandidate[] {
+  const mine = parts(given);
+  const misses: RankedCandidate[] = [];
+  const others: RankedCandidate[] = [];
+  for (const candidate of candidates) {
+    const difference = differenceOf(mine, parts(candidate));
+    if (difference === undefined) others.push({ candidate });
+    else misses.push({ candidate, difference });
+  }
+  return [...misses, ...others];
+}

@@ -19,9 +19,9 @@ import { type PreparedKey, type SignatureEngine, type SignatureEngineName, creat
 import { type KeyHistoryEntry, KeyHistory, checkKeyHistory } from './key-history.js';
 import { checkKeySnapshot } from './key-snapshot.js';
 
-function invalidSignature(issuer: string, kid: string): AuthError {
+function invalidSignature(issuer: string, kid: string, alg: string): AuthError {
   return new AuthError('invalid_signature', "The token's signature does not verify.", {
-    facts: { rule: 'signature', expected: { issuer, kid } },
+    facts: { code: 'invalid_signature', rule: 'signature', expected: { issuer, kid }, actual: alg },
   });
 }
 
@@ -389,7 +389,7 @@ function tooLarge(token: string, maxBytes: number): AuthError {
   const actual =
     token.length > maxBytes ? { length: token.length } : { length: token.length, bytes: new TextEncoder().encode(token).byteLength };
   return new AuthError('token_too_large', `The token is larger than ${maxBytes} bytes.`, {
-    facts: { rule: 'size', expected: maxBytes, actual },
+    facts: { code: 'token_too_large', rule: 'size', expected: maxBytes, actual },
   });
 }
 
@@ -551,7 +551,7 @@ class TokenVerifier implements Verifier {
   /** Reports `error`, when it is an `AuthError`, to the trace and the event listener; returns it. */
   #reported(error: unknown, met: Encounter, started: number): unknown {
     if (!isAuthError(error)) return error;
-    this.#trace?.({ ...(error.facts ?? { rule: 'format' }), passed: false, code: error.code });
+    if (error.facts !== undefined) this.#trace?.({ ...error.facts, passed: false });
     if (this.#onEvent !== undefined) {
       const failed = error;
       // The hint is written only if the listener reads it.
@@ -580,7 +580,7 @@ class TokenVerifier implements Verifier {
   #verifyNow(token: string, met?: Encounter): AuthContext | Promise<AuthContext> {
     if (typeof token !== 'string') {
       throw new AuthError('malformed_token', 'The token must be a string.', {
-        facts: { rule: 'format', actual: { kind: kindOf(token) } },
+        facts: { code: 'malformed_token', rule: 'format', actual: { kind: kindOf(token) } },
       });
     }
     if (exceedsBytes(token, this.maxTokenBytes)) throw tooLarge(token, this.maxTokenBytes);
@@ -630,7 +630,14 @@ class TokenVerifier implements Verifier {
     trace?.({ rule: 'format', passed: true });
     const header = checkJoseHeader(rawHeader, this.#algorithms, trace);
     const iss = payload.iss;
-    if (typeof iss !== 'string') throw invalidClaim('iss', 'The token must name its issuer in "iss" (a string).', iss);
+    if (typeof iss !== 'string') {
+      throw invalidClaim('The token must name its issuer in "iss" (a string).', {
+        rule: 'iss',
+        claim: 'iss',
+        expected: 'string',
+        actual: iss,
+      });
+    }
     // The registry's own string, equal to `iss`: the token's copy need not be kept.
     const issuer = this.#registeredIssuer(iss, false).issuer;
     trace?.({ rule: 'iss', claim: 'iss', passed: true, expected: this.#registry.issuers, actual: iss });
@@ -640,6 +647,7 @@ class TokenVerifier implements Verifier {
       if (met !== undefined) met.kid = key.kid;
       if (key.jwk.alg !== undefined && key.jwk.alg !== header.alg) {
         const facts = {
+          code: 'unknown_key',
           rule: 'key',
           expected: { issuer, kid: key.kid, alg: key.jwk.alg },
           actual: header.alg,
@@ -654,14 +662,14 @@ class TokenVerifier implements Verifier {
         expected: { issuer, kid: key.kid, alg: key.jwk.alg, bits: key.modulusBytes * 8 },
         actual: header.kid,
       });
-      if (signature.byteLength !== key.modulusBytes) throw invalidSignature(issuer, key.kid);
+      if (signature.byteLength !== key.modulusBytes) throw invalidSignature(issuer, key.kid, header.alg);
       // With none other waiting for its signature, the engine may answer at once, on this thread;
       // with some, it may send this one to another thread. The engine never rejects.
       const concurrent = this.#waiting > 0;
       this.#waiting += 1;
       const valid = await this.#engine.verify(header.alg, key, token.slice(0, layout.payloadEnd), signature, concurrent);
       this.#waiting -= 1;
-      if (!valid) throw invalidSignature(issuer, key.kid);
+      if (!valid) throw invalidSignature(issuer, key.kid, header.alg);
       const registered = this.#checkStillTrusted(issuer, key);
       trace?.({ rule: 'signature', passed: true, expected: { issuer, kid: key.kid }, actual: header.alg });
       const at = this.#now();
@@ -693,7 +701,7 @@ class TokenVerifier implements Verifier {
     if (this.#suspended.has(issuer)) {
       throw new AuthError('issuer_suspended', "The token's issuer is suspended.", {
         issuer,
-        facts: { rule: 'suspended', expected: issuer },
+        facts: { code: 'issuer_suspended', rule: 'suspended', expected: issuer },
       });
     }
   }

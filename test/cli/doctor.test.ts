@@ -235,7 +235,7 @@ describe('paygate-auth doctor', () => {
     [
       'the issuer near miss',
       () => issuer.token({ iss: `${ISS}/`, sub: `${ISS}/` }),
-      ['✗ iss', `the registered issuer "${ISS}" differs from it only by a trailing slash`],
+      ['✗ iss', `the registered issuer is "${ISS}". "${ISS}" differs from it only by a trailing slash`],
     ],
     ["the kids held against the token's", () => issuer.token({}, { kid: 'retired-2029' }), ['✗ kid', '"retired-2029"', 'are "test-key"']],
     ['an expiry in milliseconds', () => issuer.token({ expt: NOW }), ['✗ lifetime', 'looks like milliseconds']],

@@ -58,7 +58,7 @@ describe("audience_mismatch names the audiences expected against the token's", (
   });
 });
 
-describe('unknown_issuer names a near-miss registered issuer', () => {
+describe('unknown_issuer names the registered issuers, a near miss first', () => {
   test.each([
     ['https://issuer.test/', 'a trailing slash'],
     ['HTTPS://ISSUER.TEST', 'letter case'],
@@ -67,16 +67,20 @@ describe('unknown_issuer names a near-miss registered issuer', () => {
   ])('%s differs from https://issuer.test by %s', async (iss, difference) => {
     const error = await failure({ iss, sub: iss });
     expect(error.code).toBe('unknown_issuer');
-    expect(error.hint).toBe(
-      `The token's "iss" is ${JSON.stringify(iss)}; the registered issuer "https://issuer.test" differs from it only by ${difference} (issuers are compared exactly).`,
-    );
+    expect(error.hint).toContain(`The token's "iss" is ${JSON.stringify(iss)}; the registered issuers are "https://issuer.test", `);
+    expect(error.hint).toContain(`"https://issuer.test" differs from it only by ${difference} (issuers are compared exactly).`);
   });
 
-  test('an unrelated issuer is quoted, and no registered issuer is listed', async () => {
+  test('the near miss is listed first, whatever its place in the registry', async () => {
+    const error = await failure({ iss: 'https://short.test/', sub: 'https://short.test/' });
+    expect(error.hint).toContain('the registered issuers are "https://short.test", "https://issuer.test", "https://limited.test".');
+  });
+
+  test('an unrelated issuer is quoted against every registered issuer', async () => {
     const error = await failure({ iss: 'https://evil.test', sub: 'https://evil.test' });
-    expect(error.hint).toContain('"https://evil.test"');
-    expect(error.hint).toContain('none of the 3 registered issuers');
-    expect(error.hint).not.toContain('issuer.test"');
+    expect(error.hint).toContain('"iss" is "https://evil.test"');
+    expect(error.hint).toContain('the registered issuers are "https://issuer.test", "https://limited.test", "https://short.test"');
+    expect(error.hint).toContain('none differs from it only by a trailing slash, letter case or http/https');
   });
 });
 
@@ -86,7 +90,7 @@ describe("unknown_key names the token's kid against the kids held", () => {
     const error = await rejection(fx.verifier().verify(await acme().token({}, {}, { key: stray })));
     expect([error.code, error.status]).toEqual(['unknown_key', 401]);
     expect(error.hint).toBe(
-      'The token\'s "kid" is "stray-key"; the keys held for "https://issuer.test" (its JWKS loaded 0 s ago) are "test-key". ' +
+      'The token\'s "kid" is "stray-key"; the usable keys held for "https://issuer.test" (its JWKS loaded 0 s ago) are "test-key". ' +
         'An unknown kid reloads the JWKS at most once per jwksCooldown.',
     );
   });
@@ -105,13 +109,60 @@ describe("unknown_key names the token's kid against the kids held", () => {
   });
 });
 
+describe("unknown_key says why the JWKS's entry under the token's kid was ignored", () => {
+  test('a 1024-bit key: the key rule it broke, as the jwks_fetch event reports it', async () => {
+    const weak = await generateTestKey({ kid: 'test-key', modulusLength: 1024 });
+    const events: VerifierEvent[] = [];
+    const verifier = fx.verifier({ fetch: async () => Response.json({ keys: [weak.publicJwk] }), onEvent: (event) => events.push(event) });
+    const error = await rejection(verifier.verify(await acme().token()));
+    const reason = { kid: 'test-key', reason: 'modulus of 1024 bits, under 2048' };
+    expect(events.find((event) => event.type === 'jwks_fetch')).toMatchObject({ ignored: [reason] });
+    expect(error.facts).toMatchObject({ code: 'unknown_key', rule: 'key', expected: { kids: [], ignored: [reason] }, actual: 'test-key' });
+    expect(error.hint).toBe(
+      'The token\'s "kid" is "test-key"; the JWKS of "https://issuer.test" lists it, but it was ignored: modulus of 1024 bits, under 2048. ' +
+        'The usable keys held for "https://issuer.test" (its JWKS loaded 0 s ago) are none.',
+    );
+  });
+
+  test("a key published for an alg not accepted: the key's alg and those accepted", async () => {
+    const jwk = { ...acme().jwks.keys[0], alg: 'RS384' };
+    const verifier = fx.verifier({ fetch: async () => Response.json({ keys: [jwk] }) });
+    const error = await rejection(verifier.verify(await acme().token()));
+    expect(error.code).toBe('unknown_key');
+    expect(error.hint).toContain('lists it, but it was ignored: published for alg "RS384", not one accepted ("RS256")');
+  });
+
+  test("a key published for an accepted alg other than the token's: the key's alg against the token's", async () => {
+    const jwk = { ...acme().jwks.keys[0], alg: 'RS384' };
+    const verifier = fx.verifier({ algorithms: ['RS256', 'RS384'], fetch: async () => Response.json({ keys: [jwk] }) });
+    const error = await rejection(verifier.verify(await acme().token()));
+    expect(error.facts).toEqual({
+      code: 'unknown_key',
+      rule: 'key',
+      expected: { issuer: 'https://issuer.test', kid: 'test-key', alg: 'RS384' },
+      actual: 'RS256',
+    });
+    expect(error.hint).toBe('The key "test-key" of "https://issuer.test" is published for "RS384"; the token\'s "alg" is "RS256".');
+  });
+
+  test('a kid the JWKS spells with control characters is quoted escaped, with the reason', async () => {
+    const kid = 'k\u001b[2J\u202e';
+    const weak = await generateTestKey({ kid, modulusLength: 1024 });
+    const verifier = fx.verifier({ fetch: async () => Response.json({ keys: [weak.publicJwk] }) });
+    const error = await rejection(verifier.verify(await acme().token({}, { kid })));
+    expect(error.hint).toContain('"kid" is "k\\u001b[2J\\u202e"; the JWKS of "https://issuer.test" lists it, but it was ignored');
+    expect(error.hint).not.toMatch(/[\u001b\u202e]/);
+  });
+});
+
 describe('time claims', () => {
   test('an expiry in milliseconds keeps token_lifetime_exceeded and says it looks like milliseconds', async () => {
     const expt = fx.clock() + 300_000;
     const error = await failure({ expt });
     expect([error.code, error.status, error.claim]).toEqual(['token_lifetime_exceeded', 401, 'expt']);
-    expect(error.hint).toBe(
-      `"expt" − "iat" is ${expt - now()} s; at most 86400 s is allowed. "expt" (${expt}) looks like milliseconds since the epoch: NumericDate claims are seconds.`,
+    expect(error.hint).toContain(`"expt" − "iat" is ${expt - now()} s (from 2026-01-01T00:00:00Z to +057971-`);
+    expect(error.hint).toContain(
+      `; at most 86400 s is allowed. "expt" (${expt}) looks like milliseconds since the epoch: NumericDate claims are seconds.`,
     );
   });
 
@@ -124,7 +175,9 @@ describe('time claims', () => {
   test("a lifetime over an issuer's own limit says the limit is the issuer's", async () => {
     const error = await failure({ expt: now() + 900 }, undefined, short());
     expect(error.code).toBe('token_lifetime_exceeded');
-    expect(error.hint).toBe('"expt" − "iat" is 900 s; at most 600 s is allowed for this issuer.');
+    expect(error.hint).toBe(
+      '"expt" − "iat" is 900 s (from 2026-01-01T00:00:00Z to 2026-01-01T00:15:00Z); at most 600 s is allowed for this issuer.',
+    );
   });
 
   test('an iat in milliseconds is token_not_yet_valid, and the hint says milliseconds', async () => {
@@ -137,16 +190,19 @@ describe('time claims', () => {
   test('an iat ahead of the clock asks whether the clocks are in step', async () => {
     const error = await failure({ iat: now() + 120, expt: now() + 300 });
     expect(error.hint).toBe(
-      "\"iat\" is 120 s ahead of this verifier's clock (clock tolerance 30 s): are the issuer's and this server's clocks in step?",
+      `"iat" is 2026-01-01T00:02:00Z (${now() + 120}), 120 s ahead of this verifier's clock, 2026-01-01T00:00:00Z (clock tolerance 30 s): ` +
+        "are the issuer's and this server's clocks in step?",
     );
   });
 
-  test('token_expired says how long ago, in seconds', async () => {
+  test('token_expired gives the expiry and the clock as dates, and how long ago in seconds', async () => {
     const token = await acme().token();
     fx.clock.advance(3600);
     const error = await rejection(fx.verifier().verify(token));
     expect([error.code, error.claim]).toEqual(['token_expired', 'expt']);
-    expect(error.hint).toBe(`"expt" (${now() - 3600 + 300}) passed 3300 s ago (clock tolerance 30 s).`);
+    expect(error.hint).toBe(
+      `"expt" is 2026-01-01T00:05:00Z (${now() - 3600 + 300}), 3300 s before this verifier's clock, 2026-01-01T01:00:00Z (clock tolerance 30 s).`,
+    );
   });
 
   test('token_expired from the result cache carries the hint too', async () => {
@@ -156,7 +212,8 @@ describe('time claims', () => {
     fx.clock.advance(600);
     const error = await rejection(verifier.verify(token));
     expect(error.code).toBe('token_expired');
-    expect(error.hint).toContain('passed 300 s ago');
+    expect(error.hint).toContain('"expt" is 2026-01-01T00:05:00Z');
+    expect(error.hint).toContain("300 s before this verifier's clock, 2026-01-01T00:10:00Z");
   });
 
   test('an expiry that looks like a duration is called so', async () => {
@@ -185,17 +242,37 @@ describe('tenant_not_allowed', () => {
 
 describe('other codes', () => {
   test.each<[string, () => Promise<AuthError>, string, string]>([
-    ['unsupported_algorithm', () => failure({}, { alg: 'HS256' }), 'unsupported_algorithm', 'The token\'s "alg" is "HS256".'],
-    ['invalid_typ', () => failure({}, { typ: 'JWE' }), 'invalid_typ', 'The token\'s "typ" is "JWE".'],
-    ['missing_kid', () => failure({}, { kid: 7 }), 'missing_kid', 'The token\'s "kid" is a number.'],
-    ['invalid_claim', () => failure({ expt: '300' }), 'invalid_claim', 'The token\'s "expt" is a string.'],
+    [
+      'unsupported_algorithm',
+      () => failure({}, { alg: 'HS256' }),
+      'unsupported_algorithm',
+      'The token\'s "alg" is "HS256"; this verifier accepts "RS256".',
+    ],
+    [
+      'invalid_typ',
+      () => failure({}, { typ: 'JWE' }),
+      'invalid_typ',
+      'The token\'s "typ" is "JWE"; accepted are "JWT", "at+jwt" (any case, "application/" prefix allowed) or no "typ".',
+    ],
+    [
+      'missing_kid',
+      () => failure({}, { kid: 7 }),
+      'missing_kid',
+      'The token\'s "kid" is a number; it must name its signing key in 1 to 256 characters.',
+    ],
+    [
+      'invalid_claim',
+      () => failure({ expt: '300' }),
+      'invalid_claim',
+      'The token\'s "expt" is the string "300"; it must be a NumericDate (seconds since the epoch, a number ≥ 0).',
+    ],
     [
       'subject_mismatch',
       () => failure({ sub: 'https://issuer.test/' }),
       'subject_mismatch',
-      '"https://issuer.test" is registered with subjectMustEqualIssuer: "sub" must be exactly its "iss", and differs from it only by a trailing slash.',
+      'The token\'s "sub" is "https://issuer.test/"; "https://issuer.test" is registered with subjectMustEqualIssuer: "sub" must be exactly its "iss", "https://issuer.test", from which it differs only by a trailing slash.',
     ],
-  ])('%s says what the token carries', async (_name, run, code, hint) => {
+  ])('%s says what the token carries and what is expected', async (_name, run, code, hint) => {
     const error = await run();
     expect(error.code).toBe(code);
     expect(error.hint).toBe(hint);
@@ -219,7 +296,7 @@ describe('other codes', () => {
     const other = await generateTestKey({ kid: 'test-key' });
     const error = await rejection(fx.verifier().verify(await acme().token({}, {}, { key: other })));
     expect(error.code).toBe('invalid_signature');
-    expect(error.hint).toContain('checked with the key "test-key" of "https://issuer.test"');
+    expect(error.hint).toContain('The "RS256" signature does not verify with the key "test-key" of "https://issuer.test"');
   });
 
   test('key_revoked and issuer_suspended name the operator call', async () => {

@@ -54,9 +54,19 @@ describe('the key rules: rejectReason', () => {
     ['PS256', 'PS256'],
     ['HS256 (algorithm substitution: the public key as an HMAC secret)', 'HS256'],
     ['none', 'none'],
-    ['a non-string alg', 256],
-  ])('ignores a key whose alg is %s when only RS256 is accepted (algorithm substitution)', (_name, alg) => {
-    expect(rejectReason(variant({ alg }), RS256)).toBe('alg is not accepted');
+  ])('ignores a key whose alg is %s when only RS256 is accepted (algorithm substitution), naming both', (_name, alg) => {
+    expect(rejectReason(variant({ alg }), RS256)).toBe(`published for alg "${alg}", not one accepted ("RS256")`);
+  });
+
+  test('ignores a key whose alg is not a string', () => {
+    expect(rejectReason(variant({ alg: 256 }), RS256)).toBe('alg is not a string');
+  });
+
+  test('quotes a published alg escaped and cut: it is JWKS text', () => {
+    const reason = rejectReason(variant({ alg: `R\u001b[2J${'S'.repeat(200)}` }), RS256) ?? '';
+    expect(reason).toContain('"R\\u001b[2J');
+    expect(reason).not.toContain('\u001b');
+    expect(reason.length).toBeLessThan(160);
   });
 
   test('accepts a key whose alg is one the verifier was configured to accept', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { findNearMiss, nearMiss } from '../../src/core/near-miss.js';
+import { findNearMiss, nearMiss, nearMissesFirst } from '../../src/core/near-miss.js';
 
 describe('nearMiss', () => {
   test.each([
@@ -37,5 +37,24 @@ describe('findNearMiss', () => {
 
   test('returns undefined when none is', () => {
     expect(findNearMiss('https://c.test', ['https://b.test', 'https://a.test'])).toBeUndefined();
+  });
+});
+
+describe('nearMissesFirst', () => {
+  test('lists every candidate, those nearly missed first (with how), each group in its order', () => {
+    const ranked = nearMissesFirst('https://b.test/', ['https://a.test', 'https://B.test', 'https://c.test', 'https://b.test']);
+    expect(ranked).toEqual([
+      { candidate: 'https://B.test', difference: 'a trailing slash and letter case' },
+      { candidate: 'https://b.test', difference: 'a trailing slash' },
+      { candidate: 'https://a.test' },
+      { candidate: 'https://c.test' },
+    ]);
+  });
+
+  test('keeps the order when none is nearly missed', () => {
+    expect(nearMissesFirst('https://z.test', ['https://a.test', 'https://b.test']).map((entry) => entry.candidate)).toEqual([
+      'https://a.test',
+      'https://b.test',
+    ]);
   });
 });
