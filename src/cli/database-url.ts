@@ -93,7 +93,9 @@ function checkUrl(url: string, from: DatabaseTarget['from']): void {
   if (!URL.canParse(url)) throw new UsageError(`${from} is not a URL, got ${shownUrl(url)}: give the database as ${EXAMPLE}`);
   const { protocol } = new URL(url);
   if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
-    throw new UsageError(`${from} must be a postgres: or postgresql: URL, got a ${quote(protocol)} URL (${shownUrl(url)}): give ${EXAMPLE}`);
+    throw new UsageError(
+      `${from} must be a postgres: or postgresql: URL, got a ${quote(protocol)} URL (${shownUrl(url)}): give ${EXAMPLE}`,
+    );
   }
 }
 
@@ -109,7 +111,8 @@ export function databaseTarget(parsed: ParsedOptions | undefined, env: Readonly<
   if (url === undefined || url.trim() === '') throw new UsageError(`DATABASE_URL is not set: give the PostgreSQL database as ${EXAMPLE}`);
   checkUrl(url, from);
   const seconds = (parsed === undefined ? undefined : secondsValue(parsed, 'connect-timeout')) ?? DEFAULT_CONNECT_TIMEOUT;
-  if (seconds > MAX_CONNECT_TIMEOUT) throw new UsageError(`--connect-timeout must be at most ${MAX_CONNECT_TIMEOUT} seconds, got ${seconds}`);
+  if (seconds > MAX_CONNECT_TIMEOUT)
+    throw new UsageError(`--connect-timeout must be at most ${MAX_CONNECT_TIMEOUT} seconds, got ${seconds}`);
   return { url, from, connectTimeout: seconds * 1000 };
 }
 

@@ -11,7 +11,7 @@ const REASONS: Readonly<Record<string, string>> = {
   EPERM: 'operation not permitted',
   EISDIR: 'is a directory, not a file',
   ENOTDIR: 'a part of the path is not a directory',
-  EEXIST: 'exists already (it is never overwritten)',
+  EEXIST: 'exists already',
   ENAMETOOLONG: 'the name is too long',
   ELOOP: 'too many symbolic links',
   EMFILE: 'too many open files',
@@ -34,11 +34,13 @@ export function isFileSystemError(error: unknown): error is FileSystemError {
 /**
  * `error`, when the file system raised it, as one line: `--key "nofile.pem": no such file or
  * directory (ENOENT)`; `undefined` for any other error. `label` names what the file is (an option,
- * usually); the file named is `file`, else the error's own path.
+ * usually); the file named is `file`, else the error's own path. When the error is about another
+ * path (a directory on the way to `file`), that path is named too.
  */
 export function describeFileError(error: unknown, label?: string, file?: string): string | undefined {
   if (!isFileSystemError(error)) return undefined;
   const path = file ?? error.path;
   const named = [label, path === undefined ? undefined : quote(path)].filter((part) => part !== undefined).join(' ');
-  return `${named === '' ? 'a file' : named}: ${REASONS[error.code] ?? 'cannot be used'} (${error.code})`;
+  const other = error.path !== undefined && error.path !== path ? ` ${quote(error.path)}` : '';
+  return `${named === '' ? 'a file' : named}:${other} ${REASONS[error.code] ?? 'cannot be used'} (${error.code})`;
 }

@@ -439,7 +439,7 @@ async function runImport(args: readonly string[], io: CliIo, deps: IssuersDeps):
   if (file === undefined) throw new UsageError('give the file of entries: paygate-auth issuers import <file.json>');
   const given = unchangedSince(parsed);
   const bound = waitBound(parsed);
-  const entries = await readEntries(file, file);
+  const entries = await readEntries(file, 'the file of entries');
   const jwksAllowedHosts = allowedJwksHosts(parsed);
   checkRegistry(entries, jwksAllowedHosts);
   const by = await actor(parsed, deps);

@@ -40,7 +40,9 @@ export async function readToken(
     try {
       text = await readFile(file, 'utf8');
     } catch (error) {
-      throw new UsageError(`cannot read ${describeFileError(error, fileOption, file) ?? `${fileOption} ${file}: ${(error as Error).message}`}`);
+      throw new UsageError(
+        `cannot read ${describeFileError(error, fileOption, file) ?? `${fileOption} ${file}: ${(error as Error).message}`}`,
+      );
     }
   } else if (argument === '-' || (argument === undefined && !stdinIsTerminal)) text = await stdin();
   else if (argument !== undefined) text = argument;
