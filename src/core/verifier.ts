@@ -12,7 +12,7 @@ import { checkAllowedHosts } from './jwks-address.js';
 import type { FetchLike } from './jwks-fetch.js';
 import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds, elapsedMs } from './jwks-cache.js';
 import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
-import { booleanOption, describe, numberOption, rejectUnknownOptions } from './options.js';
+import { booleanOption, describe, functionOption, numberOption, rejectUnknownOptions } from './options.js';
 import { type IssuerEntry, IssuerRegistry, type RegisteredIssuer, type RegistryChange } from './registry.js';
 import { type CachedResult, ResultCache } from './result-cache.js';
 import { type PreparedKey, type SignatureEngine, type SignatureEngineName, createSignatureEngine } from './signature.js';
@@ -333,11 +333,6 @@ function checkAlgorithms(value: unknown): ReadonlySet<string> {
   return new Set(value);
 }
 
-function checkFunction<T>(name: string, value: unknown): T | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new TypeError(`${OWNER}: ${name} must be a function`);
-  return value as T | undefined;
-}
-
 /**
  * The bounds of a served max-age. The upper one defaults to `maxAge` (`jwksMaxAge`): the server
  * may shorten the cache, never lengthen it, unless `max` says otherwise.
@@ -429,7 +424,7 @@ class TokenVerifier implements Verifier {
     this.#allowedHosts = this.#givenAllowedHosts ?? new Set(this.#registry.jwksAllowedHosts);
     const verifier = this;
     this.audiences = checkAudiences(o.audience);
-    this.#now = checkFunction<() => number>('now', o.now) ?? (() => Date.now());
+    this.#now = functionOption<() => number>(OWNER, 'now', o.now) ?? (() => Date.now());
     this.maxTokenBytes = numberOption(OWNER, 'maxTokenBytes', o.maxTokenBytes, 8192, {
       min: 256,
       max: 1_048_576,
@@ -446,8 +441,8 @@ class TokenVerifier implements Verifier {
     };
     this.#algorithms = checkAlgorithms(o.algorithms);
     this.#engine = checkEngine(o.crypto);
-    this.#onEvent = checkFunction<VerifierEventListener>('onEvent', o.onEvent);
-    this.#trace = checkFunction<RuleTrace>('trace', o.trace);
+    this.#onEvent = functionOption<VerifierEventListener>(OWNER, 'onEvent', o.onEvent);
+    this.#trace = functionOption<RuleTrace>(OWNER, 'trace', o.trace);
     const useCache = booleanOption(OWNER, 'cache', o.cache, true) && this.#trace === undefined;
     const maxEntries = numberOption(OWNER, 'cacheMaxEntries', o.cacheMaxEntries, 10_000, {
       min: 1,
@@ -490,7 +485,7 @@ class TokenVerifier implements Verifier {
       backoffInitial: numberOption(OWNER, 'jwksBackoff', o.jwksBackoff, 1, { min: 0, max: DAY }),
       backoffMax: numberOption(OWNER, 'jwksBackoffMax', o.jwksBackoffMax, 60, { min: 0, max: DAY }),
       algorithms: this.#algorithms,
-      fetch: checkFunction<FetchLike>('fetch', o.fetch),
+      fetch: functionOption<FetchLike>(OWNER, 'fetch', o.fetch),
       now: this.#now,
       engine: this.#engine,
       onEvent: this.#onEvent,

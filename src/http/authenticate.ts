@@ -5,6 +5,7 @@
  */
 import type { AuthContext } from '../core/auth-context.js';
 import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
+import { rejectUnknownOptions } from '../core/options.js';
 import {
   DEFAULT_SCOPE_POLICY,
   type NormalizedScopeRequirement,
@@ -14,6 +15,9 @@ import {
 } from '../core/scopes.js';
 import type { Verifier } from '../core/verifier.js';
 import { type AuthorizationInput, extractBearerToken } from './authorization.js';
+
+/** The members of {@link AuthenticateInput}: any other is refused, naming the nearest. */
+const AUTHENTICATE_INPUT_NAMES: ReadonlySet<string> = new Set(['authorization', 'requiredScopes']);
 
 /** The outcome of {@link authenticate}. */
 export type AuthResult = { readonly ok: true; readonly auth: AuthContext } | { readonly ok: false; readonly error: AuthError };
@@ -141,10 +145,16 @@ export function authenticateChecked(
  * ```
  *
  * Every client fault is a `{ ok: false, error }` result, never an exception. A malformed
- * `requiredScopes` (a server misconfiguration) throws a `TypeError` at once; anything but an
+ * `requiredScopes` or an unknown member of `input` (a misspelt `requiredScope`: server
+ * misconfigurations) throws a `TypeError` at once; anything but an
  * `AuthError` from the verifier (a bug) is thrown on as it came: at once, or as the rejection.
  */
 export function authenticate(verifier: AuthenticatingVerifier, input: AuthenticateInput): AuthResult | Promise<AuthResult> {
+  // A misspelt member (`requiredScope`) would drop the route's scopes: refused, in JavaScript too.
+  // The loop costs a comparison or two per call; the full check runs only on a stranger.
+  for (const key in input) {
+    if (key !== 'authorization' && key !== 'requiredScopes') rejectUnknownOptions('authenticate', input, AUTHENTICATE_INPUT_NAMES);
+  }
   const requirement = input.requiredScopes === undefined ? undefined : normalizeScopeRequirement(input.requiredScopes);
   return authenticateChecked(verifier, input.authorization, requirement);
 }

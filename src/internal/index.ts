@@ -10,7 +10,15 @@ export { isJsonObject } from '../core/json-object.js';
 export { checkAllowedHosts } from '../core/jwks-address.js';
 export { MILLISECONDS_THRESHOLD } from '../core/hints.js';
 export { isLoopbackHost } from '../core/loopback.js';
-export { booleanOption } from '../core/options.js';
+export {
+  booleanOption,
+  describe as describeValue,
+  functionOption,
+  methodsOption,
+  numberOption,
+  optionsObject,
+  rejectUnknownOptions,
+} from '../core/options.js';
 export { MAX_ENTRY_LIFETIME, checkIssuerEntry, isHttpsUri } from '../core/registry.js';
 export { checkKeyHistoryEntry } from '../core/key-history.js';
 export { findNearMiss } from '../core/near-miss.js';

@@ -6,10 +6,19 @@
  * beside verification, never in it: a database that is down delays the sharing, nothing else.
  */
 import type { KeyHistoryEntry, Verifier } from '../index.js';
-import { quote } from '../internal/index.js';
+import { functionOption, methodsOption, numberOption, quote, rejectUnknownOptions } from '../internal/index.js';
 import { type RefusedKeyRow, readKeyHistoryRows, writeKeyHistory } from './key-history-table.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { type TableFollower, checkFunction, checkMs, poller } from './table-follower.js';
+import { type TableFollower, poller } from './table-follower.js';
+
+/** The members of {@link PostgresKeyHistoryOptions}: any other is refused, naming the nearest. */
+const POSTGRES_KEY_HISTORY_OPTION_NAMES: ReadonlySet<string> = new Set([
+  'flushInterval',
+  'statementTimeout',
+  'onError',
+  'onRecovered',
+  'onEvent',
+]);
 
 /** What the key history calls on a verifier. */
 export type KeyHistoryVerifier = Pick<Verifier, 'keyHistory' | 'mergeKeyHistory'>;
@@ -79,11 +88,13 @@ const OWNER = 'postgresKeyHistory';
 const LOG_PREFIX = 'paygate-auth/postgres: key history:';
 
 function checkVerifier(verifier: unknown): KeyHistoryVerifier {
-  const candidate = verifier as Partial<KeyHistoryVerifier> | null;
-  if (typeof candidate?.keyHistory !== 'function' || typeof candidate.mergeKeyHistory !== 'function') {
-    throw new TypeError('attach: verifier must be a Verifier (createVerifier())');
-  }
-  return candidate as KeyHistoryVerifier;
+  return methodsOption<KeyHistoryVerifier>(
+    'attach',
+    'verifier',
+    verifier,
+    ['keyHistory', 'mergeKeyHistory'],
+    'a Verifier (createVerifier())',
+  );
 }
 
 /** The flushes run as a table follower that only polls: every `flushInterval`, retried on failure. */
@@ -100,7 +111,7 @@ class SharedKeyHistory implements PostgresKeyHistory {
 
   constructor(db: SqlClient, options: PostgresKeyHistoryOptions) {
     this.#db = db;
-    checkFunction(OWNER, 'onEvent', options.onEvent);
+    functionOption(OWNER, 'onEvent', options.onEvent);
     this.#onEvent =
       options.onEvent ??
       ((event) =>
@@ -110,7 +121,12 @@ class SharedKeyHistory implements PostgresKeyHistory {
     ({ follower: this.#follower, onError: this.#onError } = poller(db, {
       owner: OWNER,
       logPrefix: LOG_PREFIX,
-      interval: checkMs(OWNER, 'flushInterval', options.flushInterval, 10_000, 100, 600_000),
+      interval: numberOption(OWNER, 'flushInterval', options.flushInterval, 10_000, {
+        min: 100,
+        max: 600_000,
+        integer: true,
+        unit: 'milliseconds',
+      }),
       statementTimeout: options.statementTimeout,
       onError: options.onError,
       onRecovered: options.onRecovered,
@@ -191,6 +207,7 @@ class SharedKeyHistory implements PostgresKeyHistory {
  * ```
  */
 export async function postgresKeyHistory(db: SqlClient, options: PostgresKeyHistoryOptions = {}): Promise<PostgresKeyHistory> {
+  rejectUnknownOptions('postgresKeyHistory', options, POSTGRES_KEY_HISTORY_OPTION_NAMES);
   const shared = new SharedKeyHistory(checkClient(db, OWNER), options);
   await shared.start();
   return shared;

@@ -8,13 +8,24 @@
  * loaded stays in force; verification never waits on the database.
  */
 import { IssuerRegistry, type RegistryChange, type Verifier } from '../index.js';
-import { capHint, checkAllowedHosts, quote } from '../internal/index.js';
+import { capHint, checkAllowedHosts, functionOption, quote, rejectUnknownOptions } from '../internal/index.js';
 import { readLastChange, readRegistrySnapshot } from './issuer-table.js';
 import { registryDigest } from './registry-digest.js';
 import { type RefusedRow, type RefusedRowRule, checkRegistryRows } from './registry-rows.js';
 import { REGISTRY_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { type FollowOptions, TableFollower, checkFunction, notifiedId, notify } from './table-follower.js';
+import { type FollowOptions, TableFollower, notifiedId, notify } from './table-follower.js';
+
+/** The members of {@link PostgresRegistryOptions}: any other is refused, naming the nearest. */
+const POSTGRES_REGISTRY_OPTION_NAMES: ReadonlySet<string> = new Set([
+  'onEvent',
+  'jwksAllowedHosts',
+  'listen',
+  'pollInterval',
+  'reconnectDelay',
+  'statementTimeout',
+  'heartbeatInterval',
+]);
 
 /** What a {@link PostgresRegistry} reports. */
 export type RegistryEvent =
@@ -151,7 +162,7 @@ class FollowedRegistry implements PostgresRegistry {
 
   constructor(db: SqlClient, options: PostgresRegistryOptions) {
     this.#db = db;
-    checkFunction(OWNER, 'onEvent', options.onEvent);
+    functionOption(OWNER, 'onEvent', options.onEvent);
     this.#jwksAllowedHosts = [...checkAllowedHosts(OWNER, 'jwksAllowedHosts', options.jwksAllowedHosts)];
     this.#registry = new IssuerRegistry([], { allowEmpty: true, jwksAllowedHosts: this.#jwksAllowedHosts });
     this.#onEvent = options.onEvent ?? logEvent;
@@ -240,7 +251,7 @@ class FollowedRegistry implements PostgresRegistry {
   }
 
   onApplied(listener: () => void): () => void {
-    checkFunction(OWNER, 'onApplied', listener);
+    functionOption(OWNER, 'onApplied', listener);
     this.#appliedListeners.add(listener);
     return () => {
       this.#appliedListeners.delete(listener);
@@ -280,6 +291,7 @@ class FollowedRegistry implements PostgresRegistry {
  * ```
  */
 export async function postgresRegistry(db: SqlClient, options: PostgresRegistryOptions = {}): Promise<PostgresRegistry> {
+  rejectUnknownOptions('postgresRegistry', options, POSTGRES_REGISTRY_OPTION_NAMES);
   const registry = new FollowedRegistry(checkClient(db, OWNER), options);
   await registry.start();
   return registry;

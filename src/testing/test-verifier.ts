@@ -4,8 +4,40 @@
  * JWKS is fetched wherever its issuer serves it now.
  */
 import { type FetchLike, IssuerRegistry, type Verifier, type VerifierOptions, createVerifier } from '../index.js';
-import { booleanOption } from '../internal/index.js';
+import { booleanOption, rejectUnknownOptions } from '../internal/index.js';
 import { type IssuerLink, type TestIssuer, issuerLink } from './test-issuer.js';
+
+/** The members of {@link TestVerifierOptions}: any other is refused, naming the nearest. */
+const TEST_VERIFIER_OPTION_NAMES: ReadonlySet<string> = new Set([
+  'now',
+  'clockTolerance',
+  'maxTokenBytes',
+  'maxTokenLifetime',
+  'algorithms',
+  'jwksMaxAge',
+  'jwksMaxAgeBounds',
+  'keyPublishLead',
+  'keyMaxAge',
+  'jwksTimeout',
+  'jwksMaxBytes',
+  'jwksMaxRedirects',
+  'jwksStaleWindow',
+  'jwksCooldown',
+  'jwksBackoff',
+  'jwksBackoffMax',
+  'jwksAllowedHosts',
+  'fetch',
+  'cache',
+  'cacheMaxEntries',
+  'cacheMaxBytes',
+  'cacheAdmission',
+  'keys',
+  'crypto',
+  'onEvent',
+  'trace',
+  'audience',
+  'followIssuers',
+]);
 
 /** Verifier options for {@link createTestVerifier}: `registry` comes from the issuers. */
 export type TestVerifierOptions = Omit<VerifierOptions, 'registry' | 'audience'> & {
@@ -96,6 +128,7 @@ function following(inner: Verifier, followed: readonly Followed[]): Verifier {
  * keeps up with the issuers (see {@link TestVerifierOptions.followIssuers}).
  */
 export function createTestVerifier(issuers: TestIssuer | readonly TestIssuer[], options: TestVerifierOptions = {}): Verifier {
+  rejectUnknownOptions('createTestVerifier', options, TEST_VERIFIER_OPTION_NAMES);
   const list = issuerList(issuers);
   const { followIssuers, audience, now, fetch, ...rest } = options;
   booleanOption('createTestVerifier', 'followIssuers', followIssuers, true);
