@@ -273,6 +273,13 @@ export interface Verifier {
    * @throws {TypeError} naming the entry and field, when an entry is bad (nothing changes then).
    */
   setRegistry(registry: IssuerRegistry | readonly IssuerEntry[]): RegistryChange;
+  /**
+   * Reports a refusal decided after verification (403 `insufficient_scope`: the token lacks a
+   * scope the route needs) to `onEvent` as a `verify_failure`, so that the listener sees every
+   * refusal. `authenticate()`, the adapters and `requireScopes(...)` call it; `undefined` when the
+   * verifier has no `onEvent` (there is nothing to report to).
+   */
+  readonly reportRefusal: ((error: AuthError, auth: AuthContext) => void) | undefined;
   /** The trusted issuers now (see {@link setRegistry}). */
   readonly registry: IssuerRegistry;
   readonly audiences: readonly string[];
@@ -398,6 +405,7 @@ class TokenVerifier implements Verifier {
   readonly maxTokenBytes: number;
   readonly verify: (token: string) => Promise<AuthContext>;
   readonly verifyNow: (token: string) => AuthContext | Promise<AuthContext>;
+  readonly reportRefusal: ((error: AuthError, auth: AuthContext) => void) | undefined;
   readonly #now: () => number;
   readonly #policy: ClaimPolicy;
   readonly #algorithms: ReadonlySet<string>;
@@ -498,6 +506,7 @@ class TokenVerifier implements Verifier {
     const reporting = this.#onEvent !== undefined || this.#trace !== undefined;
     const verifyNow = reporting ? (token: string) => this.#verifyReporting(token) : (token: string) => this.#verifyNow(token);
     this.verifyNow = verifyNow;
+    this.reportRefusal = this.#onEvent === undefined ? undefined : (error, auth) => this.#refused(error, auth);
     this.verify = (token) => {
       try {
         const result = verifyNow(token);
@@ -541,6 +550,23 @@ class TokenVerifier implements Verifier {
       });
     }
     return context;
+  }
+
+  /** Reports a refusal after verification (a scope the token lacks) as verification reports its own. */
+  #refused(error: AuthError, auth: AuthContext): void {
+    if (this.#onEvent === undefined) return;
+    emit(this.#onEvent, {
+      type: 'verify_failure',
+      code: error.code,
+      issuer: auth.issuer,
+      kid: null,
+      cached: false,
+      durationMs: 0,
+      ...(error.facts === undefined ? {} : { facts: error.facts }),
+      get hint() {
+        return error.hint;
+      },
+    });
   }
 
   /** Reports `error`, when it is an `AuthError`, to the trace and the event listener; returns it. */

@@ -37,9 +37,10 @@ export interface AuthenticateInput {
 
 /**
  * The verifier members {@link authenticate} uses: `verify`, and `verifyNow` where the verifier has
- * it (every verifier from `createVerifier()` does), so that a cached token is answered at once.
+ * it (every verifier from `createVerifier()` does), so that a cached token is answered at once;
+ * `reportRefusal`, where set, hears of each scope refusal (403), for the verifier's `onEvent`.
  */
-export type AuthenticatingVerifier = Pick<Verifier, 'verify'> & Partial<Pick<Verifier, 'verifyNow'>>;
+export type AuthenticatingVerifier = Pick<Verifier, 'verify'> & Partial<Pick<Verifier, 'verifyNow' | 'reportRefusal'>>;
 
 /** A requirement as given: one already normalized (adapters build theirs once) is used as it is. */
 export type AnyRequirement = ScopeRequirement | NormalizedScopeRequirement;
@@ -100,10 +101,12 @@ export function authorizeScopes(
   return error === null ? { ok: true } : { ok: false, error };
 }
 
-/** `auth` judged against the scopes: the result {@link authenticate} answers. */
-function judged(auth: AuthContext, requirement: NormalizedScopeRequirement | undefined): AuthResult {
+/** `auth` judged against the scopes: the result {@link authenticate} answers; a refusal is reported to the verifier. */
+function judged(verifier: AuthenticatingVerifier, auth: AuthContext, requirement: NormalizedScopeRequirement | undefined): AuthResult {
   const error = policyFailure(auth, requirement);
-  return error === null ? { ok: true, auth } : { ok: false, error };
+  if (error === null) return { ok: true, auth };
+  verifier.reportRefusal?.(error, auth);
+  return { ok: false, error };
 }
 
 /** A failure of the verification as a result; anything but an `AuthError` (a bug) is thrown on. */
@@ -128,8 +131,8 @@ export function authenticateChecked(
   } catch (error) {
     return failed(error);
   }
-  if (!(verified instanceof Promise)) return judged(verified, requirement);
-  return verified.then((auth) => judged(auth, requirement), failed);
+  if (!(verified instanceof Promise)) return judged(verifier, verified, requirement);
+  return verified.then((auth) => judged(verifier, auth, requirement), failed);
 }
 
 /**

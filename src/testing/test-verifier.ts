@@ -114,6 +114,7 @@ function following(inner: Verifier, followed: readonly Followed[]): Verifier {
     keyHistory: () => inner.keyHistory(),
     mergeKeyHistory: (entries) => inner.mergeKeyHistory(entries),
     setRegistry: (registry) => inner.setRegistry(registry),
+    reportRefusal: inner.reportRefusal,
     get registry() {
       return inner.registry;
     },

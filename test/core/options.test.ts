@@ -3,6 +3,7 @@
  * options object refusing a misspelt option, naming the nearest known one: in JavaScript (no type
  * to catch it) a misspelt option is otherwise a silent misconfiguration.
  */
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import * as express from '../../src/adapters/express/index.js';
 import * as fetchAdapter from '../../src/adapters/fetch/index.js';
@@ -109,7 +110,10 @@ const CALLS: readonly [string, string, string, () => unknown][] = [
     'fastify paygateAuth',
     'realms',
     'realm',
-    () => fastify.paygateAuth.call(undefined as never, undefined as never, { ...VERIFIER_OPTIONS, realms: 'x' } as never, () => undefined),
+    () =>
+      Fastify()
+        .register(fastify.paygateAuth, { ...VERIFIER_OPTIONS, realms: 'x' } as never)
+        .ready(),
   ],
   ['koa auth', 'allowPreflights', 'allowPreflight', () => koa.auth({ ...VERIFIER_OPTIONS, allowPreflights: true } as never)],
   [
