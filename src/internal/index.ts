@@ -23,6 +23,7 @@ export { MAX_ENTRY_LIFETIME, checkIssuerEntry, isHttpsUri } from '../core/regist
 export { checkKeyHistoryEntry } from '../core/key-history.js';
 export { findNearMiss } from '../core/near-miss.js';
 export { normalizeScopeRequirement } from '../core/scopes.js';
+export { VERIFIER_OPTION_NAMES } from '../core/verifier.js';
 export { scopeFailure } from '../http/authenticate.js';
 export { PROBLEM_TYPE_BASE, checkRealm } from '../http/error-response.js';
 export { deepFreeze } from './deep-freeze.js';

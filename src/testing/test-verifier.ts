@@ -4,38 +4,15 @@
  * JWKS is fetched wherever its issuer serves it now.
  */
 import { type FetchLike, IssuerRegistry, type Verifier, type VerifierOptions, createVerifier } from '../index.js';
-import { booleanOption, rejectUnknownOptions } from '../internal/index.js';
+import { VERIFIER_OPTION_NAMES, booleanOption, rejectUnknownOptions } from '../internal/index.js';
 import { type IssuerLink, type TestIssuer, issuerLink } from './test-issuer.js';
 
-/** The members of {@link TestVerifierOptions}: any other is refused, naming the nearest. */
+/**
+ * The members of {@link TestVerifierOptions}: the verifier's own (but `registry`, which the test
+ * issuers make) and `followIssuers`. Any other is refused, naming the nearest.
+ */
 const TEST_VERIFIER_OPTION_NAMES: ReadonlySet<string> = new Set([
-  'now',
-  'clockTolerance',
-  'maxTokenBytes',
-  'maxTokenLifetime',
-  'algorithms',
-  'jwksMaxAge',
-  'jwksMaxAgeBounds',
-  'keyPublishLead',
-  'keyMaxAge',
-  'jwksTimeout',
-  'jwksMaxBytes',
-  'jwksMaxRedirects',
-  'jwksStaleWindow',
-  'jwksCooldown',
-  'jwksBackoff',
-  'jwksBackoffMax',
-  'jwksAllowedHosts',
-  'fetch',
-  'cache',
-  'cacheMaxEntries',
-  'cacheMaxBytes',
-  'cacheAdmission',
-  'keys',
-  'crypto',
-  'onEvent',
-  'trace',
-  'audience',
+  ...[...VERIFIER_OPTION_NAMES].filter((name) => name !== 'registry'),
   'followIssuers',
 ]);
 
