@@ -8,10 +8,12 @@
  * file without changing it rebuilds nothing; a checkout that changes a file rebuilds, and so does
  * a dist/ built by hand after the recorded build (its sources are unknown).
  *
- * Quiet: one line on stderr while it builds (none when dist/ is current), the build's own output
- * only if the build fails. Stdout stays what the example prints (a token, say).
+ * On stderr while it builds (nothing when dist/ is current): a line when it starts, each stage of
+ * the build as it ends (ESM, CJS, the type declarations), a line every 15 s during a long stage
+ * (a busy machine can take minutes), and the build's whole output only if the build fails. Stdout
+ * stays what the example prints (a token, say).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -60,20 +62,51 @@ function isStale() {
   return entries.some((entry) => statSync(join(root, entry)).mtimeMs > recorded);
 }
 
+/** Seconds since `started`, for the progress lines. */
+const since = (started) => `${((performance.now() - started) / 1000).toFixed(1)} s`;
+
+/** Runs the build, telling stderr of each stage that ends; resolves its exit code and whole output. */
+function build(started) {
+  return new Promise((resolve) => {
+    const child = spawn('npm', ['run', 'build', '--silent'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      shell: process.platform === 'win32',
+    });
+    let output = '';
+    let pending = '';
+    const ticker = setInterval(() => process.stderr.write(`  still building… ${since(started)}\n`), 15_000);
+    const read = (chunk) => {
+      output += chunk;
+      const lines = (pending + chunk).split('\n');
+      pending = lines.pop() ?? '';
+      // tsup's stage lines: "ESM ⚡️ Build success in 812ms", "DTS Build start"…
+      for (const line of lines) {
+        const stage = /^(CJS|ESM|DTS)\b.*Build (start|success)/.exec(line);
+        if (stage) process.stderr.write(`  ${stage[1]} ${stage[2] === 'start' ? 'started' : 'done'} (${since(started)})\n`);
+      }
+    };
+    child.stdout.setEncoding('utf8').on('data', read);
+    child.stderr.setEncoding('utf8').on('data', read);
+    child.on('error', (error) => {
+      output += `${error.message}\n`;
+    });
+    child.on('close', (code) => {
+      clearInterval(ticker);
+      resolve({ code: code ?? 1, output });
+    });
+  });
+}
+
 if (isStale()) {
   const started = performance.now();
-  process.stderr.write('Building paygate-auth (dist/ is missing or out of date)… ');
-  const result = spawnSync('npm', ['run', 'build', '--silent'], {
-    cwd: root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    encoding: 'utf8',
-    shell: process.platform === 'win32',
-  });
-  if (result.status !== 0) {
-    process.stderr.write(`failed:\n${result.stdout ?? ''}${result.stderr ?? ''}${result.error ? `${result.error.message}\n` : ''}`);
-    process.exit(result.status ?? 1);
+  process.stderr.write('Building paygate-auth (dist/ is missing or out of date); this takes a minute or two…\n');
+  const { code, output } = await build(started);
+  if (code !== 0) {
+    process.stderr.write(`Building paygate-auth failed:\n${output}`);
+    process.exit(code);
   }
   mkdirSync(join(root, '.tmp'), { recursive: true });
   writeFileSync(HASH_FILE, current);
-  process.stderr.write(`done in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  process.stderr.write(`Built paygate-auth in ${since(started)}\n`);
 }

@@ -19,7 +19,7 @@
  * (`answerJwksHere`); without, it is served on an ephemeral port of 127.0.0.1.
  */
 import { randomUUID } from 'node:crypto';
-import { createVerifier } from 'paygate-auth';
+import { createVerifier, eventLine } from 'paygate-auth';
 import { createGateway } from './app.mjs';
 import {
   AUDIENCE,
@@ -103,13 +103,24 @@ function stopOnSignals(servers) {
   process.on('SIGTERM', stop);
 }
 
+/**
+ * The verifier's events an operator must see, one line each (hostile text capped and escaped by
+ * eventLine): key-hygiene breaches, registry changes, and keys removed (an operator's revoke-key
+ * among them). Successes, failures and cache events are left to the request log and metrics.
+ */
+const LOGGED_EVENTS = new Set(['key_used_early', 'key_rotation_overdue', 'key_withdrawn', 'registry_changed', 'keys_removed']);
+
+function logEvent(event) {
+  if (LOGGED_EVENTS.has(event.type)) console.log(`${new Date().toISOString()} event ${eventLine(event)}`);
+}
+
 async function main() {
   const port = portFromEnvironment();
   const { key, file, created } = await loadDemoKey();
   const shared = usesDatabase(process.env);
   const jwks = shared ? answerJwksHere(key) : await publishJwks(key);
   const stores = await openStores(process.env, { seeds: TENANT_SEEDS, memoryDirectory: demoDirectory(), issuers: [jwks.entry] });
-  const verifier = createVerifier({ registry: stores.registry, audience: AUDIENCE, fetch: jwks.fetch });
+  const verifier = createVerifier({ registry: stores.registry, audience: AUDIENCE, fetch: jwks.fetch, onEvent: logEvent });
   stores.attach(verifier);
   const gateway = createGateway({
     verifier,

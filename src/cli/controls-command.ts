@@ -4,13 +4,13 @@
 import { foldControls, readControlRecords } from '../postgres/index.js';
 import type { CliCommand } from './command.js';
 import { parseOptions } from './cli-options.js';
-import { DATABASE_HELP, withDatabase } from './database-url.js';
+import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { EXIT } from './run-cli.js';
 
 export const controlsCommand: CliCommand = {
   name: 'controls',
   summary: 'list the operator controls in force and the actions recorded (PostgreSQL)',
-  help: `Usage: paygate-auth controls [--json]
+  help: `Usage: paygate-auth controls [--json] [--database-url <url>]
 
 Lists the suspended issuers and revoked keys in force, then every recorded action, oldest first.
 
@@ -22,8 +22,8 @@ ${DATABASE_HELP}
 Exit codes: 0 listed, 1 the database failed, 2 usage.
 `,
   async run(args, io) {
-    const options = parseOptions(args, { json: { type: 'boolean' } }, 0);
-    const records = await withDatabase(io.env, (db) => readControlRecords(db));
+    const options = parseOptions(args, { json: { type: 'boolean' }, ...DATABASE_OPTIONS }, 0);
+    const records = await withDatabase(databaseTarget(options, io.env), (db) => readControlRecords(db));
     const state = foldControls(records);
     if (options.values.json === true) {
       const actions = records.map((record) => ({ ...record, recordedAt: record.recordedAt.toISOString() }));

@@ -4,7 +4,7 @@
 import { compactControls } from '../postgres/index.js';
 import type { CliCommand } from './command.js';
 import { parseOptions } from './cli-options.js';
-import { DATABASE_HELP, withDatabase } from './database-url.js';
+import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { EXIT } from './run-cli.js';
 
 /** Milliseconds the compaction statement may take from the command line. */
@@ -13,7 +13,7 @@ const COMPACT_TIMEOUT = 60_000;
 export const controlsCompactCommand: CliCommand = {
   name: 'controls compact',
   summary: 'fold the operator-controls table into one row per control in force (PostgreSQL)',
-  help: `Usage: paygate-auth controls compact
+  help: `Usage: paygate-auth controls compact [--database-url <url>]
 
 Keeps one row per revoked key and one per suspended issuer, and deletes every other action
 (resumptions, repeated actions, key refreshes already broadcast). Instances read only the
@@ -26,8 +26,8 @@ ${DATABASE_HELP}
 Exit codes: 0 compacted, 1 the database failed, 2 usage.
 `,
   async run(args, io) {
-    parseOptions(args, {}, 0);
-    const report = await withDatabase(io.env, (db) => compactControls(db, COMPACT_TIMEOUT));
+    const parsed = parseOptions(args, DATABASE_OPTIONS, 0);
+    const report = await withDatabase(databaseTarget(parsed, io.env), (db) => compactControls(db, COMPACT_TIMEOUT));
     io.stdout(`Compacted the operator controls: ${report.deleted} row${report.deleted === 1 ? '' : 's'} deleted, ${report.kept} kept.\n`);
     return EXIT.ok;
   },

@@ -1,30 +1,54 @@
 /**
- * The database of the PostgreSQL commands: `DATABASE_URL`, reached with `pg` (an optional peer,
- * loaded only when such a command runs).
+ * The database of the PostgreSQL commands: `--database-url`, else `DATABASE_URL`, reached with
+ * `pg` (an optional peer, loaded only when such a command runs). The URL is checked before `pg`
+ * sees it (a URL, of the `postgres:` scheme), connecting is bounded (`--connect-timeout`), and
+ * every message names the host and port, never the user's password.
  */
-import { UsageError } from './command.js';
+import { quote } from '../internal/index.js';
 import type { SqlClient } from '../postgres/index.js';
+import { type ParsedOptions, secondsValue, stringValue } from './cli-options.js';
+import { UsageError } from './command.js';
 
-/** The `--database-url <url>` option of a command: the database, in place of `DATABASE_URL`. */
-export const DATABASE_URL_OPTION = { 'database-url': { type: 'string' } } as const;
+/** The options of every command that reads the database. */
+export const DATABASE_OPTIONS = {
+  'database-url': { type: 'string' },
+  'connect-timeout': { type: 'string' },
+} as const;
 
-/** `env` with the `--database-url` value, when given, as its `DATABASE_URL`. */
-export function databaseEnv(
-  env: Readonly<Record<string, string | undefined>>,
-  databaseUrl: string | undefined,
-): Readonly<Record<string, string | undefined>> {
-  return databaseUrl === undefined ? env : { ...env, DATABASE_URL: databaseUrl };
+/** Seconds to wait for the database to answer when connecting, unless `--connect-timeout` says. */
+export const DEFAULT_CONNECT_TIMEOUT = 10;
+
+/** Longest `--connect-timeout`, in seconds. */
+const MAX_CONNECT_TIMEOUT = 600;
+
+/** Milliseconds one statement may take from the command line (a silent connection fails the command). */
+const QUERY_TIMEOUT = 60_000;
+
+/** The text every PostgreSQL command's `--help` ends with: the database options and DATABASE_URL. */
+export const DATABASE_HELP = `Database:
+  --database-url <url>         the database, in place of DATABASE_URL (which keeps the password
+                               out of the process list)
+  --connect-timeout <s>        how long to wait for the database to answer when connecting, in
+                               seconds (default ${DEFAULT_CONNECT_TIMEOUT})
+
+Environment:
+  DATABASE_URL  the PostgreSQL database, e.g. postgres://gateway@db.internal:5432/payments
+                (needs the pg package: npm install pg)`;
+
+/** The database a command is to reach, checked. */
+export interface DatabaseTarget {
+  /** A `postgres:` or `postgresql:` URL. */
+  readonly url: string;
+  /** Where the URL came from, for messages: `--database-url` or `DATABASE_URL`. */
+  readonly from: '--database-url' | 'DATABASE_URL';
+  /** Milliseconds to wait for the database to answer when connecting. */
+  readonly connectTimeout: number;
 }
 
 /** An open connection; `end()` closes it. */
 export interface CliDatabase extends SqlClient {
   end(): Promise<void>;
 }
-
-/** The environment text every PostgreSQL command's `--help` ends with. */
-export const DATABASE_HELP = `Environment:
-  DATABASE_URL  the PostgreSQL database, e.g. postgres://gateway@db.internal:5432/payments
-                (needs the pg package: npm install pg)`;
 
 /** What `import('pg')` gives, ESM or CommonJS. */
 interface PgModule {
@@ -40,14 +64,56 @@ interface PgModule {
   };
 }
 
-/** The address of `url` without user or password, for messages. */
-function where(url: string): string {
-  try {
-    const parsed = new URL(url);
-    return `${parsed.hostname || 'localhost'}${parsed.port === '' ? '' : `:${parsed.port}`}${parsed.pathname}`;
-  } catch {
-    return 'DATABASE_URL';
+const EXAMPLE = 'postgres://user@host:5432/name';
+
+/**
+ * What a message may show of a URL: its scheme, host, port and path, never its user or password.
+ * Text that is no URL is shown only past its last `@`, and not at all when it holds a `:` (a
+ * password may be anywhere in it).
+ */
+export function shownUrl(url: string): string {
+  if (URL.canParse(url)) {
+    const { protocol, hostname, port, pathname } = new URL(url);
+    const special = protocol === 'postgres:' || protocol === 'postgresql:';
+    return quote(`${protocol}//${hostname}${port === '' ? '' : `:${port}`}${special ? pathname : ''}`);
   }
+  const at = url.lastIndexOf('@');
+  if (at !== -1) return quote(`…${url.slice(at)}`);
+  return url.includes(':') ? '(not shown: it may hold a password)' : quote(url);
+}
+
+/** The host, port and database of `url`, for messages: `db.internal:5432/payments`. */
+function where(url: string): string {
+  const { hostname, port, pathname } = new URL(url);
+  return `${hostname === '' ? 'localhost' : hostname}:${port === '' ? '5432' : port}${pathname}`;
+}
+
+/** @throws {UsageError} when `url` is not a `postgres:` URL, saying what it is instead. */
+function checkUrl(url: string, from: DatabaseTarget['from']): void {
+  if (!URL.canParse(url)) throw new UsageError(`${from} is not a URL, got ${shownUrl(url)}: give the database as ${EXAMPLE}`);
+  const { protocol } = new URL(url);
+  if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
+    throw new UsageError(
+      `${from} must be a postgres: or postgresql: URL, got a ${quote(protocol)} URL (${shownUrl(url)}): give ${EXAMPLE}`,
+    );
+  }
+}
+
+/**
+ * The database `--database-url` (else `DATABASE_URL` of `env`) names, and `--connect-timeout`.
+ * @throws {UsageError} when none is named, it is not a `postgres:` URL, or the timeout is not a
+ * whole number of seconds from 1 to 600.
+ */
+export function databaseTarget(parsed: ParsedOptions | undefined, env: Readonly<Record<string, string | undefined>>): DatabaseTarget {
+  const given = parsed === undefined ? undefined : stringValue(parsed, 'database-url');
+  const from = given === undefined ? 'DATABASE_URL' : '--database-url';
+  const url = given ?? env.DATABASE_URL;
+  if (url === undefined || url.trim() === '') throw new UsageError(`DATABASE_URL is not set: give the PostgreSQL database as ${EXAMPLE}`);
+  checkUrl(url, from);
+  const seconds = (parsed === undefined ? undefined : secondsValue(parsed, 'connect-timeout')) ?? DEFAULT_CONNECT_TIMEOUT;
+  if (seconds > MAX_CONNECT_TIMEOUT)
+    throw new UsageError(`--connect-timeout must be at most ${MAX_CONNECT_TIMEOUT} seconds, got ${seconds}`);
+  return { url, from, connectTimeout: seconds * 1000 };
 }
 
 async function loadPg(): Promise<PgModule> {
@@ -57,50 +123,54 @@ async function loadPg(): Promise<PgModule> {
   } catch (error) {
     throw new Error(
       `this command needs the pg package, which is not installed: npm install pg (${error instanceof Error ? error.message : String(error)})`,
-      {
-        cause: error,
-      },
+      { cause: error },
     );
   }
 }
 
+/** What went wrong connecting to `target`, in words: a timeout, a refusal, an unknown host, or pg's own message. */
+function connectProblem(error: unknown, target: DatabaseTarget, elapsed: number): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  const message = error instanceof Error ? error.message : String(error);
+  if (elapsed >= target.connectTimeout || message === 'timeout expired') {
+    return `no answer within ${target.connectTimeout / 1000} s (the connect timeout; --connect-timeout <s> waits longer): check the host and port, and that no firewall drops the connection`;
+  }
+  if (code === 'ECONNREFUSED') return 'the connection was refused (ECONNREFUSED): is PostgreSQL running and listening on that port?';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return `the host name cannot be resolved (${code}): check ${target.from}`;
+  return message;
+}
+
 /**
- * Connects to `DATABASE_URL`.
- * @throws {UsageError} when it is not set. @throws {Error} naming the host when it cannot be reached.
+ * Connects to `target`, waiting at most its connect timeout.
+ * @throws {Error} saying what went wrong, naming the host and port (never the password).
  */
-export async function openDatabase(env: Readonly<Record<string, string | undefined>>): Promise<CliDatabase> {
-  const url = env.DATABASE_URL;
-  if (url === undefined || url.trim() === '')
-    throw new UsageError('DATABASE_URL is not set: give the PostgreSQL database as postgres://user@host:5432/name');
+export async function openDatabase(target: DatabaseTarget): Promise<CliDatabase> {
   const { Client } = await loadPg();
   // Every wait is bounded: connecting, and each statement (a silent connection fails the command).
   const client = new Client({
-    connectionString: url,
-    connectionTimeoutMillis: 10_000,
-    query_timeout: 60_000,
+    connectionString: target.url,
+    connectionTimeoutMillis: target.connectTimeout,
+    query_timeout: QUERY_TIMEOUT,
     keepAlive: true,
     application_name: 'paygate-auth-cli',
   });
   // A connection lost mid-command fails that command's query, reported below; pg also emits the
   // loss as an event, which with no listener would end the process with a stack trace instead.
   client.on('error', () => undefined);
+  const started = performance.now();
   try {
     await client.connect();
   } catch (error) {
+    const elapsed = performance.now() - started;
     await client.end().catch(() => undefined);
-    throw new Error(`cannot connect to the database at ${where(url)}: ${error instanceof Error ? error.message : String(error)}`, {
-      cause: error,
-    });
+    throw new Error(`cannot connect to the database at ${where(target.url)}: ${connectProblem(error, target, elapsed)}`, { cause: error });
   }
   return client;
 }
 
 /** Runs `work` on the database, closing it after; a missing schema is reported with its remedy. */
-export async function withDatabase<T>(
-  env: Readonly<Record<string, string | undefined>>,
-  work: (db: CliDatabase) => Promise<T>,
-): Promise<T> {
-  const db = await openDatabase(env);
+export async function withDatabase<T>(target: DatabaseTarget, work: (db: CliDatabase) => Promise<T>): Promise<T> {
+  const db = await openDatabase(target);
   try {
     return await work(db);
   } catch (error) {

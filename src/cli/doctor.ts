@@ -7,9 +7,11 @@
  * the token: a SHA-256 fingerprint names it.
  */
 import type { FetchLike, IssuerEntry } from '../index.js';
+import { quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
 import { readNow } from './doctor-time.js';
+import { describeFileError } from './file-errors.js';
 import { readEntries } from './entry-file.js';
 import { allowedJwksHosts, checkRegistry, gatewayCheck } from './gateway-check.js';
 import { EXIT } from './run-cli.js';
@@ -118,7 +120,7 @@ async function fileFetch(file: string): Promise<FetchLike> {
   try {
     await (await open(file)).close();
   } catch (error) {
-    throw new UsageError(`cannot read --jwks ${file}: ${(error as { code?: string }).code ?? 'error'}`);
+    throw new UsageError(`cannot read ${describeFileError(error, '--jwks', file) ?? `--jwks ${quote(file)}: ${String(error)}`}`);
   }
   const { createReadStream } = await import('node:fs');
   const { Readable } = await import('node:stream');

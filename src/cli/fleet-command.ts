@@ -7,7 +7,7 @@ import { quote } from '../internal/index.js';
 import { type FleetState, type InstanceRecord, LIVE_MARGIN, readFleet } from '../postgres/index.js';
 import type { CliCommand } from './command.js';
 import { parseOptions } from './cli-options.js';
-import { DATABASE_HELP, withDatabase } from './database-url.js';
+import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { allowedJwksHosts } from './gateway-check.js';
 import { EXIT } from './run-cli.js';
 
@@ -55,7 +55,7 @@ function tablesLine(fleet: FleetState): string {
 export const fleetCommand: CliCommand = {
   name: 'fleet',
   summary: 'the live instances and what each has applied: registry change and digest, controls, staleness (PostgreSQL)',
-  help: `Usage: paygate-auth fleet [--all] [--json] [--allow-jwks-host <host>]…
+  help: `Usage: paygate-auth fleet [--all] [--json] [--allow-jwks-host <host>]… [--database-url <url>]
 
 Prints what the registry table and the controls hold now (the registry's last change, its digest
 as every instance computes it, the last control), then each live instance as its heartbeat shows
@@ -77,11 +77,16 @@ Exit codes: 0 listed, 1 the database failed, 2 usage.
   async run(args, io) {
     const parsed = parseOptions(
       args,
-      { all: { type: 'boolean' }, json: { type: 'boolean' }, 'allow-jwks-host': { type: 'string', multiple: true } },
+      {
+        all: { type: 'boolean' },
+        json: { type: 'boolean' },
+        'allow-jwks-host': { type: 'string', multiple: true },
+        ...DATABASE_OPTIONS,
+      },
       0,
     );
     const jwksAllowedHosts = allowedJwksHosts(parsed);
-    const fleet = await withDatabase(io.env, (db) => readFleet(db, { statementTimeout: 60_000, jwksAllowedHosts }));
+    const fleet = await withDatabase(databaseTarget(parsed, io.env), (db) => readFleet(db, { statementTimeout: 60_000, jwksAllowedHosts }));
     const shown = parsed.values.all === true ? fleet.instances : fleet.instances.filter((instance) => instance.live);
     if (parsed.values.json === true) {
       io.stdout(`${JSON.stringify({ registry: fleet.registry, control: fleet.control, instances: shown }, null, 2)}\n`);

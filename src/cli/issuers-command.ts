@@ -21,7 +21,7 @@ import type { FetchLike, IssuerEntry } from '../index.js';
 import { oneLineJson, quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
-import { type CliDatabase, DATABASE_HELP, DATABASE_URL_OPTION, databaseEnv, withDatabase } from './database-url.js';
+import { type CliDatabase, DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { readEntries } from './entry-file.js';
 import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
 import { allowedJwksHosts, checkRegistry, shown } from './gateway-check.js';
@@ -57,7 +57,7 @@ const ENTRY_OPTIONS = {
 } as const;
 const FIELD_FLAGS = ['jwks-uri', 'product', 'tenant', 'max-token-lifetime', 'subject-must-equal-issuer'] as const;
 
-const CHANGE_OPTIONS = { ...DATABASE_URL_OPTION, by: STRING, json: FLAG, ...WAIT_OPTIONS } as const;
+const CHANGE_OPTIONS = { ...DATABASE_OPTIONS, by: STRING, json: FLAG, ...WAIT_OPTIONS } as const;
 const CHECK_OPTIONS = {
   ...ENTRY_OPTIONS,
   ...CHANGE_OPTIONS,
@@ -99,9 +99,7 @@ special-purpose address (loopback, private, link-local, cloud metadata…) is re
 const COMMON_HELP = `  --by <name>                  who makes the change, kept in the audit trail beside the database
                                role (default: the OS user)
 ${WAIT_HELP}
-  --json                       print the change as one JSON line (the check's lines go to stderr)
-  --database-url <url>         the database, in place of DATABASE_URL (which keeps the password
-                               out of the process list)`;
+  --json                       print the change as one JSON line (the check's lines go to stderr)`;
 
 function usage(name: string, text: string): string {
   return `Usage: paygate-auth issuers ${name}\n\n${text}\n\n${DATABASE_HELP}\n`;
@@ -163,7 +161,7 @@ async function actor(parsed: ParsedOptions, deps: IssuersDeps): Promise<string> 
 
 /** Runs `work` on the database of `--database-url` or DATABASE_URL. */
 function onDatabase<T>(parsed: ParsedOptions, io: CliIo, work: (db: CliDatabase) => Promise<T>): Promise<T> {
-  return withDatabase(databaseEnv(io.env, stringValue(parsed, 'database-url')), work);
+  return withDatabase(databaseTarget(parsed, io.env), work);
 }
 
 /** A change the table refuses for its options (an actor too long, say) is a usage mistake. */
@@ -379,7 +377,7 @@ async function runRemove(args: readonly string[], io: CliIo, deps: IssuersDeps):
 }
 
 async function runList(args: readonly string[], io: CliIo): Promise<number> {
-  const parsed = parseOptions(args, { ...DATABASE_URL_OPTION, json: FLAG, 'allow-jwks-host': STRINGS }, 0);
+  const parsed = parseOptions(args, { ...DATABASE_OPTIONS, json: FLAG, 'allow-jwks-host': STRINGS }, 0);
   const jwksAllowedHosts = allowedJwksHosts(parsed);
   // The change id first: the rows read after it are as new as it, or newer (refused, never lost).
   const { last, records } = await onDatabase(parsed, io, async (db) => ({
@@ -405,7 +403,7 @@ async function runList(args: readonly string[], io: CliIo): Promise<number> {
 const SHOWN_CHANGES = 10;
 
 async function runShow(args: readonly string[], io: CliIo): Promise<number> {
-  const parsed = parseOptions(args, { issuer: STRING, ...DATABASE_URL_OPTION, json: FLAG }, 1);
+  const parsed = parseOptions(args, { issuer: STRING, ...DATABASE_OPTIONS, json: FLAG }, 1);
   const issuer = parsed.positionals[0] ?? requiredValue(parsed, 'issuer');
   const { record, changes } = await onDatabase(parsed, io, async (db) => ({
     record: (await readIssuers(db)).find((item) => item.issuer === issuer),
@@ -426,7 +424,7 @@ async function runShow(args: readonly string[], io: CliIo): Promise<number> {
 }
 
 async function runHistory(args: readonly string[], io: CliIo): Promise<number> {
-  const parsed = parseOptions(args, { ...DATABASE_URL_OPTION, json: FLAG }, 1);
+  const parsed = parseOptions(args, { ...DATABASE_OPTIONS, json: FLAG }, 1);
   const issuer = parsed.positionals[0];
   const changes = await onDatabase(parsed, io, (db) => readIssuerChanges(db, issuer === undefined ? {} : { issuer }));
   if (parsed.values.json === true) io.stdout(`${oneLineJson(changes)}\n`);
@@ -441,7 +439,7 @@ async function runImport(args: readonly string[], io: CliIo, deps: IssuersDeps):
   if (file === undefined) throw new UsageError('give the file of entries: paygate-auth issuers import <file.json>');
   const given = unchangedSince(parsed);
   const bound = waitBound(parsed);
-  const entries = await readEntries(file, file);
+  const entries = await readEntries(file, 'the file of entries');
   const jwksAllowedHosts = allowedJwksHosts(parsed);
   checkRegistry(entries, jwksAllowedHosts);
   const by = await actor(parsed, deps);

@@ -6,6 +6,7 @@
 import { generateKeyFile } from '../issuer/index.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue, stringValue } from './cli-options.js';
+import { describeFileError } from './file-errors.js';
 import { EXIT } from './run-cli.js';
 
 const HELP = `Usage: paygate-auth keys generate --out <private-key-file> [options]
@@ -28,6 +29,12 @@ const OPTIONS = {
   jwks: { type: 'string' },
 } as const;
 
+/** A file error of `option`'s file as one line naming it (and `more`); any other error as it is. */
+function cannotWrite(error: unknown, option: string, file: string, more = ''): unknown {
+  const problem = describeFileError(error, option, file);
+  return problem === undefined ? error : new Error(`cannot write ${problem}${more}`, { cause: error });
+}
+
 /** `paygate-auth keys generate`. */
 export const keysGenerateCommand: CliCommand = {
   name: 'keys generate',
@@ -43,11 +50,17 @@ export const keysGenerateCommand: CliCommand = {
     if (modulusLength !== 2048 && modulusLength !== 3072 && modulusLength !== 4096)
       throw new UsageError('--modulus-length must be 2048, 3072 or 4096');
     const jwksFile = stringValue(parsed, 'jwks');
-    const publicJwk = await generateKeyFile(out, { format, modulusLength });
+    const publicJwk = await generateKeyFile(out, { format, modulusLength }).catch((error: unknown) => {
+      throw cannotWrite(error, '--out', out);
+    });
     const { kid } = publicJwk;
     if (jwksFile !== undefined) {
       const { writeFile } = await import('node:fs/promises');
-      await writeFile(jwksFile, `${JSON.stringify({ keys: [publicJwk] }, null, 2)}\n`, { flag: 'wx', mode: 0o644 });
+      await writeFile(jwksFile, `${JSON.stringify({ keys: [publicJwk] }, null, 2)}\n`, { flag: 'wx', mode: 0o644 }).catch(
+        (error: unknown) => {
+          throw cannotWrite(error, '--jwks', jwksFile, `; the private key was written to ${out} (kid ${kid})`);
+        },
+      );
     }
     io.stdout(`${JSON.stringify(publicJwk, null, 2)}\n`);
     io.stderr(

@@ -8,7 +8,7 @@ import { quote, quoteList } from '../internal/index.js';
 import { readKeyHistory } from '../postgres/index.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, stringValue } from './cli-options.js';
-import { DATABASE_HELP, withDatabase } from './database-url.js';
+import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { describeDuration, describeTime, isoSeconds, readNow } from './doctor-time.js';
 import { EXIT } from './run-cli.js';
 
@@ -57,7 +57,7 @@ function describeHistory(keys: readonly KeyHistoryEntry[], issuer: string | unde
 export const keysStatusCommand: CliCommand = {
   name: 'keys status',
   summary: "each issuer's keys: first seen, first and last used, age, breaches (PostgreSQL)",
-  help: `Usage: paygate-auth keys status [issuer] [--json] [--now <date|seconds>]
+  help: `Usage: paygate-auth keys status [issuer] [--json] [--now <date|seconds>] [--database-url <url>]
 
 Prints, per issuer and kid, what the gateway's verifiers recorded in the shared key history
 (postgresKeyHistory): when the key was first seen in the issuer's JWKS and its age, when it was
@@ -77,11 +77,11 @@ ${DATABASE_HELP}
 Exit codes: 0 listed, 1 the database failed, 2 usage.
 `,
   async run(args, io) {
-    const parsed = parseOptions(args, { json: { type: 'boolean' }, now: { type: 'string' } }, 1);
+    const parsed = parseOptions(args, { json: { type: 'boolean' }, now: { type: 'string' }, ...DATABASE_OPTIONS }, 1);
     const now = readNow(stringValue(parsed, 'now'), Date.now);
     const [issuer] = parsed.positionals;
     if (issuer === '') throw new UsageError('the issuer must not be empty');
-    const keys = await withDatabase(io.env, (db) =>
+    const keys = await withDatabase(databaseTarget(parsed, io.env), (db) =>
       readKeyHistory(db, issuer === undefined ? { statementTimeout: READ_TIMEOUT } : { issuer, statementTimeout: READ_TIMEOUT }),
     );
     if (parsed.values.json === true) {

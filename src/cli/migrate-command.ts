@@ -5,7 +5,7 @@
 import { DEFAULT_ROLES, type MigrateOptions, SCHEMA_AREAS, type SchemaArea, migrate } from '../postgres/index.js';
 import { type CliCommand, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, stringValue } from './cli-options.js';
-import { DATABASE_HELP, withDatabase } from './database-url.js';
+import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { EXIT } from './run-cli.js';
 
 function readArea(value: string | undefined): SchemaArea | undefined {
@@ -28,15 +28,17 @@ const OPTIONS = {
   roles: { type: 'boolean' },
   'gateway-role': { type: 'string' },
   'operator-role': { type: 'string' },
+  ...DATABASE_OPTIONS,
 } as const;
 
 export const migrateCommand: CliCommand = {
   name: 'migrate',
   summary: 'create or upgrade the PostgreSQL tables (links, operator controls, directory, issuer registry, key history, fleet)',
-  help: `Usage: paygate-auth migrate [--only links|controls|directory|registry|keys|fleet] [--roles]
+  help: `Usage: paygate-auth migrate [--only links|controls|directory|registry|keys|fleet] [--roles] [--database-url <url>]
 
-Creates the tables of paygate-auth/postgres in DATABASE_URL, or upgrades them to this version's
-schema. Safe to run again, and from several instances at once: each version is applied once.
+Creates the tables of paygate-auth/postgres in the database (--database-url or DATABASE_URL), or
+upgrades them to this version's schema. Safe to run again, and from several instances at once:
+each version is applied once.
 
 Options:
   --only <area>           one area alone: links (payment links and idempotency keys), controls
@@ -63,7 +65,7 @@ create a role, 2 usage.
     const only = readArea(stringValue(parsed, 'only'));
     const roles = readRoles(parsed);
     const options: MigrateOptions = { ...(only === undefined ? {} : { only }), ...(roles === undefined ? {} : { roles }) };
-    const report = await withDatabase(io.env, (db) =>
+    const report = await withDatabase(databaseTarget(parsed, io.env), (db) =>
       migrate(db, options).catch((error: unknown) => {
         // A bad role name is the command line's mistake.
         if (error instanceof TypeError)

@@ -1,13 +1,13 @@
 /**
  * The commands recording an operator control (`revoke-key`, `suspend-issuer`, `resume-issuer`,
  * `refresh-keys`), one row of a table each: read `--issuer` (and `--kid`), refuse an issuer the
- * registry table does not register (unless `--force`), record the action in DATABASE_URL (which
- * notifies every attached instance), and say what was done.
+ * registry table does not register (unless `--force`), record the action in the database
+ * (`--database-url` or DATABASE_URL, which notifies every attached instance), and say what was done.
  */
 import { type ControlAction, type ControlRecord, checkControlRequest, recordControl } from '../postgres/index.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue } from './cli-options.js';
-import { DATABASE_HELP, withDatabase } from './database-url.js';
+import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
 import { requireRegistered } from './registered-issuer.js';
 
@@ -28,7 +28,7 @@ const FLAG = { type: 'boolean' } as const;
 /** A command recording `spec.action`. */
 function controlCommand(spec: ControlCommandSpec): CliCommand {
   const withKid = spec.action === 'revoke_key';
-  const usage = `paygate-auth ${spec.name} --issuer <iss>${withKid ? ' --kid <kid>' : ''} [--force] [--wait [--wait-timeout <s>]]`;
+  const usage = `paygate-auth ${spec.name} --issuer <iss>${withKid ? ' --kid <kid>' : ''} [--force] [--wait [--wait-timeout <s>]] [--database-url <url>]`;
   return {
     name: spec.name,
     summary: spec.summary,
@@ -55,7 +55,9 @@ had not applied it within --wait-timeout, 2 usage.
     async run(args, io) {
       const options = parseOptions(
         args,
-        withKid ? { issuer: STRING, kid: STRING, force: FLAG, ...WAIT_OPTIONS } : { issuer: STRING, force: FLAG, ...WAIT_OPTIONS },
+        withKid
+          ? { issuer: STRING, kid: STRING, force: FLAG, ...WAIT_OPTIONS, ...DATABASE_OPTIONS }
+          : { issuer: STRING, force: FLAG, ...WAIT_OPTIONS, ...DATABASE_OPTIONS },
         0,
       );
       const bound = waitBound(options);
@@ -67,7 +69,7 @@ had not applied it within --wait-timeout, 2 usage.
       } catch (error) {
         throw new UsageError(error instanceof Error ? error.message.replace(`${spec.name}: `, '') : String(error));
       }
-      return withDatabase(io.env, async (db) => {
+      return withDatabase(databaseTarget(options, io.env), async (db) => {
         if (options.values.force !== true) await requireRegistered(db, request.issuer);
         const record = await recordControl(db, request);
         io.stdout(`${spec.done(record)} (control #${record.id}, ${record.recordedAt.toISOString()}).\n`);

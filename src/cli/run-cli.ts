@@ -1,8 +1,12 @@
 /**
- * The command line's dispatcher: picks the command named by the first words, answers `--help`,
- * and turns failures into exit codes (0 done, 1 the command failed, 2 a usage mistake).
+ * The command line's dispatcher: picks the command named by the first words, answers `--help`
+ * (for the whole command line, a group of commands such as `issuers`, or one command) and
+ * `--version`, and turns failures into exit codes (0 done, 1 the command failed, 2 a usage
+ * mistake). A failure is one line on standard error, never a stack trace.
  */
 import { type CliCommand, type CliIo, UsageError } from './command.js';
+import { describeFileError } from './file-errors.js';
+import { VERSION } from './version.js';
 
 /** Exit codes shared by every command. */
 export const EXIT = Object.freeze({ ok: 0, failed: 1, usage: 2 } as const);
@@ -11,16 +15,40 @@ function isHelp(word: string | undefined): boolean {
   return word === '--help' || word === '-h' || word === 'help';
 }
 
-function listing(commands: readonly CliCommand[]): string {
+function isVersion(word: string | undefined): boolean {
+  return word === '--version' || word === '-v';
+}
+
+function commandLines(commands: readonly CliCommand[]): string[] {
   const width = Math.max(0, ...commands.map((command) => command.name.length));
-  const lines = commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`);
+  return commands.map((command) => `  ${command.name.padEnd(width)}  ${command.summary}`);
+}
+
+function listing(commands: readonly CliCommand[]): string {
   return [
     'Usage: paygate-auth <command> [options]',
     '',
     'Commands:',
-    ...lines,
+    ...commandLines(commands),
     '',
-    'Run "paygate-auth <command> --help" for a command\'s options.',
+    'Run "paygate-auth <command> --help" for a command\'s options, "paygate-auth --version" for the version.',
+    '',
+  ].join('\n');
+}
+
+/** The commands of group `word` (`issuers`, `keys`…): those whose name is `word` and one more word. */
+function groupOf(commands: readonly CliCommand[], word: string | undefined): readonly CliCommand[] {
+  return word === undefined ? [] : commands.filter((command) => command.name.startsWith(`${word} `));
+}
+
+function groupListing(word: string, group: readonly CliCommand[]): string {
+  return [
+    `Usage: paygate-auth ${word} <command> [options]`,
+    '',
+    `Commands of "${word}":`,
+    ...commandLines(group),
+    '',
+    `Run "paygate-auth ${word} <command> --help" for a command's options.`,
     '',
   ].join('\n');
 }
@@ -34,20 +62,62 @@ function find(commands: readonly CliCommand[], args: readonly string[]): { comma
   return byOne === undefined ? undefined : { command: byOne, rest: args.slice(1) };
 }
 
+/** `command`'s help, and the commands of the group it names, if any (`controls`, `controls compact`). */
+function helpOf(command: CliCommand, commands: readonly CliCommand[]): string {
+  const help = command.help.endsWith('\n') ? command.help : `${command.help}\n`;
+  const group = groupOf(commands, command.name);
+  return group.length === 0 ? help : `${help}\nMore commands of "${command.name}":\n${commandLines(group).join('\n')}\n`;
+}
+
+/** Answers a group's name alone (to stderr, exit 2) or with `--help` (to stdout, exit 0), or names an unknown command of it. */
+function answerGroup(args: readonly string[], io: CliIo, word: string, group: readonly CliCommand[]): number {
+  const [, next] = args;
+  if (next === undefined) {
+    io.stderr(groupListing(word, group));
+    return EXIT.usage;
+  }
+  if (isHelp(next)) {
+    io.stdout(groupListing(word, group));
+    return EXIT.ok;
+  }
+  io.stderr(`paygate-auth: unknown command "${word} ${next}".\n\n${groupListing(word, group)}`);
+  return EXIT.usage;
+}
+
+/** A failure as the one line printed for it: a file error names its file; anything else its message. */
+function failureLine(error: unknown): string {
+  return describeFileError(error) ?? (error instanceof Error ? error.message : String(error));
+}
+
 /** Runs the command line `args` (without `node` and the script); resolves the exit code. */
 export async function runCli(args: readonly string[], io: CliIo, commands: readonly CliCommand[]): Promise<number> {
-  if (args.length === 0 || isHelp(args[0])) {
-    (args.length === 0 ? io.stderr : io.stdout)(listing(commands));
-    return args.length === 0 ? EXIT.usage : EXIT.ok;
+  const [first] = args;
+  if (args.length === 0) {
+    io.stderr(listing(commands));
+    return EXIT.usage;
+  }
+  if (isVersion(first) && args.length === 1) {
+    io.stdout(`${VERSION}\n`);
+    return EXIT.ok;
+  }
+  // `paygate-auth help issuers` is `paygate-auth issuers --help`.
+  if (isHelp(first)) {
+    if (args.length === 1 || isHelp(args[1])) {
+      io.stdout(listing(commands));
+      return EXIT.ok;
+    }
+    return runCli([...args.slice(1), '--help'], io, commands);
   }
   const found = find(commands, args);
   if (found === undefined) {
+    const group = groupOf(commands, first);
+    if (first !== undefined && group.length > 0) return answerGroup(args, io, first, group);
     io.stderr(`paygate-auth: unknown command "${args.slice(0, 2).join(' ')}".\n\n${listing(commands)}`);
     return EXIT.usage;
   }
   const { command, rest } = found;
   if (rest.some(isHelp)) {
-    io.stdout(command.help.endsWith('\n') ? command.help : `${command.help}\n`);
+    io.stdout(helpOf(command, commands));
     return EXIT.ok;
   }
   try {
@@ -57,7 +127,7 @@ export async function runCli(args: readonly string[], io: CliIo, commands: reado
       io.stderr(`paygate-auth ${command.name}: ${error.message}\nRun "paygate-auth ${command.name} --help" for its options.\n`);
       return EXIT.usage;
     }
-    io.stderr(`paygate-auth ${command.name}: ${error instanceof Error ? error.message : String(error)}\n`);
+    io.stderr(`paygate-auth ${command.name}: ${failureLine(error)}\n`);
     return EXIT.failed;
   }
 }

@@ -3,6 +3,7 @@
  * without showing it: a short SHA-256 fingerprint.
  */
 import { UsageError } from './command.js';
+import { describeFileError } from './file-errors.js';
 
 /** Reads all of standard input. */
 export type StdinReader = () => Promise<string>;
@@ -39,7 +40,9 @@ export async function readToken(
     try {
       text = await readFile(file, 'utf8');
     } catch (error) {
-      throw new UsageError(`cannot read ${fileOption} ${file}: ${(error as Error).message}`);
+      throw new UsageError(
+        `cannot read ${describeFileError(error, fileOption, file) ?? `${fileOption} ${file}: ${(error as Error).message}`}`,
+      );
     }
   } else if (argument === '-' || (argument === undefined && !stdinIsTerminal)) text = await stdin();
   else if (argument !== undefined) text = argument;

@@ -6,6 +6,7 @@
 import { IssuerError, KeyStoreError, readPrivateKeyFile, signToken } from '../issuer/index.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
+import { describeFileError } from './file-errors.js';
 import { EXIT } from './run-cli.js';
 
 const HELP = `Usage: paygate-auth token sign --key <private-key-file> --issuer <iss> --audience <aud> --tenant <ern> --scope <scope> [options]
@@ -96,6 +97,11 @@ export const tokenSignCommand: CliCommand = {
       }
       if (error instanceof KeyStoreError) {
         io.stderr(`paygate-auth token sign: refused (${error.code}, --key): ${error.message}\n`);
+        return EXIT.failed;
+      }
+      const unreadable = describeFileError(error, '--key', keyFile);
+      if (unreadable !== undefined) {
+        io.stderr(`paygate-auth token sign: cannot read ${unreadable}\n`);
         return EXIT.failed;
       }
       throw error;

@@ -2,9 +2,13 @@
  * The issuer registry: which issuers are trusted, where their keys are, and which resource-name
  * namespaces (products, and for a limited integration, tenants) each may act for.
  */
+import { rejectUnknownOptions } from './options.js';
 import { isNamePart } from './ern.js';
 import { JwksAddressError, checkAllowedHosts, screenJwksHost } from './jwks-address.js';
 import { isAllowedJwksUrl } from './loopback.js';
+
+/** The members of {@link IssuerRegistryOptions}: any other is refused, naming the nearest. */
+const ISSUER_REGISTRY_OPTION_NAMES: ReadonlySet<string> = new Set(['allowEmpty', 'jwksAllowedHosts']);
 
 /** One trusted issuer, as registered. */
 export interface IssuerEntry {
@@ -271,6 +275,7 @@ export class IssuerRegistry {
   readonly #derivedFrom: { readonly base: WeakRef<IssuerRegistry>; readonly change: RegistryChange } | undefined;
 
   constructor(entries: Iterable<IssuerEntry>, options: IssuerRegistryOptions = {}) {
+    rejectUnknownOptions('IssuerRegistry', options, ISSUER_REGISTRY_OPTION_NAMES);
     if (entries === null || typeof entries !== 'object' || typeof (entries as Iterable<unknown>)[Symbol.iterator] !== 'function') {
       throw new TypeError('IssuerRegistry: entries must be an array of issuer entries');
     }

@@ -12,7 +12,7 @@ import { checkAllowedHosts } from './jwks-address.js';
 import type { FetchLike } from './jwks-fetch.js';
 import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds, elapsedMs } from './jwks-cache.js';
 import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
-import { booleanOption, describe, numberOption, rejectUnknownOptions } from './options.js';
+import { booleanOption, describe, functionOption, numberOption, rejectUnknownOptions } from './options.js';
 import { type IssuerEntry, IssuerRegistry, type RegisteredIssuer, type RegistryChange } from './registry.js';
 import { type CachedResult, ResultCache } from './result-cache.js';
 import { type PreparedKey, type SignatureEngine, type SignatureEngineName, createSignatureEngine } from './signature.js';
@@ -283,6 +283,13 @@ export interface Verifier {
    * @throws {TypeError} naming the entry and field, when an entry is bad (nothing changes then).
    */
   setRegistry(registry: IssuerRegistry | readonly IssuerEntry[]): RegistryChange;
+  /**
+   * Reports a refusal decided after verification (403 `insufficient_scope`: the token lacks a
+   * scope the route needs) to `onEvent` as a `verify_failure`, so that the listener sees every
+   * refusal. `authenticate()`, the adapters and `requireScopes(...)` call it; `undefined` when the
+   * verifier has no `onEvent` (there is nothing to report to).
+   */
+  readonly reportRefusal: ((error: AuthError, auth: AuthContext) => void) | undefined;
   /** The trusted issuers now (see {@link setRegistry}). */
   readonly registry: IssuerRegistry;
   readonly audiences: readonly string[];
@@ -341,11 +348,6 @@ function checkAlgorithms(value: unknown): ReadonlySet<string> {
     throw new TypeError(`${OWNER}: algorithms must be a non-empty array of ${RSA_ALGORITHMS.join(', ')}`);
   }
   return new Set(value);
-}
-
-function checkFunction<T>(name: string, value: unknown): T | undefined {
-  if (value !== undefined && typeof value !== 'function') throw new TypeError(`${OWNER}: ${name} must be a function`);
-  return value as T | undefined;
 }
 
 /**
@@ -413,6 +415,7 @@ class TokenVerifier implements Verifier {
   readonly maxTokenBytes: number;
   readonly verify: (token: string) => Promise<AuthContext>;
   readonly verifyNow: (token: string) => AuthContext | Promise<AuthContext>;
+  readonly reportRefusal: ((error: AuthError, auth: AuthContext) => void) | undefined;
   readonly #now: () => number;
   readonly #policy: ClaimPolicy;
   readonly #algorithms: ReadonlySet<string>;
@@ -441,7 +444,7 @@ class TokenVerifier implements Verifier {
     this.#allowedHosts = this.#givenAllowedHosts ?? new Set(this.#registry.jwksAllowedHosts);
     const verifier = this;
     this.audiences = checkAudiences(o.audience);
-    this.#now = checkFunction<() => number>('now', o.now) ?? (() => Date.now());
+    this.#now = functionOption<() => number>(OWNER, 'now', o.now) ?? (() => Date.now());
     this.maxTokenBytes = numberOption(OWNER, 'maxTokenBytes', o.maxTokenBytes, 8192, {
       min: 256,
       max: 1_048_576,
@@ -458,8 +461,8 @@ class TokenVerifier implements Verifier {
     };
     this.#algorithms = checkAlgorithms(o.algorithms);
     this.#engine = checkEngine(o.crypto);
-    this.#onEvent = checkFunction<VerifierEventListener>('onEvent', o.onEvent);
-    this.#trace = checkFunction<RuleTrace>('trace', o.trace);
+    this.#onEvent = functionOption<VerifierEventListener>(OWNER, 'onEvent', o.onEvent);
+    this.#trace = functionOption<RuleTrace>(OWNER, 'trace', o.trace);
     const useCache = booleanOption(OWNER, 'cache', o.cache, true) && this.#trace === undefined;
     const maxEntries = numberOption(OWNER, 'cacheMaxEntries', o.cacheMaxEntries, 10_000, {
       min: 1,
@@ -504,7 +507,7 @@ class TokenVerifier implements Verifier {
       backoffInitial: numberOption(OWNER, 'jwksBackoff', o.jwksBackoff, 1, { min: 0, max: DAY }),
       backoffMax: numberOption(OWNER, 'jwksBackoffMax', o.jwksBackoffMax, 60, { min: 0, max: DAY }),
       algorithms: this.#algorithms,
-      fetch: checkFunction<FetchLike>('fetch', o.fetch),
+      fetch: functionOption<FetchLike>(OWNER, 'fetch', o.fetch),
       now: this.#now,
       engine: this.#engine,
       onEvent: this.#onEvent,
@@ -517,6 +520,7 @@ class TokenVerifier implements Verifier {
     const reporting = this.#onEvent !== undefined || this.#trace !== undefined;
     const verifyNow = reporting ? (token: string) => this.#verifyReporting(token) : (token: string) => this.#verifyNow(token);
     this.verifyNow = verifyNow;
+    this.reportRefusal = this.#onEvent === undefined ? undefined : (error, auth) => this.#refused(error, auth);
     this.verify = (token) => {
       try {
         const result = verifyNow(token);
@@ -560,6 +564,23 @@ class TokenVerifier implements Verifier {
       });
     }
     return context;
+  }
+
+  /** Reports a refusal after verification (a scope the token lacks) as verification reports its own. */
+  #refused(error: AuthError, auth: AuthContext): void {
+    if (this.#onEvent === undefined) return;
+    emit(this.#onEvent, {
+      type: 'verify_failure',
+      code: error.code,
+      issuer: auth.issuer,
+      kid: null,
+      cached: false,
+      durationMs: 0,
+      ...(error.facts === undefined ? {} : { facts: error.facts }),
+      get hint() {
+        return error.hint;
+      },
+    });
   }
 
   /** Reports `error`, when it is an `AuthError`, to the trace and the event listener; returns it. */

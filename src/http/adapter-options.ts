@@ -1,7 +1,7 @@
 /**
  * The one options object every framework adapter takes, checked once when the middleware is made.
  */
-import { booleanOption, describe, rejectUnknownOptions } from '../core/options.js';
+import { booleanOption, describe, methodsOption, rejectUnknownOptions } from '../core/options.js';
 import { type NormalizedScopeRequirement, type ScopeRequirement, normalizeScopeRequirement } from '../core/scopes.js';
 import { VERIFIER_OPTION_NAMES, type VerifierOptions, createVerifier } from '../core/verifier.js';
 import type { AuthenticatingVerifier } from './authenticate.js';
@@ -95,16 +95,9 @@ export function stableRequirement(requirement: unknown, label: string): Normaliz
 }
 
 function checkVerifier(owner: string, value: unknown): AuthenticatingVerifier {
-  const candidate = value as Partial<AuthenticatingVerifier> | null;
-  if (
-    typeof candidate !== 'object' ||
-    candidate === null ||
-    typeof candidate.verify !== 'function' ||
-    (candidate.verifyNow !== undefined && typeof candidate.verifyNow !== 'function')
-  ) {
-    throw new TypeError(`${owner}: verifier must be a verifier from createVerifier(), got ${describe(value)}`);
-  }
-  return candidate as AuthenticatingVerifier;
+  // `verifyNow` is optional (a hand-made verifier may have `verify` alone), but a function if there.
+  const methods = (value as Partial<AuthenticatingVerifier> | null)?.verifyNow === undefined ? ['verify'] : ['verify', 'verifyNow'];
+  return methodsOption<AuthenticatingVerifier>(owner, 'verifier', value, methods, 'a verifier from createVerifier()');
 }
 
 function verifierFrom(owner: string, options: Record<string, unknown>): AuthenticatingVerifier {

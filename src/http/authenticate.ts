@@ -5,6 +5,7 @@
  */
 import type { AuthContext } from '../core/auth-context.js';
 import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
+import { rejectUnknownOptions } from '../core/options.js';
 import {
   DEFAULT_SCOPE_POLICY,
   type NormalizedScopeRequirement,
@@ -14,6 +15,9 @@ import {
 } from '../core/scopes.js';
 import type { Verifier } from '../core/verifier.js';
 import { type AuthorizationInput, extractBearerToken } from './authorization.js';
+
+/** The members of {@link AuthenticateInput}: any other is refused, naming the nearest. */
+const AUTHENTICATE_INPUT_NAMES: ReadonlySet<string> = new Set(['authorization', 'requiredScopes']);
 
 /** The outcome of {@link authenticate}. */
 export type AuthResult = { readonly ok: true; readonly auth: AuthContext } | { readonly ok: false; readonly error: AuthError };
@@ -33,9 +37,10 @@ export interface AuthenticateInput {
 
 /**
  * The verifier members {@link authenticate} uses: `verify`, and `verifyNow` where the verifier has
- * it (every verifier from `createVerifier()` does), so that a cached token is answered at once.
+ * it (every verifier from `createVerifier()` does), so that a cached token is answered at once;
+ * `reportRefusal`, where set, hears of each scope refusal (403), for the verifier's `onEvent`.
  */
-export type AuthenticatingVerifier = Pick<Verifier, 'verify'> & Partial<Pick<Verifier, 'verifyNow'>>;
+export type AuthenticatingVerifier = Pick<Verifier, 'verify'> & Partial<Pick<Verifier, 'verifyNow' | 'reportRefusal'>>;
 
 /** A requirement as given: one already normalized (adapters build theirs once) is used as it is. */
 export type AnyRequirement = ScopeRequirement | NormalizedScopeRequirement;
@@ -96,10 +101,12 @@ export function authorizeScopes(
   return error === null ? { ok: true } : { ok: false, error };
 }
 
-/** `auth` judged against the scopes: the result {@link authenticate} answers. */
-function judged(auth: AuthContext, requirement: NormalizedScopeRequirement | undefined): AuthResult {
+/** `auth` judged against the scopes: the result {@link authenticate} answers; a refusal is reported to the verifier. */
+function judged(verifier: AuthenticatingVerifier, auth: AuthContext, requirement: NormalizedScopeRequirement | undefined): AuthResult {
   const error = policyFailure(auth, requirement);
-  return error === null ? { ok: true, auth } : { ok: false, error };
+  if (error === null) return { ok: true, auth };
+  verifier.reportRefusal?.(error, auth);
+  return { ok: false, error };
 }
 
 /** A failure of the verification as a result; anything but an `AuthError` (a bug) is thrown on. */
@@ -124,8 +131,8 @@ export function authenticateChecked(
   } catch (error) {
     return failed(error);
   }
-  if (!(verified instanceof Promise)) return judged(verified, requirement);
-  return verified.then((auth) => judged(auth, requirement), failed);
+  if (!(verified instanceof Promise)) return judged(verifier, verified, requirement);
+  return verified.then((auth) => judged(verifier, auth, requirement), failed);
 }
 
 /**
@@ -141,10 +148,16 @@ export function authenticateChecked(
  * ```
  *
  * Every client fault is a `{ ok: false, error }` result, never an exception. A malformed
- * `requiredScopes` (a server misconfiguration) throws a `TypeError` at once; anything but an
+ * `requiredScopes` or an unknown member of `input` (a misspelt `requiredScope`: server
+ * misconfigurations) throws a `TypeError` at once; anything but an
  * `AuthError` from the verifier (a bug) is thrown on as it came: at once, or as the rejection.
  */
 export function authenticate(verifier: AuthenticatingVerifier, input: AuthenticateInput): AuthResult | Promise<AuthResult> {
+  // A misspelt member (`requiredScope`) would drop the route's scopes: refused, in JavaScript too.
+  // The loop costs a comparison or two per call; the full check runs only on a stranger.
+  for (const key in input) {
+    if (key !== 'authorization' && key !== 'requiredScopes') rejectUnknownOptions('authenticate', input, AUTHENTICATE_INPUT_NAMES);
+  }
   const requirement = input.requiredScopes === undefined ? undefined : normalizeScopeRequirement(input.requiredScopes);
   return authenticateChecked(verifier, input.authorization, requirement);
 }

@@ -3,7 +3,10 @@
  * RFC 9457 `application/problem+json` body. Neither ever carries the token or key material.
  */
 import { AUTH_ERROR_CODES, type AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
-import { booleanOption } from '../core/options.js';
+import { booleanOption, rejectUnknownOptions } from '../core/options.js';
+
+/** The members of {@link ErrorResponseOptions}: any other is refused, naming the nearest. */
+const ERROR_RESPONSE_OPTION_NAMES: ReadonlySet<string> = new Set(['realm', 'exposeHints']);
 
 /**
  * An RFC 9457 problem, with this package's stable `code` (and the `claim` at fault, if one; the
@@ -126,6 +129,7 @@ function fromAuthError(error: AuthError, realm: string, exposeHints: boolean): E
  * @throws {TypeError} when `realm` or `exposeHints` is malformed.
  */
 export function toErrorResponse(error: unknown, options: ErrorResponseOptions = {}): ErrorResponse {
+  rejectUnknownOptions('toErrorResponse', options, ERROR_RESPONSE_OPTION_NAMES);
   const realm = checkRealm(options.realm);
   const exposeHints = checkExposeHints(options.exposeHints);
   if (isAuthError(error)) return fromAuthError(error, realm, exposeHints);

@@ -6,6 +6,7 @@
  * calls the framework's next step in the same turn; else as a promise.
  */
 import type { AuthContext } from '../core/auth-context.js';
+import { isAuthError } from '../core/errors.js';
 import type { NormalizedScopeRequirement } from '../core/scopes.js';
 import type { AdapterSettings } from './adapter-options.js';
 import { type AnyRequirement, type AuthResult, authenticateChecked, authorizeScopes, requirementFailure } from './authenticate.js';
@@ -54,9 +55,17 @@ const UNGATED: Pick<AdapterSettings, 'realm' | 'forwardErrors' | 'exposeHints'> 
 
 type Gated = { [GATED_WITH]?: AdapterSettings };
 
-/** Records `settings` on `request`, unless `requireScopes(...)` would answer as they say anyway. */
+/**
+ * Records `settings` on `request`, unless `requireScopes(...)` would answer as they say anyway and
+ * has no refusal to report (the verifier has no `onEvent`).
+ */
 function remember(request: object, settings: AdapterSettings): void {
-  if (settings.realm === UNGATED.realm && settings.forwardErrors === UNGATED.forwardErrors && settings.exposeHints === UNGATED.exposeHints)
+  if (
+    settings.realm === UNGATED.realm &&
+    settings.forwardErrors === UNGATED.forwardErrors &&
+    settings.exposeHints === UNGATED.exposeHints &&
+    settings.verifier.reportRefusal === undefined
+  )
     return;
   if (Object.isExtensible(request)) (request as Gated)[GATED_WITH] = settings;
 }
@@ -99,7 +108,9 @@ function settle(result: AuthResult, settings: AdapterSettings, routeScopes: Norm
   if (!result.ok) return failure(result.error, settings);
   if (routeScopes === undefined) return result;
   const missing = requirementFailure(result.auth, routeScopes);
-  return missing === null ? result : failure(missing, settings);
+  if (missing === null) return result;
+  settings.verifier.reportRefusal?.(missing, result.auth);
+  return failure(missing, settings);
 }
 
 /**
@@ -139,5 +150,8 @@ export function gateScopes(
   requirement: AnyRequirement,
 ): { readonly ok: true } | GateFailure {
   const checked = authorizeScopes(auth, requirement);
-  return checked.ok ? checked : failure(checked.error, (request as Gated)[GATED_WITH] ?? UNGATED);
+  if (checked.ok) return checked;
+  const gated = (request as Gated)[GATED_WITH];
+  if (auth !== null && auth !== undefined && isAuthError(checked.error)) gated?.verifier.reportRefusal?.(checked.error, auth);
+  return failure(checked.error, gated ?? UNGATED);
 }

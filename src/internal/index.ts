@@ -10,11 +10,20 @@ export { isJsonObject } from '../core/json-object.js';
 export { checkAllowedHosts } from '../core/jwks-address.js';
 export { MILLISECONDS_THRESHOLD } from '../core/hints.js';
 export { isLoopbackHost } from '../core/loopback.js';
-export { booleanOption } from '../core/options.js';
+export {
+  booleanOption,
+  describe as describeValue,
+  functionOption,
+  methodsOption,
+  numberOption,
+  optionsObject,
+  rejectUnknownOptions,
+} from '../core/options.js';
 export { MAX_ENTRY_LIFETIME, checkIssuerEntry, deriveRegistry, isHttpsUri } from '../core/registry.js';
 export { WITHDRAWN_KEPT, checkKeyHistoryEntry } from '../core/key-history.js';
 export { findNearMiss } from '../core/near-miss.js';
 export { normalizeScopeRequirement } from '../core/scopes.js';
+export { VERIFIER_OPTION_NAMES } from '../core/verifier.js';
 export { scopeFailure } from '../http/authenticate.js';
 export { PROBLEM_TYPE_BASE, checkRealm } from '../http/error-response.js';
 export { deepFreeze } from './deep-freeze.js';

@@ -4,7 +4,7 @@
  * importing `paygate-auth/issuer` stays possible on runtimes without it.
  */
 import type { RsaPublicJwk } from '../index.js';
-import { quote } from '../internal/index.js';
+import { numberOption, quote, rejectUnknownOptions } from '../internal/index.js';
 import { hasCode, removeFileDurably, writeFileDurably } from './durable-file.js';
 import { KeyStoreError } from './errors.js';
 import {
@@ -16,8 +16,10 @@ import {
   writePrivateKeyFile,
 } from './key-file.js';
 import type { KeyRecord, KeyStore } from './key-store.js';
-import { secondsOption } from './options.js';
 import { type CryptoKey, checkModulusLength, signRs256 } from './rsa-key.js';
+
+/** The members of {@link FileKeyStoreOptions}: any other is refused, naming the nearest. */
+const FILE_KEY_STORE_OPTION_NAMES: ReadonlySet<string> = new Set(['directory', 'format', 'modulusLength', 'sweepAfter']);
 
 /** Options of {@link FileKeyStore}. */
 export interface FileKeyStoreOptions {
@@ -133,6 +135,7 @@ export class FileKeyStore implements KeyStore {
   #checked: Promise<void> | undefined;
 
   constructor(options: FileKeyStoreOptions) {
+    rejectUnknownOptions('FileKeyStore', options, FILE_KEY_STORE_OPTION_NAMES);
     if (typeof options !== 'object' || options === null || typeof options.directory !== 'string' || options.directory === '') {
       throw new TypeError('FileKeyStore: directory must be a non-empty path');
     }
@@ -142,7 +145,7 @@ export class FileKeyStore implements KeyStore {
     this.directory = options.directory;
     this.format = options.format ?? 'pkcs8';
     this.#modulusLength = checkModulusLength('FileKeyStore: modulusLength', options.modulusLength);
-    this.#sweepAfter = secondsOption('FileKeyStore: sweepAfter', options.sweepAfter, 60, { min: 0, max: 86_400 });
+    this.#sweepAfter = numberOption('FileKeyStore', 'sweepAfter', options.sweepAfter, 60, { unit: 'seconds', min: 0, max: 86_400 });
   }
 
   #node(): Promise<{ fs: Fs; path: Path }> {

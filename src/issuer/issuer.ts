@@ -3,11 +3,11 @@
  * gateway accepts. Runs on Node and on WebCrypto runtimes (Workers, Deno, Bun).
  */
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
-import { MAX_ENTRY_LIFETIME, booleanOption, isHttpsUri } from '../internal/index.js';
+import { booleanOption, isHttpsUri, MAX_ENTRY_LIFETIME, numberOption, rejectUnknownOptions } from '../internal/index.js';
 import { signClaims } from './compact.js';
 import { IssuerError, KeyStoreError } from './errors.js';
 import { type KeyRecord, type KeyStore, checkKeyStore } from './key-store.js';
-import { namesOption, rejectUnknownOptions, secondsOption, textOption } from './options.js';
+import { namesOption, textOption } from './options.js';
 import { modulusBits } from './rsa-key.js';
 import {
   type RotationOptions,
@@ -291,19 +291,22 @@ class RotatingIssuer implements Issuer {
     this.#now = (o.now as (() => number) | undefined) ?? Date.now;
     this.rotation = checkRotation(o.rotation);
     this.standby = booleanOption(OWNER, 'standby', o.standby, true);
-    this.maxLifetime = secondsOption(`${OWNER}: maxLifetime`, o.maxLifetime, DAY, {
+    this.maxLifetime = numberOption(OWNER, 'maxLifetime', o.maxLifetime, DAY, {
+      unit: 'seconds',
       min: 0,
       max: MAX_ENTRY_LIFETIME,
       exclusiveMin: true,
     });
-    const lifetime = secondsOption(`${OWNER}: lifetime`, o.lifetime, 300, {
+    const lifetime = numberOption(OWNER, 'lifetime', o.lifetime, 300, {
+      unit: 'seconds',
       min: 0,
       max: this.maxLifetime,
       exclusiveMin: true,
     });
     if (!Number.isInteger(lifetime)) throw new TypeError(`${OWNER}: lifetime must be a whole number of seconds`);
     booleanOption(OWNER, 'emitExp', o.emitExp, true);
-    const maxAge = secondsOption(`${OWNER}: jwksMaxAge`, o.jwksMaxAge, Math.min(600, this.rotation.publishLead), {
+    const maxAge = numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, Math.min(600, this.rotation.publishLead), {
+      unit: 'seconds',
       min: 0,
       max: this.rotation.publishLead,
     });
@@ -539,7 +542,7 @@ class RotatingIssuer implements Issuer {
   }
 
   startSchedule(options: { readonly every?: number; readonly onError?: (error: unknown) => void } = {}): ScheduleTimer {
-    const every = secondsOption('startSchedule: every', options.every, 300, { min: 1, max: DAY });
+    const every = numberOption('startSchedule', 'every', options.every, 300, { unit: 'seconds', min: 1, max: DAY });
     const onError = options.onError ?? (() => undefined);
     const timer = setInterval(() => {
       this.tick().catch(onError);

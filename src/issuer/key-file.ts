@@ -3,11 +3,18 @@
  * read back (PKCS#8 PEM or a private JWK) with the checks `FileKeyStore` applies to its own.
  * `node:fs` is loaded only when a function here is called.
  */
+import { rejectUnknownOptions } from '../internal/index.js';
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, importJWK, importPKCS8 } from 'jose';
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 import { hasCode, writeFileDurably } from './durable-file.js';
 import { KeyStoreError } from './errors.js';
 import { type CryptoKey, checkModulusLength, generateRsaKeyPair } from './rsa-key.js';
+
+/** The members of {@link ReadPrivateKeyFileOptions}: any other is refused, naming the nearest. */
+const READ_PRIVATE_KEY_FILE_OPTION_NAMES: ReadonlySet<string> = new Set(['kid']);
+
+/** The members of {@link GenerateKeyFileOptions}: any other is refused, naming the nearest. */
+const GENERATE_KEY_FILE_OPTION_NAMES: ReadonlySet<string> = new Set(['format', 'modulusLength']);
 
 /** How a private key file is written. */
 export type PrivateKeyFormat = 'pkcs8' | 'jwk';
@@ -55,6 +62,7 @@ const PRIVATE_FILE_MODE = 0o600;
  * @throws {KeyStoreError} `key_exists` when `file` exists: a key file is never overwritten.
  */
 export async function generateKeyFile(file: string, options: GenerateKeyFileOptions = {}): Promise<RsaPublicJwk> {
+  rejectUnknownOptions('generateKeyFile', options, GENERATE_KEY_FILE_OPTION_NAMES);
   if (typeof file !== 'string' || file === '') throw new TypeError('generateKeyFile: file must be a non-empty path');
   const format = options.format ?? 'pkcs8';
   if (format !== 'pkcs8' && format !== 'jwk') throw new TypeError('generateKeyFile: format must be "pkcs8" or "jwk"');
@@ -86,6 +94,7 @@ export async function generateKeyText(
  * an RSA modulus under 2048 bits, naming its size.
  */
 export async function readPrivateKeyFile(file: string, options: ReadPrivateKeyFileOptions = {}): Promise<SigningKey> {
+  rejectUnknownOptions('readPrivateKeyFile', options, READ_PRIVATE_KEY_FILE_OPTION_NAMES);
   if (options.kid !== undefined && (typeof options.kid !== 'string' || options.kid === ''))
     throw new TypeError('readPrivateKeyFile: kid must be a non-empty string');
   const { readFile } = await import('node:fs/promises');

@@ -1,35 +1,8 @@
 /**
- * Checks of the issuer's options: each bad value throws a `TypeError` naming the option.
+ * Checks of the issuer's own kinds of option (names, text); numbers, booleans and unknown options
+ * are checked by the package's one home of option checks (src/core/options.ts, through src/internal).
  */
 import { ErnError, formatTenantErn } from '../index.js';
-
-/** A number of seconds within `[min, max]` (or `(min, max]` with `exclusiveMin`), or `fallback`. */
-export function secondsOption(
-  name: string,
-  value: unknown,
-  fallback: number,
-  limits: { readonly min: number; readonly max: number; readonly exclusiveMin?: boolean },
-): number {
-  if (value === undefined) return fallback;
-  const low = limits.exclusiveMin === true ? `above ${limits.min}` : `at least ${limits.min}`;
-  if (
-    typeof value !== 'number' ||
-    !Number.isFinite(value) ||
-    value > limits.max ||
-    value < limits.min ||
-    (limits.exclusiveMin === true && value === limits.min)
-  ) {
-    throw new TypeError(`${name} must be a number of seconds ${low} and at most ${limits.max}`);
-  }
-  return value;
-}
-
-/** Throws a `TypeError` for any member of `options` not in `known`. */
-export function rejectUnknownOptions(owner: string, options: object, known: ReadonlySet<string>): void {
-  for (const key of Object.keys(options)) {
-    if (!known.has(key)) throw new TypeError(`${owner}: unknown option "${key}" (expected one of ${[...known].join(', ')})`);
-  }
-}
 
 /** A non-empty string without surrounding white space. */
 export function textOption(name: string, value: unknown): string {

@@ -12,8 +12,8 @@
  * signs: when the signing key is compromised, the standby takes over at once, for the rest of that
  * key's turn. A standby leaves the JWKS once a younger one may sign, having signed nothing.
  */
+import { numberOption, rejectUnknownOptions } from '../internal/index.js';
 import type { KeyRecord } from './key-store.js';
-import { rejectUnknownOptions, secondsOption } from './options.js';
 
 /** The rotation schedule's settings, in seconds. */
 export interface RotationOptions {
@@ -60,16 +60,19 @@ export function checkRotation(value: unknown): RotationPolicy {
   if (typeof value !== 'object' || value === null) throw new TypeError('createIssuer: rotation must be an object');
   rejectUnknownOptions('createIssuer: rotation', value, KNOWN);
   const o = value as Record<string, unknown>;
-  const interval = secondsOption('createIssuer: rotation.interval', o.interval, DEFAULT_ROTATION.interval, {
+  const interval = numberOption('createIssuer', 'rotation.interval', o.interval, DEFAULT_ROTATION.interval, {
+    unit: 'seconds',
     min: 0,
     max: 365 * DAY,
     exclusiveMin: true,
   });
-  const publishLead = secondsOption('createIssuer: rotation.publishLead', o.publishLead, DEFAULT_ROTATION.publishLead, {
+  const publishLead = numberOption('createIssuer', 'rotation.publishLead', o.publishLead, DEFAULT_ROTATION.publishLead, {
+    unit: 'seconds',
     min: 0,
     max: 30 * DAY,
   });
-  const retentionMargin = secondsOption('createIssuer: rotation.retentionMargin', o.retentionMargin, DEFAULT_ROTATION.retentionMargin, {
+  const retentionMargin = numberOption('createIssuer', 'rotation.retentionMargin', o.retentionMargin, DEFAULT_ROTATION.retentionMargin, {
+    unit: 'seconds',
     min: 0,
     max: 30 * DAY,
   });

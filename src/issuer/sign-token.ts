@@ -3,10 +3,10 @@
  * `sign()`: for trying things out and for tests, without a key store or a rotation schedule.
  */
 import { parseTenantErn } from '../index.js';
-import { MAX_ENTRY_LIFETIME, booleanOption } from '../internal/index.js';
+import { booleanOption, MAX_ENTRY_LIFETIME, numberOption, rejectUnknownOptions } from '../internal/index.js';
 import { signClaims } from './compact.js';
 import type { SigningKey } from './key-file.js';
-import { namesOption, rejectUnknownOptions, secondsOption, textOption } from './options.js';
+import { namesOption, textOption } from './options.js';
 import { signRs256 } from './rsa-key.js';
 import { type ClaimSettings, type SignInput, buildClaims } from './token-claims.js';
 
@@ -63,7 +63,8 @@ function settingsOf(options: SignTokenOptions, tenant: unknown): ClaimSettings {
   else if (!Array.isArray(audience) || audience.length === 0)
     throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them`);
   else for (const [index, item] of (audience as unknown[]).entries()) textOption(`${OWNER}: audience[${index}]`, item);
-  const maxLifetime = secondsOption(`${OWNER}: maxLifetime`, options.maxLifetime, 86_400, {
+  const maxLifetime = numberOption(OWNER, 'maxLifetime', options.maxLifetime, 86_400, {
+    unit: 'seconds',
     min: 0,
     max: MAX_ENTRY_LIFETIME,
     exclusiveMin: true,

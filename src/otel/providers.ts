@@ -2,6 +2,7 @@
  * Where the instruments and spans go: the providers given, or the global ones, and whether an
  * OpenTelemetry SDK is behind them. With none, nothing is instrumented and nothing costs.
  */
+import { methodsOption } from '../internal/index.js';
 import {
   type Meter,
   type MeterProvider,
@@ -37,11 +38,8 @@ export interface Reporters {
 }
 
 function checkProvider(name: string, value: unknown, method: string): void {
-  if (value !== undefined && typeof (value as Record<string, unknown> | null)?.[method] !== 'function') {
-    throw new TypeError(
-      `createTelemetry: ${name} must be an OpenTelemetry ${name.replace(/^./, (c) => c.toUpperCase())} (with ${method}()), got ${typeof value}`,
-    );
-  }
+  if (value !== undefined)
+    methodsOption('createTelemetry', name, value, [method], `an OpenTelemetry ${name.replace(/^./, (c) => c.toUpperCase())}`);
 }
 
 /**

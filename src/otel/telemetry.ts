@@ -2,11 +2,15 @@
  * The entry point of paygate-auth/otel: one object that builds instrumented verifiers and wires
  * the PostgreSQL followers, reporting to the providers given or the global ones.
  */
+import { rejectUnknownOptions } from '../internal/index.js';
 import { type Verifier, type VerifierEventListener, type VerifierOptions, createVerifier } from '../index.js';
 import type { PostgresControlsOptions, PostgresKeyHistoryOptions, PostgresRegistryOptions } from '../postgres/index.js';
 import { FollowerTelemetry } from './follower-telemetry.js';
 import { type TelemetryOptions, reporters } from './providers.js';
 import { VerifierTelemetry } from './verifier-telemetry.js';
+
+/** The members of {@link TelemetryOptions}: any other is refused, naming the nearest. */
+const TELEMETRY_OPTION_NAMES: ReadonlySet<string> = new Set(['meterProvider', 'tracerProvider']);
 
 /** Metrics and traces of paygate-auth, for one set of providers. */
 export interface Telemetry {
@@ -55,6 +59,7 @@ function both(ours: VerifierEventListener, yours: VerifierEventListener | undefi
  * ```
  */
 export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
+  rejectUnknownOptions('createTelemetry', options, TELEMETRY_OPTION_NAMES);
   const { meter, tracer } = reporters(options);
   const enabled = meter !== null || tracer !== null;
   const verifiers = new VerifierTelemetry(meter, tracer);

@@ -2,7 +2,7 @@
  * `GET /payment-links/:id`: a link of the caller's tenant, where a new link's `Location` points.
  * Another tenant's link is 404, as if it did not exist.
  */
-import { checkRealm } from '../internal/index.js';
+import { checkRealm, rejectUnknownOptions } from '../internal/index.js';
 import { LINK_SCOPE, checkCaller } from './caller.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
 import type { Handler, HandlerResponse } from './handler-request.js';
@@ -10,6 +10,9 @@ import { isUuid } from './ids.js';
 import { type StoredPaymentLink, toPaymentLink } from './payment-link.js';
 import type { PaymentLinkStore } from './payment-link-store.js';
 import { StorageUnavailableError, storageUnavailable } from './storage-unavailable.js';
+
+/** The members of {@link GetPaymentLinkHandlerOptions}: any other is refused, naming the nearest. */
+const GET_PAYMENT_LINK_HANDLER_OPTION_NAMES: ReadonlySet<string> = new Set(['store', 'realm']);
 
 /** Options of {@link createGetPaymentLinkHandler}. */
 export interface GetPaymentLinkHandlerOptions {
@@ -28,6 +31,7 @@ export interface GetPaymentLinkHandlerOptions {
  * @throws {TypeError} naming the option at fault.
  */
 export function createGetPaymentLinkHandler(options: GetPaymentLinkHandlerOptions): Handler {
+  rejectUnknownOptions('createGetPaymentLinkHandler', options, GET_PAYMENT_LINK_HANDLER_OPTION_NAMES);
   const store = options?.store;
   if (typeof store?.get !== 'function') throw new TypeError('createGetPaymentLinkHandler: store must be a PaymentLinkStore');
   const realm = checkRealm(options.realm, 'createGetPaymentLinkHandler: realm');

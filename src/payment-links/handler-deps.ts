@@ -2,7 +2,7 @@
  * What `createPaymentLinkHandler` is given: storage, directory, clock, ids, the pay-page URL and
  * the notification hook, each checked once, at creation.
  */
-import { checkRealm } from '../internal/index.js';
+import { checkRealm, functionOption, methodsOption, numberOption, rejectUnknownOptions } from '../internal/index.js';
 import { type Directory, InMemoryDirectory } from './directory.js';
 import { type IdempotencyStore, InMemoryIdempotencyStore } from './idempotency-store.js';
 import { type IdGenerator, randomIds } from './ids.js';
@@ -147,29 +147,9 @@ function checkPayPageUrl(value: unknown): string {
 }
 
 function checkObject<T>(name: string, value: unknown, methods: readonly string[], fallback: () => T): T {
-  if (value === undefined) return fallback();
-  if (
-    typeof value !== 'object' ||
-    value === null ||
-    methods.some((method) => typeof (value as Record<string, unknown>)[method] !== 'function')
-  ) {
-    throw fail(name, `must have the methods ${methods.join(', ')}`);
-  }
-  return value as T;
-}
-
-function checkFunction<T>(name: string, value: unknown): T | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'function') throw fail(name, 'must be a function');
-  return value as T;
-}
-
-function checkInteger(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw fail(name, `must be a whole number from ${min} to ${max}, got ${typeof value === 'number' ? value : typeof value}`);
-  }
-  return value;
+  return value === undefined
+    ? fallback()
+    : methodsOption<T>(OWNER, name, value, methods, `an object with the methods ${methods.join(', ')}`);
 }
 
 function defaultNotificationError(error: unknown): void {
@@ -183,7 +163,7 @@ function defaultNotificationError(error: unknown): void {
  */
 export function resolveDeps(deps: PaymentLinkHandlerDeps): ResolvedDeps {
   if (typeof deps !== 'object' || deps === null) throw new TypeError(`${OWNER}: deps must be an object with at least payPageUrl`);
-  for (const key of Object.keys(deps)) if (!KNOWN.has(key)) throw new TypeError(`${OWNER}: unknown option ${JSON.stringify(key)}`);
+  rejectUnknownOptions(OWNER, deps, KNOWN);
   const locationPrefix = deps.locationPrefix ?? '/payment-links/';
   if (typeof locationPrefix !== 'string' || locationPrefix === '' || /[\s"<>]/.test(locationPrefix)) {
     throw fail('locationPrefix', 'must be a non-empty URL path or URL without spaces');
@@ -198,12 +178,23 @@ export function resolveDeps(deps: PaymentLinkHandlerDeps): ResolvedDeps {
       () => new InMemoryDirectory(),
     ),
     idempotency: checkObject('idempotency', deps.idempotency, ['claim', 'complete', 'release'], () => new InMemoryIdempotencyStore()),
-    now: checkFunction<() => number>('now', deps.now) ?? Date.now,
+    now: functionOption<() => number>(OWNER, 'now', deps.now) ?? Date.now,
     ids: checkObject('ids', deps.ids, ['uuid', 'linkCode'], () => randomIds),
-    onLinkCreated: checkFunction('onLinkCreated', deps.onLinkCreated),
-    onNotificationError: checkFunction('onNotificationError', deps.onNotificationError) ?? defaultNotificationError,
-    idempotencyKeyTtl: checkInteger('idempotencyKeyTtl', deps.idempotencyKeyTtl, 86_400, 60, 2_592_000) * 1000,
-    maxBodyBytes: checkInteger('maxBodyBytes', deps.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, 1024, 1_048_576),
+    onLinkCreated: functionOption(OWNER, 'onLinkCreated', deps.onLinkCreated),
+    onNotificationError: functionOption(OWNER, 'onNotificationError', deps.onNotificationError) ?? defaultNotificationError,
+    idempotencyKeyTtl:
+      numberOption(OWNER, 'idempotencyKeyTtl', deps.idempotencyKeyTtl, 86_400, {
+        min: 60,
+        max: 2_592_000,
+        integer: true,
+        unit: 'seconds',
+      }) * 1000,
+    maxBodyBytes: numberOption(OWNER, 'maxBodyBytes', deps.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, {
+      min: 1024,
+      max: 1_048_576,
+      integer: true,
+      unit: 'bytes',
+    }),
     locationPrefix,
     realm: checkRealm(deps.realm, `${OWNER}: realm`),
   };

@@ -3,6 +3,10 @@
  * are per tenant. A database implements {@link IdempotencyStore} with one atomic
  * insert-if-absent (`claim`) and two updates.
  */
+import { rejectUnknownOptions } from '../internal/index.js';
+
+/** The members of {@link InMemoryIdempotencyStoreOptions}: any other is refused, naming the nearest. */
+const IN_MEMORY_IDEMPOTENCY_STORE_OPTION_NAMES: ReadonlySet<string> = new Set(['maxRecords']);
 
 /** A response as recorded for replay: JSON-safe. */
 export interface RecordedResponse {
@@ -108,6 +112,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
   #leases = 0;
 
   constructor(options: InMemoryIdempotencyStoreOptions = {}) {
+    rejectUnknownOptions('InMemoryIdempotencyStore', options, IN_MEMORY_IDEMPOTENCY_STORE_OPTION_NAMES);
     const max = options.maxRecords ?? 100_000;
     if (typeof max !== 'number' || !Number.isInteger(max) || max < 1) {
       throw new TypeError(`InMemoryIdempotencyStore: maxRecords must be a whole number of at least 1, got ${String(max)}`);

@@ -3,10 +3,13 @@
  * with one of the gateway's scopes (the default policy) gets 200 with what the gateway
  * understood of it.
  */
-import { checkRealm } from '../internal/index.js';
+import { checkRealm, rejectUnknownOptions } from '../internal/index.js';
 import { checkCaller } from './caller.js';
 import type { Handler, HandlerResponse } from './handler-request.js';
 import { formatSeconds } from './timestamps.js';
+
+/** The members of {@link InfoHandlerOptions}: any other is refused, naming the nearest. */
+const INFO_HANDLER_OPTION_NAMES: ReadonlySet<string> = new Set(['realm']);
 
 /** The body of a 200 answer of `GET /info/`. */
 export interface InfoBody {
@@ -41,6 +44,7 @@ export interface InfoHandlerOptions {
 
 /** Creates the `GET /info/` handler. */
 export function createInfoHandler(options: InfoHandlerOptions = {}): Handler {
+  rejectUnknownOptions('createInfoHandler', options, INFO_HANDLER_OPTION_NAMES);
   const realm = checkRealm(options.realm, 'createInfoHandler: realm');
   return async (request): Promise<HandlerResponse> => {
     const caller = checkCaller(request.auth, { allowPublicTenant: true, realm });

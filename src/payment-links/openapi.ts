@@ -18,7 +18,7 @@ import {
   SCOPES,
   toErrorResponse,
 } from '../index.js';
-import { NAME_PART_PATTERN, PROBLEM_TYPE_BASE, deepFreeze } from '../internal/index.js';
+import { deepFreeze, NAME_PART_PATTERN, numberOption, PROBLEM_TYPE_BASE, rejectUnknownOptions } from '../internal/index.js';
 import { LINK_SCOPE } from './caller.js';
 import { ISO_4217_CODES, isPaymentCurrency } from './currencies.js';
 import { FRACTION_DIGITS, decimalPattern } from './decimal.js';
@@ -32,6 +32,9 @@ import { META_LIMITS, RESERVED_META_KEYS } from './meta.js';
 import { PAYMENT_LINK_FIELDS, PAYMENT_LINK_STATUSES } from './payment-link.js';
 import { DEFAULT_MAX_BODY_BYTES } from './request-body.js';
 import { MICROS_PATTERN, SECONDS_PATTERN } from './timestamps.js';
+
+/** The members of {@link OpenApiDocumentOptions}: any other is refused, naming the nearest. */
+const OPEN_API_DOCUMENT_OPTION_NAMES: ReadonlySet<string> = new Set(['servers', 'maxBodyBytes', 'version']);
 
 /** A JSON value, as the document is made of. */
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [name: string]: JsonValue };
@@ -516,14 +519,6 @@ function securityScheme(): Schema {
   };
 }
 
-function checkBodyLimit(value: unknown): number {
-  if (value === undefined) return DEFAULT_MAX_BODY_BYTES;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) {
-    throw new TypeError(`createOpenApiDocument: maxBodyBytes must be a whole number of bytes, got ${String(value)}`);
-  }
-  return value;
-}
-
 /**
  * The OpenAPI 3.1 document of `GET /info/`, `POST /payment-links/` and `GET /payment-links/{id}`,
  * as the reference handlers answer them behind an adapter: the bearer security scheme and each
@@ -538,7 +533,13 @@ function checkBodyLimit(value: unknown): number {
  * ```
  */
 export function createOpenApiDocument(options: OpenApiDocumentOptions = {}): OpenApiDocument {
-  const maxBodyBytes = checkBodyLimit(options.maxBodyBytes);
+  rejectUnknownOptions('createOpenApiDocument', options, OPEN_API_DOCUMENT_OPTION_NAMES);
+  const maxBodyBytes = numberOption('createOpenApiDocument', 'maxBodyBytes', options.maxBodyBytes, DEFAULT_MAX_BODY_BYTES, {
+    min: 1,
+    max: Number.MAX_SAFE_INTEGER,
+    integer: true,
+    unit: 'bytes',
+  });
   const version = options.version ?? '1';
   if (typeof version !== 'string' || version === '') throw new TypeError('createOpenApiDocument: version must be a non-empty string');
   const document: OpenApiDocument = {

@@ -3,6 +3,7 @@
  * payment methods) in PostgreSQL, so that every instance, and every restart, resolves a reference
  * to the same UUID.
  */
+import { rejectUnknownOptions } from '../internal/index.js';
 import {
   type Department,
   type Directory,
@@ -16,6 +17,9 @@ import { parseTenantErn } from '../index.js';
 import { storageFailure } from './database-errors.js';
 import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, inTransaction, jsonColumn, queryWithin } from './sql-client.js';
+
+/** The members of {@link PostgresDirectoryOptions}: any other is refused, naming the nearest. */
+const POSTGRES_DIRECTORY_OPTION_NAMES: ReadonlySet<string> = new Set(['statementTimeout']);
 
 const OWNER = 'PostgresDirectory';
 
@@ -61,6 +65,7 @@ export class PostgresDirectory implements Directory {
 
   /** @param db A `pg.Pool`, a `pg.Client` or PGlite. */
   constructor(db: SqlClient, options: PostgresDirectoryOptions = {}) {
+    rejectUnknownOptions('PostgresDirectory', options, POSTGRES_DIRECTORY_OPTION_NAMES);
     this.#db = checkClient(db, OWNER);
     this.#statementTimeout = checkStatementTimeout(options.statementTimeout, OWNER);
   }

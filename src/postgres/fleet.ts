@@ -3,14 +3,26 @@
  * answered, and what it has applied, beside what the tables hold; and the wait of an operator
  * command until every live instance has applied its change, bounded.
  */
-import { checkAllowedHosts } from '../internal/index.js';
+import { checkAllowedHosts, numberOption, rejectUnknownOptions } from '../internal/index.js';
 import { storageFailure } from './database-errors.js';
 import { readRegistrySnapshot } from './issuer-table.js';
 import { registryDigest } from './registry-digest.js';
 import { checkRegistryRows } from './registry-rows.js';
 import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, numberColumn, queryWithin } from './sql-client.js';
-import { checkMs } from './table-follower.js';
+
+/** The members of {@link FleetWaitOptions}: any other is refused, naming the nearest. */
+const FLEET_WAIT_OPTION_NAMES: ReadonlySet<string> = new Set([
+  'registryChange',
+  'control',
+  'timeout',
+  'pollInterval',
+  'statementTimeout',
+  'jwksAllowedHosts',
+]);
+
+/** The members of {@link ReadFleetOptions}: any other is refused, naming the nearest. */
+const READ_FLEET_OPTION_NAMES: ReadonlySet<string> = new Set(['statementTimeout', 'jwksAllowedHosts']);
 
 /** A registry as an instance applied it, or as the table holds it. */
 export interface RegistryState {
@@ -122,6 +134,7 @@ async function instances(db: SqlClient, timeout: number): Promise<InstanceRecord
  * @throws {StorageUnavailableError} when the database is unreachable.
  */
 export async function readInstances(db: SqlClient, options: ReadFleetOptions = {}): Promise<InstanceRecord[]> {
+  rejectUnknownOptions('readInstances', options, READ_FLEET_OPTION_NAMES);
   checkClient(db, 'readInstances');
   const timeout = checkStatementTimeout(options.statementTimeout, 'readInstances');
   try {
@@ -137,6 +150,7 @@ export async function readInstances(db: SqlClient, options: ReadFleetOptions = {
  * @throws {StorageUnavailableError} when the database is unreachable.
  */
 export async function readFleet(db: SqlClient, options: ReadFleetOptions = {}): Promise<FleetState> {
+  rejectUnknownOptions('readFleet', options, READ_FLEET_OPTION_NAMES);
   checkClient(db, 'readFleet');
   const timeout = checkStatementTimeout(options.statementTimeout, 'readFleet');
   const hosts = [...checkAllowedHosts('readFleet', 'jwksAllowedHosts', options.jwksAllowedHosts)];
@@ -220,11 +234,22 @@ function checkId(name: string, value: unknown): number | undefined {
  * ```
  */
 export async function waitForFleet(db: SqlClient, options: FleetWaitOptions): Promise<FleetWaitReport> {
+  rejectUnknownOptions('waitForFleet', options, FLEET_WAIT_OPTION_NAMES);
   checkClient(db, 'waitForFleet');
   const registryChange = checkId('registryChange', options.registryChange);
   const control = checkId('control', options.control);
-  const timeout = checkMs('waitForFleet', 'timeout', options.timeout, 10_000, 100, 600_000);
-  const pollInterval = checkMs('waitForFleet', 'pollInterval', options.pollInterval, 100, 10, 10_000);
+  const timeout = numberOption('waitForFleet', 'timeout', options.timeout, 10_000, {
+    min: 100,
+    max: 600_000,
+    integer: true,
+    unit: 'milliseconds',
+  });
+  const pollInterval = numberOption('waitForFleet', 'pollInterval', options.pollInterval, 100, {
+    min: 10,
+    max: 10_000,
+    integer: true,
+    unit: 'milliseconds',
+  });
   const statementTimeout = checkStatementTimeout(options.statementTimeout, 'waitForFleet');
   const started = Date.now();
   const follows = (instance: InstanceRecord) =>

@@ -6,11 +6,24 @@
  * waits on them. Rows not written for `retention` are deleted by the heartbeats of the others,
  * and an instance deletes its own at `close()`.
  */
+import { numberOption, rejectUnknownOptions } from '../internal/index.js';
 import { TABLES } from './schema.js';
 import type { PostgresControls } from './operator-controls.js';
 import type { PostgresRegistry } from './postgres-registry.js';
 import { type SqlClient, checkClient, queryWithin } from './sql-client.js';
-import { type TableFollower, checkMs, poller } from './table-follower.js';
+import { type TableFollower, poller } from './table-follower.js';
+
+/** The members of {@link PostgresHeartbeatOptions}: any other is refused, naming the nearest. */
+const POSTGRES_HEARTBEAT_OPTION_NAMES: ReadonlySet<string> = new Set([
+  'name',
+  'registry',
+  'controls',
+  'interval',
+  'retention',
+  'statementTimeout',
+  'onError',
+  'onRecovered',
+]);
 
 /** Options of {@link postgresHeartbeat}. */
 export interface PostgresHeartbeatOptions {
@@ -114,8 +127,18 @@ class Heartbeat implements PostgresHeartbeat {
     this.#db = db;
     this.name = name;
     this.#options = options;
-    this.#interval = checkMs(OWNER, 'interval', options.interval, 2000, 100, 600_000);
-    this.#retention = checkMs(OWNER, 'retention', options.retention, 86_400_000, 60_000, 2_592_000_000);
+    this.#interval = numberOption(OWNER, 'interval', options.interval, 2000, {
+      min: 100,
+      max: 600_000,
+      integer: true,
+      unit: 'milliseconds',
+    });
+    this.#retention = numberOption(OWNER, 'retention', options.retention, 86_400_000, {
+      min: 60_000,
+      max: 2_592_000_000,
+      integer: true,
+      unit: 'milliseconds',
+    });
     for (const [key, follower] of [
       ['registry', options.registry],
       ['controls', options.controls],
@@ -187,6 +210,7 @@ class Heartbeat implements PostgresHeartbeat {
  * ```
  */
 export async function postgresHeartbeat(db: SqlClient, options: PostgresHeartbeatOptions = {}): Promise<PostgresHeartbeat> {
+  rejectUnknownOptions('postgresHeartbeat', options, POSTGRES_HEARTBEAT_OPTION_NAMES);
   checkClient(db, OWNER);
   const name = checkName(options.name ?? (await defaultName()));
   const heartbeat = new Heartbeat(db, name, options);

@@ -4,10 +4,19 @@
  * requests hold one key. A pending record names its holder's lease and when that lease ends; a
  * holder that died is replaced once its lease has ended.
  */
+import { numberOption, rejectUnknownOptions } from '../internal/index.js';
 import type { ClaimRequest, ClaimResult, IdempotencyStore, Lease, RecordedResponse } from '../payment-links/index.js';
 import { storageFailure } from './database-errors.js';
 import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, jsonColumn, numberColumn, queryWithin } from './sql-client.js';
+
+/** The members of {@link PostgresIdempotencyStoreOptions}: any other is refused, naming the nearest. */
+const POSTGRES_IDEMPOTENCY_STORE_OPTION_NAMES: ReadonlySet<string> = new Set([
+  'leaseTime',
+  'pendingWait',
+  'purgeBatch',
+  'statementTimeout',
+]);
 
 /** Options of {@link PostgresIdempotencyStore}. */
 export interface PostgresIdempotencyStoreOptions {
@@ -40,14 +49,6 @@ export interface PostgresIdempotencyStoreOptions {
 
 const OWNER = 'PostgresIdempotencyStore';
 
-function checkMs(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    throw new TypeError(`${OWNER}: ${name} must be a whole number from ${min} to ${max}, got ${String(value)}`);
-  }
-  return value;
-}
-
 function randomLease(): string {
   return globalThis.crypto.randomUUID();
 }
@@ -72,10 +73,21 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
 
   /** @param db A `pg.Pool`, a `pg.Client` or PGlite. */
   constructor(db: SqlClient, options: PostgresIdempotencyStoreOptions = {}) {
+    rejectUnknownOptions('PostgresIdempotencyStore', options, POSTGRES_IDEMPOTENCY_STORE_OPTION_NAMES);
     this.db = checkClient(db, OWNER);
-    this.#leaseTime = checkMs('leaseTime', options.leaseTime, 30_000, 100, 86_400_000);
-    this.#pendingWait = checkMs('pendingWait', options.pendingWait, 10_000, 0, 600_000);
-    this.#purgeBatch = checkMs('purgeBatch', options.purgeBatch, 1000, 1, 1_000_000);
+    this.#leaseTime = numberOption(OWNER, 'leaseTime', options.leaseTime, 30_000, {
+      min: 100,
+      max: 86_400_000,
+      integer: true,
+      unit: 'milliseconds',
+    });
+    this.#pendingWait = numberOption(OWNER, 'pendingWait', options.pendingWait, 10_000, {
+      min: 0,
+      max: 600_000,
+      integer: true,
+      unit: 'milliseconds',
+    });
+    this.#purgeBatch = numberOption(OWNER, 'purgeBatch', options.purgeBatch, 1000, { min: 1, max: 1_000_000, integer: true });
     this.#statementTimeout = checkStatementTimeout(options.statementTimeout, OWNER);
   }
 

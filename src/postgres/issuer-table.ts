@@ -7,7 +7,7 @@
  * ids become visible in their order.
  */
 import { type IssuerEntry, IssuerRegistry } from '../index.js';
-import { checkAllowedHosts, deepFreeze, quote } from '../internal/index.js';
+import { checkAllowedHosts, deepFreeze, quote, rejectUnknownOptions } from '../internal/index.js';
 import { storageFailure } from './database-errors.js';
 import { type RefusedRow, type RegistryRow, checkRegistryRows } from './registry-rows.js';
 import { ACTOR_SETTING, MAX_ACTOR, REGISTRY_LOCK, TABLES } from './schema.js';
@@ -21,6 +21,27 @@ import {
   numberColumn,
   queryWithin,
 } from './sql-client.js';
+
+/** The members of {@link ReadIssuerChangesOptions}: any other is refused, naming the nearest. */
+const READ_ISSUER_CHANGES_OPTION_NAMES: ReadonlySet<string> = new Set(['issuer', 'statementTimeout', 'jwksAllowedHosts']);
+
+/** The members of {@link ReadIssuersOptions}: any other is refused, naming the nearest. */
+const READ_ISSUERS_OPTION_NAMES: ReadonlySet<string> = new Set(['statementTimeout', 'jwksAllowedHosts']);
+
+/** The members of {@link ImportIssuersOptions}: any other is refused, naming the nearest. */
+const IMPORT_ISSUERS_OPTION_NAMES: ReadonlySet<string> = new Set(['by', 'statementTimeout', 'jwksAllowedHosts', 'unchangedSince']);
+
+/** The members of {@link UpdateIssuerOptions}: any other is refused, naming the nearest. */
+const UPDATE_ISSUER_OPTION_NAMES: ReadonlySet<string> = new Set([
+  'expected',
+  'by',
+  'statementTimeout',
+  'jwksAllowedHosts',
+  'unchangedSince',
+]);
+
+/** The members of {@link ChangeOptions}: any other is refused, naming the nearest. */
+const CHANGE_OPTION_NAMES: ReadonlySet<string> = new Set(['by', 'statementTimeout', 'jwksAllowedHosts']);
 
 /** A registered issuer as the table holds it. */
 export interface IssuerRecord {
@@ -347,6 +368,7 @@ async function replaceEntry(session: SqlClient, entry: IssuerEntry): Promise<Iss
  * @throws {StorageUnavailableError} when the database is unreachable.
  */
 export async function addIssuer(db: SqlClient, entry: IssuerEntry, options: ChangeOptions): Promise<IssuerChange> {
+  rejectUnknownOptions('addIssuer', options, CHANGE_OPTION_NAMES);
   checkClient(db, 'addIssuer');
   const { by, timeout } = checkActor('addIssuer', options);
   const [checked] = checkEntries([entry], options) as [IssuerEntry];
@@ -366,6 +388,7 @@ export async function addIssuer(db: SqlClient, entry: IssuerEntry, options: Chan
  * database is unreachable.
  */
 export async function updateIssuer(db: SqlClient, entry: IssuerEntry, options: UpdateIssuerOptions): Promise<IssuerChange> {
+  rejectUnknownOptions('updateIssuer', options, UPDATE_ISSUER_OPTION_NAMES);
   checkClient(db, 'updateIssuer');
   const { by, timeout } = checkActor('updateIssuer', options);
   const [checked] = checkEntries([entry], options) as [IssuerEntry];
@@ -391,6 +414,7 @@ export async function updateIssuer(db: SqlClient, entry: IssuerEntry, options: U
  * database is unreachable.
  */
 export async function removeIssuer(db: SqlClient, issuer: string, options: ChangeOptions): Promise<IssuerChange> {
+  rejectUnknownOptions('removeIssuer', options, CHANGE_OPTION_NAMES);
   checkClient(db, 'removeIssuer');
   const { by, timeout } = checkActor('removeIssuer', options);
   checkIssuer('removeIssuer', issuer);
@@ -411,6 +435,7 @@ export async function removeIssuer(db: SqlClient, issuer: string, options: Chang
  * `unchangedSince`. @throws {StorageUnavailableError} when the database is unreachable.
  */
 export async function importIssuers(db: SqlClient, entries: readonly IssuerEntry[], options: ImportIssuersOptions): Promise<ImportReport> {
+  rejectUnknownOptions('importIssuers', options, IMPORT_ISSUERS_OPTION_NAMES);
   checkClient(db, 'importIssuers');
   const { by, timeout } = checkActor('importIssuers', options);
   const since = checkUnchangedSince('importIssuers', options.unchangedSince);
@@ -448,6 +473,7 @@ function registryRow(row: SqlRow): RegistryRow {
  * @throws {StorageUnavailableError} when the database is unreachable.
  */
 export async function readIssuers(db: SqlClient, options: ReadIssuersOptions = {}): Promise<IssuerRecord[]> {
+  rejectUnknownOptions('readIssuers', options, READ_ISSUERS_OPTION_NAMES);
   checkClient(db, 'readIssuers');
   const timeout = checkStatementTimeout(options.statementTimeout, 'readIssuers');
   let rows: SqlRow[];
@@ -473,6 +499,7 @@ export async function readIssuers(db: SqlClient, options: ReadIssuersOptions = {
  * @throws {StorageUnavailableError} when the database is unreachable.
  */
 export async function readIssuerChanges(db: SqlClient, options: ReadIssuerChangesOptions = {}): Promise<IssuerChange[]> {
+  rejectUnknownOptions('readIssuerChanges', options, READ_ISSUER_CHANGES_OPTION_NAMES);
   checkClient(db, 'readIssuerChanges');
   const timeout = checkStatementTimeout(options.statementTimeout, 'readIssuerChanges');
   const issuer = options.issuer === undefined ? null : checkIssuer('readIssuerChanges', options.issuer);
@@ -559,6 +586,7 @@ export async function readRegistryChanges(db: SqlClient, after: number, limit: n
  * @throws {StorageUnavailableError} when the database is unreachable.
  */
 export async function readLastIssuerChange(db: SqlClient, options: ReadIssuersOptions = {}): Promise<number> {
+  rejectUnknownOptions('readLastIssuerChange', options, READ_ISSUERS_OPTION_NAMES);
   checkClient(db, 'readLastIssuerChange');
   const timeout = checkStatementTimeout(options.statementTimeout, 'readLastIssuerChange');
   try {

@@ -8,9 +8,12 @@
  * unused for the retention. Every statement is bounded.
  */
 import type { KeyBreach, KeyHistoryEntry } from '../index.js';
-import { WITHDRAWN_KEPT, capHint, checkKeyHistoryEntry, quote } from '../internal/index.js';
+import { WITHDRAWN_KEPT, capHint, checkKeyHistoryEntry, quote, rejectUnknownOptions } from '../internal/index.js';
 import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, numberColumn, queryWithin } from './sql-client.js';
+
+/** The members of {@link ReadKeyHistoryOptions}: any other is refused, naming the nearest. */
+const READ_KEY_HISTORY_OPTION_NAMES: ReadonlySet<string> = new Set(['issuer', 'statementTimeout']);
 
 /** Options of {@link readKeyHistory}. */
 export interface ReadKeyHistoryOptions {
@@ -203,6 +206,7 @@ export async function sweepKeyHistory(db: SqlClient, trusted: readonly string[],
  * ```
  */
 export async function readKeyHistory(db: SqlClient, options: ReadKeyHistoryOptions = {}): Promise<KeyHistoryEntry[]> {
+  rejectUnknownOptions('readKeyHistory', options, READ_KEY_HISTORY_OPTION_NAMES);
   checkClient(db, 'readKeyHistory');
   const { issuer } = options;
   if (issuer !== undefined && (typeof issuer !== 'string' || issuer === '')) {

@@ -6,6 +6,7 @@
  * of the listening connection is bounded by `statementTimeout`. Verification never waits on the
  * database.
  */
+import { functionOption, methodsOption, numberOption, rejectUnknownOptions } from '../internal/index.js';
 import type { Verifier } from '../index.js';
 import {
   type ControlRecord,
@@ -18,7 +19,19 @@ import {
 } from './control-log.js';
 import { CONTROLS_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { type FollowOptions, TableFollower, checkFunction, checkMs, notify } from './table-follower.js';
+import { type FollowOptions, TableFollower, notify } from './table-follower.js';
+
+/** The members of {@link PostgresControlsOptions}: any other is refused, naming the nearest. */
+const POSTGRES_CONTROLS_OPTION_NAMES: ReadonlySet<string> = new Set([
+  'compactInterval',
+  'onError',
+  'onRecovered',
+  'listen',
+  'pollInterval',
+  'reconnectDelay',
+  'statementTimeout',
+  'heartbeatInterval',
+]);
 
 /** What the controls call on a verifier: its public operator methods and its registry. */
 export type ControlledVerifier = Pick<Verifier, 'revokeKey' | 'suspendIssuer' | 'resumeIssuer' | 'refresh' | 'registry'>;
@@ -96,17 +109,15 @@ const READ_BATCH = 1000;
 const OWNER = 'postgresControls';
 
 function checkVerifier(verifier: unknown): ControlledVerifier {
-  const candidate = verifier as Partial<ControlledVerifier> | null;
-  const methods = ['revokeKey', 'suspendIssuer', 'resumeIssuer', 'refresh'] as const;
-  if (
-    typeof candidate !== 'object' ||
-    candidate === null ||
-    methods.some((method) => typeof candidate[method] !== 'function') ||
-    typeof candidate.registry?.has !== 'function'
-  ) {
-    throw new TypeError('attach: verifier must be a Verifier (createVerifier())');
-  }
-  return candidate as ControlledVerifier;
+  const checked = methodsOption<ControlledVerifier>(
+    'attach',
+    'verifier',
+    verifier,
+    ['revokeKey', 'suspendIssuer', 'resumeIssuer', 'refresh'],
+    'a Verifier (createVerifier())',
+  );
+  methodsOption('attach', 'verifier.registry', checked.registry, ['has'], 'an IssuerRegistry');
+  return checked;
 }
 
 const LOG_PREFIX = 'paygate-auth/postgres: operator controls:';
@@ -137,9 +148,15 @@ class Controls implements PostgresControls {
 
   constructor(db: SqlClient, options: PostgresControlsOptions) {
     this.#db = db;
-    this.#compactInterval = checkMs(OWNER, 'compactInterval', options.compactInterval, 3_600_000, 1000, 86_400_000, true);
-    checkFunction(OWNER, 'onError', options.onError);
-    checkFunction(OWNER, 'onRecovered', options.onRecovered);
+    this.#compactInterval = numberOption(OWNER, 'compactInterval', options.compactInterval, 3_600_000, {
+      min: 1000,
+      max: 86_400_000,
+      integer: true,
+      unit: 'milliseconds',
+      orZero: true,
+    });
+    functionOption(OWNER, 'onError', options.onError);
+    functionOption(OWNER, 'onRecovered', options.onRecovered);
     this.#onError =
       options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${error instanceof Error ? error.message : String(error)} (retrying)`));
     const onRecovered =
@@ -202,7 +219,7 @@ class Controls implements PostgresControls {
   }
 
   onApplied(listener: () => void): () => void {
-    checkFunction(OWNER, 'onApplied', listener);
+    functionOption(OWNER, 'onApplied', listener);
     this.#appliedListeners.add(listener);
     return () => {
       this.#appliedListeners.delete(listener);
@@ -311,6 +328,7 @@ class Controls implements PostgresControls {
  * ```
  */
 export async function postgresControls(db: SqlClient, options: PostgresControlsOptions = {}): Promise<PostgresControls> {
+  rejectUnknownOptions('postgresControls', options, POSTGRES_CONTROLS_OPTION_NAMES);
   const controls = new Controls(checkClient(db, OWNER), options);
   await controls.start();
   return controls;

@@ -2,7 +2,7 @@
  * {@link PostgresPaymentLinkStore}: payment links in PostgreSQL, one statement per call. Every
  * read by id or list is scoped by tenant in the statement itself.
  */
-import { deepFreeze } from '../internal/index.js';
+import { deepFreeze, rejectUnknownOptions } from '../internal/index.js';
 import {
   DuplicatePaymentLinkError,
   type LinkCompletion,
@@ -15,6 +15,9 @@ import { errorState, storageFailure } from './database-errors.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, jsonColumn, queryWithin } from './sql-client.js';
+
+/** The members of {@link PostgresPaymentLinkStoreOptions}: any other is refused, naming the nearest. */
+const POSTGRES_PAYMENT_LINK_STORE_OPTION_NAMES: ReadonlySet<string> = new Set(['statementTimeout']);
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -59,6 +62,7 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
 
   /** @param db A `pg.Pool`, a `pg.Client` or PGlite. */
   constructor(db: SqlClient, options: PostgresPaymentLinkStoreOptions = {}) {
+    rejectUnknownOptions('PostgresPaymentLinkStore', options, POSTGRES_PAYMENT_LINK_STORE_OPTION_NAMES);
     this.db = checkClient(db, 'PostgresPaymentLinkStore');
     this.#statementTimeout = checkStatementTimeout(options.statementTimeout, 'PostgresPaymentLinkStore');
   }

@@ -2,7 +2,11 @@
  * The `pg.Pool` settings that bound every wait on the network: a connection attempt, a
  * statement, and a connection that went silent without closing.
  */
+import { rejectUnknownOptions } from '../internal/index.js';
 import { DEFAULT_STATEMENT_TIMEOUT, checkStatementTimeout } from './sql-client.js';
+
+/** The members of {@link PoolSettingsOptions}: any other is refused, naming the nearest. */
+const POOL_SETTINGS_OPTION_NAMES: ReadonlySet<string> = new Set(['statementTimeout', 'connectTimeout', 'max']);
 
 /** Options of {@link poolSettings}. */
 export interface PoolSettingsOptions {
@@ -51,6 +55,7 @@ export interface PoolSettings {
  * ```
  */
 export function poolSettings(connectionString: string, options: PoolSettingsOptions = {}): PoolSettings {
+  rejectUnknownOptions('poolSettings', options, POOL_SETTINGS_OPTION_NAMES);
   if (typeof connectionString !== 'string' || connectionString === '')
     throw new TypeError('poolSettings: connectionString must be a postgres:// URL');
   const statementTimeout = checkStatementTimeout(options.statementTimeout ?? DEFAULT_STATEMENT_TIMEOUT, 'poolSettings');

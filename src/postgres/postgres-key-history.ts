@@ -9,7 +9,7 @@
  * sharing, nothing else.
  */
 import type { KeyHistoryEntry, Verifier } from '../index.js';
-import { quote } from '../internal/index.js';
+import { functionOption, methodsOption, numberOption, quote, rejectUnknownOptions } from '../internal/index.js';
 import {
   type RefusedKeyRow,
   pruneKeyHistory,
@@ -19,7 +19,16 @@ import {
   writeKeyHistory,
 } from './key-history-table.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { type TableFollower, checkFunction, checkMs, poller } from './table-follower.js';
+import { type TableFollower, poller } from './table-follower.js';
+
+/** The members of {@link PostgresKeyHistoryOptions}: any other is refused, naming the nearest. */
+const POSTGRES_KEY_HISTORY_OPTION_NAMES: ReadonlySet<string> = new Set([
+  'flushInterval',
+  'statementTimeout',
+  'onError',
+  'onRecovered',
+  'onEvent',
+]);
 
 /** What the key history calls on a verifier. */
 export type KeyHistoryVerifier = Pick<Verifier, 'keyHistoryChanges' | 'mergeKeyHistory' | 'registry'>;
@@ -99,11 +108,13 @@ const SWEEP_INTERVAL = 3_600_000;
 const REPORTED_KEPT = 10_000;
 
 function checkVerifier(verifier: unknown): KeyHistoryVerifier {
-  const candidate = verifier as Partial<KeyHistoryVerifier> | null;
-  if (typeof candidate?.keyHistoryChanges !== 'function' || typeof candidate.mergeKeyHistory !== 'function') {
-    throw new TypeError('attach: verifier must be a Verifier (createVerifier())');
-  }
-  return candidate as KeyHistoryVerifier;
+  return methodsOption<KeyHistoryVerifier>(
+    'attach',
+    'verifier',
+    verifier,
+    ['keyHistoryChanges', 'mergeKeyHistory'],
+    'a Verifier (createVerifier())',
+  );
 }
 
 /** The entries of the issuers `verifier` trusts: a row of any other issuer costs it no memory. */
@@ -134,7 +145,7 @@ class SharedKeyHistory implements PostgresKeyHistory {
 
   constructor(db: SqlClient, options: PostgresKeyHistoryOptions) {
     this.#db = db;
-    checkFunction(OWNER, 'onEvent', options.onEvent);
+    functionOption(OWNER, 'onEvent', options.onEvent);
     this.#onEvent =
       options.onEvent ??
       ((event) =>
@@ -144,7 +155,12 @@ class SharedKeyHistory implements PostgresKeyHistory {
     ({ follower: this.#follower, onError: this.#onError } = poller(db, {
       owner: OWNER,
       logPrefix: LOG_PREFIX,
-      interval: checkMs(OWNER, 'flushInterval', options.flushInterval, 10_000, 100, 600_000),
+      interval: numberOption(OWNER, 'flushInterval', options.flushInterval, 10_000, {
+        min: 100,
+        max: 600_000,
+        integer: true,
+        unit: 'milliseconds',
+      }),
       statementTimeout: options.statementTimeout,
       onError: options.onError,
       onRecovered: options.onRecovered,
@@ -280,6 +296,7 @@ class SharedKeyHistory implements PostgresKeyHistory {
  * ```
  */
 export async function postgresKeyHistory(db: SqlClient, options: PostgresKeyHistoryOptions = {}): Promise<PostgresKeyHistory> {
+  rejectUnknownOptions('postgresKeyHistory', options, POSTGRES_KEY_HISTORY_OPTION_NAMES);
   const shared = new SharedKeyHistory(checkClient(db, OWNER), options);
   await shared.start();
   return shared;

@@ -11,13 +11,24 @@
  * database.
  */
 import type { IssuerRegistry, RegistryChange, Verifier } from '../index.js';
-import { capHint, checkAllowedHosts, quote } from '../internal/index.js';
+import { capHint, checkAllowedHosts, functionOption, quote, rejectUnknownOptions } from '../internal/index.js';
 import { readRegistryChanges, readRegistrySnapshot } from './issuer-table.js';
 import { RegistryDigest } from './registry-digest.js';
 import { type AppliedRows, type RefusedRow, type RefusedRowRule, RegistryRows } from './registry-rows.js';
 import { REGISTRY_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { type FollowOptions, TableFollower, checkFunction, notifiedId, notify } from './table-follower.js';
+import { type FollowOptions, TableFollower, notifiedId, notify } from './table-follower.js';
+
+/** The members of {@link PostgresRegistryOptions}: any other is refused, naming the nearest. */
+const POSTGRES_REGISTRY_OPTION_NAMES: ReadonlySet<string> = new Set([
+  'onEvent',
+  'jwksAllowedHosts',
+  'listen',
+  'pollInterval',
+  'reconnectDelay',
+  'statementTimeout',
+  'heartbeatInterval',
+]);
 
 /** What a {@link PostgresRegistry} reports. */
 export type RegistryEvent =
@@ -160,7 +171,7 @@ class FollowedRegistry implements PostgresRegistry {
 
   constructor(db: SqlClient, options: PostgresRegistryOptions) {
     this.#db = db;
-    checkFunction(OWNER, 'onEvent', options.onEvent);
+    functionOption(OWNER, 'onEvent', options.onEvent);
     this.#jwksAllowedHosts = [...checkAllowedHosts(OWNER, 'jwksAllowedHosts', options.jwksAllowedHosts)];
     this.#rows = new RegistryRows(this.#jwksAllowedHosts);
     this.#registry = this.#rows.registry;
@@ -265,7 +276,7 @@ class FollowedRegistry implements PostgresRegistry {
   }
 
   onApplied(listener: () => void): () => void {
-    checkFunction(OWNER, 'onApplied', listener);
+    functionOption(OWNER, 'onApplied', listener);
     this.#appliedListeners.add(listener);
     return () => {
       this.#appliedListeners.delete(listener);
@@ -305,6 +316,7 @@ class FollowedRegistry implements PostgresRegistry {
  * ```
  */
 export async function postgresRegistry(db: SqlClient, options: PostgresRegistryOptions = {}): Promise<PostgresRegistry> {
+  rejectUnknownOptions('postgresRegistry', options, POSTGRES_REGISTRY_OPTION_NAMES);
   const registry = new FollowedRegistry(checkClient(db, OWNER), options);
   await registry.start();
   return registry;

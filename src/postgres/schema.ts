@@ -5,9 +5,13 @@
  * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
  * each version is applied in the transaction that records it).
  */
+import { rejectUnknownOptions } from '../internal/index.js';
 import { COMPACT_CONTROLS, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
 import { type RolesReport, type SchemaRoles, checkRoles, setUpRoles } from './schema-roles.js';
 import { type SqlClient, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
+
+/** The members of {@link MigrateOptions}: any other is refused, naming the nearest. */
+const MIGRATE_OPTION_NAMES: ReadonlySet<string> = new Set(['only', 'statementTimeout', 'roles']);
 
 export { COMPACT_CONTROLS, CONTROLS_CHANNEL, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
 
@@ -484,6 +488,7 @@ async function ensureLedger(session: SqlClient): Promise<void> {
  * ```
  */
 export async function migrate(db: SqlClient, options: MigrateOptions = {}): Promise<MigrationReport> {
+  rejectUnknownOptions('migrate', options, MIGRATE_OPTION_NAMES);
   checkClient(db, 'migrate');
   const areas = checkAreas(options.only);
   const timeout = checkStatementTimeout(options.statementTimeout, 'migrate');

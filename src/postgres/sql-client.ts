@@ -2,6 +2,7 @@
  * The database client the PostgreSQL stores take: anything with `query(text, params) → { rows }`,
  * such as a `pg.Pool`, a `pg.Client` or PGlite. Nothing here loads `pg`.
  */
+import { numberOption } from '../internal/index.js';
 
 /** A row as the driver returns it. */
 export type SqlRow = Record<string, unknown>;
@@ -33,11 +34,12 @@ export const DEFAULT_STATEMENT_TIMEOUT = 5000;
 
 /** Checks a `statementTimeout` option (whole milliseconds, 10 to 600 000). */
 export function checkStatementTimeout(value: unknown, where: string): number {
-  if (value === undefined) return DEFAULT_STATEMENT_TIMEOUT;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 10 || value > 600_000) {
-    throw new TypeError(`${where}: statementTimeout must be a whole number of milliseconds from 10 to 600000, got ${String(value)}`);
-  }
-  return value;
+  return numberOption(where, 'statementTimeout', value, DEFAULT_STATEMENT_TIMEOUT, {
+    min: 10,
+    max: 600_000,
+    integer: true,
+    unit: 'milliseconds',
+  });
 }
 
 /**

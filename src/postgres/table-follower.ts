@@ -6,6 +6,7 @@
  * operator controls and the PostgreSQL issuer registry both follow their table with it; what a
  * read does is theirs.
  */
+import { functionOption, numberOption } from '../internal/index.js';
 import {
   type Listening,
   type NotificationSource,
@@ -85,17 +86,6 @@ export function notifiedId(payload: string | undefined): number | undefined {
   return payload !== undefined && /^[0-9]{1,15}$/.test(payload) ? Number(payload) : undefined;
 }
 
-/** Checks a whole number of milliseconds from `min` to `max` (or `0` when `zero`); `fallback` when absent. */
-export function checkMs(owner: string, name: string, value: unknown, fallback: number, min: number, max: number, zero = false): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value) || ((value < min || value > max) && !(zero && value === 0))) {
-    throw new TypeError(
-      `${owner}: ${name} must be a whole number of milliseconds from ${min} to ${max}${zero ? ', or 0' : ''}, got ${String(value)}`,
-    );
-  }
-  return value;
-}
-
 /** Calls `listener`, shielding the caller from what it throws (a hook must not stop a follower). */
 export function notify(listener: () => void): void {
   try {
@@ -103,11 +93,6 @@ export function notify(listener: () => void): void {
   } catch {
     // A listener's failure is its own.
   }
-}
-
-/** Checks an optional callback option. */
-export function checkFunction(owner: string, name: string, value: unknown): void {
-  if (value !== undefined && typeof value !== 'function') throw new TypeError(`${owner}: ${name} must be a function`);
 }
 
 /** Follows one table: listens, polls, retries, reports stalls. */
@@ -138,10 +123,25 @@ export class TableFollower {
     const { owner } = hooks;
     this.#db = db;
     this.#hooks = hooks;
-    this.#pollInterval = checkMs(owner, 'pollInterval', options.pollInterval, 5000, 100, 600_000);
-    this.#reconnectDelay = checkMs(owner, 'reconnectDelay', options.reconnectDelay, 250, 10, 60_000);
+    this.#pollInterval = numberOption(owner, 'pollInterval', options.pollInterval, 5000, {
+      min: 100,
+      max: 600_000,
+      integer: true,
+      unit: 'milliseconds',
+    });
+    this.#reconnectDelay = numberOption(owner, 'reconnectDelay', options.reconnectDelay, 250, {
+      min: 10,
+      max: 60_000,
+      integer: true,
+      unit: 'milliseconds',
+    });
     this.timeout = checkStatementTimeout(options.statementTimeout, owner);
-    this.#heartbeatInterval = checkMs(owner, 'heartbeatInterval', options.heartbeatInterval, 5000, 100, 600_000);
+    this.#heartbeatInterval = numberOption(owner, 'heartbeatInterval', options.heartbeatInterval, 5000, {
+      min: 100,
+      max: 600_000,
+      integer: true,
+      unit: 'milliseconds',
+    });
     this.#delay = this.#reconnectDelay;
     this.#inProcess = options.listen === undefined && isInProcessListener(db);
     this.#source = this.#inProcess ? undefined : notificationSource(options.listen, db, owner);
@@ -330,8 +330,8 @@ export interface PollerSettings {
  */
 export function poller(db: SqlClient, settings: PollerSettings): { follower: TableFollower; onError: (error: unknown) => void } {
   const { owner, logPrefix } = settings;
-  checkFunction(owner, 'onError', settings.onError);
-  checkFunction(owner, 'onRecovered', settings.onRecovered);
+  functionOption(owner, 'onError', settings.onError);
+  functionOption(owner, 'onRecovered', settings.onRecovered);
   const onError =
     settings.onError ??
     ((error: unknown) => console.error(`${logPrefix} ${error instanceof Error ? error.message : String(error)} (retrying)`));

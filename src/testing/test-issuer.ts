@@ -3,9 +3,27 @@
  * Every claim has a default that makes a valid token for the audience and tenant given; any claim
  * or header member can be overridden, or removed with `undefined`.
  */
+import { rejectUnknownOptions } from '../internal/index.js';
 import { type IssuerEntry, parseTenantErn } from '../index.js';
 import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
 import { type PublishedJwk, type TestKey, generateTestKey, signRawToken } from './test-key.js';
+
+/** The members of {@link TestIssuerOptions}: any other is refused, naming the nearest. */
+const TEST_ISSUER_OPTION_NAMES: ReadonlySet<string> = new Set([
+  'product',
+  'audience',
+  'issuer',
+  'tenant',
+  'scope',
+  'tenantName',
+  'jwksUri',
+  'lifetime',
+  'now',
+  'kid',
+  'tenants',
+  'maxTokenLifetime',
+  'subjectMustEqualIssuer',
+]);
 
 /** Options of {@link createTestIssuer}. */
 export interface TestIssuerOptions {
@@ -231,6 +249,7 @@ async function loadMsw(): Promise<MswModule | undefined> {
  * ```
  */
 export async function createTestIssuer(options: TestIssuerOptions = {}): Promise<TestIssuer> {
+  rejectUnknownOptions('createTestIssuer', options, TEST_ISSUER_OPTION_NAMES);
   const product = options.product ?? 'acme';
   const issuer = options.issuer ?? 'https://issuer.test';
   const audience = options.audience ?? 'https://payments.test';

@@ -3,6 +3,7 @@
  * (the `kid` defaults to the key's RFC 7638 thumbprint), and signing with `CompactSign`. For
  * malformed tokens, {@link signRawToken} also signs header and payload bytes exactly as given.
  */
+import { rejectUnknownOptions } from '../internal/index.js';
 import type { webcrypto } from 'node:crypto';
 import {
   CompactSign,
@@ -13,6 +14,12 @@ import {
   exportJWK,
   generateKeyPair,
 } from 'jose';
+
+/** The members of {@link SignRawTokenOptions}: any other is refused, naming the nearest. */
+const SIGN_RAW_TOKEN_OPTION_NAMES: ReadonlySet<string> = new Set(['alg']);
+
+/** The members of {@link TestKeyOptions}: any other is refused, naming the nearest. */
+const TEST_KEY_OPTION_NAMES: ReadonlySet<string> = new Set(['kid', 'modulusLength', 'jwk']);
 
 /** The RSA JWS algorithms a test key can sign with. */
 export type TestSigningAlgorithm = 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512';
@@ -105,6 +112,7 @@ async function pairOf(modulusLength: number): Promise<GenerateKeyPairResult> {
 
 /** Generates a key pair and its published JWK. */
 export async function generateTestKey(options: TestKeyOptions = {}): Promise<TestKey> {
+  rejectUnknownOptions('generateTestKey', options, TEST_KEY_OPTION_NAMES);
   const modulusLength = options.modulusLength ?? 2048;
   if (!Number.isInteger(modulusLength) || modulusLength < 512)
     throw new TypeError('generateTestKey: modulusLength must be an integer of at least 512');
@@ -180,6 +188,7 @@ function joseSigns(key: TestKey, header: unknown, alg: TestSigningAlgorithm): he
  * `crit`, raw bytes, keys under 2048 bits) by WebCrypto over the same encoding.
  */
 export async function signRawToken(key: TestKey, header: unknown, payload: unknown, options: SignRawTokenOptions = {}): Promise<string> {
+  rejectUnknownOptions('signRawToken', options, SIGN_RAW_TOKEN_OPTION_NAMES);
   const headerAlg = (header as { alg?: unknown } | null)?.alg;
   const alg: TestSigningAlgorithm = options.alg ?? (isSigningAlgorithm(headerAlg) ? headerAlg : 'RS256');
   if (!isSigningAlgorithm(alg)) throw new TypeError(`signRawToken: alg must be one of ${Object.keys(SIGNING).join(', ')}`);

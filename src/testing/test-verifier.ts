@@ -4,8 +4,17 @@
  * JWKS is fetched wherever its issuer serves it now.
  */
 import { type FetchLike, IssuerRegistry, type Verifier, type VerifierOptions, createVerifier } from '../index.js';
-import { booleanOption } from '../internal/index.js';
+import { VERIFIER_OPTION_NAMES, booleanOption, rejectUnknownOptions } from '../internal/index.js';
 import { type IssuerLink, type TestIssuer, issuerLink } from './test-issuer.js';
+
+/**
+ * The members of {@link TestVerifierOptions}: the verifier's own (but `registry`, which the test
+ * issuers make) and `followIssuers`. Any other is refused, naming the nearest.
+ */
+const TEST_VERIFIER_OPTION_NAMES: ReadonlySet<string> = new Set([
+  ...[...VERIFIER_OPTION_NAMES].filter((name) => name !== 'registry'),
+  'followIssuers',
+]);
 
 /** Verifier options for {@link createTestVerifier}: `registry` comes from the issuers. */
 export type TestVerifierOptions = Omit<VerifierOptions, 'registry' | 'audience'> & {
@@ -83,6 +92,7 @@ function following(inner: Verifier, followed: readonly Followed[]): Verifier {
     keyHistoryChanges: (after) => inner.keyHistoryChanges(after),
     mergeKeyHistory: (entries, options) => inner.mergeKeyHistory(entries, options),
     setRegistry: (registry) => inner.setRegistry(registry),
+    reportRefusal: inner.reportRefusal,
     get registry() {
       return inner.registry;
     },
@@ -97,6 +107,7 @@ function following(inner: Verifier, followed: readonly Followed[]): Verifier {
  * keeps up with the issuers (see {@link TestVerifierOptions.followIssuers}).
  */
 export function createTestVerifier(issuers: TestIssuer | readonly TestIssuer[], options: TestVerifierOptions = {}): Verifier {
+  rejectUnknownOptions('createTestVerifier', options, TEST_VERIFIER_OPTION_NAMES);
   const list = issuerList(issuers);
   const { followIssuers, audience, now, fetch, ...rest } = options;
   booleanOption('createTestVerifier', 'followIssuers', followIssuers, true);

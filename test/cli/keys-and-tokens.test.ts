@@ -173,3 +173,33 @@ describe('paygate-auth token sign', () => {
     expect(result.err).not.toContain('hello secret world');
   });
 });
+
+describe('file errors of the key commands', () => {
+  it('token sign --key nofile.pem fails (exit 1) with one line naming the file', async () => {
+    const missing = join(directory, 'nofile.pem');
+    const { code, err } = await cli(signArgs(missing));
+    expect(code).toBe(EXIT.failed);
+    expect(err).toBe(`paygate-auth token sign: cannot read --key "${missing}": no such file or directory (ENOENT)\n`);
+  });
+
+  it('keys generate --out under a file fails (exit 1) with one line naming the file', async () => {
+    await writeFile(join(directory, 'a-file'), '');
+    const out = join(directory, 'a-file', 'key.pem');
+    const { code, err } = await cli(['keys', 'generate', '--out', out]);
+    expect(code).toBe(EXIT.failed);
+    expect(err).toMatch(/^paygate-auth keys generate: cannot write --out ".*a-file\/key\.pem": ".*a-file" exists already \(EEXIST\)\n$/);
+  });
+
+  it('issuers import of a missing file fails (exit 2) with one line naming the file', async () => {
+    const { code, err } = await cli(['issuers', 'import', join(directory, 'none.json')]);
+    expect(code).toBe(EXIT.usage);
+    expect(err.split('\n')[0]).toMatch(/cannot read the file of entries ".*none\.json": no such file or directory \(ENOENT\)$/);
+  });
+
+  it('doctor --jwks of a missing file fails (exit 2) with one line naming the file', async () => {
+    const missing = join(directory, 'none-jwks.json');
+    const { code, err } = await cli(['doctor', 'a.b.c', '--issuer', ISS, '--product', 'acme', '--audience', AUD, '--jwks', missing]);
+    expect(code).toBe(EXIT.usage);
+    expect(err.split('\n')[0]).toContain(`cannot read --jwks "${missing}": no such file or directory (ENOENT)`);
+  });
+});

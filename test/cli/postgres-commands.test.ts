@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../src/cli/command.js';
 import { COMMANDS } from '../../src/cli/commands.js';
-import { openDatabase, withDatabase } from '../../src/cli/database-url.js';
+import { databaseTarget, openDatabase, withDatabase } from '../../src/cli/database-url.js';
 import { addIssuer } from '../../src/postgres/index.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { eventually } from '../postgres/eventually.js';
@@ -126,7 +126,7 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     ['refresh-keys', []],
     ['revoke-key', ['--kid', 'acme-1']],
   ])('%s refuses an issuer with a trailing slash (exit 1), naming the registered one, and records nothing', async (name, more) => {
-    await withDatabase(env, (db) => addIssuer(db, ACME_ENTRY, { by: 'test' }).catch(() => undefined));
+    await withDatabase(databaseTarget(undefined, env), (db) => addIssuer(db, ACME_ENTRY, { by: 'test' }).catch(() => undefined));
     const before = (await cli('controls', '--json')).out;
     expect(await cli(name, '--issuer', `${ISSUER}/`, ...more)).toMatchObject({
       code: EXIT.failed,
@@ -184,8 +184,8 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
   });
 
   it('fails a command whose connection the server cuts between two queries, leaving nothing uncaught', async () => {
-    const operator = await openDatabase(env);
-    const cut = withDatabase(env, async (db) => {
+    const operator = await openDatabase(databaseTarget(undefined, env));
+    const cut = withDatabase(databaseTarget(undefined, env), async (db) => {
       const { rows } = await db.query('SELECT pg_backend_pid() AS pid');
       const { pid } = rows[0] as { pid: number };
       await operator.query('SELECT pg_terminate_backend($1)', [pid]);

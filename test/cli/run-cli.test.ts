@@ -80,3 +80,54 @@ describe('runCli', () => {
     expect(io.err.join('')).toBe('paygate-auth fail: the database is unreachable\n');
   });
 });
+
+describe('runCli: the version and the groups of commands', () => {
+  it.each(['--version', '-v'])('prints the version of package.json for %s and exits 0', async (flag) => {
+    const { version } = (await import('../../package.json')) as { version: string };
+    const io = capture();
+    expect(await runCli([flag], io, COMMANDS)).toBe(EXIT.ok);
+    expect(io.out.join('')).toBe(`${version}\n`);
+  });
+
+  it("lists a group's commands on stderr and exits 2 when the group is named alone", async () => {
+    const io = capture();
+    expect(await runCli(['keys'], io, COMMANDS)).toBe(EXIT.usage);
+    expect(io.err.join('')).toContain('keys generate  make a key');
+    expect(io.err.join('')).not.toContain('unknown command');
+  });
+
+  it.each([['--help'], ['-h'], ['help']])("lists a group's commands on stdout for keys %s and exits 0", async (flag) => {
+    const io = capture();
+    expect(await runCli(['keys', flag], io, COMMANDS)).toBe(EXIT.ok);
+    expect(io.out.join('')).toContain('keys generate  make a key');
+  });
+
+  it('answers "help keys" as "keys --help"', async () => {
+    const io = capture();
+    expect(await runCli(['help', 'keys'], io, COMMANDS)).toBe(EXIT.ok);
+    expect(io.out.join('')).toContain('keys generate  make a key');
+  });
+
+  it("names an unknown command of a group and lists the group's commands", async () => {
+    const io = capture();
+    expect(await runCli(['keys', 'rotate'], io, COMMANDS)).toBe(EXIT.usage);
+    expect(io.err.join('')).toContain('unknown command "keys rotate"');
+    expect(io.err.join('')).toContain('keys generate  make a key');
+  });
+
+  it('reports a file error as one line naming the file, never a stack trace', async () => {
+    const { readFile } = await import('node:fs/promises');
+    const io = capture();
+    const reading: CliCommand = {
+      name: 'read',
+      summary: 'reads',
+      help: 'Usage: read',
+      run: async () => {
+        await readFile('nofile.pem');
+        return EXIT.ok;
+      },
+    };
+    expect(await runCli(['read'], io, [reading])).toBe(EXIT.failed);
+    expect(io.err.join('')).toBe('paygate-auth read: "nofile.pem": no such file or directory (ENOENT)\n');
+  });
+});

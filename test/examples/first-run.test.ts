@@ -87,7 +87,7 @@ describe('the example gateway at start-up', () => {
 });
 
 describe('the build step of npm run example', () => {
-  /** A project shaped like this one, whose build prints 90 lines (as tsup does) and writes dist/. */
+  /** A project shaped like this one, whose build prints 90 lines and tsup's stage lines, and writes dist/. */
   function fakeProject(buildSucceeds: boolean): string {
     const project = scratchDirectory('ensure-build');
     mkdirSync(join(project, 'examples'));
@@ -106,6 +106,7 @@ describe('the build step of npm run example', () => {
     ];
     const build = [
       "for (let i = 1; i <= 90; i++) console.log('build output line ' + i);",
+      "console.log('ESM Build start'); console.log('ESM ⚡️ Build success in 812ms'); console.error('DTS ⚡️ Build success in 9000ms');",
       "const fs = require('node:fs');",
       `for (const name of ${JSON.stringify(entries)}) { fs.mkdirSync('dist/' + name.replace(/[^/]+$/, ''), { recursive: true }); fs.writeFileSync('dist/' + name + '.js', ''); }`,
       buildSucceeds ? '' : "console.error('build error: something is wrong'); process.exit(3);",
@@ -117,11 +118,19 @@ describe('the build step of npm run example', () => {
 
   const ensureBuild = (project: string) => run(process.execPath, [join(project, 'examples', 'ensure-build.mjs')], { cwd: project });
 
-  it('builds a missing dist/ saying one line, and hides the build output', async () => {
+  it('builds a missing dist/ showing its progress stage by stage on stderr, and hides the rest of the build output', async () => {
     const project = fakeProject(true);
     const { stdout, stderr } = await ensureBuild(project);
     expect(stdout).toBe('');
-    expect(stderr).toMatch(/^Building paygate-auth \(dist\/ is missing or out of date\)… done in \d+\.\d s\n$/);
+    const lines = stderr.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^Building paygate-auth \(dist\/ is missing or out of date\)/);
+    expect(lines.slice(1, -1).map((line) => line.replace(/\(\d+\.\d s\)/, '(…)'))).toEqual([
+      '  ESM started (…)',
+      '  ESM done (…)',
+      '  DTS done (…)',
+    ]);
+    expect(lines.at(-1)).toMatch(/^Built paygate-auth in \d+\.\d s$/);
+    expect(stderr).not.toContain('build output line');
     expect(existsSync(join(project, 'dist', 'koa', 'index.js'))).toBe(true);
   });
 

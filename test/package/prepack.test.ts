@@ -33,6 +33,7 @@ describe('npm pack from a clean checkout', () => {
   let files: string[];
   let hadDist = true;
   let buildOutput = '';
+  let packOutput = '';
 
   beforeAll(async () => {
     checkout = await mkdtemp(join(tmpdir(), 'paygate-auth-clean-'));
@@ -52,15 +53,20 @@ describe('npm pack from a clean checkout', () => {
       cwd: checkout,
       maxBuffer: 16 * 1024 * 1024,
     });
-    // npm prints the report last, after the build's own output (which may hold a '[' of its own).
-    const report = packed.stdout.startsWith('[') ? 0 : packed.stdout.lastIndexOf('\n[') + 1;
-    const [{ files: listed }] = JSON.parse(packed.stdout.slice(report)) as [{ files: { path: string }[] }];
+    packOutput = packed.stdout;
+    // Standard output is npm's JSON report alone: the build writes to standard error.
+    const [{ files: listed }] = JSON.parse(packed.stdout) as [{ files: { path: string }[] }];
     files = listed.map((file) => file.path);
-    buildOutput = `${packed.stdout}\n${packed.stderr}`;
+    buildOutput = packed.stderr;
   }, 6 * PATIENCE_MS);
 
   afterAll(async () => {
     if (checkout !== undefined) await rm(checkout, { recursive: true, force: true });
+  });
+
+  it('prints only valid JSON on standard output for npm pack --json (tools read it)', () => {
+    expect(() => JSON.parse(packOutput)).not.toThrow();
+    expect(packOutput.trimStart().startsWith('[')).toBe(true);
   });
 
   it('starts without dist/', () => {

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { type KeyHistoryEntry, type VerifierEvent, eventLine } from '../../src/index.js';
+
+const ISSUER = 'https://auth.acme.example';
+const HOSTILE = `https://evil.example/\n2030-01-01 verify_success issuer="forged"${'x'.repeat(10_000)}\u202e`;
+const KEY = { issuer: ISSUER, kid: 'k1', firstSeen: Date.UTC(2030, 0, 1) } as unknown as KeyHistoryEntry;
+
+describe('eventLine', () => {
+  it.each<[string, VerifierEvent, string]>([
+    [
+      'a key breach',
+      { type: 'key_withdrawn', issuer: ISSUER, kid: 'k1', key: KEY },
+      `key_withdrawn issuer="${ISSUER}" kid="k1" first_seen=2030-01-01T00:00:00Z`,
+    ],
+    [
+      'a registry change',
+      { type: 'registry_changed', added: [ISSUER], updated: [], removed: ['https://old.example'], issuers: 1 },
+      `registry_changed added="${ISSUER}" updated=none removed="https://old.example" issuers=1`,
+    ],
+    [
+      'a revocation',
+      { type: 'keys_removed', issuer: ISSUER, kids: ['k1'], cause: 'revoked' },
+      `keys_removed issuer="${ISSUER}" kids="k1" cause=revoked`,
+    ],
+  ])('writes %s as its type and its facts', (_name, event, line) => {
+    expect(eventLine(event)).toBe(line);
+  });
+
+  it('ends a failure with its hint', () => {
+    const event: VerifierEvent = {
+      type: 'verify_failure',
+      code: 'insufficient_scope',
+      issuer: ISSUER,
+      kid: null,
+      cached: false,
+      durationMs: 0,
+      hint: 'granted "hub:subscribe"',
+    };
+    expect(eventLine(event)).toBe(`verify_failure code=insufficient_scope issuer="${ISSUER}": granted "hub:subscribe"`);
+  });
+
+  it('keeps hostile text to one short line: cut, with line breaks and bidirectional controls escaped', () => {
+    const line = eventLine({ type: 'keys_removed', issuer: HOSTILE, kids: [HOSTILE], cause: 'jwks' });
+    expect(line.split('\n')).toHaveLength(1);
+    expect(line).not.toContain('\u202e');
+    expect(line).toContain('\\u000a2030-01-01');
+    expect(line.length).toBeLessThan(250);
+  });
+
+  it('keeps a hostile hint to one line, capped', () => {
+    const event: VerifierEvent = {
+      type: 'verify_failure',
+      code: 'invalid_claim',
+      issuer: null,
+      kid: null,
+      cached: false,
+      durationMs: 0,
+      hint: HOSTILE.repeat(3),
+    };
+    const line = eventLine(event);
+    expect(line.split('\n')).toHaveLength(1);
+    expect(line.length).toBeLessThan(1100);
+  });
+});
