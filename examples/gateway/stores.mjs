@@ -111,6 +111,8 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
     await migrate(pool);
     const directory = new PostgresDirectory(pool);
     await directory.seed(seeds);
+    // Departments, stores and shoppers kept in the process, emptied on every change.
+    await directory.start();
     const controls = await postgresControls(pool, { pollInterval });
     // Two instances starting at once may both find the table empty: the second import finds the
     // entries registered already and changes nothing.
@@ -142,7 +144,7 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
       async close() {
         clearInterval(purge);
         await heartbeat.close();
-        await Promise.all([registry.close(), controls.close(), keyHistory.close()]);
+        await Promise.all([registry.close(), controls.close(), keyHistory.close(), directory.close()]);
         await pool.end();
       },
     };
