@@ -47,7 +47,7 @@ export class DirectoryCache {
     const source = inProcess ? undefined : notificationSource(settings.listen, db, owner);
     this.#follower = new TableFollower(
       db,
-      { ...settings, listen: source === undefined ? (inProcess ? undefined : false) : this.#emptiedFirst(source) },
+      { pollInterval: 60_000, ...settings, listen: source === undefined ? (inProcess ? undefined : false) : this.#emptiedFirst(source) },
       {
         owner,
         channel: DIRECTORY_CHANNEL,

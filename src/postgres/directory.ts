@@ -24,7 +24,9 @@ const OWNER = 'PostgresDirectory';
 /**
  * Options of {@link PostgresDirectory}. `listen`, `pollInterval`, `reconnectDelay` and
  * `heartbeatInterval` govern the notifications that empty its cache once
- * {@link PostgresDirectory.start} was called.
+ * {@link PostgresDirectory.start} was called. Here `pollInterval` is how often the whole cache
+ * is emptied whatever the notifications (default 60 000 ms): a lost notification cannot keep an
+ * answer longer; a connection gone silent is found by the heartbeat sooner.
  */
 export interface PostgresDirectoryOptions extends FollowOptions {
   /**
