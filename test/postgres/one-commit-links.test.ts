@@ -115,9 +115,10 @@ afterAll(async () => {
   await server?.dispose();
 });
 
-describe.skipIf(SKIP)('payment links on PostgreSQL, one commit each', () => {
+/** A database of its own for the enclosing block, migrated and seeded; the instances closed after each test. */
+function useDatabase(name: string): void {
   beforeAll(async () => {
-    url = await server.createDatabase('one_commit_links');
+    url = await server.createDatabase(name);
     admin = openPool(url, { max: 4 });
     await migrate(admin);
     await new PostgresDirectory(admin).seed(SEEDS);
@@ -128,6 +129,10 @@ describe.skipIf(SKIP)('payment links on PostgreSQL, one commit each', () => {
   afterAll(async () => {
     await admin?.end();
   });
+}
+
+describe.skipIf(SKIP)('payment links on PostgreSQL, one commit each', () => {
+  useDatabase('one_commit_links');
 
   it('creates a link for a known shopper in one statement, the key and the link in one commit, once the directory is warm', async () => {
     const a = await instance();
@@ -242,18 +247,7 @@ describe.skipIf(SKIP)('payment links on PostgreSQL, one commit each', () => {
 });
 
 describe.skipIf(SKIP)('PostgresDirectory cache across instances', () => {
-  beforeAll(async () => {
-    url = await server.createDatabase('directory_cache');
-    admin = openPool(url, { max: 4 });
-    await migrate(admin);
-    await new PostgresDirectory(admin).seed(SEEDS);
-  });
-  afterEach(async () => {
-    for (const close of closing.splice(0).reverse()) await close();
-  });
-  afterAll(async () => {
-    await admin?.end();
-  });
+  useDatabase('directory_cache');
 
   it('answers a warm lookup from the process, without a statement', async () => {
     const b = await instance();
