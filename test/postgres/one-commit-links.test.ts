@@ -4,6 +4,7 @@
  * connection is killed inside a creation, and the directory's cache emptied across instances.
  */
 import { randomUUID } from 'node:crypto';
+import { PGlite } from '@electric-sql/pglite';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { HandlerResponse } from '../../src/payment-links/index.js';
@@ -114,17 +115,17 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.dispose();
 });
+afterEach(async () => {
+  for (const close of closing.splice(0).reverse()) await close();
+});
 
-/** A database of its own for the enclosing block, migrated and seeded; the instances closed after each test. */
+/** A database of its own for the enclosing block, migrated and seeded. */
 function useDatabase(name: string): void {
   beforeAll(async () => {
     url = await server.createDatabase(name);
     admin = openPool(url, { max: 4 });
     await migrate(admin);
     await new PostgresDirectory(admin).seed(SEEDS);
-  });
-  afterEach(async () => {
-    for (const close of closing.splice(0).reverse()) await close();
   });
   afterAll(async () => {
     await admin?.end();
@@ -314,5 +315,25 @@ describe.skipIf(SKIP)('PostgresDirectory cache across instances', () => {
     await b.directory.resolveShopper(TENANT_A, 'bounded-0', randomUUID());
     expect(b.statements).toHaveLength(1);
     expect(() => new PostgresDirectory(b.pool, { cacheSize: 0 })).toThrow(/^PostgresDirectory: cacheSize must be a whole number/);
+  });
+});
+
+describe('PostgresDirectory cache on PGlite', () => {
+  let lite: PGlite;
+  beforeAll(async () => {
+    lite = new PGlite();
+    await migrate(lite, { only: 'directory' });
+  });
+  afterAll(() => lite.close());
+
+  it("empties its cache on PGlite's in-process notification: a removed department is refused", async () => {
+    const directory = new PostgresDirectory(lite);
+    await directory.seed(SEEDS);
+    await directory.start();
+    closing.push(() => directory.close());
+    expect(directory.caching).toBe(true);
+    expect(await directory.findDepartment(TENANT_A, 'radiology')).not.toBeNull();
+    await lite.query(`DELETE FROM ${TABLES.departments} WHERE tenant = $1 AND ref = 'radiology'`, [TENANT_A]);
+    await eventually('the removed department is refused', async () => (await directory.findDepartment(TENANT_A, 'radiology')) === null);
   });
 });
