@@ -103,9 +103,4 @@ export class DirectoryCache {
     if (value !== null && trusted && this.trusted && generation === this.#generation) this.#entries.set(key, value);
     return value;
   }
-
-  /** Answers kept now. */
-  get size(): number {
-    return this.#entries.size;
-  }
 }
