@@ -117,6 +117,8 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
     await migrate(pool, { statementTimeout });
     const directory = new PostgresDirectory(pool, { statementTimeout });
     await directory.seed(seeds);
+    // Departments, stores and shoppers kept in the process, emptied on every change.
+    await directory.start();
     const controls = await postgresControls(pool, { pollInterval, statementTimeout });
     // Two instances starting at once may both find the table empty: the second import finds the
     // entries registered already and changes nothing.
@@ -149,7 +151,7 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
       async close() {
         clearInterval(purge);
         await heartbeat.close();
-        await Promise.all([registry.close(), controls.close(), keyHistory.close()]);
+        await Promise.all([registry.close(), controls.close(), keyHistory.close(), directory.close()]);
         await pool.end();
       },
     };

@@ -60,11 +60,13 @@ export {
   SECURITY_SCHEME,
   createOpenApiDocument,
 } from './openapi.js';
-export type { PaymentLink, PaymentLinkStatus, StoredPaymentLink } from './payment-link.js';
+export { type PaymentLink, type PaymentLinkStatus, type StoredPaymentLink, toPaymentLink } from './payment-link.js';
 export { type PaymentLinkHandler, createPaymentLinkHandler } from './payment-link-handler.js';
 export {
   DuplicatePaymentLinkError,
   InMemoryPaymentLinkStore,
+  type LinkClaim,
+  type LinkClaimOutcome,
   type LinkCompletion,
   type LinkCompletionOutcome,
   type PaymentLinkStore,

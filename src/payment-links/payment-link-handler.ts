@@ -8,7 +8,9 @@
  * stored and 201 returned with `Location`.
  *
  * Idempotency: only a 201 is recorded. A request refused for its fields records nothing, so the
- * client may correct it and retry with the same key.
+ * client may correct it and retry with the same key. With a store that can (`insertClaiming`), a
+ * new key is recorded together with the link, in one commit; a key that has a record already is
+ * claimed first, as with any store.
  */
 import { parseReference } from '../index.js';
 import { LINK_SCOPE, checkCaller } from './caller.js';
@@ -19,7 +21,7 @@ import { FieldErrors } from './field-errors.js';
 import { type JsonObject, isJsonObject } from './field-readers.js';
 import type { Handler, HandlerRequest, HandlerResponse } from './handler-request.js';
 import { type LinkCreatedEvent, type PaymentLinkHandlerDeps, type ResolvedDeps, resolveDeps } from './handler-deps.js';
-import { type ClaimResult, IdempotencyCapacityError, type Lease, type RecordedResponse } from './idempotency-store.js';
+import { type ClaimRequest, type ClaimResult, IdempotencyCapacityError, type Lease, type RecordedResponse } from './idempotency-store.js';
 import { fingerprint, readIdempotencyKey } from './idempotency-key.js';
 import type { IdGenerator } from './ids.js';
 import { lineItemRecord } from './line-items.js';
@@ -189,6 +191,29 @@ async function checkBody(deps: ResolvedDeps, tenant: string, body: unknown): Pro
   throw validationFailed(errors);
 }
 
+/** A link ready to store: the record, the 201 and the event. */
+interface Prepared extends Creation {
+  readonly stored: StoredPaymentLink;
+  readonly event: LinkCreatedEvent;
+}
+
+/** Builds the link of a department resolved already, with its 201 and event. */
+async function prepare(
+  deps: ResolvedDeps,
+  tenant: string,
+  request: LinkRequest,
+  resolved: { readonly departmentId: string; readonly storeId: string },
+): Promise<Prepared> {
+  const stored = await buildLink(deps, tenant, request, resolved);
+  const link = toPaymentLink(stored);
+  const response = {
+    status: 201,
+    headers: { ...JSON_HEADERS, location: `${deps.locationPrefix}${link.id}` },
+    body: link,
+  };
+  return { stored, response, event: { tenant, link, merchant_meta: link.meta } };
+}
+
 /**
  * Looks up the checked body's department and its store, stores the link; with a `lease`,
  * completes it in the same step where the store can (`completed`).
@@ -203,17 +228,37 @@ async function create(
   const errors = new FieldErrors();
   const resolved = await resolveDepartment(deps.directory, tenant, body, errors);
   if (resolved === undefined || errors.size > 0) throw validationFailed(errors);
-  const stored = await buildLink(deps, tenant, request, resolved);
-  const link = toPaymentLink(stored);
-  const response = {
-    status: 201,
-    headers: { ...JSON_HEADERS, location: `${deps.locationPrefix}${link.id}` },
-    body: link,
-  };
+  const { stored, response, event } = await prepare(deps, tenant, request, resolved);
   let completed = false;
   if (lease === undefined) await deps.store.insert(stored);
   else completed = await storeCompleting(deps, stored, lease, response);
-  return { response, event: { tenant, link, merchant_meta: link.meta }, completed };
+  return { response, event, completed };
+}
+
+/**
+ * The one-commit path, for a store that claims the key and stores the link in one step: the
+ * department is looked up and the link built first, then the key is recorded completed together
+ * with the link. `undefined` when that cannot be (the store cannot, the key has a record, the
+ * department does not resolve): the caller then claims the key first, as ever, so a replay or a
+ * conflict is still answered before the fields are judged.
+ */
+async function createClaiming(
+  deps: ResolvedDeps,
+  tenant: string,
+  claim: Omit<ClaimRequest, 'now' | 'expiresAt'>,
+  checked: CheckedBody,
+): Promise<Creation | undefined> {
+  if (deps.store.insertClaiming === undefined) return undefined;
+  const resolved = await resolveDepartment(deps.directory, tenant, checked.body, new FieldErrors());
+  if (resolved === undefined) return undefined;
+  const prepared = await prepare(deps, tenant, checked.request, resolved);
+  const now = checkClock(deps.now);
+  const outcome = await deps.store.insertClaiming(prepared.stored, {
+    idempotency: deps.idempotency,
+    claim: { ...claim, now, expiresAt: now + deps.idempotencyKeyTtl },
+    response: recordOf(prepared.response),
+  });
+  return outcome === 'stored' ? { response: prepared.response, event: prepared.event } : undefined;
 }
 
 /** A refusal as a creation without event. */
@@ -232,8 +277,10 @@ function replay(recorded: RecordedResponse): HandlerResponse {
 /** Runs `create` at most once per (tenant, key, body); replays, or refuses a reused key. */
 async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body: unknown): Promise<Creation> {
   const checked = await checkBody(deps, tenant, body);
-  const now = checkClock(deps.now);
   const print = await fingerprint(body);
+  const claimed = await createClaiming(deps, tenant, { tenant, key, fingerprint: print }, checked);
+  if (claimed !== undefined) return claimed;
+  const now = checkClock(deps.now);
   let claim: ClaimResult;
   try {
     claim = await deps.idempotency.claim({

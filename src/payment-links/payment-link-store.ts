@@ -2,7 +2,7 @@
  * Where payment links are kept. Every read names the tenant: one tenant never reads another's
  * links. A database implements the same interface (each method one statement or transaction).
  */
-import type { IdempotencyStore, Lease, RecordedResponse } from './idempotency-store.js';
+import type { ClaimRequest, IdempotencyStore, Lease, RecordedResponse } from './idempotency-store.js';
 import { deepFreeze } from '../internal/index.js';
 import type { StoredPaymentLink } from './payment-link.js';
 
@@ -18,9 +18,30 @@ export interface LinkCompletion {
   readonly idempotency: IdempotencyStore;
   /** The claim of the request creating the link. */
   readonly lease: Lease;
-  /** The response to record for replay. */
+  /**
+   * The response to record for replay. Its `body` is `toPaymentLink(link)`: a store may keep the
+   * link once and give the body back from it at a replay.
+   */
   readonly response: RecordedResponse;
 }
+
+/** What {@link PaymentLinkStore.insertClaiming} records along with the link. */
+export interface LinkClaim {
+  /** The store the key is claimed in. */
+  readonly idempotency: IdempotencyStore;
+  /** The claim of the request creating the link. */
+  readonly claim: ClaimRequest;
+  /** The response to record for replay; its `body` is `toPaymentLink(link)`, as for {@link LinkCompletion}. */
+  readonly response: RecordedResponse;
+}
+
+/**
+ * What {@link PaymentLinkStore.insertClaiming} did: `stored` (the key recorded completed and the
+ * link stored, together), `key_taken` (nothing written: the key has a record already, live or
+ * expired; claim it), `unsupported` (nothing written: this store cannot join `idempotency` in one
+ * step; claim, insert, then complete).
+ */
+export type LinkClaimOutcome = 'stored' | 'key_taken' | 'unsupported';
 
 /**
  * What {@link PaymentLinkStore.insertCompleting} did: `stored` (link and record both written),
@@ -42,6 +63,14 @@ export interface PaymentLinkStore {
    * @throws {DuplicatePaymentLinkError} when its `id` or `link_code` is already stored (nothing written).
    */
   insertCompleting?(link: StoredPaymentLink, completion: LinkCompletion): Promise<LinkCompletionOutcome>;
+  /**
+   * Optional. When no record holds `claim.claim.key` for its tenant, records it completed with
+   * `claim.response` and stores `link`, atomically, in one commit; otherwise writes nothing and
+   * answers `key_taken`, and the handler claims the key as usual (a replay, a conflict, a key
+   * whose record expired).
+   * @throws {DuplicatePaymentLinkError} when its `id` or `link_code` is already stored (nothing written).
+   */
+  insertClaiming?(link: StoredPaymentLink, claim: LinkClaim): Promise<LinkClaimOutcome>;
   /** The link `id` of `tenant`, or `null` (also when it belongs to another tenant). */
   get(tenant: string, id: string): Promise<StoredPaymentLink | null>;
   /** The link whose pay-page code is `code`, whatever its tenant (for the pay page itself), or `null`. */

@@ -15,16 +15,31 @@ import {
 } from '../payment-links/index.js';
 import { parseTenantErn } from '../index.js';
 import { storageFailure } from './database-errors.js';
+import { DirectoryCache } from './directory-cache.js';
 import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, inTransaction, jsonColumn, queryWithin } from './sql-client.js';
+import type { FollowOptions } from './table-follower.js';
 
 /** The members of {@link PostgresDirectoryOptions}: any other is refused, naming the nearest. */
 const POSTGRES_DIRECTORY_OPTION_NAMES: ReadonlySet<string> = new Set(['statementTimeout']);
 
 const OWNER = 'PostgresDirectory';
 
-/** Options of {@link PostgresDirectory}. */
-export interface PostgresDirectoryOptions {
+/**
+ * Options of {@link PostgresDirectory}. `listen`, `pollInterval`, `reconnectDelay` and
+ * `heartbeatInterval` govern the notifications that empty its cache once
+ * {@link PostgresDirectory.start} was called. Here `pollInterval` is how often the whole cache
+ * is emptied whatever the notifications (default 60 000 ms): a lost notification cannot keep an
+ * answer longer; a connection gone silent is found by the heartbeat sooner.
+ */
+export interface PostgresDirectoryOptions extends FollowOptions {
+  /**
+   * Most answers (a tenant's payment methods, a department, a store, a shopper's UUID) kept in the
+   * process once {@link PostgresDirectory.start} was called; the least recently used go first.
+   * 1 to 10 000 000.
+   * @default 10000
+   */
+  readonly cacheSize?: number;
   /**
    * Milliseconds each lookup may take, the wait for a pooled connection included; past it the
    * request is answered 503 `storage_unavailable` and the connection is destroyed. The same bound
@@ -52,22 +67,51 @@ function codes(value: unknown): readonly string[] {
  * is registered with one statement that every instance agrees on: two instances seeing a new
  * customer at once return the same UUID.
  *
+ * After {@link PostgresDirectory.start}, answers are kept in the process (at most `cacheSize`)
+ * and a link costs no directory read: a trigger notifies every instance of each change to the
+ * tenants, stores and departments (seeded or written by hand) and of a shopper's UUID changed or
+ * removed, and each instance empties its cache then (within about 250 ms), and at each poll. While
+ * the `LISTEN` connection is down, every lookup reads the database. Without `start()` every
+ * lookup reads.
+ *
  * @example
  * ```ts
  * const directory = new PostgresDirectory(pool);
  * await directory.seed(tenants);   // at every start of every instance: idempotent
+ * await directory.start();         // cache, emptied on every change; directory.close() at shutdown
  * const createLink = createPaymentLinkHandler({ payPageUrl, directory, store, idempotency });
  * ```
  */
 export class PostgresDirectory implements Directory {
   readonly #db: SqlClient;
   readonly #statementTimeout: number;
+  readonly #cache: DirectoryCache;
 
   /** @param db A `pg.Pool`, a `pg.Client` or PGlite. */
   constructor(db: SqlClient, options: PostgresDirectoryOptions = {}) {
     rejectUnknownOptions('PostgresDirectory', options, POSTGRES_DIRECTORY_OPTION_NAMES);
     this.#db = checkClient(db, OWNER);
     this.#statementTimeout = checkStatementTimeout(options.statementTimeout, OWNER);
+    this.#cache = new DirectoryCache(db, { ...options, owner: OWNER, maxEntries: options.cacheSize });
+  }
+
+  /**
+   * Listens for the directory's changes (by default on a connection kept out of the pool; PGlite's
+   * own `listen()`) and keeps answers from then on. A `pg.Client` without `listen` keeps none.
+   * @throws the error of the first `LISTEN` (a `StatementTimeoutError` past `statementTimeout`); nothing is kept then.
+   */
+  async start(): Promise<void> {
+    await this.#cache.start();
+  }
+
+  /** Stops listening and forgets what was kept; lookups read the database from then on. */
+  async close(): Promise<void> {
+    await this.#cache.close();
+  }
+
+  /** `true` while answers are kept: started, and the `LISTEN` connection up. */
+  get caching(): boolean {
+    return this.#cache.trusted;
   }
 
   async #query(doing: string, text: string, params: unknown[]): Promise<SqlRow[]> {
@@ -126,57 +170,71 @@ export class PostgresDirectory implements Directory {
   }
 
   async findDepartment(tenant: string, ref: string): Promise<Department | null> {
-    const rows = await this.#query(
-      'reading a department',
-      `SELECT id, store_id FROM ${TABLES.departments} WHERE tenant = $1 AND ref = $2`,
-      [tenant, ref],
-    );
-    const row = rows[0];
-    if (row === undefined) return null;
-    return Object.freeze({ ref, id: String(row.id), storeId: row.store_id === null ? null : String(row.store_id) });
+    return this.#cache.get(`d\u0000${tenant}\u0000${ref}`, async () => {
+      const rows = await this.#query(
+        'reading a department',
+        `SELECT id, store_id FROM ${TABLES.departments} WHERE tenant = $1 AND ref = $2`,
+        [tenant, ref],
+      );
+      const row = rows[0];
+      if (row === undefined) return null;
+      return Object.freeze({ ref, id: String(row.id), storeId: row.store_id === null ? null : String(row.store_id) });
+    });
   }
 
   async storeFor(tenant: string, department: Department): Promise<Store | null> {
-    const rows =
-      department.storeId === null
-        ? await this.#query('reading a store', `SELECT id, name FROM ${TABLES.stores} WHERE tenant = $1 ORDER BY position LIMIT 1`, [
-            tenant,
-          ])
-        : await this.#query('reading a store', `SELECT id, name FROM ${TABLES.stores} WHERE tenant = $1 AND id = $2`, [
-            tenant,
-            department.storeId,
-          ]);
-    const row = rows[0];
-    return row === undefined ? null : Object.freeze({ id: String(row.id), name: String(row.name) });
+    return this.#cache.get(`s\u0000${tenant}\u0000${department.storeId ?? ''}`, async () => {
+      const rows =
+        department.storeId === null
+          ? await this.#query('reading a store', `SELECT id, name FROM ${TABLES.stores} WHERE tenant = $1 ORDER BY position LIMIT 1`, [
+              tenant,
+            ])
+          : await this.#query('reading a store', `SELECT id, name FROM ${TABLES.stores} WHERE tenant = $1 AND id = $2`, [
+              tenant,
+              department.storeId,
+            ]);
+      const row = rows[0];
+      return row === undefined ? null : Object.freeze({ id: String(row.id), name: String(row.name) });
+    });
   }
 
   /**
-   * The shopper `ref` of `tenant`; a new one is registered with `newId`. The registration is one
-   * `INSERT … ON CONFLICT DO UPDATE … RETURNING`: an instance that loses the race gets the
-   * winner's UUID.
+   * The shopper `ref` of `tenant`; a new one is registered with `newId`. One statement reads or
+   * registers it (`INSERT … ON CONFLICT DO NOTHING`, else the stored row): an instance that loses
+   * the race reads the winner's UUID.
    */
   async resolveShopper(tenant: string, ref: string, newId: string): Promise<Shopper> {
-    const known = await this.#query('reading a shopper', `SELECT id FROM ${TABLES.shoppers} WHERE tenant = $1 AND ref = $2`, [tenant, ref]);
-    const row =
-      known[0] ??
-      (
-        await this.#query(
+    const shopper = await this.#cache.get(`c\u0000${tenant}\u0000${ref}`, async () => {
+      // A registration still uncommitted when this statement began is not seen by its read; look again.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const rows = await this.#query(
           'registering a shopper',
-          `INSERT INTO ${TABLES.shoppers} (tenant, ref, id) VALUES ($1, $2, $3)
-           ON CONFLICT (tenant, ref) DO UPDATE SET ref = EXCLUDED.ref RETURNING id`,
+          `WITH registered AS (
+             INSERT INTO ${TABLES.shoppers} (tenant, ref, id) VALUES ($1, $2, $3) ON CONFLICT (tenant, ref) DO NOTHING RETURNING id
+           )
+           SELECT id FROM registered UNION ALL SELECT id FROM ${TABLES.shoppers} WHERE tenant = $1 AND ref = $2`,
           [tenant, ref, newId],
-        )
-      )[0];
-    return Object.freeze({ ref, id: String(row?.id) });
+        );
+        if (rows[0] !== undefined) return Object.freeze({ ref, id: String(rows[0].id) });
+      }
+      return null;
+    });
+    if (shopper === null) {
+      throw new Error(`${OWNER}: a shopper was neither registered nor found after 3 attempts (registrations racing it); retry the request`);
+    }
+    return shopper;
   }
 
   async paymentMethods(tenant: string): Promise<PaymentMethodSettings> {
-    const rows = await this.#query(
-      'reading payment methods',
-      `SELECT allowed_methods, blocked_methods FROM ${TABLES.tenants} WHERE tenant = $1`,
-      [tenant],
-    );
-    const row = rows[0];
-    return Object.freeze({ allowed: codes(row?.allowed_methods), blocked: codes(row?.blocked_methods) });
+    const settings = await this.#cache.get(`m\u0000${tenant}`, async () => {
+      const rows = await this.#query(
+        'reading payment methods',
+        `SELECT allowed_methods, blocked_methods FROM ${TABLES.tenants} WHERE tenant = $1`,
+        [tenant],
+      );
+      const row = rows[0];
+      return Object.freeze({ allowed: codes(row?.allowed_methods), blocked: codes(row?.blocked_methods) });
+    });
+    return settings as PaymentMethodSettings;
   }
 }

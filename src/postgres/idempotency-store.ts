@@ -5,7 +5,15 @@
  * holder that died is replaced once its lease has ended.
  */
 import { numberOption, rejectUnknownOptions } from '../internal/index.js';
-import type { ClaimRequest, ClaimResult, IdempotencyStore, Lease, RecordedResponse } from '../payment-links/index.js';
+import {
+  type ClaimRequest,
+  type ClaimResult,
+  type IdempotencyStore,
+  type Lease,
+  type RecordedResponse,
+  type StoredPaymentLink,
+  toPaymentLink,
+} from '../payment-links/index.js';
 import { storageFailure } from './database-errors.js';
 import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, jsonColumn, numberColumn, queryWithin } from './sql-client.js';
@@ -51,6 +59,23 @@ const OWNER = 'PostgresIdempotencyStore';
 
 function randomLease(): string {
   return globalThis.crypto.randomUUID();
+}
+
+/**
+ * The response a completed record holds. One that names its link (written with the link by
+ * `PostgresPaymentLinkStore`) has the link's own record as its body.
+ * @throws {Error} when the link it names is not stored (deleted by hand): nothing to replay.
+ */
+function recorded(row: SqlRow, request: ClaimRequest): RecordedResponse {
+  const response = jsonColumn(row.response) as RecordedResponse;
+  if (row.names_link !== true) return response;
+  if (row.link === null || row.link === undefined) {
+    throw new Error(
+      `${OWNER}: the Idempotency-Key record of tenant ${request.tenant} names a payment link that is not stored; ` +
+        'it cannot be replayed (was the link deleted by hand?). Use a new key.',
+    );
+  }
+  return { status: response.status, headers: response.headers, body: toPaymentLink(jsonColumn(row.link) as StoredPaymentLink) };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -123,13 +148,14 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
          VALUES ($1, $2, 'pending', $3, $4, $5, $6)
          ON CONFLICT (tenant, key) DO UPDATE
            SET state = 'pending', fingerprint = EXCLUDED.fingerprint, lease = EXCLUDED.lease,
-               lease_expires_at = EXCLUDED.lease_expires_at, expires_at = EXCLUDED.expires_at, response = NULL
+               lease_expires_at = EXCLUDED.lease_expires_at, expires_at = EXCLUDED.expires_at, response = NULL, link_id = NULL
            WHERE r.expires_at <= $7 OR (r.state = 'pending' AND r.lease_expires_at <= $7)
          RETURNING r.lease
        )
-       SELECT 'claimed' AS state, NULL AS fingerprint, NULL::json AS response, lease FROM claimed
+       SELECT 'claimed' AS state, NULL AS fingerprint, NULL::json AS response, lease, false AS names_link, NULL::json AS link FROM claimed
        UNION ALL
-       SELECT state, fingerprint, response, NULL FROM ${TABLES.idempotency}
+       SELECT state, fingerprint, response, NULL, link_id IS NOT NULL, (SELECT record FROM ${TABLES.links} WHERE id = link_id)
+         FROM ${TABLES.idempotency}
         WHERE tenant = $1 AND key = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`,
       [request.tenant, request.key, request.fingerprint, lease, now + this.#leaseTime, Math.floor(request.expiresAt), now],
     );
@@ -137,7 +163,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     if (row === undefined) return LOOK_AGAIN;
     if (row.state === 'claimed') return { state: 'claimed', lease: { tenant: request.tenant, key: request.key, id: lease } };
     const fingerprint = String(row.fingerprint);
-    if (row.state === 'completed') return { state: 'completed', fingerprint, response: jsonColumn(row.response) as RecordedResponse };
+    if (row.state === 'completed') return { state: 'completed', fingerprint, response: recorded(row, request) };
     return { state: 'pending', fingerprint };
   }
 

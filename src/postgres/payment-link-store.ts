@@ -5,9 +5,12 @@
 import { deepFreeze, rejectUnknownOptions } from '../internal/index.js';
 import {
   DuplicatePaymentLinkError,
+  type LinkClaim,
+  type LinkClaimOutcome,
   type LinkCompletion,
   type LinkCompletionOutcome,
   type PaymentLinkStore,
+  type RecordedResponse,
   type StoredPaymentLink,
   isUuid,
 } from '../payment-links/index.js';
@@ -34,6 +37,14 @@ export interface PostgresPaymentLinkStoreOptions {
 
 function duplicate(link: StoredPaymentLink, cause: unknown): DuplicatePaymentLinkError {
   return new DuplicatePaymentLinkError(`A payment link with id ${link.id} or its link code exists already`, { cause });
+}
+
+/**
+ * The recorded response without its body: the idempotency record names the link instead
+ * (`link_id`), whose record gives the body back at a replay. Each link is written once.
+ */
+function responseWithoutBody(response: RecordedResponse): string {
+  return JSON.stringify({ status: response.status, headers: response.headers });
 }
 
 function toLink(row: SqlRow | undefined): StoredPaymentLink | null {
@@ -95,28 +106,65 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
    */
   async insertCompleting(link: StoredPaymentLink, completion: LinkCompletion): Promise<LinkCompletionOutcome> {
     const { idempotency, lease, response } = completion;
-    if (!(idempotency instanceof PostgresIdempotencyStore) || idempotency.db !== this.db) return 'unsupported';
+    if (!this.#joins(idempotency)) return 'unsupported';
+    const stored = await this.#insertWith(
+      link,
+      `UPDATE ${TABLES.idempotency} SET state = 'completed', response = $7, link_id = $1, lease_expires_at = NULL
+        WHERE tenant = $5 AND key = $6 AND lease = $8 AND state = 'pending'
+       RETURNING 1`,
+      [lease.tenant, lease.key, responseWithoutBody(response), lease.id],
+    );
+    return stored ? 'stored' : 'lease_lost';
+  }
+
+  /**
+   * Records the key completed and stores `link` in one statement (one commit) when
+   * `claim.idempotency` is a {@link PostgresIdempotencyStore} on the same client and no record
+   * holds the key; `key_taken` (nothing written) when one does, live or expired; `unsupported`
+   * otherwise. Two instances claiming one new key at once: one stores, the other waits for its
+   * commit and answers `key_taken`.
+   */
+  async insertClaiming(link: StoredPaymentLink, claim: LinkClaim): Promise<LinkClaimOutcome> {
+    const { idempotency, claim: request, response } = claim;
+    if (!this.#joins(idempotency)) return 'unsupported';
+    const stored = await this.#insertWith(
+      link,
+      `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response, link_id)
+       VALUES ($5, $6, 'completed', $7, $8, $9, $1)
+       ON CONFLICT (tenant, key) DO NOTHING
+       RETURNING 1`,
+      [request.tenant, request.key, request.fingerprint, Math.floor(request.expiresAt), responseWithoutBody(response)],
+    );
+    return stored ? 'stored' : 'key_taken';
+  }
+
+  /** `true` when `idempotency` keeps its records on this store's client, so one statement can write both. */
+  #joins(idempotency: LinkCompletion['idempotency']): boolean {
+    return idempotency instanceof PostgresIdempotencyStore && idempotency.db === this.db;
+  }
+
+  /**
+   * One statement: `keyStatement` (its parameters from `$5`, `$1` the link's id) writes the
+   * idempotency record; the link is inserted only when it wrote one. Resolves whether both were.
+   */
+  async #insertWith(link: StoredPaymentLink, keyStatement: string, keyParams: unknown[]): Promise<boolean> {
     let rows: SqlRow[];
     try {
       rows = await this.#query(
         'storing a payment link',
-        `WITH completed AS (
-           UPDATE ${TABLES.idempotency} SET state = 'completed', response = $7, lease_expires_at = NULL
-            WHERE tenant = $5 AND key = $6 AND lease = $8 AND state = 'pending'
-           RETURNING 1
-         ), inserted AS (
+        `WITH keyed AS (${keyStatement}), inserted AS (
            INSERT INTO ${TABLES.links} (id, tenant, link_code, record)
-           SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM completed)
+           SELECT $1, $2, $3, $4 WHERE EXISTS (SELECT 1 FROM keyed)
            RETURNING 1
          )
          SELECT count(*)::int AS stored FROM inserted`,
-        [link.id, link.tenant, link.link_code, JSON.stringify(link), lease.tenant, lease.key, JSON.stringify(response), lease.id],
+        [link.id, link.tenant, link.link_code, JSON.stringify(link), ...keyParams],
       );
     } catch (error) {
       if (errorState(error) === UNIQUE_VIOLATION) throw duplicate(link, error);
       throw error;
     }
-    return Number(rows[0]?.stored) === 1 ? 'stored' : 'lease_lost';
+    return Number(rows[0]?.stored) === 1;
   }
 
   async get(tenant: string, id: string): Promise<StoredPaymentLink | null> {

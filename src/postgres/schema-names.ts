@@ -26,6 +26,12 @@ export const CONTROLS_CHANNEL = 'paygate_operator_controls';
 /** The `NOTIFY` channel of the issuer registry. */
 export const REGISTRY_CHANNEL = 'paygate_issuer_registry';
 
+/**
+ * The `NOTIFY` channel of the directory: a trigger sends it whenever tenants, stores or departments
+ * change, or a shopper's UUID is changed or removed; `PostgresDirectory` empties its cache on it.
+ */
+export const DIRECTORY_CHANNEL = 'paygate_directory';
+
 /** The function that compacts the operator controls (see `compactControls`). */
 export const COMPACT_CONTROLS = 'paygate_compact_controls';
 

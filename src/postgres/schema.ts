@@ -6,7 +6,7 @@
  * each version is applied in the transaction that records it).
  */
 import { rejectUnknownOptions } from '../internal/index.js';
-import { COMPACT_CONTROLS, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
+import { COMPACT_CONTROLS, DIRECTORY_CHANNEL, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
 import { type RolesReport, type SchemaRoles, checkRoles, setUpRoles } from './schema-roles.js';
 import { type SqlClient, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
 
@@ -150,6 +150,29 @@ function auditedRegistry({ schema }: MigrationContext): readonly string[] {
   ];
 }
 
+/**
+ * Directory version 2: a change to the tenants, stores or departments, and a shopper's UUID
+ * changed or removed, sends {@link DIRECTORY_CHANNEL} at commit, however it is written (seeding,
+ * an operator's SQL), so that every instance empties its cache. A new shopper sends nothing: an
+ * instance that does not know it reads it.
+ */
+function notifiedDirectory({ schema }: MigrationContext): readonly string[] {
+  const tables = [TABLES.tenants, TABLES.stores, TABLES.departments];
+  return [
+    `CREATE FUNCTION paygate_directory_changed() RETURNS trigger LANGUAGE plpgsql SET search_path = ${schema}, pg_temp AS $$
+     BEGIN
+       PERFORM pg_notify('${DIRECTORY_CHANNEL}', '');
+       RETURN NULL;
+     END $$`,
+    ...tables.map(
+      (table) => `CREATE TRIGGER ${table}_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON ${table}
+       FOR EACH STATEMENT EXECUTE FUNCTION paygate_directory_changed()`,
+    ),
+    `CREATE TRIGGER ${TABLES.shoppers}_changed AFTER UPDATE OR DELETE OR TRUNCATE ON ${TABLES.shoppers}
+       FOR EACH STATEMENT EXECUTE FUNCTION paygate_directory_changed()`,
+  ];
+}
+
 const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
   links: [
     {
@@ -178,6 +201,15 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
           CHECK ((state = 'pending') = (response IS NULL))
         )`,
         `CREATE INDEX ${TABLES.idempotency}_expiry ON ${TABLES.idempotency} (expires_at)`,
+      ],
+    },
+    {
+      version: 2,
+      description: 'an idempotency key names the link it created instead of copying it',
+      statements: [
+        // The recorded response's body is then the link's own record, read back at a replay:
+        // each link is written once. Rows recorded before keep their whole response.
+        `ALTER TABLE ${TABLES.idempotency} ADD COLUMN link_id uuid`,
       ],
     },
   ],
@@ -265,6 +297,7 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
         )`,
       ],
     },
+    { version: 2, description: 'the directory notifies its changes', statements: notifiedDirectory },
   ],
   registry: [
     {

@@ -100,11 +100,11 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     });
     expect(await cli('migrate')).toMatchObject({
       code: EXIT.ok,
-      out: 'Applied links 1, directory 1, registry 1, registry 2, registry 3, keys 1, keys 2, keys 3, fleet 1; the schema is at links 1, controls 3, directory 1, registry 3, keys 3, fleet 1.\n',
+      out: 'Applied links 1, links 2, directory 1, directory 2, registry 1, registry 2, registry 3, keys 1, keys 2, keys 3, fleet 1; the schema is at links 2, controls 3, directory 2, registry 3, keys 3, fleet 1.\n',
     });
     expect(await cli('migrate')).toMatchObject({
       code: EXIT.ok,
-      out: 'The schema is current (links 1, controls 3, directory 1, registry 3, keys 3, fleet 1).\n',
+      out: 'The schema is current (links 2, controls 3, directory 2, registry 3, keys 3, fleet 1).\n',
     });
   });
 

@@ -38,7 +38,7 @@ describe.skipIf(SKIP)('PostgresDirectory', () => {
     url = (await createTestDatabase('directory')).url;
     const pool = openPool(url);
     pools.push(pool);
-    expect((await migrate(pool, { only: 'directory' })).versions).toEqual({ directory: 1 });
+    expect((await migrate(pool, { only: 'directory' })).versions).toEqual({ directory: 2 });
   });
   afterAll(async () => {
     await Promise.all(pools.map((pool) => pool.end()));

@@ -45,13 +45,13 @@ describe('the payment-link handlers on PostgreSQL stores', () => {
     expect([reused.status, (reused.body as { code: string }).code]).toEqual([409, 'idempotency_key_reused']);
   });
 
-  it('records the completed response with the link, in the same row set', async () => {
+  it('records the completed key naming its link, and writes the link itself once', async () => {
     const { create } = handlers();
     const created = await create(jsonRequest(await callers.auth(), validBody(), { 'idempotency-key': 'pg-3' }));
-    const { rows } = await db.query<{ state: string; id: string }>(
-      `SELECT state, response->'body'->>'id' AS id FROM ${TABLES.idempotency} WHERE key = 'pg-3'`,
+    const { rows } = await db.query<{ state: string; id: string; body: unknown }>(
+      `SELECT state, link_id::text AS id, response->'body' AS body FROM ${TABLES.idempotency} WHERE key = 'pg-3'`,
     );
-    expect(rows).toEqual([{ state: 'completed', id: (created.body as { id: string }).id }]);
+    expect(rows).toEqual([{ state: 'completed', id: (created.body as { id: string }).id, body: null }]);
   });
 
   it('reads a link back for its tenant only', async () => {

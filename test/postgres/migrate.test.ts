@@ -37,6 +37,7 @@ async function versionOneDatabase(pool: pg.Pool): Promise<void> {
   await migrate(pool, { only: ['links', 'controls'] });
   await pool.query(`DROP TABLE ${TABLES.controlsCompacted}`);
   await pool.query('DROP FUNCTION paygate_compact_controls()');
+  await pool.query(`ALTER TABLE ${TABLES.idempotency} DROP COLUMN link_id`);
   await pool.query(`DROP TABLE ${TABLES.migrations}`);
   await pool.query(
     `CREATE TABLE ${TABLES.migrations} (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
@@ -82,10 +83,12 @@ describe.skipIf(SKIP)('migrate', () => {
     const first = await migrate(pool);
     expect(first.applied).toEqual([
       { area: 'links', version: 1 },
+      { area: 'links', version: 2 },
       { area: 'controls', version: 1 },
       { area: 'controls', version: 2 },
       { area: 'controls', version: 3 },
       { area: 'directory', version: 1 },
+      { area: 'directory', version: 2 },
       { area: 'registry', version: 1 },
       { area: 'registry', version: 2 },
       { area: 'registry', version: 3 },
@@ -132,7 +135,7 @@ describe.skipIf(SKIP)('migrate', () => {
       ],
       versions: { controls: 3 },
     });
-    expect(await migrate(pool, { only: 'links' })).toEqual({ applied: [], versions: { links: 1 } });
+    expect(await migrate(pool, { only: 'links' })).toEqual({ applied: [{ area: 'links', version: 2 }], versions: { links: 2 } });
     expect(await tables(pool)).toEqual([...LINK_TABLES, ...CONTROL_TABLES].sort());
     const ledger = await pool.query(`SELECT area, version, applied_at FROM ${TABLES.migrations} ORDER BY area, version`);
     expect(
@@ -142,6 +145,7 @@ describe.skipIf(SKIP)('migrate', () => {
       ['controls', 2, false],
       ['controls', 3, false],
       ['links', 1, true],
+      ['links', 2, false],
     ]);
     expect((await pool.query(`SELECT issuer FROM ${TABLES.controls}`)).rows).toEqual([{ issuer: 'https://acme.test' }]);
     expect((await pool.query(`SELECT link_code FROM ${TABLES.links}`)).rows).toEqual([{ link_code: 'code-1' }]);

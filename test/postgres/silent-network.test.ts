@@ -192,7 +192,7 @@ describe.skipIf(SKIP)('two instances through a network that goes silent', () => 
     for (const instance of instances) expect((await createLink(instance)).response.status).toBe(201);
     const { rows } = await operator.query(
       `SELECT count(*)::int AS orphans FROM ${TABLES.links} l
-        WHERE NOT EXISTS (SELECT 1 FROM ${TABLES.idempotency} i WHERE i.state = 'completed' AND i.response->'body'->>'id' = l.id::text)`,
+        WHERE NOT EXISTS (SELECT 1 FROM ${TABLES.idempotency} i WHERE i.state = 'completed' AND i.link_id = l.id)`,
     );
     expect(rows[0]).toEqual({ orphans: 0 });
   });
