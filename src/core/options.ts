@@ -123,6 +123,17 @@ export function nearestName(given: string, known: Iterable<string>): string | un
 }
 
 /**
+ * Every option name of `T`, each given once as `name: true`: a name missing, or one `T` does not
+ * have, fails to compile, so the names {@link rejectUnknownOptions} accepts follow the options' type.
+ */
+export type OptionNames<T> = { readonly [K in keyof Required<T>]: true };
+
+/** The names of {@link OptionNames}, for {@link rejectUnknownOptions} and {@link optionsObject}. */
+export function optionNames<T extends object>(names: OptionNames<T>): ReadonlySet<string> {
+  return new Set(Object.keys(names));
+}
+
+/**
  * Throws when `options` has a key not in `known` (a misspelt option is a silent
  * misconfiguration, in JavaScript as in TypeScript), naming the nearest known option.
  */

@@ -2,13 +2,13 @@
  * The issuer registry: which issuers are trusted, where their keys are, and which resource-name
  * namespaces (products, and for a limited integration, tenants) each may act for.
  */
-import { rejectUnknownOptions } from './options.js';
+import { rejectUnknownOptions, optionNames } from './options.js';
 import { isNamePart } from './ern.js';
 import { JwksAddressError, checkAllowedHosts, screenJwksHost } from './jwks-address.js';
 import { isAllowedJwksUrl } from './loopback.js';
 
 /** The members of {@link IssuerRegistryOptions}: any other is refused, naming the nearest. */
-const ISSUER_REGISTRY_OPTION_NAMES: ReadonlySet<string> = new Set(['allowEmpty', 'jwksAllowedHosts']);
+const ISSUER_REGISTRY_OPTION_NAMES = optionNames<IssuerRegistryOptions>({ allowEmpty: true, jwksAllowedHosts: true });
 
 /** One trusted issuer, as registered. */
 export interface IssuerEntry {

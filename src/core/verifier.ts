@@ -12,7 +12,7 @@ import { checkAllowedHosts } from './jwks-address.js';
 import type { FetchLike } from './jwks-fetch.js';
 import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds, elapsedMs } from './jwks-cache.js';
 import { type RsaAlgorithm, RSA_ALGORITHMS, checkJoseHeader } from './jose-header.js';
-import { booleanOption, describe, functionOption, numberOption, rejectUnknownOptions } from './options.js';
+import { booleanOption, describe, functionOption, numberOption, rejectUnknownOptions, optionNames } from './options.js';
 import { type IssuerEntry, IssuerRegistry, type RegisteredIssuer, type RegistryChange } from './registry.js';
 import { type CachedResult, ResultCache } from './result-cache.js';
 import { type PreparedKey, type SignatureEngine, type SignatureEngineName, createSignatureEngine } from './signature.js';
@@ -297,36 +297,36 @@ export interface Verifier {
 }
 
 const OWNER = 'createVerifier';
-const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
-  'registry',
-  'audience',
-  'now',
-  'clockTolerance',
-  'maxTokenBytes',
-  'maxTokenLifetime',
-  'algorithms',
-  'jwksMaxAge',
-  'jwksMaxAgeBounds',
-  'keyPublishLead',
-  'keyMaxAge',
-  'jwksTimeout',
-  'jwksMaxBytes',
-  'jwksMaxRedirects',
-  'jwksStaleWindow',
-  'jwksCooldown',
-  'jwksBackoff',
-  'jwksBackoffMax',
-  'jwksAllowedHosts',
-  'fetch',
-  'cache',
-  'cacheMaxEntries',
-  'cacheMaxBytes',
-  'cacheAdmission',
-  'keys',
-  'crypto',
-  'onEvent',
-  'trace',
-]);
+const KNOWN_OPTIONS = optionNames<VerifierOptions>({
+  registry: true,
+  audience: true,
+  now: true,
+  clockTolerance: true,
+  maxTokenBytes: true,
+  maxTokenLifetime: true,
+  algorithms: true,
+  jwksMaxAge: true,
+  jwksMaxAgeBounds: true,
+  keyPublishLead: true,
+  keyMaxAge: true,
+  jwksTimeout: true,
+  jwksMaxBytes: true,
+  jwksMaxRedirects: true,
+  jwksStaleWindow: true,
+  jwksCooldown: true,
+  jwksBackoff: true,
+  jwksBackoffMax: true,
+  jwksAllowedHosts: true,
+  fetch: true,
+  cache: true,
+  cacheMaxEntries: true,
+  cacheMaxBytes: true,
+  cacheAdmission: true,
+  keys: true,
+  crypto: true,
+  onEvent: true,
+  trace: true,
+});
 
 /** The names of every {@link VerifierOptions} member, for code that passes options through. */
 export const VERIFIER_OPTION_NAMES: ReadonlySet<string> = KNOWN_OPTIONS;
@@ -372,7 +372,7 @@ function checkMaxAgeBounds(value: unknown, maxAge: number): MaxAgeBounds {
   return { min, max };
 }
 
-const MAX_AGE_BOUND_NAMES: ReadonlySet<string> = new Set(['min', 'max']);
+const MAX_AGE_BOUND_NAMES = optionNames<MaxAgeBounds>({ min: true, max: true });
 
 function checkAdmission(value: unknown): CacheAdmission {
   if (value === undefined) return 'second-use';

@@ -5,7 +5,7 @@
  */
 import type { AuthContext } from '../core/auth-context.js';
 import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
-import { rejectUnknownOptions } from '../core/options.js';
+import { optionNames, rejectUnknownOptions } from '../core/options.js';
 import {
   DEFAULT_SCOPE_POLICY,
   type NormalizedScopeRequirement,
@@ -17,7 +17,7 @@ import type { Verifier } from '../core/verifier.js';
 import { type AuthorizationInput, extractBearerToken } from './authorization.js';
 
 /** The members of {@link AuthenticateInput}: any other is refused, naming the nearest. */
-const AUTHENTICATE_INPUT_NAMES: ReadonlySet<string> = new Set(['authorization', 'requiredScopes']);
+const AUTHENTICATE_INPUT_NAMES = optionNames<AuthenticateInput>({ authorization: true, requiredScopes: true });
 
 /** The outcome of {@link authenticate}. */
 export type AuthResult = { readonly ok: true; readonly auth: AuthContext } | { readonly ok: false; readonly error: AuthError };

@@ -3,10 +3,10 @@
  * RFC 9457 `application/problem+json` body. Neither ever carries the token or key material.
  */
 import { AUTH_ERROR_CODES, type AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
-import { booleanOption, rejectUnknownOptions } from '../core/options.js';
+import { booleanOption, optionNames, rejectUnknownOptions } from '../core/options.js';
 
 /** The members of {@link ErrorResponseOptions}: any other is refused, naming the nearest. */
-const ERROR_RESPONSE_OPTION_NAMES: ReadonlySet<string> = new Set(['realm', 'exposeHints']);
+const ERROR_RESPONSE_OPTION_NAMES = optionNames<ErrorResponseOptions>({ realm: true, exposeHints: true });
 
 /**
  * An RFC 9457 problem, with this package's stable `code` (and the `claim` at fault, if one; the

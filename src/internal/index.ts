@@ -16,6 +16,7 @@ export {
   functionOption,
   methodsOption,
   numberOption,
+  optionNames,
   optionsObject,
   rejectUnknownOptions,
 } from '../core/options.js';

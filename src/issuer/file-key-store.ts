@@ -4,7 +4,7 @@
  * importing `paygate-auth/issuer` stays possible on runtimes without it.
  */
 import type { RsaPublicJwk } from '../index.js';
-import { numberOption, quote, rejectUnknownOptions } from '../internal/index.js';
+import { numberOption, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { hasCode, removeFileDurably, writeFileDurably } from './durable-file.js';
 import { KeyStoreError } from './errors.js';
 import {
@@ -19,7 +19,12 @@ import type { KeyRecord, KeyStore } from './key-store.js';
 import { type CryptoKey, checkModulusLength, signRs256 } from './rsa-key.js';
 
 /** The members of {@link FileKeyStoreOptions}: any other is refused, naming the nearest. */
-const FILE_KEY_STORE_OPTION_NAMES: ReadonlySet<string> = new Set(['directory', 'format', 'modulusLength', 'sweepAfter']);
+const FILE_KEY_STORE_OPTION_NAMES = optionNames<FileKeyStoreOptions>({
+  directory: true,
+  format: true,
+  modulusLength: true,
+  sweepAfter: true,
+});
 
 /** Options of {@link FileKeyStore}. */
 export interface FileKeyStoreOptions {

@@ -3,7 +3,7 @@
  * gateway accepts. Runs on Node and on WebCrypto runtimes (Workers, Deno, Bun).
  */
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
-import { booleanOption, isHttpsUri, MAX_ENTRY_LIFETIME, numberOption, rejectUnknownOptions } from '../internal/index.js';
+import { booleanOption, isHttpsUri, MAX_ENTRY_LIFETIME, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { signClaims } from './compact.js';
 import { IssuerError, KeyStoreError } from './errors.js';
 import { type KeyRecord, type KeyStore, checkKeyStore } from './key-store.js';
@@ -212,20 +212,20 @@ export interface Issuer {
 
 const OWNER = 'createIssuer';
 const DAY = 86_400;
-const KNOWN_OPTIONS: ReadonlySet<string> = new Set([
-  'issuer',
-  'audience',
-  'product',
-  'tenants',
-  'keyStore',
-  'now',
-  'rotation',
-  'standby',
-  'lifetime',
-  'maxLifetime',
-  'emitExp',
-  'jwksMaxAge',
-]);
+const KNOWN_OPTIONS = optionNames<IssuerOptions>({
+  issuer: true,
+  audience: true,
+  product: true,
+  tenants: true,
+  keyStore: true,
+  now: true,
+  rotation: true,
+  standby: true,
+  lifetime: true,
+  maxLifetime: true,
+  emitExp: true,
+  jwksMaxAge: true,
+});
 
 const URI_RULE = 'must be an https: URI without credentials (http: only on a loopback host)';
 

@@ -3,7 +3,7 @@
  * read back (PKCS#8 PEM or a private JWK) with the checks `FileKeyStore` applies to its own.
  * `node:fs` is loaded only when a function here is called.
  */
-import { rejectUnknownOptions } from '../internal/index.js';
+import { rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, importJWK, importPKCS8 } from 'jose';
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 import { hasCode, writeFileDurably } from './durable-file.js';
@@ -11,10 +11,10 @@ import { KeyStoreError } from './errors.js';
 import { type CryptoKey, checkModulusLength, generateRsaKeyPair } from './rsa-key.js';
 
 /** The members of {@link ReadPrivateKeyFileOptions}: any other is refused, naming the nearest. */
-const READ_PRIVATE_KEY_FILE_OPTION_NAMES: ReadonlySet<string> = new Set(['kid']);
+const READ_PRIVATE_KEY_FILE_OPTION_NAMES = optionNames<ReadPrivateKeyFileOptions>({ kid: true });
 
 /** The members of {@link GenerateKeyFileOptions}: any other is refused, naming the nearest. */
-const GENERATE_KEY_FILE_OPTION_NAMES: ReadonlySet<string> = new Set(['format', 'modulusLength']);
+const GENERATE_KEY_FILE_OPTION_NAMES = optionNames<GenerateKeyFileOptions>({ format: true, modulusLength: true });
 
 /** How a private key file is written. */
 export type PrivateKeyFormat = 'pkcs8' | 'jwk';

@@ -4,13 +4,13 @@
  * too. {@link InMemoryKeyStore} is for tests; `FileKeyStore` writes files; a KMS-backed store
  * implements the same five methods (and, optionally, `sweep`) (see `docs/issuer.md`).
  */
-import { rejectUnknownOptions } from '../internal/index.js';
+import { rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { KeyStoreError } from './errors.js';
 import type { RsaPublicJwk } from '../index.js';
 import { type CryptoKey, generateRsaKeyPair, signRs256 } from './rsa-key.js';
 
 /** The members of {@link InMemoryKeyStoreOptions}: any other is refused, naming the nearest. */
-const IN_MEMORY_KEY_STORE_OPTION_NAMES: ReadonlySet<string> = new Set(['modulusLength']);
+const IN_MEMORY_KEY_STORE_OPTION_NAMES = optionNames<InMemoryKeyStoreOptions>({ modulusLength: true });
 
 /** One key in the rotation schedule. Times are milliseconds since the epoch. */
 export interface KeyRecord {

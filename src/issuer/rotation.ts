@@ -12,7 +12,7 @@
  * signs: when the signing key is compromised, the standby takes over at once, for the rest of that
  * key's turn. A standby leaves the JWKS once a younger one may sign, having signed nothing.
  */
-import { numberOption, rejectUnknownOptions } from '../internal/index.js';
+import { numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import type { KeyRecord } from './key-store.js';
 
 /** The rotation schedule's settings, in seconds. */
@@ -52,7 +52,7 @@ export const DEFAULT_ROTATION: RotationPolicy = Object.freeze({
 });
 
 const DAY = 86_400;
-const KNOWN: ReadonlySet<string> = new Set(['interval', 'publishLead', 'retentionMargin']);
+const KNOWN = optionNames<RotationPolicy>({ interval: true, publishLead: true, retentionMargin: true });
 
 /** Checks `rotation`. @throws {TypeError} naming the option. */
 export function checkRotation(value: unknown): RotationPolicy {

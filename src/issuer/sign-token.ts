@@ -3,7 +3,7 @@
  * `sign()`: for trying things out and for tests, without a key store or a rotation schedule.
  */
 import { parseTenantErn } from '../index.js';
-import { booleanOption, MAX_ENTRY_LIFETIME, numberOption, rejectUnknownOptions } from '../internal/index.js';
+import { booleanOption, MAX_ENTRY_LIFETIME, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { signClaims } from './compact.js';
 import type { SigningKey } from './key-file.js';
 import { namesOption, textOption } from './options.js';
@@ -44,7 +44,15 @@ export interface SignTokenOptions {
 }
 
 const OWNER = 'signToken';
-const KNOWN_OPTIONS: ReadonlySet<string> = new Set(['key', 'issuer', 'audience', 'product', 'maxLifetime', 'emitExp', 'now']);
+const KNOWN_OPTIONS = optionNames<SignTokenOptions>({
+  key: true,
+  issuer: true,
+  audience: true,
+  product: true,
+  maxLifetime: true,
+  emitExp: true,
+  now: true,
+});
 const DEFAULT_LIFETIME = 300;
 
 function productOf(tenant: unknown): readonly string[] {

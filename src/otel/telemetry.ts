@@ -2,7 +2,7 @@
  * The entry point of paygate-auth/otel: one object that builds instrumented verifiers and wires
  * the PostgreSQL followers, reporting to the providers given or the global ones.
  */
-import { rejectUnknownOptions } from '../internal/index.js';
+import { rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { type Verifier, type VerifierEventListener, type VerifierOptions, createVerifier } from '../index.js';
 import type { PostgresControlsOptions, PostgresKeyHistoryOptions, PostgresRegistryOptions } from '../postgres/index.js';
 import { FollowerTelemetry } from './follower-telemetry.js';
@@ -10,7 +10,7 @@ import { type TelemetryOptions, reporters } from './providers.js';
 import { VerifierTelemetry } from './verifier-telemetry.js';
 
 /** The members of {@link TelemetryOptions}: any other is refused, naming the nearest. */
-const TELEMETRY_OPTION_NAMES: ReadonlySet<string> = new Set(['meterProvider', 'tracerProvider']);
+const TELEMETRY_OPTION_NAMES = optionNames<TelemetryOptions>({ meterProvider: true, tracerProvider: true });
 
 /** Metrics and traces of paygate-auth, for one set of providers. */
 export interface Telemetry {

@@ -2,7 +2,7 @@
  * `GET /payment-links/:id`: a link of the caller's tenant, where a new link's `Location` points.
  * Another tenant's link is 404, as if it did not exist.
  */
-import { checkRealm, rejectUnknownOptions } from '../internal/index.js';
+import { checkRealm, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { LINK_SCOPE, checkCaller } from './caller.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
 import type { Handler, HandlerResponse } from './handler-request.js';
@@ -12,7 +12,7 @@ import type { PaymentLinkStore } from './payment-link-store.js';
 import { StorageUnavailableError, storageUnavailable } from './storage-unavailable.js';
 
 /** The members of {@link GetPaymentLinkHandlerOptions}: any other is refused, naming the nearest. */
-const GET_PAYMENT_LINK_HANDLER_OPTION_NAMES: ReadonlySet<string> = new Set(['store', 'realm']);
+const GET_PAYMENT_LINK_HANDLER_OPTION_NAMES = optionNames<GetPaymentLinkHandlerOptions>({ store: true, realm: true });
 
 /** Options of {@link createGetPaymentLinkHandler}. */
 export interface GetPaymentLinkHandlerOptions {

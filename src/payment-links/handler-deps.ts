@@ -2,7 +2,7 @@
  * What `createPaymentLinkHandler` is given: storage, directory, clock, ids, the pay-page URL and
  * the notification hook, each checked once, at creation.
  */
-import { checkRealm, functionOption, methodsOption, numberOption, rejectUnknownOptions } from '../internal/index.js';
+import { checkRealm, functionOption, methodsOption, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { type Directory, InMemoryDirectory } from './directory.js';
 import { type IdempotencyStore, InMemoryIdempotencyStore } from './idempotency-store.js';
 import { type IdGenerator, randomIds } from './ids.js';
@@ -104,20 +104,20 @@ export interface ResolvedDeps {
 
 const OWNER = 'createPaymentLinkHandler';
 
-const KNOWN: ReadonlySet<string> = new Set([
-  'payPageUrl',
-  'store',
-  'directory',
-  'idempotency',
-  'now',
-  'ids',
-  'onLinkCreated',
-  'onNotificationError',
-  'idempotencyKeyTtl',
-  'maxBodyBytes',
-  'locationPrefix',
-  'realm',
-]);
+const KNOWN = optionNames<PaymentLinkHandlerDeps>({
+  payPageUrl: true,
+  store: true,
+  directory: true,
+  idempotency: true,
+  now: true,
+  ids: true,
+  onLinkCreated: true,
+  onNotificationError: true,
+  idempotencyKeyTtl: true,
+  maxBodyBytes: true,
+  locationPrefix: true,
+  realm: true,
+});
 
 function fail(name: string, rule: string): TypeError {
   return new TypeError(`${OWNER}: ${name} ${rule}`);

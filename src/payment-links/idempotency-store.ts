@@ -3,10 +3,10 @@
  * are per tenant. A database implements {@link IdempotencyStore} with one atomic
  * insert-if-absent (`claim`) and two updates.
  */
-import { rejectUnknownOptions } from '../internal/index.js';
+import { rejectUnknownOptions, optionNames } from '../internal/index.js';
 
 /** The members of {@link InMemoryIdempotencyStoreOptions}: any other is refused, naming the nearest. */
-const IN_MEMORY_IDEMPOTENCY_STORE_OPTION_NAMES: ReadonlySet<string> = new Set(['maxRecords']);
+const IN_MEMORY_IDEMPOTENCY_STORE_OPTION_NAMES = optionNames<InMemoryIdempotencyStoreOptions>({ maxRecords: true });
 
 /** A response as recorded for replay: JSON-safe. */
 export interface RecordedResponse {

@@ -3,13 +3,13 @@
  * with one of the gateway's scopes (the default policy) gets 200 with what the gateway
  * understood of it.
  */
-import { checkRealm, rejectUnknownOptions } from '../internal/index.js';
+import { checkRealm, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { checkCaller } from './caller.js';
 import type { Handler, HandlerResponse } from './handler-request.js';
 import { formatSeconds } from './timestamps.js';
 
 /** The members of {@link InfoHandlerOptions}: any other is refused, naming the nearest. */
-const INFO_HANDLER_OPTION_NAMES: ReadonlySet<string> = new Set(['realm']);
+const INFO_HANDLER_OPTION_NAMES = optionNames<InfoHandlerOptions>({ realm: true });
 
 /** The body of a 200 answer of `GET /info/`. */
 export interface InfoBody {

@@ -18,7 +18,7 @@ import {
   SCOPES,
   toErrorResponse,
 } from '../index.js';
-import { deepFreeze, NAME_PART_PATTERN, numberOption, PROBLEM_TYPE_BASE, rejectUnknownOptions } from '../internal/index.js';
+import { deepFreeze, NAME_PART_PATTERN, numberOption, PROBLEM_TYPE_BASE, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { LINK_SCOPE } from './caller.js';
 import { ISO_4217_CODES, isPaymentCurrency } from './currencies.js';
 import { FRACTION_DIGITS, decimalPattern } from './decimal.js';
@@ -34,7 +34,7 @@ import { DEFAULT_MAX_BODY_BYTES } from './request-body.js';
 import { MICROS_PATTERN, SECONDS_PATTERN } from './timestamps.js';
 
 /** The members of {@link OpenApiDocumentOptions}: any other is refused, naming the nearest. */
-const OPEN_API_DOCUMENT_OPTION_NAMES: ReadonlySet<string> = new Set(['servers', 'maxBodyBytes', 'version']);
+const OPEN_API_DOCUMENT_OPTION_NAMES = optionNames<OpenApiDocumentOptions>({ servers: true, maxBodyBytes: true, version: true });
 
 /** A JSON value, as the document is made of. */
 export type JsonValue = string | number | boolean | null | readonly JsonValue[] | { readonly [name: string]: JsonValue };

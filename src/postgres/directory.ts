@@ -3,7 +3,7 @@
  * payment methods) in PostgreSQL, so that every instance, and every restart, resolves a reference
  * to the same UUID.
  */
-import { rejectUnknownOptions } from '../internal/index.js';
+import { rejectUnknownOptions, optionNames } from '../internal/index.js';
 import {
   type Department,
   type Directory,
@@ -21,7 +21,14 @@ import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, inTran
 import type { FollowOptions } from './table-follower.js';
 
 /** The members of {@link PostgresDirectoryOptions}: any other is refused, naming the nearest. */
-const POSTGRES_DIRECTORY_OPTION_NAMES: ReadonlySet<string> = new Set(['statementTimeout']);
+const POSTGRES_DIRECTORY_OPTION_NAMES = optionNames<PostgresDirectoryOptions>({
+  cacheSize: true,
+  statementTimeout: true,
+  listen: true,
+  pollInterval: true,
+  reconnectDelay: true,
+  heartbeatInterval: true,
+});
 
 const OWNER = 'PostgresDirectory';
 

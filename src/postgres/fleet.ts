@@ -3,7 +3,7 @@
  * answered, and what it has applied, beside what the tables hold; and the wait of an operator
  * command until every live instance has applied its change, bounded.
  */
-import { checkAllowedHosts, numberOption, rejectUnknownOptions } from '../internal/index.js';
+import { checkAllowedHosts, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { storageFailure } from './database-errors.js';
 import { readRegistrySnapshot } from './issuer-table.js';
 import { registryDigest } from './registry-digest.js';
@@ -12,17 +12,17 @@ import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, numberColumn, queryWithin } from './sql-client.js';
 
 /** The members of {@link FleetWaitOptions}: any other is refused, naming the nearest. */
-const FLEET_WAIT_OPTION_NAMES: ReadonlySet<string> = new Set([
-  'registryChange',
-  'control',
-  'timeout',
-  'pollInterval',
-  'statementTimeout',
-  'jwksAllowedHosts',
-]);
+const FLEET_WAIT_OPTION_NAMES = optionNames<FleetWaitOptions>({
+  registryChange: true,
+  control: true,
+  timeout: true,
+  pollInterval: true,
+  statementTimeout: true,
+  jwksAllowedHosts: true,
+});
 
 /** The members of {@link ReadFleetOptions}: any other is refused, naming the nearest. */
-const READ_FLEET_OPTION_NAMES: ReadonlySet<string> = new Set(['statementTimeout', 'jwksAllowedHosts']);
+const READ_FLEET_OPTION_NAMES = optionNames<ReadFleetOptions>({ statementTimeout: true, jwksAllowedHosts: true });
 
 /** A registry as an instance applied it, or as the table holds it. */
 export interface RegistryState {

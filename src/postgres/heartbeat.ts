@@ -6,7 +6,7 @@
  * waits on them. Rows not written for `retention` are deleted by the heartbeats of the others,
  * and an instance deletes its own at `close()`.
  */
-import { numberOption, rejectUnknownOptions } from '../internal/index.js';
+import { numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { TABLES } from './schema.js';
 import type { PostgresControls } from './operator-controls.js';
 import type { PostgresRegistry } from './postgres-registry.js';
@@ -14,16 +14,16 @@ import { type SqlClient, checkClient, queryWithin } from './sql-client.js';
 import { type TableFollower, poller } from './table-follower.js';
 
 /** The members of {@link PostgresHeartbeatOptions}: any other is refused, naming the nearest. */
-const POSTGRES_HEARTBEAT_OPTION_NAMES: ReadonlySet<string> = new Set([
-  'name',
-  'registry',
-  'controls',
-  'interval',
-  'retention',
-  'statementTimeout',
-  'onError',
-  'onRecovered',
-]);
+const POSTGRES_HEARTBEAT_OPTION_NAMES = optionNames<PostgresHeartbeatOptions>({
+  name: true,
+  registry: true,
+  controls: true,
+  interval: true,
+  retention: true,
+  statementTimeout: true,
+  onError: true,
+  onRecovered: true,
+});
 
 /** Options of {@link postgresHeartbeat}. */
 export interface PostgresHeartbeatOptions {

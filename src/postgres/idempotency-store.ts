@@ -4,7 +4,7 @@
  * requests hold one key. A pending record names its holder's lease and when that lease ends; a
  * holder that died is replaced once its lease has ended.
  */
-import { numberOption, rejectUnknownOptions } from '../internal/index.js';
+import { numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import {
   type ClaimRequest,
   type ClaimResult,
@@ -19,12 +19,12 @@ import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, jsonColumn, numberColumn, queryWithin } from './sql-client.js';
 
 /** The members of {@link PostgresIdempotencyStoreOptions}: any other is refused, naming the nearest. */
-const POSTGRES_IDEMPOTENCY_STORE_OPTION_NAMES: ReadonlySet<string> = new Set([
-  'leaseTime',
-  'pendingWait',
-  'purgeBatch',
-  'statementTimeout',
-]);
+const POSTGRES_IDEMPOTENCY_STORE_OPTION_NAMES = optionNames<PostgresIdempotencyStoreOptions>({
+  leaseTime: true,
+  pendingWait: true,
+  purgeBatch: true,
+  statementTimeout: true,
+});
 
 /** Options of {@link PostgresIdempotencyStore}. */
 export interface PostgresIdempotencyStoreOptions {

@@ -7,7 +7,7 @@
  * ids become visible in their order.
  */
 import { type IssuerEntry, IssuerRegistry } from '../index.js';
-import { checkAllowedHosts, deepFreeze, quote, rejectUnknownOptions } from '../internal/index.js';
+import { checkAllowedHosts, deepFreeze, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { storageFailure } from './database-errors.js';
 import { type RefusedRow, type RegistryRow, checkRegistryRows } from './registry-rows.js';
 import { ACTOR_SETTING, MAX_ACTOR, REGISTRY_LOCK, TABLES } from './schema.js';
@@ -23,25 +23,34 @@ import {
 } from './sql-client.js';
 
 /** The members of {@link ReadIssuerChangesOptions}: any other is refused, naming the nearest. */
-const READ_ISSUER_CHANGES_OPTION_NAMES: ReadonlySet<string> = new Set(['issuer', 'statementTimeout', 'jwksAllowedHosts']);
+const READ_ISSUER_CHANGES_OPTION_NAMES = optionNames<ReadIssuerChangesOptions>({
+  issuer: true,
+  statementTimeout: true,
+  jwksAllowedHosts: true,
+});
 
 /** The members of {@link ReadIssuersOptions}: any other is refused, naming the nearest. */
-const READ_ISSUERS_OPTION_NAMES: ReadonlySet<string> = new Set(['statementTimeout', 'jwksAllowedHosts']);
+const READ_ISSUERS_OPTION_NAMES = optionNames<ReadIssuersOptions>({ statementTimeout: true, jwksAllowedHosts: true });
 
 /** The members of {@link ImportIssuersOptions}: any other is refused, naming the nearest. */
-const IMPORT_ISSUERS_OPTION_NAMES: ReadonlySet<string> = new Set(['by', 'statementTimeout', 'jwksAllowedHosts', 'unchangedSince']);
+const IMPORT_ISSUERS_OPTION_NAMES = optionNames<ImportIssuersOptions>({
+  by: true,
+  statementTimeout: true,
+  jwksAllowedHosts: true,
+  unchangedSince: true,
+});
 
 /** The members of {@link UpdateIssuerOptions}: any other is refused, naming the nearest. */
-const UPDATE_ISSUER_OPTION_NAMES: ReadonlySet<string> = new Set([
-  'expected',
-  'by',
-  'statementTimeout',
-  'jwksAllowedHosts',
-  'unchangedSince',
-]);
+const UPDATE_ISSUER_OPTION_NAMES = optionNames<UpdateIssuerOptions>({
+  expected: true,
+  by: true,
+  statementTimeout: true,
+  jwksAllowedHosts: true,
+  unchangedSince: true,
+});
 
 /** The members of {@link ChangeOptions}: any other is refused, naming the nearest. */
-const CHANGE_OPTION_NAMES: ReadonlySet<string> = new Set(['by', 'statementTimeout', 'jwksAllowedHosts']);
+const CHANGE_OPTION_NAMES = optionNames<ChangeOptions>({ by: true, statementTimeout: true, jwksAllowedHosts: true });
 
 /** A registered issuer as the table holds it. */
 export interface IssuerRecord {

@@ -8,12 +8,12 @@
  * unused for the retention. Every statement is bounded.
  */
 import type { KeyBreach, KeyHistoryEntry } from '../index.js';
-import { WITHDRAWN_KEPT, capHint, checkKeyHistoryEntry, quote, rejectUnknownOptions } from '../internal/index.js';
+import { WITHDRAWN_KEPT, capHint, checkKeyHistoryEntry, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, numberColumn, queryWithin } from './sql-client.js';
 
 /** The members of {@link ReadKeyHistoryOptions}: any other is refused, naming the nearest. */
-const READ_KEY_HISTORY_OPTION_NAMES: ReadonlySet<string> = new Set(['issuer', 'statementTimeout']);
+const READ_KEY_HISTORY_OPTION_NAMES = optionNames<ReadKeyHistoryOptions>({ issuer: true, statementTimeout: true });
 
 /** Options of {@link readKeyHistory}. */
 export interface ReadKeyHistoryOptions {

@@ -6,7 +6,7 @@
  * of the listening connection is bounded by `statementTimeout`. Verification never waits on the
  * database.
  */
-import { functionOption, methodsOption, numberOption, rejectUnknownOptions } from '../internal/index.js';
+import { functionOption, methodsOption, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import type { Verifier } from '../index.js';
 import {
   type ControlRecord,
@@ -22,16 +22,16 @@ import { type SqlClient, checkClient } from './sql-client.js';
 import { type FollowOptions, TableFollower, notify } from './table-follower.js';
 
 /** The members of {@link PostgresControlsOptions}: any other is refused, naming the nearest. */
-const POSTGRES_CONTROLS_OPTION_NAMES: ReadonlySet<string> = new Set([
-  'compactInterval',
-  'onError',
-  'onRecovered',
-  'listen',
-  'pollInterval',
-  'reconnectDelay',
-  'statementTimeout',
-  'heartbeatInterval',
-]);
+const POSTGRES_CONTROLS_OPTION_NAMES = optionNames<PostgresControlsOptions>({
+  compactInterval: true,
+  onError: true,
+  onRecovered: true,
+  listen: true,
+  pollInterval: true,
+  reconnectDelay: true,
+  statementTimeout: true,
+  heartbeatInterval: true,
+});
 
 /** What the controls call on a verifier: its public operator methods and its registry. */
 export type ControlledVerifier = Pick<Verifier, 'revokeKey' | 'suspendIssuer' | 'resumeIssuer' | 'refresh' | 'registry'>;

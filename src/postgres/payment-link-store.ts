@@ -2,7 +2,7 @@
  * {@link PostgresPaymentLinkStore}: payment links in PostgreSQL, one statement per call. Every
  * read by id or list is scoped by tenant in the statement itself.
  */
-import { deepFreeze, rejectUnknownOptions } from '../internal/index.js';
+import { deepFreeze, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import {
   DuplicatePaymentLinkError,
   type LinkClaim,
@@ -20,7 +20,7 @@ import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, jsonColumn, queryWithin } from './sql-client.js';
 
 /** The members of {@link PostgresPaymentLinkStoreOptions}: any other is refused, naming the nearest. */
-const POSTGRES_PAYMENT_LINK_STORE_OPTION_NAMES: ReadonlySet<string> = new Set(['statementTimeout']);
+const POSTGRES_PAYMENT_LINK_STORE_OPTION_NAMES = optionNames<PostgresPaymentLinkStoreOptions>({ statementTimeout: true });
 
 const UNIQUE_VIOLATION = '23505';
 

@@ -2,11 +2,11 @@
  * The `pg.Pool` settings that bound every wait on the network: a connection attempt, a
  * statement, and a connection that went silent without closing.
  */
-import { rejectUnknownOptions } from '../internal/index.js';
+import { rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { DEFAULT_STATEMENT_TIMEOUT, checkStatementTimeout } from './sql-client.js';
 
 /** The members of {@link PoolSettingsOptions}: any other is refused, naming the nearest. */
-const POOL_SETTINGS_OPTION_NAMES: ReadonlySet<string> = new Set(['statementTimeout', 'connectTimeout', 'max']);
+const POOL_SETTINGS_OPTION_NAMES = optionNames<PoolSettingsOptions>({ statementTimeout: true, connectTimeout: true, max: true });
 
 /** Options of {@link poolSettings}. */
 export interface PoolSettingsOptions {

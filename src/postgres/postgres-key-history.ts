@@ -9,7 +9,7 @@
  * sharing, nothing else.
  */
 import type { KeyHistoryEntry, Verifier } from '../index.js';
-import { functionOption, methodsOption, numberOption, quote, rejectUnknownOptions } from '../internal/index.js';
+import { functionOption, methodsOption, numberOption, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import {
   type RefusedKeyRow,
   pruneKeyHistory,
@@ -22,13 +22,13 @@ import { type SqlClient, checkClient } from './sql-client.js';
 import { type TableFollower, poller } from './table-follower.js';
 
 /** The members of {@link PostgresKeyHistoryOptions}: any other is refused, naming the nearest. */
-const POSTGRES_KEY_HISTORY_OPTION_NAMES: ReadonlySet<string> = new Set([
-  'flushInterval',
-  'statementTimeout',
-  'onError',
-  'onRecovered',
-  'onEvent',
-]);
+const POSTGRES_KEY_HISTORY_OPTION_NAMES = optionNames<PostgresKeyHistoryOptions>({
+  flushInterval: true,
+  statementTimeout: true,
+  onError: true,
+  onRecovered: true,
+  onEvent: true,
+});
 
 /** What the key history calls on a verifier. */
 export type KeyHistoryVerifier = Pick<Verifier, 'keyHistoryChanges' | 'mergeKeyHistory' | 'registry'>;

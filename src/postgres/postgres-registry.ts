@@ -11,7 +11,7 @@
  * database.
  */
 import type { IssuerRegistry, RegistryChange, Verifier } from '../index.js';
-import { capHint, checkAllowedHosts, functionOption, quote, rejectUnknownOptions } from '../internal/index.js';
+import { capHint, checkAllowedHosts, functionOption, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { readRegistryChanges, readRegistrySnapshot } from './issuer-table.js';
 import { RegistryDigest } from './registry-digest.js';
 import { type AppliedRows, type RefusedRow, type RefusedRowRule, RegistryRows } from './registry-rows.js';
@@ -20,15 +20,15 @@ import { type SqlClient, checkClient } from './sql-client.js';
 import { type FollowOptions, TableFollower, notifiedId, notify } from './table-follower.js';
 
 /** The members of {@link PostgresRegistryOptions}: any other is refused, naming the nearest. */
-const POSTGRES_REGISTRY_OPTION_NAMES: ReadonlySet<string> = new Set([
-  'onEvent',
-  'jwksAllowedHosts',
-  'listen',
-  'pollInterval',
-  'reconnectDelay',
-  'statementTimeout',
-  'heartbeatInterval',
-]);
+const POSTGRES_REGISTRY_OPTION_NAMES = optionNames<PostgresRegistryOptions>({
+  onEvent: true,
+  jwksAllowedHosts: true,
+  listen: true,
+  pollInterval: true,
+  reconnectDelay: true,
+  statementTimeout: true,
+  heartbeatInterval: true,
+});
 
 /** What a {@link PostgresRegistry} reports. */
 export type RegistryEvent =

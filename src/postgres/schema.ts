@@ -5,13 +5,13 @@
  * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
  * each version is applied in the transaction that records it).
  */
-import { rejectUnknownOptions } from '../internal/index.js';
+import { rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { COMPACT_CONTROLS, DIRECTORY_CHANNEL, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
 import { type RolesReport, type SchemaRoles, checkRoles, setUpRoles } from './schema-roles.js';
 import { type SqlClient, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
 
 /** The members of {@link MigrateOptions}: any other is refused, naming the nearest. */
-const MIGRATE_OPTION_NAMES: ReadonlySet<string> = new Set(['only', 'statementTimeout', 'roles']);
+const MIGRATE_OPTION_NAMES = optionNames<MigrateOptions>({ only: true, statementTimeout: true, roles: true });
 
 export { COMPACT_CONTROLS, CONTROLS_CHANNEL, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
 

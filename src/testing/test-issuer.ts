@@ -3,27 +3,27 @@
  * Every claim has a default that makes a valid token for the audience and tenant given; any claim
  * or header member can be overridden, or removed with `undefined`.
  */
-import { rejectUnknownOptions } from '../internal/index.js';
+import { rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { type IssuerEntry, parseTenantErn } from '../index.js';
 import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
 import { type PublishedJwk, type TestKey, generateTestKey, signRawToken } from './test-key.js';
 
 /** The members of {@link TestIssuerOptions}: any other is refused, naming the nearest. */
-const TEST_ISSUER_OPTION_NAMES: ReadonlySet<string> = new Set([
-  'product',
-  'audience',
-  'issuer',
-  'tenant',
-  'scope',
-  'tenantName',
-  'jwksUri',
-  'lifetime',
-  'now',
-  'kid',
-  'tenants',
-  'maxTokenLifetime',
-  'subjectMustEqualIssuer',
-]);
+const TEST_ISSUER_OPTION_NAMES = optionNames<TestIssuerOptions>({
+  product: true,
+  audience: true,
+  issuer: true,
+  tenant: true,
+  scope: true,
+  tenantName: true,
+  jwksUri: true,
+  lifetime: true,
+  now: true,
+  kid: true,
+  tenants: true,
+  maxTokenLifetime: true,
+  subjectMustEqualIssuer: true,
+});
 
 /** Options of {@link createTestIssuer}. */
 export interface TestIssuerOptions {

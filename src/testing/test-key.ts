@@ -3,7 +3,7 @@
  * (the `kid` defaults to the key's RFC 7638 thumbprint), and signing with `CompactSign`. For
  * malformed tokens, {@link signRawToken} also signs header and payload bytes exactly as given.
  */
-import { rejectUnknownOptions } from '../internal/index.js';
+import { rejectUnknownOptions, optionNames } from '../internal/index.js';
 import type { webcrypto } from 'node:crypto';
 import {
   CompactSign,
@@ -16,10 +16,10 @@ import {
 } from 'jose';
 
 /** The members of {@link SignRawTokenOptions}: any other is refused, naming the nearest. */
-const SIGN_RAW_TOKEN_OPTION_NAMES: ReadonlySet<string> = new Set(['alg']);
+const SIGN_RAW_TOKEN_OPTION_NAMES = optionNames<SignRawTokenOptions>({ alg: true });
 
 /** The members of {@link TestKeyOptions}: any other is refused, naming the nearest. */
-const TEST_KEY_OPTION_NAMES: ReadonlySet<string> = new Set(['kid', 'modulusLength', 'jwk']);
+const TEST_KEY_OPTION_NAMES = optionNames<TestKeyOptions>({ kid: true, modulusLength: true, jwk: true });
 
 /** The RSA JWS algorithms a test key can sign with. */
 export type TestSigningAlgorithm = 'RS256' | 'RS384' | 'RS512' | 'PS256' | 'PS384' | 'PS512';
