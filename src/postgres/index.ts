@@ -60,6 +60,7 @@ export {
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './idempotency-store.js';
 export { type ReadKeyHistoryOptions, type RefusedKeyRow, readKeyHistory } from './key-history-table.js';
 export type { NotificationConnection, NotificationMessage, NotificationSource } from './notification-connection.js';
+export { type PostgresListener, type PostgresListenerOptions, postgresListener } from './notification-listener.js';
 export {
   type ControlledVerifier,
   type PostgresControls,

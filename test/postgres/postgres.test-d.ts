@@ -10,6 +10,7 @@ import type {
   NotificationSource,
   PoolSettings,
   PostgresControlsOptions,
+  PostgresListener,
   PostgresPaymentLinkStore,
   PostgresPaymentLinkStoreOptions,
   PostgresRegistry,
@@ -29,8 +30,8 @@ test('a function opening a pg.Client is a NotificationSource', () => {
   expectTypeOf<() => Promise<pg.PoolClient>>().toMatchTypeOf<NotificationSource>();
 });
 
-test('listen takes one shape: a function opening a connection (or false)', () => {
-  expectTypeOf<PostgresControlsOptions['listen']>().toEqualTypeOf<NotificationSource | false | undefined>();
+test('listen takes the shared listener, a function opening a connection, or false', () => {
+  expectTypeOf<PostgresControlsOptions['listen']>().toEqualTypeOf<PostgresListener | NotificationSource | false | undefined>();
   expectTypeOf<pg.Pool>().not.toMatchTypeOf<NotificationSource>();
 });
 
