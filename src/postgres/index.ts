@@ -78,6 +78,12 @@ export {
 export { type PostgresRegistry, type PostgresRegistryOptions, type RegistryEvent, postgresRegistry } from './postgres-registry.js';
 export { registryDigest } from './registry-digest.js';
 export type { RefusedRow, RefusedRowRule } from './registry-rows.js';
+export {
+  type FollowedVerifier,
+  type PostgresFollowers,
+  type PostgresFollowersOptions,
+  postgresFollowers,
+} from './postgres-followers.js';
 export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';
 export { DEFAULT_ROLES, type RolesReport, type SchemaRoles } from './schema-roles.js';
 export {

@@ -5,6 +5,10 @@ import { expectTypeOf, test } from 'vitest';
 import type { Verifier } from '../../src/index.js';
 import type {
   FollowOptions,
+  FollowedVerifier,
+  PostgresControls,
+  PostgresFollowers,
+  PostgresKeyHistory,
   IssuerChangeError,
   KeyHistoryVerifier,
   NotificationSource,
@@ -18,6 +22,7 @@ import type {
   RegistryEvent,
   SqlClient,
 } from '../../src/postgres/index.js';
+import type { postgresFollowers } from '../../src/postgres/index.js';
 
 test('pg.Pool, pg.Client and PGlite are SqlClients', () => {
   expectTypeOf<pg.Pool>().toMatchTypeOf<SqlClient>();
@@ -63,4 +68,19 @@ test('a whole Verifier can be attached to the registry', () => {
 
 test('a Verifier can be attached to the shared key history', () => {
   expectTypeOf<Verifier>().toMatchTypeOf<KeyHistoryVerifier>();
+});
+
+test('postgresFollowers types a follower left out as undefined, the others as started', () => {
+  type Some = PostgresFollowers<{ registry: false; keyHistory: { flushInterval: 1000 } }>;
+  expectTypeOf<Some['registry']>().toEqualTypeOf<undefined>();
+  expectTypeOf<Some['controls']>().toEqualTypeOf<PostgresControls>();
+  expectTypeOf<Some['keyHistory']>().toEqualTypeOf<PostgresKeyHistory>();
+  expectTypeOf<PostgresFollowers['registry']>().toEqualTypeOf<PostgresRegistry | undefined>();
+  expectTypeOf<Verifier>().toMatchTypeOf<FollowedVerifier>();
+});
+
+test('postgresFollowers started without options follows all three', () => {
+  type All = Awaited<ReturnType<typeof postgresFollowers<Record<never, never>>>>;
+  expectTypeOf<All['registry']>().toEqualTypeOf<PostgresRegistry>();
+  expectTypeOf<All['keyHistory']>().toEqualTypeOf<PostgresKeyHistory>();
 });
