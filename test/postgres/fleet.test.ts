@@ -12,18 +12,16 @@ import {
   type PostgresHeartbeat,
   type PostgresHeartbeatOptions,
   type PostgresRegistry,
-  TABLES,
   addIssuer,
   migrate,
   postgresControls,
   postgresHeartbeat,
   postgresRegistry,
-  readFleet,
-  readInstances,
-  recordControl,
   registryDigest,
-  waitForFleet,
 } from '../../src/postgres/index.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
+import { readFleet, recordControl, waitForFleet } from '../../src/postgres/internal.js';
+import { readInstances } from '../../src/postgres/fleet.js';
 import { eventually } from './eventually.js';
 import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 import { clearRegistry } from './roles.js';

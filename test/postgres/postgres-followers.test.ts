@@ -12,14 +12,13 @@ import {
   type PostgresFollowers,
   type PostgresFollowersOptions,
   type RegistryEvent,
-  TABLES,
   addIssuer,
   migrate,
   postgresFollowers,
   postgresListener,
-  recordControl,
 } from '../../src/postgres/index.js';
-import { CONTROLS_CHANNEL, REGISTRY_CHANNEL } from '../../src/postgres/schema-names.js';
+import { CONTROLS_CHANNEL, REGISTRY_CHANNEL, TABLES } from '../../src/postgres/schema-names.js';
+import { recordControl } from '../../src/postgres/internal.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { eventually } from './eventually.js';
 import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';

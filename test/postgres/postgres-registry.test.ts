@@ -11,7 +11,6 @@ import {
   type PostgresRegistry,
   type PostgresRegistryOptions,
   type RegistryEvent,
-  TABLES,
   addIssuer,
   migrate,
   postgresRegistry,
@@ -20,6 +19,7 @@ import {
   removeIssuer,
   updateIssuer,
 } from '../../src/postgres/index.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { verifyUntilCached } from '../support/result-cache.js';
 import { eventually } from './eventually.js';

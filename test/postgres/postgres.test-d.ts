@@ -21,8 +21,8 @@ import type {
   PostgresRegistryOptions,
   RegistryEvent,
   SqlClient,
+  postgresFollowers,
 } from '../../src/postgres/index.js';
-import type { postgresFollowers } from '../../src/postgres/index.js';
 
 test('pg.Pool, pg.Client and PGlite are SqlClients', () => {
   expectTypeOf<pg.Pool>().toMatchTypeOf<SqlClient>();
