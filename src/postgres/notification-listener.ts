@@ -159,6 +159,8 @@ export class NotificationListener implements PostgresListener {
       if (this.#source !== undefined && this.#connection === null) await this.#connect();
     } catch (error) {
       await this.#leave(channel, subscription);
+      // The other channels, if any, still wait for a connection (this attempt took their turn).
+      if (this.#connection === null) this.#scheduleReconnect();
       throw error;
     }
     let left = false;
@@ -230,7 +232,7 @@ export class NotificationListener implements PostgresListener {
 
   /** Opens a new connection after the current delay (doubled for the next failure), then tells every follower. */
   #scheduleReconnect(): void {
-    if (this.#closed || this.#retry !== undefined || this.#channels.size === 0) return;
+    if (this.#closed || this.#source === undefined || this.#retry !== undefined || this.#channels.size === 0) return;
     this.#retry = setTimeout(() => {
       this.#retry = undefined;
       this.#connect().then(
