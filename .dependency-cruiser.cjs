@@ -5,13 +5,16 @@
  * shared module src/internal (no export map exposes it). Directions allowed:
  *   adapters -> http -> core; testing, payment-links, issuer -> the public root (src/index.ts);
  *   postgres -> the public payment-links entry and the root; otel -> the root and the postgres
- *   entry (its option types only); cli -> any public entry.
+ *   entry (its option types only); cli -> any public entry, and the command line's own entry of
+ *   postgres (src/postgres/internal.ts), which nothing else outside postgres may import.
  * Any area may use src/internal; src/internal may use core and http. Nothing points back.
  */
 const entry = {
   root: '^src/index\\.ts$',
   paymentLinks: '^src/payment-links/index\\.ts$',
   postgres: '^src/postgres/index\\.ts$',
+  /** The command line's own helpers over the tables: for src/cli only. */
+  postgresForCli: '^src/postgres/internal\\.ts$',
   issuer: '^src/issuer/index\\.ts$',
   testing: '^src/testing/(index|msw)\\.ts$',
 };
@@ -45,9 +48,24 @@ module.exports = {
       entry.root,
       entry.paymentLinks,
       entry.postgres,
+      entry.postgresForCli,
       entry.issuer,
       entry.testing,
     ]),
+    {
+      name: 'postgres-internal-is-for-the-cli',
+      severity: 'error',
+      comment: "postgres-internal-is-for-the-cli: src/postgres/internal.ts holds the command line's own helpers; only src/cli imports it",
+      from: { pathNot: ['^src/cli/', '^src/postgres/'] },
+      to: { path: entry.postgresForCli },
+    },
+    {
+      name: 'postgres-does-not-use-its-cli-entry',
+      severity: 'error',
+      comment: 'postgres-does-not-use-its-cli-entry: the followers and stores import the module that defines a helper, never the entry',
+      from: { path: '^src/postgres/' },
+      to: { path: entry.postgresForCli },
+    },
     {
       name: 'no-circular',
       severity: 'error',

@@ -11,10 +11,12 @@
  *   shared directory (a customer gets one shopper UUID on every instance and across restarts),
  *   operator controls are attached to the verifier (`npx paygate-auth revoke-key …` reaches every
  *   instance within a second), and expired idempotency keys are purged every minute. The issuer
- *   registry is the table's (`postgresRegistry`): seeded with the demo issuer when it holds none,
- *   and followed, so `npx paygate-auth issuers add|update|remove …` reaches every instance within
- *   a second, with no restart. The verifier's key history is shared through the database too
- *   (`postgresKeyHistory`), so `npx paygate-auth keys status` shows every instance's view of each key.
+ *   registry is the table's: seeded with the demo issuer when it holds none, and followed, so
+ *   `npx paygate-auth issuers add|update|remove …` reaches every instance within a second, with no
+ *   restart. The verifier's key history is shared through the database too, so
+ *   `npx paygate-auth keys status` shows every instance's view of each key. One call
+ *   (`postgresFollowers`) starts the registry, the controls and the key history on one LISTEN
+ *   connection, and attaches all three to the verifier.
  *
  * Tuning, with DATABASE_URL:
  *   PAYGATE_IDEMPOTENCY_LEASE_MS  how long a dead instance's pending key stays held (default 30000)
@@ -37,10 +39,8 @@ import {
   isUnavailable,
   migrate,
   poolSettings,
-  postgresControls,
+  postgresFollowers,
   postgresHeartbeat,
-  postgresKeyHistory,
-  postgresRegistry,
   readIssuers,
 } from 'paygate-auth/postgres';
 
@@ -115,23 +115,36 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
   pool.on('error', () => {});
   try {
     await migrate(pool, { statementTimeout });
-    const directory = new PostgresDirectory(pool, { statementTimeout });
-    await directory.seed(seeds);
-    // Departments, stores and shoppers kept in the process, emptied on every change.
-    await directory.start();
-    const controls = await postgresControls(pool, { pollInterval, statementTimeout });
     // Two instances starting at once may both find the table empty: the second import finds the
     // entries registered already and changes nothing.
     const seeded = (await readIssuers(pool)).length === 0 ? await importIssuers(pool, issuers, { by: SEEDED_BY }) : undefined;
-    const registry = await postgresRegistry(pool, { pollInterval: registryPollInterval, statementTimeout });
-    const keyHistory = await postgresKeyHistory(pool, { flushInterval, statementTimeout });
-    // What this instance applied, for `npx paygate-auth fleet` and the commands' --wait.
-    const heartbeat = await postgresHeartbeat(pool, {
-      ...(env.PAYGATE_INSTANCE_NAME ? { name: env.PAYGATE_INSTANCE_NAME } : {}),
-      registry,
-      controls,
-      interval: heartbeatInterval,
+    // The registry, the operator controls and the key history, on one LISTEN connection.
+    const followers = await postgresFollowers(pool, {
       statementTimeout,
+      registry: { pollInterval: registryPollInterval },
+      controls: { pollInterval },
+      keyHistory: { flushInterval },
+    });
+    const { registry, controls } = followers;
+    // Departments, stores and shoppers kept in the process, emptied on every change: its
+    // notifications come on the followers' connection.
+    const directory = new PostgresDirectory(pool, { statementTimeout, listen: followers.listener });
+    const started = (async () => {
+      await directory.seed(seeds);
+      await directory.start();
+      // What this instance applied, for `npx paygate-auth fleet` and the commands' --wait.
+      return postgresHeartbeat(pool, {
+        ...(env.PAYGATE_INSTANCE_NAME ? { name: env.PAYGATE_INSTANCE_NAME } : {}),
+        registry,
+        controls,
+        interval: heartbeatInterval,
+        statementTimeout,
+      });
+    })();
+    const heartbeat = await started.catch(async (error) => {
+      await directory.close();
+      await followers.close();
+      throw error;
     });
     const idempotency = new PostgresIdempotencyStore(pool, { leaseTime, pendingWait, statementTimeout });
     const purge = setInterval(() => idempotency.purgeExpired().catch(() => {}), 60_000);
@@ -143,15 +156,12 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
       store: new PostgresPaymentLinkStore(pool, { statementTimeout }),
       idempotency,
       directory,
-      attach(verifier) {
-        registry.attach(verifier);
-        controls.attach(verifier);
-        keyHistory.attach(verifier);
-      },
+      attach: (verifier) => followers.attach(verifier),
       async close() {
         clearInterval(purge);
         await heartbeat.close();
-        await Promise.all([registry.close(), controls.close(), keyHistory.close(), directory.close()]);
+        await directory.close();
+        await followers.close();
         await pool.end();
       },
     };

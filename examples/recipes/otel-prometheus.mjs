@@ -15,5 +15,5 @@ export function prometheusTelemetry(exporterOptions = {}) {
 
 // const { telemetry } = prometheusTelemetry();
 // const verifier = telemetry.createVerifier({ registry, audience: 'https://payments.example' });
-// const issuers = await postgresRegistry(pool, telemetry.registryOptions());
-// const controls = await postgresControls(pool, telemetry.controlsOptions());
+// const followers = await postgresFollowers(pool, telemetry.followersOptions());
+// followers.attach(verifier);

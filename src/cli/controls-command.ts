@@ -1,7 +1,7 @@
 /**
  * `paygate-auth controls`: what operator controls are in force, and the recorded actions.
  */
-import { foldControls, readControlRecords } from '../postgres/index.js';
+import { foldControls, readControlRecords } from '../postgres/internal.js';
 import type { CliCommand } from './command.js';
 import { parseOptions } from './cli-options.js';
 import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';

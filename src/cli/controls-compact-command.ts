@@ -1,7 +1,7 @@
 /**
  * `paygate-auth controls compact`: folds the operator-controls table into its current state.
  */
-import { compactControls } from '../postgres/index.js';
+import { compactControls } from '../postgres/internal.js';
 import type { CliCommand } from './command.js';
 import { parseOptions } from './cli-options.js';
 import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';

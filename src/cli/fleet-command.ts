@@ -4,7 +4,7 @@
  * and how stale each is: a split fleet shows at a glance. Every value read is escaped.
  */
 import { quote } from '../internal/index.js';
-import { type FleetState, type InstanceRecord, LIVE_MARGIN, readFleet } from '../postgres/index.js';
+import { type FleetState, type InstanceRecord, LIVE_MARGIN, readFleet } from '../postgres/internal.js';
 import type { CliCommand } from './command.js';
 import { parseOptions } from './cli-options.js';
 import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';

@@ -4,7 +4,8 @@
  * past `--wait-timeout`, name the instances that have not, and fail (exit 1).
  */
 import { quote } from '../internal/index.js';
-import { type FleetWaitReport, type InstanceRecord, type SqlClient, waitForFleet } from '../postgres/index.js';
+import type { SqlClient } from '../postgres/index.js';
+import { type FleetWaitReport, type InstanceRecord, waitForFleet } from '../postgres/internal.js';
 import { type ParsedOptions, secondsValue } from './cli-options.js';
 import { EXIT } from './run-cli.js';
 

@@ -5,7 +5,7 @@
  */
 import type { KeyHistoryEntry } from '../index.js';
 import { quote, quoteList } from '../internal/index.js';
-import { readKeyHistory } from '../postgres/index.js';
+import { readKeyHistory } from '../postgres/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, stringValue } from './cli-options.js';
 import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';

@@ -2,7 +2,8 @@
  * `paygate-auth migrate`: creates or upgrades the PostgreSQL schema of paygate-auth/postgres,
  * every area or one of them, and sets up the roles of least privilege when asked.
  */
-import { DEFAULT_ROLES, type MigrateOptions, SCHEMA_AREAS, type SchemaArea, migrate } from '../postgres/index.js';
+import { type MigrateOptions, type SchemaArea, migrate } from '../postgres/index.js';
+import { DEFAULT_ROLES, SCHEMA_AREAS } from '../postgres/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, stringValue } from './cli-options.js';
 import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';

@@ -4,7 +4,8 @@
  * registry table does not register (unless `--force`), record the action in the database
  * (`--database-url` or DATABASE_URL, which notifies every attached instance), and say what was done.
  */
-import { type ControlAction, type ControlRecord, checkControlRequest, recordControl } from '../postgres/index.js';
+import type { ControlRecord } from '../postgres/index.js';
+import { type ControlAction, checkControlRequest, recordControl } from '../postgres/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue } from './cli-options.js';
 import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';

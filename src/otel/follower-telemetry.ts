@@ -1,6 +1,6 @@
 /**
  * How far each PostgreSQL follower of this instance (the issuer registry, the operator controls,
- * the key history) may be behind its table, from the events and callbacks each one reports
+ * the key history, started one by one or by `postgresFollowers`) may be behind its table, from the events and callbacks each one reports
  * through its public options: 0 while it follows; during a stall, the seconds since the last
  * read known good (the registry says when that was), or since the stall began (the controls and
  * the key history report only that). Your own callbacks are still called; where you give none, a
@@ -9,7 +9,7 @@
 import type { Meter, ObservableGauge, ObservableResult } from '@opentelemetry/api';
 import { isAuthError } from '../index.js';
 import { capHint } from '../internal/index.js';
-import type { PostgresRegistryOptions, RegistryEvent } from '../postgres/index.js';
+import type { PostgresFollowersOptions, PostgresRegistryOptions, RegistryEvent } from '../postgres/index.js';
 import { ATTRIBUTE_NAMES, METRIC_NAMES } from './names.js';
 
 /** A follower of this instance. */
@@ -84,6 +84,21 @@ export class FollowerTelemetry {
       else if (ownError === undefined) log(follower, 'answers again');
     };
     return { ...options, onError, onRecovered };
+  }
+
+  /**
+   * `postgresFollowers` options reporting the staleness of each follower they start (the
+   * registry, the controls, the key history), as the three methods above do for each.
+   */
+  followersOptions<T extends PostgresFollowersOptions>(options: T): T {
+    if (this.#gauge === null) return options;
+    const { registry, controls, keyHistory } = options;
+    return {
+      ...options,
+      ...(registry === false ? {} : { registry: this.registryOptions(registry ?? {}) }),
+      ...(controls === false ? {} : { controls: this.stallOptions('controls', controls ?? {}) }),
+      ...(keyHistory === false ? {} : { keyHistory: this.stallOptions('key_history', keyHistory ?? {}) }),
+    };
   }
 
   /** Stops observing. */

@@ -4,7 +4,12 @@
  */
 import { rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { type Verifier, type VerifierEventListener, type VerifierOptions, createVerifier } from '../index.js';
-import type { PostgresControlsOptions, PostgresKeyHistoryOptions, PostgresRegistryOptions } from '../postgres/index.js';
+import type {
+  PostgresControlsOptions,
+  PostgresFollowersOptions,
+  PostgresKeyHistoryOptions,
+  PostgresRegistryOptions,
+} from '../postgres/index.js';
 import { FollowerTelemetry } from './follower-telemetry.js';
 import { type TelemetryOptions, reporters } from './providers.js';
 import { VerifierTelemetry } from './verifier-telemetry.js';
@@ -33,6 +38,11 @@ export interface Telemetry {
   controlsOptions<T extends PostgresControlsOptions>(options?: T): T;
   /** `postgresKeyHistory(db, options)` options that report the key history's staleness (your callbacks still called). */
   keyHistoryOptions<T extends PostgresKeyHistoryOptions>(options?: T): T;
+  /**
+   * `postgresFollowers(db, options)` options that report the staleness of each follower it starts
+   * (the registry, the controls, the key history; your callbacks still called).
+   */
+  followersOptions<T extends PostgresFollowersOptions>(options?: T): T;
   /** Stops observing the verifiers' keys and the followers (the counters and spans stop with the verifiers). */
   stop(): void;
 }
@@ -55,7 +65,7 @@ function both(ours: VerifierEventListener, yours: VerifierEventListener | undefi
  * ```ts
  * const telemetry = createTelemetry();
  * const verifier = telemetry.createVerifier({ registry, audience: 'https://payments.example' });
- * const registry = await postgresRegistry(pool, telemetry.registryOptions());
+ * const followers = await postgresFollowers(pool, telemetry.followersOptions());
  * ```
  */
 export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
@@ -82,6 +92,9 @@ export function createTelemetry(options: TelemetryOptions = {}): Telemetry {
     },
     keyHistoryOptions<T extends PostgresKeyHistoryOptions>(historyOptions: T = {} as T): T {
       return followers.stallOptions('key_history', historyOptions);
+    },
+    followersOptions<T extends PostgresFollowersOptions>(followersOptions: T = {} as T): T {
+      return followers.followersOptions(followersOptions);
     },
     stop(): void {
       verifiers.stop();

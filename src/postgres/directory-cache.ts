@@ -11,6 +11,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import { type NotificationSource, isInProcessListener, notificationSource } from './notification-connection.js';
+import { NotificationListener } from './notification-listener.js';
 import { DIRECTORY_CHANNEL } from './schema-names.js';
 import type { SqlClient } from './sql-client.js';
 import { type FollowOptions, TableFollower } from './table-follower.js';
@@ -43,11 +44,17 @@ export class DirectoryCache {
   constructor(db: SqlClient, settings: DirectoryCacheSettings) {
     const { owner } = settings;
     this.#entries = new LRUCache({ max: checkSize(owner, settings.maxEntries) });
-    const inProcess = settings.listen === undefined && isInProcessListener(db);
-    const source = inProcess ? undefined : notificationSource(settings.listen, db, owner);
+    // A shared listener (postgresFollowers's): a drop is a stall, which empties the cache.
+    const shared = settings.listen instanceof NotificationListener ? settings.listen : undefined;
+    const inProcess = shared === undefined && settings.listen === undefined && isInProcessListener(db);
+    const source =
+      shared !== undefined || inProcess
+        ? undefined
+        : notificationSource(settings.listen as NotificationSource | false | undefined, db, owner);
+    const listen = shared ?? (source === undefined ? (inProcess ? undefined : false) : this.#emptiedFirst(source));
     this.#follower = new TableFollower(
       db,
-      { pollInterval: 60_000, ...settings, listen: source === undefined ? (inProcess ? undefined : false) : this.#emptiedFirst(source) },
+      { pollInterval: 60_000, ...settings, listen },
       {
         owner,
         channel: DIRECTORY_CHANNEL,

@@ -3,38 +3,13 @@
  * the issuer registry and the issuers' key history, shared by many gateway instances through one
  * PostgreSQL database, every statement bounded. Takes the caller's client (a `pg.Pool`, best
  * opened with `poolSettings()`, a `pg.Client` or PGlite); `pg` itself is never loaded here.
+ * `postgresFollowers` starts what an instance follows (the registry, the controls, the key
+ * history) on one `LISTEN` connection. The command line's own helpers are not exported.
  *
  * @module paygate-auth/postgres
  */
-export {
-  CONTROL_ACTIONS,
-  type ControlAction,
-  type ControlRecord,
-  type ControlRequest,
-  type ControlState,
-  type CompactionReport,
-  type ControlsRead,
-  NO_CONTROLS,
-  checkControlRequest,
-  compactControls,
-  foldControls,
-  readControlRecords,
-  readControlsAfter,
-  recordControl,
-} from './control-log.js';
+export type { ControlRecord, ControlState } from './control-log.js';
 export { isUnavailable } from './database-errors.js';
-export {
-  type FleetState,
-  type FleetWaitOptions,
-  type FleetWaitReport,
-  type InstanceRecord,
-  LIVE_MARGIN,
-  type ReadFleetOptions,
-  type RegistryState,
-  readFleet,
-  readInstances,
-  waitForFleet,
-} from './fleet.js';
 export { type PostgresHeartbeat, type PostgresHeartbeatOptions, postgresHeartbeat } from './heartbeat.js';
 export { PostgresDirectory, type PostgresDirectoryOptions } from './directory.js';
 export {
@@ -58,8 +33,8 @@ export {
   updateIssuer,
 } from './issuer-table.js';
 export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from './idempotency-store.js';
-export { type ReadKeyHistoryOptions, type RefusedKeyRow, readKeyHistory } from './key-history-table.js';
 export type { NotificationConnection, NotificationMessage, NotificationSource } from './notification-connection.js';
+export { type PostgresListener, type PostgresListenerOptions, postgresListener } from './notification-listener.js';
 export {
   type ControlledVerifier,
   type PostgresControls,
@@ -77,21 +52,16 @@ export {
 export { type PostgresRegistry, type PostgresRegistryOptions, type RegistryEvent, postgresRegistry } from './postgres-registry.js';
 export { registryDigest } from './registry-digest.js';
 export type { RefusedRow, RefusedRowRule } from './registry-rows.js';
+export {
+  type FollowedVerifier,
+  type PostgresFollowers,
+  type PostgresFollowersOptions,
+  postgresFollowers,
+} from './postgres-followers.js';
 export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';
-export { DEFAULT_ROLES, type RolesReport, type SchemaRoles } from './schema-roles.js';
+export type { RolesReport, SchemaRoles } from './schema-roles.js';
+export { type MigrateOptions, type MigrationReport, SCHEMA_VERSIONS, type SchemaArea, migrate } from './schema.js';
 export {
-  CONTROLS_CHANNEL,
-  type MigrateOptions,
-  REGISTRY_CHANNEL,
-  type MigrationReport,
-  SCHEMA_AREAS,
-  SCHEMA_VERSIONS,
-  type SchemaArea,
-  TABLES,
-  migrate,
-} from './schema.js';
-export {
-  DEFAULT_STATEMENT_TIMEOUT,
   type PooledSqlClient,
   type SqlClient,
   type SqlPool,

@@ -1,8 +1,8 @@
 /**
- * The dedicated connection a table follower (operator controls, the issuer registry) `LISTEN`s on, opened by a function (by default one
- * checked out of the `pg.Pool` and kept), or PGlite's own `listen()`. A heartbeat (a bounded
- * `SELECT 1` every few seconds) finds a connection that went silent without closing; it is then
- * destroyed and reported as a drop.
+ * The one connection an instance's listener (see notification-listener.ts) `LISTEN`s on, for
+ * every channel, opened by a function (by default one checked out of the `pg.Pool` and kept), or
+ * PGlite's own `listen()`. A heartbeat (a bounded `SELECT 1` every few seconds) finds a
+ * connection that went silent without closing; it is then destroyed and reported as a drop.
  */
 import { type SqlClient, isPool, within } from './sql-client.js';
 
@@ -28,26 +28,31 @@ export interface NotificationConnection {
 export type NotificationSource = () => Promise<NotificationConnection>;
 
 /** PGlite's in-process notifications. */
-interface InProcessListener {
+export interface InProcessListener {
   listen(channel: string, callback: (payload: string) => void): Promise<() => Promise<void>>;
 }
 
-/** What listening needs from the caller: how to stop, and how to learn that the connection dropped. */
+/** One open `LISTEN` connection: the channels it listens on can change while it is up. */
 export interface Listening {
+  /** `LISTEN` on one more channel, within the connection's bound; a failure drops the connection. */
+  listen(channel: string): Promise<void>;
+  /** `UNLISTEN` a channel, within the connection's bound; a failure drops the connection. */
+  unlisten(channel: string): Promise<void>;
+  /** Closes the connection (no drop is reported). */
   stop(): Promise<void>;
 }
 
 /** Hooks and bounds of a {@link Listening}. */
 export interface ListenHooks {
-  /** The `NOTIFY` channel listened on. */
-  readonly channel: string;
-  /** A notification on the channel, with its payload (hostile: any role may `NOTIFY`). */
-  readonly onNotify: (payload: string | undefined) => void;
-  /** The connection dropped or stopped answering: it is closed already; listen again. */
-  readonly onDrop: (error: Error | undefined) => void;
+  /** The `NOTIFY` channels listened on from the start (checked identifiers). */
+  readonly channels: readonly string[];
+  /** A notification on a channel, with its payload (hostile: any role may `NOTIFY`). */
+  readonly onNotify: (channel: string, payload: string | undefined) => void;
+  /** The connection dropped or stopped answering after it was up: it is closed already; listen again. */
+  readonly onDrop: (error: Error) => void;
   /** Milliseconds between heartbeats. */
   readonly heartbeatInterval: number;
-  /** Milliseconds `LISTEN` and each heartbeat may take. */
+  /** Milliseconds opening the connection, `LISTEN` and each heartbeat may take. */
   readonly timeout: number;
 }
 
@@ -61,64 +66,72 @@ function close(connection: NotificationConnection, error?: Error): Promise<void>
   return Promise.resolve();
 }
 
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)));
+
 /**
- * Opens `source`'s connection and `LISTEN`s on `hooks.channel`, both within
- * `hooks.timeout`; then sends a heartbeat every `hooks.heartbeatInterval`.
+ * Opens `source`'s connection and `LISTEN`s on `hooks.channels` in one round trip, each within
+ * `hooks.timeout`; then sends a heartbeat every `hooks.heartbeatInterval`. A failure before it
+ * resolves rejects it (nothing is reported to `onDrop`).
  */
 export async function listenOn(source: NotificationSource, hooks: ListenHooks): Promise<Listening> {
   const opening = source();
   const connection = await within(opening, hooks.timeout, 'opening the LISTEN connection').catch((error: unknown) => {
     // Opened after all, too late: close it when it comes.
-    opening.then((late) => close(late, error instanceof Error ? error : undefined)).catch(() => undefined);
+    opening.then((late) => close(late, asError(error))).catch(() => undefined);
     throw error;
   });
   let live = true;
+  let up = false;
   let beating = false;
   const heartbeat = setInterval(() => {
     if (beating || !live) return;
     beating = true;
-    within(connection.query('SELECT 1'), hooks.timeout, 'the LISTEN connection missed its heartbeat').then(
+    bounded('SELECT 1', 'the LISTEN connection missed its heartbeat').then(
       () => {
         beating = false;
       },
-      (error: unknown) => drop(error instanceof Error ? error : new Error(String(error))),
+      () => undefined,
     );
   }, hooks.heartbeatInterval);
   heartbeat.unref?.();
-  const drop = (error?: Error): void => {
-    if (!live) return;
+  const stop = (error?: Error): void => {
     live = false;
     clearInterval(heartbeat);
-    void close(connection, error ?? new Error('the listening connection ended'));
-    hooks.onDrop(error);
+    void close(connection, error);
   };
-  connection.on('notification', (message) => {
-    if (message.channel === hooks.channel) hooks.onNotify(message.payload);
-  });
+  const drop = (error: Error): void => {
+    if (!live) return;
+    stop(error);
+    if (up) hooks.onDrop(error);
+  };
+  /** A statement on the connection within the bound; a failure drops the connection. */
+  const bounded = (text: string, what: string): Promise<void> =>
+    within(connection.query(text), hooks.timeout, what).then(
+      () => undefined,
+      (error: unknown) => {
+        drop(asError(error));
+        throw error;
+      },
+    );
+  connection.on('notification', (message) => hooks.onNotify(message.channel, message.payload));
   connection.on('error', (error) => drop(error));
-  connection.on('end', () => drop());
-  try {
-    await within(connection.query(`LISTEN ${hooks.channel}`), hooks.timeout, 'LISTEN');
-  } catch (error) {
-    live = false;
-    clearInterval(heartbeat);
-    await close(connection, error instanceof Error ? error : new Error(String(error)));
-    throw error;
-  }
+  connection.on('end', () => drop(new Error('the LISTEN connection ended')));
+  if (hooks.channels.length > 0) await bounded(hooks.channels.map((channel) => `LISTEN ${channel}`).join('; '), 'LISTEN');
+  if (!live) throw new Error('the LISTEN connection ended');
+  up = true;
   return {
-    stop: async () => {
-      if (!live) return;
-      live = false;
-      clearInterval(heartbeat);
-      await close(connection);
+    listen: (channel) => (live ? bounded(`LISTEN ${channel}`, 'LISTEN') : Promise.reject(new Error('the LISTEN connection is closed'))),
+    unlisten: (channel) => (live ? bounded(`UNLISTEN ${channel}`, 'UNLISTEN') : Promise.resolve()),
+    stop: () => {
+      if (live) stop();
+      return Promise.resolve();
     },
   };
 }
 
-/** PGlite's `listen()`: in-process, it never drops. */
-export async function listenInProcess(db: InProcessListener, hooks: ListenHooks): Promise<Listening> {
-  const unlisten = await db.listen(hooks.channel, (payload) => hooks.onNotify(payload));
-  return { stop: () => unlisten() };
+/** PGlite's `listen()` on one channel: in-process, it never drops. Resolves the function that stops it. */
+export function listenInProcess(db: InProcessListener, channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+  return db.listen(channel, onNotify);
 }
 
 /** `true` for PGlite (or any client with an in-process `listen(channel, callback)`). */

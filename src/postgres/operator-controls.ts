@@ -19,7 +19,8 @@ import {
 } from './control-log.js';
 import { CONTROLS_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { type FollowOptions, TableFollower, notify } from './table-follower.js';
+import { notify } from './hook.js';
+import { type FollowOptions, TableFollower } from './table-follower.js';
 
 /** The members of {@link PostgresControlsOptions}: any other is refused, naming the nearest. */
 const POSTGRES_CONTROLS_OPTION_NAMES = optionNames<PostgresControlsOptions>({

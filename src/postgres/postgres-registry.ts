@@ -17,7 +17,8 @@ import { RegistryDigest } from './registry-digest.js';
 import { type AppliedRows, type RefusedRow, type RefusedRowRule, RegistryRows } from './registry-rows.js';
 import { REGISTRY_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { type FollowOptions, TableFollower, notifiedId, notify } from './table-follower.js';
+import { notify } from './hook.js';
+import { type FollowOptions, TableFollower, notifiedId } from './table-follower.js';
 
 /** The members of {@link PostgresRegistryOptions}: any other is refused, naming the nearest. */
 const POSTGRES_REGISTRY_OPTION_NAMES = optionNames<PostgresRegistryOptions>({

@@ -1,32 +1,28 @@
 /**
- * Following a table from every instance: a dedicated `LISTEN` connection with a heartbeat, a read
- * on a notification that names a change past the one applied (at most one every 250 ms), a poll
- * every `pollInterval` as the fallback, a retry with doubling delay
- * after a failed read or a dropped connection, a stall reported once and its end once. The
- * operator controls and the PostgreSQL issuer registry both follow their table with it; what a
- * read does is theirs.
+ * Following a table from every instance: a channel of the instance's listener (one `LISTEN`
+ * connection with a heartbeat, shared by every follower), a read on a notification that names a
+ * change past the one applied (at most one every 250 ms), a poll every `pollInterval` as the
+ * fallback, a read after the listener reconnects, a retry with doubling delay after a failed
+ * read, a stall reported once and its end once. The operator controls and the PostgreSQL issuer
+ * registry both follow their table with it; what a read does is theirs.
  */
 import { functionOption, numberOption } from '../internal/index.js';
-import {
-  type Listening,
-  type NotificationSource,
-  isInProcessListener,
-  listenInProcess,
-  listenOn,
-  notificationSource,
-} from './notification-connection.js';
+import type { NotificationSource } from './notification-connection.js';
+import { NotificationListener, type PostgresListener } from './notification-listener.js';
 import { type SqlClient, checkStatementTimeout } from './sql-client.js';
 
 /** How an instance follows a table: shared by `postgresControls` and `postgresRegistry`. */
 export interface FollowOptions {
   /**
-   * Opens the dedicated `LISTEN` connection: a function resolving a new connected `pg.Client`
-   * (or a client checked out of a pool) at each call, called again after a drop; `false` to poll
-   * only. The connection is ended (or released, destroyed) when it drops and by `close()`.
-   * @default `() => db.connect()` when `db` is a `pg.Pool` (one connection kept out of it while
-   * listening); PGlite's own `listen()`; otherwise polling only
+   * How it hears of changes: the instance's listener (what `postgresListener()` returns, shared
+   * with its other followers: one `LISTEN` connection for all); or a function resolving a new
+   * connected `pg.Client` (or a client checked out of a pool) at each call, called again after a
+   * drop, for a connection of its own; `false` to poll only. A connection of its own is ended (or
+   * released, destroyed) when it drops and by `close()`; a shared listener is the caller's to close.
+   * @default a connection of its own: `() => db.connect()` when `db` is a `pg.Pool` (one
+   * connection kept out of it while listening); PGlite's own `listen()`; otherwise polling only
    */
-  readonly listen?: NotificationSource | false;
+  readonly listen?: PostgresListener | NotificationSource | false;
   /**
    * Milliseconds between reads of the table: with `statementTimeout`, the longest a missed
    * notification delays a change. 100 to 600 000.
@@ -34,8 +30,9 @@ export interface FollowOptions {
    */
   readonly pollInterval?: number;
   /**
-   * Milliseconds before listening again after the connection dropped, and before reading again
-   * after a read failed; doubled at each failure, up to `pollInterval`. 10 to 60 000.
+   * Milliseconds before reading again after a read failed, and (with a connection of its own)
+   * before listening again after the connection dropped; doubled at each failure, up to
+   * `pollInterval`. 10 to 60 000.
    * @default 250
    */
   readonly reconnectDelay?: number;
@@ -46,8 +43,9 @@ export interface FollowOptions {
    */
   readonly statementTimeout?: number;
   /**
-   * Milliseconds between heartbeats (`SELECT 1`) on the `LISTEN` connection. One that gets no
-   * answer within `statementTimeout` replaces the connection. 100 to 600 000.
+   * Milliseconds between heartbeats (`SELECT 1`) on a `LISTEN` connection of its own. One that
+   * gets no answer within `statementTimeout` replaces the connection. 100 to 600 000. Not with a
+   * shared listener (the listener's own).
    * @default 5000
    */
   readonly heartbeatInterval?: number;
@@ -86,27 +84,19 @@ export function notifiedId(payload: string | undefined): number | undefined {
   return payload !== undefined && /^[0-9]{1,15}$/.test(payload) ? Number(payload) : undefined;
 }
 
-/** Calls `listener`, shielding the caller from what it throws (a hook must not stop a follower). */
-export function notify(listener: () => void): void {
-  try {
-    listener();
-  } catch {
-    // A listener's failure is its own.
-  }
-}
-
 /** Follows one table: listens, polls, retries, reports stalls. */
 export class TableFollower {
   /** Milliseconds each statement may take (`statementTimeout`). */
   readonly timeout: number;
-  readonly #db: SqlClient;
   readonly #hooks: FollowerHooks;
-  readonly #source: NotificationSource | undefined;
-  readonly #inProcess: boolean;
+  /** Where notifications come from; `undefined` when polling only. */
+  readonly #listener: NotificationListener | undefined;
+  /** `true` when the listener is this follower's own (closed with it). */
+  readonly #ownsListener: boolean;
   readonly #pollInterval: number;
   readonly #reconnectDelay: number;
-  readonly #heartbeatInterval: number;
-  #listening: Listening | null = null;
+  /** Stops listening on the channel; `null` while not listening on it. */
+  #unlisten: (() => Promise<void>) | null = null;
   #timers: ReturnType<typeof setInterval>[] = [];
   #retry: ReturnType<typeof setTimeout> | undefined;
   #delay: number;
@@ -121,7 +111,6 @@ export class TableFollower {
   /** Checks the options (a `TypeError` naming a bad one); starts nothing. */
   constructor(db: SqlClient, options: FollowOptions, hooks: FollowerHooks) {
     const { owner } = hooks;
-    this.#db = db;
     this.#hooks = hooks;
     this.#pollInterval = numberOption(owner, 'pollInterval', options.pollInterval, 5000, {
       min: 100,
@@ -136,20 +125,36 @@ export class TableFollower {
       unit: 'milliseconds',
     });
     this.timeout = checkStatementTimeout(options.statementTimeout, owner);
-    this.#heartbeatInterval = numberOption(owner, 'heartbeatInterval', options.heartbeatInterval, 5000, {
-      min: 100,
-      max: 600_000,
-      integer: true,
-      unit: 'milliseconds',
-    });
     this.#delay = this.#reconnectDelay;
-    this.#inProcess = options.listen === undefined && isInProcessListener(db);
-    this.#source = this.#inProcess ? undefined : notificationSource(options.listen, db, owner);
+    const { listen } = options;
+    if (listen instanceof NotificationListener) {
+      if (options.heartbeatInterval !== undefined) {
+        throw new TypeError(`${owner}: heartbeatInterval is the shared listener's: give it to postgresListener(), not here`);
+      }
+      this.#listener = listen.canListen ? listen : undefined;
+      this.#ownsListener = false;
+    } else if (typeof listen === 'object' && listen !== null) {
+      throw new TypeError(`${owner}: listen must be what postgresListener() returns, a function opening a connection, or false`);
+    } else {
+      const own = new NotificationListener(
+        db,
+        {
+          ...(listen === undefined ? {} : { listen: listen as NotificationSource | false }),
+          heartbeatInterval: options.heartbeatInterval,
+          statementTimeout: this.timeout,
+          reconnectDelay: this.#reconnectDelay,
+          maxReconnectDelay: this.#pollInterval,
+        },
+        owner,
+      );
+      this.#listener = own.canListen ? own : undefined;
+      this.#ownsListener = true;
+    }
   }
 
-  /** `true` while the `LISTEN` connection is up. */
+  /** `true` while the `LISTEN` connection is up, listening on the table's channel. */
   get listening(): boolean {
-    return this.#listening !== null;
+    return this.#unlisten !== null && (this.#listener?.listening ?? false);
   }
 
   /** `true` from a stall reported until its recovery. */
@@ -185,7 +190,7 @@ export class TableFollower {
 
   /** Background work succeeded: a stall, if any, is over once listening is back too. */
   #working(): void {
-    if (!this.#stalled || (this.#source !== undefined && this.#listening === null)) return;
+    if (!this.#stalled || (this.#listener?.dropsConnections === true && !this.listening)) return;
     this.#stalled = false;
     this.#hooks.onRecovered();
   }
@@ -219,25 +224,16 @@ export class TableFollower {
   }
 
   async #listen(): Promise<void> {
-    const hooks = {
-      channel: this.#hooks.channel,
-      onNotify: (payload: string | undefined) => this.#notified(payload),
-      onDrop: (error: Error | undefined) => this.#dropped(error),
-      heartbeatInterval: this.#heartbeatInterval,
-      timeout: this.timeout,
-    };
-    if (this.#inProcess) this.#listening = await listenInProcess(this.#db as unknown as Parameters<typeof listenInProcess>[0], hooks);
-    else if (this.#source !== undefined) this.#listening = await listenOn(this.#source, hooks);
+    if (this.#listener === undefined) return;
+    this.#unlisten = await this.#listener.listen(
+      this.#hooks.channel,
+      (payload) => this.#notified(payload),
+      () => this.#background(),
+      (error) => this.stall(error),
+    );
   }
 
-  #dropped(error: Error | undefined): void {
-    this.#listening = null;
-    if (this.#closed) return;
-    this.stall(error ?? new Error('the LISTEN connection ended'));
-    this.#scheduleRetry();
-  }
-
-  /** Listens again if need be, then reads, after the current delay (doubled for the next failure). */
+  /** Reads again after the current delay (doubled for the next failure). */
   #scheduleRetry(): void {
     if (this.#closed || this.#retry !== undefined) return;
     this.#retry = setTimeout(() => {
@@ -251,11 +247,6 @@ export class TableFollower {
   async #recover(): Promise<void> {
     if (this.#closed) return;
     try {
-      if (this.#listening === null) await this.#listen();
-      if (this.#closed) {
-        await this.#listening?.stop();
-        return;
-      }
       await this.reload();
       this.#delay = this.#reconnectDelay;
       this.#working();
@@ -301,9 +292,10 @@ export class TableFollower {
     clearTimeout(this.#retry);
     clearTimeout(this.#spaced);
     this.#spaced = undefined;
-    const listening = this.#listening;
-    this.#listening = null;
-    await listening?.stop();
+    const unlisten = this.#unlisten;
+    this.#unlisten = null;
+    await unlisten?.();
+    if (this.#ownsListener) await this.#listener?.close();
   }
 }
 

@@ -32,10 +32,12 @@ describe('module boundaries (npm run lint:boundaries)', () => {
     expect(violations(root).map((v) => `${v.rule.name}: ${v.from} -> ${v.to}`)).toEqual([]);
   });
 
-  it('a reach-in past a public entry fails the check, naming the rule and both files', () => {
+  it("a reach-in past a public entry, or into the command line's own entry of postgres, fails the check, naming the rule and both files", () => {
     expect(exitCode(fixture)).not.toBe(0);
     expect(violations(fixture).map((v) => [v.rule.name, v.from, v.to])).toEqual([
       ['cli-uses-public-entries', 'src/cli/main.ts', 'src/issuer/rsa-key.ts'],
+      ['postgres-internal-is-for-the-cli', 'src/testing/index.ts', 'src/postgres/internal.ts'],
+      ['testing-uses-root', 'src/testing/index.ts', 'src/postgres/internal.ts'],
     ]);
   });
 });

@@ -11,7 +11,7 @@ import { createIssuersCommands } from '../../src/cli/issuers-command.js';
 import { migrateCommand } from '../../src/cli/migrate-command.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import type { IssuerEntry } from '../../src/index.js';
-import { TABLES } from '../../src/postgres/index.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, generateTestKey, serveJwks } from '../../src/testing/index.js';
 import { createTestDatabase, skipWithoutPostgres } from '../postgres/pg-server.js';
 import { stubResolver } from '../support/resolver-stub.js';

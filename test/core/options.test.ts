@@ -15,7 +15,9 @@ import { IssuerRegistry, authenticate, createVerifier, toErrorResponse } from '.
 import * as issuer from '../../src/issuer/index.js';
 import { createTelemetry } from '../../src/otel/index.js';
 import * as links from '../../src/payment-links/index.js';
+import * as postgresFleet from '../../src/postgres/fleet.js';
 import * as postgres from '../../src/postgres/index.js';
+import * as postgresInternal from '../../src/postgres/internal.js';
 import { createTestIssuer, createTestVerifier, generateTestKey, signRawToken } from '../../src/testing/index.js';
 
 const ISSUER = 'https://auth.acme.example';
@@ -149,10 +151,10 @@ const CALLS: readonly [string, string, string, () => unknown][] = [
   ['postgresControls', 'onErorr', 'onError', () => postgres.postgresControls(db, { onErorr: () => undefined } as never)],
   ['postgresKeyHistory', 'flushIntervall', 'flushInterval', () => postgres.postgresKeyHistory(db, { flushIntervall: 100 } as never)],
   ['postgresHeartbeat', 'intervall', 'interval', () => postgres.postgresHeartbeat(db, { intervall: 100 } as never)],
-  ['readInstances', 'statementTimout', 'statementTimeout', () => postgres.readInstances(db, { statementTimout: 100 } as never)],
-  ['readFleet', 'statementTimout', 'statementTimeout', () => postgres.readFleet(db, { statementTimout: 100 } as never)],
-  ['waitForFleet', 'timout', 'timeout', () => postgres.waitForFleet(db, { timout: 100 } as never)],
-  ['readKeyHistory', 'isuer', 'issuer', () => postgres.readKeyHistory(db, { isuer: ISSUER } as never)],
+  ['readInstances', 'statementTimout', 'statementTimeout', () => postgresFleet.readInstances(db, { statementTimout: 100 } as never)],
+  ['readFleet', 'statementTimout', 'statementTimeout', () => postgresInternal.readFleet(db, { statementTimout: 100 } as never)],
+  ['waitForFleet', 'timout', 'timeout', () => postgresInternal.waitForFleet(db, { timout: 100 } as never)],
+  ['readKeyHistory', 'isuer', 'issuer', () => postgresInternal.readKeyHistory(db, { isuer: ISSUER } as never)],
   ['addIssuer', 'bye', 'by', () => postgres.addIssuer(db, ENTRY, { bye: 'ops' } as never)],
   ['updateIssuer', 'expect', 'expected', () => postgres.updateIssuer(db, ENTRY, { by: 'ops', expect: ENTRY } as never)],
   ['removeIssuer', 'bye', 'by', () => postgres.removeIssuer(db, ISSUER, { bye: 'ops' } as never)],
@@ -172,6 +174,9 @@ const CALLS: readonly [string, string, string, () => unknown][] = [
   ],
   ['poolSettings', 'maxx', 'max', () => postgres.poolSettings('postgres://db/x', { maxx: 5 } as never)],
   ['PostgresDirectory', 'statementTimout', 'statementTimeout', () => new postgres.PostgresDirectory(db, { statementTimout: 100 } as never)],
+  ['PostgresDirectory', 'cacheSise', 'cacheSize', () => new postgres.PostgresDirectory(db, { cacheSise: 100 } as never)],
+  ['postgresFollowers', 'keyHistroy', 'keyHistory', () => postgres.postgresFollowers(db, { keyHistroy: false } as never)],
+  ['postgresListener', 'heartbeatIntreval', 'heartbeatInterval', () => postgres.postgresListener(db, { heartbeatIntreval: 100 } as never)],
   [
     'PostgresPaymentLinkStore',
     'statementTimout',

@@ -29,6 +29,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { AuthError, type VerifierEvent } from '../../src/index.js';
 import { ATTRIBUTE_NAMES as A, METRIC_NAMES, SPAN_NAMES, type Telemetry, createTelemetry } from '../../src/otel/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
+import type { PostgresFollowersOptions } from '../../src/postgres/index.js';
 
 const AUDIENCE = 'https://payments.test';
 
@@ -339,6 +340,32 @@ describe('PostgreSQL followers', () => {
   });
 });
 
+describe('PostgreSQL followers started together', () => {
+  it('report the staleness of each follower postgresFollowers starts, keeping your callbacks', async () => {
+    setUp();
+    const stalls: unknown[] = [];
+    const options = telemetry.followersOptions({
+      statementTimeout: 2000,
+      controls: { pollInterval: 1000, onError: (error) => stalls.push(error) },
+      keyHistory: false,
+    });
+    expect(options.statementTimeout).toBe(2000);
+    expect(options.keyHistory).toBe(false);
+    expect(options.controls.pollInterval).toBe(1000);
+    // Started by default, so reported too: the options made for it come back beside yours.
+    const registry = (options as PostgresFollowersOptions).registry;
+    if (registry === undefined || registry === false) throw new Error('the registry options are made');
+    registry.onEvent?.({ type: 'registry_stale', error: 'connection terminated', since: Date.now() - 30_000, issuers: 1 });
+    options.controls.onError?.(new Error('Connection terminated unexpectedly'));
+    const byFollower = Object.fromEntries(
+      points(await sdk.metric(METRIC_NAMES.staleness)).map((point) => [point.attributes[A.follower], point.value as number]),
+    );
+    expect(Object.keys(byFollower).sort()).toEqual(['controls', 'registry']);
+    expect(byFollower.registry).toBeGreaterThanOrEqual(30);
+    expect(stalls).toEqual([new Error('Connection terminated unexpectedly')]);
+  });
+});
+
 describe('names', () => {
   it('use the semantic conventions where they have one', () => {
     expect([A.errorType, A.httpRequestMethod, A.httpResponseStatusCode, A.urlFull, A.serverAddress, A.serverPort]).toEqual([
@@ -368,6 +395,8 @@ describe('without an OpenTelemetry SDK', () => {
     expect(idle.registryOptions(follow)).toBe(follow);
     expect(idle.controlsOptions(follow)).toBe(follow);
     expect(idle.keyHistoryOptions(flush)).toBe(flush);
+    const all = { controls: follow, keyHistory: flush };
+    expect(idle.followersOptions(all)).toBe(all);
   });
 
   it('builds a verifier that verifies as createVerifier() builds it', async () => {

@@ -18,11 +18,21 @@ const SUBPATHS: Readonly<Record<string, string>> = {
   'paygate-auth/issuer': 'src/issuer/index.ts',
 };
 
+/**
+ * The package's internal entries, which no export of package.json reaches: the module every area
+ * may use, and the command line's own helpers over the PostgreSQL tables (src/cli only, as
+ * .dependency-cruiser.cjs enforces). Listed so that widening them is seen in review too.
+ */
+const INTERNAL_ENTRIES: Readonly<Record<string, string>> = {
+  'src/internal (every area)': 'src/internal/index.ts',
+  'src/postgres/internal (src/cli only)': 'src/postgres/internal.ts',
+};
+
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-/** The names each entry exports, values and types alike, one `subpath: name (kind)` line each. */
-function publicSurface(): string {
-  const files = Object.values(SUBPATHS).map((file) => `${root}${file}`);
+/** The names each entry exports, values and types alike, one `name (kind)` line each under its heading. */
+function surfaceOf(entries: Readonly<Record<string, string>>): string {
+  const files = Object.values(entries).map((file) => `${root}${file}`);
   const program = ts.createProgram(files, {
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
@@ -31,7 +41,7 @@ function publicSurface(): string {
   });
   const checker = program.getTypeChecker();
   const lines: string[] = [];
-  for (const [subpath, file] of Object.entries(SUBPATHS)) {
+  for (const [subpath, file] of Object.entries(entries)) {
     const source = program.getSourceFile(`${root}${file}`);
     const module = source && checker.getSymbolAtLocation(source);
     if (!module) throw new Error(`no module symbol for ${file}`);
@@ -50,11 +60,15 @@ function publicSurface(): string {
 describe('the public surface', () => {
   let surface: string;
   beforeAll(() => {
-    surface = publicSurface();
+    surface = surfaceOf(SUBPATHS);
   });
 
   it('of every subpath equals the committed report (etc/public-surface.md); a change to it is seen in review', async () => {
     await expect(surface).toMatchFileSnapshot('../../etc/public-surface.md');
+  });
+
+  it('of the internal entries equals the committed report (etc/internal-surface.md); widening one is seen in review', async () => {
+    await expect(surfaceOf(INTERNAL_ENTRIES)).toMatchFileSnapshot('../../etc/internal-surface.md');
   });
 
   it.each([

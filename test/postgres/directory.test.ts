@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PostgresDirectory, TABLES, migrate } from '../../src/postgres/index.js';
+import { PostgresDirectory, migrate } from '../../src/postgres/index.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
 import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/directory.test.ts');

@@ -12,19 +12,17 @@ import {
   type PostgresHeartbeat,
   type PostgresHeartbeatOptions,
   type PostgresRegistry,
-  TABLES,
   addIssuer,
   migrate,
   postgresControls,
   postgresHeartbeat,
   postgresRegistry,
-  readFleet,
-  readInstances,
-  recordControl,
   registryDigest,
-  waitForFleet,
 } from '../../src/postgres/index.js';
 import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
+import { readFleet, recordControl, waitForFleet } from '../../src/postgres/internal.js';
+import { readInstances } from '../../src/postgres/fleet.js';
 import { eventually } from './eventually.js';
 import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 import { clearRegistry } from './roles.js';

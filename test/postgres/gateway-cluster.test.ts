@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TABLES } from '../../src/postgres/index.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
 import { type TestKey, signRawToken } from '../../src/testing/index.js';
 import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
 import { eventually } from './eventually.js';

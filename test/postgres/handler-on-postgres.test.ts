@@ -5,7 +5,8 @@
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomIds } from '../../src/payment-links/index.js';
-import { PostgresIdempotencyStore, PostgresPaymentLinkStore, TABLES, migrate } from '../../src/postgres/index.js';
+import { PostgresIdempotencyStore, PostgresPaymentLinkStore, migrate } from '../../src/postgres/index.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
 import { TENANT_A, TENANT_B, jsonRequest, makeHandler, makeReadHandler, useCallers, validBody } from '../payment-links/support.js';
 
 const callers = useCallers();

@@ -8,8 +8,6 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { IssuerEntry } from '../../src/index.js';
 import {
   IssuerChangeError,
-  REGISTRY_CHANNEL,
-  TABLES,
   addIssuer,
   importIssuers,
   migrate,
@@ -19,6 +17,7 @@ import {
   removeIssuer,
   updateIssuer,
 } from '../../src/postgres/index.js';
+import { REGISTRY_CHANNEL, TABLES } from '../../src/postgres/schema-names.js';
 import { eventually } from './eventually.js';
 import { type TestDatabase, createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 import { clearRegistry, loginRole, urlAs, writtenBeforeKeyCheck } from './roles.js';

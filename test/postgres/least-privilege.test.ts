@@ -10,26 +10,21 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IssuerRegistry, createVerifier } from '../../src/index.js';
 import { randomIds } from '../../src/payment-links/index.js';
+import { DEFAULT_ROLES, SCHEMA_AREAS, compactControls, readFleet, readKeyHistory, recordControl } from '../../src/postgres/internal.js';
 import {
-  DEFAULT_ROLES,
   type MigrationReport,
-  SCHEMA_AREAS,
   PostgresDirectory,
   PostgresIdempotencyStore,
   PostgresPaymentLinkStore,
-  TABLES,
   addIssuer,
-  compactControls,
   migrate,
   postgresControls,
   postgresHeartbeat,
   postgresKeyHistory,
   postgresRegistry,
-  readFleet,
   readIssuerChanges,
-  readKeyHistory,
-  recordControl,
 } from '../../src/postgres/index.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { SEEDS, TENANT_A, jsonRequest, makeHandler, useCallers, validBody } from '../payment-links/support.js';
 import { grantStatements } from '../../src/postgres/schema-roles.js';

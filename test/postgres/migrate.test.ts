@@ -5,7 +5,9 @@
  */
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SCHEMA_AREAS, SCHEMA_VERSIONS, TABLES, migrate, readIssuerChanges, readIssuers } from '../../src/postgres/index.js';
+import { SCHEMA_AREAS } from '../../src/postgres/internal.js';
+import { SCHEMA_VERSIONS, migrate, readIssuerChanges, readIssuers } from '../../src/postgres/index.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
 import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/migrate.test.ts');

@@ -6,18 +6,17 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IssuerRegistry, createVerifier } from '../../src/index.js';
+import { CONTROLS_CHANNEL, REGISTRY_CHANNEL } from '../../src/postgres/schema-names.js';
 import {
-  CONTROLS_CHANNEL,
   type PostgresControls,
   type PostgresRegistry,
-  REGISTRY_CHANNEL,
   type SqlClient,
   addIssuer,
   migrate,
   postgresControls,
   postgresRegistry,
-  recordControl,
 } from '../../src/postgres/index.js';
+import { recordControl } from '../../src/postgres/internal.js';
 import { NOTIFIED_READ_SPACING } from '../../src/postgres/table-follower.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { LOADED_MARGIN_MS } from '../support/loaded-machine.js';

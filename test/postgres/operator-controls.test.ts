@@ -7,15 +7,9 @@ import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Verifier, createVerifier } from '../../src/index.js';
-import {
-  type PostgresControls,
-  type PostgresControlsOptions,
-  TABLES,
-  compactControls,
-  migrate,
-  postgresControls,
-  recordControl,
-} from '../../src/postgres/index.js';
+import { type PostgresControls, type PostgresControlsOptions, migrate, postgresControls } from '../../src/postgres/index.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
+import { compactControls, recordControl } from '../../src/postgres/internal.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { authRejection } from '../support/jwks-rejection.js';
 import { verifyUntilCached } from '../support/result-cache.js';

@@ -12,13 +12,13 @@ import {
   type PostgresKeyHistory,
   type PostgresKeyHistoryOptions,
   StatementTimeoutError,
-  TABLES,
   migrate,
   poolSettings,
   postgresKeyHistory,
-  readKeyHistory,
 } from '../../src/postgres/index.js';
 import { WITHDRAWN_KEPT } from '../../src/core/key-history.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
+import { readKeyHistory } from '../../src/postgres/internal.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { type FakeClock, fakeClock } from '../support/jwks-clock.js';
 import { type EventLog, eventLog } from '../support/jwks-events.js';

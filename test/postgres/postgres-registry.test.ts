@@ -12,7 +12,6 @@ import {
   type PostgresRegistryOptions,
   type RegistryEvent,
   StatementTimeoutError,
-  TABLES,
   addIssuer,
   migrate,
   postgresRegistry,
@@ -21,6 +20,7 @@ import {
   removeIssuer,
   updateIssuer,
 } from '../../src/postgres/index.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
 import { verifyUntilCached } from '../support/result-cache.js';

@@ -5,17 +5,23 @@ import { expectTypeOf, test } from 'vitest';
 import type { Verifier } from '../../src/index.js';
 import type {
   FollowOptions,
+  FollowedVerifier,
+  PostgresControls,
+  PostgresFollowers,
+  PostgresKeyHistory,
   IssuerChangeError,
   KeyHistoryVerifier,
   NotificationSource,
   PoolSettings,
   PostgresControlsOptions,
+  PostgresListener,
   PostgresPaymentLinkStore,
   PostgresPaymentLinkStoreOptions,
   PostgresRegistry,
   PostgresRegistryOptions,
   RegistryEvent,
   SqlClient,
+  postgresFollowers,
 } from '../../src/postgres/index.js';
 
 test('pg.Pool, pg.Client and PGlite are SqlClients', () => {
@@ -29,8 +35,8 @@ test('a function opening a pg.Client is a NotificationSource', () => {
   expectTypeOf<() => Promise<pg.PoolClient>>().toMatchTypeOf<NotificationSource>();
 });
 
-test('listen takes one shape: a function opening a connection (or false)', () => {
-  expectTypeOf<PostgresControlsOptions['listen']>().toEqualTypeOf<NotificationSource | false | undefined>();
+test('listen takes the shared listener, a function opening a connection, or false', () => {
+  expectTypeOf<PostgresControlsOptions['listen']>().toEqualTypeOf<PostgresListener | NotificationSource | false | undefined>();
   expectTypeOf<pg.Pool>().not.toMatchTypeOf<NotificationSource>();
 });
 
@@ -62,4 +68,19 @@ test('a whole Verifier can be attached to the registry', () => {
 
 test('a Verifier can be attached to the shared key history', () => {
   expectTypeOf<Verifier>().toMatchTypeOf<KeyHistoryVerifier>();
+});
+
+test('postgresFollowers types a follower left out as undefined, the others as started', () => {
+  type Some = PostgresFollowers<{ registry: false; keyHistory: { flushInterval: 1000 } }>;
+  expectTypeOf<Some['registry']>().toEqualTypeOf<undefined>();
+  expectTypeOf<Some['controls']>().toEqualTypeOf<PostgresControls>();
+  expectTypeOf<Some['keyHistory']>().toEqualTypeOf<PostgresKeyHistory>();
+  expectTypeOf<PostgresFollowers['registry']>().toEqualTypeOf<PostgresRegistry | undefined>();
+  expectTypeOf<Verifier>().toMatchTypeOf<FollowedVerifier>();
+});
+
+test('postgresFollowers started without options follows all three', () => {
+  type All = Awaited<ReturnType<typeof postgresFollowers<Record<never, never>>>>;
+  expectTypeOf<All['registry']>().toEqualTypeOf<PostgresRegistry>();
+  expectTypeOf<All['keyHistory']>().toEqualTypeOf<PostgresKeyHistory>();
 });

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
-import { TABLES } from '../../src/postgres/index.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
 
 /** A role name no other test uses: `prefix` and a random suffix. */
 export function uniqueRole(prefix: string): string {

@@ -16,12 +16,12 @@ import {
   PostgresDirectory,
   PostgresIdempotencyStore,
   PostgresPaymentLinkStore,
-  TABLES,
   migrate,
   poolSettings,
   postgresControls,
-  recordControl,
 } from '../../src/postgres/index.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
+import { recordControl } from '../../src/postgres/internal.js';
 import { createTestVerifier } from '../../src/testing/index.js';
 import { SEEDS, jsonRequest, makeHandler, useCallers, validBody } from '../payment-links/support.js';
 import { LOADED_MARGIN_MS } from '../support/loaded-machine.js';

@@ -8,15 +8,8 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StorageUnavailableError } from '../../src/payment-links/index.js';
-import {
-  PostgresDirectory,
-  type SqlPool,
-  StatementTimeoutError,
-  TABLES,
-  addIssuer,
-  isUnavailable,
-  migrate,
-} from '../../src/postgres/index.js';
+import { PostgresDirectory, type SqlPool, StatementTimeoutError, addIssuer, isUnavailable, migrate } from '../../src/postgres/index.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
 import { SEEDS } from '../payment-links/support.js';
 import { LOADED_MARGIN_MS } from '../support/loaded-machine.js';
 import { eventually } from './eventually.js';

@@ -12,9 +12,9 @@ import {
   PostgresIdempotencyStore,
   PostgresPaymentLinkStore,
   type SqlClient,
-  TABLES,
   migrate,
 } from '../../src/postgres/index.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
 import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 import { type StoreFixture, TENANT_A, TENANT_B, describeStoreContract, storedLink } from './store-contract.js';
 
