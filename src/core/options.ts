@@ -128,7 +128,7 @@ export function nearestName(given: string, known: Iterable<string>): string | un
  */
 export type OptionNames<T> = { readonly [K in keyof Required<T>]: true };
 
-/** The names of {@link OptionNames}, for {@link rejectUnknownOptions} and {@link optionsObject}. */
+/** The names of {@link OptionNames}, for {@link rejectUnknownOptions}. */
 export function optionNames<T extends object>(names: OptionNames<T>): ReadonlySet<string> {
   return new Set(Object.keys(names));
 }
@@ -144,22 +144,4 @@ export function rejectUnknownOptions(owner: string, options: object, known: Read
     const advice = nearest === undefined ? `the options are ${[...known].join(', ')}` : `did you mean ${JSON.stringify(nearest)}?`;
     throw new TypeError(`${owner}: unknown option ${describe(key)} (${advice})`);
   }
-}
-
-/**
- * `value` as an options object with only `known` keys; `{}` when it is `undefined` and `optional`.
- * @throws {TypeError} when it is not an object, or holds an unknown option.
- */
-export function optionsObject(
-  owner: string,
-  value: unknown,
-  known: ReadonlySet<string>,
-  optional = true,
-): Readonly<Record<string, unknown>> {
-  if (value === undefined && optional) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new TypeError(`${owner}: options must be an object, got ${describe(value)}`);
-  }
-  rejectUnknownOptions(owner, value, known);
-  return value as Readonly<Record<string, unknown>>;
 }

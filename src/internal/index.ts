@@ -12,12 +12,10 @@ export { MILLISECONDS_THRESHOLD } from '../core/hints.js';
 export { isLoopbackHost } from '../core/loopback.js';
 export {
   booleanOption,
-  describe as describeValue,
   functionOption,
   methodsOption,
   numberOption,
   optionNames,
-  optionsObject,
   rejectUnknownOptions,
 } from '../core/options.js';
 export { MAX_ENTRY_LIFETIME, checkIssuerEntry, deriveRegistry, isHttpsUri } from '../core/registry.js';
