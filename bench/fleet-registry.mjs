@@ -19,7 +19,10 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import pg from 'pg';
 import { createVerifier } from 'paygate-auth';
-import { TABLES, migrate, poolSettings, postgresKeyHistory, postgresRegistry } from 'paygate-auth/postgres';
+import { migrate, poolSettings, postgresKeyHistory, postgresRegistry } from 'paygate-auth/postgres';
+
+/** The tables the bench writes as an operator would, by their documented names (docs/postgres.md). */
+const TABLES = { issuers: 'paygate_issuers', issuerChanges: 'paygate_issuer_changes', keyHistory: 'paygate_key_history' };
 import { machineLine, markdownTable, writeSection } from './lib/report.mjs';
 import { throwAwayServer } from './lib/postgres-server.mjs';
 

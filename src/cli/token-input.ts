@@ -2,6 +2,7 @@
  * Where a command gets a token (an argument, a file, or standard input), and how it names one
  * without showing it: a short SHA-256 fingerprint.
  */
+import { hex, sha256 } from '../internal/index.js';
 import { UsageError } from './command.js';
 import { describeFileError } from './file-errors.js';
 
@@ -54,6 +55,5 @@ export async function readToken(
 
 /** `sha256:<12 hex digits>`: names a token in output without revealing it. */
 export async function fingerprint(token: string): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(token)));
-  return `sha256:${[...digest.slice(0, 6)].map((byte) => byte.toString(16).padStart(2, '0')).join('')}`;
+  return `sha256:${hex((await sha256(token)).slice(0, 6))}`;
 }

@@ -15,6 +15,7 @@ import { importJWK } from 'jose/key/import';
 import { asciiBytes } from './base64url.js';
 import type { RsaAlgorithm } from './jose-header.js';
 import type { RsaPublicJwk } from './jwk.js';
+import { type NodeCrypto, loadNodeCrypto } from './node-crypto.js';
 
 /** Which engine verifies signatures. */
 export type SignatureEngineName = 'node' | 'webcrypto';
@@ -54,13 +55,6 @@ const HASH: Readonly<Record<RsaAlgorithm, 'sha256' | 'sha384' | 'sha512'>> = {
 
 /** PSS salt lengths (the hash's length, RFC 7518 §3.5); absent for PKCS#1 v1.5. */
 const SALT: Readonly<Partial<Record<RsaAlgorithm, number>>> = { PS256: 32, PS384: 48, PS512: 64 };
-
-type NodeCrypto = typeof import('node:crypto');
-
-function loadNodeCrypto(): NodeCrypto | undefined {
-  const proc = (globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }).process;
-  return proc?.getBuiltinModule?.('node:crypto') as NodeCrypto | undefined;
-}
 
 function createNodeEngine(nodeCrypto: NodeCrypto): SignatureEngine {
   const pss = nodeCrypto.constants.RSA_PKCS1_PSS_PADDING;

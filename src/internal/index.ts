@@ -26,3 +26,4 @@ export { VERIFIER_OPTION_NAMES } from '../core/verifier.js';
 export { scopeFailure } from '../http/authenticate.js';
 export { PROBLEM_TYPE_BASE, checkRealm } from '../http/error-response.js';
 export { deepFreeze } from './deep-freeze.js';
+export { hex, sha256, sha256Hex } from '../core/sha256.js';

@@ -6,6 +6,7 @@
  * SHA-256 of the body's canonical JSON (members sorted), so the same body sent with its members
  * in another order or other whitespace is the same request; any other difference is not.
  */
+import { sha256Hex } from '../internal/index.js';
 import { PaymentLinkError } from './errors.js';
 import type { HeadersLike } from './handler-request.js';
 import { headerValues } from './headers.js';
@@ -84,10 +85,6 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** SHA-256 (hex) of the canonical JSON of `body`. */
-export async function fingerprint(body: unknown): Promise<string> {
-  const subtle = (globalThis as { crypto?: { subtle?: { digest(algorithm: string, data: Uint8Array): Promise<ArrayBuffer> } } }).crypto
-    ?.subtle;
-  if (subtle === undefined) throw new TypeError('paygate-auth/payment-links needs globalThis.crypto.subtle');
-  const digest = await subtle.digest('SHA-256', new TextEncoder().encode(canonicalJson(body)));
-  return [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+export function fingerprint(body: unknown): Promise<string> {
+  return sha256Hex(canonicalJson(body));
 }

@@ -5,14 +5,9 @@
  * two registries shows at a glance. {@link RegistryDigest} keeps it up to date as a registry
  * changes, hashing again only the entries that changed.
  */
+import { sha256, sha256Hex } from '../internal/index.js';
 import type { IssuerRegistry } from '../index.js';
 import { canonicalJson } from '../payment-links/index.js';
-
-const encoder = new TextEncoder();
-
-async function sha256(bytes: Uint8Array): Promise<Uint8Array> {
-  return new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
-}
 
 function byCodeUnit(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -34,7 +29,7 @@ function lowerBound(sorted: readonly string[], value: string): number {
 async function combine(issuers: readonly string[], hashes: ReadonlyMap<string, Uint8Array>): Promise<string> {
   const all = new Uint8Array(issuers.length * 32);
   for (const [index, issuer] of issuers.entries()) all.set(hashes.get(issuer) as Uint8Array, index * 32);
-  return Array.from(await sha256(all), (byte) => byte.toString(16).padStart(2, '0')).join('');
+  return sha256Hex(all);
 }
 
 /** The digest of one registry, kept up to date as it changes. */
@@ -52,7 +47,7 @@ export class RegistryDigest {
     const hashed = await Promise.all(
       [...touched].map(async (issuer) => {
         const entry = registry.get(issuer)?.entry;
-        return [issuer, entry === undefined ? undefined : await sha256(encoder.encode(canonicalJson(entry)))] as const;
+        return [issuer, entry === undefined ? undefined : await sha256(canonicalJson(entry))] as const;
       }),
     );
     for (const [issuer, hash] of hashed) {
