@@ -12,6 +12,7 @@ import {
   type PostgresKeyHistory,
   type PostgresKeyHistoryOptions,
   StatementTimeoutError,
+  isUnavailable,
   migrate,
   poolSettings,
   postgresKeyHistory,
@@ -485,9 +486,10 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       await verifier.verify(await issuer.token());
       await expect(keys.flush()).rejects.toThrow(StatementTimeoutError);
       await eventually('the stall is reported', () => errors.length > before);
-      // Once: nothing more over two bounds of the silence.
+      // Once: nothing more over two bounds of the silence. The stall is the statement's bound, or
+      // the connection's when the flush had to open one (the pool destroys a connection past it).
       await new Promise((resolve) => setTimeout(resolve, 2 * BOUND));
-      expect(errors.slice(before)).toEqual([expect.any(StatementTimeoutError)]);
+      expect(errors.slice(before).map(isUnavailable)).toEqual([true]);
       clock.advance(MINUTE);
       await verifier.verify(await issuer.token());
       proxy.heal();
