@@ -81,6 +81,7 @@ export type {
 } from './core/facts.js';
 export type {
   CacheEvent,
+  IssuerSuspensionEvent,
   JwksFetchEvent,
   JwksFetchTrigger,
   KeyBreach,

@@ -105,10 +105,19 @@ function stopOnSignals(servers) {
 
 /**
  * The verifier's events an operator must see, one line each (hostile text capped and escaped by
- * eventLine): key-hygiene breaches, registry changes, and keys removed (an operator's revoke-key
- * among them). Successes, failures and cache events are left to the request log and metrics.
+ * eventLine): key-hygiene breaches, registry changes, and the operator controls applied (an issuer
+ * suspended or resumed; keys removed, an operator's revoke-key among them). Successes, failures
+ * and cache events are left to the request log and metrics.
  */
-const LOGGED_EVENTS = new Set(['key_used_early', 'key_rotation_overdue', 'key_withdrawn', 'registry_changed', 'keys_removed']);
+const LOGGED_EVENTS = new Set([
+  'key_used_early',
+  'key_rotation_overdue',
+  'key_withdrawn',
+  'registry_changed',
+  'issuer_suspended',
+  'issuer_resumed',
+  'keys_removed',
+]);
 
 function logEvent(event) {
   if (LOGGED_EVENTS.has(event.type)) console.log(`${new Date().toISOString()} event ${eventLine(event)}`);

@@ -25,6 +25,9 @@ function facts(event: VerifierEvent): readonly (readonly [string, string | numbe
         ['removed', quoteList(event.removed)],
         ['issuers', event.issuers],
       ];
+    case 'issuer_suspended':
+    case 'issuer_resumed':
+      return [['issuer', quote(event.issuer)]];
     case 'keys_removed':
       return [
         ['issuer', quote(event.issuer)],

@@ -130,6 +130,15 @@ export interface RegistryChangedEvent extends RegistryChange {
   readonly issuers: number;
 }
 
+/**
+ * An operator suspended an issuer (`suspendIssuer()`, or a control every instance applies) or
+ * lifted the suspension (`resumeIssuer()`); reported when the state changes, not for a repeat.
+ */
+export interface IssuerSuspensionEvent {
+  readonly type: 'issuer_suspended' | 'issuer_resumed';
+  readonly issuer: string;
+}
+
 /** Every event a verifier reports. */
 export type VerifierEvent =
   | VerifySuccessEvent
@@ -138,7 +147,8 @@ export type VerifierEvent =
   | CacheEvent
   | KeysRemovedEvent
   | KeyBreachEvent
-  | RegistryChangedEvent;
+  | RegistryChangedEvent
+  | IssuerSuspensionEvent;
 
 /** Receives {@link VerifierEvent}s. It must not throw; if it does, the error is ignored. */
 export type VerifierEventListener = (event: VerifierEvent) => void;

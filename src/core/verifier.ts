@@ -781,12 +781,18 @@ class TokenVerifier implements Verifier {
   }
 
   suspendIssuer(issuer: string): void {
-    this.#suspended.add(this.#registered('suspendIssuer', issuer));
+    const registered = this.#registered('suspendIssuer', issuer);
+    if (this.#suspended.has(registered)) return;
+    this.#suspended.add(registered);
+    emit(this.#onEvent, { type: 'issuer_suspended', issuer: registered });
   }
 
   resumeIssuer(issuer: string): void {
     // A suspension outlives its issuer's removal, and may be lifted meanwhile.
-    if (typeof issuer === 'string' && this.#suspended.delete(issuer)) return;
+    if (typeof issuer === 'string' && this.#suspended.delete(issuer)) {
+      emit(this.#onEvent, { type: 'issuer_resumed', issuer });
+      return;
+    }
     this.#registered('resumeIssuer', issuer);
   }
 

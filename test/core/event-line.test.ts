@@ -22,6 +22,8 @@ describe('eventLine', () => {
       { type: 'keys_removed', issuer: ISSUER, kids: ['k1'], cause: 'revoked' },
       `keys_removed issuer="${ISSUER}" kids="k1" cause=revoked`,
     ],
+    ['a suspension', { type: 'issuer_suspended', issuer: ISSUER }, `issuer_suspended issuer="${ISSUER}"`],
+    ['a suspension lifted', { type: 'issuer_resumed', issuer: ISSUER }, `issuer_resumed issuer="${ISSUER}"`],
   ])('writes %s as its type and its facts', (_name, event, line) => {
     expect(eventLine(event)).toBe(line);
   });

@@ -193,6 +193,19 @@ describe('removing an issuer', () => {
     expect((await rejection(gateway.verify(await beta.token()))).code).toBe('key_revoked');
   });
 
+  test('reports a suspension and its lifting once each, as issuer_suspended and issuer_resumed', () => {
+    const gateway = verifier({ registry: [acme.entry, beta.entry] });
+    gateway.suspendIssuer(beta.issuer);
+    gateway.suspendIssuer(beta.issuer);
+    gateway.resumeIssuer(beta.issuer);
+    gateway.resumeIssuer(acme.issuer);
+    const reported = log.events.filter((event) => event.type === 'issuer_suspended' || event.type === 'issuer_resumed');
+    expect(reported).toEqual([
+      { type: 'issuer_suspended', issuer: beta.issuer },
+      { type: 'issuer_resumed', issuer: beta.issuer },
+    ]);
+  });
+
   test('a suspension may be lifted while the issuer is removed', () => {
     const gateway = verifier({ registry: [acme.entry, beta.entry] });
     gateway.suspendIssuer(beta.issuer);
