@@ -9,6 +9,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { IssuerRegistry, type Verifier, createVerifier } from '../../src/index.js';
 import {
+  PostgresDirectory,
   type PostgresFollowers,
   type PostgresFollowersOptions,
   type RegistryEvent,
@@ -17,11 +18,11 @@ import {
   postgresFollowers,
   postgresListener,
 } from '../../src/postgres/index.js';
-import { CONTROLS_CHANNEL, REGISTRY_CHANNEL, TABLES } from '../../src/postgres/schema-names.js';
+import { CONTROLS_CHANNEL, DIRECTORY_CHANNEL, REGISTRY_CHANNEL, TABLES } from '../../src/postgres/schema-names.js';
 import { recordControl } from '../../src/postgres/internal.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { eventually } from './eventually.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { type TestDatabase, createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 import { clearRegistry } from './roles.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/postgres-followers.test.ts');
@@ -30,7 +31,7 @@ const AUDIENCE = 'https://payments.test';
 const NO_POLL = 600_000;
 const BY = { by: 'test' };
 
-let server: PgServer;
+let db: TestDatabase;
 let acme: TestIssuer;
 let operator: pg.Pool;
 const pools: pg.Pool[] = [];
@@ -61,13 +62,13 @@ async function instance(options: PostgresFollowersOptions = {}): Promise<Instanc
   let gate = Promise.resolve();
   const listen = async () => {
     await gate;
-    const client = new pg.Client({ connectionString: server.url, application_name: 'followers-test-listen' });
+    const client = new pg.Client({ connectionString: db.url, application_name: 'followers-test-listen' });
     client.on('error', () => undefined);
     await client.connect();
     opened.push(client);
     return client;
   };
-  const pool = openPool(server.url, { max: 4 });
+  const pool = openPool(db.url, { max: 4 });
   pools.push(pool);
   const followers: PostgresFollowers = await postgresFollowers<PostgresFollowersOptions>(pool, {
     listen,
@@ -104,7 +105,7 @@ async function instance(options: PostgresFollowersOptions = {}): Promise<Instanc
 /** The backends on the server that are listening: the connections whose last statement was `LISTEN`. */
 async function listeningBackends(): Promise<number> {
   const { rows } = await operator.query(
-    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'followers-test-listen' AND query LIKE 'LISTEN %'`,
+    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'followers-test-listen' AND query LIKE 'LISTEN %'`,
   );
   return (rows[0] as { n: number }).n;
 }
@@ -118,14 +119,13 @@ describe.skipIf(SKIP)('postgresFollowers on a real PostgreSQL', () => {
   beforeAll(async () => {
     acme = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://acme.test', product: 'acme', kid: 'acme-1' });
     await acme.listen();
-    server = await startPostgres();
-    operator = openPool(server.url, { max: 2 });
+    db = await createTestDatabase('followers');
+    operator = openPool(db.url, { max: 2 });
     await migrate(operator);
   });
 
   afterAll(async () => {
     await Promise.all([operator, ...pools].map((pool) => pool?.end().catch(() => undefined)));
-    await server?.dispose();
     await acme?.close();
   });
 
@@ -146,6 +146,20 @@ describe.skipIf(SKIP)('postgresFollowers on a real PostgreSQL', () => {
     expect(await listeningBackends()).toBe(2);
     for (const { opened } of [a, b]) expect(await channelsOf(opened[0] as pg.Client)).toEqual([CONTROLS_CHANNEL, REGISTRY_CHANNEL].sort());
     expect(a.followers.listener.listening && a.followers.registry?.listening && a.followers.controls?.listening).toBe(true);
+  });
+
+  it("shares the connection with a PostgresDirectory given the followers' listener: still one per instance", async () => {
+    const a = await instance();
+    const directory = new PostgresDirectory(pools.at(-1) as pg.Pool, { listen: a.followers.listener });
+    await directory.start();
+    try {
+      expect(a.opened).toHaveLength(1);
+      expect(await channelsOf(a.opened[0] as pg.Client)).toEqual([CONTROLS_CHANNEL, DIRECTORY_CHANNEL, REGISTRY_CHANNEL].sort());
+      expect(directory.caching).toBe(true);
+    } finally {
+      await directory.close();
+    }
+    expect(await channelsOf(a.opened[0] as pg.Client)).toEqual([CONTROLS_CHANNEL, REGISTRY_CHANNEL].sort());
   });
 
   it('attaches the registry, the controls and the key history to the verifier in one call', async () => {
