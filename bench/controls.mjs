@@ -10,7 +10,7 @@
 import pg from 'pg';
 import { migrate, poolSettings, postgresControls } from 'paygate-auth/postgres';
 import { machineLine, markdownTable, writeSection } from './lib/report.mjs';
-import { throwAwayServer } from './lib/postgres-server.mjs';
+import { throwAwayServerOrSkip } from './lib/postgres-server.mjs';
 
 const ROUNDS = Number(process.env.BENCH_CONTROLS_ROUNDS ?? 100);
 const OLD_ROWS = Number(process.env.BENCH_CONTROLS_OLD_ROWS ?? 100_000);
@@ -79,11 +79,7 @@ async function cluster(admin, name, oldRows) {
   };
 }
 
-const server = await throwAwayServer();
-if (server === null) {
-  console.log('skipped: initdb and pg_ctl were not found');
-  process.exit(0);
-}
+const server = await throwAwayServerOrSkip();
 const admin = new pg.Pool(poolSettings(server.url, { max: 1 }));
 admin.on('error', () => {});
 const clusters = [];

@@ -19,7 +19,7 @@ import { createPaymentLinkHandler } from 'paygate-auth/payment-links';
 import { PostgresDirectory, PostgresIdempotencyStore, PostgresPaymentLinkStore, migrate, poolSettings } from 'paygate-auth/postgres';
 import { createTestIssuer } from 'paygate-auth/testing';
 import { figure, machineLine, markdownTable, ratio, writeSection } from './lib/report.mjs';
-import { throwAwayServer } from './lib/postgres-server.mjs';
+import { throwAwayServerOrSkip } from './lib/postgres-server.mjs';
 
 const SECONDS = Number(process.env.BENCH_FLEET_LINK_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_FLEET_LINK_ROUNDS ?? 5);
@@ -94,11 +94,7 @@ async function round({ one, seconds, concurrency, admin, counter }) {
   };
 }
 
-const server = await throwAwayServer();
-if (server === null) {
-  console.log('skipped: initdb and pg_ctl were not found');
-  process.exit(0);
-}
+const server = await throwAwayServerOrSkip();
 const issuer = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://auth.bench.example', product: 'bench', tenant: TENANT });
 await issuer.listen();
 const admin = new pg.Pool(poolSettings(server.url, { max: 1 }));

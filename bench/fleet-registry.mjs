@@ -24,7 +24,7 @@ import { migrate, poolSettings, postgresKeyHistory, postgresRegistry } from 'pay
 /** The tables the bench writes as an operator would, by their documented names (docs/postgres.md). */
 const TABLES = { issuers: 'paygate_issuers', issuerChanges: 'paygate_issuer_changes', keyHistory: 'paygate_key_history' };
 import { machineLine, markdownTable, writeSection } from './lib/report.mjs';
-import { throwAwayServer } from './lib/postgres-server.mjs';
+import { throwAwayServerOrSkip } from './lib/postgres-server.mjs';
 
 const ISSUERS = Number(process.env.BENCH_FLEET_ISSUERS ?? 10_000);
 const FOLLOWERS = Number(process.env.BENCH_FLEET_FOLLOWERS ?? 16);
@@ -264,11 +264,7 @@ async function keyHistoryBench(admin) {
   };
 }
 
-const server = await throwAwayServer();
-if (server === null) {
-  console.log('skipped: initdb and pg_ctl were not found');
-  process.exit(0);
-}
+const server = await throwAwayServerOrSkip();
 const admin = new pg.Pool(poolSettings(server.url, { max: 1 }));
 admin.on('error', () => {});
 try {

@@ -53,3 +53,11 @@ export async function throwAwayServer() {
     },
   };
 }
+
+/** A throw-away server, or, without the binaries, a line saying the bench is skipped and exit 0. */
+export async function throwAwayServerOrSkip() {
+  const server = await throwAwayServer();
+  if (server !== null) return server;
+  console.log('skipped: initdb and pg_ctl were not found');
+  process.exit(0);
+}
