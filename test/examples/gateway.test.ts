@@ -30,17 +30,23 @@ let infoToken = '';
 let linkToken = '';
 let printedBody: Record<string, unknown> = {};
 
+/** Waits for `pattern` in the output; a server that exits first fails at once, naming its output. */
 function waitFor(pattern: RegExp, timeoutMs = PATIENCE_MS): Promise<void> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; output so far:\n${output}`)), timeoutMs);
-    const check = (): void => {
-      if (pattern.test(output)) {
-        clearTimeout(timer);
-        child?.stdout?.off('data', check);
-        resolve();
-      }
+    const stop = (error?: Error): void => {
+      clearTimeout(timer);
+      child?.stdout?.off('data', check);
+      child?.off('exit', exited);
+      if (error === undefined) resolve();
+      else reject(error);
     };
+    const timer = setTimeout(() => stop(new Error(`timed out waiting for ${pattern}; output so far:\n${output}`)), timeoutMs);
+    const check = (): void => {
+      if (pattern.test(output)) stop();
+    };
+    const exited = (code: number | null): void => stop(new Error(`the server exited (${code}) before ${pattern}; its output:\n${output}`));
     child?.stdout?.on('data', check);
+    child?.on('exit', exited);
     check();
   });
 }
