@@ -53,11 +53,13 @@ function route(routes, method, pathname) {
  * @param {{ verifier: import('paygate-auth').Verifier } & import('paygate-auth/payment-links').PaymentLinkHandlerDeps} options
  */
 export function createGateway({ verifier, ...links }) {
-  const create = createPaymentLinkHandler({ ...links, maxBodyBytes: DEFAULT_MAX_BODY_BYTES });
+  // A handler's own 403 insufficient_scope reaches the verifier's onEvent, as the adapter's does.
+  const { reportRefusal } = verifier;
+  const create = createPaymentLinkHandler({ ...links, maxBodyBytes: DEFAULT_MAX_BODY_BYTES, reportRefusal });
   const routes = {
-    info: createInfoHandler(),
+    info: createInfoHandler({ reportRefusal }),
     create,
-    read: createGetPaymentLinkHandler({ store: create.store }),
+    read: createGetPaymentLinkHandler({ store: create.store, reportRefusal }),
     // Served as it is: the paths are relative to this address.
     document: JSON.stringify(createOpenApiDocument({ maxBodyBytes: DEFAULT_MAX_BODY_BYTES })),
   };

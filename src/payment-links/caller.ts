@@ -1,9 +1,10 @@
 /**
  * Who may call a handler: a verified caller (else 500, the route is mounted without the auth
- * middleware), with the scopes the route needs (403 `insufficient_scope`), and, for operations
- * on a tenant's data, a private tenant (403 `public_tenant_not_allowed`).
+ * middleware), with the scopes the route needs (403 `insufficient_scope`, told to the verifier's
+ * `reportRefusal` where the handler was given it), and, for operations on a tenant's data, a
+ * private tenant (403 `public_tenant_not_allowed`).
  */
-import { type AuthContext, ConfigurationError, SCOPES, type ScopeRequirement, toErrorResponse } from '../index.js';
+import { type AuthContext, ConfigurationError, SCOPES, type ScopeRequirement, type Verifier, toErrorResponse } from '../index.js';
 import { scopeFailure } from '../internal/index.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
 import type { HandlerResponse } from './handler-request.js';
@@ -18,6 +19,8 @@ export interface CallerPolicy {
   /** `false` refuses the public tenant (a product acting as itself). */
   readonly allowPublicTenant: boolean;
   readonly realm: string;
+  /** Hears each scope refusal: the verifier's `reportRefusal`, for its `onEvent`. */
+  readonly reportRefusal: Verifier['reportRefusal'];
 }
 
 /** The caller, or the response refusing it. */
@@ -30,7 +33,10 @@ export function checkCaller(auth: AuthContext | null | undefined, policy: Caller
     return { ok: false, response: toErrorResponse(error, { realm: policy.realm }) };
   }
   const denied = scopeFailure(auth, policy.requiredScopes);
-  if (denied !== null) return { ok: false, response: toErrorResponse(denied, { realm: policy.realm }) };
+  if (denied !== null) {
+    policy.reportRefusal?.(denied, auth);
+    return { ok: false, response: toErrorResponse(denied, { realm: policy.realm }) };
+  }
   if (!policy.allowPublicTenant && auth.tenant.isPublic) {
     const error = new PaymentLinkError(
       'public_tenant_not_allowed',

@@ -2,7 +2,8 @@
  * `GET /payment-links/:id`: a link of the caller's tenant, where a new link's `Location` points.
  * Another tenant's link is 404, as if it did not exist.
  */
-import { checkRealm, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import type { Verifier } from '../index.js';
+import { checkRealm, functionOption, optionNames, rejectUnknownOptions } from '../internal/index.js';
 import { LINK_SCOPE, checkCaller } from './caller.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
 import type { Handler, HandlerResponse } from './handler-request.js';
@@ -12,7 +13,7 @@ import type { PaymentLinkStore } from './payment-link-store.js';
 import { StorageUnavailableError, storageUnavailable } from './storage-unavailable.js';
 
 /** The members of {@link GetPaymentLinkHandlerOptions}: any other is refused, naming the nearest. */
-const GET_PAYMENT_LINK_HANDLER_OPTION_NAMES = optionNames<GetPaymentLinkHandlerOptions>({ store: true, realm: true });
+const GET_PAYMENT_LINK_HANDLER_OPTION_NAMES = optionNames<GetPaymentLinkHandlerOptions>({ store: true, realm: true, reportRefusal: true });
 
 /** Options of {@link createGetPaymentLinkHandler}. */
 export interface GetPaymentLinkHandlerOptions {
@@ -23,6 +24,14 @@ export interface GetPaymentLinkHandlerOptions {
    * @default 'paygate'
    */
   readonly realm?: string;
+  /**
+   * The verifier's `reportRefusal` (pass `verifier.reportRefusal`): a token this handler refuses
+   * for a missing scope (403 `insufficient_scope`) then reaches the verifier's `onEvent` as a
+   * `verify_failure`, as an adapter's refusal does. `undefined` (as on a verifier without
+   * `onEvent`) reports nothing.
+   * @default undefined
+   */
+  readonly reportRefusal?: Verifier['reportRefusal'];
 }
 
 /**
@@ -34,13 +43,14 @@ export function createGetPaymentLinkHandler(options: GetPaymentLinkHandlerOption
   rejectUnknownOptions('createGetPaymentLinkHandler', options, GET_PAYMENT_LINK_HANDLER_OPTION_NAMES);
   const store = options?.store;
   if (typeof store?.get !== 'function') throw new TypeError('createGetPaymentLinkHandler: store must be a PaymentLinkStore');
-  const realm = checkRealm(options.realm, 'createGetPaymentLinkHandler: realm');
+  const policy = {
+    requiredScopes: LINK_SCOPE,
+    allowPublicTenant: false,
+    realm: checkRealm(options.realm, 'createGetPaymentLinkHandler: realm'),
+    reportRefusal: functionOption<Verifier['reportRefusal']>('createGetPaymentLinkHandler', 'reportRefusal', options.reportRefusal),
+  } as const;
   return async (request): Promise<HandlerResponse> => {
-    const caller = checkCaller(request.auth, {
-      requiredScopes: LINK_SCOPE,
-      allowPublicTenant: false,
-      realm,
-    });
+    const caller = checkCaller(request.auth, policy);
     if (!caller.ok) return caller.response;
     const id = request.params?.id;
     let link: StoredPaymentLink | null;

@@ -3,6 +3,7 @@
  * the notification hook, each checked once, at creation.
  */
 import { checkRealm, functionOption, methodsOption, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import type { Verifier } from '../index.js';
 import { type Directory, InMemoryDirectory } from './directory.js';
 import { type IdempotencyStore, InMemoryIdempotencyStore } from './idempotency-store.js';
 import { type IdGenerator, randomIds } from './ids.js';
@@ -83,6 +84,14 @@ export interface PaymentLinkHandlerDeps {
    * @default 'paygate'
    */
   readonly realm?: string;
+  /**
+   * The verifier's `reportRefusal` (pass `verifier.reportRefusal`): a token this handler refuses
+   * for a missing scope (403 `insufficient_scope`) then reaches the verifier's `onEvent` as a
+   * `verify_failure`, as an adapter's refusal does. `undefined` (as on a verifier without
+   * `onEvent`) reports nothing.
+   * @default undefined
+   */
+  readonly reportRefusal?: Verifier['reportRefusal'];
 }
 
 /** {@link PaymentLinkHandlerDeps} with every default applied. */
@@ -100,6 +109,7 @@ export interface ResolvedDeps {
   readonly maxBodyBytes: number;
   readonly locationPrefix: string;
   readonly realm: string;
+  readonly reportRefusal: Verifier['reportRefusal'];
 }
 
 const OWNER = 'createPaymentLinkHandler';
@@ -117,6 +127,7 @@ const KNOWN = optionNames<PaymentLinkHandlerDeps>({
   maxBodyBytes: true,
   locationPrefix: true,
   realm: true,
+  reportRefusal: true,
 });
 
 function fail(name: string, rule: string): TypeError {
@@ -197,5 +208,6 @@ export function resolveDeps(deps: PaymentLinkHandlerDeps): ResolvedDeps {
     }),
     locationPrefix,
     realm: checkRealm(deps.realm, `${OWNER}: realm`),
+    reportRefusal: functionOption(OWNER, 'reportRefusal', deps.reportRefusal),
   };
 }

@@ -3,13 +3,14 @@
  * with one of the gateway's scopes (the default policy) gets 200 with what the gateway
  * understood of it.
  */
-import { checkRealm, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import type { Verifier } from '../index.js';
+import { checkRealm, functionOption, optionNames, rejectUnknownOptions } from '../internal/index.js';
 import { checkCaller } from './caller.js';
 import type { Handler, HandlerResponse } from './handler-request.js';
 import { formatSeconds } from './timestamps.js';
 
 /** The members of {@link InfoHandlerOptions}: any other is refused, naming the nearest. */
-const INFO_HANDLER_OPTION_NAMES = optionNames<InfoHandlerOptions>({ realm: true });
+const INFO_HANDLER_OPTION_NAMES = optionNames<InfoHandlerOptions>({ realm: true, reportRefusal: true });
 
 /** The body of a 200 answer of `GET /info/`. */
 export interface InfoBody {
@@ -40,14 +41,26 @@ export interface InfoHandlerOptions {
    * @default 'paygate'
    */
   readonly realm?: string;
+  /**
+   * The verifier's `reportRefusal` (pass `verifier.reportRefusal`): a token this handler refuses
+   * for holding none of the gateway's scopes (403 `insufficient_scope`) then reaches the verifier's `onEvent` as a
+   * `verify_failure`, as an adapter's refusal does. `undefined` (as on a verifier without
+   * `onEvent`) reports nothing.
+   * @default undefined
+   */
+  readonly reportRefusal?: Verifier['reportRefusal'];
 }
 
 /** Creates the `GET /info/` handler. */
 export function createInfoHandler(options: InfoHandlerOptions = {}): Handler {
   rejectUnknownOptions('createInfoHandler', options, INFO_HANDLER_OPTION_NAMES);
-  const realm = checkRealm(options.realm, 'createInfoHandler: realm');
+  const policy = {
+    allowPublicTenant: true,
+    realm: checkRealm(options.realm, 'createInfoHandler: realm'),
+    reportRefusal: functionOption<Verifier['reportRefusal']>('createInfoHandler', 'reportRefusal', options.reportRefusal),
+  } as const;
   return async (request): Promise<HandlerResponse> => {
-    const caller = checkCaller(request.auth, { allowPublicTenant: true, realm });
+    const caller = checkCaller(request.auth, policy);
     if (!caller.ok) return caller.response;
     const { auth } = caller;
     const body: InfoBody = {

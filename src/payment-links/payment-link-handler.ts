@@ -358,7 +358,12 @@ async function notify(deps: ResolvedDeps, event: LinkCreatedEvent | null): Promi
  */
 export function createPaymentLinkHandler(deps: PaymentLinkHandlerDeps): PaymentLinkHandler {
   const resolved = resolveDeps(deps);
-  const policy = { requiredScopes: LINK_SCOPE, allowPublicTenant: false, realm: resolved.realm } as const;
+  const policy = {
+    requiredScopes: LINK_SCOPE,
+    allowPublicTenant: false,
+    realm: resolved.realm,
+    reportRefusal: resolved.reportRefusal,
+  } as const;
   const handler = async (request: HandlerRequest): Promise<HandlerResponse> => {
     const caller = checkCaller(request.auth, policy);
     if (!caller.ok) return caller.response;

@@ -1,0 +1,39 @@
+/**
+ * The example gateway (examples/gateway/app.mjs, on dist/ as `npm run example` runs it) hands its
+ * verifier's `reportRefusal` to the reference handlers, so a token the handlers refuse for a
+ * missing scope reaches the verifier's `onEvent`, as a refusal by the adapter does.
+ */
+import { describe, expect, it, onTestFinished } from 'vitest';
+import type { VerifierEvent, VerifyFailureEvent } from '../../src/index.js';
+import { createTestIssuer, createTestVerifier } from '../../src/testing/index.js';
+// @ts-expect-error: the example is plain JavaScript, without declarations.
+import { createGateway } from '../../examples/gateway/app.mjs';
+
+type Gateway = (request: Request, log: Record<string, unknown>) => Promise<Response>;
+
+describe('the example gateway and the verifier events', () => {
+  it('reports a link creation refused by the handler for lack of pay:processPayments as insufficient_scope', async () => {
+    const issuer = await createTestIssuer({ product: 'demo', tenant: 'ern:demo/tenants/clinic-1' });
+    const failures: VerifyFailureEvent[] = [];
+    const onEvent = (event: VerifierEvent): void => {
+      if (event.type === 'verify_failure') failures.push(event);
+    };
+    await issuer.listen();
+    onTestFinished(() => issuer.close());
+    const verifier = createTestVerifier(issuer, { onEvent });
+    const gateway = createGateway({ verifier, payPageUrl: 'https://pay.example/l' }) as Gateway;
+    const token = await issuer.token({ scope: 'hub:subscribe' });
+    const log: Record<string, unknown> = {};
+    const response = await gateway(
+      new Request('http://gateway.test/payment-links/', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: '{}',
+      }),
+      log,
+    );
+    expect(response.status).toBe(403);
+    expect(log.code).toBe('insufficient_scope');
+    expect(failures).toMatchObject([{ code: 'insufficient_scope', issuer: issuer.issuer }]);
+  });
+});
