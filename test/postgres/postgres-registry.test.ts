@@ -315,11 +315,13 @@ describe.skipIf(SKIP)('postgresRegistry on a real PostgreSQL', () => {
       [newer.issuer, newer],
       ['decoy', acme.entry],
     ];
-    await writtenBeforeKeyCheck(operator, async () => {
-      for (const [key, entry] of rows) {
-        await operator.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ($1, $2)`, [key, JSON.stringify(entry)]);
-      }
-    });
+    // One statement, so one commit: a follower reads the three rows in one change, whatever the load.
+    await writtenBeforeKeyCheck(operator, () =>
+      operator.query(
+        `INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ($1, $2), ($3, $4), ($5, $6)`,
+        rows.flatMap(([key, entry]) => [key, JSON.stringify(entry)]),
+      ),
+    );
     await eventually(
       'both refuse acme, named by the decoy too',
       async () =>
