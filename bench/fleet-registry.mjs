@@ -8,11 +8,13 @@
  *   instance read per change (targets: ≤ 10 rows, ≤ 1 s);
  * - the key history at 100,000 rows (2,000 trusted issuers × 50 keys, plus rows past the
  *   retention): start-up time and heap, the client CPU of a flush carrying a few changes each way
- *   (target: ≤ 10 ms), and the table held to the retention rule.
+ *   (target: ≤ 10 ms, judged after warm-up flushes: `process.cpuUsage` counts the threads that
+ *   compile hot code, most of the first flushes' CPU after start-up, once per process; those are
+ *   reported too), and the table held to the retention rule.
  *
  * `npm run bench:fleet` (BENCH_FLEET_ISSUERS, default 10000; BENCH_FLEET_FOLLOWERS, default 16;
  * BENCH_FLEET_CHANGES, default 40; BENCH_FLEET_KEY_ROWS, default 100000; BENCH_FLEET_FLUSHES,
- * default 100). Writes its section of bench/RESULTS.md. Timed figures move ±10 % on a shared
+ * default 100, after BENCH_FLEET_WARMUP, default 100). Writes its section of bench/RESULTS.md. Timed figures move ±10 % on a shared
  * machine; rows read and table sizes do not.
  */
 import { setFlagsFromString } from 'node:v8';
@@ -32,6 +34,7 @@ const CHANGES = Number(process.env.BENCH_FLEET_CHANGES ?? 40);
 const CHANGE_EVERY = 500;
 const KEY_ROWS = Number(process.env.BENCH_FLEET_KEY_ROWS ?? 100_000);
 const FLUSHES = Number(process.env.BENCH_FLEET_FLUSHES ?? 100);
+const WARMUP = Number(process.env.BENCH_FLEET_WARMUP ?? 100);
 const KEYS_PER_ISSUER = 50;
 const WITHDRAWN_PER_ISSUER = 32;
 const AUDIENCE = 'https://payments.bench.example';
@@ -231,14 +234,16 @@ async function keyHistoryBench(admin) {
   // The start-up's garbage (the table as first read) collected before the steady state is measured.
   heapMiB();
   const cpu = [];
-  for (let round = 0; round < FLUSHES; round++) {
+  const cold = [];
+  for (let round = 0; round < WARMUP + FLUSHES; round++) {
+    if (round === WARMUP) one.counter.rows = 0;
     use(other, round, 1000);
     await other.keys.flush();
     use(one, round, 0);
     const before = process.cpuUsage();
     await one.keys.flush();
     const spent = process.cpuUsage(before);
-    cpu.push((spent.user + spent.system) / 1000);
+    (round < WARMUP ? cold : cpu).push((spent.user + spent.system) / 1000);
   }
   const heapAfterFlushes = (heapMiB() - heapBefore) / 2;
   const rowsReadPerFlush = one.counter.rows / FLUSHES;
@@ -260,6 +265,8 @@ async function keyHistoryBench(admin) {
     cpuP50: percentile(cpu, 0.5),
     cpuP95: percentile(cpu, 0.95),
     cpuP99: percentile(cpu, 0.99),
+    coldP50: cold.length > 0 ? percentile(cold, 0.5) : Number.NaN,
+    coldP99: cold.length > 0 ? percentile(cold, 0.99) : Number.NaN,
     rowsReadPerFlush,
   };
 }
@@ -314,7 +321,12 @@ try {
       ],
       ['rows read per flush (5 changed here, 5 by another instance)', keys.rowsReadPerFlush.toFixed(1), 'what changed'],
       [
-        'client CPU per flush: median / p95 / p99 (ms)',
+        `client CPU per flush, the first ${WARMUP} after start-up (hot code compiled): median / p99 (ms)`,
+        `${keys.coldP50.toFixed(2)} / ${keys.coldP99.toFixed(2)}`,
+        'reported',
+      ],
+      [
+        `client CPU per flush, the ${FLUSHES} after them: median / p95 / p99 (ms)`,
         `${keys.cpuP50.toFixed(2)} / ${keys.cpuP95.toFixed(2)} / ${keys.cpuP99.toFixed(2)}`,
         `≤ 10: ${pass(keys.cpuP99 <= 10)}`,
       ],
@@ -324,7 +336,7 @@ try {
   const text = [
     '## `npm run bench:fleet` (registry and key history)',
     '',
-    `Run ${new Date().toISOString()}: ${machineLine()}. ${server.where}. Registry: ${FOLLOWERS} instances in one process, each its own pool and \`LISTEN\` connection and a verifier attached; ${CHANGES} changes of one issuer, one every ${CHANGE_EVERY} ms, each timed from its write until every instance reported it applied (\`registry_loaded\`). Key history: ${keys.issuers.toLocaleString('en')} trusted issuers × ${KEYS_PER_ISSUER} keys (${WITHDRAWN_PER_ISSUER} withdrawn within the retention), plus one key per issuer withdrawn past the retention and 5,000 keys of 500 issuers no verifier trusts, unused past it; two instances, ${FLUSHES} flushes each, CPU of one instance's flush (\`process.cpuUsage\`).`,
+    `Run ${new Date().toISOString()}: ${machineLine()}. ${server.where}. Registry: ${FOLLOWERS} instances in one process, each its own pool and \`LISTEN\` connection and a verifier attached; ${CHANGES} changes of one issuer, one every ${CHANGE_EVERY} ms, each timed from its write until every instance reported it applied (\`registry_loaded\`). Key history: ${keys.issuers.toLocaleString('en')} trusted issuers × ${KEYS_PER_ISSUER} keys (${WITHDRAWN_PER_ISSUER} withdrawn within the retention), plus one key per issuer withdrawn past the retention and 5,000 keys of 500 issuers no verifier trusts, unused past it; two instances, ${WARMUP} + ${FLUSHES} flushes each, CPU of one instance's flush (\`process.cpuUsage\`, every thread of the process: in the first flushes after start-up, mostly V8 compiling the hot code of \`pg\`, streams and the flush, once per process; the target is judged on the flushes after them).`,
     '',
     registryTable,
     '',
