@@ -10,7 +10,8 @@
  *   retention): start-up time and heap, the client CPU of a flush carrying a few changes each way
  *   (target: ≤ 10 ms, judged after warm-up flushes: `process.cpuUsage` counts the threads that
  *   compile hot code, most of the first flushes' CPU after start-up, once per process; those are
- *   reported too), and the table held to the retention rule.
+ *   reported too), and the table held to the retention rule; the same flushes over a table 100
+ *   times smaller beside it, so that what does not grow with the table shows.
  *
  * `npm run bench:fleet` (BENCH_FLEET_ISSUERS, default 10000; BENCH_FLEET_FOLLOWERS, default 16;
  * BENCH_FLEET_CHANGES, default 40; BENCH_FLEET_KEY_ROWS, default 100000; BENCH_FLEET_FLUSHES,
@@ -33,6 +34,8 @@ const FOLLOWERS = Number(process.env.BENCH_FLEET_FOLLOWERS ?? 16);
 const CHANGES = Number(process.env.BENCH_FLEET_CHANGES ?? 40);
 const CHANGE_EVERY = 500;
 const KEY_ROWS = Number(process.env.BENCH_FLEET_KEY_ROWS ?? 100_000);
+/** The same flushes over a table 100 times smaller: a flush's cost that does not grow with the table shows beside it. */
+const CONTROL_KEY_ROWS = Math.max(50, Math.round(KEY_ROWS / 100));
 const FLUSHES = Number(process.env.BENCH_FLEET_FLUSHES ?? 100);
 const WARMUP = Number(process.env.BENCH_FLEET_WARMUP ?? 100);
 const KEYS_PER_ISSUER = 50;
@@ -165,9 +168,9 @@ async function registryBench(admin) {
 }
 
 /** The key history: 100,000 live rows (2,000 issuers × 50 keys), and rows the retention removes. */
-async function keyHistoryBench(admin) {
-  const { url, operator } = await database(admin, 'fleet_keys', 'keys');
-  const issuers = Math.ceil(KEY_ROWS / KEYS_PER_ISSUER);
+async function keyHistoryBench(admin, keyRows, name) {
+  const { url, operator } = await database(admin, name, 'keys');
+  const issuers = Math.ceil(keyRows / KEYS_PER_ISSUER);
   const now = Date.now();
   // Per issuer: 18 listed keys and 32 withdrawn within the retention; then one expired key per
   // issuer, and the keys of 500 issuers no verifier trusts, unused for longer than the retention.
@@ -276,7 +279,8 @@ const admin = new pg.Pool(poolSettings(server.url, { max: 1 }));
 admin.on('error', () => {});
 try {
   const registry = await registryBench(admin);
-  const keys = await keyHistoryBench(admin);
+  const keys = await keyHistoryBench(admin, KEY_ROWS, 'fleet_keys');
+  const control = await keyHistoryBench(admin, CONTROL_KEY_ROWS, 'fleet_keys_control');
   const pass = (ok) => (ok ? 'met' : '**missed**');
   const registryTable = markdownTable(
     ['registry, 10,000 issuers', 'measured', 'target'],
@@ -330,13 +334,18 @@ try {
         `${keys.cpuP50.toFixed(2)} / ${keys.cpuP95.toFixed(2)} / ${keys.cpuP99.toFixed(2)}`,
         `≤ 10: ${pass(keys.cpuP99 <= 10)}`,
       ],
+      [
+        `the same, over ${control.rowsAfterFirstFlush.toLocaleString('en')} rows (a table 100 times smaller, for comparison): median / p95 / p99 (ms)`,
+        `${control.cpuP50.toFixed(2)} / ${control.cpuP95.toFixed(2)} / ${control.cpuP99.toFixed(2)}`,
+        'reported',
+      ],
     ],
     ['l', 'r', 'l'],
   );
   const text = [
     '## `npm run bench:fleet` (registry and key history)',
     '',
-    `Run ${new Date().toISOString()}: ${machineLine()}. ${server.where}. Registry: ${FOLLOWERS} instances in one process, each its own pool and \`LISTEN\` connection and a verifier attached; ${CHANGES} changes of one issuer, one every ${CHANGE_EVERY} ms, each timed from its write until every instance reported it applied (\`registry_loaded\`). Key history: ${keys.issuers.toLocaleString('en')} trusted issuers × ${KEYS_PER_ISSUER} keys (${WITHDRAWN_PER_ISSUER} withdrawn within the retention), plus one key per issuer withdrawn past the retention and 5,000 keys of 500 issuers no verifier trusts, unused past it; two instances, ${WARMUP} + ${FLUSHES} flushes each, CPU of one instance's flush (\`process.cpuUsage\`, every thread of the process: in the first flushes after start-up, mostly V8 compiling the hot code of \`pg\`, streams and the flush, once per process; the target is judged on the flushes after them).`,
+    `Run ${new Date().toISOString()}: ${machineLine()}. ${server.where}. Registry: ${FOLLOWERS} instances in one process, each its own pool and \`LISTEN\` connection and a verifier attached; ${CHANGES} changes of one issuer, one every ${CHANGE_EVERY} ms, each timed from its write until every instance reported it applied (\`registry_loaded\`). Key history: ${keys.issuers.toLocaleString('en')} trusted issuers × ${KEYS_PER_ISSUER} keys (${WITHDRAWN_PER_ISSUER} withdrawn within the retention), plus one key per issuer withdrawn past the retention and 5,000 keys of 500 issuers no verifier trusts, unused past it; two instances, ${WARMUP} + ${FLUSHES} flushes each, CPU of one instance's flush (\`process.cpuUsage\`, every thread of the process: in the first flushes after start-up, mostly V8 compiling the hot code of \`pg\`, streams and the flush, once per process; the target is judged on the flushes after them); then the same over a table 100 times smaller, for comparison.`,
     '',
     registryTable,
     '',
