@@ -55,18 +55,19 @@ export class RegistryDigest {
     }
     this.#bucketHashes ??= new Uint8Array(BUCKETS * HASH_BYTES);
     const bucketHashes = this.#bucketHashes;
-    for (let bucket = 0; bucket < BUCKETS; bucket++) {
-      if (first || dirty.has(bucket)) bucketHashes.set(await this.#hashBucket(bucket), bucket * HASH_BYTES);
-    }
+    // The buckets' contents are taken now, before any wait, so the digest is of this state.
+    const rehashed = Array.from({ length: BUCKETS }, (_, bucket) => bucket).filter((bucket) => first || dirty.has(bucket));
+    const hashes = await Promise.all(rehashed.map((bucket) => sha256(this.#bucketContent(bucket))));
+    for (const [index, bucket] of rehashed.entries()) bucketHashes.set(hashes[index] as Uint8Array, bucket * HASH_BYTES);
     return sha256Hex(bucketHashes);
   }
 
-  /** SHA-256 over the hashes of `bucket`'s entries, by `iss`. */
-  #hashBucket(bucket: number): Promise<Uint8Array> {
+  /** The hashes of `bucket`'s entries, by `iss`, end to end. */
+  #bucketContent(bucket: number): Uint8Array {
     const issuers = [...(this.#buckets[bucket] as Set<string>)].sort(byCodeUnit);
     const all = new Uint8Array(issuers.length * HASH_BYTES);
     for (const [index, issuer] of issuers.entries()) all.set(this.#hashes.get(issuer) as Uint8Array, index * HASH_BYTES);
-    return sha256(all);
+    return all;
   }
 }
 
