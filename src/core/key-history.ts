@@ -243,8 +243,9 @@ export class KeyHistory {
   }
 
   /**
-   * Takes in `entries` kept elsewhere (see `Verifier.mergeKeyHistory`), then trims each issuer
-   * they name as a download does: past {@link KEYS_KEPT} keys of an issuer, new ones are left out.
+   * Takes in `entries` kept elsewhere (see `Verifier.mergeKeyHistory`), then trims as a download
+   * does each issuer whose keys they add or withdraw (an entry that only moves times costs no pass
+   * over its issuer's keys): past {@link KEYS_KEPT} keys of an issuer, new ones are left out.
    * Each key taken in counts as changed here unless `stored` (the entries come from the store
    * the changes go to, which need not have them back).
    */
@@ -253,12 +254,12 @@ export class KeyHistory {
     for (const given of entries) {
       const entry = { ...given, latestExpiry: this.#boundedExpiry(given) };
       const records = this.#records(entry.issuer);
-      merged.add(entry.issuer);
       const record = records.get(entry.kid);
       if (record === undefined) {
         if (records.size >= KEYS_KEPT) continue;
         const created: KeyRecord = { ...entry, breaches: [...entry.breaches], version: 0 };
         records.set(entry.kid, created);
+        merged.add(entry.issuer);
         if (!stored) this.#changed(created);
         continue;
       }
@@ -270,7 +271,10 @@ export class KeyHistory {
       record.firstUsed = earliest(record.firstUsed, entry.firstUsed);
       record.lastUsed = latest(record.lastUsed, entry.lastUsed);
       record.latestExpiry = latest(record.latestExpiry, entry.latestExpiry);
-      record.withdrawn ??= entry.withdrawn;
+      if (record.withdrawn === null && entry.withdrawn !== null) {
+        record.withdrawn = entry.withdrawn;
+        merged.add(entry.issuer);
+      }
       for (const breach of entry.breaches) if (!record.breaches.includes(breach)) record.breaches.push(breach);
     }
     for (const issuer of merged) {

@@ -6,6 +6,7 @@ import { rejectUnknownOptions, optionNames } from './options.js';
 import { isNamePart } from './ern.js';
 import { JwksAddressError, checkAllowedHosts, screenJwksHost } from './jwks-address.js';
 import { isAllowedJwksUrl } from './loopback.js';
+import { LayeredIssuers } from './layered-issuers.js';
 
 /** The members of {@link IssuerRegistryOptions}: any other is refused, naming the nearest. */
 const ISSUER_REGISTRY_OPTION_NAMES = optionNames<IssuerRegistryOptions>({ allowEmpty: true, jwksAllowedHosts: true });
@@ -195,43 +196,42 @@ function checkEntry(raw: unknown, named: string, allowedHosts: ReadonlySet<strin
   return registered;
 }
 
+/** The issuers of a registry, for one derived from it (set by the class, which alone reads them). */
+let layeredOf: (registry: IssuerRegistry) => LayeredIssuers;
+
 /** Every issuer `checkEntry` returned: a registry derived from another takes them without a second check. */
 const CHECKED = new WeakSet<RegisteredIssuer>();
 
 /** The issuers of a derived registry, checked already, and what changed from the one it came from. */
 class DerivedIssuers implements Iterable<IssuerEntry> {
   constructor(
-    readonly issuers: ReadonlyMap<string, RegisteredIssuer>,
+    readonly issuers: LayeredIssuers,
     readonly base: IssuerRegistry,
     readonly change: RegistryChange,
   ) {}
 
   *[Symbol.iterator](): Iterator<IssuerEntry> {
-    for (const registered of this.issuers.values()) yield registered.entry;
+    for (const registered of this.issuers.ordered()) yield registered.entry;
   }
 }
 
 /**
  * A registry of `base`'s issuers with `upserts` put in (replacing those of the same `iss`) and
- * `removals` taken out, in time proportional to `base`'s size for a copy of its map and to the
- * changes for the rest: only what changed is compared, nothing is checked again, and
+ * `removals` taken out, in time proportional to the changes (and to the square root of `base`'s
+ * size, see `LayeredIssuers`): only what changed is compared, nothing is checked again, and
  * `base.changesTo(derived)` answers at once (a verifier's `setRegistry` asks it). For a registry
  * kept elsewhere that changes a few rows at a time. `upserts` must come from `checkIssuerEntry`
  * with `base`'s allowed hosts: anything else is a `TypeError`.
  */
 export function deriveRegistry(base: IssuerRegistry, upserts: Iterable<RegisteredIssuer>, removals: Iterable<string>): IssuerRegistry {
-  const issuers = new Map<string, RegisteredIssuer>();
-  for (const registered of base.registered()) issuers.set(registered.issuer, registered);
-  const touched = new Set<string>();
-  for (const issuer of removals) {
-    issuers.delete(issuer);
-    touched.add(issuer);
-  }
-  for (const registered of upserts) {
+  const taken = [...removals];
+  const touched = new Set<string>(taken);
+  const checked = [...upserts];
+  for (const registered of checked) {
     if (!CHECKED.has(registered)) throw new TypeError('deriveRegistry: upserts must be issuers checked by checkIssuerEntry');
-    issuers.set(registered.issuer, registered);
     touched.add(registered.issuer);
   }
+  const issuers = layeredOf(base).with(checked, taken);
   const added: string[] = [];
   const updated: string[] = [];
   const removed: string[] = [];
@@ -266,10 +266,8 @@ export function deriveRegistry(base: IssuerRegistry, upserts: Iterable<Registere
  * ```
  */
 export class IssuerRegistry {
-  /** The issuers in registration order. */
-  readonly #issuers: readonly RegisteredIssuer[];
-  /** The same issuers by `iss`, for look-ups by a token's `iss`. */
-  readonly #byIss: ReadonlyMap<string, RegisteredIssuer>;
+  /** The issuers by `iss`, for look-ups by a token's `iss`, and in registration order. */
+  readonly #issuers: LayeredIssuers;
   readonly #allowedHosts: ReadonlySet<string>;
   /** The registry this one was derived from (`deriveRegistry`), held weakly, and what changed from it. */
   readonly #derivedFrom: { readonly base: WeakRef<IssuerRegistry>; readonly change: RegistryChange } | undefined;
@@ -281,8 +279,7 @@ export class IssuerRegistry {
     }
     this.#allowedHosts = checkAllowedHosts('IssuerRegistry', 'jwksAllowedHosts', options.jwksAllowedHosts);
     if (entries instanceof DerivedIssuers) {
-      this.#issuers = [...entries.issuers.values()];
-      this.#byIss = entries.issuers;
+      this.#issuers = entries.issuers;
       this.#derivedFrom = { base: new WeakRef(entries.base), change: entries.change };
       return;
     }
@@ -300,23 +297,26 @@ export class IssuerRegistry {
     if (issuers.size === 0 && options.allowEmpty !== true) {
       throw new TypeError('IssuerRegistry: entries must hold at least one issuer');
     }
-    this.#issuers = [...issuers.values()];
-    this.#byIss = issuers;
+    this.#issuers = new LayeredIssuers(issuers);
+  }
+
+  static {
+    layeredOf = (registry) => registry.#issuers;
   }
 
   /** The registered issuer whose `iss` is exactly `issuer`, if any. */
   get(issuer: string): RegisteredIssuer | undefined {
-    return this.#byIss.get(issuer);
+    return this.#issuers.get(issuer);
   }
 
   /** `true` when `issuer` is registered (exact match). */
   has(issuer: string): boolean {
-    return this.#byIss.has(issuer);
+    return this.#issuers.get(issuer) !== undefined;
   }
 
   /** The registered `iss` values, in registration order. */
   get issuers(): readonly string[] {
-    return this.#issuers.map((registered) => registered.issuer);
+    return this.#issuers.ordered().map((registered) => registered.issuer);
   }
 
   /** The hosts its entries' `jwksUri` may name although special-purpose (`jwksAllowedHosts`), as URLs name them. */
@@ -326,17 +326,17 @@ export class IssuerRegistry {
 
   /** How many issuers are registered. */
   get size(): number {
-    return this.#issuers.length;
+    return this.#issuers.size;
   }
 
   /** Every registered issuer, checked, in registration order. */
   registered(): readonly RegisteredIssuer[] {
-    return [...this.#issuers];
+    return [...this.#issuers.ordered()];
   }
 
   /** The entries as registered (frozen copies). */
   entries(): readonly Readonly<IssuerEntry>[] {
-    return this.#issuers.map((registered) => registered.entry);
+    return this.#issuers.ordered().map((registered) => registered.entry);
   }
 
   /** What changes from this registry to `next`: the issuers added, updated and removed. */
@@ -345,11 +345,14 @@ export class IssuerRegistry {
     const added: string[] = [];
     const updated: string[] = [];
     for (const registered of next.registered()) {
-      const held = this.#byIss.get(registered.issuer);
+      const held = this.#issuers.get(registered.issuer);
       if (held === undefined) added.push(registered.issuer);
       else if (!sameIssuer(held, registered)) updated.push(registered.issuer);
     }
-    const removed = this.#issuers.filter((registered) => !next.has(registered.issuer)).map((registered) => registered.issuer);
+    const removed = this.#issuers
+      .ordered()
+      .filter((registered) => !next.has(registered.issuer))
+      .map((registered) => registered.issuer);
     return Object.freeze({ added: Object.freeze(added), updated: Object.freeze(updated), removed: Object.freeze(removed) });
   }
 }

@@ -19,12 +19,19 @@ export async function sha256(data: Uint8Array | string): Promise<Uint8Array> {
   return new Uint8Array(await subtle.digest('SHA-256', typeof data === 'string' ? encoder.encode(data) : data));
 }
 
+/** Each byte's two hex digits. */
+const HEX_DIGITS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, '0'));
+
 /** `bytes` in lower-case hex. */
 export function hex(bytes: Uint8Array): string {
-  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('');
+  let text = '';
+  for (const byte of bytes) text += HEX_DIGITS[byte] as string;
+  return text;
 }
 
-/** The SHA-256 of `data` in lower-case hex. */
+/** The SHA-256 of `data` in lower-case hex (by Node's hash itself where it is reachable). */
 export async function sha256Hex(data: Uint8Array | string): Promise<string> {
+  const nodeCrypto = loadNodeCrypto();
+  if (nodeCrypto !== undefined) return nodeCrypto.createHash('sha256').update(data).digest('hex');
   return hex(await sha256(data));
 }

@@ -27,3 +27,4 @@ export { scopeFailure } from '../http/authenticate.js';
 export { PROBLEM_TYPE_BASE, checkRealm } from '../http/error-response.js';
 export { deepFreeze } from './deep-freeze.js';
 export { hex, sha256, sha256Hex } from '../core/sha256.js';
+export { encodeBase64Url } from '../core/base64url.js';

@@ -156,22 +156,21 @@ function checkRows(rows: readonly SqlRow[]): KeyHistoryRows {
 }
 
 /**
- * Applies the retention in two statements, each through an index: deletes the keys withdrawn
- * before `withdrawnBefore` (ms), then, for each of `issuers` (those just written), the withdrawn
- * keys past the `WITHDRAWN_KEPT` latest withdrawn.
+ * Applies the retention in one statement, each part through an index: deletes the keys withdrawn
+ * before `withdrawnBefore` (ms) and, for each of `issuers` (those just written), the withdrawn
+ * keys past the `WITHDRAWN_KEPT` latest withdrawn since (two disjoint sets of rows).
  */
 export async function pruneKeyHistory(db: SqlClient, withdrawnBefore: number, issuers: readonly string[], timeout: number): Promise<void> {
-  await queryWithin(db, timeout, `DELETE FROM ${TABLES.keyHistory} WHERE withdrawn < $1`, [withdrawnBefore]);
-  if (issuers.length === 0) return;
   await queryWithin(
     db,
     timeout,
-    `DELETE FROM ${TABLES.keyHistory} kept USING (
+    `WITH expired AS (DELETE FROM ${TABLES.keyHistory} WHERE withdrawn < $1)
+     DELETE FROM ${TABLES.keyHistory} kept USING (
        SELECT issuer, kid, row_number() OVER (PARTITION BY issuer ORDER BY withdrawn DESC, kid) AS rank
-         FROM ${TABLES.keyHistory} WHERE issuer = ANY($1::text[]) AND withdrawn IS NOT NULL
+         FROM ${TABLES.keyHistory} WHERE issuer = ANY($2::text[]) AND withdrawn >= $1
      ) AS old
-     WHERE kept.issuer = old.issuer AND kept.kid = old.kid AND old.rank > $2`,
-    [issuers, WITHDRAWN_KEPT],
+     WHERE kept.issuer = old.issuer AND kept.kid = old.kid AND old.rank > $3`,
+    [withdrawnBefore, issuers, WITHDRAWN_KEPT],
   );
 }
 

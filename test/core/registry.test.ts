@@ -107,6 +107,37 @@ describe('deriveRegistry (a registry kept elsewhere, a few rows changed at a tim
     expect(base.changesTo(deriveRegistry(base, [checked(acme)], []))).toEqual({ added: [], updated: [], removed: [] });
   });
 
+  test('after many changes, holds and orders its issuers as a registry built from the same map', () => {
+    // A map kept beside it, changed the same way: a replaced issuer keeps its place, one added
+    // (or removed and added again) goes last; past the changes it folds into a new map, too.
+    const named = (index: number, product = 'p'): IssuerEntry => ({
+      issuer: `https://i${index}.test`,
+      jwksUri: `https://i${index}.test/jwks.json`,
+      products: [product],
+    });
+    const model = new Map<string, IssuerEntry>(Array.from({ length: 40 }, (_, index) => [named(index).issuer, named(index)]));
+    let registry = new IssuerRegistry([...model.values()]);
+    let seed = 7;
+    const next = (below: number) => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % below;
+    };
+    for (let step = 0; step < 300; step++) {
+      const removals = Array.from({ length: next(3) }, () => named(next(60)).issuer);
+      const upserts = Array.from({ length: next(3) }, () => named(next(60), `p${step}`));
+      const before = registry;
+      registry = deriveRegistry(registry, upserts.map(checked), removals);
+      for (const issuer of removals) model.delete(issuer);
+      for (const upsert of upserts) model.set(upsert.issuer, upsert);
+      expect(registry.entries()).toEqual([...model.values()]);
+      expect(registry.size).toBe(model.size);
+      expect(registry.get(named(next(60)).issuer)?.entry).toEqual(model.get(named(seed % 60).issuer));
+      const sorted = ({ added, updated, removed }: ReturnType<IssuerRegistry['changesTo']>) =>
+        [added, updated, removed].map((names) => [...names].sort());
+      expect(sorted(before.changesTo(registry))).toEqual(sorted(before.changesTo(new IssuerRegistry([...model.values()]))));
+    }
+  });
+
   test('refuses an issuer that checkIssuerEntry did not check (nothing would check it)', () => {
     const forged = { ...checked(acme), issuer: 'https://forged.test' };
     expect(() => deriveRegistry(new IssuerRegistry([acme]), [forged], [])).toThrow(TypeError);
