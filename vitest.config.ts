@@ -1,4 +1,6 @@
+import { relative } from 'node:path';
 import { type TestProjectInlineConfiguration, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { PATIENCE_MS } from './test/support/loaded-machine.js';
 
 /**
@@ -17,9 +19,27 @@ export const OWN_PROCESS_FILES = [
   'test/issuer/durable-file.test.ts',
 ];
 
+/**
+ * The longest files, started before the others whatever vitest's cache of durations says (a fresh
+ * `npm ci`, as in CI, has none, and vitest then starts the largest files first): started last, one
+ * of them would run on alone after every other file has finished.
+ */
+const START_FIRST = ['test/package/prepack.test.ts', 'test/issuer/crash.test.ts'];
+
+/** Vitest's order (the slowest or the largest files first), with {@link START_FIRST} ahead of it. */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification) => {
+      const index = START_FIRST.indexOf(relative(this.ctx.config.root, file.moduleId));
+      return index === -1 ? START_FIRST.length : index;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
+
 /** What every test file is given: its timeouts and the pooled keys. */
 const EVERY_FILE = {
-  environment: 'node',
+  environment: 'node' as const,
   // Set for a loaded machine (test/support/loaded-machine.ts), where a test that takes 5 s idle may take 30;
   // PAYGATE_TEST_TIME_SCALE stretches them, with the tests' margins, for a busier machine still.
   testTimeout: 2 * PATIENCE_MS,
@@ -27,7 +47,7 @@ const EVERY_FILE = {
   // 2048-bit RSA keys made once (kept in .tmp/, test/support/key-pool-once.ts) and handed out by
   // WebCrypto's `generateKey` in every file: fresh keys cost more CPU than anything else.
   setupFiles: ['./test/support/key-pool.ts'],
-} as const;
+};
 
 /**
  * The two projects of a run:
@@ -90,5 +110,6 @@ export default defineConfig({
     // whole run (not per project), their values reach the files of both projects.
     globalSetup: ['./test/support/pack-once.ts', './test/support/key-pool-once.ts', './test/support/pg-server-once.ts'],
     projects: testProjects(OWN_PROCESS_FILES),
+    sequence: { sequencer: LongestFirst },
   },
 });
