@@ -95,9 +95,12 @@ export function testProjects(ownProcessFiles: readonly string[]): TestProjectInl
 
 export default defineConfig({
   test: {
-    // Per pool: up to two threads of the shared project and two processes of the own-process one.
+    // Per pool: two threads of the shared project and two processes of the own-process one. As
+    // many at least as at most: a pool with fewer (vitest's default is one) ends a worker that
+    // idles, and the pool of threads, when its last files are running, recycles its workers, and
+    // can end the same one twice, failing the run with "Terminating worker thread".
     maxWorkers: 2,
-    minWorkers: 1,
+    minWorkers: 2,
     poolOptions: {
       // The worker threads keep what they loaded from one file to the next (see testProjects).
       threads: { isolate: false },
