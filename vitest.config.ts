@@ -1,33 +1,118 @@
-import { defineConfig } from 'vitest/config';
+import { relative } from 'node:path';
+import { type TestProjectInlineConfiguration, defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 import { PATIENCE_MS } from './test/support/loaded-machine.js';
+
+/**
+ * The test files that run in a process of their own, as vitest runs every file by default: each
+ * starts a clean Node with nothing loaded. They build, pack, start servers or child processes of
+ * their own, or replace a module of Node's (`vi.mock`), and most of their time is spent waiting on
+ * those. `npm run test:unit` leaves out all of them but the last (vitest.unit.config.ts).
+ */
+export const OWN_PROCESS_FILES = [
+  'test/package/**/*.test.ts',
+  'test/examples/**/*.test.ts',
+  'test/postgres/**/*.test.ts',
+  'test/bench/**/*.test.ts',
+  'test/issuer/crash.test.ts',
+  'test/issuer/built-subpath.test.ts',
+  'test/issuer/durable-file.test.ts',
+];
+
+/**
+ * The longest files, started before the others whatever vitest's cache of durations says (a fresh
+ * `npm ci`, as in CI, has none, and vitest then starts the largest files first): started last, one
+ * of them would run on alone after every other file has finished.
+ */
+const START_FIRST = ['test/package/prepack.test.ts', 'test/issuer/crash.test.ts'];
+
+/** Vitest's order (the slowest or the largest files first), with {@link START_FIRST} ahead of it. */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification) => {
+      const index = START_FIRST.indexOf(relative(this.ctx.config.root, file.moduleId));
+      return index === -1 ? START_FIRST.length : index;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
+
+/** What every test file is given: its timeouts and the pooled keys. */
+const EVERY_FILE = {
+  environment: 'node' as const,
+  // Set for a loaded machine (test/support/loaded-machine.ts), where a test that takes 5 s idle may take 30;
+  // PAYGATE_TEST_TIME_SCALE stretches them, with the tests' margins, for a busier machine still.
+  testTimeout: 2 * PATIENCE_MS,
+  hookTimeout: 4 * PATIENCE_MS,
+  // 2048-bit RSA keys made once (kept in .tmp/, test/support/key-pool-once.ts) and handed out by
+  // WebCrypto's `generateKey` in every file: fresh keys cost more CPU than anything else.
+  setupFiles: ['./test/support/key-pool.ts'],
+};
+
+/**
+ * The two projects of a run:
+ * - `shared`: every other file, on worker threads that each run one file after another with the
+ *   modules they loaded kept (vitest's `isolate: false`): loading src/, jose, msw and the
+ *   frameworks once per thread instead of once per file took most of these files' CPU. A file
+ *   still gets its own module of each test file and setup file, and must leave the process as it
+ *   found it (restore its spies, fake timers, globals and listeners, close its servers) — as every
+ *   file of a run does anyway.
+ * - `own-process`: `ownProcessFiles`, a process each.
+ * The two pools run side by side, each with up to `maxWorkers` workers: while the files of one
+ * wait on child processes, builds and PostgreSQL, the other's use the cores.
+ */
+export function testProjects(ownProcessFiles: readonly string[]): TestProjectInlineConfiguration[] {
+  return [
+    {
+      test: {
+        ...EVERY_FILE,
+        name: 'shared',
+        include: ['test/**/*.test.ts'],
+        exclude: ['node_modules/**', ...OWN_PROCESS_FILES],
+        pool: 'threads',
+        isolate: false,
+        // Compile-only type tests (`expectTypeOf`, `@ts-expect-error`) in `*.test-d.ts`, run by `vitest run`.
+        // Type errors elsewhere are `npm run typecheck`'s to report, so tsc here reads only these files
+        // and what they import (test/tsconfig.test-d.json), not the whole project.
+        typecheck: {
+          enabled: true,
+          include: ['test/**/*.test-d.ts'],
+          tsconfig: './test/tsconfig.test-d.json',
+          ignoreSourceErrors: true,
+        },
+      },
+    },
+    {
+      test: {
+        ...EVERY_FILE,
+        name: 'own-process',
+        include: [...ownProcessFiles],
+        pool: 'forks',
+      },
+    },
+  ];
+}
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    environment: 'node',
-    // Set for a loaded machine (test/support/loaded-machine.ts), where a test that takes 5 s idle may take 30;
-    // PAYGATE_TEST_TIME_SCALE stretches them, with the tests' margins, for a busier machine still.
-    testTimeout: 2 * PATIENCE_MS,
-    // Vitest's default is one worker less than the cores: one file at a time on a 2-core machine,
-    // while many files mostly wait on child processes (builds, tsc, servers). Two overlap them.
+    // Per pool: two threads of the shared project and two processes of the own-process one. As
+    // many at least as at most: a pool with fewer (vitest's default is one) ends a worker that
+    // idles, and the pool of threads, when its last files are running, recycles its workers, and
+    // can end the same one twice, failing the run with "Terminating worker thread".
     maxWorkers: 2,
-    minWorkers: 1,
-    // One `npm pack` shared by the tests of the packed package (test/support/pack-once.ts), and
-    // 2048-bit RSA keys made once (kept in .tmp/) and handed out by WebCrypto's `generateKey` in
-    // every file (test/support/key-pool-once.ts, key-pool.ts): fresh keys cost more CPU than anything else.
-    // One PostgreSQL server for the run, where each test file makes databases of its own from a template
-    // database, and one initdb cluster that a test's own server copies (test/support/pg-server-once.ts).
-    globalSetup: ['./test/support/pack-once.ts', './test/support/key-pool-once.ts', './test/support/pg-server-once.ts'],
-    setupFiles: ['./test/support/key-pool.ts'],
-    hookTimeout: 4 * PATIENCE_MS,
-    // Compile-only type tests (`expectTypeOf`, `@ts-expect-error`) in `*.test-d.ts`, run by `vitest run`.
-    // Type errors elsewhere are `npm run typecheck`'s to report, so tsc here reads only these files
-    // and what they import (test/tsconfig.test-d.json), not the whole project.
-    typecheck: {
-      enabled: true,
-      include: ['test/**/*.test-d.ts'],
-      tsconfig: './test/tsconfig.test-d.json',
-      ignoreSourceErrors: true,
+    minWorkers: 2,
+    poolOptions: {
+      // The worker threads keep what they loaded from one file to the next (see testProjects).
+      threads: { isolate: false },
+      forks: { isolate: true },
     },
+    // One `npm pack` shared by the tests of the packed package (test/support/pack-once.ts), the
+    // pool of RSA keys (test/support/key-pool-once.ts), and one PostgreSQL server for the run,
+    // where each test file makes databases of its own from a template database, and one initdb
+    // cluster that a test's own server copies (test/support/pg-server-once.ts). Run once for the
+    // whole run (not per project), their values reach the files of both projects.
+    globalSetup: ['./test/support/pack-once.ts', './test/support/key-pool-once.ts', './test/support/pg-server-once.ts'],
+    projects: testProjects(OWN_PROCESS_FILES),
+    sequence: { sequencer: LongestFirst },
   },
 });
