@@ -17,8 +17,14 @@ import { type TcpProxy, startProxy } from './tcp-proxy.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/fleet-cluster.test.ts');
 const AUDIENCE = 'https://payments.example';
-/** Each instance's heartbeat interval: it stays live 3 intervals and 2 s after its last one. */
-const HEARTBEAT_MS = 500;
+/**
+ * Each instance's heartbeat interval: it stays live 3 intervals and 2 s after its last one (and
+ * beats at once after applying a change, so a wait that succeeds does not wait for it). Instance b
+ * must still count as live when the command begins its wait, after the network went silent: at
+ * least 22 s after the silence here, against a command that starts within a few seconds even on
+ * a loaded machine (at 500 ms it was 3.5 s, and a busy run missed it).
+ */
+const HEARTBEAT_MS = 10_000;
 /** The bound given to the wait that must run out, in seconds, and the margin a loaded machine gets beyond it. */
 const WAIT_SECONDS = 3;
 const WAIT_MARGIN_MS = 5000;
