@@ -4,9 +4,10 @@
  * that `npm test` and `npm pack` skip the build when dist/ is current.
  *
  * "Changed" is by content: a SHA-256 of every file under src/ and of the build's configuration
- * (package.json, tsconfig.json, tsup.config.ts), kept in .tmp/build-hash after a build. Touching a
- * file without changing it rebuilds nothing; a checkout that changes a file rebuilds, and so does
- * a dist/ built by hand after the recorded build (its sources are unknown).
+ * (package.json, tsconfig.json, tsconfig.build.json, tsup.config.ts), kept in .tmp/build-hash
+ * after a build. Touching a file without changing it rebuilds nothing; a checkout that changes a
+ * file rebuilds, and so does a dist/ built by hand after the recorded build (its sources are
+ * unknown).
  *
  * On stderr while it builds (nothing when dist/ is current): a line when it starts, each stage of
  * the build as it ends (ESM, CJS, the type declarations), a line every 15 s during a long stage
@@ -30,7 +31,7 @@ const entries = [
   'koa/index',
   'postgres/index',
 ].map((name) => `dist/${name}.js`);
-const CONFIGURATION = ['package.json', 'tsconfig.json', 'tsup.config.ts'];
+const CONFIGURATION = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsup.config.ts'];
 const HASH_FILE = join(root, '.tmp', 'build-hash');
 
 function filesUnder(directory) {
@@ -100,7 +101,9 @@ function build(started) {
 
 if (isStale()) {
   const started = performance.now();
-  process.stderr.write('Building paygate-auth (dist/ is missing or out of date); this takes a minute or two…\n');
+  process.stderr.write(
+    'Building paygate-auth (dist/ is missing or out of date); this takes about 10 s, a minute or more on a busy machine…\n',
+  );
   const { code, output } = await build(started);
   if (code !== 0) {
     process.stderr.write(`Building paygate-auth failed:\n${output}`);
