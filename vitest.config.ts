@@ -109,9 +109,15 @@ export default defineConfig({
     // One `npm pack` shared by the tests of the packed package (test/support/pack-once.ts), the
     // pool of RSA keys (test/support/key-pool-once.ts), and one PostgreSQL server for the run,
     // where each test file makes databases of its own from a template database, and one initdb
-    // cluster that a test's own server copies (test/support/pg-server-once.ts). Run once for the
-    // whole run (not per project), their values reach the files of both projects.
-    globalSetup: ['./test/support/pack-once.ts', './test/support/key-pool-once.ts', './test/support/pg-server-once.ts'],
+    // cluster that a test's own server copies (test/support/pg-server-once.ts), and the data
+    // directory every PGlite of the tests starts from (test/support/pglite-data-once.ts). Run once
+    // for the whole run (not per project), their values reach the files of both projects.
+    globalSetup: [
+      './test/support/pack-once.ts',
+      './test/support/key-pool-once.ts',
+      './test/support/pg-server-once.ts',
+      './test/support/pglite-data-once.ts',
+    ],
     projects: testProjects(OWN_PROCESS_FILES),
     sequence: { sequencer: LongestFirst },
   },

@@ -2,7 +2,8 @@
  * The reference handlers on the PostgreSQL stores (PGlite, in-process): creation, replay, reuse,
  * reads scoped by tenant, on the handlers' own clock (which carries fractions of a millisecond).
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createTestPglite } from './pglite.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomIds } from '../../src/payment-links/index.js';
 import { PostgresIdempotencyStore, PostgresPaymentLinkStore, migrate } from '../../src/postgres/index.js';
@@ -13,7 +14,7 @@ const callers = useCallers();
 let db: PGlite;
 
 beforeAll(async () => {
-  db = new PGlite();
+  db = await createTestPglite();
   await migrate(db, { only: 'links' });
 });
 afterAll(() => db.close());

@@ -4,7 +4,8 @@
  * connection is killed inside a creation, and the directory's cache emptied across instances.
  */
 import { randomUUID } from 'node:crypto';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createTestPglite } from './pglite.js';
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { HandlerResponse } from '../../src/payment-links/index.js';
@@ -322,7 +323,7 @@ describe.skipIf(SKIP)('PostgresDirectory cache across instances', () => {
 describe('PostgresDirectory cache on PGlite', () => {
   let lite: PGlite;
   beforeAll(async () => {
-    lite = new PGlite();
+    lite = await createTestPglite();
     await migrate(lite, { only: 'directory' });
   });
   afterAll(() => lite.close());

@@ -3,7 +3,8 @@
  * verifier) apply what either records, through notifications, after a dropped LISTEN connection,
  * and by polling. The verifiers' own behaviour (cached results, in-flight verifications) is theirs.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createTestPglite } from './pglite.js';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type Verifier, createVerifier } from '../../src/index.js';
@@ -285,7 +286,7 @@ describe('postgresControls on PGlite', () => {
       kid: 'lite-1',
     });
     await issuer.listen();
-    lite = new PGlite();
+    lite = await createTestPglite();
     await migrate(lite, { only: 'controls' });
   });
   afterAll(async () => {

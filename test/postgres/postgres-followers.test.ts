@@ -4,7 +4,8 @@
  * in one call. A drop of that connection reconnects every channel at once, and each follower
  * reads what it missed.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createTestPglite } from './pglite.js';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { IssuerRegistry, type Verifier, createVerifier } from '../../src/index.js';
@@ -230,7 +231,7 @@ describe('postgresFollowers on PGlite', () => {
   beforeAll(async () => {
     issuer = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://lite.test', product: 'lite', kid: 'lite-1' });
     await issuer.listen();
-    lite = new PGlite();
+    lite = await createTestPglite();
     await migrate(lite, { only: ['registry', 'controls', 'keys'] });
   });
   afterAll(async () => {

@@ -4,7 +4,8 @@
  * stops answering (a stopped server, a network gone silent through a TCP proxy) leaves the last
  * registry in force and says so once, and a change made after it answers again still arrives.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createTestPglite } from './pglite.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { IssuerRegistry, type Verifier, createVerifier } from '../../src/index.js';
 import {
@@ -511,7 +512,7 @@ describe('postgresRegistry on PGlite', () => {
   beforeAll(async () => {
     issuer = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://lite.test', product: 'lite', kid: 'lite-1' });
     await issuer.listen();
-    lite = new PGlite();
+    lite = await createTestPglite();
     await migrate(lite, { only: 'registry' });
   });
   afterAll(async () => {

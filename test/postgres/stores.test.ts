@@ -3,7 +3,8 @@
  * the PostgreSQL stores do: lease takeover, link and record written in one step, bounded purge,
  * unavailability.
  */
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import { createTestPglite } from './pglite.js';
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InMemoryIdempotencyStore, InMemoryPaymentLinkStore, StorageUnavailableError } from '../../src/payment-links/index.js';
@@ -42,7 +43,7 @@ describeStoreContract('in memory', () => ({
 let lite: PGlite;
 describe('PGlite', () => {
   beforeAll(async () => {
-    lite = new PGlite();
+    lite = await createTestPglite();
     await migrate(lite, { only: 'links' });
   });
   afterAll(() => lite.close());
