@@ -18,7 +18,8 @@
  * compiling hot code and helping the GC on its own threads). Under `--trace-opt` the slow flushes
  * after 100 warm-up flushes are TurboFan compiling the flush's own function and `pg`'s (a function
  * run once or twice per flush turns hot only after about 220 flushes), not the table: hence 300
- * warm-up flushes.
+ * warm-up flushes. A major collection's marking, on V8's helper threads too, can still fall in
+ * a flush; its cost grows with the live heap, the key history's objects among it.
  *
  * `npm run bench:fleet` (BENCH_FLEET_ISSUERS, default 10000; BENCH_FLEET_FOLLOWERS, default 16;
  * BENCH_FLEET_CHANGES, default 40; BENCH_FLEET_KEY_ROWS, default 100000; BENCH_FLEET_FLUSHES,
