@@ -12,20 +12,15 @@
  * `npm run bench:fleet:links` (BENCH_FLEET_LINK_SECONDS per round, default 2;
  * BENCH_FLEET_LINK_ROUNDS, default 5). Writes its section of bench/RESULTS.md.
  */
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { createVerifier } from 'paygate-auth';
-import { createPaymentLinkHandler } from 'paygate-auth/payment-links';
-import { PostgresDirectory, PostgresIdempotencyStore, PostgresPaymentLinkStore, migrate, poolSettings } from 'paygate-auth/postgres';
-import { createTestIssuer } from 'paygate-auth/testing';
+import { poolSettings } from 'paygate-auth/postgres';
+import { linkBench } from './lib/link-bench.mjs';
 import { figure, machineLine, markdownTable, ratio, writeSection } from './lib/report.mjs';
 import { throwAwayServerOrSkip } from './lib/postgres-server.mjs';
 
 const SECONDS = Number(process.env.BENCH_FLEET_LINK_SECONDS ?? 2);
 const ROUNDS = Number(process.env.BENCH_FLEET_LINK_ROUNDS ?? 5);
 const CONCURRENCIES = [1, 16];
-const AUDIENCE = 'https://payments.bench';
-const TENANT = 'ern:bench/tenants/clinic-1';
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -95,66 +90,13 @@ async function round({ one, seconds, concurrency, admin, counter }) {
 }
 
 const server = await throwAwayServerOrSkip();
-const issuer = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://auth.bench.example', product: 'bench', tenant: TENANT });
-await issuer.listen();
 const admin = new pg.Pool(poolSettings(server.url, { max: 1 }));
 admin.on('error', () => {});
 const { pool, counter } = countingPool(server.url, 16);
-let directory;
+let bench;
 try {
-  await migrate(admin);
-  await admin.query('CREATE TABLE bench_raw (LIKE paygate_payment_links INCLUDING ALL)');
-  directory = new PostgresDirectory(pool);
-  await directory.seed([
-    {
-      tenant: TENANT,
-      stores: [{ id: '3b0f6d2a-6c1e-4f5a-9d7b-2e8c4a1f0001' }],
-      departments: [{ ref: 'cardiology' }],
-      paymentMethods: { allowed: ['visa', 'mc'] },
-    },
-  ]);
-  await directory.start();
-  const verifier = createVerifier({ registry: [issuer.entry], audience: AUDIENCE });
-  const auth = await verifier.verify(await issuer.token({ scope: 'pay:processPayments' }));
-  const handler = createPaymentLinkHandler({
-    payPageUrl: 'https://pay.example/l',
-    directory,
-    store: new PostgresPaymentLinkStore(pool),
-    idempotency: new PostgresIdempotencyStore(pool),
-  });
-  const body = JSON.stringify({
-    amount: '125.5',
-    currency: 'EUR',
-    department: '//departments/cardiology',
-    shopper: '//customers/c-1',
-    email: 'jane@example.com',
-    description: 'Consultation',
-    meta: { order_id: 'A-1001' },
-  });
-  let key = 0;
-  const link = async () => {
-    const headers = { 'content-type': 'application/json', 'idempotency-key': `fleet-${key++}` };
-    const { status, body: answer } = await handler({ auth, headers, body });
-    if (status !== 201) throw new Error(`a link was refused: ${status} ${JSON.stringify(answer)}`);
-  };
-  // Warm: the directory's cache, the shopper, the pool's connections, the JIT.
-  await Promise.all(Array.from({ length: 16 }, link));
-  const { rows: sample } = await admin.query('SELECT record::text AS record FROM paygate_payment_links LIMIT 1');
-  const record = sample[0].record;
-  // The raw INSERT: the same record, a fresh id and code, one statement on a pooled connection.
-  const raw = async () => {
-    const client = await pool.connect();
-    try {
-      await client.query('INSERT INTO bench_raw (id, tenant, link_code, record) VALUES ($1, $2, $3, $4) RETURNING id', [
-        randomUUID(),
-        TENANT,
-        randomUUID(),
-        record,
-      ]);
-    } finally {
-      client.release();
-    }
-  };
+  bench = await linkBench(admin, pool);
+  const { link, raw } = bench;
   const results = [];
   for (const concurrency of CONCURRENCIES) {
     const measured = { links: [], raw: [] };
@@ -216,9 +158,8 @@ try {
   writeSection('fleet-links', text);
   console.log('written to bench/RESULTS.md');
 } finally {
-  await directory?.close();
+  await bench?.close();
   await pool.end();
   await admin.end();
-  await issuer.close();
   server.stop();
 }
