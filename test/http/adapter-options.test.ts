@@ -77,6 +77,7 @@ describe('resolveAdapterOptions', () => {
       { verifier: { verify: async () => undefined, verifyNow: 1 } },
       /^auth: verifier must be/,
     ],
+    ['a verifier whose holds is not a function', { verifier: { verify: async () => undefined, holds: true } }, /^auth: verifier must be/],
     ['an unknown option', { verifier, allowPreflights: true }, /^auth: unknown option "allowPreflights"/],
     ['a realm with a quote', { verifier, realm: 'a"b' }, /^auth: realm must be/],
     ['an empty realm', { verifier, realm: '' }, /^auth: realm must be/],
