@@ -17,7 +17,7 @@ import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AuthContext } from '../../core/auth-context.js';
 import { type AdapterOptions, resolveAdapterOptions } from '../../http/adapter-options.js';
-import { type GateFailure, type GateResult, type GatedRequest, gateRequest, gateScopes } from '../../http/request-gate.js';
+import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
 /**
@@ -47,19 +47,6 @@ function fail(failure: GateFailure, c: Context): Promise<Response> {
   return Promise.resolve(c.newResponse(JSON.stringify(body), status as ContentfulStatusCode, headers));
 }
 
-/**
- * The request the gate reads: Node's own under @hono/node-server (`c.env.incoming`), whose raw
- * header lines are read as they came, as on Express, where reading the Web `Request`'s headers
- * would build its `Headers` and scan the token once more; else the Web `Request`. Both carry the
- * same header lines.
- */
-function requestOf(c: Context): GatedRequest & object {
-  const incoming = (c.env as { incoming?: Partial<GatedRequest> } | undefined)?.incoming;
-  return incoming !== undefined && incoming !== null && Array.isArray(incoming.rawHeaders)
-    ? (incoming as GatedRequest & object)
-    : c.req.raw;
-}
-
 /** What a middleware returns: its answer, or `next()`'s promise. */
 type Outcome = ReturnType<MiddlewareHandler>;
 
@@ -77,7 +64,7 @@ function pass(result: GateResult, c: Context<{ Variables: AuthVariables }>, next
 export function auth(options: AuthOptions): MiddlewareHandler<{ Variables: AuthVariables }> {
   const settings = resolveAdapterOptions('auth', options);
   return (c, next) => {
-    const result = gateRequest(settings, requestOf(c));
+    const result = gateRequest(settings, c.req.raw);
     return result instanceof Promise ? result.then((settled): Outcome => pass(settled, c, next)) : pass(result, c, next);
   };
 }
@@ -90,7 +77,7 @@ export function auth(options: AuthOptions): MiddlewareHandler<{ Variables: AuthV
 export function requireScopes(...scopes: RequireScopesArguments): MiddlewareHandler<{ Variables: VerifiedVariables }> {
   const requirement = requirementFromArguments(scopes);
   return (c, next) => {
-    const result = gateScopes(requestOf(c), c.get('auth') as AuthContext | null | undefined, requirement);
+    const result = gateScopes(c.req.raw, c.get('auth') as AuthContext | null | undefined, requirement);
     return result.ok ? next() : fail(result, c);
   };
 }

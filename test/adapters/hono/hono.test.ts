@@ -110,26 +110,6 @@ describe('the Hono adapter', () => {
     expect(seen).toMatchObject({ code: 'missing_token', status: 401 });
   });
 
-  it("reads the Authorization of Node's own request under @hono/node-server (c.env.incoming)", async () => {
-    const app = new Hono<Env>();
-    app.use(auth({ verifier: fx.verifier }));
-    app.get('/me', (c) => c.json(describeAuth(c.get('auth'))));
-    const incoming = { method: 'GET', headers: {}, rawHeaders: ['Authorization', `Bearer ${await fx.issuer.token()}`] };
-    const response = await app.request('/me', {}, { incoming });
-    expect(response.status).toBe(200);
-    const twice = { ...incoming, rawHeaders: [...incoming.rawHeaders, ...incoming.rawHeaders] };
-    expect((await app.request('/me', {}, { incoming: twice })).status).toBe(400);
-  });
-
-  it('reads the Web Request where the environment holds no Node request', async () => {
-    const app = new Hono<Env>();
-    app.use(auth({ verifier: fx.verifier }));
-    app.get('/me', (c) => c.json(describeAuth(c.get('auth'))));
-    const headers = { authorization: `Bearer ${await fx.issuer.token()}` };
-    expect((await app.request('/me', { headers }, { incoming: { rawHeaders: 'not lines' } })).status).toBe(200);
-    expect((await app.request('/me', { headers }, {})).status).toBe(200);
-  });
-
   it('answers through app.request() as through a server', async () => {
     const app = referenceApp({ verifier: fx.verifier });
     const response = await app.request('/manage', { headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
