@@ -161,15 +161,19 @@ async function honoRoutes(jwk) {
   };
 }
 
-/** The server process: every route, its ports by `framework:route` sent over IPC; then its CPU time on each request for it. */
-async function serve(jwk) {
+/**
+ * The server process: the routes of `frameworks`, their ports by `framework:route` sent over IPC;
+ * then its CPU time on each request for it, and on `'exit'` its exit (for a count under callgrind,
+ * bench/http-instructions.mjs).
+ */
+async function serve(jwk, frameworks) {
   const jwksBase = await jwksServer(jwk);
   const ports = {};
   const builders = { express: expressRoutes, fastify: fastifyRoutes, hono: honoRoutes };
-  for (const framework of FRAMEWORKS) {
+  for (const framework of frameworks) {
     for (const [route, port] of Object.entries(await builders[framework](jwk, jwksBase))) ports[`${framework}:${route}`] = port;
   }
-  process.on('message', () => process.send(process.cpuUsage()));
+  process.on('message', (message) => (message === 'exit' ? process.exit(0) : process.send(process.cpuUsage())));
   process.send({ ports });
 }
 
@@ -181,7 +185,7 @@ async function cpuOf(child) {
 }
 
 /** Sends `amount` requests to `url`, 16 connections, the headers in turn; throws on any failure. */
-async function load(url, headers, amount) {
+export async function load(url, headers, amount) {
   const { default: autocannon } = await import('autocannon');
   const requests = headers.map((authorization) => ({ method: 'GET', path: PATH, headers: { authorization } }));
   const result = await autocannon({ url, connections: 16, requests, amount });
@@ -327,5 +331,5 @@ async function main() {
   log('written to bench/RESULTS.md');
 }
 
-if (process.argv[2] === 'serve') await serve(JSON.parse(process.env.BENCH_JWK));
+if (process.argv[2] === 'serve') await serve(JSON.parse(process.env.BENCH_JWK), process.argv[3]?.split(',') ?? FRAMEWORKS);
 else if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

@@ -69,6 +69,11 @@ export class ResultCache {
     return result !== undefined && result.token === token ? result : undefined;
   }
 
+  /** Whether a result is cached for exactly `token` (its recency untouched, its validity not checked). */
+  holds(token: string): boolean {
+    return this.#lru.peek(indexOf(token))?.token === token;
+  }
+
   /**
    * Whether the result of `token`, just verified, is to be kept: always under `'first-use'`
    * admission; under `'second-use'`, if it was verified lately (if not, it is marked now).

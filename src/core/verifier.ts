@@ -231,6 +231,13 @@ export interface Verifier {
    */
   verifyNow(token: string): AuthContext | Promise<AuthContext>;
   /**
+   * Whether `token` is, character for character, a token this verifier verified and holds in its
+   * result cache: then it is a well-formed compact JWS. Nothing about its validity now (that is
+   * {@link verifyNow}'s answer), and nothing is reported. For the HTTP layer, which need not read a
+   * token it already read once through the `Authorization` grammar again.
+   */
+  holds(token: string): boolean;
+  /**
    * Reloads `issuer`'s JWKS now (after a key compromise, say); results verified with keys no
    * longer published are dropped.
    * @throws {AuthError} `jwks_unavailable` when the download fails (the held keys are kept).
@@ -415,6 +422,7 @@ class TokenVerifier implements Verifier {
   readonly maxTokenBytes: number;
   readonly verify: (token: string) => Promise<AuthContext>;
   readonly verifyNow: (token: string) => AuthContext | Promise<AuthContext>;
+  readonly holds: (token: string) => boolean;
   readonly reportRefusal: ((error: AuthError, auth: AuthContext) => void) | undefined;
   readonly #now: () => number;
   readonly #policy: ClaimPolicy;
@@ -520,6 +528,8 @@ class TokenVerifier implements Verifier {
     const reporting = this.#onEvent !== undefined || this.#trace !== undefined;
     const verifyNow = reporting ? (token: string) => this.#verifyReporting(token) : (token: string) => this.#verifyNow(token);
     this.verifyNow = verifyNow;
+    // A property, as `verifyNow`: the HTTP layer calls it unbound.
+    this.holds = (token) => this.#cache?.holds(token) === true;
     this.reportRefusal = this.#onEvent === undefined ? undefined : (error, auth) => this.#refused(error, auth);
     this.verify = (token) => {
       try {

@@ -95,8 +95,9 @@ export function stableRequirement(requirement: unknown, label: string): Normaliz
 }
 
 function checkVerifier(owner: string, value: unknown): AuthenticatingVerifier {
-  // `verifyNow` is optional (a hand-made verifier may have `verify` alone), but a function if there.
-  const methods = (value as Partial<AuthenticatingVerifier> | null)?.verifyNow === undefined ? ['verify'] : ['verify', 'verifyNow'];
+  // `verifyNow` and `holds` are optional (a hand-made verifier may have `verify` alone), but functions if there.
+  const given = value as Partial<AuthenticatingVerifier> | null;
+  const methods = ['verify', ...(['verifyNow', 'holds'] as const).filter((name) => given?.[name] !== undefined)];
   return methodsOption<AuthenticatingVerifier>(owner, 'verifier', value, methods, 'a verifier from createVerifier()');
 }
 

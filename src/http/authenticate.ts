@@ -38,9 +38,10 @@ export interface AuthenticateInput {
 /**
  * The verifier members {@link authenticate} uses: `verify`, and `verifyNow` where the verifier has
  * it (every verifier from `createVerifier()` does), so that a cached token is answered at once;
+ * `holds`, where it has it, so that a token it verified is not read through the grammar again;
  * `reportRefusal`, where set, hears of each scope refusal (403), for the verifier's `onEvent`.
  */
-export type AuthenticatingVerifier = Pick<Verifier, 'verify'> & Partial<Pick<Verifier, 'verifyNow' | 'reportRefusal'>>;
+export type AuthenticatingVerifier = Pick<Verifier, 'verify'> & Partial<Pick<Verifier, 'verifyNow' | 'holds' | 'reportRefusal'>>;
 
 /** A requirement as given: one already normalized (adapters build theirs once) is used as it is. */
 export type AnyRequirement = ScopeRequirement | NormalizedScopeRequirement;
@@ -126,7 +127,7 @@ export function authenticateChecked(
 ): AuthResult | Promise<AuthResult> {
   let verified: AuthContext | Promise<AuthContext>;
   try {
-    const token = extractBearerToken(authorization);
+    const token = extractBearerToken(authorization, verifier.holds);
     verified = verifier.verifyNow === undefined ? verifier.verify(token) : verifier.verifyNow(token);
   } catch (error) {
     return failed(error);

@@ -3,7 +3,9 @@
  * regular expression reads the scheme and the token's grammar in one pass over the value; only a
  * value it refuses is looked at again, to say why. Several values, or a join of several, are
  * `invalid_request`. The token's size is the verifier's rule (`maxTokenBytes`), checked there
- * first, so it lives in one place.
+ * first, so it lives in one place. A token the verifier already holds (one it verified, a
+ * well-formed compact JWS, whose characters all belong to the b64token grammar) is recognised
+ * by its scheme and its place in the value alone: the grammar is not read over it again.
  */
 import { AuthError } from '../core/errors.js';
 
@@ -16,6 +18,23 @@ export type AuthorizationInput = string | readonly string[] | null | undefined;
  * character can be matched two ways.
  */
 const BEARER = /^\s*bearer +([A-Za-z0-9\-._~+/]+=*)\s*$/i;
+
+/**
+ * `Bearer` and its spaces, read from the start of a value already trimmed (sticky: where
+ * `lastIndex` says, never further).
+ */
+const SCHEME = /bearer +/iy;
+
+/**
+ * What follows `Bearer` and its spaces in `value`, white space around the whole left out, with no
+ * check of its grammar; `undefined` for another shape. Reads the scheme and the white space only.
+ */
+function credentialsOf(value: string): string | undefined {
+  // `trim` removes what `\s` matches, as the white space around {@link BEARER}.
+  const trimmed = value.trim();
+  SCHEME.lastIndex = 0;
+  return SCHEME.test(trimmed) ? trimmed.slice(SCHEME.lastIndex) : undefined;
+}
 
 function missing(): AuthError {
   return new AuthError('missing_token', 'The request carries no bearer token.');
@@ -54,14 +73,20 @@ function refusal(value: string): AuthError {
 }
 
 /**
- * The bearer token of a request: `Bearer` (any case) and an RFC 6750 b64token, read in one pass.
- * Its size is left to the verifier, which checks it before anything else.
+ * The bearer token of a request: `Bearer` (any case) and an RFC 6750 b64token, read in one pass;
+ * or, when `holds` (the verifier's) says the credentials are a token it verified, `Bearer` alone
+ * (such a token is a compact JWS: base64url and dots, all b64token characters, so the answer is
+ * the same). Its size is left to the verifier, which checks it before anything else.
  * @throws {AuthError} `missing_token` (no header, an empty one, another scheme) or
  *   `invalid_request` (several headers or credentials, empty credentials, not a b64token).
  */
-export function extractBearerToken(authorization: AuthorizationInput): string {
+export function extractBearerToken(authorization: AuthorizationInput, holds?: (token: string) => boolean): string {
   const value = typeof authorization === 'string' ? authorization : single(authorization);
   if (value === undefined) throw missing();
+  if (holds !== undefined) {
+    const credentials = credentialsOf(value);
+    if (credentials !== undefined && holds(credentials)) return credentials;
+  }
   const match = BEARER.exec(value);
   if (match === null) throw refusal(value);
   return match[1] as string;

@@ -82,6 +82,7 @@ function following(inner: Verifier, followed: readonly Followed[]): Verifier {
       const pending = sync();
       return pending === null ? inner.verifyNow(token) : pending.then(() => inner.verifyNow(token));
     },
+    holds: (token) => inner.holds(token),
     refresh: (issuer) => inner.refresh(issuer),
     revokeKey: (issuer, kid) => inner.revokeKey(issuer, kid),
     suspendIssuer: (issuer) => inner.suspendIssuer(issuer),

@@ -23,6 +23,24 @@ function result(token: string, issuer = 'https://acme.test', kid = 'k-1'): Cache
 const firstUse = (maxEntries = 100) => new ResultCache({ maxEntries, maxBytes: 1_000_000, admission: 'first-use' });
 
 describe('ResultCache', () => {
+  test('holds exactly the tokens cached, whatever their index', () => {
+    const cache = firstUse();
+    cache.set(result(`header.payload.${TAIL}`));
+    expect(cache.holds(`header.payload.${TAIL}`)).toBe(true);
+    expect(cache.holds(`header.other.${TAIL}`)).toBe(false);
+    expect(cache.holds(`header.payload.${TAIL}x`)).toBe(false);
+  });
+
+  test('holds() leaves the order of eviction as it was', () => {
+    const cache = new ResultCache({ maxEntries: 2, maxBytes: 1_000_000, admission: 'first-use' });
+    cache.set(result(`a.a.${TAIL}A`));
+    cache.set(result(`b.b.${TAIL}B`));
+    expect(cache.holds(`a.a.${TAIL}A`)).toBe(true);
+    cache.set(result(`c.c.${TAIL}C`));
+    expect(cache.holds(`a.a.${TAIL}A`)).toBe(false);
+    expect(cache.holds(`b.b.${TAIL}B`)).toBe(true);
+  });
+
   test('returns the result cached for exactly that token', () => {
     const cache = firstUse();
     const kept = result(`header.payload.${TAIL}`);

@@ -82,3 +82,26 @@ describe('verifyNow', () => {
     expect(failures.map((event) => event.type === 'verify_failure' && event.code)).toEqual(['issuer_suspended', 'issuer_suspended']);
   });
 });
+
+describe('holds', () => {
+  test('holds a token once its result is cached, and only that exact token', async () => {
+    const verifier = fx.verifier();
+    const token = await fx.issuer.token();
+    expect(verifier.holds(token)).toBe(false);
+    await verifyUntilCached(verifier, token);
+    expect(verifier.holds(token)).toBe(true);
+    expect(verifier.holds(`${token}x`)).toBe(false);
+    expect(verifier.holds(` ${token}`)).toBe(false);
+  });
+
+  test('reports nothing to onEvent', async () => {
+    const events: VerifierEvent[] = [];
+    const verifier = fx.verifier({ onEvent: (event) => events.push(event) });
+    const token = await fx.issuer.token();
+    await verifyUntilCached(verifier, token);
+    const before = events.length;
+    verifier.holds(token);
+    verifier.holds('not.a.token');
+    expect(events.length).toBe(before);
+  });
+});

@@ -74,7 +74,12 @@ describe('resolveAdapterOptions', () => {
     ['a verifier without verify()', { verifier: { maxTokenBytes: 8192 } }, /^auth: verifier must be/],
     [
       'a verifier whose verifyNow is not a function',
-      { verifier: { verify: async () => undefined, verifyNow: 1 } },
+      { verifier: { verify: async (): Promise<void> => undefined, verifyNow: 1 } },
+      /^auth: verifier must be/,
+    ],
+    [
+      'a verifier whose holds is not a function',
+      { verifier: { verify: async (): Promise<void> => undefined, holds: true } },
       /^auth: verifier must be/,
     ],
     ['an unknown option', { verifier, allowPreflights: true }, /^auth: unknown option "allowPreflights"/],

@@ -87,6 +87,65 @@ describe('extractBearerToken', () => {
     expect(performance.now() - started).toBeLessThan(2000); // generous margin: linear is a few ms
   });
 
+  describe("with the verifier's holds()", () => {
+    const held = 'eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJ4In0.c2lnbmF0dXJl';
+    /** A holds() that knows `held` alone, and records what it was asked. */
+    function holding() {
+      const asked: string[] = [];
+      const holds = (token: string) => {
+        asked.push(token);
+        return token === held;
+      };
+      return { asked, holds };
+    }
+
+    test.each([`Bearer ${held}`, `bearer   ${held}`, ` \t BEARER ${held} \r\n`, [`Bearer ${held}`]])(
+      'reads a token the verifier holds from %j by its scheme alone, as the grammar reads it',
+      (header) => {
+        const { asked, holds } = holding();
+        expect(extractBearerToken(header, holds)).toBe(held);
+        expect(extractBearerToken(header)).toBe(held);
+        expect(asked).toEqual([held]);
+      },
+    );
+
+    test.each([
+      ['two tokens', `Bearer ${held} ${held}`, 'invalid_request'],
+      ['a Headers join of two', `Bearer ${held}, Bearer ${held}`, 'invalid_request'],
+      ['a character outside b64token', 'Bearer abc.d*f.ghi', 'invalid_request'],
+      ['a quoted token', `Bearer "${held}"`, 'invalid_request'],
+    ])('reads credentials it does not hold (%s) through the grammar: %s', (_name, header, code) => {
+      const { holds } = holding();
+      let error: unknown;
+      try {
+        extractBearerToken(header, holds);
+      } catch (caught) {
+        error = caught;
+      }
+      expect(error).toBeInstanceOf(AuthError);
+      expect((error as AuthError).code).toBe(code);
+    });
+
+    test.each([
+      ['another scheme', `Basic ${held}`],
+      ['a tab after the scheme', `Bearer\t${held}`],
+      ['no scheme', held],
+      ['two headers', [`Bearer ${held}`, `Bearer ${held}`]],
+    ])('never asks it about a value with %s', (_name, header) => {
+      const { asked, holds } = holding();
+      expect(() => extractBearerToken(header, holds)).toThrow(AuthError);
+      expect(asked).toEqual([]);
+    });
+
+    test('refuses a hostile 1 MB value in linear time with it too', () => {
+      const started = performance.now();
+      for (const header of [`${' '.repeat(1_000_000)}Bearer x"`, `Bearer${' '.repeat(1_000_000)}x"`]) {
+        expect(() => extractBearerToken(header, () => false)).toThrow(AuthError);
+      }
+      expect(performance.now() - started).toBeLessThan(2000); // generous margin: linear is a few ms
+    });
+  });
+
   test('its error messages never contain the token', () => {
     const secret = 'eyJhbGciOiJSUzI1NiJ9.c2VjcmV0.c2ln';
     for (const header of [`Bearer ${secret} x`, `Bearer ${secret}"`, [`Bearer ${secret}`, 'Bearer y']]) {
