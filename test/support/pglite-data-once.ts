@@ -21,8 +21,8 @@ const MAKER = join(root, 'test/support/pglite-data-child.mjs');
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    /** The archive of PGlite's data directory for this run (present, or being made). */
-    pgliteData: string;
+    /** The archive of PGlite's data directory for this run (present, or being made); none without this set-up. */
+    pgliteData: string | undefined;
   }
 }
 
