@@ -8,10 +8,13 @@
  * the installed PGlite, whose clusters another version may not read. When it is missing it is
  * made by a child process that this set-up starts and does not wait for: the files that need it
  * wait for it (the child writes the archive whole, then renames it into place, or writes
- * `<archive>.failed` with its error), and the rest of the run goes on meanwhile.
+ * `<archive>.failed` with its error), and the rest of the run goes on meanwhile. Each set-up
+ * sweeps what no run will read: the archives of other PGlite versions, and partial archives a
+ * killed maker left (any older than {@link PARTIAL_KEPT_MS}: a live maker writes its own in well
+ * under a second).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
@@ -26,6 +29,9 @@ declare module 'vitest' {
   }
 }
 
+/** How old a partial archive is when it is swept (ms): no maker is still writing it. */
+const PARTIAL_KEPT_MS = 10 * 60_000;
+
 /** The archive for the installed PGlite. */
 function archivePath(): string {
   const manifest = join(root, 'node_modules/@electric-sql/pglite/package.json');
@@ -33,11 +39,23 @@ function archivePath(): string {
   return join(root, '.tmp', `pglite-${version}-data.tar`);
 }
 
+/** Removes the archives of other PGlite versions, with their logs, and stale partial archives. */
+function sweep(archive: string): void {
+  const directory = dirname(archive);
+  for (const name of readdirSync(directory)) {
+    if (!name.startsWith('pglite-')) continue;
+    const path = join(directory, name);
+    const stale = name.endsWith('.partial') ? Date.now() - statSync(path).mtimeMs > PARTIAL_KEPT_MS : !path.startsWith(archive);
+    if (stale) rmSync(path, { force: true });
+  }
+}
+
 export default function setup(project: TestProject): () => void {
   const archive = archivePath();
+  mkdirSync(dirname(archive), { recursive: true });
+  sweep(archive);
   let maker: ChildProcess | undefined;
   if (!existsSync(archive)) {
-    mkdirSync(dirname(archive), { recursive: true });
     rmSync(`${archive}.failed`, { force: true });
     const log = openSync(`${archive}.log`, 'w');
     maker = spawn(process.execPath, [MAKER, archive], { cwd: root, stdio: ['ignore', log, log] });
