@@ -29,6 +29,7 @@
  * and table sizes do not.
  */
 import { readFileSync } from 'node:fs';
+import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import pg from 'pg';
@@ -81,6 +82,40 @@ function mainThreadCpuMs() {
 function percentile(values, share) {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(share * sorted.length) - 1)];
+}
+
+/**
+ * The garbage collections V8 reports (`PerformanceObserver`, type `gc`) while it runs: each
+ * kind's count and pause (ms) within the given windows of `performance.now()`. A count does not
+ * move with the machine's load, unlike the CPU figures.
+ */
+function gcRecorder() {
+  const seen = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) seen.push({ start: entry.startTime, end: entry.startTime + entry.duration, kind: entry.detail?.kind });
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  const kinds = {
+    major: perfConstants.NODE_PERFORMANCE_GC_MAJOR,
+    marking: perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL,
+    minor: perfConstants.NODE_PERFORMANCE_GC_MINOR,
+  };
+  return {
+    /** Stops recording (after the pending entries are delivered) and counts the collections overlapping `windows`. */
+    async within(windows) {
+      await sleep(10);
+      observer.disconnect();
+      const counts = Object.fromEntries(Object.keys(kinds).map((name) => [name, { count: 0, ms: 0 }]));
+      for (const gc of seen) {
+        if (!windows.some(([start, end]) => gc.start < end && gc.end > start)) continue;
+        const name = Object.keys(kinds).find((kind) => kinds[kind] === gc.kind);
+        if (name === undefined) continue;
+        counts[name].count += 1;
+        counts[name].ms += gc.end - gc.start;
+      }
+      return counts;
+    },
+  };
 }
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -263,19 +298,25 @@ async function keyHistoryBench(admin, keyRows, name) {
   const cpu = [];
   const mainCpu = [];
   const cold = [];
+  const windows = [];
+  let gcs;
   for (let round = 0; round < WARMUP + FLUSHES; round++) {
+    if (round === WARMUP) gcs = gcRecorder();
     if (round === WARMUP) one.counter.rows = 0;
     use(other, round, 1000);
     await other.keys.flush();
     use(one, round, 0);
     const before = process.cpuUsage();
     const mainBefore = mainThreadCpuMs();
+    const started = performance.now();
     await one.keys.flush();
     const spent = process.cpuUsage(before);
     const mainSpent = mainThreadCpuMs() - mainBefore;
+    if (round >= WARMUP) windows.push([started, performance.now()]);
     (round < WARMUP ? cold : cpu).push((spent.user + spent.system) / 1000);
     if (round >= WARMUP) mainCpu.push(mainSpent);
   }
+  const collections = gcs === undefined ? undefined : await gcs.within(windows);
   const heapAfterFlushes = (heapMiB() - heapBefore) / 2;
   const rowsReadPerFlush = one.counter.rows / FLUSHES;
   const rowsAtEnd = await count();
@@ -302,6 +343,7 @@ async function keyHistoryBench(admin, keyRows, name) {
     coldP50: cold.length > 0 ? percentile(cold, 0.5) : Number.NaN,
     coldP99: cold.length > 0 ? percentile(cold, 0.99) : Number.NaN,
     rowsReadPerFlush,
+    collections,
   };
 }
 
@@ -362,6 +404,11 @@ function registryTable(registry, pass) {
   );
 }
 
+function collectionsCell(collections) {
+  if (collections === undefined) return 'n/a';
+  return ['major', 'marking', 'minor'].map((kind) => `${collections[kind].count} (${collections[kind].ms.toFixed(1)})`).join(' / ');
+}
+
 function keysTable(keys, control, pass) {
   return markdownTable(
     [`key history, ${KEY_ROWS.toLocaleString('en')} rows`, 'measured', 'target'],
@@ -392,6 +439,11 @@ function keysTable(keys, control, pass) {
       [
         "the same flushes, the event loop's thread alone (the rest: V8 compiling and GC helpers on their threads): median / p95 / p99 (ms)",
         `${keys.mainP50.toFixed(2)} / ${keys.mainP95.toFixed(2)} / ${keys.mainP99.toFixed(2)}`,
+        'reported',
+      ],
+      [
+        `collections within those flushes (V8's \`gc\` entries, load-independent): major / incremental marking / minor, count (pause ms)`,
+        collectionsCell(keys.collections),
         'reported',
       ],
       [
