@@ -92,7 +92,8 @@ function percentile(values, share) {
 function gcRecorder() {
   const seen = [];
   const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) seen.push({ start: entry.startTime, end: entry.startTime + entry.duration, kind: entry.detail?.kind });
+    for (const entry of list.getEntries())
+      seen.push({ start: entry.startTime, end: entry.startTime + entry.duration, kind: entry.detail?.kind });
   });
   observer.observe({ entryTypes: ['gc'] });
   const kinds = {
