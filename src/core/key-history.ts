@@ -8,6 +8,7 @@
  */
 import type { TokenTimes } from './claims.js';
 import { emit, type KeyBreach, type VerifierEventListener } from './events.js';
+import { FIRST_SEEN, FIRST_USED, IssuerKeys, LAST_USED, LATEST_EXPIRY, PUBLISHED_AFTER, WITHDRAWN } from './issuer-keys.js';
 import type { PreparedKey } from './signature.js';
 
 /** One key of one issuer, as {@link KeyHistory.snapshot} reports it. */
@@ -70,11 +71,12 @@ export interface KeyRules {
   readonly retention: () => number;
 }
 
-type KeyRecord = { -readonly [Field in keyof KeyHistoryEntry]: KeyHistoryEntry[Field] } & {
-  breaches: KeyBreach[];
-  /** The history's version when this record last changed here (0: taken in, unchanged since). */
-  version: number;
-};
+/** A prepared key's place in the history: its issuer's keys and its kid (and the slot it had then, checked before use). */
+interface KeyPlace {
+  readonly keys: IssuerKeys;
+  readonly kid: string;
+  readonly slot: number;
+}
 
 /** Withdrawn keys remembered per issuer, the latest withdrawn; older ones are forgotten (a JWKS may list many kids). */
 export const WITHDRAWN_KEPT = 32;
@@ -93,18 +95,17 @@ export const KEYS_KEPT = 256;
 export class KeyHistory {
   readonly #rules: KeyRules;
   readonly #onEvent: VerifierEventListener | undefined;
-  readonly #issuers = new Map<string, Map<string, KeyRecord>>();
-  /** Each prepared key's record, so that a verification costs one lookup. */
-  readonly #byKey = new WeakMap<PreparedKey, KeyRecord>();
+  readonly #issuers = new Map<string, IssuerKeys>();
+  /** Each prepared key's place, so that a verification costs a lookup or two. */
+  readonly #byKey = new WeakMap<PreparedKey, KeyPlace>();
   /**
-   * The records changed here since the changes were last asked for, oldest change first (a
-   * record changed again moves to the end), with removed issuers' records until handed out: so
-   * asking costs what changed, not the history.
+   * The keys changed here since the changes were last asked for, as slots by issuer, with removed
+   * issuers' keys until handed out: so asking costs what changed, not the history.
    */
-  readonly #log = new Set<KeyRecord>();
+  readonly #log = new Map<IssuerKeys, Set<number>>();
   /** The version the changes were last asked after; the log holds every change past it. */
   #logged = 0;
-  /** Whether the changes were ever asked for: until then, removed issuers' records are not kept. */
+  /** Whether the changes were ever asked for: until then, removed issuers' keys are not kept. */
   #followed = false;
   /** Bumped at each change made here (a download, a use, a breach, a withdrawal). */
   #version = 0;
@@ -120,60 +121,51 @@ export class KeyHistory {
    * token they verified is still valid.
    */
   listed(issuer: string, keys: ReadonlyMap<string, PreparedKey>, at: number, previous: number): void {
-    const records = this.#records(issuer);
+    const held = this.#keysOf(issuer);
     let added = 0;
     for (const [kid, key] of keys) {
-      let record = records.get(kid);
-      if (record === undefined) {
-        if (added >= NEW_KIDS_RECORDED || records.size >= KEYS_KEPT) continue;
+      let slot = held.slot(kid);
+      if (slot === undefined) {
+        if (added >= NEW_KIDS_RECORDED || held.size >= KEYS_KEPT) continue;
         added += 1;
-        record = {
-          issuer,
-          kid,
-          firstSeen: at,
-          publishedAfter: previous === 0 ? null : previous,
-          firstUsed: null,
-          lastUsed: null,
-          latestExpiry: null,
-          withdrawn: null,
-          breaches: [],
-          version: 0,
-        };
-        records.set(kid, record);
-        this.#changed(record);
+        slot = held.add(kid, at, previous === 0 ? null : previous);
+        this.#changed(held, slot);
       }
-      if (record.withdrawn !== null) {
-        record.withdrawn = null;
-        this.#changed(record);
+      if (held.time(slot, WITHDRAWN) !== null) {
+        held.setTime(slot, WITHDRAWN, null);
+        this.#changed(held, slot);
       }
-      this.#byKey.set(key, record);
+      const place = this.#byKey.get(key);
+      if (place?.keys !== held || place.kid !== kid || place.slot !== slot) this.#byKey.set(key, { keys: held, kid, slot });
     }
-    for (const record of records.values()) {
-      if (keys.has(record.kid) || record.withdrawn !== null) continue;
-      record.withdrawn = at;
-      this.#changed(record);
-      if (record.latestExpiry !== null && record.latestExpiry * 1000 > at) this.#breach(record, 'key_withdrawn');
+    for (const slot of held.slots()) {
+      if (keys.has(held.kid(slot) as string) || held.time(slot, WITHDRAWN) !== null) continue;
+      held.setTime(slot, WITHDRAWN, at);
+      this.#changed(held, slot);
+      const expiry = held.time(slot, LATEST_EXPIRY);
+      if (expiry !== null && expiry * 1000 > at) this.#breach(held, slot, 'key_withdrawn');
     }
-    this.#trim(issuer, records);
+    this.#trim(held);
   }
 
   /**
-   * Forgets the withdrawn keys of `issuer` kept past the retention, and all but the
+   * Forgets the withdrawn keys of an issuer kept past the retention, and all but the
    * {@link WITHDRAWN_KEPT} latest withdrawn.
    */
-  #trim(issuer: string, records: Map<string, KeyRecord>): void {
+  #trim(held: IssuerKeys): void {
     const cutoff = this.#rules.now() - this.#rules.retention() * 1000;
-    const withdrawn: KeyRecord[] = [];
-    for (const record of records.values()) {
-      if (record.withdrawn === null) continue;
-      if (record.withdrawn < cutoff) this.#forget(records, record);
-      else withdrawn.push(record);
+    const withdrawn: { slot: number; at: number }[] = [];
+    for (const slot of held.slots()) {
+      const at = held.time(slot, WITHDRAWN);
+      if (at === null) continue;
+      if (at < cutoff) this.#forget(held, slot);
+      else withdrawn.push({ slot, at });
     }
     if (withdrawn.length > WITHDRAWN_KEPT) {
-      withdrawn.sort((a, b) => (b.withdrawn as number) - (a.withdrawn as number));
-      for (const record of withdrawn.slice(WITHDRAWN_KEPT)) this.#forget(records, record);
+      withdrawn.sort((a, b) => b.at - a.at);
+      for (const { slot } of withdrawn.slice(WITHDRAWN_KEPT)) this.#forget(held, slot);
     }
-    if (records.size === 0) this.#issuers.delete(issuer);
+    if (held.size === 0 && this.#issuers.get(held.issuer) === held) this.#issuers.delete(held.issuer);
   }
 
   /**
@@ -181,54 +173,71 @@ export class KeyHistory {
    * did not leave its JWKS) and forgotten here, once the changes have been asked for.
    */
   removed(issuer: string, at: number): void {
-    const records = this.#issuers.get(issuer);
-    if (records === undefined) return;
+    const held = this.#issuers.get(issuer);
+    if (held === undefined) return;
     this.#issuers.delete(issuer);
-    for (const record of records.values()) {
-      if (!this.#followed) this.#log.delete(record);
-      else if (record.withdrawn === null) {
-        record.withdrawn = at;
-        this.#changed(record);
-      }
+    if (!this.#followed) {
+      this.#log.delete(held);
+      return;
+    }
+    for (const slot of held.slots()) {
+      if (held.time(slot, WITHDRAWN) !== null) continue;
+      held.setTime(slot, WITHDRAWN, at);
+      this.#changed(held, slot);
     }
   }
 
-  #forget(records: Map<string, KeyRecord>, record: KeyRecord): void {
-    records.delete(record.kid);
-    this.#log.delete(record);
+  #forget(held: IssuerKeys, slot: number): void {
+    held.forget(slot);
+    this.#unlog(held, slot);
   }
 
-  #changed(record: KeyRecord): void {
+  #changed(held: IssuerKeys, slot: number): void {
     this.#version += 1;
-    record.version = this.#version;
-    this.#log.delete(record);
-    this.#log.add(record);
+    held.setVersion(slot, this.#version);
+    let slots = this.#log.get(held);
+    if (slots === undefined) {
+      slots = new Set();
+      this.#log.set(held, slots);
+    }
+    slots.add(slot);
   }
 
-  /** `key` has just verified a token with `times`, at `at` (ms). One lookup, a few comparisons. */
+  #unlog(held: IssuerKeys, slot: number): void {
+    const slots = this.#log.get(held);
+    if (slots === undefined) return;
+    slots.delete(slot);
+    if (slots.size === 0) this.#log.delete(held);
+  }
+
+  /** `key` has just verified a token with `times`, at `at` (ms). A lookup or two, a few comparisons. */
   used(key: PreparedKey, at: number, times: TokenTimes): void {
-    const record = this.#byKey.get(key);
-    if (record === undefined) return;
-    this.#changed(record);
-    record.lastUsed = at;
-    if (record.latestExpiry === null || times.expiry > record.latestExpiry) record.latestExpiry = times.expiry;
-    if (record.firstUsed === null) {
-      record.firstUsed = at;
+    const place = this.#byKey.get(key);
+    if (place === undefined) return;
+    const { keys: held, kid } = place;
+    // The slot it had when listed, unless the key was forgotten since (then its kid's slot now, if any).
+    const slot = held.kid(place.slot) === kid ? place.slot : held.slot(kid);
+    if (slot === undefined) return;
+    this.#changed(held, slot);
+    held.setTime(slot, LAST_USED, at);
+    const expiry = held.time(slot, LATEST_EXPIRY);
+    if (expiry === null || times.expiry > expiry) held.setTime(slot, LATEST_EXPIRY, times.expiry);
+    if (held.time(slot, FIRST_USED) === null) {
+      held.setTime(slot, FIRST_USED, at);
       // Published after `publishedAfter`: used before the lead has passed since then, it was used early.
-      if (record.publishedAfter !== null && at - record.publishedAfter < this.#rules.publishLead * 1000) {
-        this.#breach(record, 'key_used_early');
-      }
+      const publishedAfter = held.time(slot, PUBLISHED_AFTER);
+      if (publishedAfter !== null && at - publishedAfter < this.#rules.publishLead * 1000) this.#breach(held, slot, 'key_used_early');
     }
-    if (times.iat * 1000 - record.firstSeen > this.#rules.maxKeyAge * 1000 && !record.breaches.includes('key_rotation_overdue')) {
-      this.#breach(record, 'key_rotation_overdue');
+    const firstSeen = held.time(slot, FIRST_SEEN) as number;
+    if (times.iat * 1000 - firstSeen > this.#rules.maxKeyAge * 1000 && !held.hasBreach(slot, 'key_rotation_overdue')) {
+      this.#breach(held, slot, 'key_rotation_overdue');
     }
   }
 
-  #breach(record: KeyRecord, type: KeyBreach): void {
-    if (record.breaches.includes(type)) return;
-    record.breaches.push(type);
-    this.#changed(record);
-    emit(this.#onEvent, { type, issuer: record.issuer, kid: record.kid, key: copy(record) });
+  #breach(held: IssuerKeys, slot: number, type: KeyBreach): void {
+    if (!held.addBreach(slot, type)) return;
+    this.#changed(held, slot);
+    emit(this.#onEvent, { type, issuer: held.issuer, kid: held.kid(slot) as string, key: held.entry(slot) });
   }
 
   /**
@@ -250,37 +259,33 @@ export class KeyHistory {
    * the changes go to, which need not have them back).
    */
   merge(entries: readonly KeyHistoryEntry[], stored: boolean): void {
-    const merged = new Set<string>();
-    for (const given of entries) {
-      const entry = { ...given, latestExpiry: this.#boundedExpiry(given) };
-      const records = this.#records(entry.issuer);
-      const record = records.get(entry.kid);
-      if (record === undefined) {
-        if (records.size >= KEYS_KEPT) continue;
-        const created: KeyRecord = { ...entry, breaches: [...entry.breaches], version: 0 };
-        records.set(entry.kid, created);
-        merged.add(entry.issuer);
-        if (!stored) this.#changed(created);
-        continue;
+    const merged = new Set<IssuerKeys>();
+    for (const entry of entries) {
+      const held = this.#keysOf(entry.issuer);
+      let slot = held.slot(entry.kid);
+      if (slot === undefined) {
+        if (held.size >= KEYS_KEPT) continue;
+        slot = held.add(entry.kid, entry.firstSeen, entry.publishedAfter);
+        merged.add(held);
+      } else if (entry.firstSeen < (held.time(slot, FIRST_SEEN) as number)) {
+        held.setTime(slot, FIRST_SEEN, entry.firstSeen);
+        held.setTime(slot, PUBLISHED_AFTER, entry.publishedAfter);
       }
-      if (!stored) this.#changed(record);
-      if (entry.firstSeen < record.firstSeen) {
-        record.firstSeen = entry.firstSeen;
-        record.publishedAfter = entry.publishedAfter;
-      }
-      record.firstUsed = earliest(record.firstUsed, entry.firstUsed);
-      record.lastUsed = latest(record.lastUsed, entry.lastUsed);
-      record.latestExpiry = latest(record.latestExpiry, entry.latestExpiry);
-      if (record.withdrawn === null && entry.withdrawn !== null) {
-        record.withdrawn = entry.withdrawn;
-        merged.add(entry.issuer);
-      }
-      for (const breach of entry.breaches) if (!record.breaches.includes(breach)) record.breaches.push(breach);
+      if (!stored) this.#changed(held, slot);
+      if (this.#mergeInto(held, slot, entry)) merged.add(held);
     }
-    for (const issuer of merged) {
-      const records = this.#issuers.get(issuer);
-      if (records !== undefined) this.#trim(issuer, records);
-    }
+    for (const held of merged) if (this.#issuers.get(held.issuer) === held) this.#trim(held);
+  }
+
+  /** Merges `entry`'s uses, expiry, withdrawal and breaches into `slot`: whether it withdrew the key. */
+  #mergeInto(held: IssuerKeys, slot: number, entry: KeyHistoryEntry): boolean {
+    held.setTime(slot, FIRST_USED, earliest(held.time(slot, FIRST_USED), entry.firstUsed));
+    held.setTime(slot, LAST_USED, latest(held.time(slot, LAST_USED), entry.lastUsed));
+    held.setTime(slot, LATEST_EXPIRY, latest(held.time(slot, LATEST_EXPIRY), this.#boundedExpiry(entry)));
+    for (const breach of entry.breaches) held.addBreach(slot, breach);
+    if (held.time(slot, WITHDRAWN) !== null || entry.withdrawn === null) return false;
+    held.setTime(slot, WITHDRAWN, entry.withdrawn);
+    return true;
   }
 
   /**
@@ -292,33 +297,38 @@ export class KeyHistory {
     this.#followed = true;
     const entries: KeyHistoryEntry[] = [];
     if (after >= this.#logged) {
-      // The log is in version order: what was handed out before is at its start, and goes.
-      for (const record of this.#log) {
-        if (record.version > after) entries.push(copy(record));
-        else this.#log.delete(record);
+      // What was handed out before (at or below `after`) leaves the log.
+      for (const [held, slots] of this.#log) {
+        for (const slot of slots) {
+          if (held.version(slot) > after) entries.push(held.entry(slot));
+          else slots.delete(slot);
+        }
+        if (slots.size === 0) this.#log.delete(held);
       }
       this.#logged = after;
     } else {
-      for (const records of this.#issuers.values()) {
-        for (const record of records.values()) if (record.version > after) entries.push(copy(record));
+      for (const held of this.#issuers.values()) {
+        for (const slot of held.slots()) if (held.version(slot) > after) entries.push(held.entry(slot));
       }
     }
     const retention = this.#rules.retention();
     return { entries, through: this.#version, retention, withdrawnBefore: this.#rules.now() - retention * 1000 };
   }
 
-  #records(issuer: string): Map<string, KeyRecord> {
-    let records = this.#issuers.get(issuer);
-    if (records === undefined) {
-      records = new Map();
-      this.#issuers.set(issuer, records);
+  #keysOf(issuer: string): IssuerKeys {
+    let held = this.#issuers.get(issuer);
+    if (held === undefined) {
+      held = new IssuerKeys(issuer);
+      this.#issuers.set(issuer, held);
     }
-    return records;
+    return held;
   }
 
   /** Every key remembered, by issuer then first sighting. */
   snapshot(): KeyHistoryEntry[] {
-    return [...this.#issuers.values()].flatMap((records) => [...records.values()].map(copy));
+    const entries: KeyHistoryEntry[] = [];
+    for (const held of this.#issuers.values()) for (const slot of held.slots()) entries.push(held.entry(slot));
+    return entries;
   }
 }
 
@@ -366,8 +376,4 @@ export function checkKeyHistory(owner: string, entries: unknown): readonly KeyHi
     checkKeyHistoryEntry(`${owner}: entries[${index}]`, raw);
   });
   return entries as readonly KeyHistoryEntry[];
-}
-
-function copy({ version: _version, ...record }: KeyRecord): KeyHistoryEntry {
-  return Object.freeze({ ...record, breaches: Object.freeze([...record.breaches]) });
 }
