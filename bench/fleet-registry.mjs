@@ -20,10 +20,12 @@
  * run once or twice per flush turns hot only after about 220 flushes), not the table: hence 300
  * warm-up flushes. A major collection's marking, on V8's helper threads too, can still fall in
  * a flush; its cost grows with the live heap. The collections V8 reports within the measured
- * flushes are counted by kind (a figure the machine's load does not move): while the history
- * held an object per key (about 660 bytes each, 63 MiB per instance), the memory reducer's
- * major collections, 300–500 ms of marking each, fell among the flushes; with its columns
- * (issuer-keys.ts) none does.
+ * flushes are counted by kind (a figure the machine's load does not move). Under `--trace-gc`
+ * the only major collections among the flushes are V8's memory reducer's, once per process some
+ * 50 s after start-up (shrinking the heap the start-up read grew) and in some runs only: 300–500
+ * ms of marking each at 136 MB while the history held an object per key, 40–90 ms at 30–43 MB
+ * since it holds columns (src/core/issuer-keys.ts). When one falls in a measured flush, the p99
+ * is that flush.
  *
  * `npm run bench:fleet` (BENCH_FLEET_ISSUERS, default 10000; BENCH_FLEET_FOLLOWERS, default 16;
  * BENCH_FLEET_CHANGES, default 40; BENCH_FLEET_KEY_ROWS, default 100000; BENCH_FLEET_FLUSHES,

@@ -91,7 +91,11 @@ export const NEW_KIDS_RECORDED = 16;
 /** Keys remembered per issuer at most, withdrawn ones included: others taken in are left out. */
 export const KEYS_KEPT = 256;
 
-/** The key history of one verifier. */
+/**
+ * The key history of one verifier: each issuer's keys held as columns ({@link IssuerKeys}), so
+ * that a history of 100,000 keys is a few objects per issuer for the garbage collector to trace,
+ * not several per key.
+ */
 export class KeyHistory {
   readonly #rules: KeyRules;
   readonly #onEvent: VerifierEventListener | undefined;
