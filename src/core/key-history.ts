@@ -301,14 +301,7 @@ export class KeyHistory {
     this.#followed = true;
     const entries: KeyHistoryEntry[] = [];
     if (after >= this.#logged) {
-      // What was handed out before (at or below `after`) leaves the log.
-      for (const [held, slots] of this.#log) {
-        for (const slot of slots) {
-          if (held.version(slot) > after) entries.push(held.entry(slot));
-          else slots.delete(slot);
-        }
-        if (slots.size === 0) this.#log.delete(held);
-      }
+      entries.push(...this.#loggedAfter(after));
       this.#logged = after;
     } else {
       for (const held of this.#issuers.values()) {
@@ -317,6 +310,29 @@ export class KeyHistory {
     }
     const retention = this.#rules.retention();
     return { entries, through: this.#version, retention, withdrawnBefore: this.#rules.now() - retention * 1000 };
+  }
+
+  /**
+   * The logged keys changed after `after`, one entry per issuer and kid: an issuer removed and
+   * added back leaves its removed keys in the log beside the new ones, and of the same kid only
+   * the latest change is handed out (a store writes them in one statement, which may name a row
+   * once). What was handed out before (at or below `after`) leaves the log.
+   */
+  #loggedAfter(after: number): KeyHistoryEntry[] {
+    const latest = new Map<string, { held: IssuerKeys; slot: number }>();
+    for (const [held, slots] of this.#log) {
+      for (const slot of slots) {
+        if (held.version(slot) <= after) {
+          slots.delete(slot);
+          continue;
+        }
+        const key = `${held.issuer}\n${held.kid(slot) as string}`;
+        const other = latest.get(key);
+        if (other === undefined || other.held.version(other.slot) < held.version(slot)) latest.set(key, { held, slot });
+      }
+      if (slots.size === 0) this.#log.delete(held);
+    }
+    return Array.from(latest.values(), ({ held, slot }) => held.entry(slot));
   }
 
   #keysOf(issuer: string): IssuerKeys {

@@ -369,6 +369,19 @@ describe('keyHistoryChanges()', () => {
     expect(gateway.keyHistoryChanges(removal.through).entries).toEqual([]);
   });
 
+  test('hands out one entry per key, the latest, for an issuer removed and added back before the changes are asked for', async () => {
+    // A store writes the entries with one INSERT … ON CONFLICT, which fails on a row named twice.
+    const gateway = verifier();
+    await gateway.verify(await issuer.token());
+    const before = gateway.keyHistoryChanges(0).through;
+    gateway.setRegistry([]);
+    clock.advance(MINUTE);
+    gateway.setRegistry([issuer.entry]);
+    await gateway.verify(await issuer.token());
+    const changes = gateway.keyHistoryChanges(before);
+    expect(changes.entries).toEqual([expect.objectContaining({ kid: issuer.signingKey.kid, withdrawn: null, lastUsed: clock.now() })]);
+  });
+
   test.each([-1, 1.5, '0'])('a bad version (%s) throws a TypeError naming after', (after) => {
     expect(() => verifier().keyHistoryChanges(after as never)).toThrow(
       expect.objectContaining({ name: 'TypeError', message: expect.stringContaining('after') }),
