@@ -5,15 +5,25 @@ import { PATIENCE_MS } from './test/support/loaded-machine.js';
 
 /**
  * The test files that run in a process of their own, as vitest runs every file by default: each
- * starts a clean Node with nothing loaded. They build, pack, start servers or child processes of
- * their own, or replace a module of Node's (`vi.mock`), and most of their time is spent waiting on
- * those. `npm run test:unit` leaves out all of them but the last (vitest.unit.config.ts).
+ * starts a clean Node with nothing loaded. They build, pack, start a PostgreSQL server or other
+ * child processes of their own (gateways, the command line, the issuer's crashing children), or
+ * replace a module of Node's (`vi.mock`), and most of their time is spent waiting on those. A file
+ * that only opens databases on the run's shared server or a PGlite is not one of them: it runs
+ * on the shared threads, where its start costs no Node of its own. `npm run test:unit` leaves out
+ * all of them but the last (vitest.unit.config.ts).
  */
 export const OWN_PROCESS_FILES = [
-  'test/package/**/*.test.ts',
+  'test/package/prepack.test.ts',
+  'test/package/packed-package.test.ts',
+  'test/package/consumer.test.ts',
   'test/examples/**/*.test.ts',
-  'test/postgres/**/*.test.ts',
-  'test/bench/**/*.test.ts',
+  'test/postgres/gateway-cluster.test.ts',
+  'test/postgres/registry-cluster.test.ts',
+  'test/postgres/fleet-cluster.test.ts',
+  'test/postgres/one-commit-links.test.ts',
+  'test/postgres/postgres-key-history.test.ts',
+  'test/postgres/postgres-registry.test.ts',
+  'test/postgres/silent-transactions.test.ts',
   'test/issuer/crash.test.ts',
   'test/issuer/built-subpath.test.ts',
   'test/issuer/durable-file.test.ts',
@@ -58,17 +68,18 @@ const EVERY_FILE = {
  *   found it (restore its spies, fake timers, globals and listeners, close its servers) — as every
  *   file of a run does anyway.
  * - `own-process`: `ownProcessFiles`, a process each.
+ * `leftOut`: files neither project runs.
  * The two pools run side by side, each with up to `maxWorkers` workers: while the files of one
  * wait on child processes, builds and PostgreSQL, the other's use the cores.
  */
-export function testProjects(ownProcessFiles: readonly string[]): TestProjectInlineConfiguration[] {
+export function testProjects(ownProcessFiles: readonly string[], leftOut: readonly string[] = []): TestProjectInlineConfiguration[] {
   return [
     {
       test: {
         ...EVERY_FILE,
         name: 'shared',
         include: ['test/**/*.test.ts'],
-        exclude: ['node_modules/**', ...OWN_PROCESS_FILES],
+        exclude: ['node_modules/**', ...OWN_PROCESS_FILES, ...leftOut],
         pool: 'threads',
         isolate: false,
         // Compile-only type tests (`expectTypeOf`, `@ts-expect-error`) in `*.test-d.ts`, run by `vitest run`.
