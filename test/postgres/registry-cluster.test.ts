@@ -1,9 +1,12 @@
 /**
- * The issuer registry kept in PostgreSQL, changed by an operator with the built command line
+ * The issuer registry kept in PostgreSQL, changed by an operator with the command line
  * (`npx paygate-auth issuers …`) while two example gateway processes run on it: each change
  * reaches both within a second with no restart, a JWKS the verifier would not use is refused
  * before anything is written, the database stopped leaves both verifying with the registry they
- * hold, and the audit trail keeps every change.
+ * hold, and the audit trail keeps every change. The onboarding walkthrough runs the built command
+ * line, a process per command as an operator's shell does; the other tests run its commands in
+ * this process (`runCli` with the commands the built one has), which spares a Node start-up and
+ * a load of the package per command.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -11,8 +14,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { COMMANDS } from '../../src/cli/commands.js';
+import { runCli } from '../../src/cli/run-cli.js';
 import { readIssuerChanges, readIssuers } from '../../src/postgres/index.js';
 import { type JwksServer, type TestIssuer, type TestIssuerOptions, createTestIssuer, serveJwks } from '../../src/testing/index.js';
+import { captureIo } from '../cli/cli-io.js';
 import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
 import { eventually } from './eventually.js';
 import {
@@ -64,9 +70,16 @@ async function integration(product: string, options: TestIssuerOptions = {}): Pr
   return issuer;
 }
 
-/** Runs `npx paygate-auth issuers …`; its output, once it exits 0. */
+/** Runs `paygate-auth …` on the database in this process; resolves however it ends. */
+async function operator(args: readonly string[]): Promise<CliRun> {
+  const io = { ...captureIo(), env: { DATABASE_URL: databaseUrl } };
+  const code = await runCli(args, io, COMMANDS);
+  return { code, stdout: io.out(), stderr: io.err() };
+}
+
+/** Runs `paygate-auth issuers …`; its output, once it exits 0. */
 async function issuersCommand(...args: string[]): Promise<string> {
-  const ran = await paygateAuth(databaseUrl, ['issuers', ...args]);
+  const ran = await operator(['issuers', ...args]);
   if (ran.code !== 0) throw new Error(`issuers ${args.join(' ')} exited ${ran.code}: ${ran.stderr}`);
   return ran.stdout;
 }
@@ -83,7 +96,7 @@ function add(issuer: TestIssuer, by: string, ...more: string[]): Promise<string>
 
 /** `issuers add` for `issuer`'s entry, however it ends. */
 function tryAdd(issuer: TestIssuer): Promise<CliRun> {
-  return paygateAuth(databaseUrl, ['issuers', 'add', ...entryOptions(issuer)]);
+  return operator(['issuers', 'add', ...entryOptions(issuer)]);
 }
 
 /** The answers of both instances to `GET /info/` with `bearer`. */
@@ -207,7 +220,7 @@ describe.skipIf(SKIP)('the issuer registry in PostgreSQL, changed while two exam
     const bearer = await keyed.token();
     await withinASecond('both accept the new issuer', [bearer, accepted]);
     const status = async (): Promise<{ kid: string; firstUsed: number | null }[]> => {
-      const ran = await paygateAuth(databaseUrl, ['keys', 'status', keyed.issuer, '--json']);
+      const ran = await operator(['keys', 'status', keyed.issuer, '--json']);
       return ran.code === 0 ? (JSON.parse(ran.stdout) as { keys: { kid: string; firstUsed: number | null }[] }).keys : [];
     };
     await eventually('the key history reaches the table', async () => (await status()).some((key) => key.firstUsed !== null));
