@@ -11,6 +11,7 @@ import { ISSUER, badTokens, claimsFor, createBenchKey, rawParts, signMany, signT
 import {
   awsJwtVerify,
   fastJwtVerify,
+  inFlight,
   joseVerify,
   jsonwebtokenVerify,
   paygateVerifier,
@@ -24,15 +25,6 @@ const WARM = 'warm (cached token)';
 const IN_FLIGHT = '64 in flight';
 const LANES = 64;
 const BATCH = { [COLD]: 100, [WARM]: 1000, [IN_FLIGHT]: 1280 };
-
-/** Runs `op` on `count` inputs from `start`, `lanes` at a time. */
-async function inFlight(op, inputs, start, count, lanes) {
-  let next = 0;
-  const lane = async () => {
-    while (next < count) await op(inputs[start + next++]);
-  };
-  await Promise.all(Array.from({ length: lanes }, lane));
-}
 
 /**
  * A tinybench task for `c`: `{ group, make, input, async }` where `make()` builds the operation
