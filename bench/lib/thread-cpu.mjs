@@ -1,4 +1,4 @@
-/** CPU time of this process's threads, for figures that must not move with the machine's load. */
+/** CPU time of this process's threads: a busy machine moves it less than it moves a rate. */
 import { readFileSync } from 'node:fs';
 
 /**
