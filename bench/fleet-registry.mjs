@@ -34,7 +34,6 @@
  * Writes its section of bench/RESULTS.md. Timed figures move ±10 % on a shared machine; rows read
  * and table sizes do not.
  */
-import { readFileSync } from 'node:fs';
 import { PerformanceObserver, constants as perfConstants } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -46,6 +45,7 @@ import { migrate, poolSettings, postgresKeyHistory, postgresRegistry } from 'pay
 const TABLES = { issuers: 'paygate_issuers', issuerChanges: 'paygate_issuer_changes', keyHistory: 'paygate_key_history' };
 import { machineLine, markdownTable, writeSection } from './lib/report.mjs';
 import { throwAwayServerOrSkip } from './lib/postgres-server.mjs';
+import { mainThreadCpuMs } from './lib/thread-cpu.mjs';
 
 const ISSUERS = Number(process.env.BENCH_FLEET_ISSUERS ?? 10_000);
 const FOLLOWERS = Number(process.env.BENCH_FLEET_FOLLOWERS ?? 16);
@@ -73,18 +73,6 @@ function heapMiB() {
   gc();
   const { heapUsed, arrayBuffers } = process.memoryUsage();
   return (heapUsed + arrayBuffers) / 1024 / 1024;
-}
-
-/**
- * The CPU the event loop's thread has used (ms): its scheduler time on Linux
- * (`/proc/self/task/<pid>/schedstat`, in ns), `NaN` elsewhere.
- */
-function mainThreadCpuMs() {
-  try {
-    return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
-  } catch {
-    return Number.NaN;
-  }
 }
 
 function percentile(values, share) {

@@ -19,21 +19,31 @@
  * stay, so that the count repeats). That is what a verification costs a server; the count
  * above is what the verifier's own code costs, and repeats more closely.
  *
+ * The in-flight cases (64 verifications awaited at once) are counted per thread as well: Node's
+ * event loop, where the token's own work runs, apart from libuv's pool threads, where
+ * `crypto.verify`'s callback form runs the RSA step. On two cores, the event loop's share is
+ * what the pool's work competes with.
+ *
  * Environment: BENCH_INSTR_WARMUP (4000), BENCH_INSTR_COUNT (1000), BENCH_INSTR_CASES (ids,
  * comma-separated; see bench/instructions/cases.mjs; a whole-process count is `<id>:whole`).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CASES } from './instructions/cases.mjs';
-import { machineLine, resultTable, writeSection } from './lib/report.mjs';
+import { CASES, IN_FLIGHT } from './instructions/cases.mjs';
+import { figure, machineLine, markdownTable, ratio, resultTable, writeSection } from './lib/report.mjs';
 import { ISSUER, badTokens, claimsFor, createBenchKey, signMany, signToken } from './lib/tokens.mjs';
 
-/** The cold cases also counted over the whole process, and the group their rows go in. */
-const WHOLE_PROCESS = new Set(['raw', 'paygate', 'fast-jwt']);
-const WHOLE = 'cold, whole process (collector and compiler included)';
+/** The cases also counted over the whole process, and the group their rows go in. */
+const WHOLE_PROCESS = new Map([
+  ['raw', 'cold, whole process (collector and compiler included)'],
+  ['paygate', 'cold, whole process (collector and compiler included)'],
+  ['fast-jwt', 'cold, whole process (collector and compiler included)'],
+  ['raw-inflight', `${IN_FLIGHT}, whole process (collector and compiler included)`],
+  ['paygate-inflight', `${IN_FLIGHT}, whole process (collector and compiler included)`],
+]);
 
 const warmUp = Number(process.env.BENCH_INSTR_WARMUP ?? 4000);
 const counted = Number(process.env.BENCH_INSTR_COUNT ?? 1000);
@@ -66,9 +76,15 @@ if (valgrind.status !== 0) {
   process.exit(2);
 }
 
-/** The instructions callgrind counted in one run of case `c` (over the whole process when `whole`). */
+/**
+ * The instructions callgrind counted in one run of case `c` (over the whole process when `whole`):
+ * `{ total }`, and for a case with `lanes` also `{ main, pool }`, the event loop's thread and
+ * libuv's pool threads (a thread that ran libuv's `worker`), from one profile per thread in `dir`.
+ */
 function countRun(c, file, runWarmUp, runCounted, whole) {
-  const args = ['--tool=callgrind', '--callgrind-out-file=/dev/null'];
+  const out = c.lanes === undefined ? undefined : join(dir, `${c.id}-${runCounted}.out`);
+  const args = ['--tool=callgrind', `--callgrind-out-file=${out ?? '/dev/null'}`];
+  if (out !== undefined) args.push('--separate-threads=yes');
   if (!whole) args.push(...TOGGLES.map((t) => `--toggle-collect=${t}`), '--collect-atstart=no');
   args.push(
     process.execPath,
@@ -97,24 +113,62 @@ function countRun(c, file, runWarmUp, runCounted, whole) {
         reject(
           new Error(`${c.id}: exit ${code}, ${instructions} instructions counted (is ${TOGGLES[0]} still Node's event loop?)\n${output}`),
         );
-      } else resolve(instructions);
+      } else resolve(out === undefined ? { total: instructions } : { total: instructions, ...byThread(out) });
     });
   });
 }
 
-/** One verification's instructions: the two runs' difference over `counted` (a quarter for slow cases). */
+/** The instructions of the event loop's thread (valgrind's thread 1) and of libuv's pool threads in the profiles `<out>-NN`. */
+function byThread(out) {
+  const split = { main: 0, pool: 0 };
+  const prefix = `${basename(out)}-`;
+  for (const name of readdirSync(dir).filter((entry) => entry.startsWith(prefix))) {
+    const profile = readFileSync(join(dir, name), 'utf8');
+    rmSync(join(dir, name));
+    const instructions = Number(/^(?:totals|summary):\s*(\d+)/m.exec(profile)?.[1] ?? 0);
+    if (name.endsWith('-01')) split.main += instructions;
+    else if (/^c?fn=(?:\(\d+\) )?worker$/m.test(profile)) split.pool += instructions;
+  }
+  return split;
+}
+
+/**
+ * One verification's instructions: the two runs' difference over `counted` (a quarter for slow
+ * cases), `{ total }` and, for a case with `lanes`, `{ main, pool }`.
+ */
 async function countCase(c, file) {
   const [w, n] = c.slow ? [Math.ceil(warmUp / 4), Math.ceil(counted / 4)] : [warmUp, counted];
   const [once, twice] = await Promise.all([countRun(c, file, w, n, c.whole), countRun(c, file, w, 2 * n, c.whole)]);
-  return (twice - once) / n;
+  return Object.fromEntries(Object.keys(once).map((part) => [part, (twice[part] - once[part]) / n]));
 }
 
 /** Each case, and after them the whole-process count of those of WHOLE_PROCESS. */
 function withWholeProcess(list) {
   const whole = list
     .filter((c) => WHOLE_PROCESS.has(c.id))
-    .map((c) => ({ ...c, id: `${c.id}:whole`, script: c.id, group: WHOLE, whole: true, baseline: undefined }));
+    .map((c) => ({ ...c, id: `${c.id}:whole`, script: c.id, group: WHOLE_PROCESS.get(c.id), whole: true, baseline: undefined }));
   return [...list, ...whole];
+}
+
+/** The in-flight rows by thread: each case's event loop and pool per verification, and the event loop's ratio to the baseline's. */
+function threadTable(rows, splits) {
+  const lines = [];
+  for (const [index, row] of rows.entries()) {
+    const split = splits[index];
+    if (split === undefined) continue;
+    const baseline = rows.findIndex((other) => other.group === row.group && other.role === 'baseline');
+    const base = splits[baseline];
+    lines.push([
+      row.group,
+      row.label,
+      figure(split.main),
+      base === undefined ? '–' : ratio(split.main / base.main),
+      figure(split.pool),
+      base === undefined ? '–' : ratio(split.pool / base.pool),
+    ]);
+  }
+  const head = ['mode', 'case', "event loop's thread", '× baseline', "libuv's pool threads", '× baseline'];
+  return lines.length === 0 ? '' : markdownTable(head, lines, ['l', 'l', 'r', 'r', 'r', 'r']);
 }
 
 const startedAt = new Date();
@@ -122,6 +176,8 @@ const valgrindVersion = valgrind.stdout.trim();
 console.log(`paygate-auth instruction counts, ${startedAt.toISOString()}; ${machineLine()}; ${valgrindVersion}`);
 const key = createBenchKey();
 const dir = mkdtempSync(join(tmpdir(), 'paygate-instructions-'));
+/** Each case's counts by thread (in-flight cases only), by row. */
+const splits = new Array(cases.length);
 const file = join(dir, 'tokens.json');
 try {
   const tokens = await signMany(key, ISSUER, warmUp + 2 * counted);
@@ -144,14 +200,18 @@ try {
     while (next < cases.length) {
       const index = next++;
       const { id, group, label, role, baseline } = cases[index];
-      rows[index] = { id, group, label, role, baseline, rate: await countCase(cases[index], file) };
-      console.log(`  ${id}: ${Math.round(rows[index].rate)} instructions per verification`);
+      const { total, ...split } = await countCase(cases[index], file);
+      rows[index] = { id, group, label, role, baseline, rate: total };
+      if ('main' in split) splits[index] = split;
+      const threads = 'main' in split ? ` (event loop ${Math.round(split.main)}, pool ${Math.round(split.pool)})` : '';
+      console.log(`  ${id}: ${Math.round(total)} instructions per verification${threads}`);
     }
   };
   await Promise.all(Array.from({ length: lanes }, lane));
   console.log(`counted ${cases.length} cases in ${Math.round((performance.now() - started) / 1000)} s`);
   const table = resultTable(rows, { unit: 'instructions per verification', lowerIsBetter: true });
-  console.log(`\n${table}`);
+  const threads = threadTable(rows, splits);
+  console.log(`\n${table}${threads === '' ? '' : `\n\nBy thread, per verification:\n\n${threads}`}`);
   const legend =
     `${warmUp} verifications, then ${counted} counted (a quarter of each for jose); ratios below 1.00× are fewer instructions. ` +
     "The first groups count the verifier's own code (Node's event loop and libuv's pool, not the collector nor the optimising compiler); " +
@@ -164,6 +224,7 @@ try {
       `Run ${startedAt.toISOString()}: ${machineLine()}; ${valgrindVersion}. ${legend}`,
       '',
       table,
+      ...(threads === '' ? [] : ['', 'The in-flight cases by thread, instructions per verification:', '', threads]),
     ].join('\n'),
   );
   console.log('written to bench/RESULTS.md');

@@ -3,14 +3,18 @@
  * - cold: distinct tokens one at a time (BENCH_TOKENS, 10,000), every pass over them on a fresh
  *   verifier, so that paygate-auth's result cache never holds the token being checked;
  * - warm: one token again and again, through a cache (paygate-auth's, fast-jwt's `cache: true`);
- * - 64 in flight: distinct tokens, 64 verifications awaited at once.
+ * - 64 in flight: distinct tokens, 64 verifications awaited at once; the CPU each verification took
+ *   is logged too, the whole process's and the event loop's thread's (Linux), whose work competes
+ *   with libuv's pool for the cores.
  * One tinybench iteration is a batch of verifications, so that its timer and `await` weigh little.
  */
 import { Bench } from 'tinybench';
+import { mainThreadCpuMs, processCpuMs } from './lib/thread-cpu.mjs';
 import { ISSUER, badTokens, claimsFor, createBenchKey, rawParts, signMany, signToken } from './lib/tokens.mjs';
 import {
   awsJwtVerify,
   fastJwtVerify,
+  inFlight,
   joseVerify,
   jsonwebtokenVerify,
   paygateVerifier,
@@ -25,14 +29,8 @@ const IN_FLIGHT = '64 in flight';
 const LANES = 64;
 const BATCH = { [COLD]: 100, [WARM]: 1000, [IN_FLIGHT]: 1280 };
 
-/** Runs `op` on `count` inputs from `start`, `lanes` at a time. */
-async function inFlight(op, inputs, start, count, lanes) {
-  let next = 0;
-  const lane = async () => {
-    while (next < count) await op(inputs[start + next++]);
-  };
-  await Promise.all(Array.from({ length: lanes }, lane));
-}
+/** In-flight verifications started since the last measured phase began (see `setup`). */
+let done = 0;
 
 /**
  * A tinybench task for `c`: `{ group, make, input, async }` where `make()` builds the operation
@@ -55,7 +53,11 @@ function addTask(bench, c, inputs) {
     }
   };
   let fn;
-  if (c.group === IN_FLIGHT) fn = () => inFlight(op, inputs, take(), batch, LANES);
+  if (c.group === IN_FLIGHT)
+    fn = () => {
+      done += batch;
+      return inFlight(op, inputs, take(), batch, LANES);
+    };
   else if (c.async)
     fn = async () => {
       const start = take();
@@ -141,7 +143,23 @@ export default async function verifierRows({ log, timeMs }) {
     { id: 'inflight:jose', group: IN_FLIGHT, label: 'jose `jwtVerify`', role: 'peer', make: () => joseVerify(key) },
   ];
 
-  const bench = new Bench({ time: timeMs, warmupTime: Math.min(500, timeMs / 2), iterations: 16, throws: true });
+  // The CPU of each in-flight case's measured phase: the process's and the event loop's, per verification.
+  const cpu = new Map();
+  let cpuAtStart;
+  const inFlightTask = (task) => cases.find((c) => c.id === task.name)?.group === IN_FLIGHT;
+  const setup = (task, mode) => {
+    if (mode !== 'run' || !inFlightTask(task)) return;
+    done = 0;
+    cpuAtStart = { process: processCpuMs(), loop: mainThreadCpuMs() };
+  };
+  const teardown = (task, mode) => {
+    if (mode !== 'run' || !inFlightTask(task)) return;
+    cpu.set(task.name, {
+      process: ((processCpuMs() - cpuAtStart.process) * 1000) / done,
+      loop: ((mainThreadCpuMs() - cpuAtStart.loop) * 1000) / done,
+    });
+  };
+  const bench = new Bench({ time: timeMs, warmupTime: Math.min(500, timeMs / 2), iterations: 16, throws: true, setup, teardown });
   for (const c of cases) {
     const verify = await c.make();
     if (c.raw) await qualify(c.label, verify, rawParts(warmToken), { tampered: rawParts(bad.tampered) });
@@ -151,6 +169,9 @@ export default async function verifierRows({ log, timeMs }) {
   started = performance.now();
   await bench.run();
   log(`timed ${cases.length} verifier cases in ${Math.round((performance.now() - started) / 1000)} s`);
+  for (const [id, spent] of cpu) {
+    log(`${id}: CPU per verification ${spent.process.toFixed(1)} µs, of which the event loop's thread ${spent.loop.toFixed(1)} µs`);
+  }
 
   return cases.map(({ id, group, label, role, baseline }) => {
     const { latency } = bench.getTask(id).result;

@@ -2,10 +2,11 @@
  * The cases `npm run bench:instructions` counts, configured as `npm run bench` times them. Each
  * makes, from the key, `{ op, async, input }`: `op(input)` verifies one token (awaited when
  * `async`); `input` is `token` or `parts` (raw `crypto.verify`'s prepared bytes). `slow` cases
- * count a quarter of the verifications.
+ * count a quarter of the verifications. `lanes` cases keep that many verifications in flight
+ * (distinct tokens, each lane awaiting its own), as `npm run bench` does.
  */
 import { createTelemetry } from 'paygate-auth/otel';
-import { awsJwtVerify, fastJwtVerify, joseVerify, paygateVerifier, rawVerify } from '../lib/verifiers.mjs';
+import { awsJwtVerify, fastJwtVerify, joseVerify, paygateVerifier, rawVerify, rawVerifyCallback } from '../lib/verifiers.mjs';
 
 const paygate = async (key) => {
   const verifier = await paygateVerifier(key.jwk);
@@ -28,6 +29,8 @@ const sync = (op) => ({ op, async: false, input: 'token' });
 
 const COLD = 'cold, one at a time';
 const WARM = 'warm (cached token)';
+export const IN_FLIGHT = '64 in flight';
+const LANES = 64;
 
 export const CASES = Object.freeze([
   {
@@ -85,4 +88,13 @@ export const CASES = Object.freeze([
     baseline: 'raw',
     make: (key) => sync(fastJwtVerify(key, true)),
   },
+  {
+    id: 'raw-inflight',
+    group: IN_FLIGHT,
+    label: '`crypto.verify` callback form',
+    role: 'baseline',
+    lanes: LANES,
+    make: (key) => ({ op: rawVerifyCallback(key), async: true, input: 'parts' }),
+  },
+  { id: 'paygate-inflight', group: IN_FLIGHT, label: 'paygate-auth `verify()`', role: 'ours', lanes: LANES, make: paygate },
 ]);

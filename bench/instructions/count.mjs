@@ -3,12 +3,13 @@
  * `node count.mjs <case> <tokens file> <warm-up> <counted>`. Qualifies the case, converts every
  * token to the case's input up front (so that two runs differing only in `<counted>` do the same
  * work besides), then verifies `<warm-up>` tokens and `<counted>` more, one at a time: distinct
- * tokens (cold) or one token again (warm).
+ * tokens (cold) or one token again (warm); or, for a case with `lanes`, that many distinct tokens
+ * in flight at once.
  */
 import crypto from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { flat, rawParts } from '../lib/tokens.mjs';
-import { qualify } from '../lib/verifiers.mjs';
+import { inFlight, qualify } from '../lib/verifiers.mjs';
 import { CASES } from './cases.mjs';
 
 // Inside the event loop from here on, where the parent has callgrind count.
@@ -30,8 +31,10 @@ const warm = c.group.startsWith('warm');
 const inputs = warm ? [convert(valid)] : tokens.map(convert);
 if (inputs.length < (warm ? 1 : total)) throw new Error(`${file} holds ${inputs.length} tokens; ${total} are needed`);
 // `op` is called here directly: a wrapper would be counted with every verification.
-for (let index = 0; index < total; index += 1) {
-  const value = inputs[warm ? 0 : index];
-  if (async) await op(value);
-  else op(value);
-}
+if (c.lanes !== undefined) await inFlight(op, inputs, 0, total, c.lanes);
+else
+  for (let index = 0; index < total; index += 1) {
+    const value = inputs[warm ? 0 : index];
+    if (async) await op(value);
+    else op(value);
+  }

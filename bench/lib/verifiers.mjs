@@ -82,6 +82,15 @@ export function jsonwebtokenVerify(key) {
   return (token) => jsonwebtoken.verify(token, key.pem, options);
 }
 
+/** Runs `op` on `count` inputs from `start`, `lanes` at a time, each lane awaiting its own. */
+export async function inFlight(op, inputs, start, count, lanes) {
+  let next = 0;
+  const lane = async () => {
+    while (next < count) await op(inputs[start + next++]);
+  };
+  await Promise.all(Array.from({ length: lanes }, lane));
+}
+
 /**
  * Throws unless `verify` accepts `valid` and refuses every token of `bad`: a verifier that accepts
  * a bad token voids the run.
