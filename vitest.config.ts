@@ -106,16 +106,18 @@ export function testProjects(ownProcessFiles: readonly string[], leftOut: readon
 
 export default defineConfig({
   test: {
-    // Per pool: two threads of the shared project and two processes of the own-process one. As
-    // many at least as at most: a pool with fewer (vitest's default is one) ends a worker that
-    // idles, and the pool of threads, when its last files are running, recycles its workers, and
-    // can end the same one twice, failing the run with "Terminating worker thread".
+    // Two threads of the shared project, one per core, and three processes of the own-process one,
+    // whose files spend most of their time waiting on their child processes and servers (with
+    // two, that pool ran on alone for 20 s after the threads were done). As many at least as at
+    // most: a pool with fewer (vitest's default is one) ends a worker that idles, and the pool of
+    // threads, when its last files are running, recycles its workers, and can end the same one
+    // twice, failing the run with "Terminating worker thread".
     maxWorkers: 2,
     minWorkers: 2,
     poolOptions: {
       // The worker threads keep what they loaded from one file to the next (see testProjects).
       threads: { isolate: false },
-      forks: { isolate: true },
+      forks: { isolate: true, maxForks: 3, minForks: 3 },
     },
     // One `npm pack` shared by the tests of the packed package (test/support/pack-once.ts), the
     // pool of RSA keys (test/support/key-pool-once.ts), and one PostgreSQL server for the run,
