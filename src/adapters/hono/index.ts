@@ -17,7 +17,7 @@ import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AuthContext } from '../../core/auth-context.js';
 import { type AdapterOptions, resolveAdapterOptions } from '../../http/adapter-options.js';
-import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
+import { type GateFailure, type GateResult, type GatedRequest, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
 /**
@@ -47,6 +47,19 @@ function fail(failure: GateFailure, c: Context): Promise<Response> {
   return Promise.resolve(c.newResponse(JSON.stringify(body), status as ContentfulStatusCode, headers));
 }
 
+/**
+ * The request the gate reads. On `@hono/node-server`, the message Node parsed (`c.env.incoming`,
+ * its documented `HttpBindings`): its raw header lines give every `Authorization` value without
+ * building the Web `Request`'s `Headers`, which cost a tenth of a bare route's CPU. Elsewhere
+ * (Deno, Bun, workerd, `app.request()`), `c.req.raw`.
+ */
+function gatedRequest(c: Context): GatedRequest & object {
+  const incoming: unknown = (c.env as { incoming?: unknown } | undefined)?.incoming;
+  if (typeof incoming !== 'object' || incoming === null) return c.req.raw;
+  const { rawHeaders, headers } = incoming as { rawHeaders?: unknown; headers?: unknown };
+  return Array.isArray(rawHeaders) && typeof headers === 'object' && headers !== null ? (incoming as GatedRequest) : c.req.raw;
+}
+
 /** What a middleware returns: its answer, or `next()`'s promise. */
 type Outcome = ReturnType<MiddlewareHandler>;
 
@@ -64,7 +77,7 @@ function pass(result: GateResult, c: Context<{ Variables: AuthVariables }>, next
 export function auth(options: AuthOptions): MiddlewareHandler<{ Variables: AuthVariables }> {
   const settings = resolveAdapterOptions('auth', options);
   return (c, next) => {
-    const result = gateRequest(settings, c.req.raw);
+    const result = gateRequest(settings, gatedRequest(c));
     return result instanceof Promise ? result.then((settled): Outcome => pass(settled, c, next)) : pass(result, c, next);
   };
 }
@@ -77,7 +90,7 @@ export function auth(options: AuthOptions): MiddlewareHandler<{ Variables: AuthV
 export function requireScopes(...scopes: RequireScopesArguments): MiddlewareHandler<{ Variables: VerifiedVariables }> {
   const requirement = requirementFromArguments(scopes);
   return (c, next) => {
-    const result = gateScopes(c.req.raw, c.get('auth') as AuthContext | null | undefined, requirement);
+    const result = gateScopes(gatedRequest(c), c.get('auth') as AuthContext | null | undefined, requirement);
     return result.ok ? next() : fail(result, c);
   };
 }

@@ -110,6 +110,46 @@ describe('the Hono adapter', () => {
     expect(seen).toMatchObject({ code: 'missing_token', status: 401 });
   });
 
+  describe('on @hono/node-server (c.env.incoming, the message Node parsed)', () => {
+    /** Node's message as `@hono/node-server` hands it in `c.env`: raw header lines, headers, method. */
+    const incoming = (lines: string[]) => ({ incoming: { method: 'GET', rawHeaders: lines, headers: {} } });
+
+    it("reads Authorization from Node's raw header lines, not from the Request built from them", async () => {
+      const token = await fx.issuer.token();
+      const app = referenceApp({ verifier: fx.verifier });
+      const fromLines = await app.request('/me', {}, incoming(['Authorization', `Bearer ${token}`]));
+      const notFromRequest = await app.request('/me', { headers: { authorization: `Bearer ${token}` } }, incoming([]));
+      expect(fromLines.status).toBe(200);
+      expect(notFromRequest.status).toBe(401);
+      expect(await notFromRequest.json()).toMatchObject({ code: 'missing_token' });
+    });
+
+    it('answers two Authorization lines with 400 invalid_request, as Node received them', async () => {
+      const token = await fx.issuer.token();
+      const app = referenceApp({ verifier: fx.verifier });
+      const response = await app.request('/me', {}, incoming(['Authorization', `Bearer ${token}`, 'authorization', `Bearer ${token}`]));
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ code: 'invalid_request' });
+    });
+
+    it.each([
+      ['no raw header lines', { incoming: { method: 'GET', headers: {} } }],
+      ['raw header lines but no headers', { incoming: { method: 'GET', rawHeaders: [] } }],
+      ['not an object', { incoming: 'node' }],
+    ])('reads the Request when c.env.incoming has %s', async (_case, env) => {
+      const app = referenceApp({ verifier: fx.verifier });
+      const response = await app.request('/me', { headers: { authorization: `Bearer ${await fx.issuer.token()}` } }, env);
+      expect(response.status).toBe(200);
+    });
+
+    it("answers requireScopes' refusal with the middleware's settings (its hints), as for the request it gated", async () => {
+      const app = referenceApp({ verifier: fx.verifier, exposeHints: true });
+      const response = await app.request('/manage', {}, incoming(['Authorization', `Bearer ${await fx.issuer.token()}`]));
+      expect(response.status).toBe(403);
+      expect(await response.json()).toMatchObject({ code: 'insufficient_scope', hint: expect.any(String) });
+    });
+  });
+
   it('answers through app.request() as through a server', async () => {
     const app = referenceApp({ verifier: fx.verifier });
     const response = await app.request('/manage', { headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
