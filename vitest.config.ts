@@ -124,13 +124,9 @@ export default defineConfig({
     // where each test file makes databases of its own from a template database, and one initdb
     // cluster that a test's own server copies (test/support/pg-server-once.ts), and the data
     // directory every PGlite of the tests starts from (test/support/pglite-data-once.ts). Run once
-    // for the whole run (not per project), their values reach the files of both projects.
-    globalSetup: [
-      './test/support/pack-once.ts',
-      './test/support/key-pool-once.ts',
-      './test/support/pg-server-once.ts',
-      './test/support/pglite-data-once.ts',
-    ],
+    // for the whole run (not per project), their values reach the files of both projects; started
+    // side by side (test/support/side-by-side-setups.ts), as each mostly waits on a child process.
+    globalSetup: ['./test/support/side-by-side-setups.ts'],
     projects: testProjects(OWN_PROCESS_FILES),
     sequence: { sequencer: LongestFirst },
   },
