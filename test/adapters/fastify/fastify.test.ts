@@ -143,6 +143,24 @@ describe('the Fastify adapter', () => {
     }
   });
 
+  it('verifies a route registered before the plugin, and enforces its config.scopes', async () => {
+    const app = Fastify();
+    app.get('/before', { config: { scopes: 'hub:subscribe' } }, me);
+    await app.register(paygateAuth, { verifier: fx.verifier });
+    const running = await listen(app);
+    try {
+      expect((await fetch(`${running.url}/before`)).status).toBe(401);
+      const lacking = await fetch(`${running.url}/before`, { headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
+      expect(lacking.status).toBe(403);
+      const holding = await fetch(`${running.url}/before`, {
+        headers: { authorization: `Bearer ${await fx.issuer.token({ scope: 'pay:processPayments hub:subscribe' })}` },
+      });
+      expect(holding.status).toBe(200);
+    } finally {
+      await running.close();
+    }
+  });
+
   it('answers an unknown route with 401 before 404, so that routes are not probed unauthenticated', async () => {
     const app = await started(() => undefined);
     try {
