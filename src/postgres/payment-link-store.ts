@@ -2,7 +2,7 @@
  * {@link PostgresPaymentLinkStore}: payment links in PostgreSQL, one statement per call. Every
  * read by id or list is scoped by tenant in the statement itself.
  */
-import { deepFreeze, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { booleanOption, deepFreeze, optionNames, rejectUnknownOptions } from '../internal/index.js';
 import {
   DuplicatePaymentLinkError,
   type LinkClaim,
@@ -17,10 +17,21 @@ import {
 import { errorState, storageFailure } from './database-errors.js';
 import { PostgresIdempotencyStore } from './idempotency-store.js';
 import { TABLES } from './schema.js';
-import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, jsonColumn, queryWithin } from './sql-client.js';
+import {
+  type SqlClient,
+  type SqlRow,
+  checkClient,
+  checkStatementTimeout,
+  jsonColumn,
+  queryPreparedWithin,
+  queryWithin,
+} from './sql-client.js';
 
 /** The members of {@link PostgresPaymentLinkStoreOptions}: any other is refused, naming the nearest. */
-const POSTGRES_PAYMENT_LINK_STORE_OPTION_NAMES = optionNames<PostgresPaymentLinkStoreOptions>({ statementTimeout: true });
+const POSTGRES_PAYMENT_LINK_STORE_OPTION_NAMES = optionNames<PostgresPaymentLinkStoreOptions>({
+  statementTimeout: true,
+  preparedStatements: true,
+});
 
 const UNIQUE_VIOLATION = '23505';
 
@@ -33,7 +44,49 @@ export interface PostgresPaymentLinkStoreOptions {
    * @default 5000
    */
   readonly statementTimeout?: number;
+  /**
+   * On a `pg.Pool`, the statement that stores a new link (and records its idempotency key) is a
+   * named prepared statement: each connection has the server parse and plan it once, instead of
+   * at every link. `false` sends it whole each time, for a pooler in transaction mode that does
+   * not track prepared statements (PgBouncer before 1.21, or with `max_prepared_statements = 0`).
+   * @default true
+   */
+  readonly preparedStatements?: boolean;
 }
+
+const INSERT_LINK = `INSERT INTO ${TABLES.links} (id, tenant, link_code, record) VALUES ($1, $2, $3, $4)`;
+
+/**
+ * One statement: `keyStatement` (its parameters from `$5`, `$1` the link's id) writes the
+ * idempotency record, one row or none (`RETURNING 1`); the link is inserted once per row it wrote,
+ * so only when it wrote one, and its `RETURNING 1` says whether both were. (No `EXISTS` nor outer
+ * `count(*)`: they were a quarter of its planning, where it is not prepared.)
+ */
+function insertKeyed(keyStatement: string): string {
+  return `WITH keyed AS (${keyStatement}) INSERT INTO ${TABLES.links} (id, tenant, link_code, record) SELECT $1, $2, $3, $4 FROM keyed RETURNING 1`;
+}
+
+/** A statement storing a link with its key's record, and the name it is prepared under. */
+interface KeyedStatement {
+  readonly name: string;
+  readonly text: string;
+}
+
+/** A new key recorded completed with its link: nothing written when the key has a record. */
+const INSERT_CLAIMING: KeyedStatement = {
+  name: 'paygate_link_claiming',
+  text: insertKeyed(
+    `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response, link_id) VALUES ($5, $6, 'completed', $7, $8, $9, $1) ON CONFLICT (tenant, key) DO NOTHING RETURNING 1`,
+  ),
+};
+
+/** A pending lease completed with its link: nothing written when the lease was lost. */
+const INSERT_COMPLETING: KeyedStatement = {
+  name: 'paygate_link_completing',
+  text: insertKeyed(
+    `UPDATE ${TABLES.idempotency} SET state = 'completed', response = $7, link_id = $1, lease_expires_at = NULL WHERE tenant = $5 AND key = $6 AND lease = $8 AND state = 'pending' RETURNING 1`,
+  ),
+};
 
 function duplicate(link: StoredPaymentLink, cause: unknown): DuplicatePaymentLinkError {
   return new DuplicatePaymentLinkError(`A payment link with id ${link.id} or its link code exists already`, { cause });
@@ -70,17 +123,23 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
   /** The client statements run on. */
   readonly db: SqlClient;
   readonly #statementTimeout: number;
+  readonly #prepared: boolean;
 
   /** @param db A `pg.Pool`, a `pg.Client` or PGlite. */
   constructor(db: SqlClient, options: PostgresPaymentLinkStoreOptions = {}) {
     rejectUnknownOptions('PostgresPaymentLinkStore', options, POSTGRES_PAYMENT_LINK_STORE_OPTION_NAMES);
     this.db = checkClient(db, 'PostgresPaymentLinkStore');
     this.#statementTimeout = checkStatementTimeout(options.statementTimeout, 'PostgresPaymentLinkStore');
+    this.#prepared = booleanOption('PostgresPaymentLinkStore', 'preparedStatements', options.preparedStatements, true);
   }
 
-  async #query(doing: string, text: string, params: unknown[]): Promise<SqlRow[]> {
+  async #query(doing: string, text: string, params: unknown[], name?: string): Promise<SqlRow[]> {
     try {
-      return (await queryWithin(this.db, this.#statementTimeout, text, params)).rows;
+      const result =
+        name === undefined || !this.#prepared
+          ? await queryWithin(this.db, this.#statementTimeout, text, params)
+          : await queryPreparedWithin(this.db, this.#statementTimeout, name, text, params);
+      return result.rows;
     } catch (error) {
       throw storageFailure(error, doing);
     }
@@ -88,12 +147,7 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
 
   async insert(link: StoredPaymentLink): Promise<void> {
     try {
-      await this.#query('storing a payment link', `INSERT INTO ${TABLES.links} (id, tenant, link_code, record) VALUES ($1, $2, $3, $4)`, [
-        link.id,
-        link.tenant,
-        link.link_code,
-        JSON.stringify(link),
-      ]);
+      await this.#query('storing a payment link', INSERT_LINK, [link.id, link.tenant, link.link_code, JSON.stringify(link)]);
     } catch (error) {
       if (errorState(error) === UNIQUE_VIOLATION) throw duplicate(link, error);
       throw error;
@@ -107,13 +161,7 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
   async insertCompleting(link: StoredPaymentLink, completion: LinkCompletion): Promise<LinkCompletionOutcome> {
     const { idempotency, lease, response } = completion;
     if (!this.#joins(idempotency)) return 'unsupported';
-    const stored = await this.#insertWith(
-      link,
-      `UPDATE ${TABLES.idempotency} SET state = 'completed', response = $7, link_id = $1, lease_expires_at = NULL
-        WHERE tenant = $5 AND key = $6 AND lease = $8 AND state = 'pending'
-       RETURNING 1`,
-      [lease.tenant, lease.key, responseWithoutBody(response), lease.id],
-    );
+    const stored = await this.#insertWith(link, INSERT_COMPLETING, [lease.tenant, lease.key, responseWithoutBody(response), lease.id]);
     return stored ? 'stored' : 'lease_lost';
   }
 
@@ -127,14 +175,13 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
   async insertClaiming(link: StoredPaymentLink, claim: LinkClaim): Promise<LinkClaimOutcome> {
     const { idempotency, claim: request, response } = claim;
     if (!this.#joins(idempotency)) return 'unsupported';
-    const stored = await this.#insertWith(
-      link,
-      `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response, link_id)
-       VALUES ($5, $6, 'completed', $7, $8, $9, $1)
-       ON CONFLICT (tenant, key) DO NOTHING
-       RETURNING 1`,
-      [request.tenant, request.key, request.fingerprint, Math.floor(request.expiresAt), responseWithoutBody(response)],
-    );
+    const stored = await this.#insertWith(link, INSERT_CLAIMING, [
+      request.tenant,
+      request.key,
+      request.fingerprint,
+      Math.floor(request.expiresAt),
+      responseWithoutBody(response),
+    ]);
     return stored ? 'stored' : 'key_taken';
   }
 
@@ -144,20 +191,14 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
   }
 
   /**
-   * One statement: `keyStatement` (its parameters from `$5`, `$1` the link's id) writes the
-   * idempotency record, one row or none (`RETURNING 1`); the link is inserted once per row it
-   * wrote, so only when it wrote one. Resolves whether both were. (No `EXISTS` nor outer
-   * `count(*)`: the server plans this statement at each link, and they were a quarter of that.)
+   * One statement ({@link INSERT_CLAIMING}, {@link INSERT_COMPLETING}): `keyParams` are its
+   * parameters from `$5`. Resolves whether it stored the link (and wrote the key's record).
    */
-  async #insertWith(link: StoredPaymentLink, keyStatement: string, keyParams: unknown[]): Promise<boolean> {
+  async #insertWith(link: StoredPaymentLink, statement: KeyedStatement, keyParams: unknown[]): Promise<boolean> {
     let rows: SqlRow[];
     try {
-      rows = await this.#query(
-        'storing a payment link',
-        `WITH keyed AS (${keyStatement})
-         INSERT INTO ${TABLES.links} (id, tenant, link_code, record) SELECT $1, $2, $3, $4 FROM keyed RETURNING 1`,
-        [link.id, link.tenant, link.link_code, JSON.stringify(link), ...keyParams],
-      );
+      const params = [link.id, link.tenant, link.link_code, JSON.stringify(link), ...keyParams];
+      rows = await this.#query('storing a payment link', statement.text, params, statement.name);
     } catch (error) {
       if (errorState(error) === UNIQUE_VIOLATION) throw duplicate(link, error);
       throw error;

@@ -68,6 +68,11 @@ export function within<T>(promise: Promise<T>, ms: number, what: string, onTimeo
   return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
+/** `pg`'s `query(config)`: a statement with a `name` is parsed once per connection and run by name after. */
+interface PreparingClient {
+  query(config: { readonly name: string; readonly text: string; readonly values: unknown[] }): Promise<{ rows: SqlRow[] }>;
+}
+
 /**
  * One connection of a pool, checked out at the first statement and held for the next ones, each
  * statement bounded by `timeout` milliseconds (the first one's bound includes the wait for the
@@ -93,9 +98,17 @@ class BoundedSession implements SqlClient {
   }
 
   query(text: string, params?: unknown[]): Promise<{ rows: SqlRow[] }> {
+    return this.#run((connection) => connection.query(text, params));
+  }
+
+  /** `text` as `pg`'s named prepared statement `name`: parsed and planned once per connection. */
+  queryPrepared(name: string, text: string, params: unknown[]): Promise<{ rows: SqlRow[] }> {
+    return this.#run((connection) => (connection as PooledSqlClient & PreparingClient).query({ name, text, values: params }));
+  }
+
+  #run(statement: (connection: PooledSqlClient) => Promise<{ rows: SqlRow[] }>): Promise<{ rows: SqlRow[] }> {
     if (this.#released) return Promise.reject(this.#failure ?? new Error('the session was released'));
-    const running = this.#checkOut().then((connection) => connection.query(text, params));
-    return within(running, this.#timeout, 'PostgreSQL', (error) => this.release(error));
+    return within(this.#checkOut().then(statement), this.#timeout, 'PostgreSQL', (error) => this.release(error));
   }
 
   #checkOut(): Promise<PooledSqlClient> {
@@ -134,6 +147,23 @@ class BoundedSession implements SqlClient {
 export function queryWithin(db: SqlClient, timeout: number, text: string, params?: unknown[]): Promise<{ rows: SqlRow[] }> {
   if (!isPool(db)) return within(db.query(text, params), timeout, 'PostgreSQL');
   return withSession(db, timeout, (session) => session.query(text, params));
+}
+
+/**
+ * {@link queryWithin}, and on a pool (`pg.Pool`) the statement is `pg`'s named prepared statement
+ * `name`: each connection sends `text` to be parsed and planned once, then runs it by name (the
+ * server skips parsing and, from the sixth run, planning). `text` must be the same at every call
+ * with `name`. A single connection runs `text` as {@link queryWithin} does.
+ */
+export function queryPreparedWithin(
+  db: SqlClient,
+  timeout: number,
+  name: string,
+  text: string,
+  params: unknown[],
+): Promise<{ rows: SqlRow[] }> {
+  if (!isPool(db)) return queryWithin(db, timeout, text, params);
+  return withSession(db, timeout, (session) => (session as BoundedSession).queryPrepared(name, text, params));
 }
 
 /** `true` for a pool whose `connect()` checks out a connection (a `pg.Pool`, not a `pg.Client`). */

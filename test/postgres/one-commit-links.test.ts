@@ -154,6 +154,43 @@ describe.skipIf(SKIP)('payment links on PostgreSQL, one commit each', () => {
     ).toBe(true);
   });
 
+  /** Creates two links on a pool of one connection; resolves the statements that connection has prepared. */
+  async function preparedAfterTwoLinks(options: { preparedStatements?: boolean }): Promise<string[]> {
+    const pool = openPool(url, { max: 1 });
+    closing.push(() => pool.end());
+    const store = new PostgresPaymentLinkStore(pool, options);
+    const directory = new PostgresDirectory(pool);
+    const create = makeHandler({
+      store,
+      idempotency: new PostgresIdempotencyStore(pool),
+      directory,
+      ids: randomIds,
+      now: () => Date.now(),
+    });
+    const auth = await callers.auth();
+    for (let index = 0; index < 2; index++) {
+      const key = randomUUID();
+      expect((await create(jsonRequest(auth, bodyFor(key), { 'idempotency-key': key }))).status).toBe(201);
+      expect(await linksWithKey(key)).toEqual({ links: 1, keys: [{ state: 'completed', link: expect.any(String) }] });
+    }
+    const { rows } = await pool.query('SELECT name FROM pg_prepared_statements ORDER BY name');
+    return rows.map((row) => String(row.name));
+  }
+
+  it('has the server parse the statement that stores a link once per connection, then runs it by name', async () => {
+    expect(await preparedAfterTwoLinks({})).toEqual(['paygate_link_claiming']);
+  });
+
+  it('prepares nothing with preparedStatements: false, for a pooler that does not track prepared statements', async () => {
+    expect(await preparedAfterTwoLinks({ preparedStatements: false })).toEqual([]);
+  });
+
+  it('refuses a preparedStatements option that is not a boolean, naming it', () => {
+    expect(() => new PostgresPaymentLinkStore(admin, { preparedStatements: 'yes' as unknown as boolean })).toThrow(
+      /preparedStatements must be a boolean/,
+    );
+  });
+
   it('takes at most two round trips for a new shopper: registering it, then the link', async () => {
     const a = await instance();
     const auth = await callers.auth();
