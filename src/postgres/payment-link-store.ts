@@ -2,7 +2,7 @@
  * {@link PostgresPaymentLinkStore}: payment links in PostgreSQL, one statement per call. Every
  * read by id or list is scoped by tenant in the statement itself.
  */
-import { booleanOption, deepFreeze, optionNames, rejectUnknownOptions } from '../internal/index.js';
+import { booleanOption, deepFreeze, optionNames, rejectUnknownOptions, sha256Hex } from '../internal/index.js';
 import {
   DuplicatePaymentLinkError,
   type LinkClaim,
@@ -47,8 +47,10 @@ export interface PostgresPaymentLinkStoreOptions {
   /**
    * On a `pg.Pool`, the statement that stores a new link (and records its idempotency key) is a
    * named prepared statement: each connection has the server parse and plan it once, instead of
-   * at every link. `false` sends it whole each time, for a pooler in transaction mode that does
-   * not track prepared statements (PgBouncer before 1.21, or with `max_prepared_statements = 0`).
+   * at every link. Behind a pooler in transaction mode that does not track prepared statements
+   * (PgBouncer before 1.21, or with `max_prepared_statements = 0`), the server answers that a
+   * statement is missing or exists already, before it runs: the store then sends that link, and
+   * every statement after it, whole. `false` sends them whole from the start.
    * @default true
    */
   readonly preparedStatements?: boolean;
@@ -66,15 +68,39 @@ function insertKeyed(keyStatement: string): string {
   return `WITH keyed AS (${keyStatement}) INSERT INTO ${TABLES.links} (id, tenant, link_code, record) SELECT $1, $2, $3, $4 FROM keyed RETURNING 1`;
 }
 
-/** A statement storing a link with its key's record, and the name it is prepared under. */
+/** A statement storing a link with its key's record, and what it is prepared as. */
 interface KeyedStatement {
-  readonly name: string;
+  /** The start of its prepared name. */
+  readonly kind: string;
   readonly text: string;
 }
 
+const preparedNames = new Map<KeyedStatement, Promise<string>>();
+
+/**
+ * The name `statement` is prepared under, made once: its kind and the first 12 hex digits of its
+ * text's SHA-256, so that through a pooler that shares server connections between clients, one
+ * name only ever runs one text, whichever version of this package prepared it.
+ */
+function preparedName(statement: KeyedStatement): Promise<string> {
+  let name = preparedNames.get(statement);
+  if (name === undefined) {
+    name = sha256Hex(statement.text).then((digest) => `${statement.kind}_${digest.slice(0, 12)}`);
+    preparedNames.set(statement, name);
+  }
+  return name;
+}
+
+/**
+ * What the server answers when the connection a named statement reaches does not hold it
+ * (`26000`), or holds one of that name from another client (`42P05`): a pooler in transaction mode
+ * that does not track prepared statements. Either way the statement did not run.
+ */
+const PREPARED_STATEMENT_UNTRACKED = new Set(['26000', '42P05']);
+
 /** A new key recorded completed with its link: nothing written when the key has a record. */
 const INSERT_CLAIMING: KeyedStatement = {
-  name: 'paygate_link_claiming',
+  kind: 'paygate_link_claiming',
   text: insertKeyed(
     `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response, link_id) VALUES ($5, $6, 'completed', $7, $8, $9, $1) ON CONFLICT (tenant, key) DO NOTHING RETURNING 1`,
   ),
@@ -82,7 +108,7 @@ const INSERT_CLAIMING: KeyedStatement = {
 
 /** A pending lease completed with its link: nothing written when the lease was lost. */
 const INSERT_COMPLETING: KeyedStatement = {
-  name: 'paygate_link_completing',
+  kind: 'paygate_link_completing',
   text: insertKeyed(
     `UPDATE ${TABLES.idempotency} SET state = 'completed', response = $7, link_id = $1, lease_expires_at = NULL WHERE tenant = $5 AND key = $6 AND lease = $8 AND state = 'pending' RETURNING 1`,
   ),
@@ -123,7 +149,7 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
   /** The client statements run on. */
   readonly db: SqlClient;
   readonly #statementTimeout: number;
-  readonly #prepared: boolean;
+  #prepared: boolean;
 
   /** @param db A `pg.Pool`, a `pg.Client` or PGlite. */
   constructor(db: SqlClient, options: PostgresPaymentLinkStoreOptions = {}) {
@@ -133,15 +159,29 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
     this.#prepared = booleanOption('PostgresPaymentLinkStore', 'preparedStatements', options.preparedStatements, true);
   }
 
-  async #query(doing: string, text: string, params: unknown[], name?: string): Promise<SqlRow[]> {
+  async #query(doing: string, text: string, params: unknown[], prepareAs?: KeyedStatement): Promise<SqlRow[]> {
     try {
-      const result =
-        name === undefined || !this.#prepared
-          ? await queryWithin(this.db, this.#statementTimeout, text, params)
-          : await queryPreparedWithin(this.db, this.#statementTimeout, name, text, params);
-      return result.rows;
+      if (prepareAs !== undefined && this.#prepared) {
+        const prepared = await this.#prepare(await preparedName(prepareAs), text, params);
+        if (prepared !== undefined) return prepared;
+      }
+      return (await queryWithin(this.db, this.#statementTimeout, text, params)).rows;
     } catch (error) {
       throw storageFailure(error, doing);
+    }
+  }
+
+  /**
+   * `text` run as the named statement `name`; `undefined`, with named statements off for the rest
+   * of this store's life, when the server says the connection does not track them (nothing ran).
+   */
+  async #prepare(name: string, text: string, params: unknown[]): Promise<SqlRow[] | undefined> {
+    try {
+      return (await queryPreparedWithin(this.db, this.#statementTimeout, name, text, params)).rows;
+    } catch (error) {
+      if (!PREPARED_STATEMENT_UNTRACKED.has(errorState(error) ?? '')) throw error;
+      this.#prepared = false;
+      return undefined;
     }
   }
 
@@ -198,7 +238,7 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
     let rows: SqlRow[];
     try {
       const params = [link.id, link.tenant, link.link_code, JSON.stringify(link), ...keyParams];
-      rows = await this.#query('storing a payment link', statement.text, params, statement.name);
+      rows = await this.#query('storing a payment link', statement.text, params, statement);
     } catch (error) {
       if (errorState(error) === UNIQUE_VIOLATION) throw duplicate(link, error);
       throw error;

@@ -3,7 +3,7 @@
  * per new link, the fallback to the claim when a key has a record, nothing half-written when a
  * connection is killed inside a creation, and the directory's cache emptied across instances.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
 import { createTestPglite } from './pglite.js';
 import type pg from 'pg';
@@ -154,8 +154,15 @@ describe.skipIf(SKIP)('payment links on PostgreSQL, one commit each', () => {
     ).toBe(true);
   });
 
-  /** Creates two links on a pool of one connection; resolves the statements that connection has prepared. */
-  async function preparedAfterTwoLinks(options: { preparedStatements?: boolean }): Promise<string[]> {
+  /**
+   * Creates three links on a pool of one connection, `meddle(pool)` run on that connection before
+   * the link numbered `at` (0: the first); resolves the statements the connection has prepared then.
+   */
+  async function preparedAfterThreeLinks(
+    options: { preparedStatements?: boolean },
+    meddle: (pool: pg.Pool) => Promise<unknown> = async () => undefined,
+    at = 1,
+  ): Promise<{ name: string; statement: string }[]> {
     const pool = openPool(url, { max: 1 });
     closing.push(() => pool.end());
     const store = new PostgresPaymentLinkStore(pool, options);
@@ -168,21 +175,46 @@ describe.skipIf(SKIP)('payment links on PostgreSQL, one commit each', () => {
       now: () => Date.now(),
     });
     const auth = await callers.auth();
-    for (let index = 0; index < 2; index++) {
+    for (let index = 0; index < 3; index++) {
+      if (index === at) await meddle(pool);
       const key = randomUUID();
       expect((await create(jsonRequest(auth, bodyFor(key), { 'idempotency-key': key }))).status).toBe(201);
       expect(await linksWithKey(key)).toEqual({ links: 1, keys: [{ state: 'completed', link: expect.any(String) }] });
     }
-    const { rows } = await pool.query('SELECT name FROM pg_prepared_statements ORDER BY name');
-    return rows.map((row) => String(row.name));
+    const { rows } = await pool.query('SELECT name, statement FROM pg_prepared_statements ORDER BY name');
+    return rows.map((row) => ({ name: String(row.name), statement: String(row.statement) }));
   }
 
   it('has the server parse the statement that stores a link once per connection, then runs it by name', async () => {
-    expect(await preparedAfterTwoLinks({})).toEqual(['paygate_link_claiming']);
+    const prepared = await preparedAfterThreeLinks({});
+    expect(prepared.map(({ name }) => name.replace(/_[0-9a-f]{12}$/, ''))).toEqual(['paygate_link_claiming']);
+  });
+
+  it("names a prepared statement by its text's SHA-256, so that one name never runs another text", async () => {
+    const [prepared] = await preparedAfterThreeLinks({});
+    const digest = createHash('sha256')
+      .update(prepared?.statement ?? '')
+      .digest('hex')
+      .slice(0, 12);
+    expect(prepared?.name).toBe(`paygate_link_claiming_${digest}`);
   });
 
   it('prepares nothing with preparedStatements: false, for a pooler that does not track prepared statements', async () => {
-    expect(await preparedAfterTwoLinks({ preparedStatements: false })).toEqual([]);
+    expect(await preparedAfterThreeLinks({ preparedStatements: false })).toEqual([]);
+  });
+
+  it('stores the link once, unnamed, and prepares nothing more, when the connection lost the statement (a pooler moved it)', async () => {
+    // pg still holds the statement prepared on its connection: the next link's Bind finds none (26000).
+    const prepared = await preparedAfterThreeLinks({}, (pool) => pool.query('DEALLOCATE ALL'));
+    expect(prepared).toEqual([]);
+  });
+
+  it('stores the link once, unnamed, and prepares nothing more, when the connection holds a statement of that name from another client', async () => {
+    const [first] = await preparedAfterThreeLinks({});
+    const name = first?.name ?? '';
+    // Another client's statement under the same name on a fresh connection: the Parse is refused (42P05).
+    const prepared = await preparedAfterThreeLinks({}, (pool) => pool.query(`PREPARE ${name} AS SELECT 1`), 0);
+    expect(prepared).toEqual([]);
   });
 
   it('refuses a preparedStatements option that is not a boolean, naming it', () => {
