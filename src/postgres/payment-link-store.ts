@@ -159,10 +159,12 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
     this.#prepared = booleanOption('PostgresPaymentLinkStore', 'preparedStatements', options.preparedStatements, true);
   }
 
-  async #query(doing: string, text: string, params: unknown[], prepareAs?: KeyedStatement): Promise<SqlRow[]> {
+  /** Runs `statement`: a {@link KeyedStatement} as a named prepared statement while this store uses them. */
+  async #query(doing: string, statement: string | KeyedStatement, params: unknown[]): Promise<SqlRow[]> {
+    const text = typeof statement === 'string' ? statement : statement.text;
     try {
-      if (prepareAs !== undefined && this.#prepared) {
-        const prepared = await this.#prepare(await preparedName(prepareAs), text, params);
+      if (typeof statement !== 'string' && this.#prepared) {
+        const prepared = await this.#prepare(await preparedName(statement), text, params);
         if (prepared !== undefined) return prepared;
       }
       return (await queryWithin(this.db, this.#statementTimeout, text, params)).rows;
@@ -238,7 +240,7 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
     let rows: SqlRow[];
     try {
       const params = [link.id, link.tenant, link.link_code, JSON.stringify(link), ...keyParams];
-      rows = await this.#query('storing a payment link', statement.text, params, statement);
+      rows = await this.#query('storing a payment link', statement, params);
     } catch (error) {
       if (errorState(error) === UNIQUE_VIOLATION) throw duplicate(link, error);
       throw error;
