@@ -102,7 +102,7 @@ function build(started) {
 if (isStale()) {
   const started = performance.now();
   process.stderr.write(
-    'Building paygate-auth (dist/ is missing or out of date); this takes about 10 s, a minute or more on a busy machine…\n',
+    'Building paygate-auth (dist/ is missing or out of date); this takes about 7 s, a minute or more on a busy machine…\n',
   );
   const { code, output } = await build(started);
   if (code !== 0) {
