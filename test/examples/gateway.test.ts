@@ -65,7 +65,7 @@ async function post(body: unknown, headers: Record<string, string> = {}): Promis
 
 beforeAll(async () => {
   if (!existsSync(join(root, 'dist', 'payment-links', 'index.js'))) {
-    throw new Error('dist/ is missing: run `npm run build` (the pretest script does) before this test');
+    throw new Error('dist/ is missing: run `npm run build` (the global set-up of the tests does) before this test');
   }
   child = spawn(process.execPath, ['examples/gateway/server.mjs'], {
     cwd: root,

@@ -27,7 +27,7 @@ describe('the load run', () => {
     'drives the example gateway for two seconds and passes every check',
     async () => {
       if (!existsSync(join(root, 'dist', 'payment-links', 'index.js'))) {
-        throw new Error('dist/ is missing: run `npm run build` (the pretest script does) before this test');
+        throw new Error('dist/ is missing: run `npm run build` (the global set-up of the tests does) before this test');
       }
       const { stdout } = await load({
         LOAD_SECONDS: '2',

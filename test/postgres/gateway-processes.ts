@@ -37,7 +37,7 @@ export interface CliRun {
 /** Throws unless dist/ holds the command line and `paygate-auth/postgres` (the example imports dist/). */
 export function requireBuild(): void {
   if (!existsSync(join(root, 'dist', 'cli.js')) || !existsSync(join(root, 'dist', 'postgres', 'index.js'))) {
-    throw new Error('dist/ is missing: run `npm run build` (the pretest script does) before this test');
+    throw new Error('dist/ is missing: run `npm run build` (the global set-up of the tests does) before this test');
   }
 }
 

@@ -19,7 +19,7 @@ declare module 'vitest' {
   }
 }
 
-/** The shared pack, or `null` when there is no build (or no globalSetup, as in `npm run test:unit`). */
+/** The shared pack, or `null` when the run has no such global set-up (as in `npm run test:unit`). */
 export function packedPackage(): PackedPackage | null {
   return inject('packedPackage') ?? null;
 }
