@@ -1,7 +1,8 @@
 /**
  * Builds dist/ when it is missing or its sources changed since the last build, so that examples
  * importing 'paygate-auth' (package self-reference → dist/) always run the current code, and so
- * that `npm test` and `npm pack` skip the build when dist/ is current.
+ * that `npm test` (test/support/pack-once.ts, a global set-up) skips the build when dist/ is
+ * current. `npm pack` always builds (`prepack`).
  *
  * "Changed" is by content: a SHA-256 of every file under src/ and of the build's configuration
  * (package.json, tsconfig.json, tsconfig.build.json, tsup.config.ts), kept in .tmp/build-hash
