@@ -20,6 +20,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stripVTControlCharacters } from 'node:util';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const entries = [
@@ -82,9 +83,10 @@ function build(started) {
       output += chunk;
       const lines = (pending + chunk).split('\n');
       pending = lines.pop() ?? '';
-      // tsup's stage lines: "ESM ⚡️ Build success in 812ms", "DTS Build start"…
+      // tsup's stage lines: "ESM ⚡️ Build success in 812ms", "DTS Build start"…, coloured where
+      // tsup thinks the output is a terminal (as under CI=true).
       for (const line of lines) {
-        const stage = /^(CJS|ESM|DTS)\b.*Build (start|success)/.exec(line);
+        const stage = /^(CJS|ESM|DTS)\b.*Build (start|success)/.exec(stripVTControlCharacters(line));
         if (stage) process.stderr.write(`  ${stage[1]} ${stage[2] === 'start' ? 'started' : 'done'} (${since(started)})\n`);
       }
     };

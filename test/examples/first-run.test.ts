@@ -87,8 +87,11 @@ describe('the example gateway at start-up', () => {
 });
 
 describe('the build step of npm run example', () => {
-  /** A project shaped like this one, whose build prints 90 lines and tsup's stage lines, and writes dist/. */
-  function fakeProject(buildSucceeds: boolean): string {
+  /**
+   * A project shaped like this one, whose build prints 90 lines and tsup's stage lines (in colour,
+   * as tsup prints them under CI=true, when `coloured`), and writes dist/.
+   */
+  function fakeProject(buildSucceeds: boolean, coloured = false): string {
     const project = scratchDirectory('ensure-build');
     mkdirSync(join(project, 'examples'));
     mkdirSync(join(project, 'src'));
@@ -106,7 +109,8 @@ describe('the build step of npm run example', () => {
     ];
     const build = [
       "for (let i = 1; i <= 90; i++) console.log('build output line ' + i);",
-      "console.log('ESM Build start'); console.log('ESM ⚡️ Build success in 812ms'); console.error('DTS ⚡️ Build success in 9000ms');",
+      `const tag = (name) => ${coloured ? "'\\x1b[34m' + name + '\\x1b[39m'" : 'name'};`,
+      "console.log(tag('ESM') + ' Build start'); console.log(tag('ESM') + ' ⚡️ Build success in 812ms'); console.error(tag('DTS') + ' ⚡️ Build success in 9000ms');",
       "const fs = require('node:fs');",
       `for (const name of ${JSON.stringify(entries)}) { fs.mkdirSync('dist/' + name.replace(/[^/]+$/, ''), { recursive: true }); fs.writeFileSync('dist/' + name + '.js', ''); }`,
       buildSucceeds ? '' : "console.error('build error: something is wrong'); process.exit(3);",
@@ -132,6 +136,11 @@ describe('the build step of npm run example', () => {
     expect(lines.at(-1)).toMatch(/^Built paygate-auth in \d+\.\d s$/);
     expect(stderr).not.toContain('build output line');
     expect(existsSync(join(project, 'dist', 'koa', 'index.js'))).toBe(true);
+  });
+
+  it("shows the stages when the build colours its lines (tsup's under CI=true)", async () => {
+    const { stderr } = await ensureBuild(fakeProject(true, true));
+    expect(stderr.match(/^ {2}\w+ (started|done)/gm)).toEqual(['  ESM started', '  ESM done', '  DTS done']);
   });
 
   it('says nothing when dist/ is current', async () => {
