@@ -355,8 +355,17 @@ describe('PostgreSQL followers started together', () => {
     // Started by default, so reported too: the options made for it come back beside yours.
     const registry = (options as PostgresFollowersOptions).registry;
     if (registry === undefined || registry === false) throw new Error('the registry options are made');
-    registry.onEvent?.({ type: 'registry_stale', error: 'connection terminated', since: Date.now() - 30_000, issuers: 1 });
-    options.controls.onError?.(new Error('Connection terminated unexpectedly'));
+    const lines = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      registry.onEvent?.({ type: 'registry_stale', error: 'connection terminated', since: Date.now() - 30_000, issuers: 1 });
+      options.controls.onError?.(new Error('Connection terminated unexpectedly'));
+      // The registry had no onEvent of yours, so its stall is logged; the controls' went to yours.
+      expect(lines.mock.calls.map(([line]) => String(line))).toEqual([
+        expect.stringMatching(/^paygate-auth\/otel: PostgreSQL registry cannot be read \(connection terminated\)/),
+      ]);
+    } finally {
+      lines.mockRestore();
+    }
     const byFollower = Object.fromEntries(
       points(await sdk.metric(METRIC_NAMES.staleness)).map((point) => [point.attributes[A.follower], point.value as number]),
     );

@@ -414,8 +414,9 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
 
     it('a forged row cannot stop a flush: its change id is the trigger’s, and a refused row is skipped while the rows after it are shared', async () => {
       const events: KeyHistoryRowRefusedEvent[] = [];
+      const otherEvents: KeyHistoryRowRefusedEvent[] = [];
       const one = await instance({ onEvent: (event) => events.push(event) });
-      const other = await instance();
+      const other = await instance({ onEvent: (event) => otherEvents.push(event) });
       await db.query(
         `INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen, changed) VALUES ('https://acme.test', 'far-ahead', $1, 9000000000000000)`,
         [clock.now()],
@@ -431,6 +432,7 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       await other.keys.flush();
       await one.keys.flush();
       expect(events.map((event) => event.kid)).toEqual(['by-hand']);
+      expect(otherEvents.map((event) => event.kid)).toEqual(['by-hand']);
       expect(
         one.verifier
           .keyHistory()

@@ -5,7 +5,7 @@
 import express, { type Express } from 'express';
 import { setupServer } from 'msw/node';
 import request from 'supertest';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { auth, authOf, requireScopes } from '../../src/adapters/express/index.js';
 import { type TestIssuer, createTestIssuer, createTestVerifier } from '../../src/testing/index.js';
 import { errorExceptLoopback, jwksHandlers } from '../../src/testing/msw.js';
@@ -50,7 +50,14 @@ describe('Express + supertest with the JWKS on msw', () => {
   });
 
   test('an unhandled request to a host other than loopback still fails', async () => {
-    await expect(fetch('https://elsewhere.test/')).rejects.toThrow();
+    // msw reports the request on the console before it fails it.
+    const lines = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      await expect(fetch('https://elsewhere.test/')).rejects.toThrow();
+      expect(lines.mock.calls.map(([line]) => String(line)).join('\n')).toContain('https://elsewhere.test/');
+    } finally {
+      lines.mockRestore();
+    }
   });
 });
 
