@@ -4,7 +4,7 @@
  * the state the rows add up to.
  */
 import { storageFailure } from './database-errors.js';
-import { COMPACT_CONTROLS, CONTROLS_CHANNEL, TABLES } from './schema.js';
+import { COMPACT_CONTROLS, CONTROLS_CHANNEL, CONTROLS_LOCK, TABLES } from './schema.js';
 import { DEFAULT_STATEMENT_TIMEOUT, type SqlClient, type SqlRow, checkClient, numberColumn, queryWithin } from './sql-client.js';
 
 /** The actions an operator records. */
@@ -49,9 +49,6 @@ export const NO_CONTROLS: ControlState = Object.freeze({
   suspended: Object.freeze([]),
   through: 0,
 });
-
-/** The advisory lock each write to the table holds until it commits ("pgoc"). */
-const CONTROLS_LOCK = 1_885_826_915;
 
 const MAX_TEXT = 2048;
 

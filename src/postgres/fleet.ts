@@ -46,7 +46,7 @@ export interface InstanceRecord {
   readonly seenAt: Date;
   /** Milliseconds between its heartbeats. */
   readonly interval: number;
-  /** Milliseconds since its last heartbeat, by the database's clock. */
+  /** Milliseconds since its last heartbeat, by the database's clock (`Infinity` for a `seen_at` of `-infinity`). */
   readonly silentFor: number;
   /** `true` while it has answered within three heartbeat intervals and {@link LIVE_MARGIN} more. */
   readonly live: boolean;
@@ -90,7 +90,8 @@ function nullable<T>(value: unknown, as: (value: unknown) => T): T | null {
 
 function toInstance(row: SqlRow): InstanceRecord {
   const interval = numberColumn(row.interval_ms);
-  const silentFor = Math.max(0, numberColumn(row.silent_ms));
+  // A seen_at of '-infinity' (written by hand): never heard, silent for ever.
+  const silentFor = row.silent_ms === null ? Number.POSITIVE_INFINITY : Math.max(0, numberColumn(row.silent_ms));
   const change = nullable(row.registry_change, numberColumn);
   return Object.freeze({
     name: String(row.name),
@@ -117,13 +118,18 @@ function missingTable(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '42P01';
 }
 
-/** Every row of the heartbeat table, by name. */
+/**
+ * Every row of the heartbeat table, by name. A `seen_at` written by hand may be infinite, which
+ * PostgreSQL cannot subtract: such a row is silent for ever (`-infinity`) or not at all, as any
+ * time ahead of the database's clock is (`infinity`), instead of failing the whole read.
+ */
 async function instances(db: SqlClient, timeout: number): Promise<InstanceRecord[]> {
   const { rows } = await queryWithin(
     db,
     timeout,
     `SELECT name, started_at, seen_at, interval_ms, registry_change, registry_digest, registry_issuers, registry_refused, control,
-            (extract(epoch FROM now() - seen_at) * 1000)::bigint AS silent_ms
+            CASE WHEN isfinite(seen_at) THEN (extract(epoch FROM now() - seen_at) * 1000)::bigint
+                 WHEN seen_at > now() THEN 0 END AS silent_ms
        FROM ${TABLES.instances} ORDER BY name`,
   );
   return rows.map(toInstance);

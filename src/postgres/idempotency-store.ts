@@ -186,7 +186,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
 
   /**
    * Deletes up to `purgeBatch` records that have expired at `now` (completed ones, and pending
-   * ones whose lease ended too), in one statement; resolves how many. Call it now and then (every
+   * ones whose lease ended too, or that name no lease end: written by hand), in one statement; resolves how many. Call it now and then (every
    * minute, say); a result equal to `purgeBatch` means more are left.
    * @param now Milliseconds since the epoch. @default Date.now()
    */
@@ -196,7 +196,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
       `WITH gone AS (
          DELETE FROM ${TABLES.idempotency} WHERE ctid IN (
            SELECT ctid FROM ${TABLES.idempotency}
-            WHERE expires_at <= $1 AND (state = 'completed' OR lease_expires_at <= $1)
+            WHERE expires_at <= $1 AND (state = 'completed' OR lease_expires_at IS NULL OR lease_expires_at <= $1)
             LIMIT $2 FOR UPDATE SKIP LOCKED)
          RETURNING 1)
        SELECT count(*)::int AS purged FROM gone`,

@@ -205,10 +205,13 @@ export class NotificationListener implements PostgresListener {
     } else if (this.#connection !== null) {
       await this.#connection.listen(channel);
     } else if (this.#source !== undefined && this.#connecting === null) {
-      // Not waiting for a reconnection's delay: this caller waits on it.
+      // Not waiting for a reconnection's delay: this caller waits on it. The channels that saw
+      // the drop hear of the reconnection, as they would have at the end of the delay.
+      const reconnecting = this.#retry !== undefined;
       clearTimeout(this.#retry);
       this.#retry = undefined;
       await this.#connect();
+      if (reconnecting) this.#reconnected(channel);
     } else if (this.#connecting !== null) {
       const connection = await this.#connecting;
       await connection.listen(channel);
@@ -261,16 +264,20 @@ export class NotificationListener implements PostgresListener {
     this.#retry = setTimeout(() => {
       this.#retry = undefined;
       this.#connect().then(
-        () => {
-          for (const subscribers of this.#channels.values()) {
-            for (const { onReconnect } of subscribers) notify(onReconnect);
-          }
-        },
+        () => this.#reconnected(),
         () => this.#scheduleReconnect(),
       );
     }, this.#delay);
     this.#retry.unref?.();
     this.#delay = Math.min(this.#delay * 2, this.#maxReconnectDelay);
+  }
+
+  /** Tells every channel's followers (but those of `opened`, listened on just now) that the connection is back. */
+  #reconnected(opened?: string): void {
+    for (const [channel, subscribers] of this.#channels) {
+      if (channel === opened) continue;
+      for (const { onReconnect } of subscribers) notify(onReconnect);
+    }
   }
 
   /** Ends one subscription; a channel no one listens on any more is left, and the connection with the last one. */

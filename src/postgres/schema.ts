@@ -39,6 +39,29 @@ export function quoteIdentifier(name: string): string {
 /** The advisory lock each change to the registry holds until it commits ("pgir"): taken by the audit trigger. */
 export const REGISTRY_LOCK = 1_885_825_394;
 
+/** The advisory lock each operator control written holds until it commits ("pgoc"): taken by its stamp trigger. */
+export const CONTROLS_LOCK = 1_885_826_915;
+
+/**
+ * Controls version 4: each action's id is drawn by a trigger under {@link CONTROLS_LOCK}, held
+ * until commit, however the row is written (`recordControl`, or an operator's `INSERT` in
+ * `psql`): ids then commit in their order, and an instance reading the actions past the last id
+ * it applied skips none. (The identity's own value, drawn before the trigger, is replaced.)
+ */
+function changeStampedControls({ schema }: MigrationContext): readonly string[] {
+  return [
+    `CREATE FUNCTION paygate_operator_controls_stamp() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path = ${schema}, pg_temp AS $$
+     BEGIN
+       PERFORM pg_advisory_xact_lock(${CONTROLS_LOCK});
+       NEW.id := nextval(pg_get_serial_sequence('${TABLES.controls}', 'id'));
+       RETURN NEW;
+     END $$`,
+    `CREATE TRIGGER paygate_operator_controls_stamp BEFORE INSERT ON ${TABLES.controls}
+       FOR EACH ROW EXECUTE FUNCTION paygate_operator_controls_stamp()`,
+  ];
+}
+
 /** The advisory lock each write of the key history holds until it commits ("pgkh"): taken by its stamp trigger. */
 export const KEY_HISTORY_LOCK = 1_885_825_896;
 
@@ -263,6 +286,7 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
         `REVOKE EXECUTE ON FUNCTION ${COMPACT_CONTROLS}() FROM PUBLIC`,
       ],
     },
+    { version: 4, description: 'operator control ids drawn in commit order, however a row is written', statements: changeStampedControls },
   ],
   directory: [
     {

@@ -172,6 +172,27 @@ describe.skipIf(SKIP)('heartbeats and the fleet on a real PostgreSQL', () => {
     expect((await row('silent'))?.silentFor).toBeGreaterThanOrEqual(59_000);
   });
 
+  it('lists every instance beside rows written by hand with an infinite seen_at: never heard is not live', async () => {
+    const a = await instance('a');
+    await db.query(
+      `INSERT INTO ${TABLES.instances} (name, started_at, seen_at, interval_ms, registry_change) VALUES
+         ('never', now(), '-infinity', 1000, 0), ('forever', now(), 'infinity', 1000, 0)`,
+    );
+    expect((await readInstances(db)).map(({ name, live }) => ({ name, live }))).toEqual([
+      { name: 'a', live: true },
+      { name: 'forever', live: true },
+      { name: 'never', live: false },
+    ]);
+    expect((await row('never'))?.silentFor).toBe(Number.POSITIVE_INFINITY);
+    expect((await row('forever'))?.silentFor).toBe(0);
+    const change = await addIssuer(db, ACME, { by: 'alice' });
+    await a.registry.reload();
+    expect(await waitForFleet(db, { registryChange: change.id, timeout: WAIT_BOUND })).toMatchObject({
+      applied: ['a'],
+      lagging: [expect.objectContaining({ name: 'forever' })],
+    });
+  });
+
   it('deletes the rows no heartbeat wrote for the retention, and its own row at close', async () => {
     await db.query(
       `INSERT INTO ${TABLES.instances} (name, started_at, seen_at, interval_ms) VALUES ('old', now(), now() - interval '2 days', 1000)`,

@@ -39,6 +39,7 @@ async function versionOneDatabase(pool: pg.Pool): Promise<void> {
   await migrate(pool, { only: ['links', 'controls'] });
   await pool.query(`DROP TABLE ${TABLES.controlsCompacted}`);
   await pool.query('DROP FUNCTION paygate_compact_controls()');
+  await pool.query('DROP FUNCTION paygate_operator_controls_stamp() CASCADE');
   await pool.query(`ALTER TABLE ${TABLES.idempotency} DROP COLUMN link_id`);
   await pool.query(`DROP TABLE ${TABLES.migrations}`);
   await pool.query(
@@ -89,6 +90,7 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'controls', version: 1 },
       { area: 'controls', version: 2 },
       { area: 'controls', version: 3 },
+      { area: 'controls', version: 4 },
       { area: 'directory', version: 1 },
       { area: 'directory', version: 2 },
       { area: 'registry', version: 1 },
@@ -134,8 +136,9 @@ describe.skipIf(SKIP)('migrate', () => {
       applied: [
         { area: 'controls', version: 2 },
         { area: 'controls', version: 3 },
+        { area: 'controls', version: 4 },
       ],
-      versions: { controls: 3 },
+      versions: { controls: 4 },
     });
     expect(await migrate(pool, { only: 'links' })).toEqual({ applied: [{ area: 'links', version: 2 }], versions: { links: 2 } });
     expect(await tables(pool)).toEqual([...LINK_TABLES, ...CONTROL_TABLES].sort());
@@ -146,6 +149,7 @@ describe.skipIf(SKIP)('migrate', () => {
       ['controls', 1, true],
       ['controls', 2, false],
       ['controls', 3, false],
+      ['controls', 4, false],
       ['links', 1, true],
       ['links', 2, false],
     ]);

@@ -106,6 +106,20 @@ describe('postgresListener', () => {
     expect(opened.at(-1)?.statements).toEqual(['LISTEN channel_a']);
   });
 
+  it('tells the channels that saw a drop of the reconnection a new channel brings about, so that they read what they missed', async () => {
+    const { listener, opened } = fakeListener();
+    const a = hooks();
+    await listener.listen('channel_a', ...a.args);
+    opened[0]?.emit('end');
+    expect(a.seen.drops).toBe(1);
+    // Before the reconnection's delay ends, a new channel opens the connection at once.
+    const b = hooks();
+    await listener.listen('channel_b', ...b.args);
+    expect(opened).toHaveLength(2);
+    expect(opened[1]?.statements).toEqual(['LISTEN channel_a; LISTEN channel_b']);
+    expect([a.seen.reconnects, b.seen.reconnects]).toEqual([1, 0]);
+  });
+
   it('replaces a connection that goes silent when its heartbeat gets no answer within the timeout', async () => {
     const { listener, opened } = fakeListener({ heartbeatInterval: 100, statementTimeout: 50 });
     const a = hooks();

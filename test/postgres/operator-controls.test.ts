@@ -200,6 +200,40 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     });
   });
 
+  it('applies an action an operator inserted by hand even when a later action commits first: ids commit in their order', async () => {
+    const a = await instance({ listen: false });
+    const hand = await operator.connect();
+    try {
+      // An operator's psql session: the row is in, its id drawn, the transaction still open.
+      await hand.query('BEGIN');
+      await hand.query(`INSERT INTO ${TABLES.controls} (action, issuer, kid) VALUES ('revoke_key', $1, 'acme-by-hand')`, [acme.issuer]);
+      const later = recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-later' });
+      let settled = false;
+      void later.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      await eventually('the later action committed, or queued behind the hand-written one', async () => {
+        if (settled) return true;
+        const { rows } = await a.pool.query(
+          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
+        );
+        return rows.length > 0;
+      });
+      await a.controls.reload();
+      await hand.query('COMMIT');
+      await later;
+    } finally {
+      hand.release();
+    }
+    await a.controls.reload();
+    expect(a.controls.state().revoked).toEqual(
+      expect.arrayContaining([
+        { issuer: acme.issuer, kid: 'acme-by-hand' },
+        { issuer: acme.issuer, kid: 'acme-later' },
+      ]),
+    );
+  });
   it('compacts the table to one row per active control', async () => {
     const a = await instance();
     for (let index = 0; index < 5; index++) await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-old' });

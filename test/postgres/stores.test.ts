@@ -116,6 +116,16 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       expect(rows).toEqual([{ key: 'live' }]);
     });
 
+    it('purges an expired pending record written by hand without a lease end, as its claim would take it', async () => {
+      const store = new PostgresIdempotencyStore(pool);
+      await pool.query(
+        `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at) VALUES ($1, 'by-hand', 'pending', 'f', 61000)`,
+        [TENANT_A],
+      );
+      expect(await store.purgeExpired(100_000)).toBe(1);
+      expect((await pool.query(`SELECT key FROM ${TABLES.idempotency}`)).rows).toEqual([]);
+    });
+
     it.each([
       ['a bad leaseTime', { leaseTime: 5 }, /leaseTime/],
       ['a bad pendingWait', { pendingWait: -1 }, /pendingWait/],
