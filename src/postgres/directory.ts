@@ -3,7 +3,7 @@
  * payment methods) in PostgreSQL, so that every instance, and every restart, resolves a reference
  * to the same UUID.
  */
-import { rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { oneLineJson, optionNames, quote, rejectUnknownOptions } from '../internal/index.js';
 import {
   type Department,
   type Directory,
@@ -13,7 +13,7 @@ import {
   type Store,
   type TenantSeed,
 } from '../payment-links/index.js';
-import { parseTenantErn } from '../index.js';
+import { ConfigurationError, parseTenantErn } from '../index.js';
 import { storageFailure } from './database-errors.js';
 import { DirectoryCache } from './directory-cache.js';
 import { TABLES } from './schema.js';
@@ -62,9 +62,31 @@ function randomUuid(): string {
   return globalThis.crypto.randomUUID();
 }
 
-function codes(value: unknown): readonly string[] {
-  const parsed = jsonColumn(value);
-  return Object.freeze(Array.isArray(parsed) ? parsed.map(String) : []);
+/** A tenant with no row: no method configured. */
+const NO_METHODS: PaymentMethodSettings = Object.freeze({ allowed: Object.freeze([]), blocked: Object.freeze([]) });
+
+/** A JSON column's value, or `undefined` when it is text that is no JSON. */
+function parsedJson(value: unknown): unknown {
+  try {
+    return jsonColumn(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A tenant row's `allowed_methods` or `blocked_methods`: a JSON array of non-empty codes, as
+ * `seed` writes it. Anything else (a row written by hand) fails that tenant's links as a
+ * configuration error rather than reading as `[]`: a blocked list misread would offer the methods
+ * it blocks. Other tenants are not affected.
+ */
+function codes(value: unknown, tenant: string, column: string): readonly string[] {
+  const parsed = parsedJson(value);
+  if (Array.isArray(parsed) && parsed.every((code) => typeof code === 'string' && code !== '')) return Object.freeze([...parsed]);
+  const found = parsed === undefined ? quote(String(value)) : quote(oneLineJson(parsed));
+  throw new ConfigurationError(
+    `${OWNER}: tenant ${quote(tenant)}: ${column} holds ${found}, expected a JSON array of payment-method codes such as ["visa","mc"]; seed the tenant again or correct the row`,
+  );
 }
 
 /**
@@ -240,7 +262,11 @@ export class PostgresDirectory implements Directory {
         [tenant],
       );
       const row = rows[0];
-      return Object.freeze({ allowed: codes(row?.allowed_methods), blocked: codes(row?.blocked_methods) });
+      if (row === undefined) return NO_METHODS;
+      return Object.freeze({
+        allowed: codes(row.allowed_methods, tenant, 'allowed_methods'),
+        blocked: codes(row.blocked_methods, tenant, 'blocked_methods'),
+      });
     });
     return settings as PaymentMethodSettings;
   }

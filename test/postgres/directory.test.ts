@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigurationError } from '../../src/index.js';
 import { PostgresDirectory, migrate } from '../../src/postgres/index.js';
 import { TABLES } from '../../src/postgres/schema-names.js';
 import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
@@ -89,6 +90,49 @@ describe.skipIf(SKIP)('PostgresDirectory', () => {
     const directory = instance();
     await directory.seed(SEEDS);
     expect(await directory.paymentMethods(TENANT)).toEqual({ allowed: ['visa', 'mc', 'visa'], blocked: ['walley'] });
+  });
+
+  describe('a tenant row written by hand', () => {
+    /** Writes `tenant`'s methods as given (JSON text), as an operator might in psql. */
+    async function writeMethods(tenant: string, allowed: string, blocked: string): Promise<void> {
+      await pools[0]!.query(
+        `INSERT INTO ${TABLES.tenants} (tenant, allowed_methods, blocked_methods) VALUES ($1, $2::json, $3::json)
+         ON CONFLICT (tenant) DO UPDATE SET allowed_methods = EXCLUDED.allowed_methods, blocked_methods = EXCLUDED.blocked_methods`,
+        [tenant, allowed, blocked],
+      );
+    }
+
+    it.each([
+      ['an object', '{"walley":true}'],
+      ['JSON null', 'null'],
+      ['a JSON string', '"walley"'],
+      ['an array holding a number', '["walley",7]'],
+      ['an array holding an empty code', '["walley",""]'],
+    ])('fails the tenant with a configuration error when blocked_methods is %s, never offering what it blocks', async (_, blocked) => {
+      const tenant = `ern:acme/tenants/${randomUUID()}`;
+      await writeMethods(tenant, '["visa","walley"]', blocked);
+      const failure = await instance()
+        .paymentMethods(tenant)
+        .catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(ConfigurationError);
+      expect(failure).toMatchObject({ code: 'configuration_error', status: 500 });
+      expect((failure as Error).message).toContain(`tenant "${tenant}": blocked_methods holds`);
+    });
+
+    it('names allowed_methods when that column is no array', async () => {
+      const tenant = `ern:acme/tenants/${randomUUID()}`;
+      await writeMethods(tenant, '{"visa":true}', '[]');
+      await expect(instance().paymentMethods(tenant)).rejects.toThrow(/allowed_methods holds "\{\\"visa\\":true\}", expected a JSON array/);
+    });
+
+    it("leaves the other tenants' methods readable", async () => {
+      const broken = `ern:acme/tenants/${randomUUID()}`;
+      await writeMethods(broken, '[]', '{}');
+      const directory = instance();
+      await directory.seed(SEEDS);
+      await expect(directory.paymentMethods(broken)).rejects.toThrow(ConfigurationError);
+      expect(await directory.paymentMethods(TENANT)).toEqual({ allowed: ['visa', 'mc', 'visa'], blocked: ['walley'] });
+    });
   });
 
   it('refuses a bad seed with a TypeError naming the entry, writing nothing', async () => {
