@@ -186,11 +186,14 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
 
   /**
    * Deletes up to `purgeBatch` records that have expired at `now` (completed ones, and pending
-   * ones whose lease ended too, or that name no lease end: written by hand), in one statement; resolves how many. Call it now and then (every
-   * minute, say); a result equal to `purgeBatch` means more are left.
+   * ones whose lease ended too, or that name no lease end: written by hand), in one statement;
+   * resolves how many. Call it now and then (every minute, say); a result equal to `purgeBatch`
+   * means more are left.
    * @param now Milliseconds since the epoch. @default Date.now()
+   * @throws {TypeError} naming `now` when it is not a time from 0 on.
    */
   async purgeExpired(now: number = Date.now()): Promise<number> {
+    numberOption(`${OWNER}.purgeExpired`, 'now', now, 0, { min: 0, max: Number.MAX_SAFE_INTEGER, unit: 'milliseconds since the epoch' });
     const rows = await this.#query(
       'purging idempotency keys',
       `WITH gone AS (

@@ -127,6 +127,20 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
     });
 
     it.each([
+      ['NaN', Number.NaN],
+      ['a string', '100000'],
+      ['a negative time', -1],
+    ])('refuses purgeExpired(%s) with a TypeError naming now, deleting nothing', async (_case, now) => {
+      const store = new PostgresIdempotencyStore(pool);
+      await store.claim({ tenant: TENANT_A, key: `kept-${String(now)}`, fingerprint: 'f', now: 1000, expiresAt: 2000 });
+      const failure = await store.purgeExpired(now as number).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(TypeError);
+      expect((failure as Error).message).toMatch(/^PostgresIdempotencyStore\.purgeExpired: now must be/);
+      const { rows } = await pool.query(`SELECT key FROM ${TABLES.idempotency} WHERE key = $1`, [`kept-${String(now)}`]);
+      expect(rows).toHaveLength(1);
+    });
+
+    it.each([
       ['a bad leaseTime', { leaseTime: 5 }, /leaseTime/],
       ['a bad pendingWait', { pendingWait: -1 }, /pendingWait/],
       ['a bad purgeBatch', { purgeBatch: 1.5 }, /purgeBatch/],
