@@ -2,6 +2,10 @@
  * A real JWKS endpoint on 127.0.0.1, for tests that must not depend on request interception.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { functionOption, optionNames, rejectUnknownOptions } from '../internal/index.js';
+
+/** The members of {@link ServeJwksOptions}: any other is refused, naming the nearest. */
+const SERVE_JWKS_OPTION_NAMES = optionNames<ServeJwksOptions>({ path: true, respond: true, onRequest: true });
 
 /** A JWKS endpoint listening on loopback. */
 export interface JwksServer {
@@ -16,7 +20,7 @@ export interface JwksServer {
 /** Options of {@link serveJwks}. */
 export interface ServeJwksOptions {
   /**
-   * The path the JWKS is served at; every other path is 404.
+   * The path the JWKS is served at, starting with `/`; every other path is 404.
    * @default '/.well-known/jwks.json'
    */
   readonly path?: string;
@@ -30,10 +34,22 @@ export interface ServeJwksOptions {
   readonly onRequest?: () => void;
 }
 
-/** Serves `document()` as a JWKS on 127.0.0.1 at an ephemeral port. */
+/**
+ * Serves `document()` as a JWKS on 127.0.0.1 at an ephemeral port.
+ * @throws {TypeError} naming the argument or option at fault, before any server starts.
+ */
 export async function serveJwks(document: () => unknown, options: ServeJwksOptions = {}): Promise<JwksServer> {
-  const { createServer } = await import('node:http');
+  if (typeof document !== 'function') {
+    throw new TypeError(`serveJwks: document must be a function returning the JWKS (() => jwks), got ${typeof document}`);
+  }
+  rejectUnknownOptions('serveJwks', options, SERVE_JWKS_OPTION_NAMES);
   const path = options.path ?? '/.well-known/jwks.json';
+  if (typeof path !== 'string' || !path.startsWith('/')) {
+    throw new TypeError(`serveJwks: path must start with "/", got ${typeof path === 'string' ? JSON.stringify(path) : typeof path}`);
+  }
+  functionOption('serveJwks', 'respond', options.respond);
+  functionOption('serveJwks', 'onRequest', options.onRequest);
+  const { createServer } = await import('node:http');
   let requests = 0;
   const server = createServer((request, response) => {
     requests += 1;

@@ -46,9 +46,13 @@ function issuerList(issuers: TestIssuer | readonly TestIssuer[]): readonly TestI
   return list;
 }
 
-/** A `fetch` that sends each issuer's registered JWKS URL to where the issuer serves it now. */
+/**
+ * A `fetch` that sends each issuer's registered JWKS URL to where the issuer serves it now. The
+ * verifier fetches a URL as `URL#href` writes it (host in lower case, no default port), so the
+ * registered URLs are looked up in that spelling.
+ */
 function followingFetch(followed: readonly Followed[], base: FetchLike | undefined): FetchLike {
-  const byUri = new Map(followed.map(({ issuer, link }) => [link.registeredJwksUri, issuer] as const));
+  const byUri = new Map(followed.map(({ issuer, link }) => [new URL(link.registeredJwksUri).href, issuer] as const));
   return (input, init) => (base ?? globalThis.fetch)(byUri.get(input)?.jwksUri ?? input, init);
 }
 
@@ -127,10 +131,8 @@ export function createTestVerifier(issuers: TestIssuer | readonly TestIssuer[], 
     followed.push({ issuer, link, seen: link.revision() });
     return link.entry();
   });
-  const inner = createVerifier({
-    ...base,
-    fetch: followingFetch(followed, fetch),
-    registry: new IssuerRegistry(entries),
-  });
+  // The registry first: it names a malformed JWKS URL, which followingFetch() then reads.
+  const registry = new IssuerRegistry(entries);
+  const inner = createVerifier({ ...base, fetch: followingFetch(followed, fetch), registry });
   return following(inner, followed);
 }

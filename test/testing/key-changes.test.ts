@@ -162,6 +162,26 @@ describe('listen() and the order of set-up', () => {
     }
   });
 
+  test("a kit verifier fetches from the loopback server however the issuer's URL is spelt (a host in capitals)", async () => {
+    // The verifier fetches the URL as `URL#href` writes it (`https://issuer.test/…`), not as given.
+    const issuer = await createTestIssuer({ issuer: 'https://Issuer.Test' });
+    const offLoopback: string[] = [];
+    const loopbackOnly = (input: string, init: RequestInit) => {
+      if (input.startsWith('http://127.0.0.1:')) return globalThis.fetch(input, init);
+      offLoopback.push(input);
+      return Promise.reject(new TypeError('fetch failed'));
+    };
+    const verifier = createTestVerifier(issuer, { fetch: loopbackOnly });
+    const server = await issuer.listen();
+    try {
+      await expect(verifier.verify(await issuer.token())).resolves.toBeDefined();
+      expect(offLoopback).toEqual([]);
+      expect(server.requests).toBe(1);
+    } finally {
+      await issuer.close();
+    }
+  });
+
   test('a kit verifier with followIssuers: false built before listen() keeps the msw URL: 503 without msw, and the warning names followIssuers', async () => {
     const issuer = await createTestIssuer();
     const fetched: string[] = [];

@@ -32,6 +32,9 @@ export type AuthOptions = AdapterOptions;
 export type { AuthContext, RequireScopesArguments };
 
 function send(res: Response, response: ErrorResponse): void {
+  // Already answered (a timeout middleware, while the keys were loading): setting headers would
+  // throw, and Express 4 leaves the rejection of the middleware's promise unhandled.
+  if (res.headersSent) return;
   res.status(response.status).set(response.headers).end(JSON.stringify(response.body));
 }
 

@@ -2,7 +2,7 @@
  * paygate-auth/fastify: the `paygateAuth` plugin (also the default export) verifies each request
  * in `onRequest` and sets `request.auth`; route `config.scopes` (all of) or a `requireScopes(...)`
  * preHandler guard a route, and `config.auth: false` makes one public. Not encapsulated, so it
- * covers every route registered after it. Fastify 4 and 5.
+ * covers every route registered after it. Fastify 4.23 or later, and 5.
  *
  * @example
  * ```ts
@@ -87,7 +87,7 @@ const plugin: FastifyPluginAsync<PaygateAuthOptions> = async (fastify, options) 
 };
 
 /** The plugin: verifies every request of every route registered after it (not encapsulated). */
-export const paygateAuth = fp(plugin, { fastify: '4.x || 5.x', name: 'paygate-auth' });
+export const paygateAuth = fp(plugin, { fastify: '^4.23.0 || 5.x', name: 'paygate-auth' });
 export default paygateAuth;
 
 /** A preHandler: several scopes are all needed; or one scope, array, `{ allOf }` or `{ anyOf }`. */

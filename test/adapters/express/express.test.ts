@@ -53,6 +53,43 @@ describe('the Express adapter', () => {
     expect(req.auth).toBe(cached);
   });
 
+  it('leaves a response already sent alone when a failure comes after it, rejecting nothing', async () => {
+    let fail: (error: AuthError) => void = () => undefined;
+    const verifying = new Promise<never>((_resolve, reject) => {
+      fail = reject;
+    });
+    const gate = auth({ verifier: { verify: () => verifying } });
+    const outcomes: Promise<unknown>[] = [];
+    const errors: unknown[] = [];
+    const app = express();
+    // A timeout middleware that answered while the JWKS was being fetched.
+    app.use((_req, res, next) => {
+      res.status(503).end('timed out');
+      next();
+    });
+    // Express 4 drops what a middleware returns: a rejection there is an unhandled rejection.
+    app.use(
+      (req, res, next) =>
+        void outcomes.push(
+          Promise.resolve(gate(req, res, next)).then(
+            () => 'settled',
+            (error: unknown) => error,
+          ),
+        ),
+    );
+    app.use((error: unknown, _req: Request, _res: Response, _next: NextFunction) => void errors.push(error));
+    const running = await serveOnLoopback(app);
+    try {
+      const response = await fetch(`${running.url}/me`, { headers: { authorization: 'Bearer abc' } });
+      expect(response.status).toBe(503);
+      fail(new AuthError('jwks_unavailable', 'The keys cannot be loaded.'));
+      expect(await Promise.all(outcomes)).toEqual(['settled']);
+      expect(errors).toEqual([]);
+    } finally {
+      await running.close();
+    }
+  });
+
   it('passes the AuthError itself to next(err) when forwardErrors is set', async () => {
     const middleware = auth({
       verifier: { verify: async () => Promise.reject(new Error('unreachable')) },

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import defaultExport, { paygateAuth, requireScopes } from '../../../src/adapters/fastify/index.js';
@@ -7,6 +9,12 @@ import { useLoopbackIssuer } from '../loopback-issuer.js';
 import { type AdapterHarness, AppError, ROUTE_SCOPES, type RunningApp, appErrorResponse, describeAuth } from '../reference-app.js';
 
 const me = async (request: FastifyRequest) => describeAuth(request.auth);
+
+/** Fastify's own `semver`, with which `register()` checks a plugin's declared range. */
+const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
+const semver = fromFastify('semver') as { satisfies(version: string, range: string): boolean };
+/** The last Fastify release whose `request.routeOptions` has no `config` (it came in 4.23.0). */
+const WITHOUT_ROUTE_CONFIG = '4.22.2';
 
 async function referenceApp(options: AdapterOptions): Promise<FastifyInstance> {
   const app = Fastify();
@@ -57,6 +65,22 @@ describe('the Fastify adapter', () => {
     await build(app);
     return listen(app);
   }
+
+  it('declares only the Fastify releases whose request.routeOptions carries config, so that an older one fails at boot', () => {
+    // Before 4.23, `config.scopes` was never read: a token lacking the route's scope got through.
+    const declared = (paygateAuth as unknown as Record<symbol, { fastify: string }>)[Symbol.for('plugin-meta')]?.fastify ?? '*';
+    expect(semver.satisfies(WITHOUT_ROUTE_CONFIG, declared)).toBe(false);
+    expect(semver.satisfies('4.23.0', declared)).toBe(true);
+    expect(semver.satisfies((fromFastify('./package.json') as { version: string }).version, declared)).toBe(true);
+  });
+
+  it('names the same Fastify releases in its peer dependency', () => {
+    const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      peerDependencies: Record<string, string>;
+    };
+    expect(semver.satisfies(WITHOUT_ROUTE_CONFIG, manifest.peerDependencies.fastify as string)).toBe(false);
+    expect(semver.satisfies('4.23.0', manifest.peerDependencies.fastify as string)).toBe(true);
+  });
 
   it('is also the default export', () => {
     expect(defaultExport).toBe(paygateAuth);
