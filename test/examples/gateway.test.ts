@@ -210,26 +210,64 @@ describe('the example gateway', () => {
   describe('body limit', () => {
     const TWENTY_MB = 20 * 1024 * 1024;
 
-    /** The status of a POST /payment-links/ answer read with node:http, its body checked against the document. */
-    async function answered(response: IncomingMessage): Promise<number> {
+    /** A POST /payment-links/ answer read with node:http, its body checked against the document. */
+    async function readAnswer(response: IncomingMessage): Promise<{ status: number; body: { code: string; detail: string } }> {
       const chunks: Buffer[] = [];
       for await (const chunk of response) chunks.push(chunk as Buffer);
       const headers = Object.fromEntries(Object.entries(response.headers).map(([name, value]) => [name, String(value)]));
       const status = response.statusCode ?? 0;
-      expectDocumented('createPaymentLink', { status, headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) });
-      return status;
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { code: string; detail: string };
+      expectDocumented('createPaymentLink', { status, headers, body });
+      return { status, body };
     }
 
+    async function answered(response: IncomingMessage): Promise<number> {
+      return (await readAnswer(response)).status;
+    }
+
+    /**
+     * POSTs a JSON body of `size` bytes (`{}` and spaces) as a careful client does: declared whole
+     * in `content-length`, sent in 64 KiB writes that wait for the connection to drain, and no more
+     * once the answer has come. So the answer is read however slowly this machine uploads, rather
+     * than lost when the gateway, having discarded the unread rest for its few seconds, closes the
+     * connection under a client still sending.
+     */
     async function postBytes(size: number, headers: Record<string, string>): Promise<{ status: number; code: string; detail: string }> {
-      const bytes = new Uint8Array(size).fill(0x20);
-      bytes.set(new TextEncoder().encode('{}'), 0);
-      const response = await documentedFetch(`${gateway}/payment-links/`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...headers },
-        body: bytes,
+      return new Promise((resolve, reject) => {
+        let answer: Promise<unknown> | undefined;
+        const request = httpRequest(`${gateway}/payment-links/`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': String(size), ...headers },
+        });
+        request.on('response', (response) => {
+          answer = readAnswer(response).then(({ status, body }) => {
+            resolve({ status, code: body.code, detail: body.detail });
+            request.destroy();
+          }, reject);
+        });
+        request.on('error', (error) => {
+          if (answer === undefined) reject(error);
+        });
+        const writable = () =>
+          new Promise<void>((resume) => {
+            const go = () => {
+              request.off('drain', go).off('close', go);
+              resume();
+            };
+            request.on('drain', go).on('close', go);
+          });
+        void (async () => {
+          const spaces = Buffer.alloc(64 * 1024, 0x20);
+          let sent = 0;
+          while (sent < size && answer === undefined && !request.destroyed) {
+            const piece = Buffer.from(spaces.subarray(0, Math.min(spaces.length, size - sent)));
+            if (sent === 0) piece.write('{}', 0);
+            sent += piece.length;
+            if (!request.write(piece)) await writable();
+          }
+          if (sent >= size && !request.destroyed) request.end();
+        })();
       });
-      const problem = (await response.json()) as { code: string; detail: string };
-      return { status: response.status, code: problem.code, detail: problem.detail };
     }
 
     it('answers a 20 MB body without a token with 401, not 413', async () => {
