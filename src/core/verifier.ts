@@ -528,7 +528,7 @@ class TokenVerifier implements Verifier {
     const reporting = this.#onEvent !== undefined || this.#trace !== undefined;
     const verifyNow = reporting ? (token: string) => this.#verifyReporting(token) : (token: string) => this.#verifyNow(token);
     this.verifyNow = verifyNow;
-    // A property, as `verifyNow`: the HTTP layer calls it unbound.
+    // A property, as `verifyNow`: it may be passed on unbound (`extractBearerToken(value, verifier.holds)`).
     this.holds = (token) => this.#cache?.holds(token) === true;
     this.reportRefusal = this.#onEvent === undefined ? undefined : (error, auth) => this.#refused(error, auth);
     this.verify = (token) => {
