@@ -340,21 +340,30 @@ export const VERIFIER_OPTION_NAMES: ReadonlySet<string> = KNOWN_OPTIONS;
 
 const DAY = 86_400;
 
+/** What a bad option value was, for its message: `"RS256"`, `5`, `an empty array`. */
+function found(value: unknown): string {
+  return Array.isArray(value) && value.length === 0 ? 'an empty array' : describe(value);
+}
+
 function checkAudiences(value: unknown): readonly string[] {
-  const list = typeof value === 'string' ? [value] : value;
-  if (!Array.isArray(list) || list.length === 0 || !list.every((item) => typeof item === 'string' && item !== '')) {
-    throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them (it cannot be skipped)`);
+  const rule = `${OWNER}: audience must be a non-empty string or a non-empty array of them (it cannot be skipped)`;
+  if (typeof value === 'string' ? value === '' : !Array.isArray(value) || value.length === 0) {
+    throw new TypeError(`${rule}, got ${found(value)}`);
   }
-  return Object.freeze([...list]);
+  const list: readonly unknown[] = typeof value === 'string' ? [value] : (value as readonly unknown[]);
+  const bad = list.findIndex((item) => typeof item !== 'string' || item === '');
+  if (bad !== -1) throw new TypeError(`${rule}: audience[${bad}] is ${describe(list[bad])}`);
+  return Object.freeze([...(list as string[])]);
 }
 
 function checkAlgorithms(value: unknown): ReadonlySet<string> {
   if (value === undefined) return new Set(['RS256']);
-  const allowed: ReadonlySet<string> = new Set(RSA_ALGORITHMS);
-  if (!Array.isArray(value) || value.length === 0 || !value.every((alg) => typeof alg === 'string' && allowed.has(alg))) {
-    throw new TypeError(`${OWNER}: algorithms must be a non-empty array of ${RSA_ALGORITHMS.join(', ')}`);
-  }
-  return new Set(value);
+  const rule = `${OWNER}: algorithms must be a non-empty array of ${RSA_ALGORITHMS.join(', ')}`;
+  if (!Array.isArray(value) || value.length === 0) throw new TypeError(`${rule}, got ${found(value)}`);
+  const allowed: ReadonlySet<unknown> = new Set(RSA_ALGORITHMS);
+  const bad = value.findIndex((alg) => !allowed.has(alg));
+  if (bad !== -1) throw new TypeError(`${rule}: algorithms[${bad}] is ${describe(value[bad])}`);
+  return new Set(value as string[]);
 }
 
 /**
@@ -384,14 +393,15 @@ const MAX_AGE_BOUND_NAMES = optionNames<MaxAgeBounds>({ min: true, max: true });
 function checkAdmission(value: unknown): CacheAdmission {
   if (value === undefined) return 'second-use';
   if (!CACHE_ADMISSIONS.includes(value as CacheAdmission)) {
-    throw new TypeError(`${OWNER}: cacheAdmission must be ${CACHE_ADMISSIONS.map((name) => `"${name}"`).join(' or ')}`);
+    const names = CACHE_ADMISSIONS.map((name) => `"${name}"`).join(' or ');
+    throw new TypeError(`${OWNER}: cacheAdmission must be ${names}, got ${describe(value)}`);
   }
   return value as CacheAdmission;
 }
 
 function checkEngine(value: unknown): SignatureEngine {
   if (value !== undefined && value !== 'node' && value !== 'webcrypto') {
-    throw new TypeError(`${OWNER}: crypto must be "node" or "webcrypto"`);
+    throw new TypeError(`${OWNER}: crypto must be "node" or "webcrypto", got ${describe(value)}`);
   }
   return createSignatureEngine(value);
 }
