@@ -82,7 +82,7 @@ export interface VerifierOptions {
    * a compromise, say) stops verifying within `jwksMaxAge` of the withdrawal, whatever the server
    * sends. Set `max` above `jwksMaxAge` to let the server lengthen it. Both from 0 to 86400,
    * `min` ≤ `max`; an omitted bound keeps its default.
-   * @default { min: the lesser of 60 and jwksMaxAge, max: jwksMaxAge }
+   * @default { min: the least of 60, jwksMaxAge and max, max: jwksMaxAge }
    */
   readonly jwksMaxAgeBounds?: { readonly min?: number; readonly max?: number };
   /**
@@ -368,7 +368,8 @@ function checkAlgorithms(value: unknown): ReadonlySet<string> {
 
 /**
  * The bounds of a served max-age. The upper one defaults to `maxAge` (`jwksMaxAge`): the server
- * may shorten the cache, never lengthen it, unless `max` says otherwise.
+ * may shorten the cache, never lengthen it, unless `max` says otherwise. The lower one defaults to
+ * the least of 60, `maxAge` and the upper one.
  */
 function checkMaxAgeBounds(value: unknown, maxAge: number): MaxAgeBounds {
   const name = 'jwksMaxAgeBounds';
@@ -379,8 +380,9 @@ function checkMaxAgeBounds(value: unknown, maxAge: number): MaxAgeBounds {
   }
   rejectUnknownOptions(`${OWNER}: ${name}`, value, MAX_AGE_BOUND_NAMES);
   const bounds = value as Record<string, unknown>;
-  const min = numberOption(OWNER, `${name}.min`, bounds.min, defaults.min, { min: 0, max: DAY });
   const max = numberOption(OWNER, `${name}.max`, bounds.max, defaults.max, { min: 0, max: DAY });
+  // The lower bound's default never exceeds the upper one, given or not.
+  const min = numberOption(OWNER, `${name}.min`, bounds.min, Math.min(defaults.min, max), { min: 0, max: DAY });
   if (min > max) {
     const source = bounds.max === undefined ? ` (its default, jwksMaxAge)` : '';
     throw new TypeError(`${OWNER}: ${name}.min must not exceed ${name}.max${source}, got ${min} > ${max}`);
