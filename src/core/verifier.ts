@@ -39,7 +39,7 @@ export interface VerifierOptions {
   readonly registry: IssuerRegistry | readonly IssuerEntry[];
   /**
    * This service's audience(s): a token's `aud` must name one of them. Required; there is no way
-   * to skip the audience check.
+   * to skip the audience check. Each a non-empty string without surrounding white space.
    */
   readonly audience: string | readonly string[];
   /**
@@ -346,12 +346,14 @@ function found(value: unknown): string {
 }
 
 function checkAudiences(value: unknown): readonly string[] {
-  const rule = `${OWNER}: audience must be a non-empty string or a non-empty array of them (it cannot be skipped)`;
-  if (typeof value === 'string' ? value === '' : !Array.isArray(value) || value.length === 0) {
+  const rule = `${OWNER}: audience must be a non-empty string without surrounding white space, or a non-empty array of them (it cannot be skipped)`;
+  // White space around an audience (a newline read from a file, say) is one no token could match.
+  const isAudience = (item: unknown) => typeof item === 'string' && item !== '' && item.trim() === item;
+  if (typeof value === 'string' ? !isAudience(value) : !Array.isArray(value) || value.length === 0) {
     throw new TypeError(`${rule}, got ${found(value)}`);
   }
   const list: readonly unknown[] = typeof value === 'string' ? [value] : (value as readonly unknown[]);
-  const bad = list.findIndex((item) => typeof item !== 'string' || item === '');
+  const bad = list.findIndex((item) => !isAudience(item));
   if (bad !== -1) throw new TypeError(`${rule}: audience[${bad}] is ${describe(list[bad])}`);
   return Object.freeze([...(list as string[])]);
 }

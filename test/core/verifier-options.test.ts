@@ -75,6 +75,16 @@ describe('createVerifier options', () => {
     expect(() => createVerifier({ ...base(), [name]: value })).toThrow(found);
   });
 
+  test.each<[unknown, string]>([
+    ['https://payments.test\n', 'got "https://payments.test\\n"'],
+    [['https://a.test', ' https://b.test'], 'audience[1] is " https://b.test"'],
+  ])(
+    'refuses the audience %j, with surrounding white space that no token could match (every request would be refused)',
+    (audience, found) => {
+      expect(() => createVerifier({ ...base(), audience: audience as string })).toThrow(found);
+    },
+  );
+
   test.each<[string, unknown, string]>([
     ['not an object', 'snapshot', 'keys must be a snapshot'],
     ['another version', { version: 2, issuers: [] }, 'keys.version must be 1'],
