@@ -9,6 +9,7 @@
  * Every name part is non-empty, case-sensitive, at most {@link MAX_NAME_PART_LENGTH} characters of
  * letters, digits, `-`, `_` and `.`. Parsers return frozen objects or throw {@link ErnError}.
  */
+import { quote } from './hint-text.js';
 
 /** The tenant id of a product acting as itself. */
 export const PUBLIC_TENANT_ID = 'public';
@@ -50,7 +51,6 @@ const ABSOLUTE = new RegExp(`^ern:(${PART})/tenants/(?:(${PART})(?:/users/(${PAR
 const RELATIVE = new RegExp(`^//(departments|customers|users)/(${PART})$`);
 const ERN_PREFIX = 'ern:';
 const RELATIVE_PREFIX = '//';
-const MAX_SHOWN = 80;
 
 /** What an {@link ErnError} found wrong. */
 export type ErnErrorReason = 'not_a_string' | 'prefix' | 'shape' | 'product' | 'tenant_id' | 'user_id' | 'collection' | 'id' | 'not_public';
@@ -136,10 +136,6 @@ export type Ern = ({ readonly type: 'tenant' } & TenantErn) | ({ readonly type: 
 
 const COLLECTIONS: ReadonlySet<string> = new Set<ReferenceCollection>(['departments', 'customers', 'users']);
 
-function shown(value: string): string {
-  return JSON.stringify(value.length > MAX_SHOWN ? `${value.slice(0, MAX_SHOWN)}…` : value);
-}
-
 function checkPart(kind: ErnKind, reason: ErnErrorReason, label: string, value: string | undefined): string {
   if (value === undefined || value === '') {
     throw new ErnError(kind, reason, `the ${label} is empty`);
@@ -148,7 +144,7 @@ function checkPart(kind: ErnKind, reason: ErnErrorReason, label: string, value: 
     throw new ErnError(kind, reason, `the ${label} is longer than ${MAX_NAME_PART_LENGTH} characters`);
   }
   if (!NAME_PART.test(value)) {
-    throw new ErnError(kind, reason, `the ${label} ${shown(value)} may hold only letters, digits, "-", "_" and "."`);
+    throw new ErnError(kind, reason, `the ${label} ${quote(value)} may hold only letters, digits, "-", "_" and "."`);
   }
   return value;
 }
@@ -163,12 +159,12 @@ function requireString(kind: ErnKind, value: unknown): string {
 /** Splits `ern:<product>/tenants/…` into its parts after the prefix, checking prefix and product. */
 function splitAbsolute(kind: ErnKind, value: string): { product: string; rest: string[] } {
   if (!value.startsWith(ERN_PREFIX)) {
-    throw new ErnError(kind, 'prefix', `${shown(value)} does not start with "ern:"`);
+    throw new ErnError(kind, 'prefix', `${quote(value)} does not start with "ern:"`);
   }
   const parts = value.slice(ERN_PREFIX.length).split('/');
   const product = checkPart(kind, 'product', 'product', parts[0]);
   if (parts[1] !== 'tenants') {
-    throw new ErnError(kind, 'shape', `${shown(value)} is not of the form "ern:<product>/tenants/…"`);
+    throw new ErnError(kind, 'shape', `${quote(value)} is not of the form "ern:<product>/tenants/…"`);
   }
   return { product, rest: parts.slice(2) };
 }
@@ -189,7 +185,7 @@ export function parseTenantErn(value: unknown): TenantErn {
   const text = requireString(kind, value);
   const { product, rest } = splitAbsolute(kind, text);
   if (rest.length !== 1) {
-    throw new ErnError(kind, 'shape', `${shown(text)} is not of the form "${TENANT_ERN_SHAPE}"`);
+    throw new ErnError(kind, 'shape', `${quote(text)} is not of the form "${TENANT_ERN_SHAPE}"`);
   }
   return tenant(product, checkPart(kind, 'tenant_id', 'tenant id', rest[0]));
 }
@@ -223,7 +219,7 @@ function parseAbsolute(kind: ErnKind, text: string): Ern {
     const userId = checkPart(kind, 'user_id', 'user id', rest[2]);
     return Object.freeze({ type: 'user', form: 'tenant_user', ern: text, product, tenantId, userId });
   }
-  throw new ErnError(kind, 'shape', `${shown(text)} names neither a tenant nor a user`);
+  throw new ErnError(kind, 'shape', `${quote(text)} names neither a tenant nor a user`);
 }
 
 /**
@@ -249,15 +245,15 @@ export function parseReference(value: unknown, collection?: ReferenceCollection)
   const kind: ErnKind = 'relative reference';
   const text = requireString(kind, value);
   if (!text.startsWith(RELATIVE_PREFIX)) {
-    throw new ErnError(kind, 'prefix', `${shown(text)} does not start with "//"`);
+    throw new ErnError(kind, 'prefix', `${quote(text)} does not start with "//"`);
   }
   const parts = text.slice(RELATIVE_PREFIX.length).split('/');
   if (parts.length !== 2) {
-    throw new ErnError(kind, 'shape', `${shown(text)} is not of the form "//<collection>/<id>"`);
+    throw new ErnError(kind, 'shape', `${quote(text)} is not of the form "//<collection>/<id>"`);
   }
   const [name = '', id] = parts;
   if (!COLLECTIONS.has(name)) {
-    throw new ErnError(kind, 'collection', `${shown(name)} is not one of departments, customers, users`);
+    throw new ErnError(kind, 'collection', `${quote(name)} is not one of departments, customers, users`);
   }
   if (collection !== undefined && name !== collection) {
     throw new ErnError(kind, 'collection', `expected "//${collection}/<id>", got a reference to ${name}`);
@@ -336,7 +332,7 @@ export function formatTenantErn(tenantRef: { readonly product: string; readonly 
 export function formatReference(reference: { readonly collection: ReferenceCollection; readonly id: string }): string {
   const kind: ErnKind = 'relative reference';
   if (!COLLECTIONS.has(reference.collection)) {
-    throw new ErnError(kind, 'collection', `${shown(String(reference.collection))} is not one of departments, customers, users`);
+    throw new ErnError(kind, 'collection', `${quote(String(reference.collection))} is not one of departments, customers, users`);
   }
   return `${RELATIVE_PREFIX}${reference.collection}/${checkPart(kind, 'id', 'id', reference.id)}`;
 }
@@ -357,6 +353,6 @@ export function formatUserReference(user: UserReferenceParts): string {
     case 'tenant_user':
       return `${formatTenantErn({ product: user.product, id: user.tenantId })}/users/${checkPart(kind, 'user_id', 'user id', user.userId)}`;
     default:
-      throw new ErnError(kind, 'shape', `unknown user reference form ${shown(String((user as { form: unknown }).form))}`);
+      throw new ErnError(kind, 'shape', `unknown user reference form ${quote(String((user as { form: unknown }).form))}`);
   }
 }

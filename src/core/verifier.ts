@@ -39,7 +39,7 @@ export interface VerifierOptions {
   readonly registry: IssuerRegistry | readonly IssuerEntry[];
   /**
    * This service's audience(s): a token's `aud` must name one of them. Required; there is no way
-   * to skip the audience check.
+   * to skip the audience check. Each a non-empty string without surrounding white space.
    */
   readonly audience: string | readonly string[];
   /**
@@ -82,7 +82,7 @@ export interface VerifierOptions {
    * a compromise, say) stops verifying within `jwksMaxAge` of the withdrawal, whatever the server
    * sends. Set `max` above `jwksMaxAge` to let the server lengthen it. Both from 0 to 86400,
    * `min` ≤ `max`; an omitted bound keeps its default.
-   * @default { min: the lesser of 60 and jwksMaxAge, max: jwksMaxAge }
+   * @default { min: the least of 60, jwksMaxAge and max, max: jwksMaxAge }
    */
   readonly jwksMaxAgeBounds?: { readonly min?: number; readonly max?: number };
   /**
@@ -340,26 +340,38 @@ export const VERIFIER_OPTION_NAMES: ReadonlySet<string> = KNOWN_OPTIONS;
 
 const DAY = 86_400;
 
+/** What a bad option value was, for its message: `"RS256"`, `5`, `an empty array`. */
+function found(value: unknown): string {
+  return Array.isArray(value) && value.length === 0 ? 'an empty array' : describe(value);
+}
+
 function checkAudiences(value: unknown): readonly string[] {
-  const list = typeof value === 'string' ? [value] : value;
-  if (!Array.isArray(list) || list.length === 0 || !list.every((item) => typeof item === 'string' && item !== '')) {
-    throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them (it cannot be skipped)`);
+  const rule = `${OWNER}: audience must be a non-empty string without surrounding white space, or a non-empty array of them (it cannot be skipped)`;
+  // White space around an audience (a newline read from a file, say) is one no token could match.
+  const isAudience = (item: unknown) => typeof item === 'string' && item !== '' && item.trim() === item;
+  if (typeof value === 'string' ? !isAudience(value) : !Array.isArray(value) || value.length === 0) {
+    throw new TypeError(`${rule}, got ${found(value)}`);
   }
-  return Object.freeze([...list]);
+  const list: readonly unknown[] = typeof value === 'string' ? [value] : (value as readonly unknown[]);
+  const bad = list.findIndex((item) => !isAudience(item));
+  if (bad !== -1) throw new TypeError(`${rule}: audience[${bad}] is ${describe(list[bad])}`);
+  return Object.freeze([...(list as string[])]);
 }
 
 function checkAlgorithms(value: unknown): ReadonlySet<string> {
   if (value === undefined) return new Set(['RS256']);
-  const allowed: ReadonlySet<string> = new Set(RSA_ALGORITHMS);
-  if (!Array.isArray(value) || value.length === 0 || !value.every((alg) => typeof alg === 'string' && allowed.has(alg))) {
-    throw new TypeError(`${OWNER}: algorithms must be a non-empty array of ${RSA_ALGORITHMS.join(', ')}`);
-  }
-  return new Set(value);
+  const rule = `${OWNER}: algorithms must be a non-empty array of ${RSA_ALGORITHMS.join(', ')}`;
+  if (!Array.isArray(value) || value.length === 0) throw new TypeError(`${rule}, got ${found(value)}`);
+  const allowed: ReadonlySet<unknown> = new Set(RSA_ALGORITHMS);
+  const bad = value.findIndex((alg) => !allowed.has(alg));
+  if (bad !== -1) throw new TypeError(`${rule}: algorithms[${bad}] is ${describe(value[bad])}`);
+  return new Set(value as string[]);
 }
 
 /**
  * The bounds of a served max-age. The upper one defaults to `maxAge` (`jwksMaxAge`): the server
- * may shorten the cache, never lengthen it, unless `max` says otherwise.
+ * may shorten the cache, never lengthen it, unless `max` says otherwise. The lower one defaults to
+ * the least of 60, `maxAge` and the upper one.
  */
 function checkMaxAgeBounds(value: unknown, maxAge: number): MaxAgeBounds {
   const name = 'jwksMaxAgeBounds';
@@ -370,8 +382,9 @@ function checkMaxAgeBounds(value: unknown, maxAge: number): MaxAgeBounds {
   }
   rejectUnknownOptions(`${OWNER}: ${name}`, value, MAX_AGE_BOUND_NAMES);
   const bounds = value as Record<string, unknown>;
-  const min = numberOption(OWNER, `${name}.min`, bounds.min, defaults.min, { min: 0, max: DAY });
   const max = numberOption(OWNER, `${name}.max`, bounds.max, defaults.max, { min: 0, max: DAY });
+  // The lower bound's default never exceeds the upper one, given or not.
+  const min = numberOption(OWNER, `${name}.min`, bounds.min, Math.min(defaults.min, max), { min: 0, max: DAY });
   if (min > max) {
     const source = bounds.max === undefined ? ` (its default, jwksMaxAge)` : '';
     throw new TypeError(`${OWNER}: ${name}.min must not exceed ${name}.max${source}, got ${min} > ${max}`);
@@ -384,14 +397,15 @@ const MAX_AGE_BOUND_NAMES = optionNames<MaxAgeBounds>({ min: true, max: true });
 function checkAdmission(value: unknown): CacheAdmission {
   if (value === undefined) return 'second-use';
   if (!CACHE_ADMISSIONS.includes(value as CacheAdmission)) {
-    throw new TypeError(`${OWNER}: cacheAdmission must be ${CACHE_ADMISSIONS.map((name) => `"${name}"`).join(' or ')}`);
+    const names = CACHE_ADMISSIONS.map((name) => `"${name}"`).join(' or ');
+    throw new TypeError(`${OWNER}: cacheAdmission must be ${names}, got ${describe(value)}`);
   }
   return value as CacheAdmission;
 }
 
 function checkEngine(value: unknown): SignatureEngine {
   if (value !== undefined && value !== 'node' && value !== 'webcrypto') {
-    throw new TypeError(`${OWNER}: crypto must be "node" or "webcrypto"`);
+    throw new TypeError(`${OWNER}: crypto must be "node" or "webcrypto", got ${describe(value)}`);
   }
   return createSignatureEngine(value);
 }
@@ -528,7 +542,7 @@ class TokenVerifier implements Verifier {
     const reporting = this.#onEvent !== undefined || this.#trace !== undefined;
     const verifyNow = reporting ? (token: string) => this.#verifyReporting(token) : (token: string) => this.#verifyNow(token);
     this.verifyNow = verifyNow;
-    // A property, as `verifyNow`: the HTTP layer calls it unbound.
+    // A property, as `verifyNow`: it may be passed on unbound (`extractBearerToken(value, verifier.holds)`).
     this.holds = (token) => this.#cache?.holds(token) === true;
     this.reportRefusal = this.#onEvent === undefined ? undefined : (error, auth) => this.#refused(error, auth);
     this.verify = (token) => {

@@ -14,7 +14,7 @@ import {
   satisfiesScopes,
 } from '../core/scopes.js';
 import type { Verifier } from '../core/verifier.js';
-import { type AuthorizationInput, extractBearerToken } from './authorization.js';
+import { type AuthorizationInput, readBearerToken } from './authorization.js';
 
 /** The members of {@link AuthenticateInput}: any other is refused, naming the nearest. */
 const AUTHENTICATE_INPUT_NAMES = optionNames<AuthenticateInput>({ authorization: true, requiredScopes: true });
@@ -127,7 +127,7 @@ export function authenticateChecked(
 ): AuthResult | Promise<AuthResult> {
   let verified: AuthContext | Promise<AuthContext>;
   try {
-    const token = extractBearerToken(authorization, verifier.holds);
+    const token = readBearerToken(authorization, verifier);
     verified = verifier.verifyNow === undefined ? verifier.verify(token) : verifier.verifyNow(token);
   } catch (error) {
     return failed(error);

@@ -72,6 +72,11 @@ function refusal(value: string): AuthError {
   return invalidRequest('The Bearer credentials are not a b64token (RFC 6750).');
 }
 
+/** What knows the tokens it verified: a verifier, whose `holds` is called as its method. */
+export interface TokenHolder {
+  readonly holds?: ((token: string) => boolean) | undefined;
+}
+
 /**
  * The bearer token of a request: `Bearer` (any case) and an RFC 6750 b64token, read in one pass;
  * or, when `holds` (the verifier's) says the credentials are a token it verified, `Bearer` alone
@@ -81,11 +86,19 @@ function refusal(value: string): AuthError {
  *   `invalid_request` (several headers or credentials, empty credentials, not a b64token).
  */
 export function extractBearerToken(authorization: AuthorizationInput, holds?: (token: string) => boolean): string {
+  return readBearerToken(authorization, holds === undefined ? undefined : { holds });
+}
+
+/**
+ * {@link extractBearerToken} asking `holder.holds(…)` as a method of `holder` (a verifier), so that
+ * a verifier whose `holds` reads `this` (a class wrapping another) works as its `verify` does.
+ */
+export function readBearerToken(authorization: AuthorizationInput, holder: TokenHolder | undefined): string {
   const value = typeof authorization === 'string' ? authorization : single(authorization);
   if (value === undefined) throw missing();
-  if (holds !== undefined) {
+  if (holder?.holds !== undefined) {
     const credentials = credentialsOf(value);
-    if (credentials !== undefined && holds(credentials)) return credentials;
+    if (credentials !== undefined && holder.holds(credentials)) return credentials;
   }
   const match = BEARER.exec(value);
   if (match === null) throw refusal(value);

@@ -237,6 +237,20 @@ describe("tenantUserOf (the claim rules' fast path for a user of the token's own
   });
 });
 
+describe('the value an ErnError quotes is hostile text', () => {
+  test.each([
+    ['a line separator (U+2028)', '\u2028'],
+    ['a paragraph separator (U+2029)', '\u2029'],
+    ['a right-to-left override (U+202E)', '\u202e'],
+    ['a C1 control (U+0085, next line)', '\u0085'],
+    ['DEL', '\u007f'],
+  ])('%s in the value is escaped in the message, never raw (attack: a forged or reordered log line)', (_name, char) => {
+    const error = ernError(() => parseTenantErn(`ern:acme/tenants/t${char}1`));
+    expect(error.message).not.toContain(char);
+    expect(error.message).toContain(`\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  });
+});
+
 describe('formatting round-trips', () => {
   test('formatTenantErn is the inverse of parseTenantErn', () => {
     const parsed = parseTenantErn('ern:acme/tenants/t-1');

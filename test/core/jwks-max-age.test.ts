@@ -71,6 +71,7 @@ describe('Cache-Control max-age of the JWKS response', () => {
     ['a zero-padded max-age within the bounds is its value', 'max-age=00000000000000000300', {}, 300],
     ['the lower bound defaults to jwksMaxAge when that is under 60 s', 'no-store', { jwksMaxAge: 30 }, 30],
     ['no-store means the lower bound', 'no-store', { jwksMaxAgeBounds: { min: 120 } }, 120],
+    ['an upper bound under 60 s alone lowers the default lower bound to it', 'no-store', { jwksMaxAgeBounds: { max: 30 } }, 30],
     ['a malformed max-age is ignored: jwksMaxAge applies', 'max-age=12abc', { jwksMaxAge: 900 }, 900],
     ['no Cache-Control: jwksMaxAge applies', undefined, { jwksMaxAge: 900 }, 900],
   ] as const)('%s', async (_case, served, options: Partial<VerifierOptions>, seconds) => {

@@ -63,6 +63,28 @@ describe('createVerifier options', () => {
     expect(() => createVerifier({ ...base(), [name]: value })).toThrow(new RegExp(`createVerifier: ${name} must be`));
   });
 
+  test.each<[keyof VerifierOptions, unknown, string]>([
+    ['audience', 5, 'got 5'],
+    ['audience', ['https://a.test', ''], 'audience[1] is ""'],
+    ['algorithms', 'RS256', 'got "RS256"'],
+    ['algorithms', ['RS256', 'ES256'], 'algorithms[1] is "ES256"'],
+    ['algorithms', [], 'got an empty array'],
+    ['crypto', 'openssl', 'got "openssl"'],
+    ['cacheAdmission', 'always', 'got "always"'],
+  ])('refuses %s = %j, naming the value found', (name, value, found) => {
+    expect(() => createVerifier({ ...base(), [name]: value })).toThrow(found);
+  });
+
+  test.each<[unknown, string]>([
+    ['https://payments.test\n', 'got "https://payments.test\\n"'],
+    [['https://a.test', ' https://b.test'], 'audience[1] is " https://b.test"'],
+  ])(
+    'refuses the audience %j, with surrounding white space that no token could match (every request would be refused)',
+    (audience, found) => {
+      expect(() => createVerifier({ ...base(), audience: audience as string })).toThrow(found);
+    },
+  );
+
   test.each<[string, unknown, string]>([
     ['not an object', 'snapshot', 'keys must be a snapshot'],
     ['another version', { version: 2, issuers: [] }, 'keys.version must be 1'],

@@ -56,6 +56,27 @@ describe('authenticate', () => {
     expect(calls).toEqual([]);
   });
 
+  test("a hand-made verifier's holds() is called as its method, as verify() and verifyNow() are (a wrapper class works)", async () => {
+    class Wrapping {
+      constructor(readonly inner: ReturnType<typeof fx.verifier>) {}
+      verify(token: string) {
+        return this.inner.verify(token);
+      }
+      verifyNow(token: string) {
+        return this.inner.verifyNow(token);
+      }
+      holds(token: string) {
+        return this.inner.holds(token);
+      }
+    }
+    const wrapping = new Wrapping(fx.verifier());
+    const authorization = `Bearer ${await fx.issuer.token()}`;
+    const results = [];
+    for (let use = 0; use < 3; use += 1) results.push((await authenticate(wrapping, { authorization })).ok);
+    expect(results).toEqual([true, true, true]);
+    expect(wrapping.holds(authorization.slice('Bearer '.length))).toBe(true);
+  });
+
   test('a missing header is a missing_token result, not an exception', async () => {
     expect(failed(await authenticate(fx.verifier(), { authorization: undefined })).code).toBe('missing_token');
   });
