@@ -63,6 +63,7 @@ export type {
   KeyAlgorithmFacts,
   KeyFacts,
   KidFacts,
+  EmptyLifetimeFacts,
   LifetimeFacts,
   MissingExpiryFacts,
   NotBeforeFacts,

@@ -124,21 +124,40 @@ export function checkTimeWindow(times: TokenTimes, now: number, tolerance: numbe
   });
 }
 
-/** The lifetime rule's facts: the lifetime, from which claims, against the maximum (and whose). */
-function lifetimeFacts(times: TokenTimes, maximum: number, issuerOwn: boolean): LifetimeFacts {
+/** The token's lifetime: its expiry less its start (`nbf`, else `iat`), and from which claims. */
+function lifetimeOf(times: TokenTimes): LifetimeFacts['actual'] {
   const start = times.nbf ?? times.iat;
-  const actual = {
+  return {
     lifetime: times.expiry - start,
     expiry: times.expiry,
     expiryClaim: times.expiryClaim,
     start,
     startClaim: times.nbf === undefined ? 'iat' : 'nbf',
-  } as const;
-  return { rule: 'lifetime', claim: times.expiryClaim, expected: { maximum, issuerOwn }, actual };
+  };
 }
 
+/** The lifetime rule's facts: the lifetime, from which claims, against the maximum (and whose). */
+function lifetimeFacts(times: TokenTimes, maximum: number, issuerOwn: boolean): LifetimeFacts {
+  return { rule: 'lifetime', claim: times.expiryClaim, expected: { maximum, issuerOwn }, actual: lifetimeOf(times) };
+}
+
+/**
+ * The lifetime: positive (a token that expires before it starts is valid at no moment, though
+ * the clock tolerance would let each end through on its own), and at most `maximum`.
+ */
 function checkLifetime(times: TokenTimes, maximum: number, issuerOwn: boolean, trace: RuleTrace | undefined): void {
-  if (times.expiry - (times.nbf ?? times.iat) > maximum) {
+  const start = times.nbf ?? times.iat;
+  if (times.expiry <= start) {
+    const claim = times.expiryClaim;
+    const startClaim = times.nbf === undefined ? 'iat' : 'nbf';
+    throw invalidClaim(`The token's "${claim}" is not after its "${startClaim}".`, {
+      rule: 'lifetime',
+      claim,
+      expected: 'expiry_after_start',
+      actual: lifetimeOf(times),
+    });
+  }
+  if (times.expiry - start > maximum) {
     throw new AuthError('token_lifetime_exceeded', `The token is valid for longer than the ${maximum} s allowed.`, {
       claim: times.expiryClaim,
       facts: { code: 'token_lifetime_exceeded', ...lifetimeFacts(times, maximum, issuerOwn) },

@@ -207,6 +207,18 @@ export interface LifetimeFacts {
   };
 }
 
+/**
+ * `lifetime` (`invalid_claim`): the expiry is not after the start (`nbf`, else `iat`), so the
+ * token is valid at no moment, whatever the clock tolerance lets through either side.
+ */
+export interface EmptyLifetimeFacts {
+  readonly rule: 'lifetime';
+  readonly claim: 'exp' | 'expt';
+  /** The expiry must come after the start. */
+  readonly expected: 'expiry_after_start';
+  readonly actual: LifetimeFacts['actual'];
+}
+
 /** `aud` (`audience_mismatch`): the token's `aud` (absent, a string or strings) against the configured audiences. */
 export interface AudienceFacts {
   readonly rule: 'aud';
@@ -295,7 +307,7 @@ export interface ErnClaimFactsOf<R extends 'tenant_ern' | 'user_ern'> {
 export type ErnClaimFacts = ErnClaimFactsOf<'tenant_ern'> | ErnClaimFactsOf<'user_ern'>;
 
 /** Every shape of `invalid_claim`, keyed on `rule`. */
-export type InvalidClaimFacts = ClaimTypeFacts | MissingExpiryFacts | ErnClaimFacts;
+export type InvalidClaimFacts = ClaimTypeFacts | MissingExpiryFacts | EmptyLifetimeFacts | ErnClaimFacts;
 
 /** `scopes` (`insufficient_scope`, from `authenticate()`): the scopes granted against those required. */
 export interface ScopesFacts {

@@ -170,6 +170,10 @@ function claimHint(facts: FailureFacts<'invalid_claim'>): string {
     return 'The token carries neither "expt" (this contract\'s expiry) nor "exp" (RFC 7519\'s): one is required.';
   }
   if (facts.rule === 'tenant_ern' || facts.rule === 'user_ern') return ernHint(facts);
+  if (facts.rule === 'lifetime') {
+    const { expiry, expiryClaim, start, startClaim } = facts.actual;
+    return `"${expiryClaim}" is ${dated(expiry)}, not after "${startClaim}", ${dated(start)}: the token is valid at no moment. Sign it with "${expiryClaim}" after "${startClaim}".`;
+  }
   return `The token's "${facts.claim}" is ${described(facts.actual)}; it must be ${CLAIM_TYPES[facts.expected]}.`;
 }
 

@@ -172,6 +172,13 @@ describe('time claims', () => {
     expect(error.hint).toContain('looks like milliseconds');
   });
 
+  test('an expiry not after the start names both claims and both times', async () => {
+    const error = await failure({ iat: now() - 10, nbf: now() + 20, expt: now() - 20 });
+    expect(error.code).toBe('invalid_claim');
+    expect(error.hint).toContain(`"expt" is 2025-12-31T23:59:40Z (${now() - 20}), not after "nbf", 2026-01-01T00:00:20Z (${now() + 20})`);
+    expect(error.hint).toContain('Sign it with "expt" after "nbf".');
+  });
+
   test("a lifetime over an issuer's own limit says the limit is the issuer's", async () => {
     const error = await failure({ expt: now() + 900 }, undefined, short());
     expect(error.code).toBe('token_lifetime_exceeded');

@@ -138,7 +138,29 @@ describe('iat and nbf', () => {
   });
 });
 
-describe('lifetime: expiry − (nbf ?? iat) at most the maximum', () => {
+describe('lifetime: expiry − (nbf ?? iat) more than 0 and at most the maximum', () => {
+  test('an expiry before nbf is invalid_claim, though the tolerance lets each end through (attack: a token valid at no moment)', async () => {
+    const error = await rejection(fx.verifier().verify(await acme().token({ iat: now() - 10, nbf: now() + 20, expt: now() - 20 })));
+    expect(error.code).toBe('invalid_claim');
+    expect(error.claim).toBe('expt');
+    expect(error.facts).toEqual({
+      code: 'invalid_claim',
+      rule: 'lifetime',
+      claim: 'expt',
+      expected: 'expiry_after_start',
+      actual: { lifetime: -40, expiry: now() - 20, expiryClaim: 'expt', start: now() + 20, startClaim: 'nbf' },
+    });
+  });
+
+  test('an expiry equal to iat is invalid_claim: a lifetime of 0 s', async () => {
+    const error = await rejection(fx.verifier().verify(await acme().token({ iat: now() - 5, expt: now() - 5 })));
+    expect(error.facts).toMatchObject({ rule: 'lifetime', actual: { lifetime: 0, startClaim: 'iat' } });
+  });
+
+  test('an expiry one second after iat, within the tolerance, is accepted', async () => {
+    await expect(fx.verifier().verify(await acme().token({ iat: now() - 6, expt: now() - 5 }))).resolves.toBeDefined();
+  });
+
   test('a lifetime of exactly 24 h is accepted', async () => {
     await expect(fx.verifier().verify(await acme().token({ iat: now(), expt: now() + DAY }))).resolves.toBeDefined();
   });
