@@ -141,6 +141,21 @@ describe('paygate-auth token sign', () => {
     expect(result.out).toBe('');
   });
 
+  it.each([
+    [['--max-lifetime', '999999999'], '--max-lifetime must be a number of seconds above 0 and at most 604800, got 999999999'],
+    [['--product', 'acme/x'], '--product must be a name'],
+    [['--issuer', ' https://auth.acme.example'], '--issuer must be a non-empty string without surrounding white space'],
+    [['--audience', ' https://other.example'], '--audience must be a non-empty string without surrounding white space'],
+  ])('takes a bad value %j as a usage mistake naming the flag (exit 2)', async (extra, message) => {
+    const key = await generate(`usage-${extra.join('')}`.replace(/[^\w-]/g, '_'));
+    const args = extra[0] === '--audience' ? [...signArgs(key.file), ...extra] : withOptions(signArgs(key.file), extra);
+    const result = await cli(args);
+    expect(result.code).toBe(EXIT.usage);
+    expect(result.err).toContain(`paygate-auth token sign: ${message}`);
+    expect(result.err).not.toContain('signToken');
+    expect(result.out).toBe('');
+  });
+
   it('refuses a key file that others may read', async () => {
     const key = await generate('loose');
     await chmod(key.file, 0o644);
