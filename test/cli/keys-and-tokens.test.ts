@@ -83,7 +83,9 @@ describe('paygate-auth keys generate', () => {
 
   it.each([
     [['--format', 'pem', '--out', 'x'], '--format must be "pkcs8" or "jwk"'],
-    [['--modulus-length', '1024', '--out', 'x'], '--modulus-length must be 2048, 3072 or 4096'],
+    [['--modulus-length', '1024', '--out', 'x'], '--modulus-length must be 2048, 3072 or 4096, got "1024"'],
+    [['--modulus-length', '0x800', '--out', 'x'], '--modulus-length must be 2048, 3072 or 4096, got "0x800"'],
+    [['--modulus-length', '2048.0', '--out', 'x'], '--modulus-length must be 2048, 3072 or 4096, got "2048.0"'],
     [[], '--out is required'],
     [['--out', 'x', '--out', 'y'], '--out is given twice'],
     [['--out', 'x', '--bogus'], 'unknown option --bogus'],
