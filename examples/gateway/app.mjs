@@ -35,6 +35,15 @@ function problem(status, code, title, detail, extraHeaders = {}) {
   return json(status, headers, { type: `urn:paygate-auth:problem:${code}`, title, status, detail, code });
 }
 
+/** A path segment decoded; as sent when its percent-escapes are malformed (no link has such an id). */
+function decodeSegment(segment) {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** Finds the route of a request: `{ handler, params }`, `{ document }`, or a 404/405 response. */
 function route(routes, method, pathname) {
   if (pathname === '/openapi.json') return method === 'GET' ? { document: routes.document } : { allow: 'GET' };
@@ -42,7 +51,7 @@ function route(routes, method, pathname) {
   if (pathname === '/payment-links' || pathname === '/payment-links/')
     return method === 'POST' ? { handler: routes.create } : { allow: 'POST' };
   const match = LINK_PATH.exec(pathname);
-  if (match !== null) return method === 'GET' ? { handler: routes.read, params: { id: decodeURIComponent(match[1]) } } : { allow: 'GET' };
+  if (match !== null) return method === 'GET' ? { handler: routes.read, params: { id: decodeSegment(match[1]) } } : { allow: 'GET' };
   return {};
 }
 

@@ -9,7 +9,7 @@
  * loopback use: never trust it anywhere else.
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, linkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { InMemoryDirectory } from 'paygate-auth/payment-links';
@@ -67,8 +67,18 @@ export function shownPath(path) {
   return inside.startsWith('..') ? path : inside;
 }
 
+/** The saved demo key; a damaged file (not the JSON written here) is named, with what to do. */
 function readKey(file) {
-  const saved = JSON.parse(readFileSync(file, 'utf8'));
+  const text = readFileSync(file, 'utf8');
+  let saved;
+  try {
+    saved = JSON.parse(text);
+  } catch {
+    saved = undefined;
+  }
+  if (typeof saved?.kid !== 'string' || typeof saved.publicJwk !== 'object' || typeof saved.privateKeyPkcs8 !== 'string') {
+    throw new Error(`${file} is not a demo key (damaged or cut short): delete it, and a new demo key is made at the next start`);
+  }
   return {
     kid: saved.kid,
     modulusLength: saved.modulusLength,
@@ -79,7 +89,8 @@ function readKey(file) {
 
 /**
  * The demo key: read from the state directory, or generated and saved there on first use. Two
- * processes starting at once agree on one key (the file is published with an atomic link).
+ * processes starting at once agree on one key (the file is published with an atomic link), and a
+ * crash leaves the whole file or none (written, fsynced, linked, the directory fsynced).
  */
 export async function loadDemoKey() {
   const directory = stateDirectory();
@@ -98,15 +109,33 @@ export async function loadDemoKey() {
     privateKeyPkcs8: Buffer.from(key.privateKeyPkcs8).toString('base64'),
   };
   const scratch = join(directory, `demo-key.${process.pid}.${randomUUID()}.tmp`);
-  writeFileSync(scratch, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
   try {
+    // Crash-safe: the text is on disk before the link names it, and the link before this returns.
+    const handle = openSync(scratch, 'wx', 0o600);
+    try {
+      writeFileSync(handle, `${JSON.stringify(saved, null, 2)}\n`);
+      fsyncSync(handle);
+    } finally {
+      closeSync(handle);
+    }
     linkSync(scratch, file);
+    syncDirectory(directory);
     return { key, file, created: true };
   } catch (error) {
     if (error.code !== 'EEXIST') throw error;
     return { key: readKey(file), file, created: false };
   } finally {
-    unlinkSync(scratch);
+    rmSync(scratch, { force: true });
+  }
+}
+
+/** Flushes `directory`'s entries (a new link) to the disk. */
+function syncDirectory(directory) {
+  const handle = openSync(directory, 'r');
+  try {
+    fsyncSync(handle);
+  } finally {
+    closeSync(handle);
   }
 }
 

@@ -46,6 +46,8 @@ export function describeTime(value: number, now: number, withValue = true): stri
 export function readNow(value: string | undefined, fallback: () => number): number {
   if (value === undefined) return fallback();
   const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value);
-  if (!Number.isFinite(ms)) throw new UsageError(`--now must be an ISO 8601 date or seconds since the epoch, got ${quote(value)}`);
+  // A moment a Date can hold (±8.64e15 ms): the commands write it as an ISO 8601 date.
+  if (Number.isNaN(new Date(ms).getTime()))
+    throw new UsageError(`--now must be an ISO 8601 date or seconds since the epoch, got ${quote(value)}`);
   return ms;
 }

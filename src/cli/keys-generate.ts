@@ -3,6 +3,7 @@
  * mode 0600 (never overwritten, never printed); the public JWK goes to standard output, and
  * optionally into a JWKS file to publish.
  */
+import { quote } from '../internal/index.js';
 import { generateKeyFile } from '../issuer/index.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue, stringValue } from './cli-options.js';
@@ -46,9 +47,9 @@ export const keysGenerateCommand: CliCommand = {
     const format = stringValue(parsed, 'format') ?? 'pkcs8';
     if (format !== 'pkcs8' && format !== 'jwk') throw new UsageError(`--format must be "pkcs8" or "jwk", got "${format}"`);
     const bits = stringValue(parsed, 'modulus-length');
-    const modulusLength = bits === undefined ? 2048 : Number(bits);
+    const modulusLength = bits === undefined ? 2048 : /^\d+$/.test(bits) ? Number(bits) : Number.NaN;
     if (modulusLength !== 2048 && modulusLength !== 3072 && modulusLength !== 4096)
-      throw new UsageError('--modulus-length must be 2048, 3072 or 4096');
+      throw new UsageError(`--modulus-length must be 2048, 3072 or 4096, got ${quote(bits ?? '')}`);
     const jwksFile = stringValue(parsed, 'jwks');
     const publicJwk = await generateKeyFile(out, { format, modulusLength }).catch((error: unknown) => {
       throw cannotWrite(error, '--out', out);

@@ -15,6 +15,15 @@ function isHelp(word: string | undefined): boolean {
   return word === '--help' || word === '-h' || word === 'help';
 }
 
+/**
+ * `true` when `rest`, the words after a command's name, ask for its help: `--help` or `-h`
+ * anywhere, `help` as the first word. A later `help` is an option's value or an argument
+ * (`--tenant-name help`), and the command runs with it.
+ */
+function asksCommandHelp(rest: readonly string[]): boolean {
+  return rest[0] === 'help' || rest.some((word) => word === '--help' || word === '-h');
+}
+
 function isVersion(word: string | undefined): boolean {
   return word === '--version' || word === '-v';
 }
@@ -116,7 +125,7 @@ export async function runCli(args: readonly string[], io: CliIo, commands: reado
     return EXIT.usage;
   }
   const { command, rest } = found;
-  if (rest.some(isHelp)) {
+  if (asksCommandHelp(rest)) {
     io.stdout(helpOf(command, commands));
     return EXIT.ok;
   }

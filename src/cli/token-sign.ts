@@ -56,6 +56,24 @@ const OPTION_OF: Readonly<Record<string, string>> = {
   lifetime: '--lifetime',
 };
 
+/** The flag each `signToken` option comes from, to name it in a usage mistake. */
+const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
+  issuer: '--issuer',
+  audience: '--audience',
+  product: '--product',
+  maxLifetime: '--max-lifetime',
+};
+
+/**
+ * A `signToken` option refused (`signToken: maxLifetime must be …`) as the usage mistake it is,
+ * naming the flag; `undefined` for any other error.
+ */
+function usageMistake(error: unknown): UsageError | undefined {
+  const match = error instanceof TypeError ? /^signToken: (\w+)(?:\[\d+\])? (.*)$/s.exec(error.message) : null;
+  const flag = match === null ? undefined : FLAG_OF_OPTION[match[1] as string];
+  return flag === undefined ? undefined : new UsageError(`${flag} ${(match as RegExpExecArray)[2]}`);
+}
+
 /** `paygate-auth token sign`. */
 export const tokenSignCommand: CliCommand = {
   name: 'token sign',
@@ -99,6 +117,8 @@ export const tokenSignCommand: CliCommand = {
         io.stderr(`paygate-auth token sign: refused (${error.code}, --key): ${error.message}\n`);
         return EXIT.failed;
       }
+      const mistake = usageMistake(error);
+      if (mistake !== undefined) throw mistake;
       const unreadable = describeFileError(error, '--key', keyFile);
       if (unreadable !== undefined) {
         io.stderr(`paygate-auth token sign: cannot read ${unreadable}\n`);

@@ -257,6 +257,19 @@ function checkStrength(jwk: RsaPublicJwk): void {
   }
 }
 
+/**
+ * The key a store generated, as the JWKS publishes it and the schedule saves it: exactly `kty`,
+ * `n`, `e`, `kid`, `alg` and `use`. Whatever else the store resolves (WebCrypto's `key_ops` and
+ * `ext`, a private member by mistake) is neither saved nor published.
+ */
+function publishedJwk(jwk: RsaPublicJwk): RsaPublicJwk {
+  const { kty, n, e, kid } = (jwk ?? {}) as Partial<RsaPublicJwk>;
+  if (kty !== 'RSA' || typeof n !== 'string' || typeof e !== 'string' || typeof kid !== 'string' || kid === '') {
+    throw new TypeError(`${OWNER}: keyStore.generate() must resolve an RSA public JWK with kty "RSA", n, e and a kid`);
+  }
+  return { kty, n, e, kid, alg: 'RS256', use: 'sig' };
+}
+
 class RotatingIssuer implements Issuer {
   readonly issuer: string;
   readonly audience: string | readonly string[];
@@ -337,7 +350,7 @@ class RotatingIssuer implements Issuer {
   }
 
   async #newKey(publishedAt: number, signsFrom: number, standby: boolean): Promise<KeyRecord> {
-    const publicJwk = await this.#store.generate();
+    const publicJwk = publishedJwk(await this.#store.generate());
     checkStrength(publicJwk);
     return { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom, ...(standby ? { standby: true as const } : {}) };
   }

@@ -159,7 +159,9 @@ export function readDecimal(object: JsonObject, name: string, path: string, erro
     else errors.add(path, 'invalid_format', `${name} must be a decimal number with a point, such as "12.50".`);
     return undefined;
   }
-  const belowMin = rule.exclusiveMin === true ? parsed.units <= rule.min : parsed.units < rule.min;
+  // "-0" is zero written with a sign: below a minimum of zero, as any signed amount is.
+  const signedZero = parsed.units === 0n && value.startsWith('-') && rule.min >= 0n;
+  const belowMin = signedZero || (rule.exclusiveMin === true ? parsed.units <= rule.min : parsed.units < rule.min);
   if (belowMin || (rule.max !== undefined && parsed.units > rule.max)) {
     errors.add(path, 'out_of_range', `${name} must be ${rule.expected}.`);
     return undefined;

@@ -25,7 +25,8 @@ export interface LinkCreatedEvent {
 export interface PaymentLinkHandlerDeps {
   /**
    * Base URL of the pay-by-link page; a link's `payment_url` is `<payPageUrl>/<link code>`.
-   * `https:` (or `http:` on a loopback host), no query or fragment; a trailing `/` is dropped.
+   * `https:` (or `http:` on a loopback host), no credentials, query or fragment (not even an
+   * empty one: `…/l?`); a trailing `/` is dropped.
    */
   readonly payPageUrl: string;
   /**
@@ -137,7 +138,7 @@ function fail(name: string, rule: string): TypeError {
 const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
 
 function checkPayPageUrl(value: unknown): string {
-  const rule = 'must be an https: URL (http: only on a loopback host) without query or fragment';
+  const rule = 'must be an https: URL (http: only on a loopback host) without credentials, query or fragment';
   if (typeof value !== 'string') throw fail('payPageUrl', rule);
   let url: URL;
   try {
@@ -148,9 +149,11 @@ function checkPayPageUrl(value: unknown): string {
   const loopback = LOOPBACK_HOSTS.has(url.hostname) || url.hostname.endsWith('.localhost');
   if (
     !(url.protocol === 'https:' || (url.protocol === 'http:' && loopback)) ||
-    url.search !== '' ||
-    url.hash !== '' ||
-    url.username !== ''
+    // `?` or `#` with nothing after it is an empty query or fragment: the link code would land there.
+    url.href.includes('?') ||
+    url.href.includes('#') ||
+    url.username !== '' ||
+    url.password !== ''
   ) {
     throw fail('payPageUrl', rule);
   }

@@ -3,9 +3,10 @@
  *
  * Order of checks: the caller (500 without verification, 403 `insufficient_scope` without
  * `pay:processPayments`, 403 `public_tenant_not_allowed`), `Idempotency-Key` syntax (400),
- * `Content-Type` (415), size (413), JSON (400), idempotent replay or conflict (409), fields and
- * directory lookups (400 `validation_failed`, every invalid field at once), then the link is
- * stored and 201 returned with `Location`.
+ * `Content-Type` (415), size (413), JSON (400), fields (400 `validation_failed`, every invalid
+ * field at once, before the idempotency and link stores are touched), idempotent replay or
+ * conflict (409), the department's lookup (400), then the link is stored and 201 returned with
+ * `Location`.
  *
  * Idempotency: only a 201 is recorded. A request refused for its fields records nothing, so the
  * client may correct it and retry with the same key. With a store that can (`insertClaiming`), a

@@ -89,15 +89,17 @@ export class InMemoryPaymentLinkStore implements PaymentLinkStore {
   readonly #byCode = new Map<string, StoredPaymentLink>();
 
   async insert(link: StoredPaymentLink): Promise<void> {
-    if (this.#byId.has(link.id)) throw new DuplicatePaymentLinkError(`A payment link with id ${link.id} exists already`);
+    const id = link.id.toLowerCase();
+    if (this.#byId.has(id)) throw new DuplicatePaymentLinkError(`A payment link with id ${link.id} exists already`);
     if (this.#byCode.has(link.link_code)) throw new DuplicatePaymentLinkError('A payment link with this link code exists already');
     const frozen = deepFreeze(structuredClone(link));
-    this.#byId.set(link.id, frozen);
+    this.#byId.set(id, frozen);
     this.#byCode.set(link.link_code, frozen);
   }
 
+  /** The link `id` of `tenant`; a UUID's hexadecimal digits in either case, as a `uuid` column compares them. */
   async get(tenant: string, id: string): Promise<StoredPaymentLink | null> {
-    const link = this.#byId.get(id);
+    const link = typeof id === 'string' ? this.#byId.get(id.toLowerCase()) : undefined;
     return link !== undefined && link.tenant === tenant ? link : null;
   }
 

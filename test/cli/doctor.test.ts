@@ -400,6 +400,10 @@ describe('paygate-auth doctor', () => {
     [['--audience', AUD, '--issuer', ISS, '--jwks', 'j.json'], '--product is required without --entry'],
     [['--audience', AUD, '--entry', 'x.json', '--product', 'acme'], '--product cannot be combined with --entry'],
     [['--audience', AUD, '--bogus'], 'unknown option --bogus'],
+    [
+      ['--audience', AUD, '--issuer', ISS, '--product', 'acme', '--jwks', 'j.json', '--now', '99999999999999'],
+      '--now must be an ISO 8601 date or seconds since the epoch, got "99999999999999"',
+    ],
   ])('exits 2 on a usage mistake: %j', async (args, message) => {
     const io = captureIo();
     expect(await runCli(['doctor', 'a.b.c', ...args], io, [doctor])).toBe(EXIT.usage);

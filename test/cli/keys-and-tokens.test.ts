@@ -83,7 +83,9 @@ describe('paygate-auth keys generate', () => {
 
   it.each([
     [['--format', 'pem', '--out', 'x'], '--format must be "pkcs8" or "jwk"'],
-    [['--modulus-length', '1024', '--out', 'x'], '--modulus-length must be 2048, 3072 or 4096'],
+    [['--modulus-length', '1024', '--out', 'x'], '--modulus-length must be 2048, 3072 or 4096, got "1024"'],
+    [['--modulus-length', '0x800', '--out', 'x'], '--modulus-length must be 2048, 3072 or 4096, got "0x800"'],
+    [['--modulus-length', '2048.0', '--out', 'x'], '--modulus-length must be 2048, 3072 or 4096, got "2048.0"'],
     [[], '--out is required'],
     [['--out', 'x', '--out', 'y'], '--out is given twice'],
     [['--out', 'x', '--bogus'], 'unknown option --bogus'],
@@ -138,6 +140,21 @@ describe('paygate-auth token sign', () => {
     const result = await cli(withOptions(signArgs(key.file), extra));
     expect(result.code).toBe(EXIT.failed);
     expect(result.err).toContain(message);
+    expect(result.out).toBe('');
+  });
+
+  it.each([
+    [['--max-lifetime', '999999999'], '--max-lifetime must be a number of seconds above 0 and at most 604800, got 999999999'],
+    [['--product', 'acme/x'], '--product must be a name'],
+    [['--issuer', ' https://auth.acme.example'], '--issuer must be a non-empty string without surrounding white space'],
+    [['--audience', ' https://other.example'], '--audience must be a non-empty string without surrounding white space'],
+  ])('takes a bad value %j as a usage mistake naming the flag (exit 2)', async (extra, message) => {
+    const key = await generate(`usage-${extra.join('')}`.replace(/[^\w-]/g, '_'));
+    const args = extra[0] === '--audience' ? [...signArgs(key.file), ...extra] : withOptions(signArgs(key.file), extra);
+    const result = await cli(args);
+    expect(result.code).toBe(EXIT.usage);
+    expect(result.err).toContain(`paygate-auth token sign: ${message}`);
+    expect(result.err).not.toContain('signToken');
     expect(result.out).toBe('');
   });
 

@@ -64,6 +64,7 @@ describe('keys status without a database', () => {
     ['an option is unknown', ['--all'], 'unknown option --all'],
     ['two issuers are given', ['https://a.test', 'https://b.test'], 'unexpected argument "https://b.test"'],
     ['--now is no date', ['--now', 'tomorrow'], '--now must be an ISO 8601 date'],
+    ['--now is past the last date a clock can show', ['--now', '8640000000001'], '--now must be an ISO 8601 date'],
     ['the issuer is empty', [''], 'the issuer must not be empty'],
     ['DATABASE_URL is not set', [], 'DATABASE_URL is not set'],
   ])('exits 2 naming the rule when %s', async (_case, args, message) => {

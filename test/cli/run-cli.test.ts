@@ -68,6 +68,15 @@ describe('runCli', () => {
     expect(io.out.join('')).toBe('Usage: paygate-auth keys generate\n');
   });
 
+  it('runs a command given "help" as a value or a later argument, and prints its help for "help" first', async () => {
+    ran.length = 0;
+    expect(await runCli(['keys', 'generate', '--kid', 'help'], capture(), COMMANDS)).toBe(EXIT.ok);
+    expect(ran).toEqual([['--kid', 'help']]);
+    const io = capture();
+    expect(await runCli(['keys', 'generate', 'help'], io, COMMANDS)).toBe(EXIT.ok);
+    expect(io.out.join('')).toBe('Usage: paygate-auth keys generate\n');
+  });
+
   it('reports a usage mistake with a --help hint and exits 2', async () => {
     const io = capture();
     expect(await runCli(['strict', '--bogus'], io, COMMANDS)).toBe(EXIT.usage);

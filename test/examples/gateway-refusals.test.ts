@@ -37,3 +37,27 @@ describe('the example gateway and the verifier events', () => {
     expect(failures).toMatchObject([{ code: 'insufficient_scope', issuer: issuer.issuer }]);
   });
 });
+
+describe('the example gateway and hostile paths', () => {
+  it('answers a link id with a malformed percent-escape 404 payment_link_not_found, not 500', async () => {
+    const issuer = await createTestIssuer({ product: 'demo', tenant: 'ern:demo/tenants/clinic-1' });
+    await issuer.listen();
+    onTestFinished(() => issuer.close());
+    const gateway = createGateway({ verifier: createTestVerifier(issuer), payPageUrl: 'https://pay.example/l' }) as Gateway;
+    const token = await issuer.token({ scope: 'pay:processPayments' });
+    const log: Record<string, unknown> = {};
+    const response = await gateway(
+      new Request('http://gateway.test/payment-links/%E0%A4%A', { headers: { authorization: `Bearer ${token}` } }),
+      log,
+    );
+    expect([response.status, log.code]).toEqual([404, 'payment_link_not_found']);
+  });
+
+  it('authenticates before it answers a malformed link id', async () => {
+    const issuer = await createTestIssuer({ product: 'demo', tenant: 'ern:demo/tenants/clinic-1' });
+    const gateway = createGateway({ verifier: createTestVerifier(issuer), payPageUrl: 'https://pay.example/l' }) as Gateway;
+    const log: Record<string, unknown> = {};
+    const response = await gateway(new Request('http://gateway.test/payment-links/%'), log);
+    expect([response.status, log.code]).toEqual([401, 'missing_token']);
+  });
+});

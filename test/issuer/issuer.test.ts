@@ -309,6 +309,28 @@ describe('createIssuer and weak keys', () => {
   });
 });
 
+describe('createIssuer and the public keys a store gives', () => {
+  /** A store whose generate() resolves more than the public key: WebCrypto's export members, and a private one. */
+  class ChattyKeyStore extends InMemoryKeyStore {
+    override async generate() {
+      const jwk = await super.generate();
+      return { ...jwk, key_ops: ['verify'], ext: true, d: 'private-exponent' } as typeof jwk;
+    }
+  }
+
+  it('publishes and saves only kty, n, e, kid, alg and use, whatever else the store resolves', async () => {
+    const clock = fakeClock();
+    const store = new ChattyKeyStore();
+    const issuer = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store, now: clock.now });
+    const members = ['alg', 'e', 'kid', 'kty', 'n', 'use'];
+    expect(issuer.jwks().document.keys).toHaveLength(2);
+    for (const key of issuer.jwks().document.keys) expect(Object.keys(key).sort()).toEqual(members);
+    for (const record of await store.loadSchedule()) expect(Object.keys(record.publicJwk).sort()).toEqual(members);
+    clock.advance(HOUR);
+    await expect(issuer.sign({ tenant: TENANT, scopes: ['pay:processPayments'] })).resolves.toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+  });
+});
+
 describe('createIssuer options', () => {
   it('accepts a loopback http: issuer and audience, as the JWKS rule does (tests, examples)', async () => {
     const issuer = await createIssuer({

@@ -125,6 +125,18 @@ const cases: Case[] = [
     'out_of_range',
   ],
   [
+    'a tax amount of minus zero (no sign is allowed)',
+    withLines(line({ tax_amount: '-0.00', amount_excluding_tax: '125.5' })),
+    'payment_details.line_items[0].tax_amount',
+    'out_of_range',
+  ],
+  [
+    'a tax percentage of minus zero',
+    withLines(line({ tax_percentage: '-0' })),
+    'payment_details.line_items[0].tax_percentage',
+    'out_of_range',
+  ],
+  [
     'a tax percentage above 100',
     withLines(line({ tax_percentage: '100.01' })),
     'payment_details.line_items[0].tax_percentage',

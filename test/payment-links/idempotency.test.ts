@@ -76,6 +76,15 @@ describe('POST /payment-links/ with Idempotency-Key', () => {
     expect(await handler.store.list(TENANT_A)).toHaveLength(1);
   });
 
+  it('answers a used key with another, invalid body 400 for its fields: the fields are checked before the key', async () => {
+    const handler = makeHandler();
+    const auth = await callers.auth();
+    await handler(jsonRequest(auth, validBody(), KEY));
+    const invalid = await handler(jsonRequest(auth, validBody({ amount: '1.00001' }), KEY));
+    expect([invalid.status, (invalid.body as { code: string }).code]).toEqual([400, 'validation_failed']);
+    expect(await handler.store.list(TENANT_A)).toHaveLength(1);
+  });
+
   it('creates exactly one link for concurrent requests with one key, and answers each with it', async () => {
     const { handler, store } = heldUntilClaims(10);
     const auth = await callers.auth();

@@ -47,6 +47,23 @@ describe('InMemoryPaymentLinkStore', () => {
     expect(store.size).toBe(1);
   });
 
+  it('finds a link by its id in upper case, as a uuid column does, and for its own tenant only', async () => {
+    const store = new InMemoryPaymentLinkStore();
+    const id = 'a0000000-0000-4000-8000-0000000000ff';
+    await store.insert(storedLink({ id }));
+    expect((await store.get(TENANT_A, id.toUpperCase()))?.id).toBe(id);
+    expect(await store.get(TENANT_B, id.toUpperCase())).toBeNull();
+  });
+
+  it('refuses a second link whose id differs from the first only in case', async () => {
+    const store = new InMemoryPaymentLinkStore();
+    await store.insert(storedLink({ id: 'a0000000-0000-4000-8000-0000000000ff' }));
+    await expect(store.insert(storedLink({ id: 'A0000000-0000-4000-8000-0000000000FF', link_code: 'other' }))).rejects.toBeInstanceOf(
+      DuplicatePaymentLinkError,
+    );
+    expect(store.size).toBe(1);
+  });
+
   it('keeps a frozen copy, unaffected by later changes to the caller object', async () => {
     const store = new InMemoryPaymentLinkStore();
     const meta: Record<string, string> = { a: '1' };
