@@ -123,7 +123,7 @@ function passedDetail(facts: PassedFacts, now: number): string {
     }
     case 'lifetime': {
       const { lifetime } = facts.actual;
-      return `${lifetime} s (${describeDuration(lifetime)}) ≤ maximum ${facts.expected.maximum} s`;
+      return `0 < ${lifetime} s (${describeDuration(lifetime)}) ≤ maximum ${facts.expected.maximum} s`;
     }
     case 'aud':
       return `${shown(facts.actual)} names ${shown(facts.expected)}`;

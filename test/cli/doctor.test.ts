@@ -239,6 +239,11 @@ describe('paygate-auth doctor', () => {
     ],
     ["the kids held against the token's", () => issuer.token({}, { kid: 'retired-2029' }), ['✗ kid', '"retired-2029"', 'are "test-key"']],
     ['an expiry in milliseconds', () => issuer.token({ expt: NOW }), ['✗ lifetime', 'looks like milliseconds']],
+    [
+      'an expiry not after the start, naming both',
+      () => issuer.token({ iat: NOW_S - 10, nbf: NOW_S + 20, expt: NOW_S - 20 }),
+      ['✗ lifetime', '"expt" is 2030-01-01T11:59:40Z', 'not after "nbf"', 'valid at no moment'],
+    ],
     ['a missing expiry, naming expt and exp', () => issuer.token({ expt: undefined, exp: undefined }), ['✗ expiry', '"expt"', '"exp"']],
   ])('shows %s on the failing line', async (_name, token, shows) => {
     const failing = firstFailure((await runDoctor(await token())).out);
