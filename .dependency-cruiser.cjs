@@ -5,8 +5,9 @@
  * shared module src/internal (no export map exposes it). Directions allowed:
  *   adapters -> http -> core; testing, payment-links, issuer -> the public root (src/index.ts);
  *   postgres -> the public payment-links entry and the root; otel -> the root and the postgres
- *   entry (its option types only); cli -> any public entry, and the command line's own entry of
- *   postgres (src/postgres/internal.ts), which nothing else outside postgres may import.
+ *   entry (its option types only); cli -> any public entry, and the command line's own entries of
+ *   postgres (src/postgres/internal.ts) and of the issuer kit (src/issuer/internal.ts), which
+ *   nothing else outside their area may import.
  * Any area may use src/internal; src/internal may use core and http. Nothing points back.
  */
 const entry = {
@@ -16,6 +17,8 @@ const entry = {
   /** The command line's own helpers over the tables: for src/cli only. */
   postgresForCli: '^src/postgres/internal\\.ts$',
   issuer: '^src/issuer/index\\.ts$',
+  /** The command line's own helpers from the issuer kit (a crash-safe file write): for src/cli only. */
+  issuerForCli: '^src/issuer/internal\\.ts$',
   testing: '^src/testing/(index|msw)\\.ts$',
 };
 const internal = '^src/internal/';
@@ -50,6 +53,7 @@ module.exports = {
       entry.postgres,
       entry.postgresForCli,
       entry.issuer,
+      entry.issuerForCli,
       entry.testing,
     ]),
     {
@@ -58,6 +62,20 @@ module.exports = {
       comment: "postgres-internal-is-for-the-cli: src/postgres/internal.ts holds the command line's own helpers; only src/cli imports it",
       from: { pathNot: ['^src/cli/', '^src/postgres/'] },
       to: { path: entry.postgresForCli },
+    },
+    {
+      name: 'issuer-internal-is-for-the-cli',
+      severity: 'error',
+      comment: "issuer-internal-is-for-the-cli: src/issuer/internal.ts holds the command line's own helpers; only src/cli imports it",
+      from: { pathNot: ['^src/cli/', '^src/issuer/'] },
+      to: { path: entry.issuerForCli },
+    },
+    {
+      name: 'issuer-does-not-use-its-cli-entry',
+      severity: 'error',
+      comment: 'issuer-does-not-use-its-cli-entry: the issuer kit imports the module that defines a helper, never the entry',
+      from: { path: '^src/issuer/' },
+      to: { path: entry.issuerForCli },
     },
     {
       name: 'postgres-does-not-use-its-cli-entry',

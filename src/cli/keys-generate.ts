@@ -5,6 +5,7 @@
  */
 import { quote } from '../internal/index.js';
 import { generateKeyFile } from '../issuer/index.js';
+import { writeFileDurably } from '../issuer/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue, stringValue } from './cli-options.js';
 import { describeFileError } from './file-errors.js';
@@ -56,8 +57,8 @@ export const keysGenerateCommand: CliCommand = {
     });
     const { kid } = publicJwk;
     if (jwksFile !== undefined) {
-      const { writeFile } = await import('node:fs/promises');
-      await writeFile(jwksFile, `${JSON.stringify({ keys: [publicJwk] }, null, 2)}\n`, { flag: 'wx', mode: 0o644 }).catch(
+      // Crash-safe, as the key file: a crash leaves no JWKS or the whole one, never half of one.
+      await writeFileDurably(jwksFile, `${JSON.stringify({ keys: [publicJwk] }, null, 2)}\n`, { mode: 0o644, overwrite: false }).catch(
         (error: unknown) => {
           throw cannotWrite(error, '--jwks', jwksFile, `; the private key was written to ${out} (kid ${kid})`);
         },

@@ -3,38 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
-/** Every file-system step the module under test takes, in order. */
-const steps: string[] = [];
+vi.mock('node:fs/promises', async (original) => (await import('../support/fs-steps.js')).recordingFs(await original()));
 
-vi.mock('node:fs/promises', async (importOriginal) => {
-  const fs = await importOriginal<typeof import('node:fs/promises')>();
-  const base = (file: unknown) =>
-    String(file)
-      .split('/')
-      .pop()
-      ?.replace(/[0-9a-f-]{36}/, '<uuid>');
-  return {
-    ...fs,
-    open: async (file: string, flags: string, mode?: number) => {
-      const handle = await fs.open(file, flags, mode);
-      const sync = handle.sync.bind(handle);
-      handle.sync = async () => {
-        steps.push(`fsync ${base(file)}`);
-        return sync();
-      };
-      return handle;
-    },
-    rename: async (from: string, to: string) => {
-      steps.push(`rename ${base(from)} ${base(to)}`);
-      return fs.rename(from, to);
-    },
-    link: async (from: string, to: string) => {
-      steps.push(`link ${base(from)} ${base(to)}`);
-      return fs.link(from, to);
-    },
-  };
-});
-
+const { steps } = await import('../support/fs-steps.js');
 const { writeFileDurably } = await import('../../src/issuer/durable-file.js');
 
 let directory: string;

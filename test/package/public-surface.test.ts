@@ -20,12 +20,13 @@ const SUBPATHS: Readonly<Record<string, string>> = {
 
 /**
  * The package's internal entries, which no export of package.json reaches: the module every area
- * may use, and the command line's own helpers over the PostgreSQL tables (src/cli only, as
- * .dependency-cruiser.cjs enforces). Listed so that widening them is seen in review too.
+ * may use, and the command line's own helpers over the PostgreSQL tables and from the issuer kit
+ * (src/cli only, as .dependency-cruiser.cjs enforces). Listed so that widening them is seen in review too.
  */
 const INTERNAL_ENTRIES: Readonly<Record<string, string>> = {
   'src/internal (every area)': 'src/internal/index.ts',
   'src/postgres/internal (src/cli only)': 'src/postgres/internal.ts',
+  'src/issuer/internal (src/cli only)': 'src/issuer/internal.ts',
 };
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
