@@ -6,6 +6,7 @@
 import { quote } from '../internal/index.js';
 import type { SqlClient } from '../postgres/index.js';
 import { type FleetWaitReport, type InstanceRecord, waitForFleet } from '../postgres/internal.js';
+import { UsageError } from './command.js';
 import { type ParsedOptions, secondsValue } from './cli-options.js';
 import { EXIT } from './run-cli.js';
 
@@ -16,16 +17,29 @@ export const WAIT_OPTIONS = { wait: { type: 'boolean' }, 'wait-timeout': { type:
 export const WAIT_HELP = `  --wait                       return once every live instance (a heartbeat, postgresHeartbeat)
                                has applied the change; past --wait-timeout, name those that have
                                not and exit 1
-  --wait-timeout <s>           how long --wait waits at most, in seconds (default 10)`;
+  --wait-timeout <s>           how long --wait waits at most, in whole seconds, 1 to 600 (default
+                               10); only with --wait`;
 
 /** Default bound of `--wait`, in seconds. */
 const DEFAULT_WAIT = 10;
 
-/** `--wait-timeout` in milliseconds when `--wait` is given; `undefined` otherwise. @throws {UsageError} for a bad value. */
+/** Longest `--wait-timeout`, in seconds (as `--connect-timeout`). */
+const MAX_WAIT = 600;
+
+/**
+ * `--wait-timeout` in milliseconds when `--wait` is given; `undefined` otherwise.
+ * @throws {UsageError} for a bad value, one over {@link MAX_WAIT}, or one given without `--wait`
+ * (which would not wait at all).
+ */
 export function waitBound(parsed: ParsedOptions): number | undefined {
   const seconds = secondsValue(parsed, 'wait-timeout');
-  if (parsed.values.wait !== true) return undefined;
-  return Math.min(seconds ?? DEFAULT_WAIT, 600) * 1000;
+  if (seconds !== undefined && seconds > MAX_WAIT)
+    throw new UsageError(`--wait-timeout must be at most ${MAX_WAIT} seconds, got ${seconds}`);
+  if (parsed.values.wait !== true) {
+    if (seconds !== undefined) throw new UsageError('--wait-timeout bounds --wait: add --wait, or leave --wait-timeout out');
+    return undefined;
+  }
+  return (seconds ?? DEFAULT_WAIT) * 1000;
 }
 
 function seconds(ms: number): string {

@@ -54,6 +54,18 @@ describe('the PostgreSQL commands without a database', () => {
     ['the issuer has a space', ['suspend-issuer', '--issuer', 'https://a b'], {}, 'issuer must be'],
     ['migrate gets an argument', ['migrate', 'now'], {}, 'unexpected argument "now"'],
     [
+      '--wait-timeout is over 600 s',
+      ['suspend-issuer', '--issuer', ISSUER, '--wait', '--wait-timeout', '601'],
+      {},
+      '--wait-timeout must be at most 600 seconds, got 601',
+    ],
+    [
+      '--wait-timeout comes without --wait',
+      ['revoke-key', '--issuer', ISSUER, '--kid', 'k-1', '--wait-timeout', '30'],
+      {},
+      '--wait-timeout bounds --wait: add --wait',
+    ],
+    [
       'migrate --only names no area',
       ['migrate', '--only', 'payments'],
       {},
