@@ -27,15 +27,22 @@ import { UsageError } from './command.js';
 import { type ParsedOptions, stringValues } from './cli-options.js';
 import { describeDuration, describeTime } from './doctor-time.js';
 
+/** The owner {@link checkAllowedHosts} names, which {@link allowedJwksHosts} drops. */
+const ALLOWED_HOSTS_OWNER = 'paygate-auth';
+
 /**
  * The hosts of `--allow-jwks-host`, as the gateway's `jwksAllowedHosts` holds them.
  * @throws {UsageError} naming the value that is not a bare host.
  */
 export function allowedJwksHosts(parsed: ParsedOptions): readonly string[] {
+  const hosts = stringValues(parsed, 'allow-jwks-host');
   try {
-    return [...checkAllowedHosts('paygate-auth', '--allow-jwks-host', stringValues(parsed, 'allow-jwks-host'))];
+    return [...checkAllowedHosts(ALLOWED_HOSTS_OWNER, '--allow-jwks-host', hosts)];
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    // The command's own name heads the line already; the flag is named once, as given.
+    throw new UsageError(
+      (error as Error).message.replace(`${ALLOWED_HOSTS_OWNER}: `, '').replace(/^--allow-jwks-host\[\d+\]/, '--allow-jwks-host'),
+    );
   }
 }
 

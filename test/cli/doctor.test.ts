@@ -465,6 +465,8 @@ describe('doctor screens the JWKS address as the gateway does', () => {
   it('refuses an --allow-jwks-host that is not a bare host (exit 2)', async () => {
     const { code, err } = await doctorWith('https://10.0.0.7/jwks.json', ['--allow-jwks-host', 'https://10.0.0.7/']);
     expect(code).toBe(EXIT.usage);
-    expect(err).toContain('--allow-jwks-host[0] must be a bare host name or IP address');
+    expect(err).toContain('paygate-auth doctor: --allow-jwks-host must be a bare host name or IP address');
+    expect(err).toContain('got "https://10.0.0.7/"');
+    expect(err).not.toContain('paygate-auth doctor: paygate-auth:');
   });
 });

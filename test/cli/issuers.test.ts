@@ -62,7 +62,7 @@ describe('paygate-auth issuers without a database', () => {
       [...ADD.slice(0, 4), '--jwks-uri', 'https://10.0.0.7/j', '--product', 'acme', '--allow-jwks-host', '10.0.0.8'],
       'rule private',
     ],
-    ['--allow-jwks-host is not a bare host', [...ADD, '--allow-jwks-host', '10.0.0.7:443'], '--allow-jwks-host[0] must be a bare host'],
+    ['--allow-jwks-host is not a bare host', [...ADD, '--allow-jwks-host', '10.0.0.7:443'], '--allow-jwks-host must be a bare host'],
     ['update names no issuer', ['issuers', 'update', '--tenant', 't-1'], '--issuer is required'],
     ['remove names no issuer', ['issuers', 'remove'], '--issuer is required'],
     ['import names no file', ['issuers', 'import'], 'give the file of entries'],
