@@ -130,8 +130,8 @@ export interface VerifierOptions {
   readonly jwksCooldown?: number;
   /**
    * Seconds to wait after a failed download before the next; doubles on each failure up to
-   * `jwksBackoffMax`. A `Retry-After` from the endpoint lengthens it.
-   * @default 1
+   * `jwksBackoffMax`, which it must not exceed. A `Retry-After` from the endpoint lengthens it.
+   * @default 1 (or `jwksBackoffMax`, when that is less)
    */
   readonly jwksBackoff?: number;
   /**
@@ -394,6 +394,20 @@ function checkMaxAgeBounds(value: unknown, maxAge: number): MaxAgeBounds {
 
 const MAX_AGE_BOUND_NAMES = optionNames<MaxAgeBounds>({ min: true, max: true });
 
+/** `jwksBackoff` and `jwksBackoffMax`: the first back-off never beyond the longest. */
+function checkBackoff(initial: unknown, longest: unknown): { backoffInitial: number; backoffMax: number } {
+  const backoffMax = numberOption(OWNER, 'jwksBackoffMax', longest, 60, { min: 0, max: DAY });
+  // The first back-off's default never exceeds the longest, given or not.
+  const backoffInitial = numberOption(OWNER, 'jwksBackoff', initial, Math.min(1, backoffMax), { min: 0, max: DAY });
+  if (backoffInitial > backoffMax) {
+    const source = longest === undefined ? ' (its default)' : '';
+    throw new TypeError(
+      `${OWNER}: jwksBackoff must not exceed jwksBackoffMax${source}, got ${backoffInitial} > ${backoffMax}; raise jwksBackoffMax too`,
+    );
+  }
+  return { backoffInitial, backoffMax };
+}
+
 function checkAdmission(value: unknown): CacheAdmission {
   if (value === undefined) return 'second-use';
   if (!CACHE_ADMISSIONS.includes(value as CacheAdmission)) {
@@ -526,8 +540,7 @@ class TokenVerifier implements Verifier {
       },
       staleWindow,
       cooldown: numberOption(OWNER, 'jwksCooldown', o.jwksCooldown, 30, { min: 0, max: DAY }),
-      backoffInitial: numberOption(OWNER, 'jwksBackoff', o.jwksBackoff, 1, { min: 0, max: DAY }),
-      backoffMax: numberOption(OWNER, 'jwksBackoffMax', o.jwksBackoffMax, 60, { min: 0, max: DAY }),
+      ...checkBackoff(o.jwksBackoff, o.jwksBackoffMax),
       algorithms: this.#algorithms,
       fetch: functionOption<FetchLike>(OWNER, 'fetch', o.fetch),
       now: this.#now,

@@ -85,6 +85,20 @@ describe('createVerifier options', () => {
     },
   );
 
+  test('refuses a jwksBackoff above jwksBackoffMax, naming both values', () => {
+    expect(() => createVerifier({ ...base(), jwksBackoff: 10, jwksBackoffMax: 5 })).toThrow(
+      'createVerifier: jwksBackoff must not exceed jwksBackoffMax, got 10 > 5',
+    );
+  });
+
+  test("refuses a jwksBackoff above jwksBackoffMax's default, saying it is the default", () => {
+    expect(() => createVerifier({ ...base(), jwksBackoff: 120 })).toThrow('jwksBackoffMax (its default), got 120 > 60');
+  });
+
+  test('takes a jwksBackoffMax below the default jwksBackoff, which gives way to it', () => {
+    expect(() => createVerifier({ ...base(), jwksBackoffMax: 0.5 })).not.toThrow();
+  });
+
   test.each<[string, unknown, string]>([
     ['not an object', 'snapshot', 'keys must be a snapshot'],
     ['another version', { version: 2, issuers: [] }, 'keys.version must be 1'],
