@@ -81,7 +81,7 @@ export interface IssuerOptions {
   /**
    * The `max-age` of the JWKS's `Cache-Control`, seconds; at most `rotation.publishLead`, so that a
    * cache meets every new key before it signs.
-   * @default 600
+   * @default 600, or `rotation.publishLead` when that is shorter
    */
   readonly jwksMaxAge?: number;
 }

@@ -54,7 +54,8 @@ export class DirectoryCache {
     const listen = shared ?? (source === undefined ? (inProcess ? undefined : false) : this.#emptiedFirst(source));
     this.#follower = new TableFollower(
       db,
-      { pollInterval: 60_000, ...settings, listen },
+      // `??`, not a default spread first: a `pollInterval: undefined` given keeps the default too.
+      { ...settings, pollInterval: settings.pollInterval ?? 60_000, listen },
       {
         owner,
         channel: DIRECTORY_CHANNEL,

@@ -41,6 +41,12 @@ const OWNER = 'PostgresDirectory';
  */
 export interface PostgresDirectoryOptions extends FollowOptions {
   /**
+   * Milliseconds between two emptyings of the whole cache, whatever the notifications: a lost
+   * notification cannot keep an answer longer. 100 to 600 000.
+   * @default 60000
+   */
+  readonly pollInterval?: number;
+  /**
    * Most answers (a tenant's payment methods, a department, a store, a shopper's UUID) kept in the
    * process once {@link PostgresDirectory.start} was called; the least recently used go first.
    * 1 to 10 000 000.

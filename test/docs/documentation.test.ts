@@ -1,12 +1,14 @@
 /**
  * The README and docs/: every relative link resolves to a file of the repository (and, where it
  * names a heading, to that heading), every file linked is one the package carries, the README fits
- * on a few screens, and no page names a document that is not in the repository or cites its sections.
+ * on a few screens, no page names a document that is not in the repository or cites its sections,
+ * and the AuthError code tables give each code the status and RFC 6750 error it answers with.
  */
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { AUTH_ERROR_CODES } from '../../src/core/errors.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const README_MAX_LINES = 400;
@@ -129,5 +131,21 @@ describe('the README and docs/', () => {
     const text = readFileSync(join(root, page), 'utf8');
     const citations = [...text.matchAll(/§/g)].map((match) => text.slice(Math.max(0, (match.index ?? 0) - 12), (match.index ?? 0) + 6));
     expect(citations.filter((citation) => !/RFC \d+ ?§/.test(citation))).toEqual([]);
+  });
+});
+
+/** The rows of the `AuthError` codes table of a page: code, status and RFC 6750 `error` as written. */
+function codeRows(page: string): string[][] {
+  const text = readFileSync(join(root, page), 'utf8');
+  return [...text.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \| (—|`[a-z_]+`) \|/gm)]
+    .filter((match) => (match[1] ?? '') in AUTH_ERROR_CODES)
+    .map((match) => [match[1] ?? '', match[2] ?? '', (match[3] ?? '').replaceAll('`', '')]);
+}
+
+describe.each(['README.md', 'docs/errors.md'])('the AuthError codes table of %s', (page) => {
+  it('lists every code once, with the status and RFC 6750 error the code answers with', () => {
+    const expected = Object.entries(AUTH_ERROR_CODES).map(([code, info]) => [code, String(info.status), info.error ?? '—']);
+    const rows = codeRows(page);
+    expect([...rows].sort()).toEqual([...expected].sort());
   });
 });

@@ -152,6 +152,11 @@ describe('the rotation schedule', () => {
     expect(headers).toEqual({ 'content-type': 'application/jwk-set+json', 'cache-control': 'public, max-age=600' });
   });
 
+  it('serves the publication lead as the max-age by default when the lead is under 600 s', async () => {
+    const { issuer } = await setUp({ rotation: { publishLead: 120 } });
+    expect(issuer.jwks().cacheControl).toBe('public, max-age=120');
+  });
+
   it('publishes each key, the standby included, with exactly kty, n, e, kid, alg and use', async () => {
     const { issuer } = await setUp();
     const { keys } = issuer.jwks().document;

@@ -7,7 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { PGlite } from '@electric-sql/pglite';
 import { createTestPglite } from './pglite.js';
 import type pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { HandlerResponse } from '../../src/payment-links/index.js';
 import { randomIds } from '../../src/payment-links/index.js';
 import { PostgresDirectory, PostgresIdempotencyStore, PostgresPaymentLinkStore, migrate } from '../../src/postgres/index.js';
@@ -406,5 +406,30 @@ describe('PostgresDirectory cache on PGlite', () => {
     expect(await directory.findDepartment(TENANT_A, 'radiology')).not.toBeNull();
     await lite.query(`DELETE FROM ${TABLES.departments} WHERE tenant = $1 AND ref = 'radiology'`, [TENANT_A]);
     await eventually('the removed department is refused', async () => (await directory.findDepartment(TENANT_A, 'radiology')) === null);
+  });
+
+  it.each([
+    ['left out', {}],
+    ['given as undefined', { pollInterval: undefined }],
+  ])('empties its cache every 60 s by default, pollInterval %s', async (_, options) => {
+    const trigger = `${TABLES.departments}_changed`;
+    vi.useFakeTimers({ toFake: ['setInterval'] });
+    const directory = new PostgresDirectory(lite, options);
+    try {
+      await directory.seed(SEEDS);
+      await directory.start();
+      expect(await directory.findDepartment(TENANT_A, 'cardiology')).not.toBeNull();
+      // Removed with no notification: only the poll can empty the cache.
+      await lite.exec(`ALTER TABLE ${TABLES.departments} DISABLE TRIGGER ${trigger}`);
+      await lite.query(`DELETE FROM ${TABLES.departments} WHERE tenant = $1 AND ref = 'cardiology'`, [TENANT_A]);
+      await vi.advanceTimersByTimeAsync(59_000);
+      expect(await directory.findDepartment(TENANT_A, 'cardiology')).not.toBeNull();
+      await vi.advanceTimersByTimeAsync(1000);
+      expect(await directory.findDepartment(TENANT_A, 'cardiology')).toBeNull();
+    } finally {
+      vi.useRealTimers();
+      await lite.exec(`ALTER TABLE ${TABLES.departments} ENABLE TRIGGER ${trigger}`);
+      await directory.close();
+    }
   });
 });
