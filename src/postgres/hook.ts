@@ -8,3 +8,11 @@ export function notify(listener: () => void): void {
     // A listener's failure is its own.
   }
 }
+
+/**
+ * `hook` shielded as {@link notify} shields a listener: what it throws is ignored, so that it
+ * cannot fail a start-up or a read, nor escape a retry as an unhandled rejection.
+ */
+export function shielded<A extends unknown[]>(hook: (...args: A) => void): (...args: A) => void {
+  return (...args) => notify(() => hook(...args));
+}

@@ -17,7 +17,7 @@ import { RegistryDigest } from './registry-digest.js';
 import { type AppliedRows, type RefusedRow, type RefusedRowRule, RegistryRows } from './registry-rows.js';
 import { REGISTRY_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { notify } from './hook.js';
+import { notify, shielded } from './hook.js';
 import { type FollowOptions, TableFollower, notifiedId } from './table-follower.js';
 
 /** The members of {@link PostgresRegistryOptions}: any other is refused, naming the nearest. */
@@ -84,7 +84,7 @@ export type RegistryEvent =
 /** Options of {@link postgresRegistry}: how it follows the table (as operator controls do), and its events. */
 export interface PostgresRegistryOptions extends FollowOptions {
   /**
-   * Receives each {@link RegistryEvent}. Must not throw.
+   * Receives each {@link RegistryEvent}. Must not throw (what it throws is ignored).
    * @default one line to console.error for `registry_stale` and `registry_recovered`
    */
   readonly onEvent?: (event: RegistryEvent) => void;
@@ -176,7 +176,7 @@ class FollowedRegistry implements PostgresRegistry {
     this.#jwksAllowedHosts = [...checkAllowedHosts(OWNER, 'jwksAllowedHosts', options.jwksAllowedHosts)];
     this.#rows = new RegistryRows(this.#jwksAllowedHosts);
     this.#registry = this.#rows.registry;
-    this.#onEvent = options.onEvent ?? logEvent;
+    this.#onEvent = shielded(options.onEvent ?? logEvent);
     this.#follower = new TableFollower(db, options, {
       owner: OWNER,
       channel: REGISTRY_CHANNEL,
