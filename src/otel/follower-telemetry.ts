@@ -4,11 +4,12 @@
  * through its public options: 0 while it follows; during a stall, the seconds since the last
  * read known good (the registry says when that was), or since the stall began (the controls and
  * the key history report only that). Your own callbacks are still called; where you give none, a
- * stall and its end are logged in one line each, as the followers do by default.
+ * stall and its end (and a registry row left out) are logged in one line each, as the followers
+ * do by default.
  */
 import type { Meter, ObservableGauge, ObservableResult } from '@opentelemetry/api';
 import { isAuthError } from '../index.js';
-import { capHint } from '../internal/index.js';
+import { capHint, quote } from '../internal/index.js';
 import type { PostgresFollowersOptions, PostgresRegistryOptions, RegistryEvent } from '../postgres/index.js';
 import { ATTRIBUTE_NAMES, METRIC_NAMES } from './names.js';
 
@@ -59,6 +60,11 @@ export class FollowerTelemetry {
       else if (event.type === 'registry_stale')
         log('registry', `cannot be read (${event.error}); keeping the registry read at ${new Date(event.since).toISOString()} (retrying)`);
       else if (event.type === 'registry_recovered') log('registry', `is read again after ${event.staleForMs} ms`);
+      else if (event.type === 'registry_row_refused')
+        log(
+          'registry',
+          `row ${quote(event.row)} is left out (${event.rule}): ${event.reason}; the issuers it names are refused (unknown_issuer) until it is fixed or removed`,
+        );
     };
     return { ...options, onEvent };
   }

@@ -338,6 +338,25 @@ describe('PostgreSQL followers', () => {
       lines.mockRestore();
     }
   });
+
+  it('log a registry row left out where no onEvent is given, as the registry does, its key escaped', () => {
+    setUp();
+    const lines = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const options = telemetry.registryOptions();
+      options.onEvent?.({
+        type: 'registry_row_refused',
+        row: 'https://evil.test\n\u202e',
+        rule: 'invalid_entry',
+        reason: 'jwksUri is not https',
+      });
+      expect(lines.mock.calls.map(([line]) => String(line))).toEqual([
+        expect.stringContaining('row "https://evil.test\\u000a\\u202e" is left out (invalid_entry): jwksUri is not https'),
+      ]);
+    } finally {
+      lines.mockRestore();
+    }
+  });
 });
 
 describe('PostgreSQL followers started together', () => {
