@@ -1,4 +1,5 @@
-/** Calling a caller's hook from a follower or a listener. */
+/** Calling a caller's hook from a follower or a listener, and the default hooks' log lines. */
+import { capHint } from '../internal/index.js';
 
 /** Calls `listener`, shielding the caller from what it throws (a hook must not stop a follower). */
 export function notify(listener: () => void): void {
@@ -15,4 +16,9 @@ export function notify(listener: () => void): void {
  */
 export function shielded<A extends unknown[]>(hook: (...args: A) => void): (...args: A) => void {
   return (...args) => notify(() => hook(...args));
+}
+
+/** An error's message, cut and escaped for one log line (what a default hook logs). */
+export function oneLine(error: unknown): string {
+  return capHint(error instanceof Error ? error.message : String(error));
 }

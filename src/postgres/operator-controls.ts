@@ -19,7 +19,7 @@ import {
 } from './control-log.js';
 import { CONTROLS_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { notify, shielded } from './hook.js';
+import { notify, oneLine, shielded } from './hook.js';
 import { type FollowOptions, TableFollower } from './table-follower.js';
 
 /** The members of {@link PostgresControlsOptions}: any other is refused, naming the nearest. */
@@ -158,9 +158,7 @@ class Controls implements PostgresControls {
     });
     functionOption(OWNER, 'onError', options.onError);
     functionOption(OWNER, 'onRecovered', options.onRecovered);
-    this.#onError = shielded(
-      options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${error instanceof Error ? error.message : String(error)} (retrying)`)),
-    );
+    this.#onError = shielded(options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${oneLine(error)} (retrying)`)));
     const onRecovered = shielded(
       options.onRecovered ??
         (options.onError === undefined ? () => console.error(`${LOG_PREFIX} the database answers again`) : () => undefined),

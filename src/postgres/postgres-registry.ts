@@ -11,13 +11,13 @@
  * database.
  */
 import type { IssuerRegistry, RegistryChange, Verifier } from '../index.js';
-import { capHint, checkAllowedHosts, functionOption, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { checkAllowedHosts, functionOption, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { readRegistryChanges, readRegistrySnapshot } from './issuer-table.js';
 import { RegistryDigest } from './registry-digest.js';
 import { type AppliedRows, type RefusedRow, type RefusedRowRule, RegistryRows } from './registry-rows.js';
 import { REGISTRY_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { notify, shielded } from './hook.js';
+import { notify, oneLine, shielded } from './hook.js';
 import { type FollowOptions, TableFollower, notifiedId } from './table-follower.js';
 
 /** The members of {@link PostgresRegistryOptions}: any other is refused, naming the nearest. */
@@ -133,11 +133,6 @@ const OWNER = 'postgresRegistry';
 /** Most changes read row by row; after more (an instance long cut off), the table is read whole. */
 const CHANGES_READ = 1000;
 const LOG_PREFIX = 'paygate-auth/postgres: issuer registry:';
-
-/** An error's message, cut and escaped for one log line. */
-function oneLine(error: unknown): string {
-  return capHint(error instanceof Error ? error.message : String(error));
-}
 
 function logEvent(event: RegistryEvent): void {
   if (event.type === 'registry_row_refused') {
