@@ -206,6 +206,12 @@ describe('verifications', () => {
     expect(events.map((event) => event.type)).toContain('verify_success');
     expect(sdk.spans(SPAN_NAMES.verify)).toHaveLength(1);
   });
+
+  it('refuse an onEvent that is not a function, naming it, as createVerifier does', () => {
+    setUp();
+    expect(() => verifierFor({ onEvent: 'console' })).toThrow(TypeError);
+    expect(() => verifierFor({ onEvent: 'console' })).toThrow(/onEvent/);
+  });
 });
 
 describe('JWKS downloads', () => {
