@@ -26,6 +26,9 @@ function log(follower: Follower, what: string): void {
   console.error(`paygate-auth/otel: PostgreSQL ${follower.replace('_', ' ')} ${what}`);
 }
 
+/** `true` for a callback left out or given as a function: one that is neither the follower refuses. */
+const callable = (callback: unknown): boolean => callback === undefined || typeof callback === 'function';
+
 const message = (error: unknown): string => capHint(error instanceof Error ? error.message : String(error));
 
 /** The staleness of each follower wired through it, observed as one gauge. */
@@ -51,8 +54,9 @@ export class FollowerTelemetry {
 
   /** `postgresRegistry` options reporting its staleness, with `options` kept (its `onEvent` still called). */
   registryOptions<T extends PostgresRegistryOptions>(options: T): T {
-    if (!this.#follow('registry')) return options;
     const own = options.onEvent;
+    // One that is no function is handed on as given, for `postgresRegistry` to refuse it.
+    if (!callable(own) || !this.#follow('registry')) return options;
     const onEvent = (event: RegistryEvent): void => {
       if (event.type === 'registry_stale') this.#staleSince.set('registry', event.since);
       else this.#staleSince.set('registry', null);
@@ -75,8 +79,8 @@ export class FollowerTelemetry {
    * `TypeError`): no stall of the database, so not counted as one.
    */
   stallOptions<T extends StallCallbacks>(follower: Exclude<Follower, 'registry'>, options: T): T {
-    if (!this.#follow(follower)) return options;
     const { onError: ownError, onRecovered: ownRecovered } = options;
+    if (!callable(ownError) || !callable(ownRecovered) || !this.#follow(follower)) return options;
     const onError = (error: unknown): void => {
       if (!isAuthError(error) && !(error instanceof TypeError) && (this.#staleSince.get(follower) ?? null) === null) {
         this.#staleSince.set(follower, Date.now());

@@ -29,7 +29,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { AuthError, type VerifierEvent } from '../../src/index.js';
 import { ATTRIBUTE_NAMES as A, METRIC_NAMES, SPAN_NAMES, type Telemetry, createTelemetry } from '../../src/otel/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
-import type { PostgresFollowersOptions } from '../../src/postgres/index.js';
+import { type PostgresFollowersOptions, postgresControls, postgresKeyHistory, postgresRegistry } from '../../src/postgres/index.js';
 
 const AUDIENCE = 'https://payments.test';
 
@@ -343,6 +343,20 @@ describe('PostgreSQL followers', () => {
     } finally {
       lines.mockRestore();
     }
+  });
+
+  it('hand on a callback that is no function, for the follower to refuse it, naming it', async () => {
+    setUp();
+    const db = { query: () => Promise.reject(new Error('no statement expected')) };
+    await expect(postgresRegistry(db, telemetry.registryOptions({ onEvent: 'console' as never }))).rejects.toThrow(
+      /postgresRegistry: onEvent/,
+    );
+    await expect(postgresControls(db, telemetry.controlsOptions({ onError: 'console' as never }))).rejects.toThrow(
+      /postgresControls: onError/,
+    );
+    await expect(postgresKeyHistory(db, telemetry.keyHistoryOptions({ onRecovered: 'console' as never }))).rejects.toThrow(
+      /postgresKeyHistory: onRecovered/,
+    );
   });
 
   it('log a registry row left out where no onEvent is given, as the registry does, its key escaped', () => {
