@@ -4,11 +4,12 @@
  * through its public options: 0 while it follows; during a stall, the seconds since the last
  * read known good (the registry says when that was), or since the stall began (the controls and
  * the key history report only that). Your own callbacks are still called; where you give none, a
- * stall and its end are logged in one line each, as the followers do by default.
+ * stall and its end (and a registry row left out) are logged in one line each, as the followers
+ * do by default.
  */
 import type { Meter, ObservableGauge, ObservableResult } from '@opentelemetry/api';
 import { isAuthError } from '../index.js';
-import { capHint } from '../internal/index.js';
+import { capHint, quote } from '../internal/index.js';
 import type { PostgresFollowersOptions, PostgresRegistryOptions, RegistryEvent } from '../postgres/index.js';
 import { ATTRIBUTE_NAMES, METRIC_NAMES } from './names.js';
 
@@ -24,6 +25,9 @@ interface StallCallbacks {
 function log(follower: Follower, what: string): void {
   console.error(`paygate-auth/otel: PostgreSQL ${follower.replace('_', ' ')} ${what}`);
 }
+
+/** `true` for a callback left out or given as a function: one that is neither the follower refuses. */
+const callable = (callback: unknown): boolean => callback === undefined || typeof callback === 'function';
 
 const message = (error: unknown): string => capHint(error instanceof Error ? error.message : String(error));
 
@@ -50,8 +54,9 @@ export class FollowerTelemetry {
 
   /** `postgresRegistry` options reporting its staleness, with `options` kept (its `onEvent` still called). */
   registryOptions<T extends PostgresRegistryOptions>(options: T): T {
-    if (!this.#follow('registry')) return options;
     const own = options.onEvent;
+    // One that is no function is handed on as given, for `postgresRegistry` to refuse it.
+    if (!callable(own) || !this.#follow('registry')) return options;
     const onEvent = (event: RegistryEvent): void => {
       if (event.type === 'registry_stale') this.#staleSince.set('registry', event.since);
       else this.#staleSince.set('registry', null);
@@ -59,6 +64,11 @@ export class FollowerTelemetry {
       else if (event.type === 'registry_stale')
         log('registry', `cannot be read (${event.error}); keeping the registry read at ${new Date(event.since).toISOString()} (retrying)`);
       else if (event.type === 'registry_recovered') log('registry', `is read again after ${event.staleForMs} ms`);
+      else if (event.type === 'registry_row_refused')
+        log(
+          'registry',
+          `row ${quote(event.row)} is left out (${event.rule}): ${event.reason}; the issuers it names are refused (unknown_issuer) until it is fixed or removed`,
+        );
     };
     return { ...options, onEvent };
   }
@@ -69,8 +79,8 @@ export class FollowerTelemetry {
    * `TypeError`): no stall of the database, so not counted as one.
    */
   stallOptions<T extends StallCallbacks>(follower: Exclude<Follower, 'registry'>, options: T): T {
-    if (!this.#follow(follower)) return options;
     const { onError: ownError, onRecovered: ownRecovered } = options;
+    if (!callable(ownError) || !callable(ownRecovered) || !this.#follow(follower)) return options;
     const onError = (error: unknown): void => {
       if (!isAuthError(error) && !(error instanceof TypeError) && (this.#staleSince.get(follower) ?? null) === null) {
         this.#staleSince.set(follower, Date.now());

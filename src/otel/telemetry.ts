@@ -47,9 +47,13 @@ export interface Telemetry {
   stop(): void;
 }
 
-/** Both listeners, ours first: a listener that throws (yours must not) cannot take our report. */
+/**
+ * Both listeners, ours first: a listener that throws (yours must not) cannot take our report. One
+ * of yours that is no function is handed on as it is, for `createVerifier` to refuse it.
+ */
 function both(ours: VerifierEventListener, yours: VerifierEventListener | undefined): VerifierEventListener {
   if (yours === undefined) return ours;
+  if (typeof yours !== 'function') return yours;
   return (event) => {
     ours(event);
     yours(event);

@@ -2,7 +2,16 @@
  * What `createPaymentLinkHandler` is given: storage, directory, clock, ids, the pay-page URL and
  * the notification hook, each checked once, at creation.
  */
-import { checkRealm, functionOption, methodsOption, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import {
+  capHint,
+  checkRealm,
+  functionOption,
+  methodsOption,
+  numberOption,
+  rejectUnknownOptions,
+  optionNames,
+  quote,
+} from '../internal/index.js';
 import type { Verifier } from '../index.js';
 import { type Directory, InMemoryDirectory } from './directory.js';
 import { type IdempotencyStore, InMemoryIdempotencyStore } from './idempotency-store.js';
@@ -166,9 +175,11 @@ function checkObject<T>(name: string, value: unknown, methods: readonly string[]
     : methodsOption<T>(OWNER, name, value, methods, `an object with the methods ${methods.join(', ')}`);
 }
 
-function defaultNotificationError(error: unknown): void {
-  const message = error instanceof Error ? error.message : String(error);
-  console.error(`paygate-auth/payment-links: onLinkCreated failed: ${message}`);
+function defaultNotificationError(error: unknown, event: LinkCreatedEvent): void {
+  const message = capHint(error instanceof Error ? error.message : String(error));
+  console.error(
+    `paygate-auth/payment-links: onLinkCreated failed for link ${quote(event.link.id)}: ${message}; the link is stored, its notification lost`,
+  );
 }
 
 /**

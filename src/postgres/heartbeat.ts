@@ -55,7 +55,7 @@ export interface PostgresHeartbeatOptions {
   readonly statementTimeout?: number;
   /**
    * Receives each stall of the heartbeats (the first failure after a success), once; retried
-   * after 250 ms, doubling up to `interval`. Must not throw.
+   * after 250 ms, doubling up to `interval`. Must not throw (what it throws is ignored).
    * @default one line to console.error
    */
   readonly onError?: (error: unknown) => void;

@@ -1,4 +1,5 @@
-/** Calling a caller's hook from a follower or a listener. */
+/** Calling a caller's hook from a follower or a listener, and the default hooks' log lines. */
+import { capHint } from '../internal/index.js';
 
 /** Calls `listener`, shielding the caller from what it throws (a hook must not stop a follower). */
 export function notify(listener: () => void): void {
@@ -7,4 +8,17 @@ export function notify(listener: () => void): void {
   } catch {
     // A listener's failure is its own.
   }
+}
+
+/**
+ * `hook` shielded as {@link notify} shields a listener: what it throws is ignored, so that it
+ * cannot fail a start-up or a read, nor escape a retry as an unhandled rejection.
+ */
+export function shielded<A extends unknown[]>(hook: (...args: A) => void): (...args: A) => void {
+  return (...args) => notify(() => hook(...args));
+}
+
+/** An error's message, cut and escaped for one log line (what a default hook logs). */
+export function oneLine(error: unknown): string {
+  return capHint(error instanceof Error ? error.message : String(error));
 }

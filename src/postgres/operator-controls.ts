@@ -19,7 +19,7 @@ import {
 } from './control-log.js';
 import { CONTROLS_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { notify } from './hook.js';
+import { notify, oneLine, shielded } from './hook.js';
 import { type FollowOptions, TableFollower } from './table-follower.js';
 
 /** The members of {@link PostgresControlsOptions}: any other is refused, naming the nearest. */
@@ -47,7 +47,7 @@ export interface PostgresControlsOptions extends FollowOptions {
   readonly compactInterval?: number;
   /**
    * Receives each stall of the background work (the first failed read, heartbeat or reconnection
-   * after a success), once, and each failure of a verifier method. Must not throw.
+   * after a success), once, and each failure of a verifier method. Must not throw (what it throws is ignored).
    * @default one line to console.error
    */
   readonly onError?: (error: unknown) => void;
@@ -158,11 +158,11 @@ class Controls implements PostgresControls {
     });
     functionOption(OWNER, 'onError', options.onError);
     functionOption(OWNER, 'onRecovered', options.onRecovered);
-    this.#onError =
-      options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${error instanceof Error ? error.message : String(error)} (retrying)`));
-    const onRecovered =
+    this.#onError = shielded(options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${oneLine(error)} (retrying)`)));
+    const onRecovered = shielded(
       options.onRecovered ??
-      (options.onError === undefined ? () => console.error(`${LOG_PREFIX} the database answers again`) : () => undefined);
+        (options.onError === undefined ? () => console.error(`${LOG_PREFIX} the database answers again`) : () => undefined),
+    );
     this.#follower = new TableFollower(db, options, {
       owner: OWNER,
       channel: CONTROLS_CHANNEL,

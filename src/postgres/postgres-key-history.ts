@@ -20,6 +20,7 @@ import {
 } from './key-history-table.js';
 import { type SqlClient, checkClient } from './sql-client.js';
 import { type TableFollower, poller } from './table-follower.js';
+import { shielded } from './hook.js';
 
 /** The members of {@link PostgresKeyHistoryOptions}: any other is refused, naming the nearest. */
 const POSTGRES_KEY_HISTORY_OPTION_NAMES = optionNames<PostgresKeyHistoryOptions>({
@@ -62,7 +63,7 @@ export interface PostgresKeyHistoryOptions {
   /**
    * Receives each stall of the flushes (the first failure after a success), once, such as a
    * database that is down or rows a verifier refuses; the flush is retried (after 250 ms,
-   * doubling up to `flushInterval`). Must not throw.
+   * doubling up to `flushInterval`). Must not throw (what it throws is ignored).
    * @default one line to console.error
    */
   readonly onError?: (error: unknown) => void;
@@ -73,7 +74,7 @@ export interface PostgresKeyHistoryOptions {
   readonly onRecovered?: () => void;
   /**
    * Receives each row of the table that is skipped (a {@link KeyHistoryRowRefusedEvent}), once
-   * per row and reason. Must not throw.
+   * per row and reason. Must not throw (what it throws is ignored).
    * @default one line to console.error
    */
   readonly onEvent?: (event: KeyHistoryRowRefusedEvent) => void;
@@ -146,12 +147,13 @@ class SharedKeyHistory implements PostgresKeyHistory {
   constructor(db: SqlClient, options: PostgresKeyHistoryOptions) {
     this.#db = db;
     functionOption(OWNER, 'onEvent', options.onEvent);
-    this.#onEvent =
+    this.#onEvent = shielded(
       options.onEvent ??
-      ((event) =>
-        console.error(
-          `${LOG_PREFIX} row (${quote(event.issuer)}, ${quote(event.kid)}) is skipped: ${event.reason}; the others are shared`,
-        ));
+        ((event) =>
+          console.error(
+            `${LOG_PREFIX} row (${quote(event.issuer)}, ${quote(event.kid)}) is skipped: ${event.reason}; the others are shared`,
+          )),
+    );
     ({ follower: this.#follower, onError: this.#onError } = poller(db, {
       owner: OWNER,
       logPrefix: LOG_PREFIX,

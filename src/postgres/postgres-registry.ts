@@ -11,13 +11,13 @@
  * database.
  */
 import type { IssuerRegistry, RegistryChange, Verifier } from '../index.js';
-import { capHint, checkAllowedHosts, functionOption, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { checkAllowedHosts, functionOption, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { readRegistryChanges, readRegistrySnapshot } from './issuer-table.js';
 import { RegistryDigest } from './registry-digest.js';
 import { type AppliedRows, type RefusedRow, type RefusedRowRule, RegistryRows } from './registry-rows.js';
 import { REGISTRY_CHANNEL } from './schema.js';
 import { type SqlClient, checkClient } from './sql-client.js';
-import { notify } from './hook.js';
+import { notify, oneLine, shielded } from './hook.js';
 import { type FollowOptions, TableFollower, notifiedId } from './table-follower.js';
 
 /** The members of {@link PostgresRegistryOptions}: any other is refused, naming the nearest. */
@@ -84,7 +84,7 @@ export type RegistryEvent =
 /** Options of {@link postgresRegistry}: how it follows the table (as operator controls do), and its events. */
 export interface PostgresRegistryOptions extends FollowOptions {
   /**
-   * Receives each {@link RegistryEvent}. Must not throw.
+   * Receives each {@link RegistryEvent}. Must not throw (what it throws is ignored).
    * @default one line to console.error for `registry_stale` and `registry_recovered`
    */
   readonly onEvent?: (event: RegistryEvent) => void;
@@ -134,11 +134,6 @@ const OWNER = 'postgresRegistry';
 const CHANGES_READ = 1000;
 const LOG_PREFIX = 'paygate-auth/postgres: issuer registry:';
 
-/** An error's message, cut and escaped for one log line. */
-function oneLine(error: unknown): string {
-  return capHint(error instanceof Error ? error.message : String(error));
-}
-
 function logEvent(event: RegistryEvent): void {
   if (event.type === 'registry_row_refused') {
     console.error(
@@ -176,7 +171,7 @@ class FollowedRegistry implements PostgresRegistry {
     this.#jwksAllowedHosts = [...checkAllowedHosts(OWNER, 'jwksAllowedHosts', options.jwksAllowedHosts)];
     this.#rows = new RegistryRows(this.#jwksAllowedHosts);
     this.#registry = this.#rows.registry;
-    this.#onEvent = options.onEvent ?? logEvent;
+    this.#onEvent = shielded(options.onEvent ?? logEvent);
     this.#follower = new TableFollower(db, options, {
       owner: OWNER,
       channel: REGISTRY_CHANNEL,

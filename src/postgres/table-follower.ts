@@ -10,6 +10,7 @@ import { functionOption, numberOption } from '../internal/index.js';
 import type { NotificationSource } from './notification-connection.js';
 import { NotificationListener, type PostgresListener } from './notification-listener.js';
 import { type SqlClient, checkStatementTimeout } from './sql-client.js';
+import { oneLine, shielded } from './hook.js';
 
 /** How an instance follows a table: shared by `postgresControls` and `postgresRegistry`. */
 export interface FollowOptions {
@@ -324,12 +325,11 @@ export function poller(db: SqlClient, settings: PollerSettings): { follower: Tab
   const { owner, logPrefix } = settings;
   functionOption(owner, 'onError', settings.onError);
   functionOption(owner, 'onRecovered', settings.onRecovered);
-  const onError =
-    settings.onError ??
-    ((error: unknown) => console.error(`${logPrefix} ${error instanceof Error ? error.message : String(error)} (retrying)`));
-  const onRecovered =
+  const onError = shielded(settings.onError ?? ((error: unknown) => console.error(`${logPrefix} ${oneLine(error)} (retrying)`)));
+  const onRecovered = shielded(
     settings.onRecovered ??
-    (settings.onError === undefined ? () => console.error(`${logPrefix} the database answers again`) : () => undefined);
+      (settings.onError === undefined ? () => console.error(`${logPrefix} the database answers again`) : () => undefined),
+  );
   const follower = new TableFollower(
     db,
     {

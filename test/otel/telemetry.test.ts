@@ -29,7 +29,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { AuthError, type VerifierEvent } from '../../src/index.js';
 import { ATTRIBUTE_NAMES as A, METRIC_NAMES, SPAN_NAMES, type Telemetry, createTelemetry } from '../../src/otel/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
-import type { PostgresFollowersOptions } from '../../src/postgres/index.js';
+import { type PostgresFollowersOptions, postgresControls, postgresKeyHistory, postgresRegistry } from '../../src/postgres/index.js';
 
 const AUDIENCE = 'https://payments.test';
 
@@ -206,6 +206,12 @@ describe('verifications', () => {
     expect(events.map((event) => event.type)).toContain('verify_success');
     expect(sdk.spans(SPAN_NAMES.verify)).toHaveLength(1);
   });
+
+  it('refuse an onEvent that is not a function, naming it, as createVerifier does', () => {
+    setUp();
+    expect(() => verifierFor({ onEvent: 'console' })).toThrow(TypeError);
+    expect(() => verifierFor({ onEvent: 'console' })).toThrow(/onEvent/);
+  });
 });
 
 describe('JWKS downloads', () => {
@@ -334,6 +340,39 @@ describe('PostgreSQL followers', () => {
         'paygate-auth/otel: PostgreSQL key history answers again',
       ]);
       expect(Object.keys(await staleness())).toEqual(['key_history']);
+    } finally {
+      lines.mockRestore();
+    }
+  });
+
+  it('hand on a callback that is no function, for the follower to refuse it, naming it', async () => {
+    setUp();
+    const db = { query: () => Promise.reject(new Error('no statement expected')) };
+    await expect(postgresRegistry(db, telemetry.registryOptions({ onEvent: 'console' as never }))).rejects.toThrow(
+      /postgresRegistry: onEvent/,
+    );
+    await expect(postgresControls(db, telemetry.controlsOptions({ onError: 'console' as never }))).rejects.toThrow(
+      /postgresControls: onError/,
+    );
+    await expect(postgresKeyHistory(db, telemetry.keyHistoryOptions({ onRecovered: 'console' as never }))).rejects.toThrow(
+      /postgresKeyHistory: onRecovered/,
+    );
+  });
+
+  it('log a registry row left out where no onEvent is given, as the registry does, its key escaped', () => {
+    setUp();
+    const lines = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const options = telemetry.registryOptions();
+      options.onEvent?.({
+        type: 'registry_row_refused',
+        row: 'https://evil.test\n\u202e',
+        rule: 'invalid_entry',
+        reason: 'jwksUri is not https',
+      });
+      expect(lines.mock.calls.map(([line]) => String(line))).toEqual([
+        expect.stringContaining('row "https://evil.test\\u000a\\u202e" is left out (invalid_entry): jwksUri is not https'),
+      ]);
     } finally {
       lines.mockRestore();
     }

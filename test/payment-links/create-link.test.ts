@@ -197,6 +197,25 @@ describe('POST /payment-links/ creating a link', () => {
     }
   });
 
+  it('writes a failing hook in one line, its message cut and escaped, naming the link kept', async () => {
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const handler = makeHandler({
+        onLinkCreated: () => {
+          throw new Error(`hub down\nforged line \u202e\u001b[31m${'x'.repeat(5000)}`);
+        },
+      });
+      const link = (await handler(jsonRequest(await callers.auth(), validBody()))).body as PaymentLink;
+      const lines = spy.mock.calls.map(([line]) => String(line));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain('hub down\\u000aforged line \\u202e\\u001b[31m');
+      expect(lines[0]).toContain(`"${link.id}"`);
+      expect(lines[0]?.length).toBeLessThan(1200);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it('makes link codes of at least 128 random bits by default', async () => {
     const handler = makeHandler({ ids: undefined });
     const auth = await callers.auth();

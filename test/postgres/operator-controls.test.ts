@@ -6,7 +6,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { createTestPglite } from './pglite.js';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type Verifier, createVerifier } from '../../src/index.js';
 import { type PostgresControls, type PostgresControlsOptions, migrate, postgresControls } from '../../src/postgres/index.js';
 import { TABLES } from '../../src/postgres/schema-names.js';
@@ -356,5 +356,29 @@ describe('postgresControls on PGlite', () => {
     expect(errors).toEqual([failure]);
     expect(suspended).toContain('https://other.test');
     await controls.close();
+  });
+
+  it('logs a failure in one line, cut and escaped, where no onError is given', async () => {
+    const lines = vi.spyOn(console, 'error').mockImplementation(() => {});
+    const controls = await postgresControls(lite, { pollInterval: NO_POLL });
+    try {
+      controls.attach({
+        registry: { has: () => true } as never,
+        revokeKey: () => {
+          throw new Error(`refused\nforged line \u202e\u001b[31m${'x'.repeat(5000)}`);
+        },
+        suspendIssuer: () => undefined,
+        resumeIssuer: () => undefined,
+        refresh: async () => ({}) as never,
+      });
+      await controls.revokeKey('https://other.test', 'k-1');
+      const logged = lines.mock.calls.map(([line]) => String(line));
+      expect(logged).toHaveLength(1);
+      expect(logged[0]).toContain('refused\\u000aforged line \\u202e\\u001b[31m');
+      expect(logged[0]?.length).toBeLessThan(1100);
+    } finally {
+      lines.mockRestore();
+      await controls.close();
+    }
   });
 });

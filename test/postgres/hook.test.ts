@@ -1,0 +1,108 @@
+/**
+ * A caller's hook on a follower (`onEvent`, `onError`, `onRecovered`) that throws stops nothing:
+ * not the start-up, not a load, not the retries after a stall, and it never becomes an unhandled
+ * rejection (which ends a Node process). On PGlite, behind a client the test can make fail.
+ */
+import type { PGlite } from '@electric-sql/pglite';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { addIssuer, migrate, postgresControls, postgresKeyHistory, postgresRegistry } from '../../src/postgres/index.js';
+import { recordControl } from '../../src/postgres/internal.js';
+import { TABLES } from '../../src/postgres/schema-names.js';
+import { createTestIssuer } from '../../src/testing/index.js';
+import { eventually } from './eventually.js';
+import { createTestPglite } from './pglite.js';
+
+/** Long enough that only a `reload()`, a `flush()` or a retry reads during a test. */
+const NO_POLL = 600_000;
+
+const thrower = (): never => {
+  throw new Error('a listener bug');
+};
+
+let lite: PGlite;
+/** `true` while every statement through {@link flaky} fails as a dropped connection does. */
+let down = false;
+const flaky = {
+  query: (text: string, params?: unknown[]) =>
+    down ? Promise.reject(new Error('Connection terminated unexpectedly')) : lite.query<Record<string, unknown>>(text, params),
+};
+
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown): void => {
+  unhandled.push(reason);
+};
+
+describe('a follower whose hooks throw', () => {
+  beforeAll(async () => {
+    lite = await createTestPglite();
+    await migrate(lite);
+    process.on('unhandledRejection', onUnhandled);
+  });
+  afterAll(async () => {
+    process.off('unhandledRejection', onUnhandled);
+    await lite?.close();
+  });
+  beforeEach(() => {
+    down = false;
+    unhandled.length = 0;
+  });
+  afterEach(() => {
+    down = false;
+  });
+
+  it('postgresRegistry starts and applies each change although onEvent throws at every event', async () => {
+    const registry = await postgresRegistry(flaky, { listen: false, pollInterval: NO_POLL, onEvent: thrower });
+    try {
+      const issuer = await createTestIssuer({ issuer: 'https://hooks.test', product: 'hooks' });
+      await addIssuer(lite, issuer.entry, { by: 'test' });
+      await registry.reload();
+      expect(registry.registry().has('https://hooks.test')).toBe(true);
+    } finally {
+      await registry.close();
+    }
+  });
+
+  it('postgresControls keeps retrying through a stall although onError and onRecovered throw, with no unhandled rejection', async () => {
+    const errors: unknown[] = [];
+    const controls = await postgresControls(flaky, {
+      listen: false,
+      pollInterval: 100,
+      reconnectDelay: 10,
+      onError: (error) => {
+        errors.push(error);
+        thrower();
+      },
+      onRecovered: thrower,
+    });
+    try {
+      down = true;
+      await eventually('the stall reported', () => errors.length > 0);
+      down = false;
+      const record = await recordControl(lite, { action: 'suspend_issuer', issuer: 'https://hooks.test' });
+      await eventually('the action read after the stall', () => controls.state().through >= record.id);
+      // A retry or a poll after the throwing onRecovered, for its rejection, if any, to surface.
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      expect(unhandled).toEqual([]);
+    } finally {
+      await controls.close();
+    }
+  });
+
+  it('postgresKeyHistory starts although onEvent throws for a row it skips', async () => {
+    // A row written before the table refused negative times (its constraint, dropped here to write it).
+    await lite.query(`ALTER TABLE ${TABLES.keyHistory} DROP CONSTRAINT ${TABLES.keyHistory}_times`);
+    try {
+      await lite.query(`INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen) VALUES ('https://hooks.test', 'by-hand', -1)`);
+    } finally {
+      await lite.query(`ALTER TABLE ${TABLES.keyHistory} ADD CONSTRAINT ${TABLES.keyHistory}_times CHECK (first_seen >= 0) NOT VALID`);
+    }
+    const errors: unknown[] = [];
+    const keys = await postgresKeyHistory(flaky, { flushInterval: NO_POLL, onEvent: thrower, onError: (error) => errors.push(error) });
+    try {
+      await keys.flush();
+      expect(errors).toEqual([]);
+    } finally {
+      await keys.close();
+    }
+  });
+});
