@@ -13,6 +13,7 @@
  * new key is recorded together with the link, in one commit; a key that has a record already is
  * claimed first, as with any store.
  */
+import { quote } from '../internal/index.js';
 import { parseReference } from '../index.js';
 import { LINK_SCOPE, checkCaller } from './caller.js';
 import { formatDecimal } from './decimal.js';
@@ -24,7 +25,7 @@ import type { Handler, HandlerRequest, HandlerResponse } from './handler-request
 import { type LinkCreatedEvent, type PaymentLinkHandlerDeps, type ResolvedDeps, resolveDeps } from './handler-deps.js';
 import { type ClaimRequest, type ClaimResult, IdempotencyCapacityError, type Lease, type RecordedResponse } from './idempotency-store.js';
 import { fingerprint, readIdempotencyKey } from './idempotency-key.js';
-import type { IdGenerator } from './ids.js';
+import { type IdGenerator, isUuid } from './ids.js';
 import { lineItemRecord } from './line-items.js';
 import { type LinkRequest, readLinkRequest } from './link-request.js';
 import { type StoredPaymentLink, toPaymentLink } from './payment-link.js';
@@ -267,10 +268,23 @@ function refused(error: PaymentLinkError): Creation {
   return { response: problemResponse(error), event: null };
 }
 
-function replay(recorded: RecordedResponse): HandlerResponse {
+/**
+ * The recorded 201 again, with the handler's own headers (its Location rebuilt from the link's
+ * id): a store's record may have been written by hand, and its text must not reach a header.
+ * @throws {Error} for a record that holds no 201 of a link: nothing this handler records.
+ */
+function replay(deps: ResolvedDeps, recorded: RecordedResponse): HandlerResponse {
+  const id = (recorded.body as { readonly id?: unknown } | null | undefined)?.id;
+  if (recorded.status !== 201 || typeof id !== 'string' || !isUuid(id)) {
+    const found = `status ${quote(String(recorded.status))}, link id ${typeof id === 'string' ? quote(id) : 'none'}`;
+    throw new Error(
+      `createPaymentLinkHandler: the Idempotency-Key record holds no 201 of a link (${found}; expected status "201" and a UUID), ` +
+        'so it is not replayed: was the record written by hand? Use a new key.',
+    );
+  }
   return {
-    status: recorded.status,
-    headers: { ...recorded.headers, 'idempotent-replayed': 'true' },
+    status: 201,
+    headers: { ...JSON_HEADERS, location: `${deps.locationPrefix}${id}`, 'idempotent-replayed': 'true' },
     body: recorded.body,
   };
 }
@@ -314,7 +328,7 @@ async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body:
         new PaymentLinkError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed.', { retryAfter: 1 }),
       );
     }
-    return { response: replay(claim.response), event: null };
+    return { response: replay(deps, claim.response), event: null };
   }
   let creation: Awaited<ReturnType<typeof create>>;
   try {

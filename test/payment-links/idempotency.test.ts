@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { InMemoryIdempotencyStore, InMemoryPaymentLinkStore, type PaymentLink } from '../../src/payment-links/index.js';
+import {
+  type IdempotencyStore,
+  InMemoryIdempotencyStore,
+  InMemoryPaymentLinkStore,
+  type PaymentLink,
+  type RecordedResponse,
+} from '../../src/payment-links/index.js';
 import { NOW, TENANT_A, TENANT_B, jsonRequest, makeHandler, useCallers, validBody } from './support.js';
 
 const callers = useCallers();
@@ -40,6 +46,19 @@ function heldUntilClaims(claims: number) {
 }
 const KEY = { 'idempotency-key': '7c4a1f9e-2b1d-4f7e-9a3c-5d6e7f8a9b0c' };
 
+/** An idempotency store whose completed records come back changed by `change`, as a row written by hand would. */
+function tamperedRecords(change: (response: RecordedResponse) => RecordedResponse): IdempotencyStore {
+  const inner = new InMemoryIdempotencyStore();
+  return {
+    claim: async (request) => {
+      const result = await inner.claim(request);
+      return result.state === 'completed' ? { ...result, response: change(result.response) } : result;
+    },
+    complete: (lease, response) => inner.complete(lease, response),
+    release: (lease) => inner.release(lease),
+  };
+}
+
 describe('POST /payment-links/ with Idempotency-Key', () => {
   it('replays the first response (status, body, Location) for the same key and body, creating nothing', async () => {
     const handler = makeHandler();
@@ -53,6 +72,30 @@ describe('POST /payment-links/ with Idempotency-Key', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(first.headers['idempotent-replayed']).toBeUndefined();
     expect(await handler.store.list(TENANT_A)).toHaveLength(1);
+  });
+
+  it("replays with the handler's own headers, never a record's (attack: a row written by hand setting Location or a cookie)", async () => {
+    const handler = makeHandler({
+      idempotency: tamperedRecords((response) => ({
+        ...response,
+        headers: { location: 'https://evil.example/phish', 'set-cookie': 'session=stolen' },
+      })),
+    });
+    const auth = await callers.auth();
+    const first = await handler(jsonRequest(auth, validBody(), KEY));
+    const again = await handler(jsonRequest(auth, validBody(), KEY));
+    expect(again.headers).toEqual({ ...first.headers, 'idempotent-replayed': 'true' });
+    expect(again.headers.location).toBe(`/payment-links/${(first.body as PaymentLink).id}`);
+  });
+
+  it.each([
+    ['a status other than 201', (response: RecordedResponse) => ({ ...response, status: 200 })],
+    ['a body without a link id', (response: RecordedResponse) => ({ ...response, body: { id: 'not-a-uuid' } })],
+  ])('refuses to replay a record holding %s, naming what it found', async (_case, change) => {
+    const handler = makeHandler({ idempotency: tamperedRecords(change) });
+    const auth = await callers.auth();
+    expect((await handler(jsonRequest(auth, validBody(), KEY))).status).toBe(201);
+    await expect(handler(jsonRequest(auth, validBody(), KEY))).rejects.toThrow(/Idempotency-Key record holds no 201 of a link \(status/);
   });
 
   it('treats the same body with members reordered and other whitespace as the same request', async () => {
