@@ -72,7 +72,7 @@ export interface PostgresHeartbeat {
   readonly name: string;
   /** Writes the row now. @throws the database's error (background heartbeats report theirs to `onError`). */
   beat(): Promise<void>;
-  /** Stops the heartbeats and deletes the row (a failure of which goes to `onError`). */
+  /** Stops the heartbeats, waits for one in flight, and deletes the row (a failure of which goes to `onError`). */
   close(): Promise<void>;
 }
 

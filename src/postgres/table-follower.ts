@@ -284,7 +284,10 @@ export class TableFollower {
     return this.#closed;
   }
 
-  /** Stops listening, polling and retrying. */
+  /**
+   * Stops listening, polling and retrying, and resolves once a read in flight has ended (within its
+   * `statementTimeout`): nothing it writes lands after `close()`.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     for (const timer of this.#timers) clearInterval(timer);
@@ -296,6 +299,7 @@ export class TableFollower {
     this.#unlisten = null;
     await unlisten?.();
     if (this.#ownsListener) await this.#listener?.close();
+    await this.#reading?.catch(() => undefined);
   }
 }
 
