@@ -101,6 +101,7 @@ export class TableFollower {
   #retry: ReturnType<typeof setTimeout> | undefined;
   #delay: number;
   #closed = false;
+  #started = false;
   #stalled = false;
   #reading: Promise<void> | null = null;
   #again: Promise<void> | null = null;
@@ -162,8 +163,15 @@ export class TableFollower {
     return this.#stalled;
   }
 
-  /** Listens, reads once, then polls. Rejects (and closes) when the first `LISTEN` or read fails. */
+  /**
+   * Listens, reads once, then polls. Rejects (and closes) when the first `LISTEN` or read fails;
+   * rejects, starting nothing, when called a second time or after `close()`.
+   */
   async start(): Promise<void> {
+    const { owner } = this.#hooks;
+    if (this.#closed) throw new Error(`${owner}: closed; it cannot start again (make a new one)`);
+    if (this.#started) throw new Error(`${owner}: start() was called already; call it once`);
+    this.#started = true;
     try {
       await this.#listen();
       await this.reload();

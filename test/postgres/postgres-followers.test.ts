@@ -163,6 +163,28 @@ describe.skipIf(SKIP)('postgresFollowers on a real PostgreSQL', () => {
     expect(await channelsOf(a.opened[0] as pg.Client)).toEqual([CONTROLS_CHANNEL, REGISTRY_CHANNEL].sort());
   });
 
+  it("refuses a PostgresDirectory's second start() on the followers' listener, and leaves no channel behind at close", async () => {
+    const a = await instance();
+    const directory = new PostgresDirectory(pools.at(-1) as pg.Pool, { listen: a.followers.listener });
+    await directory.start();
+    try {
+      await expect(directory.start()).rejects.toThrow(/PostgresDirectory: start\(\) was called already/);
+    } finally {
+      await directory.close();
+    }
+    expect(await channelsOf(a.opened[0] as pg.Client)).toEqual([CONTROLS_CHANNEL, REGISTRY_CHANNEL].sort());
+  });
+
+  it("refuses a PostgresDirectory's start() after its close(), listening on nothing", async () => {
+    const a = await instance();
+    const directory = new PostgresDirectory(pools.at(-1) as pg.Pool, { listen: a.followers.listener });
+    await directory.start();
+    await directory.close();
+    await expect(directory.start()).rejects.toThrow(/PostgresDirectory: closed/);
+    expect(await channelsOf(a.opened[0] as pg.Client)).toEqual([CONTROLS_CHANNEL, REGISTRY_CHANNEL].sort());
+    expect(directory.caching).toBe(false);
+  });
+
   it('attaches the registry, the controls and the key history to the verifier in one call', async () => {
     const a = await instance();
     await addIssuer(operator, acme.entry, BY);
