@@ -204,6 +204,14 @@ describe.skipIf(SKIP)('heartbeats and the fleet on a real PostgreSQL', () => {
     expect(await readInstances(db)).toEqual([]);
   });
 
+  it('resolves a second close() called meanwhile only once the row is deleted', async () => {
+    const heartbeat = await postgresHeartbeat(db, { name: 'a', interval: NO_BEAT, onError: () => undefined });
+    const first = heartbeat.close();
+    await heartbeat.close();
+    expect(await readInstances(db)).toEqual([]);
+    await first;
+  });
+
   it('leaves no row behind when it closes during a heartbeat in flight', async () => {
     // The heartbeat's writes reach the database through a client that holds one back until the
     // DELETE of close() has run (or 500 ms have passed): the order of a pool's connections racing.
