@@ -164,18 +164,25 @@ export class TableFollower {
   }
 
   /**
-   * Listens, reads once, then polls. Rejects (and closes) when the first `LISTEN` or read fails;
-   * rejects, starting nothing, when called a second time or after `close()`.
+   * Listens, reads once, then polls. Rejects (and closes) when the first `LISTEN` or read fails,
+   * or `close()` is called meanwhile; rejects, starting nothing, when called a second time or
+   * after `close()`.
    */
   async start(): Promise<void> {
     const { owner } = this.#hooks;
     if (this.#closed) throw new Error(`${owner}: closed; it cannot start again (make a new one)`);
     if (this.#started) throw new Error(`${owner}: start() was called already; call it once`);
     this.#started = true;
+    const closedMeanwhile = (): void => {
+      if (this.#closed) throw new Error(`${owner}: closed while starting`);
+    };
     try {
       await this.#listen();
+      closedMeanwhile();
       await this.reload();
+      closedMeanwhile();
     } catch (error) {
+      // Closed meanwhile included: a channel listened on since is left, and nothing polls.
       await this.close();
       throw error;
     }
@@ -184,6 +191,7 @@ export class TableFollower {
 
   /** Runs `work` every `ms` milliseconds until `close()`; the timer keeps no process alive. */
   every(ms: number, work: () => void): void {
+    if (this.#closed) return;
     const timer = setInterval(work, ms);
     timer.unref?.();
     this.#timers.push(timer);

@@ -185,6 +185,16 @@ describe.skipIf(SKIP)('postgresFollowers on a real PostgreSQL', () => {
     expect(directory.caching).toBe(false);
   });
 
+  it('leaves no channel behind when a PostgresDirectory is closed while its start() runs', async () => {
+    const a = await instance();
+    const directory = new PostgresDirectory(pools.at(-1) as pg.Pool, { listen: a.followers.listener });
+    const starting = directory.start();
+    await directory.close();
+    await expect(starting).rejects.toThrow(/PostgresDirectory: closed/);
+    expect(await channelsOf(a.opened[0] as pg.Client)).toEqual([CONTROLS_CHANNEL, REGISTRY_CHANNEL].sort());
+    expect(directory.caching).toBe(false);
+  });
+
   it('attaches the registry, the controls and the key history to the verifier in one call', async () => {
     const a = await instance();
     await addIssuer(operator, acme.entry, BY);
