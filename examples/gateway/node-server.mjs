@@ -69,11 +69,17 @@ const UNREAD_BODY_GRACE_MS = 5_000;
 /**
  * Sends `answer`. When the request's body was not read to its end, the rest is discarded (never
  * buffered) so that the client, still sending, can read the answer; after
- * {@link UNREAD_BODY_GRACE_MS} the connection is closed.
+ * {@link UNREAD_BODY_GRACE_MS} the connection is closed. While the server is `closing`, the
+ * connection is closed after the answer.
  */
-async function send(request, response, answer) {
+async function send(request, response, answer, closing) {
   const payload = Buffer.from(await answer.arrayBuffer());
-  response.writeHead(answer.status, { ...Object.fromEntries(answer.headers), 'content-length': payload.length });
+  response.writeHead(answer.status, {
+    ...Object.fromEntries(answer.headers),
+    'content-length': payload.length,
+    // Closing: the connection is not kept for another request, so the drain ends with the answer.
+    ...(closing ? { connection: 'close' } : {}),
+  });
   response.end(payload);
   if (request.complete) return;
   const timer = setTimeout(() => request.socket?.destroy(), UNREAD_BODY_GRACE_MS).unref();
@@ -81,9 +87,15 @@ async function send(request, response, answer) {
   request.resume();
 }
 
+/** How long `close()` lets the requests in flight finish, by default, before it cuts them. */
+export const DEFAULT_DRAIN_MS = 10_000;
+
 /**
  * Listens on `host:port` (port 0: any free port) and resolves `{ url, port, close }` once
- * listening; rejects with the listen error (`EADDRINUSE` when the port is taken).
+ * listening; rejects with the listen error (`EADDRINUSE` when the port is taken). `close({ drainMs })`
+ * stops taking connections, closes the idle ones, lets the requests in flight finish, and cuts
+ * those still open after `drainMs` (default {@link DEFAULT_DRAIN_MS}); it resolves once every
+ * connection is closed.
  * @param {(request: Request, log: { tenant: string, code: string }) => Promise<Response>} handler
  */
 export function serve(handler, { host = '127.0.0.1', port = 3000, logLine = (line) => console.log(line) } = {}) {
@@ -101,7 +113,7 @@ export function serve(handler, { host = '127.0.0.1', port = 3000, logLine = (lin
     const path = (request.url ?? '/').split('?')[0];
     const ms = (performance.now() - started).toFixed(1);
     logLine(`${new Date().toISOString()} ${request.method} ${path} ${result.status} tenant=${log.tenant} code=${log.code} ${ms}ms`);
-    await send(request, response, result);
+    await send(request, response, result, !server.listening);
   };
   const server = createServer((request, response) => answer(request, response, false));
   server.on('checkContinue', (request, response) => answer(request, response, true));
@@ -113,10 +125,14 @@ export function serve(handler, { host = '127.0.0.1', port = 3000, logLine = (lin
       resolve({
         url: `http://${host}:${actual}`,
         port: actual,
-        close: () =>
+        close: ({ drainMs = DEFAULT_DRAIN_MS } = {}) =>
           new Promise((done) => {
-            server.closeAllConnections();
-            server.close(() => done());
+            const cut = setTimeout(() => server.closeAllConnections(), drainMs);
+            server.close(() => {
+              clearTimeout(cut);
+              done();
+            });
+            server.closeIdleConnections();
           }),
       });
     });

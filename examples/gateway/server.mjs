@@ -14,6 +14,11 @@
  * database that cannot be reached is one line naming its host (never the password), and exit
  * code 1. The banner says which store, and with DATABASE_URL which registry, is in use.
  *
+ * Shutdown, on SIGTERM or SIGINT: the gateway stops taking connections and lets the requests in
+ * flight finish (PAYGATE_SHUTDOWN_DRAIN_MS, default 10000: those still open then are cut), then
+ * closes the JWKS server and the stores (the heartbeat row deleted, the followers, the pool), and
+ * exits with code 0.
+ *
  * With DATABASE_URL the demo issuer's entry is shared by every instance, so its JWKS has one
  * address for all of them, which each instance answers itself from the shared demo key
  * (`answerJwksHere`); without, it is served on an ephemeral port of 127.0.0.1.
@@ -34,7 +39,7 @@ import {
   sampleLinkBody,
   shownPath,
 } from './demo.mjs';
-import { serve } from './node-server.mjs';
+import { DEFAULT_DRAIN_MS, serve } from './node-server.mjs';
 import { DatabaseUnreachableError, openStores, usesDatabase } from './stores.mjs';
 
 function portFromEnvironment() {
@@ -90,13 +95,34 @@ async function listen(gateway, port) {
   }
 }
 
-/** Stops the servers on SIGINT and SIGTERM. */
-function stopOnSignals(servers) {
+/** PAYGATE_SHUTDOWN_DRAIN_MS, checked: how long a shutdown lets the requests in flight finish. */
+function drainFromEnvironment() {
+  const text = process.env.PAYGATE_SHUTDOWN_DRAIN_MS;
+  if (text === undefined || text === '') return DEFAULT_DRAIN_MS;
+  if (!/^\d+$/.test(text) || Number(text) > 600_000) {
+    console.error(`PAYGATE_SHUTDOWN_DRAIN_MS must be a whole number of milliseconds up to 600000, got ${JSON.stringify(text)}`);
+    process.exit(2);
+  }
+  return Number(text);
+}
+
+/**
+ * On SIGINT and SIGTERM: stops taking connections and lets the requests in flight finish (those
+ * still open after `drainMs` are cut), then closes what they used (the JWKS server, the stores and
+ * their pool), and exits with code 0 (1 when closing failed).
+ */
+function stopOnSignals(gateway, resources, drainMs) {
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
-    await Promise.all(servers.map((server) => server.close()));
+    try {
+      await gateway.close({ drainMs });
+      await Promise.all(resources.map((resource) => resource.close()));
+    } catch (error) {
+      console.error(error);
+      process.exit(1);
+    }
     process.exit(0);
   };
   process.on('SIGINT', stop);
@@ -125,6 +151,7 @@ function logEvent(event) {
 
 async function main() {
   const port = portFromEnvironment();
+  const drainMs = drainFromEnvironment();
   const { key, file, created } = await loadDemoKey();
   const shared = usesDatabase(process.env);
   const jwks = shared ? answerJwksHere(key) : await publishJwks(key);
@@ -139,7 +166,7 @@ async function main() {
     idempotency: stores.idempotency,
   });
   const server = await listen(gateway, port);
-  stopOnSignals([server, jwks, stores]);
+  stopOnSignals(server, [jwks, stores], drainMs);
   const [infoToken, linkToken] = await Promise.all([
     mintToken(key, { scope: 'pay:processPayments hub:subscribe' }),
     mintToken(key, { scope: 'pay:processPayments' }),

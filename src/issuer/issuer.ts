@@ -206,7 +206,10 @@ export interface Issuer {
   keys(): readonly KeyInfo[];
   /** Re-reads the schedule from the key store (another instance may have changed it). */
   reload(): Promise<void>;
-  /** Runs {@link tick} every `every` seconds (default 300) until stopped; errors go to `onError`. */
+  /**
+   * Runs {@link tick} every `every` seconds (default 300) until stopped; errors go to `onError`
+   * (what it throws is ignored).
+   */
   startSchedule(options?: { readonly every?: number; readonly onError?: (error: unknown) => void }): ScheduleTimer;
 }
 
@@ -558,7 +561,13 @@ class RotatingIssuer implements Issuer {
     const every = numberOption('startSchedule', 'every', options.every, 300, { unit: 'seconds', min: 1, max: DAY });
     const onError = options.onError ?? (() => undefined);
     const timer = setInterval(() => {
-      this.tick().catch(onError);
+      this.tick().catch((error: unknown) => {
+        try {
+          onError(error);
+        } catch {
+          // A failing error hook must not become an unhandled rejection: the next tick runs anyway.
+        }
+      });
     }, every * 1000);
     (timer as { unref?: () => void }).unref?.();
     return { stop: () => clearInterval(timer) };

@@ -134,6 +134,7 @@ export class PostgresDirectory implements Directory {
    * Listens for the directory's changes (by default on a connection kept out of the pool; PGlite's
    * own `listen()`) and keeps answers from then on. A `pg.Client` without `listen` keeps none.
    * @throws the error of the first `LISTEN` (a `StatementTimeoutError` past `statementTimeout`); nothing is kept then.
+   * @throws {Error} when called a second time, or after {@link PostgresDirectory.close}.
    */
   async start(): Promise<void> {
     await this.#cache.start();

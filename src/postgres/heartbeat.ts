@@ -72,7 +72,7 @@ export interface PostgresHeartbeat {
   readonly name: string;
   /** Writes the row now. @throws the database's error (background heartbeats report theirs to `onError`). */
   beat(): Promise<void>;
-  /** Stops the heartbeats and deletes the row (a failure of which goes to `onError`). */
+  /** Stops the heartbeats, waits for one in flight, and deletes the row (a failure of which goes to `onError`). */
   close(): Promise<void>;
 }
 
@@ -122,6 +122,7 @@ class Heartbeat implements PostgresHeartbeat {
   readonly #started = Date.now();
   readonly #unsubscribe: (() => void)[] = [];
   readonly #onError: (error: unknown) => void;
+  #closing: Promise<void> | undefined;
 
   constructor(db: SqlClient, name: string, options: PostgresHeartbeatOptions) {
     this.#db = db;
@@ -187,13 +188,16 @@ class Heartbeat implements PostgresHeartbeat {
     ]);
   }
 
-  async close(): Promise<void> {
-    if (this.#follower.closed) return;
-    for (const unsubscribe of this.#unsubscribe) unsubscribe();
-    await this.#follower.close();
-    await queryWithin(this.#db, this.#follower.timeout, `DELETE FROM ${TABLES.instances} WHERE name = $1`, [this.name]).catch(
-      this.#onError,
-    );
+  /** Every call shares the first one's work: each resolves once the row is deleted. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      for (const unsubscribe of this.#unsubscribe) unsubscribe();
+      await this.#follower.close();
+      await queryWithin(this.#db, this.#follower.timeout, `DELETE FROM ${TABLES.instances} WHERE name = $1`, [this.name]).catch(
+        this.#onError,
+      );
+    })();
+    return this.#closing;
   }
 }
 

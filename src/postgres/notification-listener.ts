@@ -84,7 +84,10 @@ export interface PostgresListener {
   ): Promise<() => Promise<void>>;
   /** `true` while the `LISTEN` connection is up (PGlite: while a channel is listened on). */
   readonly listening: boolean;
-  /** Closes the connection and stops every channel; reconnects no more. */
+  /**
+   * Closes the connection and stops every channel; reconnects no more. A connection being opened
+   * is ended once open: `close()` resolves after it (within `statementTimeout`).
+   */
   close(): Promise<void>;
 }
 
@@ -312,6 +315,9 @@ export class NotificationListener implements PostgresListener {
     const connection = this.#connection;
     this.#connection = null;
     await connection?.stop();
+    // A connection being opened (after a drop, say) is ended as soon as it is open, within the
+    // bound of its opening: close() resolves once it is.
+    await this.#connecting?.catch(() => undefined);
   }
 }
 

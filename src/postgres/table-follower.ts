@@ -102,6 +102,7 @@ export class TableFollower {
   #retry: ReturnType<typeof setTimeout> | undefined;
   #delay: number;
   #closed = false;
+  #started = false;
   #stalled = false;
   #reading: Promise<void> | null = null;
   #again: Promise<void> | null = null;
@@ -163,12 +164,26 @@ export class TableFollower {
     return this.#stalled;
   }
 
-  /** Listens, reads once, then polls. Rejects (and closes) when the first `LISTEN` or read fails. */
+  /**
+   * Listens, reads once, then polls. Rejects (and closes) when the first `LISTEN` or read fails,
+   * or `close()` is called meanwhile; rejects, starting nothing, when called a second time or
+   * after `close()`.
+   */
   async start(): Promise<void> {
+    const { owner } = this.#hooks;
+    if (this.#closed) throw new Error(`${owner}: closed; it cannot start again (make a new one)`);
+    if (this.#started) throw new Error(`${owner}: start() was called already; call it once`);
+    this.#started = true;
+    const closedMeanwhile = (): void => {
+      if (this.#closed) throw new Error(`${owner}: closed while starting`);
+    };
     try {
       await this.#listen();
+      closedMeanwhile();
       await this.reload();
+      closedMeanwhile();
     } catch (error) {
+      // Closed meanwhile included: a channel listened on since is left, and nothing polls.
       await this.close();
       throw error;
     }
@@ -177,6 +192,7 @@ export class TableFollower {
 
   /** Runs `work` every `ms` milliseconds until `close()`; the timer keeps no process alive. */
   every(ms: number, work: () => void): void {
+    if (this.#closed) return;
     const timer = setInterval(work, ms);
     timer.unref?.();
     this.#timers.push(timer);
@@ -285,7 +301,10 @@ export class TableFollower {
     return this.#closed;
   }
 
-  /** Stops listening, polling and retrying. */
+  /**
+   * Stops listening, polling and retrying, and resolves once a read in flight has ended (within its
+   * `statementTimeout`): nothing it writes lands after `close()`.
+   */
   async close(): Promise<void> {
     this.#closed = true;
     for (const timer of this.#timers) clearInterval(timer);
@@ -297,6 +316,7 @@ export class TableFollower {
     this.#unlisten = null;
     await unlisten?.();
     if (this.#ownsListener) await this.#listener?.close();
+    await this.#reading?.catch(() => undefined);
   }
 }
 

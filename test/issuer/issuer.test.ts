@@ -199,6 +199,36 @@ describe('the rotation schedule', () => {
     }
   });
 
+  it('startSchedule() shields the process from an onError that throws: no unhandled rejection', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', record);
+    try {
+      const { issuer } = await ready();
+      vi.spyOn(issuer, 'tick').mockRejectedValue(new Error('disk full'));
+      const reported: unknown[] = [];
+      const timer = issuer.startSchedule({
+        every: 60,
+        onError: (error) => {
+          reported.push(error);
+          throw new Error('the logger failed');
+        },
+      });
+      vi.advanceTimersByTime(60_000);
+      await vi.waitFor(() => expect(reported).toHaveLength(1));
+      timer.stop();
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+      vi.useRealTimers();
+    }
+  });
+
   it('compromised(kid) refuses a kid it does not hold', async () => {
     const { issuer } = await ready();
     const error = await refusal(issuer.compromised('nope'));

@@ -204,6 +204,38 @@ describe.skipIf(SKIP)('heartbeats and the fleet on a real PostgreSQL', () => {
     expect(await readInstances(db)).toEqual([]);
   });
 
+  it('resolves a second close() called meanwhile only once the row is deleted', async () => {
+    const heartbeat = await postgresHeartbeat(db, { name: 'a', interval: NO_BEAT, onError: () => undefined });
+    const first = heartbeat.close();
+    await heartbeat.close();
+    expect(await readInstances(db)).toEqual([]);
+    await first;
+  });
+
+  it('leaves no row behind when it closes during a heartbeat in flight', async () => {
+    // The heartbeat's writes reach the database through a client that holds one back until the
+    // DELETE of close() has run (or 500 ms have passed): the order of a pool's connections racing.
+    let release: () => void = () => undefined;
+    let held: Promise<void> | undefined;
+    const client = {
+      async query(text: string, params?: unknown[]) {
+        if (held !== undefined && text.startsWith('WITH beat')) await held;
+        const result = await db.query(text, params);
+        if (text.startsWith('DELETE')) release();
+        return result;
+      },
+    };
+    const heartbeat = await postgresHeartbeat(client, { name: 'a', interval: NO_BEAT, onError: () => undefined });
+    held = new Promise<void>((resolve) => {
+      release = resolve;
+      setTimeout(resolve, 500);
+    });
+    const beat = heartbeat.beat().catch(() => undefined);
+    await heartbeat.close();
+    await beat;
+    expect(await readInstances(db)).toEqual([]);
+  });
+
   it.each([
     ['name', { name: '' }],
     ['name', { name: 'a\nb' }],

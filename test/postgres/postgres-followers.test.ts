@@ -54,6 +54,8 @@ interface Instance {
   readonly events: string[];
   /** Holds the next connections back until `open()`. */
   hold(): () => void;
+  /** How many connections the listener has asked for, held back ones included. */
+  attempts(): number;
 }
 
 /** One gateway instance: its followers on one listener whose connections the test sees. */
@@ -61,7 +63,9 @@ async function instance(options: PostgresFollowersOptions = {}): Promise<Instanc
   const opened: pg.Client[] = [];
   const events: string[] = [];
   let gate = Promise.resolve();
+  let attempts = 0;
   const listen = async () => {
+    attempts += 1;
     await gate;
     const client = new pg.Client({ connectionString: db.url, application_name: 'followers-test-listen' });
     client.on('error', () => undefined);
@@ -100,7 +104,7 @@ async function instance(options: PostgresFollowersOptions = {}): Promise<Instanc
     });
     return open;
   };
-  return { followers, verifier, opened, events, hold };
+  return { followers, verifier, opened, events, hold, attempts: () => attempts };
 }
 
 /** The backends on the server that are listening: the connections whose last statement was `LISTEN`. */
@@ -163,6 +167,38 @@ describe.skipIf(SKIP)('postgresFollowers on a real PostgreSQL', () => {
     expect(await channelsOf(a.opened[0] as pg.Client)).toEqual([CONTROLS_CHANNEL, REGISTRY_CHANNEL].sort());
   });
 
+  it("refuses a PostgresDirectory's second start() on the followers' listener, and leaves no channel behind at close", async () => {
+    const a = await instance();
+    const directory = new PostgresDirectory(pools.at(-1) as pg.Pool, { listen: a.followers.listener });
+    await directory.start();
+    try {
+      await expect(directory.start()).rejects.toThrow(/PostgresDirectory: start\(\) was called already/);
+    } finally {
+      await directory.close();
+    }
+    expect(await channelsOf(a.opened[0] as pg.Client)).toEqual([CONTROLS_CHANNEL, REGISTRY_CHANNEL].sort());
+  });
+
+  it("refuses a PostgresDirectory's start() after its close(), listening on nothing", async () => {
+    const a = await instance();
+    const directory = new PostgresDirectory(pools.at(-1) as pg.Pool, { listen: a.followers.listener });
+    await directory.start();
+    await directory.close();
+    await expect(directory.start()).rejects.toThrow(/PostgresDirectory: closed/);
+    expect(await channelsOf(a.opened[0] as pg.Client)).toEqual([CONTROLS_CHANNEL, REGISTRY_CHANNEL].sort());
+    expect(directory.caching).toBe(false);
+  });
+
+  it('leaves no channel behind when a PostgresDirectory is closed while its start() runs', async () => {
+    const a = await instance();
+    const directory = new PostgresDirectory(pools.at(-1) as pg.Pool, { listen: a.followers.listener });
+    const starting = directory.start();
+    await directory.close();
+    await expect(starting).rejects.toThrow(/PostgresDirectory: closed/);
+    expect(await channelsOf(a.opened[0] as pg.Client)).toEqual([CONTROLS_CHANNEL, REGISTRY_CHANNEL].sort());
+    expect(directory.caching).toBe(false);
+  });
+
   it('attaches the registry, the controls and the key history to the verifier in one call', async () => {
     const a = await instance();
     await addIssuer(operator, acme.entry, BY);
@@ -172,6 +208,20 @@ describe.skipIf(SKIP)('postgresFollowers on a real PostgreSQL', () => {
     await a.followers.keyHistory?.flush();
     const { rows } = await operator.query(`SELECT issuer, kid FROM ${TABLES.keyHistory}`);
     expect(rows).toEqual([{ issuer: acme.issuer, kid: 'acme-1' }]);
+  });
+
+  it('closes only once a connection being opened after a drop is open and ended: none is left behind', async () => {
+    const a = await instance();
+    const open = a.hold();
+    const first = a.opened[0] as pg.Client;
+    await operator.query('SELECT pg_terminate_backend($1)', [(first as unknown as { processID: number }).processID]);
+    await eventually('the listener is opening a new connection', () => a.attempts() === 2);
+    const closing = a.followers.close();
+    open();
+    await closing;
+    running = running.filter((followers) => followers !== a.followers);
+    expect(a.opened).toHaveLength(2);
+    await eventually('no backend listens', async () => (await listeningBackends()) === 0);
   });
 
   it('reconnects every channel after a drop, and each follower reads what it missed', async () => {
