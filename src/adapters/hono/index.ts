@@ -22,16 +22,18 @@ import { type RequireScopesArguments, requirementFromArguments } from '../../htt
 
 /**
  * The variables `auth()` sets: `new Hono<{ Variables: AuthVariables }>()` types `c.get('auth')`
- * in every handler. `null` where no verification ran (an allowed preflight).
+ * in every handler. `null` where no verification ran (an allowed preflight). A type, not an
+ * interface: Hono before 4.5 bounds `Variables` by `Record<string, unknown>`, which an interface
+ * (without an index signature) does not meet.
  */
-export interface AuthVariables {
+export type AuthVariables = {
   auth: AuthContext | null;
-}
+};
 
 /** The variables after `requireScopes(...)`: the caller is verified, so `c.get('auth')` is never `null`. */
-export interface VerifiedVariables {
+export type VerifiedVariables = {
   auth: AuthContext;
-}
+};
 
 /** Options of {@link auth}: a verifier (or its options), `requiredScopes`, `realm`, `allowPreflight`, `forwardErrors`, `exposeHints`. */
 export type AuthOptions = AdapterOptions;

@@ -1,6 +1,6 @@
 import { Hono } from 'hono';
 import { describe, expectTypeOf, it } from 'vitest';
-import { type AuthVariables, auth, requireScopes } from '../../../src/adapters/hono/index.js';
+import { type AuthVariables, type VerifiedVariables, auth, requireScopes } from '../../../src/adapters/hono/index.js';
 import type { AuthContext } from '../../../src/core/auth-context.js';
 import type { Verifier } from '../../../src/core/verifier.js';
 
@@ -32,6 +32,13 @@ describe('paygate-auth/hono types', () => {
       expectTypeOf(c.get('auth')).toEqualTypeOf<AuthContext | null>();
       return c.text('ok');
     });
+  });
+
+  it("fits Hono 4.0 to 4.4's Variables constraint (Record<string, unknown>), which an interface does not", () => {
+    // Hono before 4.5 declares `Variables = Record<string, unknown>`: an interface has no implicit
+    // index signature, so `new Hono<{ Variables: AuthVariables }>()` failed to compile there.
+    expectTypeOf<AuthVariables>().toExtend<Record<string, unknown>>();
+    expectTypeOf<VerifiedVariables>().toExtend<Record<string, unknown>>();
   });
 
   it('takes the one options object of every adapter', () => {
