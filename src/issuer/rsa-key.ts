@@ -2,10 +2,14 @@
  * RS256 key pairs, through `jose` and WebCrypto: generation, the public JWK as published (its
  * `kid` is the key's RFC 7638 thumbprint), and signing.
  */
-import { type CryptoKey, base64url, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+import { base64url, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 
-export type { CryptoKey };
+/**
+ * A WebCrypto key, as the runtime's own types name it (Node's, or a Worker's): the declarations
+ * import no type from jose, which a CommonJS project could not (jose is ESM-only).
+ */
+export type CryptoKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
 
 /** A fresh key pair: the private key as a `CryptoKey`, the public half as published. */
 export interface GeneratedKeyPair {

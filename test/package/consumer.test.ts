@@ -88,20 +88,20 @@ describe.skipIf(packedPackage() === null)('the packed package in a consumer proj
     // Both checks share one incremental state: the second reuses what the first found of the files
     // both read (the lib checks of @types/node and of the package), the same diagnostics in a
     // quarter of the CPU. Either run alone checks everything.
-    const tsc = (file: string) =>
+    const tsc = (file: string, module: 'nodenext' | 'node16' = 'nodenext') =>
       node(dir, [
         join(root, 'node_modules/typescript/bin/tsc'),
         '--noEmit',
         '--incremental',
         '--tsBuildInfoFile',
-        join(dir, 'tsconfig.tsbuildinfo'),
+        join(dir, `${module}.tsbuildinfo`),
         '--strict',
         '--skipLibCheck',
         'false',
         '--module',
-        'nodenext',
+        module,
         '--moduleResolution',
-        'nodenext',
+        module,
         '--target',
         'es2022',
         '--types',
@@ -125,10 +125,21 @@ describe.skipIf(packedPackage() === null)('the packed package in a consumer proj
         ].join('\n'),
       );
       await writeFile(join(dir, 'msw-consumer.ts'), "import { jwksHandlers } from 'paygate-auth/testing/msw';\nexport { jwksHandlers };\n");
+      // A CommonJS module (.cts): it reads the CommonJS declarations, which must not import jose (ESM-only).
+      await writeFile(
+        join(dir, 'issuer-consumer.cts'),
+        "import { type SigningKey, createIssuer } from 'paygate-auth/issuer';\nexport const make = createIssuer;\nexport type Key = SigningKey['privateKey'];\n",
+      );
     });
 
     it('type-checks a consumer of paygate-auth/testing against the built declarations, lib checks on', async () => {
       const { code, output } = await tsc('consumer.ts');
+      expect(output).toBe('');
+      expect(code).toBe(0);
+    });
+
+    it('type-checks a CommonJS consumer of paygate-auth/issuer under node16 resolution, lib checks on', async () => {
+      const { code, output } = await tsc('issuer-consumer.cts', 'node16');
       expect(output).toBe('');
       expect(code).toBe(0);
     });
