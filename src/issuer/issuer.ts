@@ -3,7 +3,15 @@
  * gateway accepts. Runs on Node and on WebCrypto runtimes (Workers, Deno, Bun).
  */
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
-import { booleanOption, isHttpsUri, MAX_ENTRY_LIFETIME, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import {
+  booleanOption,
+  isHttpsUri,
+  MAX_ENTRY_LIFETIME,
+  numberOption,
+  rejectUnknownOptions,
+  optionNames,
+  quote,
+} from '../internal/index.js';
 import { signClaims } from './compact.js';
 import { IssuerError, KeyStoreError } from './errors.js';
 import { type KeyRecord, type KeyStore, checkKeyStore } from './key-store.js';
@@ -208,7 +216,8 @@ export interface Issuer {
   reload(): Promise<void>;
   /**
    * Runs {@link tick} every `every` seconds (default 300) until stopped; errors go to `onError`
-   * (what it throws is ignored).
+   * (what it throws is ignored), by default one line to console.error: a rotation that fails (a
+   * full disk, a key store down) is never silent.
    */
   startSchedule(options?: { readonly every?: number; readonly onError?: (error: unknown) => void }): ScheduleTimer;
 }
@@ -559,7 +568,7 @@ class RotatingIssuer implements Issuer {
 
   startSchedule(options: { readonly every?: number; readonly onError?: (error: unknown) => void } = {}): ScheduleTimer {
     const every = numberOption('startSchedule', 'every', options.every, 300, { unit: 'seconds', min: 1, max: DAY });
-    const onError = options.onError ?? (() => undefined);
+    const onError = options.onError ?? ((error: unknown) => logTickFailure(error, every));
     const timer = setInterval(() => {
       this.tick().catch((error: unknown) => {
         try {
@@ -572,6 +581,15 @@ class RotatingIssuer implements Issuer {
     (timer as { unref?: () => void }).unref?.();
     return { stop: () => clearInterval(timer) };
   }
+}
+
+/** The default `onError` of `startSchedule`: one escaped line, with what happens next. */
+function logTickFailure(error: unknown, every: number): void {
+  const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  console.error(
+    `paygate-auth/issuer: the rotation schedule's tick failed (${quote(reason)}); it runs again in ${every} s. ` +
+      'Keys due to be published or retired wait until a tick succeeds; pass startSchedule({ onError }) to handle it.',
+  );
 }
 
 /**

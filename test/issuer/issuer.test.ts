@@ -229,6 +229,27 @@ describe('the rotation schedule', () => {
     }
   });
 
+  it('startSchedule() without onError logs a failed tick on one escaped line, never silently', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const { issuer } = await ready();
+      vi.spyOn(issuer, 'tick').mockRejectedValue(new Error('ENOSPC: disk full\n[fake] all good'));
+      const timer = issuer.startSchedule({ every: 60 });
+      vi.advanceTimersByTime(60_000);
+      await vi.waitFor(() => expect(logged).toHaveBeenCalledTimes(1));
+      timer.stop();
+      const line = String(logged.mock.calls[0]?.[0]);
+      expect(line).toContain(
+        'the rotation schedule\'s tick failed ("Error: ENOSPC: disk full\\u000a[fake] all good"); it runs again in 60 s',
+      );
+      expect(line).not.toContain('\n');
+    } finally {
+      logged.mockRestore();
+      vi.useRealTimers();
+    }
+  });
+
   it('compromised(kid) refuses a kid it does not hold', async () => {
     const { issuer } = await ready();
     const error = await refusal(issuer.compromised('nope'));
