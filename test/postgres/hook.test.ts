@@ -7,9 +7,9 @@ import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { addIssuer, migrate, postgresControls, postgresKeyHistory, postgresRegistry } from '../../src/postgres/index.js';
 import { recordControl } from '../../src/postgres/internal.js';
-import { TABLES } from '../../src/postgres/schema-names.js';
 import { createTestIssuer } from '../../src/testing/index.js';
 import { eventually } from './eventually.js';
+import { writeRefusedKeyRow } from './forged-key-row.js';
 import { createTestPglite } from './pglite.js';
 
 /** Long enough that only a `reload()`, a `flush()` or a retry reads during a test. */
@@ -89,13 +89,7 @@ describe('a follower whose hooks throw', () => {
   });
 
   it('postgresKeyHistory starts although onEvent throws for a row it skips', async () => {
-    // A row written before the table refused negative times (its constraint, dropped here to write it).
-    await lite.query(`ALTER TABLE ${TABLES.keyHistory} DROP CONSTRAINT ${TABLES.keyHistory}_times`);
-    try {
-      await lite.query(`INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen) VALUES ('https://hooks.test', 'by-hand', -1)`);
-    } finally {
-      await lite.query(`ALTER TABLE ${TABLES.keyHistory} ADD CONSTRAINT ${TABLES.keyHistory}_times CHECK (first_seen >= 0) NOT VALID`);
-    }
+    await writeRefusedKeyRow(lite, 'https://hooks.test');
     const errors: unknown[] = [];
     const keys = await postgresKeyHistory(flaky, { flushInterval: NO_POLL, onEvent: thrower, onError: (error) => errors.push(error) });
     try {

@@ -24,6 +24,7 @@ import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { type FakeClock, fakeClock } from '../support/jwks-clock.js';
 import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { eventually } from './eventually.js';
+import { writeRefusedKeyRow } from './forged-key-row.js';
 import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 import { type TcpProxy, startProxy } from './tcp-proxy.js';
 
@@ -219,13 +220,7 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
   });
 
   it('skips a row the verifier refuses, reporting it once, and shares the others: every flush goes on', async () => {
-    // A row written before the table refused negative times (its constraint, dropped here to write it).
-    await db.query(`ALTER TABLE ${TABLES.keyHistory} DROP CONSTRAINT ${TABLES.keyHistory}_times`);
-    try {
-      await db.query(`INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen) VALUES ('https://acme.test', 'by-hand', -1)`);
-    } finally {
-      await db.query(`ALTER TABLE ${TABLES.keyHistory} ADD CONSTRAINT ${TABLES.keyHistory}_times CHECK (first_seen >= 0) NOT VALID`);
-    }
+    await writeRefusedKeyRow(db, 'https://acme.test');
     const errors: unknown[] = [];
     const events: KeyHistoryRowRefusedEvent[] = [];
     const one = await instance({ onError: (error) => errors.push(error), onEvent: (event) => events.push(event) });
