@@ -70,7 +70,8 @@ export interface PaymentLinkHandlerDeps {
    */
   readonly onLinkCreated?: (event: LinkCreatedEvent) => void | Promise<void>;
   /**
-   * Receives a failure of `onLinkCreated`.
+   * Receives a failure of `onLinkCreated`. What it throws is ignored: the link is stored, and its
+   * 201 is sent.
    * @default writes one line to console.error
    */
   readonly onNotificationError?: (error: unknown, event: LinkCreatedEvent) => void;

@@ -349,7 +349,12 @@ async function notify(deps: ResolvedDeps, event: LinkCreatedEvent | null): Promi
   try {
     await deps.onLinkCreated(event);
   } catch (error) {
-    deps.onNotificationError(error, event);
+    try {
+      deps.onNotificationError(error, event);
+    } catch {
+      // The link is stored: its 201 is sent all the same, or a client retrying without a key
+      // would create it twice.
+    }
   }
 }
 

@@ -182,6 +182,18 @@ describe('POST /payment-links/ creating a link', () => {
     expect(await handler.store.list(TENANT_A)).toHaveLength(1);
   });
 
+  it('answers 201 though onNotificationError throws too (a 500 would make a client without a key create the link twice)', async () => {
+    const handler = makeHandler({
+      onLinkCreated: () => Promise.reject(new Error('hub down')),
+      onNotificationError: () => {
+        throw new Error('the logger failed');
+      },
+    });
+    const response = await handler(jsonRequest(await callers.auth(), validBody()));
+    expect(response.status).toBe(201);
+    expect((await handler.store.list(TENANT_A)).map((link) => link.id)).toEqual([(response.body as PaymentLink).id]);
+  });
+
   it('writes a failing hook to console.error when no error handler is given', async () => {
     const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
