@@ -82,6 +82,18 @@ export function requiredValue(parsed: ParsedOptions, name: string): string {
 }
 
 /** A whole number of seconds from option `name`, if given. @throws {UsageError} naming it. */
+/**
+ * A library's option refusal (`<owner>: <name>[i] <rule>`, a `TypeError`) as the usage mistake it
+ * is on the command line: the flag `flags` gives for `<name>`, then the rule with the value found.
+ * `undefined` for any other error, or an option that no flag gives.
+ */
+export function flagMistake(error: unknown, owner: string, flags: Readonly<Record<string, string>>): UsageError | undefined {
+  if (!(error instanceof TypeError) || !error.message.startsWith(`${owner}: `)) return undefined;
+  const match = /^(\w+)(?:\[\d+\])? (.*)$/s.exec(error.message.slice(owner.length + 2));
+  const flag = match === null ? undefined : flags[match[1] as string];
+  return flag === undefined ? undefined : new UsageError(`${flag} ${(match as RegExpExecArray)[2]}`);
+}
+
 export function secondsValue(parsed: ParsedOptions, name: string): number | undefined {
   const value = stringValue(parsed, name);
   if (value === undefined) return undefined;

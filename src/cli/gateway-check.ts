@@ -24,25 +24,18 @@ import {
 } from '../index.js';
 import { checkAllowedHosts, isoSeconds, quote, quoteList, scopeFailure } from '../internal/index.js';
 import { UsageError } from './command.js';
-import { type ParsedOptions, stringValues } from './cli-options.js';
+import { type ParsedOptions, flagMistake, stringValues } from './cli-options.js';
 import { describeDuration, describeTime } from './doctor-time.js';
-
-/** The owner {@link checkAllowedHosts} names, which {@link allowedJwksHosts} drops. */
-const ALLOWED_HOSTS_OWNER = 'paygate-auth';
 
 /**
  * The hosts of `--allow-jwks-host`, as the gateway's `jwksAllowedHosts` holds them.
  * @throws {UsageError} naming the value that is not a bare host.
  */
 export function allowedJwksHosts(parsed: ParsedOptions): readonly string[] {
-  const hosts = stringValues(parsed, 'allow-jwks-host');
   try {
-    return [...checkAllowedHosts(ALLOWED_HOSTS_OWNER, '--allow-jwks-host', hosts)];
+    return [...checkAllowedHosts('paygate-auth', 'hosts', stringValues(parsed, 'allow-jwks-host'))];
   } catch (error) {
-    // The command's own name heads the line already; the flag is named once, as given.
-    throw new UsageError(
-      (error as Error).message.replace(`${ALLOWED_HOSTS_OWNER}: `, '').replace(/^--allow-jwks-host\[\d+\]/, '--allow-jwks-host'),
-    );
+    throw flagMistake(error, 'paygate-auth', { hosts: '--allow-jwks-host' }) ?? error;
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { IssuerError, KeyStoreError, readPrivateKeyFile, signToken } from '../issuer/index.js';
 import { type CliCommand, UsageError } from './command.js';
-import { parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
+import { flagMistake, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
 import { describeFileError } from './file-errors.js';
 import { EXIT } from './run-cli.js';
 
@@ -64,16 +64,6 @@ const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
   maxLifetime: '--max-lifetime',
 };
 
-/**
- * A `signToken` option refused (`signToken: maxLifetime must be …`) as the usage mistake it is,
- * naming the flag; `undefined` for any other error.
- */
-function usageMistake(error: unknown): UsageError | undefined {
-  const match = error instanceof TypeError ? /^signToken: (\w+)(?:\[\d+\])? (.*)$/s.exec(error.message) : null;
-  const flag = match === null ? undefined : FLAG_OF_OPTION[match[1] as string];
-  return flag === undefined ? undefined : new UsageError(`${flag} ${(match as RegExpExecArray)[2]}`);
-}
-
 /** `paygate-auth token sign`. */
 export const tokenSignCommand: CliCommand = {
   name: 'token sign',
@@ -117,7 +107,7 @@ export const tokenSignCommand: CliCommand = {
         io.stderr(`paygate-auth token sign: refused (${error.code}, --key): ${error.message}\n`);
         return EXIT.failed;
       }
-      const mistake = usageMistake(error);
+      const mistake = flagMistake(error, 'signToken', FLAG_OF_OPTION);
       if (mistake !== undefined) throw mistake;
       const unreadable = describeFileError(error, '--key', keyFile);
       if (unreadable !== undefined) {
