@@ -201,10 +201,15 @@ class Controls implements PostgresControls {
     const before = this.#state;
     let state = before;
     let fresh: ControlRecord[] = [];
+    /** The compaction mark under which the table is being read from its start. */
+    let mark: number | undefined;
     for (;;) {
       const read = await readControlsAfter(this.#db, state.through, READ_BATCH, this.#timeout);
-      if (read.compactedThrough > state.through && state.through > 0) {
+      if (state.through === 0) mark = read.compactedThrough;
+      else if (read.compactedThrough > Math.max(state.through, mark ?? 0)) {
         // Rows this instance had not read may have been folded away: read the (small) table whole.
+        // Only a compaction newer than the one it reads under does so, or a compacted table
+        // keeping more than one batch would be read from its start for ever.
         state = NO_CONTROLS;
         fresh = [];
         continue;

@@ -264,6 +264,22 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     expect(behind.controls.state().revoked).toEqual([{ issuer: acme.issuer, kid: 'acme-old' }]);
   });
 
+  it('starts on a compacted table that keeps more controls than one read takes (1000)', async () => {
+    // 1001 revocations: compaction keeps them all, and its mark is the last one's id.
+    await operator.query(
+      `INSERT INTO ${TABLES.controls} (action, issuer, kid) SELECT 'revoke_key', $1, 'acme-' || n FROM generate_series(1, 1001) n`,
+      [acme.issuer],
+    );
+    expect(await compactControls(operator)).toMatchObject({ deleted: 0, kept: 1001 });
+    let resolved = false;
+    const starting = instance({ listen: false }).finally(() => {
+      resolved = true;
+    });
+    await eventually('postgresControls() resolved', () => resolved);
+    const { controls } = await starting;
+    expect(controls.state().revoked).toHaveLength(1001);
+  });
+
   it('polls at its interval when it does not listen', async () => {
     const a = await instance({ listen: false, pollInterval: 100 });
     expect(a.controls.listening).toBe(false);
