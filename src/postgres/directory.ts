@@ -178,11 +178,24 @@ export class PostgresDirectory implements Directory {
              ON CONFLICT (tenant) DO UPDATE SET allowed_methods = EXCLUDED.allowed_methods, blocked_methods = EXCLUDED.blocked_methods`,
             [tenant, JSON.stringify(seed.paymentMethods?.allowed ?? []), JSON.stringify(seed.paymentMethods?.blocked ?? [])],
           );
-          for (const [position, store] of (seed.stores ?? []).entries()) {
+          const stores = seed.stores ?? [];
+          if (stores.length > 0) {
+            // The seed's order is the stores' order (the first is the default), whatever it was:
+            // the stored ones step aside (negative positions), the seeded ones take 0, 1, …, and
+            // those no longer seeded follow them in their order.
+            await session.query(`UPDATE ${TABLES.stores} SET position = -1 - position WHERE tenant = $1`, [tenant]);
+            for (const [position, store] of stores.entries()) {
+              await session.query(
+                `INSERT INTO ${TABLES.stores} (tenant, id, name, position) VALUES ($1, $2, $3, $4)
+                 ON CONFLICT (tenant, id) DO UPDATE SET name = EXCLUDED.name, position = EXCLUDED.position`,
+                [tenant, store.id.toLowerCase(), store.name ?? `Store ${position + 1}`, position],
+              );
+            }
             await session.query(
-              `INSERT INTO ${TABLES.stores} (tenant, id, name, position) VALUES ($1, $2, $3, $4)
-               ON CONFLICT (tenant, position) DO UPDATE SET id = EXCLUDED.id, name = EXCLUDED.name`,
-              [tenant, store.id.toLowerCase(), store.name ?? `Store ${position + 1}`, position],
+              `UPDATE ${TABLES.stores} kept SET position = $2 + aside.rank - 1
+                 FROM (SELECT id, row_number() OVER (ORDER BY position DESC) AS rank FROM ${TABLES.stores} WHERE tenant = $1 AND position < 0) aside
+                WHERE kept.tenant = $1 AND kept.id = aside.id`,
+              [tenant, stores.length],
             );
           }
           for (const department of seed.departments ?? []) {

@@ -67,6 +67,18 @@ describe.skipIf(SKIP)('PostgresDirectory', () => {
     expect((await directory.storeFor(TENANT, cardiology as never))?.name).toBe('Reception');
   });
 
+  it('makes another store the default when a seeding lists the stores in another order', async () => {
+    const tenant = 'ern:acme/tenants/reordered';
+    const reception = { id: randomUUID(), name: 'Reception' };
+    const pharmacy = { id: randomUUID(), name: 'Pharmacy' };
+    const seeding = (stores: (typeof reception)[]) => [{ tenant, stores, departments: [{ ref: 'cardiology' }] }];
+    const directory = instance();
+    await directory.seed(seeding([reception, pharmacy]));
+    await directory.seed(seeding([pharmacy, reception]));
+    const cardiology = await directory.findDepartment(tenant, 'cardiology');
+    expect(await directory.storeFor(tenant, cardiology as never)).toEqual(pharmacy);
+  });
+
   it('gives two instances resolving one new customer at once one UUID, and the same after a restart', async () => {
     const [a, b] = [instance(), instance()];
     const ref = `c-${randomUUID()}`;
