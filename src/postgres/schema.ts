@@ -7,6 +7,7 @@
  */
 import { rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { COMPACT_CONTROLS, DIRECTORY_CHANNEL, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
+import { errorState } from './database-errors.js';
 import { type RolesReport, type SchemaRoles, checkRoles, setUpRoles } from './schema-roles.js';
 import { type SqlClient, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
 
@@ -14,6 +15,9 @@ import { type SqlClient, checkClient, checkStatementTimeout, inTransaction, numb
 const MIGRATE_OPTION_NAMES = optionNames<MigrateOptions>({ only: true, statementTimeout: true, roles: true });
 
 export { COMPACT_CONTROLS, CONTROLS_CHANNEL, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
+
+/** SQLSTATE of a statement the role may not run (`permission denied`, `must be owner`). */
+const INSUFFICIENT_PRIVILEGE = '42501';
 
 /** The advisory lock `migrate()` holds while it runs ("payg"). */
 export const MIGRATION_LOCK = 1_885_436_263;
@@ -533,7 +537,9 @@ async function ensureLedger(session: SqlClient): Promise<void> {
  * each other, and a version is applied at most once. A failure rolls the whole call back.
  * @param db A `pg.Pool` (one connection is checked out), a `pg.Client` or PGlite.
  * @throws {TypeError} for an unknown area, a bad `statementTimeout` or bad `roles`. @throws {Error} when the
- * database holds a newer version of an area than this package knows, or when `roles` asks for a
+ * database holds a newer version of an area than this package knows, when the migrating role may
+ * not apply a version it lacks (a gateway's role before the owner upgraded: the message names the
+ * area, both versions and the remedy; `cause` is the server's refusal), or when `roles` asks for a
  * role the migrating role may not create.
  * @throws {StatementTimeoutError} when a statement on a pooled connection got no answer within
  * `statementTimeout` (nothing was committed; run it again).
@@ -553,7 +559,7 @@ export async function migrate(db: SqlClient, options: MigrateOptions = {}): Prom
   return inTransaction(db, timeout, async (session) => {
     await session.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await ensureLedger(session);
-    const { rows: schemas } = await session.query('SELECT current_schema() AS schema');
+    const { rows: schemas } = await session.query('SELECT current_schema() AS schema, current_user AS role');
     const context: MigrationContext = { schema: quoteIdentifier(String(schemas[0]?.schema)) };
     const { rows } = await session.query(`SELECT area, version FROM ${TABLES.migrations}`);
     const applied: { area: SchemaArea; version: number }[] = [];
@@ -569,7 +575,16 @@ export async function migrate(db: SqlClient, options: MigrateOptions = {}): Prom
       for (const migration of MIGRATIONS[area]) {
         if (done.has(migration.version)) continue;
         const statements = typeof migration.statements === 'function' ? migration.statements(context) : migration.statements;
-        for (const statement of statements) await session.query(statement);
+        try {
+          for (const statement of statements) await session.query(statement);
+        } catch (error) {
+          if (errorState(error) !== INSUFFICIENT_PRIVILEGE) throw error;
+          // A role of least privilege (a gateway's) migrating at start, before the owner upgraded.
+          throw new Error(
+            `migrate: the database has ${area} schema version ${newest}, ${SCHEMA_VERSIONS[area]} needed by this paygate-auth, and role ${JSON.stringify(String(schemas[0]?.role))} may not apply version ${migration.version} (${(error as Error).message}): run migrate as the tables' owner (npx paygate-auth migrate), then start again`,
+            { cause: error },
+          );
+        }
         await session.query(`INSERT INTO ${TABLES.migrations} (area, version, description) VALUES ($1, $2, $3)`, [
           area,
           migration.version,

@@ -203,6 +203,28 @@ describe.skipIf(SKIP)('the roles of least privilege on a real PostgreSQL', () =>
     );
   });
 
+  it("names the area behind, both versions and the remedy when the gateway's role finds the schema to upgrade", async () => {
+    const older = (await createTestDatabase('least_privilege_older')).url;
+    const owner = openPool(older, { max: 1 });
+    const behind = { gateway: uniqueRole('gateway'), operator: uniqueRole('operator') };
+    await migrate(owner, { only: 'links', roles: behind });
+    const login = await loginRole(owner, 'gateway_app', [behind.gateway]);
+    const upgraded = openPool(urlAs(older, login), { max: 1 });
+    try {
+      const refusal = await migrate(upgraded).then(
+        () => expect.fail('migrate resolved'),
+        (error: Error) => error,
+      );
+      expect(refusal.message).toContain('controls schema version 0, 4 needed');
+      expect(refusal.message).toContain(`role "${login}"`);
+      expect(refusal.message).toContain("run migrate as the tables' owner");
+      expect((refusal.cause as { code?: string }).code).toBe('42501');
+      expect((await owner.query(`SELECT count(*)::int AS n FROM ${TABLES.migrations} WHERE area = 'controls'`)).rows[0].n).toBe(0);
+    } finally {
+      await Promise.all([upgraded.end(), owner.end()]);
+    }
+  });
+
   it('names the remedy when the migrating role may not create a role', async () => {
     const migrator = await loginRole(admin, 'migrator');
     await admin.query(`GRANT SELECT ON ${TABLES.migrations} TO ${migrator}`);
