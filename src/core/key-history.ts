@@ -9,6 +9,7 @@
 import type { TokenTimes } from './claims.js';
 import { emit, type KeyBreach, type VerifierEventListener } from './events.js';
 import { FIRST_SEEN, FIRST_USED, IssuerKeys, LAST_USED, LATEST_EXPIRY, PUBLISHED_AFTER, WITHDRAWN } from './issuer-keys.js';
+import { describe as describeValue } from './options.js';
 import type { PreparedKey } from './signature.js';
 
 /** One key of one issuer, as {@link KeyHistory.snapshot} reports it. */
@@ -365,7 +366,9 @@ const BREACHES: ReadonlySet<string> = new Set<KeyBreach>(['key_used_early', 'key
 function checkTime(where: string, field: string, value: unknown, nullable: boolean): void {
   if (nullable && value === null) return;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new TypeError(`${where}.${field} must be a time in milliseconds since the epoch${nullable ? ', or null' : ''}`);
+    throw new TypeError(
+      `${where}.${field} must be a time in milliseconds since the epoch${nullable ? ', or null' : ''}, got ${describeValue(value)}`,
+    );
   }
 }
 
@@ -377,14 +380,19 @@ export function checkKeyHistoryEntry(where: string, raw: unknown): KeyHistoryEnt
   if (typeof raw !== 'object' || raw === null) throw new TypeError(`${where} must be an object`);
   const entry = raw as Record<string, unknown>;
   for (const field of ['issuer', 'kid'] as const) {
-    if (typeof entry[field] !== 'string' || entry[field] === '') throw new TypeError(`${where}.${field} must be a non-empty string`);
+    if (typeof entry[field] !== 'string' || entry[field] === '') {
+      throw new TypeError(`${where}.${field} must be a non-empty string, got ${describeValue(entry[field])}`);
+    }
   }
   checkTime(where, 'firstSeen', entry.firstSeen, false);
   for (const field of ['publishedAfter', 'firstUsed', 'lastUsed', 'withdrawn'] as const) checkTime(where, field, entry[field], true);
   checkTime(where, 'latestExpiry', entry.latestExpiry, true);
   const breaches = entry.breaches;
   if (!Array.isArray(breaches) || !breaches.every((breach) => BREACHES.has(breach as string))) {
-    throw new TypeError(`${where}.breaches must be an array of ${[...BREACHES].join(', ')}`);
+    const wrong = Array.isArray(breaches) ? breaches.find((breach) => !BREACHES.has(breach as string)) : breaches;
+    throw new TypeError(
+      `${where}.breaches must be an array of ${[...BREACHES].join(', ')}, got ${describeValue(wrong)}${Array.isArray(breaches) ? ' in it' : ''}`,
+    );
   }
   return raw as KeyHistoryEntry;
 }

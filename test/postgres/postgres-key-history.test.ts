@@ -238,6 +238,7 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
         reason: expect.stringContaining('row ("https://acme.test", "by-hand").firstSeen must be a time'),
       },
     ]);
+    expect(events[0]?.reason).toContain('got -1');
     expect(other.verifier.keyHistory().map((entry) => entry.kid)).toEqual(['acme-1']);
     expect((await readKeyHistory(db, { issuer: 'https://acme.test' })).map((entry) => entry.kid)).toEqual(['acme-1']);
   });
