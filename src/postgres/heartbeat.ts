@@ -6,7 +6,7 @@
  * waits on them. Rows not written for `retention` are deleted by the heartbeats of the others,
  * and an instance deletes its own at `close()`.
  */
-import { numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { describeValue, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { TABLES } from './schema.js';
 import type { PostgresControls } from './operator-controls.js';
 import type { PostgresRegistry } from './postgres-registry.js';
@@ -92,7 +92,7 @@ async function defaultName(): Promise<string> {
 
 function checkName(name: unknown): string {
   if (typeof name !== 'string' || name === '' || name.length > MAX_NAME || /[\u0000-\u001f\u007f]/.test(name)) {
-    throw new TypeError(`${OWNER}: name must be 1 to ${MAX_NAME} characters without control characters`);
+    throw new TypeError(`${OWNER}: name must be 1 to ${MAX_NAME} characters without control characters, got ${describeValue(name)}`);
   }
   return name;
 }

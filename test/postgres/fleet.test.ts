@@ -236,6 +236,12 @@ describe.skipIf(SKIP)('heartbeats and the fleet on a real PostgreSQL', () => {
     expect(await readInstances(db)).toEqual([]);
   });
 
+  it('names the name found when it refuses one, escaped on one line', async () => {
+    await expect(postgresHeartbeat(db, { name: 'gateway\n1' })).rejects.toThrow(
+      expect.objectContaining({ name: 'TypeError', message: expect.stringContaining('got "gateway\\n1"') }),
+    );
+  });
+
   it.each([
     ['name', { name: '' }],
     ['name', { name: 'a\nb' }],
