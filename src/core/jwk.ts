@@ -1,7 +1,7 @@
 /**
  * Which keys of a JWKS may verify: `kty` `RSA`, `use` absent or `sig`, `alg` absent or
- * an accepted algorithm, a `kid`, an odd modulus of at least 2048 bits. A key breaking a rule is ignored;
- * the rest of the set still counts.
+ * an accepted algorithm, a `kid`, `key_ops` absent or an array including `verify`, an odd modulus
+ * of at least 2048 bits. A key breaking a rule is ignored; the rest of the set still counts.
  */
 import { decodeBase64Url, isBase64Url } from './base64url.js';
 import { quote, quoteList } from './hint-text.js';
@@ -49,6 +49,7 @@ export function rejectReason(key: unknown, algorithms: ReadonlySet<string>): str
   if (key.alg !== undefined && !algorithms.has(key.alg))
     return `published for alg ${quote(key.alg)}, not one accepted (${quoteList([...algorithms])})`;
   if (typeof key.kid !== 'string' || key.kid === '' || key.kid.length > MAX_KID_LENGTH) return 'kid is missing';
+  if (key.key_ops !== undefined && !Array.isArray(key.key_ops)) return 'key_ops is not an array';
   if (Array.isArray(key.key_ops) && !key.key_ops.includes('verify')) return 'key_ops excludes verify';
   if (PRIVATE_MEMBERS.some((member) => member in key)) return 'private key material is published';
   if (typeof key.n !== 'string' || !isBase64Url(key.n)) return 'n is not base64url';

@@ -86,6 +86,15 @@ describe('the key rules: rejectReason', () => {
     expect(rejectReason(variant({ key_ops: ['encrypt'] }), RS256)).toBe('key_ops excludes verify');
   });
 
+  test.each([
+    ['the string "sign"', 'sign'],
+    ['the string "verify"', 'verify'],
+    ['an object', { verify: true }],
+    ['null', null],
+  ])('ignores a key whose key_ops is %s, not an array (a malformed key_ops states no permitted use)', (_name, keyOps) => {
+    expect(rejectReason(variant({ key_ops: keyOps }), RS256)).toBe('key_ops is not an array');
+  });
+
   test.each(['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth'])(
     'ignores a key that publishes the private member "%s" (a leaked private key lets anyone sign)',
     (member) => {
