@@ -9,6 +9,7 @@
 import { findDuplicateMember, formatMemberPath } from './duplicate-members.js';
 import { type JwksAddressRefusal, describeRefusal, screenJwksAddress, screenJwksHost } from './jwks-address.js';
 import { nodeJwksFetch } from './jwks-node-fetch.js';
+import { quote } from './hint-text.js';
 import { isJsonObject } from './json-object.js';
 
 /** The `fetch` this package calls: the global one, or one injected. */
@@ -166,6 +167,18 @@ async function readLimited(response: Response, maxBytes: number, signal: AbortSi
   return new Blob(chunks).text();
 }
 
+/** What a redirect's `Location` names, for messages: resolved, credentials left out, quoted (it is the endpoint's text). */
+function redirectTarget(location: string | null, target: URL | undefined): string {
+  if (location === null) return 'it has no Location';
+  if (target === undefined) return `its Location ${quote(location)} is not a valid URL`;
+  const shown = new URL(target.href);
+  shown.username = '';
+  shown.password = '';
+  return `it leads to ${quote(shown.href)}`;
+}
+
+const MOVED = "If the JWKS has moved, register its new URL as the issuer's jwksUri.";
+
 /**
  * Where a redirect from `current` leads, when `limits` allow one: never off the origin first asked
  * for (scheme, host and port), so a redirect cannot send the gateway to another host, a loopback
@@ -173,31 +186,42 @@ async function readLimited(response: Response, maxBytes: number, signal: AbortSi
  */
 function nextUrl(response: Response, current: URL, origin: string, redirects: number, limits: JwksFetchLimits): URL {
   const location = response.headers.get('location');
-  if (redirects >= limits.maxRedirects) {
-    const why =
-      limits.maxRedirects === 0 ? 'redirects are not followed (jwksMaxRedirects is 0)' : `more than ${limits.maxRedirects} redirects`;
-    throw new JwksFetchError('redirects', `The JWKS endpoint answered ${response.status}, a redirect: ${why}.`, {
-      status: response.status,
-    });
-  }
   let target: URL | undefined;
   try {
-    target = new URL(location ?? '', current);
+    target = location === null ? undefined : new URL(location, current);
   } catch {
     target = undefined;
   }
-  if (location === null || target === undefined || target.origin !== origin || target.username !== '' || target.password !== '') {
-    throw new JwksFetchError('redirect_target', 'The JWKS endpoint redirected off its origin (or to no valid URL).', {
+  const leads = redirectTarget(location, target);
+  if (redirects >= limits.maxRedirects) {
+    const why =
+      limits.maxRedirects === 0 ? 'redirects are not followed (jwksMaxRedirects is 0)' : `more than ${limits.maxRedirects} redirects`;
+    throw new JwksFetchError('redirects', `The JWKS endpoint answered ${response.status}, a redirect: ${why}; ${leads}. ${MOVED}`, {
+      status: response.status,
+    });
+  }
+  if (target === undefined || target.origin !== origin || target.username !== '' || target.password !== '') {
+    const rule = `redirects are followed only within the origin ${quote(origin)}, without credentials`;
+    throw new JwksFetchError('redirect_target', `The JWKS endpoint answered ${response.status}, a redirect: ${leads}; ${rule}. ${MOVED}`, {
       status: response.status,
     });
   }
   return target;
 }
 
-/** `true` when the response declares JSON (`application/json` or `application/jwk-set+json`). */
-function isJsonType(response: Response): boolean {
-  const type = (response.headers.get('content-type') ?? '').split(';', 1)[0] as string;
+/** `true` when `contentType` declares JSON (`application/json` or `application/jwk-set+json`). */
+function isJsonType(contentType: string | null): boolean {
+  const type = (contentType ?? '').split(';', 1)[0] as string;
   return ['application/json', 'application/jwk-set+json'].includes(type.trim().toLowerCase());
+}
+
+/** The `content_type` failure, naming the type served (the endpoint's text, quoted) and the types read. */
+function notJson(contentType: string | null): JwksFetchError {
+  const served = contentType === null ? 'with no Content-Type' : `as ${quote(contentType)}`;
+  return new JwksFetchError(
+    'content_type',
+    `The JWKS is served ${served}, not as application/json or application/jwk-set+json: is the jwksUri the key set itself, not a page?`,
+  );
 }
 
 function parseDocument(text: string): readonly unknown[] {
@@ -256,9 +280,10 @@ async function exchange(
         retryAfter: parseRetryAfter(response.headers.get('retry-after'), nowMs),
       });
     }
-    if (!isJsonType(response)) {
+    const contentType = response.headers.get('content-type');
+    if (!isJsonType(contentType)) {
       await discard(response);
-      throw new JwksFetchError('content_type', 'The JWKS is not served as application/json or application/jwk-set+json.');
+      throw notJson(contentType);
     }
     const keys = parseDocument(await readLimited(response, limits.maxBytes, signal));
     return { keys, maxAge: parseCacheControlMaxAge(response.headers.get('cache-control')) };
