@@ -106,30 +106,38 @@ const MAX_CACHE_CONTROL_CHARS = 1024;
 
 /**
  * Reads the max-age a `Cache-Control` value allows, in seconds: 0 when it says `no-store` or
- * `no-cache`, else its `max-age` (whole seconds, optionally quoted; leading zeros count for
- * nothing, so `0000000001` is 1). A value with no usable directive, two different max-ages, or a
- * malformed one gives `undefined`. One pass over at most the first 1024 characters, no regular
- * expression: the header is hostile input.
+ * `no-cache` (wherever it stands), else its `max-age` (whole seconds, optionally quoted; leading
+ * zeros count for nothing, so `0000000001` is 1). A value with no usable directive, two different
+ * max-ages, or a malformed one gives `undefined`. One pass over at most the first 1024
+ * characters, no regular expression: the header is hostile input.
  */
 export function parseCacheControlMaxAge(value: string | null): number | undefined {
   if (value === null) return undefined;
   let maxAge: number | undefined;
+  // A malformed or conflicting max-age is ignored, but the scan goes on: a `no-store` or
+  // `no-cache` anywhere in the value wins, whatever stands before it.
+  let unusable = false;
   for (const part of value.slice(0, MAX_CACHE_CONTROL_CHARS).split(',')) {
     const directive = part.trim().toLowerCase();
     if (directive === 'no-store' || directive === 'no-cache') return 0;
-    if (!directive.startsWith('max-age=')) continue;
-    let digits = directive.slice('max-age='.length);
-    if (digits.length >= 2 && digits.startsWith('"') && digits.endsWith('"')) digits = digits.slice(1, -1);
-    if (digits === '' || ![...digits].every((char) => char >= '0' && char <= '9')) return undefined;
-    // More than nine significant digits are beyond any bound this package accepts: the exact
-    // figure does not matter. Leading zeros are not significant.
-    let first = 0;
-    while (first < digits.length - 1 && digits[first] === '0') first += 1;
-    const seconds = digits.length - first > 9 ? Number.MAX_SAFE_INTEGER : Number(digits.slice(first));
-    if (maxAge !== undefined && maxAge !== seconds) return undefined;
+    if (unusable || !directive.startsWith('max-age=')) continue;
+    const seconds = maxAgeSeconds(directive.slice('max-age='.length));
+    if (seconds === undefined || (maxAge !== undefined && maxAge !== seconds)) unusable = true;
     maxAge = seconds;
   }
-  return maxAge;
+  return unusable ? undefined : maxAge;
+}
+
+/** The seconds of a `max-age` value (whole seconds, optionally quoted), or `undefined` when malformed. */
+function maxAgeSeconds(value: string): number | undefined {
+  let digits = value;
+  if (digits.length >= 2 && digits.startsWith('"') && digits.endsWith('"')) digits = digits.slice(1, -1);
+  if (digits === '' || ![...digits].every((char) => char >= '0' && char <= '9')) return undefined;
+  // More than nine significant digits are beyond any bound this package accepts: the exact
+  // figure does not matter. Leading zeros are not significant.
+  let first = 0;
+  while (first < digits.length - 1 && digits[first] === '0') first += 1;
+  return digits.length - first > 9 ? Number.MAX_SAFE_INTEGER : Number(digits.slice(first));
 }
 
 async function discard(response: Response): Promise<void> {

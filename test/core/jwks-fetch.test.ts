@@ -411,6 +411,8 @@ describe('parseCacheControlMaxAge', () => {
     ['many leading zeros', `max-age=${'0'.repeat(40)}600`, 600],
     ['zeros only', 'max-age=0000000000000', 0],
     ['leading zeros, quoted', 'max-age="000120"', 120],
+    ['no-store after a malformed max-age (the order of directives does not matter)', 'max-age=12abc, no-store', 0],
+    ['no-cache after two different max-ages', 'max-age=60, max-age=600, no-cache', 0],
   ])('reads %s', (_case, value, seconds) => {
     expect(parseCacheControlMaxAge(value)).toBe(seconds);
   });
