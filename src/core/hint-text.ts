@@ -1,8 +1,9 @@
 /**
  * How hints and messages write the values they quote: as one safe log line. A quoted value is cut
  * first (so the work is bounded whatever its length), then escaped: `"` and `\`, every control
- * character (C0, DEL, C1), U+2028/U+2029, the bidirectional controls and lone surrogates are shown
- * as escapes, never raw. Lists are shortened. Each function reads its input once.
+ * character (C0, DEL, C1), U+2028/U+2029, the bidirectional controls, the invisible format
+ * characters and lone surrogates are shown as escapes, never raw. Lists are shortened. Each
+ * function reads its input once.
  */
 
 /** Longest value quoted whole; a longer one is cut and marked with `…`. */
@@ -14,16 +15,26 @@ export const MAX_LISTED = 8;
 export const MAX_HINT_CHARS = 1000;
 
 /**
- * One code unit a log line must not hold raw: C0, DEL, C1, U+2028/U+2029, the bidirectional
- * controls, a lone surrogate. Each match is one character (a lone surrogate is told apart by its
- * neighbour alone), so matching is linear.
+ * What a log line must not hold raw: C0, DEL, C1, U+2028/U+2029, the bidirectional controls, the
+ * invisible format characters (soft hyphen, zero-width space and joiners, word joiner and the
+ * invisible operators, BOM, the tag characters U+E0000–U+E007F: a value that differs from another
+ * only by one of them would print the same), a lone surrogate. Each match is one code unit, or
+ * the two of a tag character (a lone surrogate is told apart by its neighbour alone), so matching
+ * is linear.
  */
 const UNSAFE =
-  /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const UNSAFE_OR_QUOTING = new RegExp(`${UNSAFE.source}|["\\\\]`, 'g');
 
+/** `\uXXXX` for each code unit of `text` (one, or the two of a tag character). */
+function unicodeEscapes(text: string): string {
+  let escaped = '';
+  for (let index = 0; index < text.length; index += 1) escaped += `\\u${text.charCodeAt(index).toString(16).padStart(4, '0')}`;
+  return escaped;
+}
+
 function escapeOne(char: string): string {
-  return char === '"' || char === '\\' ? `\\${char}` : `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  return char === '"' || char === '\\' ? `\\${char}` : unicodeEscapes(char);
 }
 
 /** `text` with every unsafe code unit written as `\uXXXX`; with `quoting`, `"` and `\` escaped too. */

@@ -216,7 +216,10 @@ function audienceHint({ expected, actual }: FailureFacts<'audience_mismatch'>): 
 }
 
 function subjectHint({ expected, actual }: FailureFacts<'subject_mismatch'>): string | undefined {
-  if (expected === null) return undefined;
+  if (expected === null) {
+    // The only subject failure of an issuer registered without the rule: no `sub` at all.
+    return 'The token carries no "sub"; every token must carry one (its issuer is registered with subjectMustEqualIssuer false, so any string will do).';
+  }
   const rule = `${quote(expected)} is registered with subjectMustEqualIssuer: "sub" must be exactly its "iss", ${quote(expected)}`;
   if (typeof actual !== 'string') return `The token carries no "sub"; ${rule}.`;
   const miss = findNearMiss(actual, [expected]);

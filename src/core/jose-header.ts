@@ -41,7 +41,8 @@ export function checkJoseHeader(header: Record<string, unknown>, algorithms: Rea
   trace?.({ rule: 'alg', passed: true, expected: [...algorithms], actual: alg });
   if (typeof kid !== 'string' || kid === '' || kid.length > MAX_KID_LENGTH) {
     const facts = { code: 'missing_kid', rule: 'kid', expected: MAX_KID_LENGTH, actual: kid } as const;
-    throw new AuthError('missing_kid', 'The token header must name its signing key in "kid".', { facts });
+    const message = `The token header must name its signing key in "kid", a string of 1 to ${MAX_KID_LENGTH} characters.`;
+    throw new AuthError('missing_kid', message, { facts });
   }
   trace?.({ rule: 'kid', passed: true, expected: MAX_KID_LENGTH, actual: kid });
   if (typ !== undefined && (typeof typ !== 'string' || !isAllowedTyp(typ))) {

@@ -1,7 +1,7 @@
 /**
  * Which keys of a JWKS may verify: `kty` `RSA`, `use` absent or `sig`, `alg` absent or
- * an accepted algorithm, a `kid`, an odd modulus of at least 2048 bits. A key breaking a rule is ignored;
- * the rest of the set still counts.
+ * an accepted algorithm, a `kid`, `key_ops` absent or an array including `verify`, an odd modulus
+ * of at least 2048 bits. A key breaking a rule is ignored; the rest of the set still counts.
  */
 import { decodeBase64Url, isBase64Url } from './base64url.js';
 import { quote, quoteList } from './hint-text.js';
@@ -40,6 +40,14 @@ function isUsableExponent(bytes: Uint8Array): boolean {
   return (last & 1) === 1;
 }
 
+/** What is wrong with a JWKS entry's `kid` (one no token can name), or `null`. */
+function kidFault(kid: unknown): string | null {
+  if (kid === undefined) return 'kid is missing';
+  if (typeof kid !== 'string') return 'kid is not a string';
+  if (kid === '') return 'kid is empty';
+  return kid.length > MAX_KID_LENGTH ? `kid is longer than ${MAX_KID_LENGTH} characters` : null;
+}
+
 /** Why a key was ignored, or `null` when it is usable. */
 export function rejectReason(key: unknown, algorithms: ReadonlySet<string>): string | null {
   if (!isJsonObject(key)) return 'not an object';
@@ -48,7 +56,9 @@ export function rejectReason(key: unknown, algorithms: ReadonlySet<string>): str
   if (key.alg !== undefined && typeof key.alg !== 'string') return 'alg is not a string';
   if (key.alg !== undefined && !algorithms.has(key.alg))
     return `published for alg ${quote(key.alg)}, not one accepted (${quoteList([...algorithms])})`;
-  if (typeof key.kid !== 'string' || key.kid === '' || key.kid.length > MAX_KID_LENGTH) return 'kid is missing';
+  const kidProblem = kidFault(key.kid);
+  if (kidProblem !== null) return kidProblem;
+  if (key.key_ops !== undefined && !Array.isArray(key.key_ops)) return 'key_ops is not an array';
   if (Array.isArray(key.key_ops) && !key.key_ops.includes('verify')) return 'key_ops excludes verify';
   if (PRIVATE_MEMBERS.some((member) => member in key)) return 'private key material is published';
   if (typeof key.n !== 'string' || !isBase64Url(key.n)) return 'n is not base64url';

@@ -9,6 +9,7 @@
 import { findDuplicateMember, formatMemberPath } from './duplicate-members.js';
 import { type JwksAddressRefusal, describeRefusal, screenJwksAddress, screenJwksHost } from './jwks-address.js';
 import { nodeJwksFetch } from './jwks-node-fetch.js';
+import { quote } from './hint-text.js';
 import { isJsonObject } from './json-object.js';
 
 /** The `fetch` this package calls: the global one, or one injected. */
@@ -105,30 +106,38 @@ const MAX_CACHE_CONTROL_CHARS = 1024;
 
 /**
  * Reads the max-age a `Cache-Control` value allows, in seconds: 0 when it says `no-store` or
- * `no-cache`, else its `max-age` (whole seconds, optionally quoted; leading zeros count for
- * nothing, so `0000000001` is 1). A value with no usable directive, two different max-ages, or a
- * malformed one gives `undefined`. One pass over at most the first 1024 characters, no regular
- * expression: the header is hostile input.
+ * `no-cache` (wherever it stands), else its `max-age` (whole seconds, optionally quoted; leading
+ * zeros count for nothing, so `0000000001` is 1). A value with no usable directive, two different
+ * max-ages, or a malformed one gives `undefined`. One pass over at most the first 1024
+ * characters, no regular expression: the header is hostile input.
  */
 export function parseCacheControlMaxAge(value: string | null): number | undefined {
   if (value === null) return undefined;
   let maxAge: number | undefined;
+  // A malformed or conflicting max-age is ignored, but the scan goes on: a `no-store` or
+  // `no-cache` anywhere in the value wins, whatever stands before it.
+  let unusable = false;
   for (const part of value.slice(0, MAX_CACHE_CONTROL_CHARS).split(',')) {
     const directive = part.trim().toLowerCase();
     if (directive === 'no-store' || directive === 'no-cache') return 0;
-    if (!directive.startsWith('max-age=')) continue;
-    let digits = directive.slice('max-age='.length);
-    if (digits.length >= 2 && digits.startsWith('"') && digits.endsWith('"')) digits = digits.slice(1, -1);
-    if (digits === '' || ![...digits].every((char) => char >= '0' && char <= '9')) return undefined;
-    // More than nine significant digits are beyond any bound this package accepts: the exact
-    // figure does not matter. Leading zeros are not significant.
-    let first = 0;
-    while (first < digits.length - 1 && digits[first] === '0') first += 1;
-    const seconds = digits.length - first > 9 ? Number.MAX_SAFE_INTEGER : Number(digits.slice(first));
-    if (maxAge !== undefined && maxAge !== seconds) return undefined;
+    if (unusable || !directive.startsWith('max-age=')) continue;
+    const seconds = maxAgeSeconds(directive.slice('max-age='.length));
+    if (seconds === undefined || (maxAge !== undefined && maxAge !== seconds)) unusable = true;
     maxAge = seconds;
   }
-  return maxAge;
+  return unusable ? undefined : maxAge;
+}
+
+/** The seconds of a `max-age` value (whole seconds, optionally quoted), or `undefined` when malformed. */
+function maxAgeSeconds(value: string): number | undefined {
+  let digits = value;
+  if (digits.length >= 2 && digits.startsWith('"') && digits.endsWith('"')) digits = digits.slice(1, -1);
+  if (digits === '' || ![...digits].every((char) => char >= '0' && char <= '9')) return undefined;
+  // More than nine significant digits are beyond any bound this package accepts: the exact
+  // figure does not matter. Leading zeros are not significant.
+  let first = 0;
+  while (first < digits.length - 1 && digits[first] === '0') first += 1;
+  return digits.length - first > 9 ? Number.MAX_SAFE_INTEGER : Number(digits.slice(first));
 }
 
 async function discard(response: Response): Promise<void> {
@@ -166,6 +175,18 @@ async function readLimited(response: Response, maxBytes: number, signal: AbortSi
   return new Blob(chunks).text();
 }
 
+/** What a redirect's `Location` names, for messages: resolved, credentials left out, quoted (it is the endpoint's text). */
+function redirectTarget(location: string | null, target: URL | undefined): string {
+  if (location === null) return 'it has no Location';
+  if (target === undefined) return `its Location ${quote(location)} is not a valid URL`;
+  const shown = new URL(target.href);
+  shown.username = '';
+  shown.password = '';
+  return `it leads to ${quote(shown.href)}`;
+}
+
+const MOVED = "If the JWKS has moved, register its new URL as the issuer's jwksUri.";
+
 /**
  * Where a redirect from `current` leads, when `limits` allow one: never off the origin first asked
  * for (scheme, host and port), so a redirect cannot send the gateway to another host, a loopback
@@ -173,31 +194,42 @@ async function readLimited(response: Response, maxBytes: number, signal: AbortSi
  */
 function nextUrl(response: Response, current: URL, origin: string, redirects: number, limits: JwksFetchLimits): URL {
   const location = response.headers.get('location');
-  if (redirects >= limits.maxRedirects) {
-    const why =
-      limits.maxRedirects === 0 ? 'redirects are not followed (jwksMaxRedirects is 0)' : `more than ${limits.maxRedirects} redirects`;
-    throw new JwksFetchError('redirects', `The JWKS endpoint answered ${response.status}, a redirect: ${why}.`, {
-      status: response.status,
-    });
-  }
   let target: URL | undefined;
   try {
-    target = new URL(location ?? '', current);
+    target = location === null ? undefined : new URL(location, current);
   } catch {
     target = undefined;
   }
-  if (location === null || target === undefined || target.origin !== origin || target.username !== '' || target.password !== '') {
-    throw new JwksFetchError('redirect_target', 'The JWKS endpoint redirected off its origin (or to no valid URL).', {
+  const leads = redirectTarget(location, target);
+  if (redirects >= limits.maxRedirects) {
+    const why =
+      limits.maxRedirects === 0 ? 'redirects are not followed (jwksMaxRedirects is 0)' : `more than ${limits.maxRedirects} redirects`;
+    throw new JwksFetchError('redirects', `The JWKS endpoint answered ${response.status}, a redirect: ${why}; ${leads}. ${MOVED}`, {
+      status: response.status,
+    });
+  }
+  if (target === undefined || target.origin !== origin || target.username !== '' || target.password !== '') {
+    const rule = `redirects are followed only within the origin ${quote(origin)}, without credentials`;
+    throw new JwksFetchError('redirect_target', `The JWKS endpoint answered ${response.status}, a redirect: ${leads}; ${rule}. ${MOVED}`, {
       status: response.status,
     });
   }
   return target;
 }
 
-/** `true` when the response declares JSON (`application/json` or `application/jwk-set+json`). */
-function isJsonType(response: Response): boolean {
-  const type = (response.headers.get('content-type') ?? '').split(';', 1)[0] as string;
+/** `true` when `contentType` declares JSON (`application/json` or `application/jwk-set+json`). */
+function isJsonType(contentType: string | null): boolean {
+  const type = (contentType ?? '').split(';', 1)[0] as string;
   return ['application/json', 'application/jwk-set+json'].includes(type.trim().toLowerCase());
+}
+
+/** The `content_type` failure, naming the type served (the endpoint's text, quoted) and the types read. */
+function notJson(contentType: string | null): JwksFetchError {
+  const served = contentType === null ? 'with no Content-Type' : `as ${quote(contentType)}`;
+  return new JwksFetchError(
+    'content_type',
+    `The JWKS is served ${served}, not as application/json or application/jwk-set+json: is the jwksUri the key set itself, not a page?`,
+  );
 }
 
 function parseDocument(text: string): readonly unknown[] {
@@ -256,9 +288,10 @@ async function exchange(
         retryAfter: parseRetryAfter(response.headers.get('retry-after'), nowMs),
       });
     }
-    if (!isJsonType(response)) {
+    const contentType = response.headers.get('content-type');
+    if (!isJsonType(contentType)) {
       await discard(response);
-      throw new JwksFetchError('content_type', 'The JWKS is not served as application/json or application/jwk-set+json.');
+      throw notJson(contentType);
     }
     const keys = parseDocument(await readLimited(response, limits.maxBytes, signal));
     return { keys, maxAge: parseCacheControlMaxAge(response.headers.get('cache-control')) };

@@ -1,12 +1,14 @@
 /**
  * Near misses between two identifiers (issuer URLs, audiences, kids): the same text but for a
- * trailing slash, letter case, `http:` against `https:` (or no scheme), or surrounding white space. Verification
- * never normalises (an `iss` is compared byte for byte); hints name these differences because they
- * are the usual cause of a mismatch.
+ * trailing slash, letter case, `http:` against `https:` (or no scheme), surrounding white space, or
+ * a few non-ASCII characters in place of ASCII ones (a lookalike, named by code point).
+ * Verification never normalises (an `iss` is compared byte for byte); hints name these differences
+ * because they are the usual cause of a mismatch.
  *
  * Linear in the text: each identifier is reduced once (no regular expression, so nothing can
  * backtrack over a hostile value such as `"////…/x"`), and the reduced forms are compared.
  */
+import { quote } from './hint-text.js';
 
 function schemeOf(text: string): string {
   for (const scheme of ['https://', 'http://']) {
@@ -32,25 +34,62 @@ function parts(text: string) {
 
 type Parts = ReturnType<typeof parts>;
 
+/** `U+0435`: a code unit by its code point, which shows what a lookalike hides. */
+function codePoint(code: number): string {
+  return `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+/**
+ * How two cores of one length differ: by letter case, and by non-ASCII characters in `given` in
+ * place of ASCII ones in `expected` (a lookalike, `е` for `e`, prints the same), fewer than half
+ * its characters; `undefined` when they differ otherwise. One pass.
+ */
+function compareCores(given: string, expected: string): { readonly letterCase: boolean; readonly lookalike?: string } | undefined {
+  let letterCase = false;
+  let swapped = 0;
+  let first = 0;
+  for (let index = 0; index < given.length; index += 1) {
+    const mine = given.charCodeAt(index);
+    const theirs = expected.charCodeAt(index);
+    if (mine === theirs) continue;
+    if (mine > 0x7f && theirs <= 0x7f) {
+      if (swapped === 0) first = index;
+      swapped += 1;
+    } else if ((given[index] as string).toLowerCase() === (expected[index] as string).toLowerCase()) letterCase = true;
+    else return undefined;
+  }
+  if (swapped === 0) return { letterCase };
+  if (swapped * 2 >= given.length) return undefined;
+  const code = codePoint(given.charCodeAt(first));
+  const lookalike =
+    swapped === 1
+      ? `a non-ASCII character (${code}) in place of ${quote(expected[first] as string)}`
+      : `${swapped} non-ASCII characters (the first ${code}) in place of ASCII ones`;
+  return { letterCase, lookalike };
+}
+
 function differenceOf(given: Parts, expected: Parts): string | undefined {
   if (given.text === expected.text || given.core.length !== expected.core.length) return undefined;
-  if (given.core.toLowerCase() !== expected.core.toLowerCase()) return undefined;
   if (given.core === '' && given.scheme === '') return undefined;
+  const cores = compareCores(given.core, expected.core);
+  if (cores === undefined) return undefined;
   const differences: string[] = [];
   const givenScheme = given.scheme.toLowerCase();
   const expectedScheme = expected.scheme.toLowerCase();
   if (givenScheme !== expectedScheme)
     differences.push(given.scheme === '' || expected.scheme === '' ? 'a missing scheme' : 'http: against https:');
   if (given.slashes !== expected.slashes) differences.push('a trailing slash');
-  if (given.core !== expected.core || (given.scheme !== expected.scheme && givenScheme === expectedScheme)) differences.push('letter case');
+  if (cores.letterCase || (given.scheme !== expected.scheme && givenScheme === expectedScheme)) differences.push('letter case');
+  if (cores.lookalike !== undefined) differences.push(cores.lookalike);
   if (given.trimmed || expected.trimmed) differences.push('surrounding white space');
   return differences.length === 0 ? undefined : differences.join(' and ');
 }
 
 /**
  * How `given` differs from `expected` when it is a near miss (`a trailing slash`, `letter case`,
- * `http: against https:`, `a missing scheme`, `surrounding white space`, joined with "and"), or `undefined` when the
- * two are equal or differ otherwise.
+ * `http: against https:`, `a missing scheme`, `surrounding white space`, `a non-ASCII character
+ * (U+0435) in place of "e"`, joined with "and"), or `undefined` when the two are equal or differ
+ * otherwise.
  */
 export function nearMiss(given: string, expected: string): string | undefined {
   return differenceOf(parts(given), parts(expected));

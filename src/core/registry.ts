@@ -38,7 +38,8 @@ export interface IssuerEntry {
    */
   readonly maxTokenLifetime?: number;
   /**
-   * Require `sub` to equal `iss`, as the gateway's contract states.
+   * Require `sub` to equal `iss`, as the gateway's contract states. With `false`, `sub` may be any
+   * string, but must still be present (a token without one is `subject_mismatch`).
    * @default true
    */
   readonly subjectMustEqualIssuer?: boolean;

@@ -1,7 +1,11 @@
 import { describe, expect, test } from 'vitest';
 import { MAX_HINT_CHARS, MAX_LISTED, MAX_QUOTED_CHARS, capHint, kindOf, oneLineJson, quote, quoteList } from '../../src/core/hint-text.js';
 
-/** Every code unit a log line must not hold raw: C0, DEL, C1, the line separators, bidi controls. */
+/**
+ * Every code unit a log line must not hold raw: C0, DEL, C1, the line separators, bidi controls,
+ * and the invisible format characters (a value that differs from another only by one of them
+ * would print the same).
+ */
 const UNSAFE = [
   ...Array.from({ length: 0x20 }, (_unused, code) => code),
   ...Array.from({ length: 0x21 }, (_unused, offset) => 0x7f + offset),
@@ -19,6 +23,17 @@ const UNSAFE = [
   0x2067,
   0x2068,
   0x2069,
+  0x00ad,
+  0x180e,
+  0x200b,
+  0x200c,
+  0x200d,
+  ...Array.from({ length: 5 }, (_unused, offset) => 0x2060 + offset),
+  ...Array.from({ length: 6 }, (_unused, offset) => 0x206a + offset),
+  0xfeff,
+  0xfff9,
+  0xfffa,
+  0xfffb,
 ];
 
 describe('hint text', () => {
@@ -29,6 +44,10 @@ describe('hint text', () => {
   test.each(UNSAFE.map((code) => [code.toString(16).padStart(4, '0')]))('quote shows U+%s as an escape, never raw', (hex) => {
     const quoted = quote(`a${String.fromCharCode(Number.parseInt(hex, 16))}b`);
     expect(quoted).toBe(`"a\\u${hex}b"`);
+  });
+
+  test('quote shows a tag character (invisible text outside the basic plane) as the escapes of its two code units', () => {
+    expect(quote('kid\u{E0041}\u{E007F}')).toBe('"kid\\udb40\\udc41\\udb40\\udc7f"');
   });
 
   test('quote keeps a character outside the basic plane and escapes a lone surrogate', () => {

@@ -71,6 +71,13 @@ describe('unknown_issuer names the registered issuers, a near miss first', () =>
     expect(error.hint).toContain(`"https://issuer.test" differs from it only by ${difference} (issuers are compared exactly).`);
   });
 
+  test('an iss with a non-ASCII lookalike letter names it by its code point (it prints like the registered one)', async () => {
+    const iss = 'https://issuer.t\u0435st';
+    const error = await failure({ iss, sub: iss });
+    expect(error.code).toBe('unknown_issuer');
+    expect(error.hint).toContain('"https://issuer.test" differs from it only by a non-ASCII character (U+0435) in place of "e"');
+  });
+
   test('the near miss is listed first, whatever its place in the registry', async () => {
     const error = await failure({ iss: 'https://short.test/', sub: 'https://short.test/' });
     expect(error.hint).toContain('the registered issuers are "https://short.test", "https://issuer.test", "https://limited.test".');

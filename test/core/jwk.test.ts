@@ -78,12 +78,21 @@ describe('the key rules: rejectReason', () => {
     ['empty', ''],
     ['not a string', 7],
     ['longer than 256 characters', 'k'.repeat(257)],
-  ])('ignores a key whose kid is %s (no token can name it, so none may fall back to it)', (_name, kid) => {
-    expect(rejectReason(variant({ kid }), RS256)).toBe('kid is missing');
+  ])('ignores a key whose kid is %s (no token can name it, so none may fall back to it), saying so', (name, kid) => {
+    expect(rejectReason(variant({ kid }), RS256)).toBe(`kid is ${name}`);
   });
 
   test('ignores a key whose key_ops exclude verify', () => {
     expect(rejectReason(variant({ key_ops: ['encrypt'] }), RS256)).toBe('key_ops excludes verify');
+  });
+
+  test.each([
+    ['the string "sign"', 'sign'],
+    ['the string "verify"', 'verify'],
+    ['an object', { verify: true }],
+    ['null', null],
+  ])('ignores a key whose key_ops is %s, not an array (a malformed key_ops states no permitted use)', (_name, keyOps) => {
+    expect(rejectReason(variant({ key_ops: keyOps }), RS256)).toBe('key_ops is not an array');
   });
 
   test.each(['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth'])(
@@ -182,7 +191,7 @@ describe('selectUsableKeys: the rest of the set still counts', () => {
     expect(selection.reasons).toEqual([
       { kid: 'k-enc', reason: 'use is not sig' },
       { kid: 'k-small', reason: 'modulus of 1024 bits, under 2048' },
-      { reason: 'kid is missing' },
+      { reason: 'kid is not a string' },
     ]);
   });
 

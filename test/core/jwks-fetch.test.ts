@@ -153,6 +153,29 @@ describe('redirects: none followed by default, and never off the origin', () => 
     expect(fetchImpl.urls).toEqual(['https://issuer.example/jwks.json']);
   });
 
+  test('a redirect refused as off-origin names the Location found and the origin expected', async () => {
+    const fetchImpl = scripted(() => redirect('https://cdn.example/jwks.json'));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect(error.message).toContain('"https://cdn.example/jwks.json"');
+    expect(error.message).toContain('"https://issuer.example"');
+    expect(error.message).toContain('jwksUri');
+  });
+
+  test('a redirect not followed names where it leads, and what to change', async () => {
+    const fetchImpl = scripted(() => redirect('/v2/jwks.json'));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, { ...LIMITS, maxRedirects: 0 }, NOW));
+    expect(error.message).toContain('"https://issuer.example/v2/jwks.json"');
+    expect(error.message).toContain('jwksMaxRedirects is 0');
+    expect(error.message).toContain('jwksUri');
+  });
+
+  test("a Location quoted in a message is cut and escaped: it is the endpoint's text", async () => {
+    const fetchImpl = scripted(() => redirect(`https://cdn.example/\u009b2J${'x'.repeat(500)}`));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect(error.message).not.toContain('\u009b');
+    expect(error.message).not.toContain('x'.repeat(200));
+  });
+
   test('refuses a redirect without a Location', async () => {
     const fetchImpl = scripted(() => new Response(null, { status: 307 }));
     const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
@@ -181,6 +204,20 @@ describe('the content type', () => {
       expect((await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW))).reason).toBe('content_type');
     },
   );
+
+  test('a content_type failure names the type served, escaped, and the types read', async () => {
+    const fetchImpl = scripted(() => new Response('{"keys":[]}', { status: 200, headers: { 'content-type': 'text/html\u009b2J' } }));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect(error.message).toContain('"text/html\\u009b2J"');
+    expect(error.message).not.toContain('\u009b');
+    expect(error.message).toContain('application/jwk-set+json');
+  });
+
+  test('a content_type failure without a Content-Type says none was sent', async () => {
+    const fetchImpl = scripted(() => new Response(new Blob(['{"keys":[]}']).stream(), { status: 200 }));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect(error.message).toContain('no Content-Type');
+  });
 });
 
 describe('answers that are failed downloads', () => {
@@ -374,6 +411,8 @@ describe('parseCacheControlMaxAge', () => {
     ['many leading zeros', `max-age=${'0'.repeat(40)}600`, 600],
     ['zeros only', 'max-age=0000000000000', 0],
     ['leading zeros, quoted', 'max-age="000120"', 120],
+    ['no-store after a malformed max-age (the order of directives does not matter)', 'max-age=12abc, no-store', 0],
+    ['no-cache after two different max-ages', 'max-age=60, max-age=600, no-cache', 0],
   ])('reads %s', (_case, value, seconds) => {
     expect(parseCacheControlMaxAge(value)).toBe(seconds);
   });

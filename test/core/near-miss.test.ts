@@ -13,6 +13,13 @@ describe('nearMiss', () => {
     ['Key-1', 'key-1', 'letter case'],
     ['payments', 'payments/', 'a trailing slash'],
     ['a.test', 'https://a.test', 'a missing scheme'],
+    ['https://issuer.t\u0435st', 'https://issuer.test', 'a non-ASCII character (U+0435) in place of "e"'],
+    ['k\u0435y-\u0031\u0456', 'key-1i', '2 non-ASCII characters (the first U+0435) in place of ASCII ones'],
+    [
+      'https://I\u0455suer.test/',
+      'https://issuer.test',
+      'a trailing slash and letter case and a non-ASCII character (U+0455) in place of "s"',
+    ],
   ])('%j against %j differs by %s', (given, expected, difference) => {
     expect(nearMiss(given, expected)).toBe(difference);
   });
@@ -22,6 +29,8 @@ describe('nearMiss', () => {
     ['another host', 'https://b.test', 'https://a.test'],
     ['another path', 'https://a.test/x', 'https://a.test'],
     ['slashes only', '/', '//'],
+    ['mostly other non-ASCII text of the same length', 'k\u00e9\u00ff\u4e00', 'keyz'],
+    ['an ASCII character in place of a non-ASCII one', 'cafe', 'caf\u00e9'],
   ])('%s is not a near miss', (_name, given, expected) => {
     expect(nearMiss(given, expected)).toBeUndefined();
   });

@@ -255,6 +255,18 @@ describe('sub: equals iss', () => {
     });
     await expect(verifier.verify(await acme().token({ sub: 'service-7' }))).resolves.toBeDefined();
   });
+
+  test('an issuer entry with subjectMustEqualIssuer false still needs a sub, and the hint says so', async () => {
+    const verifier = createVerifier({
+      registry: new IssuerRegistry([{ ...acme().entry, subjectMustEqualIssuer: false }]),
+      audience: 'https://payments.test',
+      now: fx.clock,
+    });
+    const error = await rejection(verifier.verify(await acme().token({ sub: undefined })));
+    expect([error.code, error.claim]).toEqual(['subject_mismatch', 'sub']);
+    expect(error.hint).toContain('carries no "sub"');
+    expect(error.hint).toContain('subjectMustEqualIssuer false');
+  });
 });
 
 describe("tenant_ern: a tenant of the issuer's products and listed tenants", () => {

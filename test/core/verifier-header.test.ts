@@ -222,6 +222,17 @@ describe('kid: required', () => {
     expect(error.status).toBe(401);
   });
 
+  test('a kid longer than 256 characters is missing_kid, and the message states the bound (attack: unbounded kid text in every log)', async () => {
+    const error = await rejection(fx.verifier().verify(await fx.issuer.token({}, { kid: 'k'.repeat(257) })));
+    expect(error.code).toBe('missing_kid');
+    expect(error.message).toContain('1 to 256 characters');
+  });
+
+  test('a kid of exactly 256 characters passes the kid rule (and is looked up: unknown_key)', async () => {
+    const error = await rejection(fx.verifier().verify(await fx.issuer.token({}, { kid: 'k'.repeat(256) })));
+    expect(error.code).toBe('unknown_key');
+  });
+
   test('a token with no kid is missing_kid whatever its claims', async () => {
     const token = await fx.issuer.token({ iss: 'https://unknown.test', aud: 'elsewhere', expt: 1 }, { kid: undefined });
     expect((await rejection(fx.verifier().verify(token))).code).toBe('missing_kid');

@@ -107,6 +107,16 @@ describe('createVerifier options', () => {
   ])('refuses a key snapshot that is %s, naming the field', (_name, keys, message) => {
     expect(() => createVerifier({ ...base(), keys: keys as never })).toThrow(message);
   });
+
+  test.each<[string, unknown, string]>([
+    ['not an object', 'snapshot', 'got "snapshot"'],
+    ['another version', { version: 2, issuers: [] }, 'keys.version must be 1, got 2'],
+    ['issuers not an array', { version: 1, issuers: 'all' }, 'got "all"'],
+    ['a bad fetchedAt', { version: 1, issuers: [{ issuer: 'x', jwksUri: 'y', fetchedAt: -1, keys: [] }] }, 'got -1'],
+    ['an issuer that is not a string', { version: 1, issuers: [{ issuer: 7, jwksUri: 'y', fetchedAt: 0, keys: [] }] }, 'got 7'],
+  ])('refuses a key snapshot that is %s, naming the value found', (_name, keys, found) => {
+    expect(() => createVerifier({ ...base(), keys: keys as never })).toThrow(found);
+  });
 });
 
 describe('the result cache', () => {
