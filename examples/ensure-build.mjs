@@ -10,10 +10,15 @@
  * file rebuilds, and so does a dist/ built by hand after the recorded build (its sources are
  * unknown).
  *
+ * One build at a time (examples/build-lock.mjs, a lock in .tmp/build.lock): a second `npm test`
+ * or `npm run example` started meanwhile waits for the build under way, then finds dist/ current
+ * and builds nothing. A build killed halfway does not block the next one.
+ *
  * On stderr while it builds (nothing when dist/ is current): a line when it starts, each stage of
  * the build as it ends (ESM, CJS, the type declarations), a line every 15 s during a long stage
- * (a busy machine can take minutes), and the build's whole output only if the build fails. Stdout
- * stays what the example prints (a token, say).
+ * (a busy machine can take minutes), and the build's whole output only if the build fails; a
+ * line when it waits for another process's build. Stdout stays what the example prints (a
+ * token, say).
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -21,6 +26,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSy
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stripVTControlCharacters } from 'node:util';
+import { withLock } from './build-lock.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const entries = [
@@ -35,6 +41,7 @@ const entries = [
 ].map((name) => `dist/${name}.js`);
 const CONFIGURATION = ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsup.config.ts'];
 const HASH_FILE = join(root, '.tmp', 'build-hash');
+const LOCK = join(root, '.tmp', 'build.lock');
 
 function filesUnder(directory) {
   return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
@@ -102,7 +109,9 @@ function build(started) {
   });
 }
 
-if (isStale()) {
+/** Builds dist/, unless the build another process finished meanwhile made it current; the exit code. */
+async function buildIfStale() {
+  if (!isStale()) return 0;
   const started = performance.now();
   process.stderr.write(
     'Building paygate-auth (dist/ is missing or out of date); this takes about 7 s, a minute or more on a busy machine…\n',
@@ -110,9 +119,19 @@ if (isStale()) {
   const { code, output } = await build(started);
   if (code !== 0) {
     process.stderr.write(`Building paygate-auth failed:\n${output}`);
-    process.exit(code);
+    return code;
   }
-  mkdirSync(join(root, '.tmp'), { recursive: true });
   writeFileSync(HASH_FILE, current);
   process.stderr.write(`Built paygate-auth in ${since(started)}\n`);
+  return 0;
+}
+
+if (isStale()) {
+  mkdirSync(join(root, '.tmp'), { recursive: true });
+  const onWait = (holder) => process.stderr.write(`Waiting for the build of paygate-auth under way (${holder})…\n`);
+  const code = await withLock(LOCK, buildIfStale, { onWait }).catch((error) => {
+    process.stderr.write(`Building paygate-auth failed: ${error.message}\n`);
+    return 1;
+  });
+  if (code !== 0) process.exit(code);
 }

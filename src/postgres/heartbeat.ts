@@ -70,9 +70,15 @@ export interface PostgresHeartbeatOptions {
 export interface PostgresHeartbeat {
   /** The name its row has. */
   readonly name: string;
-  /** Writes the row now. @throws the database's error (background heartbeats report theirs to `onError`). */
+  /**
+   * Writes the row now. @throws the database's error (background heartbeats report theirs to
+   * `onError`). @throws {ClosedError} after `close()` (`code` `closed`), writing nothing.
+   */
   beat(): Promise<void>;
-  /** Stops the heartbeats, waits for one in flight, and deletes the row (a failure of which goes to `onError`). */
+  /**
+   * Stops the heartbeats, waits for one in flight, and deletes the row (a failure of which goes to
+   * `onError`). Called again, it resolves with the first call.
+   */
   close(): Promise<void>;
 }
 
@@ -170,7 +176,7 @@ class Heartbeat implements PostgresHeartbeat {
   }
 
   beat(): Promise<void> {
-    return this.#follower.reload();
+    return this.#follower.reload('beat()');
   }
 
   async #write(): Promise<void> {

@@ -9,6 +9,7 @@
  * @module paygate-auth/postgres
  */
 export type { ControlRecord, ControlState } from './control-log.js';
+export { ClosedError } from './closed-error.js';
 export { isUnavailable } from './database-errors.js';
 export { type PostgresHeartbeat, type PostgresHeartbeatOptions, postgresHeartbeat } from './heartbeat.js';
 export { PostgresDirectory, type PostgresDirectoryOptions } from './directory.js';

@@ -66,6 +66,7 @@ export interface PostgresControls {
    * registry that changes while running): then the revocations and suspension in force are
    * applied at the next read, within `pollInterval`.
    * @returns a function that detaches it (nothing applied is undone).
+   * @throws {ClosedError} after `close()` (`code` `closed`): nothing would be applied to it.
    */
   attach(verifier: ControlledVerifier): () => void;
   /** Records and broadcasts the revocation of `kid` of `issuer`. */
@@ -76,7 +77,7 @@ export interface PostgresControls {
   resumeIssuer(issuer: string): Promise<ControlRecord>;
   /** Records and broadcasts a reload of `issuer`'s keys, done by every attached verifier. */
   refresh(issuer: string): Promise<ControlRecord>;
-  /** Reads the actions not yet applied, and applies them, now. */
+  /** Reads the actions not yet applied, and applies them, now. @throws {ClosedError} after `close()` (`code` `closed`). */
   reload(): Promise<void>;
   /**
    * Calls `listener` after each read that applied actions (`state().through` moved): what a
@@ -273,6 +274,7 @@ class Controls implements PostgresControls {
   }
 
   attach(verifier: ControlledVerifier): () => void {
+    this.#follower.refuseClosed('attach()');
     const applied: Applied = { verifier: checkVerifier(verifier), revoked: new Set(), suspended: new Set() };
     this.#apply(applied, []);
     this.#attached.add(applied);

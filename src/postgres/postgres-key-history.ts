@@ -87,15 +87,17 @@ export interface PostgresKeyHistory {
    * attached after the first flush, at the next flush), and shares its history at every flush
    * after.
    * @returns a function that detaches it (its history since the last flush is not written).
+   * @throws {ClosedError} after `close()` (`code` `closed`): nothing would share its history.
    */
   attach(verifier: KeyHistoryVerifier): () => void;
   /**
    * Writes what changed in every attached verifier's history now, applies the retention, then
    * reads the rows changed since the last flush back into each of them.
    * @throws the database's error (the background flushes report theirs to `onError` instead).
+   * @throws {ClosedError} after `close()` (`code` `closed`), writing nothing.
    */
   flush(): Promise<void>;
-  /** Stops flushing, after a last flush (a failure of which goes to `onError`). */
+  /** Stops flushing, after a last flush (a failure of which goes to `onError`). Called again, it does nothing. */
   close(): Promise<void>;
 }
 
@@ -176,6 +178,7 @@ class SharedKeyHistory implements PostgresKeyHistory {
   }
 
   attach(verifier: KeyHistoryVerifier): () => void {
+    this.#follower.refuseClosed('attach()');
     const attached = checkVerifier(verifier);
     if (this.#initial === null) this.#unread.add(attached);
     else this.#merge(attached, this.#initial);
@@ -207,7 +210,7 @@ class SharedKeyHistory implements PostgresKeyHistory {
 
   /** One flush at a time; calls made while one runs share one flush after it. */
   flush(): Promise<void> {
-    return this.#follower.reload();
+    return this.#follower.reload('flush()');
   }
 
   /**

@@ -104,9 +104,10 @@ export interface PostgresRegistry {
   /**
    * Applies the registry loaded to `verifier` now (`verifier.setRegistry`), and every change after.
    * @returns a function that detaches it (the registry it holds stays).
+   * @throws {ClosedError} after `close()` (`code` `closed`): the verifier would not follow the table.
    */
   attach(verifier: Pick<Verifier, 'setRegistry'>): () => void;
-  /** Reads the table now, and applies what changed. */
+  /** Reads the table now, and applies what changed. @throws {ClosedError} after `close()` (`code` `closed`). */
   reload(): Promise<void>;
   /**
    * Calls `listener` after each load applied (each `registry_loaded`): what a heartbeat reports.
@@ -124,7 +125,10 @@ export interface PostgresRegistry {
   readonly digest: string;
   /** The rows the last load left out, and why (their issuers are refused as unknown). */
   readonly refused: readonly RefusedRow[];
-  /** Stops listening and polling; attached verifiers keep the registry they hold. */
+  /**
+   * Stops listening and polling; attached verifiers keep the registry they hold, and `registry()`
+   * still returns it. Called again, it does nothing.
+   */
   close(): Promise<void>;
 }
 
@@ -280,6 +284,7 @@ class FollowedRegistry implements PostgresRegistry {
   }
 
   attach(verifier: Pick<Verifier, 'setRegistry'>): () => void {
+    this.#follower.refuseClosed('attach()');
     if (typeof (verifier as Partial<Verifier> | null)?.setRegistry !== 'function') {
       throw new TypeError('attach: verifier must be a Verifier (createVerifier())');
     }

@@ -10,6 +10,7 @@ import { functionOption, numberOption } from '../internal/index.js';
 import type { NotificationSource } from './notification-connection.js';
 import { NotificationListener, type PostgresListener } from './notification-listener.js';
 import { type SqlClient, checkStatementTimeout } from './sql-client.js';
+import { ClosedError, calledAfterClose } from './closed-error.js';
 import { oneLine, shielded } from './hook.js';
 
 /** How an instance follows a table: shared by `postgresControls` and `postgresRegistry`. */
@@ -166,16 +167,16 @@ export class TableFollower {
 
   /**
    * Listens, reads once, then polls. Rejects (and closes) when the first `LISTEN` or read fails,
-   * or `close()` is called meanwhile; rejects, starting nothing, when called a second time or
-   * after `close()`.
+   * or `close()` is called meanwhile (a {@link ClosedError}); rejects, starting nothing, when
+   * called a second time or after `close()` (a {@link ClosedError}).
    */
   async start(): Promise<void> {
     const { owner } = this.#hooks;
-    if (this.#closed) throw new Error(`${owner}: closed; it cannot start again (make a new one)`);
+    if (this.#closed) throw new ClosedError(owner, 'it cannot start again (make a new one)');
     if (this.#started) throw new Error(`${owner}: start() was called already; call it once`);
     this.#started = true;
     const closedMeanwhile = (): void => {
-      if (this.#closed) throw new Error(`${owner}: closed while starting`);
+      if (this.#closed) throw new ClosedError(owner, 'close() was called while it started');
     };
     try {
       await this.#listen();
@@ -275,12 +276,14 @@ export class TableFollower {
 
   /**
    * Reads now. One read runs at a time; calls made while one runs share one read after it (a row
-   * committed during a read may be missed by it). After `close()` nothing is read.
+   * committed during a read may be missed by it). After `close()` nothing is read: the call
+   * rejects with a {@link ClosedError} naming `call`, the caller's method.
    */
-  reload(): Promise<void> {
+  reload(call = 'reload()'): Promise<void> {
+    if (this.#closed) return Promise.reject(calledAfterClose(this.#hooks.owner, call));
     if (this.#reading === null) {
       this.#lastRead = Date.now();
-      this.#reading = (this.#closed ? Promise.resolve() : this.#hooks.read()).finally(() => {
+      this.#reading = this.#hooks.read().finally(() => {
         this.#reading = null;
       });
       return this.#reading;
@@ -290,10 +293,15 @@ export class TableFollower {
         .catch(() => undefined)
         .then(() => {
           this.#again = null;
-          return this.reload();
+          return this.reload(call);
         });
     }
     return this.#again;
+  }
+
+  /** Throws a {@link ClosedError} naming `call` after `close()`: for what would do work later. */
+  refuseClosed(call: string): void {
+    if (this.#closed) throw calledAfterClose(this.#hooks.owner, call);
   }
 
   /** `true` once `close()` was called: a read that ends after it applies nothing. */

@@ -3,13 +3,15 @@
  * fails), PORT picks the port, and a port already taken is one clear line and exit code 1.
  */
 import { execFile, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { type Server, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../postgres/eventually.js';
+import { PATIENCE_MS } from '../support/loaded-machine.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
@@ -89,13 +91,14 @@ describe('the example gateway at start-up', () => {
 describe('the build step of npm run example', () => {
   /**
    * A project shaped like this one, whose build prints 90 lines and tsup's stage lines (in colour,
-   * as tsup prints them under CI=true, when `coloured`), and writes dist/.
+   * as tsup prints them under CI=true, when `coloured`), and writes dist/. Each build adds a line
+   * to `builds.log` when it starts; with `held`, it then waits for a file `release` to appear.
    */
-  function fakeProject(buildSucceeds: boolean, coloured = false): string {
+  function fakeProject(buildSucceeds: boolean, coloured = false, held = false): string {
     const project = scratchDirectory('ensure-build');
     mkdirSync(join(project, 'examples'));
     mkdirSync(join(project, 'src'));
-    copyFileSync(join(root, 'examples', 'ensure-build.mjs'), join(project, 'examples', 'ensure-build.mjs'));
+    for (const file of ['ensure-build.mjs', 'build-lock.mjs']) copyFileSync(join(root, 'examples', file), join(project, 'examples', file));
     writeFileSync(join(project, 'src', 'index.ts'), 'export {};\n');
     const entries = [
       'index',
@@ -108,6 +111,10 @@ describe('the build step of npm run example', () => {
       'postgres/index',
     ];
     const build = [
+      "require('node:fs').appendFileSync('builds.log', 'build\\n');",
+      held
+        ? `for (const end = Date.now() + ${PATIENCE_MS}; !require('node:fs').existsSync('release') && Date.now() < end; ) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);`
+        : '',
       "for (let i = 1; i <= 90; i++) console.log('build output line ' + i);",
       `const tag = (name) => ${coloured ? "'\\x1b[34m' + name + '\\x1b[39m'" : 'name'};`,
       "console.log(tag('ESM') + ' Build start'); console.log(tag('ESM') + ' ⚡️ Build success in 812ms'); console.error(tag('DTS') + ' ⚡️ Build success in 9000ms');",
@@ -121,6 +128,38 @@ describe('the build step of npm run example', () => {
   }
 
   const ensureBuild = (project: string) => run(process.execPath, [join(project, 'examples', 'ensure-build.mjs')], { cwd: project });
+
+  /** The build step started in `project`, its stderr kept as it comes. */
+  function startEnsureBuild(project: string): { stderr: () => string; exited: Promise<number | null> } {
+    const child = spawn(process.execPath, [join(project, 'examples', 'ensure-build.mjs')], {
+      cwd: project,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    return { stderr: () => stderr, exited: new Promise((resolve) => child.once('exit', resolve)) };
+  }
+
+  it('builds once for two runs started together: the second waits for the first, then finds dist/ current', async () => {
+    const project = fakeProject(true, false, true);
+    const release = () => writeFileSync(join(project, 'release'), '');
+    try {
+      const first = startEnsureBuild(project);
+      await eventually('the first run builds', () => existsSync(join(project, 'builds.log')));
+      const second = startEnsureBuild(project);
+      await eventually('the second run waits', () => second.stderr().includes('Waiting for the build of paygate-auth under way'));
+      release();
+      expect(await first.exited).toBe(0);
+      expect(await second.exited).toBe(0);
+      expect(readFileSync(join(project, 'builds.log'), 'utf8')).toBe('build\n');
+      expect(second.stderr()).not.toContain('Building paygate-auth');
+      expect(existsSync(join(project, '.tmp', 'build.lock'))).toBe(false);
+    } finally {
+      release(); // a build still held (a failure above) ends
+    }
+  });
 
   it('builds a missing dist/ showing its progress stage by stage on stderr, and hides the rest of the build output', async () => {
     const project = fakeProject(true);

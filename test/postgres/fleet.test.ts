@@ -8,6 +8,7 @@ import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { IssuerRegistry } from '../../src/index.js';
 import {
+  ClosedError,
   type PostgresControls,
   type PostgresHeartbeat,
   type PostgresHeartbeatOptions,
@@ -210,6 +211,21 @@ describe.skipIf(SKIP)('heartbeats and the fleet on a real PostgreSQL', () => {
     await heartbeat.close();
     expect(await readInstances(db)).toEqual([]);
     await first;
+  });
+
+  it('refuses beat() after close() with a ClosedError naming the heartbeat, and writes no row', async () => {
+    const heartbeat = await postgresHeartbeat(db, { name: 'a', interval: NO_BEAT, onError: () => undefined });
+    await heartbeat.close();
+    const refused = await heartbeat.beat().catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ClosedError);
+    expect(refused).toMatchObject({ code: 'closed', owner: 'postgresHeartbeat', message: expect.stringContaining('beat()') });
+    expect(await readInstances(db)).toEqual([]);
+  });
+
+  it('resolves close() called again after it closed', async () => {
+    const heartbeat = await postgresHeartbeat(db, { name: 'a', interval: NO_BEAT, onError: () => undefined });
+    await heartbeat.close();
+    await expect(heartbeat.close()).resolves.toBeUndefined();
   });
 
   it('leaves no row behind when it closes during a heartbeat in flight', async () => {

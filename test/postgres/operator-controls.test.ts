@@ -8,7 +8,7 @@ import { createTestPglite } from './pglite.js';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type Verifier, createVerifier } from '../../src/index.js';
-import { type PostgresControls, type PostgresControlsOptions, migrate, postgresControls } from '../../src/postgres/index.js';
+import { ClosedError, type PostgresControls, type PostgresControlsOptions, migrate, postgresControls } from '../../src/postgres/index.js';
 import { TABLES } from '../../src/postgres/schema-names.js';
 import { compactControls, recordControl } from '../../src/postgres/internal.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
@@ -308,6 +308,15 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     ['onError', { onError: 'console' }],
   ])('refuses a bad %s with a TypeError naming it', async (name, options) => {
     await expect(postgresControls(operator, options as PostgresControlsOptions)).rejects.toThrow(new RegExp(`${name}`));
+  });
+
+  it('refuses reload() and attach() after close() with a ClosedError naming the controls', async () => {
+    const { controls } = await instance();
+    await controls.close();
+    const refused = await controls.reload().catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ClosedError);
+    expect(refused).toMatchObject({ code: 'closed', owner: 'postgresControls' });
+    expect(() => controls.attach(verifier())).toThrow(ClosedError);
   });
 
   it('refuses to attach something that is not a verifier', async () => {

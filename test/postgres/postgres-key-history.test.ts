@@ -8,6 +8,7 @@ import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type IssuerEntry, type KeyBreachEvent, type KeyHistoryEntry, type Verifier, createVerifier } from '../../src/index.js';
 import {
+  ClosedError,
   type KeyHistoryRowRefusedEvent,
   type PostgresKeyHistory,
   type PostgresKeyHistoryOptions,
@@ -259,6 +260,31 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
     await keys.close();
     expect(await readKeyHistory(db)).toHaveLength(1);
   });
+  it('refuses flush() after close() with a ClosedError naming the key history, and writes nothing', async () => {
+    const { verifier, keys } = await instance();
+    await keys.close();
+    await verifier.verify(await issuer.token());
+    const refused = await keys.flush().catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ClosedError);
+    expect(refused).toMatchObject({ code: 'closed', owner: 'postgresKeyHistory', message: expect.stringContaining('flush()') });
+    expect(await readKeyHistory(db)).toEqual([]);
+  });
+
+  it('refuses attach() after close() with a ClosedError: a verifier attached then would never be shared', async () => {
+    const { keys } = await instance();
+    await keys.close();
+    const late = createVerifier({ registry: [issuer.entry], audience: AUDIENCE, now: clock.now });
+    expect(() => keys.attach(late)).toThrow(ClosedError);
+  });
+
+  it('resolves close() called again after it closed, without another flush', async () => {
+    const { verifier, keys } = await instance();
+    await keys.close();
+    await verifier.verify(await issuer.token());
+    await expect(keys.close()).resolves.toBeUndefined();
+    expect(await readKeyHistory(db)).toEqual([]);
+  });
+
   it('reports a stopped server once, keeps verifying, and flushes again once it is back', async () => {
     const errors: unknown[] = [];
     let recovered = 0;

@@ -9,6 +9,7 @@ import { createTestPglite } from './pglite.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { IssuerRegistry, type Verifier, createVerifier } from '../../src/index.js';
 import {
+  ClosedError,
   type PostgresRegistry,
   type PostgresRegistryOptions,
   type RegistryEvent,
@@ -432,6 +433,29 @@ describe.skipIf(SKIP)('postgresRegistry on a real PostgreSQL', () => {
     registry.attach(verifier);
     expect(await outcome(verifier, await acme.token())).toBe('accepted');
     expect(requested).toEqual([jwksUri]);
+  });
+
+  it('refuses reload() after close() with a ClosedError naming the registry, and applies nothing', async () => {
+    const a = await instance();
+    await a.registry.close();
+    await addIssuer(operator, acme.entry, BY);
+    const refused = await a.registry.reload().catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ClosedError);
+    expect(refused).toMatchObject({ code: 'closed', owner: 'postgresRegistry', message: expect.stringContaining('reload()') });
+    expect(a.registry.registry().size).toBe(0);
+  });
+
+  it('refuses attach() after close() with a ClosedError: a verifier attached then would never follow the table', async () => {
+    const a = await instance();
+    await a.registry.close();
+    const late = createVerifier({ registry: new IssuerRegistry([], { allowEmpty: true }), audience: AUDIENCE });
+    expect(() => a.registry.attach(late)).toThrow(ClosedError);
+  });
+
+  it('resolves close() called again after it closed', async () => {
+    const a = await instance();
+    await a.registry.close();
+    await expect(a.registry.close()).resolves.toBeUndefined();
   });
 
   it('refuses to attach something that is not a verifier', async () => {

@@ -2,7 +2,8 @@
  * The build and one `npm pack` for the whole test run (vitest `globalSetup`).
  *
  * First dist/ is built if its sources changed (examples/ensure-build.mjs, its progress on
- * stderr), here rather than before vitest starts, so that the build overlaps the run's other
+ * stderr; one build at a time: a second run waits for it, then reuses it), here rather than
+ * before vitest starts, so that the build overlaps the run's other
  * set-ups (test/support/side-by-side-setups.ts) and the type check vitest starts; a failed build
  * fails the run. Then the tarball of that build and its unpacked tree, which the packed-package,
  * consumer and shipped-documents tests share instead of packing and unpacking each on its own

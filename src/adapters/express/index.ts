@@ -21,8 +21,12 @@ import { type RequireScopesArguments, requirementFromArguments } from '../../htt
 declare global {
   namespace Express {
     interface Request {
-      /** The verified caller, set by `auth()`; `null` where no verification ran (an allowed preflight). */
-      auth: AuthContext | null;
+      /**
+       * The verified caller, set by `auth()`; `null` where `auth()` let a request through unverified
+       * (an allowed preflight); `undefined` where `auth()` has not run (a route mounted before it, or
+       * an app without it): this type reaches every Express request of the program.
+       */
+      auth?: AuthContext | null;
     }
   }
 }
@@ -75,7 +79,7 @@ export function requireScopes(...scopes: RequireScopesArguments): RequestHandler
 /**
  * `req.auth` as the verified caller, for a route behind `auth()` and `requireScopes(...)`. Express's
  * types cannot carry what one middleware checked to the next handler, so `req.auth` stays
- * `AuthContext | null` there; this narrows it. Throws a `ConfigurationError` (500) when no
+ * `AuthContext | null | undefined` there; this narrows it. Throws a `ConfigurationError` (500) when no
  * verification ran on `req`, which `requireScopes` already rules out.
  *
  * @example
@@ -84,7 +88,7 @@ export function requireScopes(...scopes: RequireScopesArguments): RequestHandler
  * ```
  */
 export function authOf(req: Request): AuthContext {
-  const verified = req.auth as AuthContext | null | undefined;
+  const verified = req.auth;
   if (verified == null)
     throw new ConfigurationError('authOf: req.auth is not set: mount auth() before this route, and requireScopes(...) on it');
   return verified;

@@ -18,8 +18,12 @@ import { type RequireScopesArguments, requirementFromArguments } from '../../htt
 
 /** The state `auth()` adds: for apps that type their own state, `new Koa<MyState & AuthState>()`. */
 export interface AuthState {
-  /** The verified caller, set by `auth()`; `null` where no verification ran (an allowed preflight). */
-  auth: AuthContext | null;
+  /**
+   * The verified caller, set by `auth()`; `null` where `auth()` let a request through unverified
+   * (an allowed preflight); `undefined` where `auth()` has not run (middleware mounted before it,
+   * or an app without it): through `DefaultState`, this type reaches every Koa app of the program.
+   */
+  auth?: AuthContext | null;
 }
 
 /** The state after `requireScopes(...)`: the caller is verified (`@koa/router` routes and `app.use` chains see it). */
@@ -64,7 +68,7 @@ export function auth(options: AuthOptions): Middleware<AuthState> {
 export function requireScopes(...scopes: RequireScopesArguments): Middleware<VerifiedState> {
   const requirement = requirementFromArguments(scopes);
   return (ctx, next: Next) => {
-    const result = gateScopes(ctx.req, ctx.state.auth as AuthContext | null, requirement);
+    const result = gateScopes(ctx.req, ctx.state.auth as AuthContext | null | undefined, requirement);
     if (!result.ok) return fail(result, ctx);
     return next();
   };

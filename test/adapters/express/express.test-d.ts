@@ -8,13 +8,25 @@ declare const verifier: Verifier;
 const app = express();
 
 describe('paygate-auth/express types', () => {
-  it('types req.auth as AuthContext | null through declaration merging', () => {
-    expectTypeOf<Request['auth']>().toEqualTypeOf<AuthContext | null>();
+  it('types req.auth as AuthContext | null | undefined through declaration merging: undefined where auth() has not run', () => {
+    expectTypeOf<Request['auth']>().toEqualTypeOf<AuthContext | null | undefined>();
     app.get('/me', auth({ verifier }), requireScopes('pay:processPayments'), (req, res) => {
-      expectTypeOf(req.auth).toEqualTypeOf<AuthContext | null>();
-      // @ts-expect-error req.auth may be null: it must be checked before use
+      expectTypeOf(req.auth).toEqualTypeOf<AuthContext | null | undefined>();
+      // @ts-expect-error req.auth may be null or undefined: it must be checked before use
       res.json(req.auth.tenant);
-      if (req.auth !== null) expectTypeOf(req.auth.scopes).toEqualTypeOf<ReadonlySet<string>>();
+      if (req.auth != null) expectTypeOf(req.auth.scopes).toEqualTypeOf<ReadonlySet<string>>();
+      res.json(req.auth?.tenant);
+    });
+  });
+
+  it('does not let a check for null alone pass for a verified caller: a route without auth() has undefined', () => {
+    app.get('/health', (req, res) => {
+      // A preflight test (null) still compiles...
+      if (req.auth === null) return res.end();
+      // ...but leaves undefined, which a route mounted before auth() (or an app without it) has.
+      expectTypeOf(req.auth).toEqualTypeOf<AuthContext | undefined>();
+      // @ts-expect-error req.auth is undefined where auth() has not run
+      return res.json(req.auth.tenant);
     });
   });
 
@@ -56,7 +68,7 @@ describe('paygate-auth/express types', () => {
 
   it("narrows the caller with authOf(req) behind requireScopes, as Express cannot type a middleware's check", () => {
     app.post('/payments', requireScopes('pay:processPayments'), (req, res) => {
-      expectTypeOf(req.auth).toEqualTypeOf<AuthContext | null>();
+      expectTypeOf(req.auth).toEqualTypeOf<AuthContext | null | undefined>();
       expectTypeOf(authOf(req)).toEqualTypeOf<AuthContext>();
       res.json(authOf(req).tenant.id);
     });

@@ -8,16 +8,27 @@ import type { Verifier } from '../../../src/core/verifier.js';
 declare const verifier: Verifier;
 
 describe('paygate-auth/koa types', () => {
-  it('types ctx.state.auth as AuthContext | null through declaration merging', () => {
-    expectTypeOf<DefaultState['auth']>().toEqualTypeOf<AuthContext | null>();
+  it('types ctx.state.auth as AuthContext | null | undefined through declaration merging: undefined where auth() has not run', () => {
+    expectTypeOf<DefaultState['auth']>().toEqualTypeOf<AuthContext | null | undefined>();
     const app = new Koa();
     app.use(auth({ verifier }));
     app.use((ctx) => {
-      expectTypeOf(ctx.state.auth).toEqualTypeOf<AuthContext | null>();
-      // @ts-expect-error ctx.state.auth may be null: it must be checked before use
+      expectTypeOf(ctx.state.auth).toEqualTypeOf<AuthContext | null | undefined>();
+      // @ts-expect-error ctx.state.auth may be null or undefined: it must be checked before use
       ctx.body = ctx.state.auth.tenant;
       // @ts-expect-error a number is not an AuthContext
       ctx.state.auth = 42;
+    });
+  });
+
+  it('does not let a check for null alone pass for a verified caller: middleware before auth() has undefined', () => {
+    new Koa().use((ctx) => {
+      // A preflight test (null) still compiles...
+      if (ctx.state.auth === null) return;
+      // ...but leaves undefined, which middleware mounted before auth() (or an app without it) has.
+      expectTypeOf(ctx.state.auth).toEqualTypeOf<AuthContext | undefined>();
+      // @ts-expect-error ctx.state.auth is undefined where auth() has not run
+      ctx.body = ctx.state.auth.tenant;
     });
   });
 
@@ -25,7 +36,7 @@ describe('paygate-auth/koa types', () => {
     const app = new Koa<{ requestId: string } & AuthState>();
     app.use(auth({ verifier }));
     app.use((ctx) => {
-      expectTypeOf(ctx.state.auth).toEqualTypeOf<AuthContext | null>();
+      expectTypeOf(ctx.state.auth).toEqualTypeOf<AuthContext | null | undefined>();
       expectTypeOf(ctx.state.requestId).toEqualTypeOf<string>();
     });
   });
@@ -44,7 +55,7 @@ describe('paygate-auth/koa types', () => {
       ctx.body = ctx.state.auth.tenant.id;
     });
     new Router().get('/open', (ctx) => {
-      expectTypeOf(ctx.state.auth).toEqualTypeOf<AuthContext | null>();
+      expectTypeOf(ctx.state.auth).toEqualTypeOf<AuthContext | null | undefined>();
     });
   });
 
