@@ -3,7 +3,7 @@
  * Every claim has a default that makes a valid token for the audience and tenant given; any claim
  * or header member can be overridden, or removed with `undefined`.
  */
-import { rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { booleanOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { type IssuerEntry, parseTenantErn } from '../index.js';
 import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
 import { type PublishedJwk, type TestKey, generateTestKey, signRawToken } from './test-key.js';
@@ -85,6 +85,15 @@ export interface TestIssuerOptions {
   /** Its entry's `subjectMustEqualIssuer`. @default undefined (true) */
   readonly subjectMustEqualIssuer?: boolean;
 }
+
+/** The members of {@link AddKeyOptions}: any other is refused, naming the nearest. */
+const ADD_KEY_OPTION_NAMES = optionNames<AddKeyOptions>({ kid: true, modulusLength: true, jwk: true, publish: true });
+
+/** The members of {@link RotateOptions}: any other is refused, naming the nearest. */
+const ROTATE_OPTION_NAMES = optionNames<RotateOptions>({ kid: true, retire: true, publishOnly: true });
+
+/** The members of the options of {@link TestIssuer.token}: any other is refused, naming the nearest. */
+const TOKEN_OPTION_NAMES = optionNames<{ readonly key?: TestKey }>({ key: true });
 
 /** Claims to set on a token; `undefined` removes a default claim. */
 export type TestClaims = Readonly<Record<string, unknown>>;
@@ -280,9 +289,11 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     return keyCount === 1 ? kidPrefix : `${kidPrefix}-${keyCount}`;
   };
   const addKey = async (add: AddKeyOptions = {}): Promise<TestKey> => {
+    rejectUnknownOptions('addKey', add, ADD_KEY_OPTION_NAMES);
+    const publish = booleanOption('addKey', 'publish', add.publish, true);
     const key = await generateTestKey({ kid: add.kid ?? nextKid(), modulusLength: add.modulusLength, jwk: add.jwk });
     keys.set(key.kid, key);
-    if (add.publish !== false) setPublished([...published, key.publicJwk as PublishedJwk]);
+    if (publish) setPublished([...published, key.publicJwk as PublishedJwk]);
     return key;
   };
   let signingKey = await addKey();
@@ -342,18 +353,22 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       return [msw.http.get(mswUri, respond)];
     },
     claims,
-    token(overrides, header, tokenOptions) {
-      const key = tokenOptions?.key ?? signingKey;
+    async token(overrides, header, tokenOptions = {}) {
+      rejectUnknownOptions('token', tokenOptions, TOKEN_OPTION_NAMES);
+      const key = tokenOptions.key ?? signingKey;
       return signRawToken(key, withOverrides({ alg: 'RS256', typ: 'JWT', kid: key.kid }, header), claims(overrides));
     },
     addKey,
     async rotate(rotation = {}) {
-      if (rotation.publishOnly === true && rotation.retire === true) {
+      rejectUnknownOptions('rotate', rotation, ROTATE_OPTION_NAMES);
+      const publishOnly = booleanOption('rotate', 'publishOnly', rotation.publishOnly, false);
+      const retire = booleanOption('rotate', 'retire', rotation.retire, false);
+      if (publishOnly && retire) {
         throw new TypeError('rotate: publishOnly and retire cannot be combined (retiring would unpublish the signing key)');
       }
       const key = await addKey({ kid: rotation.kid });
-      if (rotation.publishOnly === true) return key;
-      if (rotation.retire === true) unpublishAllBut(key.kid);
+      if (publishOnly) return key;
+      if (retire) unpublishAllBut(key.kid);
       signingKey = key;
       return key;
     },

@@ -1,7 +1,14 @@
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { IssuerRegistry, createVerifier } from '../../src/index.js';
-import { type TestIssuer, createTestIssuer, createTestVerifier } from '../../src/testing/index.js';
+import {
+  type AddKeyOptions,
+  type RotateOptions,
+  type TestIssuer,
+  type TestKey,
+  createTestIssuer,
+  createTestVerifier,
+} from '../../src/testing/index.js';
 import { jwksHandlers } from '../../src/testing/msw.js';
 
 const decode = (token: string, part: 0 | 1) => JSON.parse(Buffer.from(token.split('.')[part]!, 'base64url').toString());
@@ -98,6 +105,41 @@ describe('TestIssuer key management', () => {
     expect(issuer.jwks.keys.find((jwk) => jwk.kid === weak.kid)).not.toHaveProperty('use');
     expect(decode(await issuer.token(), 0).kid).toBe('test-key');
     expect(decode(await issuer.token({}, {}, { key: weak }), 0).kid).toBe(weak.kid);
+  });
+
+  test('rotate() refuses a misspelt option, naming the nearest, before any key is made', async () => {
+    const issuer = await createTestIssuer();
+    await expect(issuer.rotate({ publishonly: true } as RotateOptions)).rejects.toThrow(
+      /rotate: unknown option "publishonly" \(did you mean "publishOnly"\?\)/,
+    );
+    expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toEqual(['test-key']);
+    expect(issuer.signingKey.kid).toBe('test-key');
+  });
+
+  test('rotate() refuses a publishOnly or retire that is not a boolean, naming it and the value', async () => {
+    const issuer = await createTestIssuer();
+    await expect(issuer.rotate({ publishOnly: 'yes' as unknown as boolean })).rejects.toThrow(
+      /rotate: publishOnly must be a boolean, got "yes"/,
+    );
+    await expect(issuer.rotate({ retire: 1 as unknown as boolean })).rejects.toThrow(/rotate: retire must be a boolean, got 1/);
+    expect(issuer.signingKey.kid).toBe('test-key');
+  });
+
+  test('addKey() refuses a misspelt option or a publish that is not a boolean', async () => {
+    const issuer = await createTestIssuer();
+    await expect(issuer.addKey({ publsh: false } as AddKeyOptions)).rejects.toThrow(
+      /addKey: unknown option "publsh" \(did you mean "publish"\?\)/,
+    );
+    await expect(issuer.addKey({ publish: 'no' as unknown as boolean })).rejects.toThrow(/addKey: publish must be a boolean, got "no"/);
+    expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toEqual(['test-key']);
+  });
+
+  test("token() refuses a misspelt member of its options, so a test's key is never silently dropped", async () => {
+    const issuer = await createTestIssuer();
+    const other = await issuer.addKey();
+    await expect(issuer.token({}, {}, { kye: other } as { key?: TestKey })).rejects.toThrow(
+      /token: unknown option "kye" \(did you mean "key"\?\)/,
+    );
   });
 
   test('publish() and unpublish() edit the JWKS as given', async () => {
