@@ -3,7 +3,7 @@
  * Every claim has a default that makes a valid token for the audience and tenant given; any claim
  * or header member can be overridden, or removed with `undefined`.
  */
-import { booleanOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { booleanOption, describeValue, functionOption, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { type IssuerEntry, parseTenantErn } from '../index.js';
 import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
 import { type PublishedJwk, type TestKey, generateTestKey, signRawToken } from './test-key.js';
@@ -64,7 +64,7 @@ export interface TestIssuerOptions {
    */
   readonly jwksUri?: string;
   /**
-   * Seconds from `iat` to `expt` of its tokens.
+   * Seconds from `iat` to `expt` of its tokens, from 0 to 366 days (31 622 400).
    * @default 300
    */
   readonly lifetime?: number;
@@ -94,6 +94,29 @@ const ROTATE_OPTION_NAMES = optionNames<RotateOptions>({ kid: true, retire: true
 
 /** The members of the options of {@link TestIssuer.token}: any other is refused, naming the nearest. */
 const TOKEN_OPTION_NAMES = optionNames<{ readonly key?: TestKey }>({ key: true });
+
+/** The longest `lifetime` of {@link TestIssuerOptions}: 366 days, in seconds. */
+const MAX_TEST_LIFETIME = 366 * 86_400;
+
+/**
+ * `value`, or `fallback` when it is `undefined`.
+ * @throws {TypeError} naming the option and the value found when it is not a non-empty string.
+ */
+function textOption(name: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || value === '') {
+    throw new TypeError(`createTestIssuer: ${name} must be a non-empty string, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/** @throws {TypeError} naming `audience` and the value found unless it is a non-empty string or a non-empty array of them. */
+function audienceOption(value: unknown): string | readonly string[] {
+  if (value === undefined) return 'https://payments.test';
+  const valid = (item: unknown) => typeof item === 'string' && item !== '';
+  if (valid(value) || (Array.isArray(value) && value.length > 0 && value.every(valid))) return value as string | readonly string[];
+  throw new TypeError(`createTestIssuer: audience must be a non-empty string or an array of them, got ${describeValue(value)}`);
+}
 
 /** Claims to set on a token; `undefined` removes a default claim. */
 export type TestClaims = Readonly<Record<string, unknown>>;
@@ -259,16 +282,21 @@ async function loadMsw(): Promise<MswModule | undefined> {
  */
 export async function createTestIssuer(options: TestIssuerOptions = {}): Promise<TestIssuer> {
   rejectUnknownOptions('createTestIssuer', options, TEST_ISSUER_OPTION_NAMES);
-  const product = options.product ?? 'acme';
-  const issuer = options.issuer ?? 'https://issuer.test';
-  const audience = options.audience ?? 'https://payments.test';
-  const tenant = options.tenant ?? `ern:${product}/tenants/t-1`;
+  const product = textOption('product', options.product, 'acme');
+  const issuer = textOption('issuer', options.issuer, 'https://issuer.test');
+  const audience = audienceOption(options.audience);
+  const tenant = textOption('tenant', options.tenant, `ern:${product}/tenants/t-1`);
   parseTenantErn(tenant);
-  if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError('createTestIssuer: now must be a function');
+  const scope = textOption('scope', options.scope, 'pay:processPayments');
+  const tenantName = textOption('tenantName', options.tenantName, 'Test Tenant');
   // Read at every call, so that fake timers installed after this issuer was made still apply.
-  const now = options.now ?? (() => Date.now());
-  const lifetime = options.lifetime ?? 300;
-  const kidPrefix = options.kid ?? 'test-key';
+  const now = functionOption<() => number>('createTestIssuer', 'now', options.now) ?? (() => Date.now());
+  const lifetime = numberOption('createTestIssuer', 'lifetime', options.lifetime, 300, {
+    min: 0,
+    max: MAX_TEST_LIFETIME,
+    unit: 'seconds',
+  });
+  const kidPrefix = textOption('kid', options.kid, 'test-key');
   const mswUri = options.jwksUri ?? `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`;
   let jwksUri = mswUri;
   /** Whether `entry` was read while it named the msw URL (a verifier may hold it). */
@@ -315,8 +343,8 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       iat,
       expt: iat + lifetime,
       tenant_ern: tenant,
-      tenant_name: options.tenantName ?? 'Test Tenant',
-      scope: options.scope ?? 'pay:processPayments',
+      tenant_name: tenantName,
+      scope,
     };
     return withOverrides(base, overrides);
   };

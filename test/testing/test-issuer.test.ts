@@ -5,6 +5,7 @@ import {
   type AddKeyOptions,
   type RotateOptions,
   type TestIssuer,
+  type TestIssuerOptions,
   type TestKey,
   createTestIssuer,
   createTestVerifier,
@@ -81,6 +82,38 @@ describe('createTestIssuer', () => {
       now: () => Date.UTC(2026, 0, 1),
     });
     await expect(verifier.verify(await issuer.token())).resolves.toMatchObject({ tenant: { id: 't-1' } });
+  });
+});
+
+describe('createTestIssuer option checks', () => {
+  test.each([
+    ['a string', '300', /createTestIssuer: lifetime must be a number of seconds from 0 to 31622400, got "300"/],
+    ['negative', -5, /createTestIssuer: lifetime must be .*, got -5/],
+    ['NaN', Number.NaN, /createTestIssuer: lifetime must be .*, got NaN/],
+  ])('refuses a lifetime that is %s, naming it and the value, before any token is minted', async (_name, lifetime, message) => {
+    await expect(createTestIssuer({ lifetime: lifetime as number })).rejects.toThrow(message);
+  });
+
+  test.each([
+    ['issuer', 42, /createTestIssuer: issuer must be a non-empty string, got 42/],
+    ['scope', ['pay:processPayments'], /createTestIssuer: scope must be a non-empty string, got an array/],
+    ['tenantName', null, /createTestIssuer: tenantName must be a non-empty string, got null/],
+    ['kid', '', /createTestIssuer: kid must be a non-empty string, got ""/],
+  ])('refuses the option %s when it is not a non-empty string, naming it and the value', async (name, value, message) => {
+    await expect(createTestIssuer({ [name]: value } as TestIssuerOptions)).rejects.toThrow(message);
+  });
+
+  test('refuses a now that is not a function, naming it and the value', async () => {
+    await expect(createTestIssuer({ now: Date.now() as unknown as () => number })).rejects.toThrow(
+      /createTestIssuer: now must be a function, got \d+/,
+    );
+  });
+
+  test.each([
+    ['a number', 5, /createTestIssuer: audience must be a non-empty string or an array of them, got 5/],
+    ['an empty array', [], /createTestIssuer: audience must be a non-empty string or an array of them, got an array/],
+  ])('refuses an audience that is %s, naming it and the value', async (_name, audience, message) => {
+    await expect(createTestIssuer({ audience: audience as string[] })).rejects.toThrow(message);
   });
 });
 
