@@ -49,6 +49,12 @@ describe('toErrorResponse', () => {
     expect(() => toErrorResponse(new AuthError('malformed_token', 'Bad.'), { realm: 'a"b' })).toThrow(TypeError);
   });
 
+  test('a refused realm is named with the value found', () => {
+    expect(() => toErrorResponse(new AuthError('malformed_token', 'Bad.'), { realm: 'caf\u00e9' })).toThrow(
+      /^realm must be .*, got "café"$/,
+    );
+  });
+
   test('the body is RFC 9457 problem+json carrying the code and the claim', () => {
     const response = toErrorResponse(new AuthError('invalid_claim', 'The "aud" claim must be a string.', { claim: 'aud' }));
     expect(response.headers['content-type']).toBe('application/problem+json');
