@@ -43,7 +43,7 @@ export interface TestIssuerOptions {
    */
   readonly issuer?: string;
   /**
-   * The `tenant_ern` of its tokens.
+   * The `tenant_ern` of its tokens: a tenant of `product` (the issuer's entry trusts no other).
    * @default `ern:<product>/tenants/t-1`
    */
   readonly tenant?: string;
@@ -286,7 +286,13 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
   const issuer = textOption('issuer', options.issuer, 'https://issuer.test');
   const audience = audienceOption(options.audience);
   const tenant = textOption('tenant', options.tenant, `ern:${product}/tenants/t-1`);
-  parseTenantErn(tenant);
+  const tenantProduct = parseTenantErn(tenant).product;
+  if (tenantProduct !== product) {
+    throw new TypeError(
+      `createTestIssuer: tenant ${JSON.stringify(tenant)} is of the product ${JSON.stringify(tenantProduct)}, ` +
+        `not the issuer's product ${JSON.stringify(product)}: give product: ${JSON.stringify(tenantProduct)} too`,
+    );
+  }
   const scope = textOption('scope', options.scope, 'pay:processPayments');
   const tenantName = textOption('tenantName', options.tenantName, 'Test Tenant');
   // Read at every call, so that fake timers installed after this issuer was made still apply.

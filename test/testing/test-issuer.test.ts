@@ -109,6 +109,13 @@ describe('createTestIssuer option checks', () => {
     );
   });
 
+  test("refuses a tenant of another product than the issuer's, whose every token would be tenant_not_allowed", async () => {
+    await expect(createTestIssuer({ tenant: 'ern:other/tenants/t-1' })).rejects.toThrow(
+      /^createTestIssuer: tenant "ern:other\/tenants\/t-1" is of the product "other", not the issuer's product "acme": give product: "other" too$/,
+    );
+    await expect(createTestIssuer({ product: 'other', tenant: 'ern:other/tenants/t-1' })).resolves.toMatchObject({ product: 'other' });
+  });
+
   test.each([
     ['a number', 5, /createTestIssuer: audience must be a non-empty string or an array of them, got 5/],
     ['an empty array', [], /createTestIssuer: audience must be a non-empty string or an array of them, got an array/],
