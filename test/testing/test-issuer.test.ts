@@ -86,6 +86,12 @@ describe('createTestIssuer', () => {
 });
 
 describe('createTestIssuer option checks', () => {
+  test('refuses options that are not an object, naming the value found', async () => {
+    await expect(createTestIssuer(null as unknown as TestIssuerOptions)).rejects.toThrow(
+      /^createTestIssuer: options must be an object, got null$/,
+    );
+  });
+
   test.each([
     ['a string', '300', /createTestIssuer: lifetime must be a number of seconds from 0 to 31622400, got "300"/],
     ['negative', -5, /createTestIssuer: lifetime must be .*, got -5/],
@@ -225,6 +231,12 @@ describe('createTestVerifier', () => {
     const verifier = createTestVerifier([acme, beta], { keys: { version: 1, issuers: [] } });
     expect(verifier.registry.issuers).toEqual(['https://issuer.test', 'https://beta.test']);
     expect(verifier.audiences).toEqual(['https://payments.test']);
+  });
+
+  test('refuses an issuer that is not one, naming its place and the value found', () => {
+    expect(() => createTestVerifier(undefined as unknown as TestIssuer)).toThrow(
+      /^createTestVerifier: issuers\[0\] must be a test issuer from createTestIssuer\(\), got undefined$/,
+    );
   });
 
   test('needs at least one issuer', () => {
