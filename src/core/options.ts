@@ -134,10 +134,13 @@ export function optionNames<T extends object>(names: OptionNames<T>): ReadonlySe
 }
 
 /**
- * Throws when `options` has a key not in `known` (a misspelt option is a silent
+ * Throws when `options` is not an object, or has a key not in `known` (a misspelt option is a silent
  * misconfiguration, in JavaScript as in TypeScript), naming the nearest known option.
  */
 export function rejectUnknownOptions(owner: string, options: object, known: ReadonlySet<string>): void {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`${owner}: options must be an object, got ${describe(options)}`);
+  }
   for (const key of Object.keys(options)) {
     if (known.has(key)) continue;
     const nearest = nearestName(key, known);

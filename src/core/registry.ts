@@ -4,6 +4,7 @@
  */
 import { rejectUnknownOptions, optionNames } from './options.js';
 import { isNamePart } from './ern.js';
+import { kindOf, quote } from './hint-text.js';
 import { JwksAddressError, checkAllowedHosts, screenJwksHost } from './jwks-address.js';
 import { isAllowedJwksUrl } from './loopback.js';
 import { LayeredIssuers } from './layered-issuers.js';
@@ -93,8 +94,27 @@ export const MAX_ENTRY_LIFETIME = 7 * 86_400;
 
 const ENTRY_KEYS: ReadonlySet<string> = new Set(['issuer', 'jwksUri', 'products', 'tenants', 'maxTokenLifetime', 'subjectMustEqualIssuer']);
 
-function fail(where: string, field: string, problem: string): never {
-  throw new TypeError(`IssuerRegistry: ${where}.${field} ${problem}`);
+/**
+ * @param found the value found, as {@link shown} writes it
+ * @throws {TypeError} always: `IssuerRegistry: <where>.<field> <problem>, got <found>`.
+ */
+function fail(where: string, field: string, problem: string, found: string): never {
+  throw new TypeError(`IssuerRegistry: ${where}.${field} ${problem}, got ${found}`);
+}
+
+/**
+ * A refused value for a message: a string quoted, cut and escaped for one line (a row of a table
+ * may hold anything), a number as written, anything else by its kind. A URI carrying credentials
+ * is never quoted.
+ */
+function shown(value: unknown): string {
+  if (typeof value === 'number') return String(value);
+  if (typeof value !== 'string') return kindOf(value);
+  return URL.canParse(value) && hasCredentials(new URL(value)) ? 'a URI with credentials' : quote(value);
+}
+
+function hasCredentials(url: URL): boolean {
+  return url.username !== '' || url.password !== '';
 }
 
 /**
@@ -108,19 +128,19 @@ export function isHttpsUri(value: string): boolean {
   } catch {
     return false;
   }
-  return url.username === '' && url.password === '' && isAllowedJwksUrl(url);
+  return !hasCredentials(url) && isAllowedJwksUrl(url);
 }
 
 function checkJwksUri(where: string, value: unknown, allowedHosts: ReadonlySet<string>): string {
-  if (typeof value !== 'string' || value === '') fail(where, 'jwksUri', 'must be a non-empty URL string');
+  if (typeof value !== 'string' || value === '') fail(where, 'jwksUri', 'must be a non-empty URL string', shown(value));
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    return fail(where, 'jwksUri', 'is not an absolute URL');
+    return fail(where, 'jwksUri', 'is not an absolute URL', shown(value));
   }
-  if (url.username !== '' || url.password !== '') fail(where, 'jwksUri', 'must not carry credentials');
-  if (!isAllowedJwksUrl(url)) fail(where, 'jwksUri', 'must use https: (http: is allowed only for loopback hosts)');
+  if (hasCredentials(url)) fail(where, 'jwksUri', 'must not carry credentials', shown(value));
+  if (!isAllowedJwksUrl(url)) fail(where, 'jwksUri', 'must use https: (http: is allowed only for loopback hosts)', shown(value));
   const refusal = screenJwksHost(url, allowedHosts);
   if (refusal !== undefined) throw new JwksAddressError(`IssuerRegistry: ${where}.jwksUri: `, refusal);
   return value;
@@ -129,14 +149,14 @@ function checkJwksUri(where: string, value: unknown, allowedHosts: ReadonlySet<s
 function checkNames(where: string, field: string, value: unknown, required: boolean): ReadonlySet<string> | null {
   if (value === undefined && !required) return null;
   if (!Array.isArray(value) || value.length === 0) {
-    fail(where, field, 'must be a non-empty array of names');
+    fail(where, field, 'must be a non-empty array of names', shown(value));
   }
   const names = new Set<string>();
   value.forEach((name, index) => {
     if (!isNamePart(name)) {
-      fail(where, `${field}[${index}]`, 'must be a name of letters, digits, "-", "_" and "."');
+      fail(where, `${field}[${index}]`, 'must be a name of letters, digits, "-", "_" and "."', shown(name));
     }
-    if (names.has(name)) fail(where, `${field}[${index}]`, `repeats ${JSON.stringify(name)}`);
+    if (names.has(name)) throw new TypeError(`IssuerRegistry: ${where}.${field}[${index}] repeats ${JSON.stringify(name)}`);
     names.add(name);
   });
   return names;
@@ -155,17 +175,20 @@ export function checkIssuerEntry(raw: unknown, where: string, allowedHosts: Read
 function checkEntry(raw: unknown, named: string, allowedHosts: ReadonlySet<string>): RegisteredIssuer {
   let where = named;
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-    throw new TypeError(`IssuerRegistry: ${where} must be an object`);
+    throw new TypeError(`IssuerRegistry: ${where} must be an object, got ${shown(raw)}`);
   }
   const entry = raw as Record<string, unknown>;
   const issuer = entry.issuer;
   if (typeof issuer !== 'string' || issuer === '' || issuer.trim() !== issuer) {
-    fail(where, 'issuer', 'must be a non-empty string without surrounding white space');
+    fail(where, 'issuer', 'must be a non-empty string without surrounding white space', shown(issuer));
   }
-  if (!isHttpsUri(issuer)) fail(where, 'issuer', 'must be an https: URI without credentials (http: only on a loopback host)');
+  if (!isHttpsUri(issuer)) {
+    fail(where, 'issuer', 'must be an https: URI without credentials (http: only on a loopback host)', shown(issuer));
+  }
   where = `${where} (${JSON.stringify(issuer)})`;
   for (const key of Object.keys(entry)) {
-    if (!ENTRY_KEYS.has(key)) fail(where, key, `is not an entry field (expected one of ${[...ENTRY_KEYS].join(', ')})`);
+    if (!ENTRY_KEYS.has(key))
+      throw new TypeError(`IssuerRegistry: ${where}.${key} is not an entry field (expected one of ${[...ENTRY_KEYS].join(', ')})`);
   }
   const jwksUri = checkJwksUri(where, entry.jwksUri, allowedHosts);
   const products = checkNames(where, 'products', entry.products, true) as ReadonlySet<string>;
@@ -175,10 +198,10 @@ function checkEntry(raw: unknown, named: string, allowedHosts: ReadonlySet<strin
     lifetime !== undefined &&
     (typeof lifetime !== 'number' || !Number.isFinite(lifetime) || lifetime <= 0 || lifetime > MAX_ENTRY_LIFETIME)
   ) {
-    fail(where, 'maxTokenLifetime', `must be a number of seconds above 0 and at most ${MAX_ENTRY_LIFETIME}`);
+    fail(where, 'maxTokenLifetime', `must be a number of seconds above 0 and at most ${MAX_ENTRY_LIFETIME}`, shown(lifetime));
   }
   const subject = entry.subjectMustEqualIssuer;
-  if (subject !== undefined && typeof subject !== 'boolean') fail(where, 'subjectMustEqualIssuer', 'must be a boolean');
+  if (subject !== undefined && typeof subject !== 'boolean') fail(where, 'subjectMustEqualIssuer', 'must be a boolean', shown(subject));
   const frozen: IssuerEntry = Object.freeze({
     ...(entry as unknown as IssuerEntry),
     products: Object.freeze([...products]),

@@ -468,7 +468,6 @@ class TokenVerifier implements Verifier {
   #waiting = 0;
 
   constructor(options: VerifierOptions) {
-    if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
     rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
     const o = options as unknown as Record<string, unknown>;
     this.#givenAllowedHosts =

@@ -155,7 +155,9 @@ export function authenticateChecked(
  */
 export function authenticate(verifier: AuthenticatingVerifier, input: AuthenticateInput): AuthResult | Promise<AuthResult> {
   // A misspelt member (`requiredScope`) would drop the route's scopes: refused, in JavaScript too.
-  // The loop costs a comparison or two per call; the full check runs only on a stranger.
+  // The loop costs a comparison or two per call; the full check runs only on a stranger, or on an
+  // input that is no object (named, not a property read of null).
+  if (typeof input !== 'object' || input === null) rejectUnknownOptions('authenticate', input, AUTHENTICATE_INPUT_NAMES);
   for (const key in input) {
     if (key !== 'authorization' && key !== 'requiredScopes') rejectUnknownOptions('authenticate', input, AUTHENTICATE_INPUT_NAMES);
   }

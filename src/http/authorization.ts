@@ -8,6 +8,7 @@
  * by its scheme and its place in the value alone: the grammar is not read over it again.
  */
 import { AuthError } from '../core/errors.js';
+import { kindOf } from '../core/hint-text.js';
 
 /** Every `Authorization` value received: none, one, or each of several headers. */
 export type AuthorizationInput = string | readonly string[] | null | undefined;
@@ -36,22 +37,47 @@ function credentialsOf(value: string): string | undefined {
   return SCHEME.test(trimmed) ? trimmed.slice(SCHEME.lastIndex) : undefined;
 }
 
+/** What every refusal asks the client to send instead. */
+const SEND = 'send "Authorization: Bearer <token>"';
+
 function missing(): AuthError {
-  return new AuthError('missing_token', 'The request carries no bearer token.');
+  return new AuthError('missing_token', `The request carries no bearer token: ${SEND}.`);
 }
 
 function invalidRequest(message: string): AuthError {
   return new AuthError('invalid_request', message);
 }
 
+/**
+ * The first place the b64token grammar (RFC 6750) fails: a character outside it, or `=` padding
+ * followed by anything but more padding. One native pass, linear (no character can be matched
+ * two ways).
+ */
+const B64TOKEN_FAULT = /[^A-Za-z0-9\-._~+/=]|=(?=[^=])/;
+
+/**
+ * The first character of `credentials` (no space or comma in them) that the b64token grammar
+ * refuses, as its code point and place, never as itself: client text stays out of the message.
+ */
+function characterAtFault(credentials: string): string {
+  const fault = B64TOKEN_FAULT.exec(credentials);
+  if (fault === null) return 'a character it does not allow';
+  const place = `character ${fault.index + 1}`;
+  if (fault[0] === '=') return `"=" padding at ${place}, before the end`;
+  const code = (credentials.codePointAt(fault.index) as number).toString(16).toUpperCase().padStart(4, '0');
+  return `U+${code} at ${place}`;
+}
+
 /** The one value of `authorization`, or `undefined` when there is none. */
 function single(authorization: AuthorizationInput): string | undefined {
   if (authorization === undefined || authorization === null) return undefined;
   if (typeof authorization === 'string') return authorization;
-  if (!Array.isArray(authorization)) throw invalidRequest('The Authorization header is not a string.');
-  if (authorization.length > 1) throw invalidRequest('The request carries more than one Authorization header.');
+  if (!Array.isArray(authorization)) throw invalidRequest(`The Authorization header is ${kindOf(authorization)}, not a string.`);
+  if (authorization.length > 1) {
+    throw invalidRequest(`The request carries ${authorization.length} Authorization headers: ${SEND}, once.`);
+  }
   const [value] = authorization;
-  if (value !== undefined && typeof value !== 'string') throw invalidRequest('The Authorization header is not a string.');
+  if (value !== undefined && typeof value !== 'string') throw invalidRequest(`The Authorization header is ${kindOf(value)}, not a string.`);
   return value;
 }
 
@@ -63,13 +89,19 @@ function refusal(value: string): AuthError {
   const trimmed = value.trim();
   const space = trimmed.indexOf(' ');
   const scheme = space === -1 ? trimmed : trimmed.slice(0, space);
-  if (trimmed === '' || scheme.toLowerCase() !== 'bearer') return missing();
-  const credentials = trimmed.slice(space + 1).trimStart();
-  if (space === -1 || credentials === '') return invalidRequest('The Bearer credentials are empty.');
-  if (credentials.includes(',') || credentials.includes(' ')) {
-    return invalidRequest('The Authorization header carries more than one credential.');
+  if (trimmed === '') return missing();
+  if (scheme.toLowerCase() !== 'bearer') {
+    return new AuthError('missing_token', `The Authorization header uses another scheme than Bearer: ${SEND}.`);
   }
-  return invalidRequest('The Bearer credentials are not a b64token (RFC 6750).');
+  const credentials = trimmed.slice(space + 1).trimStart();
+  if (space === -1 || credentials === '') return invalidRequest(`The Bearer credentials are empty: ${SEND}.`);
+  if (credentials.includes(',') || credentials.includes(' ')) {
+    return invalidRequest(`The Authorization header carries more than one credential: ${SEND}, with one token.`);
+  }
+  return invalidRequest(
+    `The Bearer credentials hold ${characterAtFault(credentials)}, which a b64token (RFC 6750: letters, digits, ` +
+      `"-", ".", "_", "~", "+", "/", then "=" padding) does not allow: ${SEND}, the token as issued.`,
+  );
 }
 
 /** What knows the tokens it verified: a verifier, whose `holds` is called as its method. */

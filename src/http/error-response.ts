@@ -3,7 +3,7 @@
  * RFC 9457 `application/problem+json` body. Neither ever carries the token or key material.
  */
 import { AUTH_ERROR_CODES, type AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
-import { booleanOption, optionNames, rejectUnknownOptions } from '../core/options.js';
+import { booleanOption, describe, optionNames, rejectUnknownOptions } from '../core/options.js';
 
 /** The members of {@link ErrorResponseOptions}: any other is refused, naming the nearest. */
 const ERROR_RESPONSE_OPTION_NAMES = optionNames<ErrorResponseOptions>({ realm: true, exposeHints: true });
@@ -65,7 +65,7 @@ const QUOTABLE = /^[\x20\x21\x23-\x5B\x5D-\x7E]*$/;
 export function checkRealm(realm: unknown, owner = 'realm'): string {
   if (realm === undefined) return DEFAULT_REALM;
   if (typeof realm !== 'string' || realm === '' || !QUOTABLE.test(realm)) {
-    throw new TypeError(`${owner} must be a non-empty string of printable ASCII without '"' or '\\'`);
+    throw new TypeError(`${owner} must be a non-empty string of printable ASCII without '"' or '\\', got ${describe(realm)}`);
   }
   return realm;
 }

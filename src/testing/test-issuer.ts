@@ -3,7 +3,7 @@
  * Every claim has a default that makes a valid token for the audience and tenant given; any claim
  * or header member can be overridden, or removed with `undefined`.
  */
-import { rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { booleanOption, describeValue, functionOption, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { type IssuerEntry, parseTenantErn } from '../index.js';
 import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
 import { type PublishedJwk, type TestKey, generateTestKey, signRawToken } from './test-key.js';
@@ -43,7 +43,7 @@ export interface TestIssuerOptions {
    */
   readonly issuer?: string;
   /**
-   * The `tenant_ern` of its tokens.
+   * The `tenant_ern` of its tokens: a tenant of `product` (the issuer's entry trusts no other).
    * @default `ern:<product>/tenants/t-1`
    */
   readonly tenant?: string;
@@ -64,7 +64,7 @@ export interface TestIssuerOptions {
    */
   readonly jwksUri?: string;
   /**
-   * Seconds from `iat` to `expt` of its tokens.
+   * Seconds from `iat` to `expt` of its tokens, from 0 to 366 days (31 622 400).
    * @default 300
    */
   readonly lifetime?: number;
@@ -84,6 +84,38 @@ export interface TestIssuerOptions {
   readonly maxTokenLifetime?: number;
   /** Its entry's `subjectMustEqualIssuer`. @default undefined (true) */
   readonly subjectMustEqualIssuer?: boolean;
+}
+
+/** The members of {@link AddKeyOptions}: any other is refused, naming the nearest. */
+const ADD_KEY_OPTION_NAMES = optionNames<AddKeyOptions>({ kid: true, modulusLength: true, jwk: true, publish: true });
+
+/** The members of {@link RotateOptions}: any other is refused, naming the nearest. */
+const ROTATE_OPTION_NAMES = optionNames<RotateOptions>({ kid: true, retire: true, publishOnly: true });
+
+/** The members of the options of {@link TestIssuer.token}: any other is refused, naming the nearest. */
+const TOKEN_OPTION_NAMES = optionNames<{ readonly key?: TestKey }>({ key: true });
+
+/** The longest `lifetime` of {@link TestIssuerOptions}: 366 days, in seconds. */
+const MAX_TEST_LIFETIME = 366 * 86_400;
+
+/**
+ * `value`, or `fallback` when it is `undefined`.
+ * @throws {TypeError} naming the option and the value found when it is not a non-empty string.
+ */
+function textOption(name: string, value: unknown, fallback: string): string {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string' || value === '') {
+    throw new TypeError(`createTestIssuer: ${name} must be a non-empty string, got ${describeValue(value)}`);
+  }
+  return value;
+}
+
+/** @throws {TypeError} naming `audience` and the value found unless it is a non-empty string or a non-empty array of them. */
+function audienceOption(value: unknown): string | readonly string[] {
+  if (value === undefined) return 'https://payments.test';
+  const valid = (item: unknown) => typeof item === 'string' && item !== '';
+  if (valid(value) || (Array.isArray(value) && value.length > 0 && value.every(valid))) return value as string | readonly string[];
+  throw new TypeError(`createTestIssuer: audience must be a non-empty string or an array of them, got ${describeValue(value)}`);
 }
 
 /** Claims to set on a token; `undefined` removes a default claim. */
@@ -250,16 +282,27 @@ async function loadMsw(): Promise<MswModule | undefined> {
  */
 export async function createTestIssuer(options: TestIssuerOptions = {}): Promise<TestIssuer> {
   rejectUnknownOptions('createTestIssuer', options, TEST_ISSUER_OPTION_NAMES);
-  const product = options.product ?? 'acme';
-  const issuer = options.issuer ?? 'https://issuer.test';
-  const audience = options.audience ?? 'https://payments.test';
-  const tenant = options.tenant ?? `ern:${product}/tenants/t-1`;
-  parseTenantErn(tenant);
-  if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError('createTestIssuer: now must be a function');
+  const product = textOption('product', options.product, 'acme');
+  const issuer = textOption('issuer', options.issuer, 'https://issuer.test');
+  const audience = audienceOption(options.audience);
+  const tenant = textOption('tenant', options.tenant, `ern:${product}/tenants/t-1`);
+  const tenantProduct = parseTenantErn(tenant).product;
+  if (tenantProduct !== product) {
+    throw new TypeError(
+      `createTestIssuer: tenant ${JSON.stringify(tenant)} is of the product ${JSON.stringify(tenantProduct)}, ` +
+        `not the issuer's product ${JSON.stringify(product)}: give product: ${JSON.stringify(tenantProduct)} too`,
+    );
+  }
+  const scope = textOption('scope', options.scope, 'pay:processPayments');
+  const tenantName = textOption('tenantName', options.tenantName, 'Test Tenant');
   // Read at every call, so that fake timers installed after this issuer was made still apply.
-  const now = options.now ?? (() => Date.now());
-  const lifetime = options.lifetime ?? 300;
-  const kidPrefix = options.kid ?? 'test-key';
+  const now = functionOption<() => number>('createTestIssuer', 'now', options.now) ?? (() => Date.now());
+  const lifetime = numberOption('createTestIssuer', 'lifetime', options.lifetime, 300, {
+    min: 0,
+    max: MAX_TEST_LIFETIME,
+    unit: 'seconds',
+  });
+  const kidPrefix = textOption('kid', options.kid, 'test-key');
   const mswUri = options.jwksUri ?? `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`;
   let jwksUri = mswUri;
   /** Whether `entry` was read while it named the msw URL (a verifier may hold it). */
@@ -280,9 +323,11 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     return keyCount === 1 ? kidPrefix : `${kidPrefix}-${keyCount}`;
   };
   const addKey = async (add: AddKeyOptions = {}): Promise<TestKey> => {
+    rejectUnknownOptions('addKey', add, ADD_KEY_OPTION_NAMES);
+    const publish = booleanOption('addKey', 'publish', add.publish, true);
     const key = await generateTestKey({ kid: add.kid ?? nextKid(), modulusLength: add.modulusLength, jwk: add.jwk });
     keys.set(key.kid, key);
-    if (add.publish !== false) setPublished([...published, key.publicJwk as PublishedJwk]);
+    if (publish) setPublished([...published, key.publicJwk as PublishedJwk]);
     return key;
   };
   let signingKey = await addKey();
@@ -304,8 +349,8 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       iat,
       expt: iat + lifetime,
       tenant_ern: tenant,
-      tenant_name: options.tenantName ?? 'Test Tenant',
-      scope: options.scope ?? 'pay:processPayments',
+      tenant_name: tenantName,
+      scope,
     };
     return withOverrides(base, overrides);
   };
@@ -342,18 +387,22 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       return [msw.http.get(mswUri, respond)];
     },
     claims,
-    token(overrides, header, tokenOptions) {
-      const key = tokenOptions?.key ?? signingKey;
+    async token(overrides, header, tokenOptions = {}) {
+      rejectUnknownOptions('token', tokenOptions, TOKEN_OPTION_NAMES);
+      const key = tokenOptions.key ?? signingKey;
       return signRawToken(key, withOverrides({ alg: 'RS256', typ: 'JWT', kid: key.kid }, header), claims(overrides));
     },
     addKey,
     async rotate(rotation = {}) {
-      if (rotation.publishOnly === true && rotation.retire === true) {
+      rejectUnknownOptions('rotate', rotation, ROTATE_OPTION_NAMES);
+      const publishOnly = booleanOption('rotate', 'publishOnly', rotation.publishOnly, false);
+      const retire = booleanOption('rotate', 'retire', rotation.retire, false);
+      if (publishOnly && retire) {
         throw new TypeError('rotate: publishOnly and retire cannot be combined (retiring would unpublish the signing key)');
       }
       const key = await addKey({ kid: rotation.kid });
-      if (rotation.publishOnly === true) return key;
-      if (rotation.retire === true) unpublishAllBut(key.kid);
+      if (publishOnly) return key;
+      if (retire) unpublishAllBut(key.kid);
       signingKey = key;
       return key;
     },

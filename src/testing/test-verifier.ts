@@ -4,7 +4,7 @@
  * JWKS is fetched wherever its issuer serves it now.
  */
 import { type FetchLike, IssuerRegistry, type Verifier, type VerifierOptions, createVerifier } from '../index.js';
-import { VERIFIER_OPTION_NAMES, booleanOption, rejectUnknownOptions } from '../internal/index.js';
+import { VERIFIER_OPTION_NAMES, booleanOption, describeValue, rejectUnknownOptions } from '../internal/index.js';
 import { type IssuerLink, type TestIssuer, issuerLink } from './test-issuer.js';
 
 /**
@@ -43,6 +43,13 @@ interface Followed {
 function issuerList(issuers: TestIssuer | readonly TestIssuer[]): readonly TestIssuer[] {
   const list: readonly TestIssuer[] = Array.isArray(issuers) ? issuers : [issuers as TestIssuer];
   if (list.length === 0) throw new TypeError('createTestVerifier: give at least one test issuer');
+  list.forEach((issuer, index) => {
+    if (typeof issuer !== 'object' || issuer === null) {
+      throw new TypeError(
+        `createTestVerifier: issuers[${index}] must be a test issuer from createTestIssuer(), got ${describeValue(issuer)}`,
+      );
+    }
+  });
   return list;
 }
 

@@ -58,6 +58,16 @@ describe('the option checks', () => {
     );
   });
 
+  it.each([
+    [null, 'null'],
+    ['realm', '"realm"'],
+    [['realm'], 'an array'],
+  ])('refuses options that are not an object (%j), naming the value found', (options, found) => {
+    expect(() => rejectUnknownOptions('f', options as object, new Set(['realm']))).toThrow(
+      new TypeError(`f: options must be an object, got ${found}`),
+    );
+  });
+
   it('lists the options when none is near', () => {
     expect(() => rejectUnknownOptions('f', { colour: 1 }, new Set(['realm', 'audience']))).toThrow(
       'f: unknown option "colour" (the options are realm, audience)',

@@ -78,6 +78,60 @@ describe('IssuerRegistry', () => {
     expect(() => new IssuerRegistry(entries as IssuerEntry[])).toThrow(message);
   });
 
+  test.each<[string, Partial<Record<keyof IssuerEntry, unknown>> | null, string]>([
+    ['an entry that is not an object', null, 'entries[0] must be an object, got null'],
+    [
+      'an issuer that is not a string',
+      { issuer: 42 },
+      'entries[0].issuer must be a non-empty string without surrounding white space, got 42',
+    ],
+    [
+      'an http: issuer',
+      { issuer: 'http://auth.acme.example' },
+      '.issuer must be an https: URI without credentials (http: only on a loopback host), got "http://auth.acme.example"',
+    ],
+    ['a relative JWKS URL', { jwksUri: '/jwks.json' }, '.jwksUri is not an absolute URL, got "/jwks.json"'],
+    [
+      'an http: JWKS URL',
+      { jwksUri: 'http://auth.acme.example/jwks.json' },
+      '.jwksUri must use https: (http: is allowed only for loopback hosts), got "http://auth.acme.example/jwks.json"',
+    ],
+    [
+      'a product that is not a name',
+      { products: ['ac me'] },
+      '.products[0] must be a name of letters, digits, "-", "_" and ".", got "ac me"',
+    ],
+    ['products that are not a list', { products: 'acme' }, '.products must be a non-empty array of names, got "acme"'],
+    [
+      'a lifetime over 7 days',
+      { maxTokenLifetime: 8 * 86_400 },
+      '.maxTokenLifetime must be a number of seconds above 0 and at most 604800, got 691200',
+    ],
+    [
+      'a lifetime that is text',
+      { maxTokenLifetime: '3600' },
+      '.maxTokenLifetime must be a number of seconds above 0 and at most 604800, got "3600"',
+    ],
+    ['a non-boolean subject switch', { subjectMustEqualIssuer: 'no' }, '.subjectMustEqualIssuer must be a boolean, got "no"'],
+  ])('rejects %s naming the value found', (_name, fields, message) => {
+    const given = fields === null ? null : { ...entry, ...fields };
+    expect(() => new IssuerRegistry([given as IssuerEntry])).toThrow(message);
+  });
+
+  test.each([
+    ['issuer', { issuer: 'https://user:secret@auth.acme.example' }],
+    ['jwksUri', { jwksUri: 'https://user:secret@auth.acme.example/jwks.json' }],
+  ])('never quotes the credentials of a refused %s', (_field, fields) => {
+    let message = '';
+    try {
+      new IssuerRegistry([{ ...entry, ...fields }]);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('credentials');
+    expect(message).not.toContain('secret');
+  });
+
   test('accepts an http: issuer on a loopback host only (tests, examples)', () => {
     expect(new IssuerRegistry([{ ...entry, issuer: 'http://127.0.0.1:9999' }]).issuers).toEqual(['http://127.0.0.1:9999']);
   });

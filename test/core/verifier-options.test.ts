@@ -30,6 +30,10 @@ describe('createVerifier options', () => {
     );
   });
 
+  test('refuses options that are not an object, naming the value found', () => {
+    expect(() => createVerifier(null as unknown as VerifierOptions)).toThrow(/^createVerifier: options must be an object, got null$/);
+  });
+
   test('refuses a missing audience: the check cannot be skipped', () => {
     expect(() => createVerifier({ registry: base().registry } as VerifierOptions)).toThrow(/audience must be/);
   });

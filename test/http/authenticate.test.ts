@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { requirementFailure } from '../../src/http/authenticate.js';
-import { type AuthResult, authenticate, authorizeScopes, toErrorResponse } from '../../src/index.js';
+import { type AuthResult, type AuthenticateInput, authenticate, authorizeScopes, toErrorResponse } from '../../src/index.js';
 import { normalizeScopeRequirement } from '../../src/internal/index.js';
 import { seconds, useFixture } from '../support/fixture.js';
 import { verifyUntilCached } from '../support/result-cache.js';
@@ -21,6 +21,12 @@ describe('authenticate', () => {
   test('accepts every Authorization value as an array', async () => {
     const result = await authenticate(fx.verifier(), { authorization: [`Bearer ${await fx.issuer.token()}`] });
     expect(result.ok).toBe(true);
+  });
+
+  test('refuses an input that is not an object, naming the value found (a server fault, thrown at once)', () => {
+    expect(() => authenticate(fx.verifier(), null as unknown as AuthenticateInput)).toThrow(
+      /^authenticate: options must be an object, got null$/,
+    );
   });
 
   test('a token not in the cache comes as a promise', async () => {

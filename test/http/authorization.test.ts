@@ -70,6 +70,33 @@ describe('extractBearerToken', () => {
     expect(failure(header).code).toBe(code);
   });
 
+  test.each([
+    ['no header', undefined],
+    ['another scheme', 'Basic dXNlcjpwYXNz'],
+    ['Bearer with no token', 'Bearer'],
+    ['two tokens', 'Bearer abc def'],
+    ['two headers', ['Bearer abc', 'Bearer def']],
+    ['a character outside b64token', 'Bearer abc.d*f.ghi'],
+  ])('%s: the message says what to send instead', (_name, header) => {
+    expect(failure(header).message).toContain('send "Authorization: Bearer <token>"');
+  });
+
+  test('credentials that are not a b64token are named by the first character at fault (code point and place), never quoted', () => {
+    const error = failure('Bearer abc.d\u00e9f.ghi');
+    expect(error.message).toContain('U+00E9 at character 6');
+    expect(error.message).not.toContain('abc.d');
+    expect(failure('Bearer abc\u0001def').message).toContain('U+0001 at character 4');
+    expect(failure('Bearer abc\u0001def').message).not.toMatch(/[\u0000-\u001f]/);
+  });
+
+  test('padding before the end is named with its place', () => {
+    expect(failure('Bearer abc=.def').message).toContain('"=" padding at character 4, before the end');
+  });
+
+  test('several Authorization headers are named by their number', () => {
+    expect(failure(['Bearer a', 'Bearer b', 'Bearer c']).message).toContain('3 Authorization headers');
+  });
+
   test('leaves the size to the verifier: a long b64token is read whole', () => {
     const token = 'a'.repeat(100_000);
     expect(extractBearerToken(`Bearer ${token}`)).toBe(token);

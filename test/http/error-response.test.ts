@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { AUTH_ERROR_CODES, AuthError, type AuthErrorCode, ConfigurationError, toErrorResponse } from '../../src/index.js';
+import { AUTH_ERROR_CODES, AuthError, type AuthErrorCode, ConfigurationError, KNOWN_SCOPES, toErrorResponse } from '../../src/index.js';
 
 describe('toErrorResponse', () => {
   test('missing_token is 401 with a challenge that carries no error', () => {
@@ -40,6 +40,15 @@ describe('toErrorResponse', () => {
     expect(response.headers['www-authenticate']).toBeUndefined();
   });
 
+  test.each(Object.keys(AUTH_ERROR_CODES) as AuthErrorCode[])(
+    "%s: the challenge is under 256 bytes with the default realm and all the gateway's scopes",
+    (code) => {
+      const error = new AuthError(code, 'Refused.', { requiredScopes: KNOWN_SCOPES });
+      const value = toErrorResponse(error).headers['www-authenticate'] ?? '';
+      expect(new TextEncoder().encode(value).byteLength).toBeLessThan(256);
+    },
+  );
+
   test('the realm is configurable and appears in every challenge', () => {
     const response = toErrorResponse(new AuthError('malformed_token', 'Bad.'), { realm: 'payments-eu' });
     expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="payments-eu", /);
@@ -47,6 +56,12 @@ describe('toErrorResponse', () => {
 
   test('a realm that cannot be quoted is refused', () => {
     expect(() => toErrorResponse(new AuthError('malformed_token', 'Bad.'), { realm: 'a"b' })).toThrow(TypeError);
+  });
+
+  test('a refused realm is named with the value found', () => {
+    expect(() => toErrorResponse(new AuthError('malformed_token', 'Bad.'), { realm: 'caf\u00e9' })).toThrow(
+      /^realm must be .*, got "café"$/,
+    );
   });
 
   test('the body is RFC 9457 problem+json carrying the code and the claim', () => {

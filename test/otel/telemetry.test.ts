@@ -26,7 +26,7 @@ import {
   ATTR_URL_FULL,
 } from '@opentelemetry/semantic-conventions';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { AuthError, type VerifierEvent } from '../../src/index.js';
+import { AuthError, type VerifierEvent, authenticate } from '../../src/index.js';
 import { ATTRIBUTE_NAMES as A, METRIC_NAMES, SPAN_NAMES, type Telemetry, createTelemetry } from '../../src/otel/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { type PostgresFollowersOptions, postgresControls, postgresKeyHistory, postgresRegistry } from '../../src/postgres/index.js';
@@ -129,6 +129,24 @@ describe('verifications', () => {
       [A.errorType]: 'unknown_issuer',
     });
     expect(countOf(point)).toBe(2);
+  });
+
+  it("count a scope refusal (403) as a rejection of its own after the token's ok verification", async () => {
+    setUp();
+    const verifier = verifierFor();
+    const token = await issuer.token({ scope: 'hub:subscribe' });
+    const result = await authenticate(verifier, { authorization: `Bearer ${token}`, requiredScopes: 'pay:processPayments' });
+    expect(result.ok).toBe(false);
+    const byOutcome = Object.fromEntries(
+      points(await sdk.metric(METRIC_NAMES.verificationDuration)).map((point) => [
+        `${point.attributes[A.verificationOutcome]} ${point.attributes[A.errorType] ?? '-'}`,
+        point,
+      ]),
+    );
+    expect(Object.keys(byOutcome).sort()).toEqual(['ok -', 'rejected insufficient_scope']);
+    expect(countOf(byOutcome['ok -'])).toBe(1);
+    expect(countOf(byOutcome['rejected insufficient_scope'])).toBe(1);
+    expect(byOutcome['rejected insufficient_scope']?.attributes[A.issuer]).toBe(issuer.issuer);
   });
 
   it('are spans with the issuer, the kid, the outcome and the code, ending when verify() does', async () => {

@@ -195,7 +195,9 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
   it('imports all or nothing: a bad entry names its field and writes nothing', async () => {
     const bad = { ...BETA, issuer: 'https://bad.test', tenants: ['no spaces'] };
     await expect(importIssuers(pool, [ACME, bad], BY)).rejects.toThrow(
-      new TypeError('IssuerRegistry: entries[1] ("https://bad.test").tenants[0] must be a name of letters, digits, "-", "_" and "."'),
+      new TypeError(
+        'IssuerRegistry: entries[1] ("https://bad.test").tenants[0] must be a name of letters, digits, "-", "_" and ".", got "no spaces"',
+      ),
     );
     expect(await rowCounts()).toEqual({ issuers: 0, changes: 0 });
   });

@@ -1,7 +1,15 @@
 import { setupServer } from 'msw/node';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { IssuerRegistry, createVerifier } from '../../src/index.js';
-import { type TestIssuer, createTestIssuer, createTestVerifier } from '../../src/testing/index.js';
+import {
+  type AddKeyOptions,
+  type RotateOptions,
+  type TestIssuer,
+  type TestIssuerOptions,
+  type TestKey,
+  createTestIssuer,
+  createTestVerifier,
+} from '../../src/testing/index.js';
 import { jwksHandlers } from '../../src/testing/msw.js';
 
 const decode = (token: string, part: 0 | 1) => JSON.parse(Buffer.from(token.split('.')[part]!, 'base64url').toString());
@@ -77,6 +85,51 @@ describe('createTestIssuer', () => {
   });
 });
 
+describe('createTestIssuer option checks', () => {
+  test('refuses options that are not an object, naming the value found', async () => {
+    await expect(createTestIssuer(null as unknown as TestIssuerOptions)).rejects.toThrow(
+      /^createTestIssuer: options must be an object, got null$/,
+    );
+  });
+
+  test.each([
+    ['a string', '300', /createTestIssuer: lifetime must be a number of seconds from 0 to 31622400, got "300"/],
+    ['negative', -5, /createTestIssuer: lifetime must be .*, got -5/],
+    ['NaN', Number.NaN, /createTestIssuer: lifetime must be .*, got NaN/],
+  ])('refuses a lifetime that is %s, naming it and the value, before any token is minted', async (_name, lifetime, message) => {
+    await expect(createTestIssuer({ lifetime: lifetime as number })).rejects.toThrow(message);
+  });
+
+  test.each([
+    ['issuer', 42, /createTestIssuer: issuer must be a non-empty string, got 42/],
+    ['scope', ['pay:processPayments'], /createTestIssuer: scope must be a non-empty string, got an array/],
+    ['tenantName', null, /createTestIssuer: tenantName must be a non-empty string, got null/],
+    ['kid', '', /createTestIssuer: kid must be a non-empty string, got ""/],
+  ])('refuses the option %s when it is not a non-empty string, naming it and the value', async (name, value, message) => {
+    await expect(createTestIssuer({ [name]: value } as TestIssuerOptions)).rejects.toThrow(message);
+  });
+
+  test('refuses a now that is not a function, naming it and the value', async () => {
+    await expect(createTestIssuer({ now: Date.now() as unknown as () => number })).rejects.toThrow(
+      /createTestIssuer: now must be a function, got \d+/,
+    );
+  });
+
+  test("refuses a tenant of another product than the issuer's, whose every token would be tenant_not_allowed", async () => {
+    await expect(createTestIssuer({ tenant: 'ern:other/tenants/t-1' })).rejects.toThrow(
+      /^createTestIssuer: tenant "ern:other\/tenants\/t-1" is of the product "other", not the issuer's product "acme": give product: "other" too$/,
+    );
+    await expect(createTestIssuer({ product: 'other', tenant: 'ern:other/tenants/t-1' })).resolves.toMatchObject({ product: 'other' });
+  });
+
+  test.each([
+    ['a number', 5, /createTestIssuer: audience must be a non-empty string or an array of them, got 5/],
+    ['an empty array', [], /createTestIssuer: audience must be a non-empty string or an array of them, got an array/],
+  ])('refuses an audience that is %s, naming it and the value', async (_name, audience, message) => {
+    await expect(createTestIssuer({ audience: audience as string[] })).rejects.toThrow(message);
+  });
+});
+
 describe('TestIssuer key management', () => {
   test('rotate() publishes a new key that signs from then on, keeping the old one published', async () => {
     const issuer = await createTestIssuer();
@@ -98,6 +151,41 @@ describe('TestIssuer key management', () => {
     expect(issuer.jwks.keys.find((jwk) => jwk.kid === weak.kid)).not.toHaveProperty('use');
     expect(decode(await issuer.token(), 0).kid).toBe('test-key');
     expect(decode(await issuer.token({}, {}, { key: weak }), 0).kid).toBe(weak.kid);
+  });
+
+  test('rotate() refuses a misspelt option, naming the nearest, before any key is made', async () => {
+    const issuer = await createTestIssuer();
+    await expect(issuer.rotate({ publishonly: true } as RotateOptions)).rejects.toThrow(
+      /rotate: unknown option "publishonly" \(did you mean "publishOnly"\?\)/,
+    );
+    expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toEqual(['test-key']);
+    expect(issuer.signingKey.kid).toBe('test-key');
+  });
+
+  test('rotate() refuses a publishOnly or retire that is not a boolean, naming it and the value', async () => {
+    const issuer = await createTestIssuer();
+    await expect(issuer.rotate({ publishOnly: 'yes' as unknown as boolean })).rejects.toThrow(
+      /rotate: publishOnly must be a boolean, got "yes"/,
+    );
+    await expect(issuer.rotate({ retire: 1 as unknown as boolean })).rejects.toThrow(/rotate: retire must be a boolean, got 1/);
+    expect(issuer.signingKey.kid).toBe('test-key');
+  });
+
+  test('addKey() refuses a misspelt option or a publish that is not a boolean', async () => {
+    const issuer = await createTestIssuer();
+    await expect(issuer.addKey({ publsh: false } as AddKeyOptions)).rejects.toThrow(
+      /addKey: unknown option "publsh" \(did you mean "publish"\?\)/,
+    );
+    await expect(issuer.addKey({ publish: 'no' as unknown as boolean })).rejects.toThrow(/addKey: publish must be a boolean, got "no"/);
+    expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toEqual(['test-key']);
+  });
+
+  test("token() refuses a misspelt member of its options, so a test's key is never silently dropped", async () => {
+    const issuer = await createTestIssuer();
+    const other = await issuer.addKey();
+    await expect(issuer.token({}, {}, { kye: other } as { key?: TestKey })).rejects.toThrow(
+      /token: unknown option "kye" \(did you mean "key"\?\)/,
+    );
   });
 
   test('publish() and unpublish() edit the JWKS as given', async () => {
@@ -143,6 +231,12 @@ describe('createTestVerifier', () => {
     const verifier = createTestVerifier([acme, beta], { keys: { version: 1, issuers: [] } });
     expect(verifier.registry.issuers).toEqual(['https://issuer.test', 'https://beta.test']);
     expect(verifier.audiences).toEqual(['https://payments.test']);
+  });
+
+  test('refuses an issuer that is not one, naming its place and the value found', () => {
+    expect(() => createTestVerifier(undefined as unknown as TestIssuer)).toThrow(
+      /^createTestVerifier: issuers\[0\] must be a test issuer from createTestIssuer\(\), got undefined$/,
+    );
   });
 
   test('needs at least one issuer', () => {

@@ -16,6 +16,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest, RouteOptions } f
 import fp from 'fastify-plugin';
 import type { AuthContext } from '../../core/auth-context.js';
 import { ConfigurationError } from '../../core/errors.js';
+import { describe } from '../../core/options.js';
 import { type NormalizedScopeRequirement, type ScopeRequirement, normalizeScopeRequirement } from '../../core/scopes.js';
 import { type AdapterOptions, resolveAdapterOptions, stableRequirement } from '../../http/adapter-options.js';
 import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
@@ -54,7 +55,8 @@ function fail(failure: GateFailure, reply: FastifyReply): FastifyReply {
 function routeScopes(route: Pick<RouteOptions, 'method' | 'url' | 'config'>): NormalizedScopeRequirement | undefined {
   const config: { auth?: unknown; scopes?: unknown } = route.config ?? {};
   const label = `route ${String(route.method)} ${route.url}: config`;
-  if (config.auth !== undefined && typeof config.auth !== 'boolean') throw new TypeError(`${label}.auth must be a boolean`);
+  if (config.auth !== undefined && typeof config.auth !== 'boolean')
+    throw new TypeError(`${label}.auth must be a boolean, got ${describe(config.auth)}`);
   if (config.scopes === undefined) return undefined;
   if (config.auth === false) throw new TypeError(`${label}.scopes cannot apply to a route with config.auth false`);
   return stableRequirement(config.scopes, `${label}.scopes`);

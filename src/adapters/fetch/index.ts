@@ -11,6 +11,7 @@
  * @module paygate-auth/fetch
  */
 import type { AuthContext } from '../../core/auth-context.js';
+import { describe } from '../../core/options.js';
 import { type AdapterOptions, resolveAdapterOptions } from '../../http/adapter-options.js';
 import type { ErrorResponse } from '../../http/error-response.js';
 import { type GateFailure, gateRequest, gateScopes } from '../../http/request-gate.js';
@@ -50,7 +51,7 @@ export function withAuth<Args extends unknown[]>(
   options: WithAuthOptions,
 ): FetchHandler<Args>;
 export function withAuth<Args extends unknown[]>(handler: AuthenticatedHandler<Args>, options: WithAuthOptions): FetchHandler<Args> {
-  if (typeof handler !== 'function') throw new TypeError('withAuth: handler must be a function');
+  if (typeof handler !== 'function') throw new TypeError(`withAuth: handler must be a function, got ${describe(handler)}`);
   const settings = resolveAdapterOptions('withAuth', options);
   return async (request: Request, ...rest: Args) => {
     // A cached token is answered at once: the handler is called without waiting a turn.

@@ -144,6 +144,15 @@ describe('the Fastify adapter', () => {
     await app.close();
   });
 
+  it('rejects a config.auth that is not a boolean when the route is declared, naming the value', async () => {
+    const app = Fastify();
+    await app.register(paygateAuth, { verifier: fx.verifier });
+    expect(() => app.get('/bad', { config: { auth: 'no' as unknown as boolean } }, me)).toThrow(
+      /^route GET \/bad: config\.auth must be a boolean, got "no"$/,
+    );
+    await app.close();
+  });
+
   it('rejects config.scopes on a route with config.auth false when the route is declared', async () => {
     const app = Fastify();
     await app.register(paygateAuth, { verifier: fx.verifier });

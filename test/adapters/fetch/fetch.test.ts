@@ -123,6 +123,12 @@ describe('the fetch adapter', () => {
     expect(await response.json()).toMatchObject({ status: 401, code: 'missing_token' });
   });
 
+  it('refuses a handler that is not a function, naming the value found', () => {
+    expect(() => withAuth({ verifier: fx.verifier } as never, { verifier: fx.verifier })).toThrow(
+      /^withAuth: handler must be a function, got object$/,
+    );
+  });
+
   it('rejects with the AuthError itself when forwardErrors is set', async () => {
     const handler = withAuth(() => new Response('reached'), { verifier: fx.verifier, forwardErrors: true });
     const rejection = await handler(new Request('http://127.0.0.1/')).catch((error: unknown) => error);
