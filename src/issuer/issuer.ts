@@ -270,6 +270,20 @@ function checkStrength(jwk: RsaPublicJwk): void {
 }
 
 /**
+ * Refuses a new key whose kid a key of the schedule already has: the JWKS would list the kid twice
+ * (a verifier may pick either), and destroying one key would destroy the other. @throws {KeyStoreError} `key_exists`.
+ */
+function checkNewKid(kid: string, held: readonly KeyRecord[]): void {
+  if (held.some((record) => record.kid === kid)) {
+    throw new KeyStoreError(
+      'key_exists',
+      `The key store's generate() resolved kid ${quote(kid)}, which a key of the schedule already has; nothing was published. ` +
+        'A kid names one key only: make generate() give each new key a kid of its own (a new KMS key id, or the thumbprint).',
+    );
+  }
+}
+
+/**
  * The key a store generated, as the JWKS publishes it and the schedule saves it: exactly `kty`,
  * `n`, `e`, `kid`, `alg` and `use`. Whatever else the store resolves (WebCrypto's `key_ops` and
  * `ext`, a private member by mistake) is neither saved nor published.
@@ -361,9 +375,11 @@ class RotatingIssuer implements Issuer {
     this.#compromised = compromised;
   }
 
-  async #newKey(publishedAt: number, signsFrom: number, standby: boolean): Promise<KeyRecord> {
+  /** A new key from the store, to join `held` (the schedule it is added to). */
+  async #newKey(held: Schedule, publishedAt: number, signsFrom: number, standby: boolean): Promise<KeyRecord> {
     const publicJwk = publishedJwk(await this.#store.generate());
     checkStrength(publicJwk);
+    checkNewKid(publicJwk.kid, [...recordsOf(held), ...this.#compromised]);
     return { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom, ...(standby ? { standby: true as const } : {}) };
   }
 
@@ -377,12 +393,12 @@ class RotatingIssuer implements Issuer {
     const published: string[] = [];
     const start = nextKeyStart(chain, at, this.rotation);
     if (start !== undefined) {
-      const key = await this.#newKey(at, start, false);
+      const key = await this.#newKey({ chain, standbys }, at, start, false);
       chain = [...chain, key];
       published.push(key.kid);
     }
     if (this.standby && needsStandby({ chain, standbys })) {
-      const key = await this.#newKey(at, at + this.rotation.publishLead * 1000, true);
+      const key = await this.#newKey({ chain, standbys }, at, at + this.rotation.publishLead * 1000, true);
       standbys = [...standbys, key];
       published.push(key.kid);
     }
@@ -492,7 +508,7 @@ class RotatingIssuer implements Issuer {
       const settled = settleRetirements(this.#schedule, at);
       const waiting = settled.chain.find((record) => record.signsFrom > at);
       if (waiting !== undefined) return this.#info(waiting.kid, at);
-      const key = await this.#newKey(at, at + this.rotation.publishLead * 1000, false);
+      const key = await this.#newKey(settled, at, at + this.rotation.publishLead * 1000, false);
       const { schedule } = await this.#publishDue({ chain: [...settled.chain, key], standbys: settled.standbys }, at);
       await this.#save(schedule);
       return this.#info(key.kid, at);

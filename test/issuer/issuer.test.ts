@@ -387,6 +387,41 @@ describe('createIssuer and the public keys a store gives', () => {
   });
 });
 
+describe('createIssuer and a kid the schedule already holds', () => {
+  /** A store whose generate() resolves, on call `repeatAt`, the key it gave first (a KMS alias reused, a cache gone wrong). */
+  class RepeatingKeyStore extends InMemoryKeyStore {
+    #first: Awaited<ReturnType<InMemoryKeyStore['generate']>> | undefined;
+    #calls = 0;
+    constructor(readonly repeatAt: number) {
+      super();
+    }
+    override async generate() {
+      this.#calls += 1;
+      const jwk = await super.generate();
+      this.#first ??= jwk;
+      return this.#calls === this.repeatAt ? this.#first : jwk;
+    }
+  }
+
+  it('refuses at start-up a standby whose kid is the first key’s (key_exists), naming the kid', async () => {
+    const store = new RepeatingKeyStore(2);
+    const error = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(KeyStoreError);
+    const [kid] = store.kids;
+    expect([(error as KeyStoreError).code, (error as KeyStoreError).message]).toEqual(['key_exists', expect.stringContaining(`"${kid}"`)]);
+  });
+
+  it('refuses a next key whose kid is already published: the JWKS never lists a kid twice and the signing key stays', async () => {
+    const clock = fakeClock();
+    const issuer = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: new RepeatingKeyStore(3), now: clock.now });
+    clock.advance(48 * HOUR); // the first key has signed for 47 h: its successor is due
+    const signing = signingKid(issuer);
+    await expect(issuer.tick()).rejects.toMatchObject({ name: 'KeyStoreError', code: 'key_exists' });
+    expect(new Set(kids(issuer)).size).toBe(kids(issuer).length);
+    expect(decodeProtectedHeader(await issuer.sign({ tenant: TENANT, scopes: ['pay:processPayments'] })).kid).toBe(signing);
+  });
+});
+
 describe('createIssuer options', () => {
   it('accepts a loopback http: issuer and audience, as the JWKS rule does (tests, examples)', async () => {
     const issuer = await createIssuer({
