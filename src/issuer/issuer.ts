@@ -15,7 +15,7 @@ import {
 import { signClaims } from './compact.js';
 import { IssuerError, KeyStoreError } from './errors.js';
 import { type KeyRecord, type KeyStore, checkKeyStore } from './key-store.js';
-import { namesOption, textOption } from './options.js';
+import { URI_RULE, issuerOption, namesOption } from './options.js';
 import { modulusBits } from './rsa-key.js';
 import {
   type RotationOptions,
@@ -239,14 +239,6 @@ const KNOWN_OPTIONS = optionNames<IssuerOptions>({
   jwksMaxAge: true,
 });
 
-const URI_RULE = 'must be an https: URI without credentials (http: only on a loopback host)';
-
-function checkIssuer(value: unknown): string {
-  const issuer = textOption(`${OWNER}: issuer`, value);
-  if (!isHttpsUri(issuer)) throw new TypeError(`${OWNER}: issuer ${URI_RULE}`);
-  return issuer;
-}
-
 function checkAudience(value: unknown): string | readonly string[] {
   const list = typeof value === 'string' && value !== '' ? [value] : value;
   if (!Array.isArray(list) || list.length === 0 || !list.every((item) => typeof item === 'string' && item !== '')) {
@@ -321,7 +313,7 @@ class RotatingIssuer implements Issuer {
     if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
     rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
     const o = options as unknown as Record<string, unknown>;
-    this.issuer = checkIssuer(o.issuer);
+    this.issuer = issuerOption(`${OWNER}: issuer`, o.issuer);
     this.audience = checkAudience(o.audience);
     this.products = namesOption(`${OWNER}: product`, o.product, true) as readonly string[];
     const tenants = namesOption(`${OWNER}: tenants`, o.tenants, false);

@@ -104,6 +104,22 @@ describe('signToken', () => {
   });
 
   it.each([
+    ['auth.acme.example', 'got "auth.acme.example"'],
+    ['http://auth.acme.example', 'got "http://auth.acme.example"'],
+    ['https://user:pass@auth.acme.example', 'got a URI carrying credentials'],
+  ])('refuses the issuer %j, which no gateway registers, naming the rule and the value', async (issuer, found) => {
+    const error = await signToken(INPUT, options({ issuer })).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toMatch(/^signToken: issuer must be an https: URI without credentials \(http: only on a loopback host\)/);
+    expect((error as Error).message).toContain(found);
+    expect((error as Error).message).not.toContain('pass');
+  });
+
+  it('takes an http: issuer on a loopback host (tests, examples)', async () => {
+    expect(decodeJwt(await signToken(INPUT, options({ issuer: 'http://127.0.0.1:8080' }))).iss).toBe('http://127.0.0.1:8080');
+  });
+
+  it.each([
     [{ maxLifetime: 8 * 86_400 }, /maxLifetime/],
     [{ audience: [] }, /audience/],
     [{ issuer: '' }, /issuer/],
