@@ -153,6 +153,8 @@ async function refuseLooseMode(
 ): Promise<void> {
   const fs = await import('node:fs/promises');
   const stats = await fs.stat(path);
+  // A directory named as a key file is no key file: reading it says so (EISDIR), where "chmod 600" would be wrong advice.
+  if (code === 'insecure_key_file' && stats.isDirectory()) return;
   if (process.platform !== 'win32' && (stats.mode & mask) !== 0) {
     throw new KeyStoreError(code, `${path} ${problem} (mode ${(stats.mode & 0o777).toString(8)}); run chmod ${advice} on it.`);
   }

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
@@ -198,6 +198,15 @@ describe('file errors of the key commands', () => {
     const { code, err } = await cli(signArgs(missing));
     expect(code).toBe(EXIT.failed);
     expect(err).toBe(`paygate-auth token sign: cannot read --key "${missing}": no such file or directory (ENOENT)\n`);
+  });
+
+  it('token sign --key <a directory> fails (exit 1) saying it is a directory, whatever its mode', async () => {
+    const folder = join(directory, 'a-folder');
+    await mkdir(folder, { mode: 0o755 });
+    await chmod(folder, 0o755);
+    const { code, err } = await cli(signArgs(folder));
+    expect(code).toBe(EXIT.failed);
+    expect(err).toBe(`paygate-auth token sign: cannot read --key "${folder}": is a directory, not a file (EISDIR)\n`);
   });
 
   it('keys generate --out under a file fails (exit 1) with one line naming the file', async () => {

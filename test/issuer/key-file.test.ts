@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calculateJwkThumbprint } from 'jose';
@@ -73,6 +73,15 @@ describe('readPrivateKeyFile', () => {
     await generateKeyFile(file);
     await chmod(file, 0o644);
     expect(await codeOf(readPrivateKeyFile(file))).toBe('insecure_key_file');
+  });
+
+  it('refuses a directory as one (EISDIR), never advising chmod 600 for it', async () => {
+    const folder = join(directory, 'keys-folder');
+    await mkdir(folder, { mode: 0o755 });
+    await chmod(folder, 0o755);
+    const error: unknown = await readPrivateKeyFile(folder).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'EISDIR' });
+    expect((error as Error).message).not.toContain('chmod');
   });
 
   it('refuses a key under 2048 bits (weak_key)', async () => {
