@@ -217,6 +217,26 @@ describe('file errors of the key commands', () => {
     expect(err).toMatch(/^paygate-auth keys generate: cannot write --out ".*a-file\/key\.pem": ".*a-file" exists already \(EEXIST\)\n$/);
   });
 
+  it('keys generate --jwks <an existing file> fails (exit 1) naming it, before any key is written', async () => {
+    const jwks = join(directory, 'taken.jwks.json');
+    await writeFile(jwks, '{"keys":[]}\n');
+    const out = join(directory, 'not-written.pem');
+    const { code, err } = await cli(['keys', 'generate', '--out', out, '--jwks', jwks]);
+    expect(code).toBe(EXIT.failed);
+    expect(err).toMatch(new RegExp(`^paygate-auth keys generate: cannot write --jwks "${jwks}": exists already \\(EEXIST\\);.*--jwks`));
+    expect(err).not.toContain('.tmp');
+    await expect(stat(out)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await readFile(jwks, 'utf8')).toBe('{"keys":[]}\n');
+  });
+
+  it('keys generate with --jwks naming the --out file is a usage mistake (exit 2), and nothing is written', async () => {
+    const out = join(directory, 'same.pem');
+    const { code, err } = await cli(['keys', 'generate', '--out', out, '--jwks', out]);
+    expect(code).toBe(EXIT.usage);
+    expect(err).toContain('--jwks must name another file than --out');
+    await expect(stat(out)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('issuers import of a missing file fails (exit 2) with one line naming the file', async () => {
     const { code, err } = await cli(['issuers', 'import', join(directory, 'none.json')]);
     expect(code).toBe(EXIT.usage);
