@@ -84,7 +84,8 @@ export const tokenSignCommand: CliCommand = {
       scopes: stringValues(parsed, 'scope'),
       ...(stringValue(parsed, 'user') === undefined ? {} : { user: stringValue(parsed, 'user') }),
       ...(stringValue(parsed, 'tenant-name') === undefined ? {} : { tenantName: stringValue(parsed, 'tenant-name') }),
-      ...(lifetime === undefined ? {} : { lifetime: /^\d+$/.test(lifetime) ? Number(lifetime) : Number.NaN }),
+      // Digits only are a number; anything else goes as the text given, which the refusal quotes.
+      ...(lifetime === undefined ? {} : { lifetime: /^\d+$/.test(lifetime) ? Number(lifetime) : (lifetime as unknown as number) }),
     };
     let token: string;
     try {

@@ -12,6 +12,7 @@ export { MILLISECONDS_THRESHOLD } from '../core/hints.js';
 export { isLoopbackHost } from '../core/loopback.js';
 export {
   booleanOption,
+  describe,
   functionOption,
   methodsOption,
   numberOption,

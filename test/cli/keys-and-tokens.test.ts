@@ -134,6 +134,7 @@ describe('paygate-auth token sign', () => {
     [['--tenant', 'ern:acme/t-1'], 'refused (invalid_tenant, --tenant)'],
     [['--product', 'globex'], 'refused (tenant_not_allowed, --tenant)'],
     [['--lifetime', '90000'], 'refused (lifetime_exceeded, --lifetime)'],
+    [['--lifetime', '1.5'], 'refused (invalid_lifetime, --lifetime): lifetime must be a whole number of seconds above 0, got "1.5"'],
     [['--user', 'ern:globex/tenants/t-1/users/u-1'], 'refused (invalid_user, --user)'],
   ])('refuses %j, naming the option, and exits 1', async (extra, message) => {
     const key = await generate(`refused-${extra.join('')}`.replace(/[^\w-]/g, '_'));

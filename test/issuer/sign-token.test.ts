@@ -90,6 +90,16 @@ describe('signToken', () => {
     });
   });
 
+  it.each([
+    [{ lifetime: 1.5 }, 'invalid_lifetime', 'got 1.5'],
+    [{ lifetime: '600' }, 'invalid_lifetime', 'got "600"'],
+    [{ tenantName: '  ' }, 'invalid_tenant_name', 'got "  "'],
+  ])('refuses the input %j, naming the value found', async (extra, code, found) => {
+    const error = await signToken({ ...INPUT, ...(extra as object) }, options()).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(IssuerError);
+    expect([(error as IssuerError).code, (error as IssuerError).message]).toEqual([code, expect.stringContaining(found)]);
+  });
+
   it('refuses a lifetime over maxLifetime, and caps the default lifetime by it', async () => {
     expect(await refusal(signToken({ ...INPUT, lifetime: 61 }, options({ maxLifetime: 60 })))).toStrictEqual({
       code: 'lifetime_exceeded',
