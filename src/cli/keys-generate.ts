@@ -4,7 +4,7 @@
  * optionally into a JWKS file to publish.
  */
 import { quote } from '../internal/index.js';
-import { generateKeyFile } from '../issuer/index.js';
+import { KeyStoreError, generateKeyFile } from '../issuer/index.js';
 import { writeFileDurably } from '../issuer/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue, stringValue } from './cli-options.js';
@@ -76,6 +76,12 @@ export const keysGenerateCommand: CliCommand = {
     const jwksFile = stringValue(parsed, 'jwks');
     if (jwksFile !== undefined) await checkJwksFile(jwksFile, out);
     const publicJwk = await generateKeyFile(out, { format, modulusLength }).catch((error: unknown) => {
+      if (error instanceof KeyStoreError && error.code === 'key_exists') {
+        throw new Error(
+          `cannot write --out ${quote(out)}: exists already (key_exists); a key file is never overwritten: give another --out, or move that file away`,
+          { cause: error },
+        );
+      }
       throw cannotWrite(error, '--out', out);
     });
     const { kid } = publicJwk;

@@ -218,6 +218,17 @@ describe('file errors of the key commands', () => {
     expect(err).toMatch(/^paygate-auth keys generate: cannot write --out ".*a-file\/key\.pem": ".*a-file" exists already \(EEXIST\)\n$/);
   });
 
+  it('keys generate --out <an existing file> fails (exit 1) naming --out and what to do', async () => {
+    const out = join(directory, 'existing.pem');
+    await writeFile(out, 'kept', { mode: 0o600 });
+    const { code, err } = await cli(['keys', 'generate', '--out', out]);
+    expect(code).toBe(EXIT.failed);
+    expect(err).toBe(
+      `paygate-auth keys generate: cannot write --out "${out}": exists already (key_exists); a key file is never overwritten: give another --out, or move that file away\n`,
+    );
+    expect(await readFile(out, 'utf8')).toBe('kept');
+  });
+
   it('keys generate --jwks <an existing file> fails (exit 1) naming it, before any key is written', async () => {
     const jwks = join(directory, 'taken.jwks.json');
     await writeFile(jwks, '{"keys":[]}\n');
