@@ -255,6 +255,15 @@ describe('file errors of the key commands', () => {
     expect(err.split('\n')[0]).toMatch(/cannot read the file of entries ".*none\.json": no such file or directory \(ENOENT\)$/);
   });
 
+  it('doctor --jwks <a directory> fails (exit 2) saying so, not as a JWKS download that failed', async () => {
+    const folder = join(directory, 'jwks-folder');
+    await mkdir(folder);
+    const { code, err, out } = await cli(['doctor', 'a.b.c', '--issuer', ISS, '--product', 'acme', '--audience', AUD, '--jwks', folder]);
+    expect(code).toBe(EXIT.usage);
+    expect(err.split('\n')[0]).toBe(`paygate-auth doctor: cannot read --jwks "${folder}": is a directory, not a file (EISDIR)`);
+    expect(out).not.toContain('jwks.file.invalid');
+  });
+
   it('doctor --jwks of a missing file fails (exit 2) with one line naming the file', async () => {
     const missing = join(directory, 'none-jwks.json');
     const { code, err } = await cli(['doctor', 'a.b.c', '--issuer', ISS, '--product', 'acme', '--audience', AUD, '--jwks', missing]);
