@@ -372,7 +372,11 @@ class RotatingIssuer implements Issuer {
     const publicJwk = publishedJwk(await this.#store.generate());
     checkStrength(publicJwk);
     checkNewKid(publicJwk.kid, [...recordsOf(held), ...this.#compromised]);
-    return { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom, ...(standby ? { standby: true as const } : {}) };
+    const record: KeyRecord = { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom, ...(standby ? { standby: true as const } : {}) };
+    // Probed before it is published, as the keys are at start-up: a store that signs with another
+    // key or algorithm would otherwise be found only once every token of the key is refused.
+    await this.#probe(record);
+    return record;
   }
 
   /**

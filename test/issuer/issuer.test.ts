@@ -422,6 +422,34 @@ describe('createIssuer and a kid the schedule already holds', () => {
   });
 });
 
+describe('a key generated after start-up', () => {
+  /** A store that, once `swap` is set, signs each new key's data with another key (a KMS key mapped wrongly). */
+  class SwappingKeyStore extends InMemoryKeyStore {
+    swap = false;
+    readonly #signer = new Map<string, string>();
+    override async generate() {
+      const jwk = await super.generate();
+      if (this.swap) this.#signer.set(jwk.kid, (await super.generate()).kid);
+      return jwk;
+    }
+    override sign(kid: string, data: Uint8Array) {
+      return super.sign(this.#signer.get(kid) ?? kid, data);
+    }
+  }
+
+  it('is probed as the start-up keys are: one that does not match its published half is refused (key_mismatch), never published', async () => {
+    const clock = fakeClock();
+    const store = new SwappingKeyStore();
+    const issuer = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store, now: clock.now });
+    const before = kids(issuer);
+    store.swap = true;
+    clock.advance(48 * HOUR); // the next key is due
+    await expect(issuer.tick()).rejects.toMatchObject({ name: 'KeyStoreError', code: 'key_mismatch' });
+    expect(kids(issuer)).toEqual(before);
+    expect((await store.loadSchedule()).map((record) => record.kid).sort()).toEqual([...before].sort());
+  });
+});
+
 describe('createIssuer options', () => {
   it('accepts a loopback http: issuer and audience, as the JWKS rule does (tests, examples)', async () => {
     const issuer = await createIssuer({
