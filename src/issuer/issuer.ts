@@ -276,6 +276,23 @@ function checkNewKid(kid: string, held: readonly KeyRecord[]): void {
 }
 
 /**
+ * Refuses a saved schedule that names one kid twice (a row written by hand, two writers): which
+ * key the kid names is then unknown, and the JWKS would list it twice. @throws {KeyStoreError} `invalid_schedule`.
+ */
+function checkUniqueKids(records: readonly KeyRecord[]): void {
+  const seen = new Set<string>();
+  for (const { kid } of records) {
+    if (seen.has(kid)) {
+      throw new KeyStoreError(
+        'invalid_schedule',
+        `The key store's schedule holds kid ${quote(kid)} twice; a kid names one key: remove the record whose publicJwk is not the key the store holds under that kid.`,
+      );
+    }
+    seen.add(kid);
+  }
+}
+
+/**
  * The key a store generated, as the JWKS publishes it and the schedule saves it: exactly `kty`,
  * `n`, `e`, `kid`, `alg` and `use`. Whatever else the store resolves (WebCrypto's `key_ops` and
  * `ext`, a private member by mistake) is neither saved nor published.
@@ -403,6 +420,7 @@ class RotatingIssuer implements Issuer {
 
   async load(): Promise<void> {
     const saved = await this.#store.loadSchedule();
+    checkUniqueKids(saved);
     this.#schedule = scheduleOf(saved.filter((record) => record.compromisedAt === undefined));
     this.#compromised = saved.filter((record) => record.compromisedAt !== undefined);
   }

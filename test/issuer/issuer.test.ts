@@ -1,7 +1,15 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
-import { InMemoryKeyStore, type Issuer, type IssuerOptions, IssuerError, KeyStoreError, createIssuer } from '../../src/issuer/index.js';
+import {
+  InMemoryKeyStore,
+  type Issuer,
+  type IssuerOptions,
+  IssuerError,
+  type KeyRecord,
+  KeyStoreError,
+  createIssuer,
+} from '../../src/issuer/index.js';
 import { fakeClock, type FakeClock } from '../support/jwks-clock.js';
 import { PATIENCE_MS } from '../support/loaded-machine.js';
 
@@ -409,6 +417,21 @@ describe('createIssuer and a kid the schedule already holds', () => {
     expect(error).toBeInstanceOf(KeyStoreError);
     const [kid] = store.kids;
     expect([(error as KeyStoreError).code, (error as KeyStoreError).message]).toEqual(['key_exists', expect.stringContaining(`"${kid}"`)]);
+  });
+
+  it('refuses a saved schedule that holds one kid twice (invalid_schedule), naming the kid: nothing is published', async () => {
+    const store = new InMemoryKeyStore();
+    const first = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store });
+    const [record] = await store.loadSchedule();
+    await store.saveSchedule([...(await store.loadSchedule()), { ...(record as KeyRecord), publishedAt: 0, signsFrom: 0 }]);
+    const error = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(KeyStoreError);
+    expect([(error as KeyStoreError).code, (error as KeyStoreError).message]).toEqual([
+      'invalid_schedule',
+      expect.stringContaining(`"${record?.kid}"`),
+    ]);
+    await expect(first.tick()).rejects.toMatchObject({ code: 'invalid_schedule' });
+    expect(new Set(kids(first)).size).toBe(kids(first).length);
   });
 
   it('refuses a next key whose kid is already published: the JWKS never lists a kid twice and the signing key stays', async () => {
