@@ -70,8 +70,8 @@ export interface IssuerOptions {
    */
   readonly standby?: boolean;
   /**
-   * Default token lifetime, seconds.
-   * @default 300
+   * Default token lifetime, seconds; at most `maxLifetime`.
+   * @default 300, or `maxLifetime` when that is shorter
    */
   readonly lifetime?: number;
   /**
@@ -345,7 +345,7 @@ class RotatingIssuer implements Issuer {
       max: MAX_ENTRY_LIFETIME,
       exclusiveMin: true,
     });
-    const lifetime = numberOption(OWNER, 'lifetime', o.lifetime, 300, {
+    const lifetime = numberOption(OWNER, 'lifetime', o.lifetime, Math.min(300, this.maxLifetime), {
       unit: 'seconds',
       min: 0,
       max: this.maxLifetime,

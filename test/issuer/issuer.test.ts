@@ -150,6 +150,12 @@ describe('issuer.sign', () => {
     const claims = decodeJwt(await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'], lifetime: 7200 }));
     expect((claims.expt as number) - (claims.nbf as number)).toBe(7200);
   });
+
+  it('caps the default lifetime by a maxLifetime under 300 s, so that the gateway accepts the token', async () => {
+    const { issuer } = await ready({ maxLifetime: 60 });
+    const claims = decodeJwt(await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }));
+    expect((claims.expt as number) - (claims.iat as number)).toBe(60);
+  });
 });
 
 describe('the rotation schedule', () => {
