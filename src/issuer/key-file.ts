@@ -173,7 +173,8 @@ function whatKeyTextHolds(text: string, format: PrivateKeyFormat): string {
       return 'it is not JSON';
     }
     const { kty, d } = (typeof jwk === 'object' && jwk !== null ? jwk : {}) as Record<string, unknown>;
-    if (kty !== 'RSA') return `its kty is ${typeof kty === 'string' && /^[\w-]{1,16}$/.test(kty) ? `"${kty}"` : 'missing or odd'}, not "RSA"`;
+    if (kty !== 'RSA')
+      return `its kty is ${typeof kty === 'string' && /^[\w-]{1,16}$/.test(kty) ? `"${kty}"` : 'missing or odd'}, not "RSA"`;
     if (d === undefined) return 'it is a public JWK (no "d"), not the private key: give the file keys generate wrote with --out';
     return 'its members do not make an RSA private key';
   }

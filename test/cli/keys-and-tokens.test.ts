@@ -148,7 +148,10 @@ describe('paygate-auth token sign', () => {
     [['--max-lifetime', '999999999'], '--max-lifetime must be a number of seconds above 0 and at most 604800, got 999999999'],
     [['--product', 'acme/x'], '--product must be a name'],
     [['--issuer', ' https://auth.acme.example'], '--issuer must be a non-empty string without surrounding white space'],
-    [['--issuer', 'auth.acme.example'], '--issuer must be an https: URI without credentials (http: only on a loopback host), got "auth.acme.example"'],
+    [
+      ['--issuer', 'auth.acme.example'],
+      '--issuer must be an https: URI without credentials (http: only on a loopback host), got "auth.acme.example"',
+    ],
     [['--audience', ' https://other.example'], '--audience must be a non-empty string without surrounding white space'],
   ])('takes a bad value %j as a usage mistake naming the flag (exit 2)', async (extra, message) => {
     const key = await generate(`usage-${extra.join('')}`.replace(/[^\w-]/g, '_'));

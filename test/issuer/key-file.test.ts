@@ -87,7 +87,11 @@ describe('readPrivateKeyFile', () => {
   const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
   it.each([
-    ['a PKCS#1 PEM', rsa.privateKey.export({ type: 'pkcs1', format: 'pem' }) as string, ['"RSA PRIVATE KEY"', 'openssl pkcs8 -topk8 -nocrypt']],
+    [
+      'a PKCS#1 PEM',
+      rsa.privateKey.export({ type: 'pkcs1', format: 'pem' }) as string,
+      ['"RSA PRIVATE KEY"', 'openssl pkcs8 -topk8 -nocrypt'],
+    ],
     ['a public key PEM', rsa.publicKey.export({ type: 'spki', format: 'pem' }) as string, ['"PUBLIC KEY"', 'not the private key']],
     ['an EC PKCS#8 PEM', ec.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, ['"PRIVATE KEY"', 'not an RSA key']],
     ['a public JWK', JSON.stringify(rsa.publicKey.export({ format: 'jwk' })), ['public JWK (no "d")', 'not the private key']],

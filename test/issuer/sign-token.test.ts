@@ -120,7 +120,9 @@ describe('signToken', () => {
   ])('refuses the issuer %j, which no gateway registers, naming the rule and the value', async (issuer, found) => {
     const error = await signToken(INPUT, options({ issuer })).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(TypeError);
-    expect((error as Error).message).toMatch(/^signToken: issuer must be an https: URI without credentials \(http: only on a loopback host\)/);
+    expect((error as Error).message).toMatch(
+      /^signToken: issuer must be an https: URI without credentials \(http: only on a loopback host\)/,
+    );
     expect((error as Error).message).toContain(found);
     expect((error as Error).message).not.toContain('pass');
   });
