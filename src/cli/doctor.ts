@@ -118,7 +118,13 @@ async function gatewayEntries(parsed: ParsedOptions): Promise<IssuerEntry[]> {
 async function fileFetch(file: string): Promise<FetchLike> {
   const { open } = await import('node:fs/promises');
   try {
-    await (await open(file)).close();
+    // Its first byte read, not only opened: a directory opens, and would fail later as a download.
+    const handle = await open(file);
+    try {
+      await handle.read(new Uint8Array(1), 0, 1, 0);
+    } finally {
+      await handle.close();
+    }
   } catch (error) {
     throw new UsageError(`cannot read ${describeFileError(error, '--jwks', file) ?? `--jwks ${quote(file)}: ${String(error)}`}`);
   }

@@ -4,11 +4,11 @@
  * optionally into a JWKS file to publish.
  */
 import { quote } from '../internal/index.js';
-import { generateKeyFile } from '../issuer/index.js';
+import { KeyStoreError, generateKeyFile } from '../issuer/index.js';
 import { writeFileDurably } from '../issuer/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue, stringValue } from './cli-options.js';
-import { describeFileError } from './file-errors.js';
+import { describeFileError, isFileSystemError } from './file-errors.js';
 import { EXIT } from './run-cli.js';
 
 const HELP = `Usage: paygate-auth keys generate --out <private-key-file> [options]
@@ -37,6 +37,28 @@ function cannotWrite(error: unknown, option: string, file: string, more = ''): u
   return problem === undefined ? error : new Error(`cannot write ${problem}${more}`, { cause: error });
 }
 
+/**
+ * Refuses, before a key is made, a `--jwks` file that could not be written: `--out` itself, or a
+ * file that exists (a JWKS is never overwritten). A key written and then no JWKS would leave the
+ * operator to run again with another `--out` as well.
+ */
+async function checkJwksFile(jwksFile: string, out: string): Promise<void> {
+  const [fs, path] = await Promise.all([import('node:fs/promises'), import('node:path')]);
+  if (path.resolve(jwksFile) === path.resolve(out)) throw new UsageError('--jwks must name another file than --out');
+  const exists = await fs.lstat(jwksFile).then(
+    () => true,
+    (error: unknown) => {
+      if (isFileSystemError(error) && error.code === 'ENOENT') return false;
+      throw cannotWrite(error, '--jwks', jwksFile, '; nothing was written');
+    },
+  );
+  if (exists) {
+    throw new Error(
+      `cannot write --jwks ${quote(jwksFile)}: exists already (EEXIST); a JWKS file is never overwritten, and nothing was written: give another --jwks, or move that file away`,
+    );
+  }
+}
+
 /** `paygate-auth keys generate`. */
 export const keysGenerateCommand: CliCommand = {
   name: 'keys generate',
@@ -52,7 +74,14 @@ export const keysGenerateCommand: CliCommand = {
     if (modulusLength !== 2048 && modulusLength !== 3072 && modulusLength !== 4096)
       throw new UsageError(`--modulus-length must be 2048, 3072 or 4096, got ${quote(bits ?? '')}`);
     const jwksFile = stringValue(parsed, 'jwks');
+    if (jwksFile !== undefined) await checkJwksFile(jwksFile, out);
     const publicJwk = await generateKeyFile(out, { format, modulusLength }).catch((error: unknown) => {
+      if (error instanceof KeyStoreError && error.code === 'key_exists') {
+        throw new Error(
+          `cannot write --out ${quote(out)}: exists already (key_exists); a key file is never overwritten: give another --out, or move that file away`,
+          { cause: error },
+        );
+      }
       throw cannotWrite(error, '--out', out);
     });
     const { kid } = publicJwk;

@@ -17,7 +17,7 @@ scope, a malformed tenant ERN, a tenant of another product, a lifetime over the 
   --key <file>               private key: PKCS#8 PEM or a private JWK, RSA of at least 2048 bits
                              (mode 0600 required)
   --kid <kid>                the key's kid (default: the JWK's kid, else the RFC 7638 thumbprint)
-  --issuer <iss>             iss and sub
+  --issuer <iss>             iss and sub: an https: URI (http: only on a loopback host)
   --audience <aud>           aud (repeatable)
   --tenant <ern>             tenant_ern: ern:<product>/tenants/<tenant-id>
   --scope <scope>            a scope (repeatable): pay:processPayments, pay:chargeToken,
@@ -84,7 +84,8 @@ export const tokenSignCommand: CliCommand = {
       scopes: stringValues(parsed, 'scope'),
       ...(stringValue(parsed, 'user') === undefined ? {} : { user: stringValue(parsed, 'user') }),
       ...(stringValue(parsed, 'tenant-name') === undefined ? {} : { tenantName: stringValue(parsed, 'tenant-name') }),
-      ...(lifetime === undefined ? {} : { lifetime: /^\d+$/.test(lifetime) ? Number(lifetime) : Number.NaN }),
+      // Digits only are a number; anything else goes as the text given, which the refusal quotes.
+      ...(lifetime === undefined ? {} : { lifetime: /^\d+$/.test(lifetime) ? Number(lifetime) : (lifetime as unknown as number) }),
     };
     let token: string;
     try {

@@ -15,7 +15,7 @@ import {
 import { signClaims } from './compact.js';
 import { IssuerError, KeyStoreError } from './errors.js';
 import { type KeyRecord, type KeyStore, checkKeyStore } from './key-store.js';
-import { namesOption, textOption } from './options.js';
+import { URI_RULE, issuerOption, namesOption } from './options.js';
 import { modulusBits } from './rsa-key.js';
 import {
   type RotationOptions,
@@ -70,8 +70,8 @@ export interface IssuerOptions {
    */
   readonly standby?: boolean;
   /**
-   * Default token lifetime, seconds.
-   * @default 300
+   * Default token lifetime, seconds; at most `maxLifetime`.
+   * @default 300, or `maxLifetime` when that is shorter
    */
   readonly lifetime?: number;
   /**
@@ -239,14 +239,6 @@ const KNOWN_OPTIONS = optionNames<IssuerOptions>({
   jwksMaxAge: true,
 });
 
-const URI_RULE = 'must be an https: URI without credentials (http: only on a loopback host)';
-
-function checkIssuer(value: unknown): string {
-  const issuer = textOption(`${OWNER}: issuer`, value);
-  if (!isHttpsUri(issuer)) throw new TypeError(`${OWNER}: issuer ${URI_RULE}`);
-  return issuer;
-}
-
 function checkAudience(value: unknown): string | readonly string[] {
   const list = typeof value === 'string' && value !== '' ? [value] : value;
   if (!Array.isArray(list) || list.length === 0 || !list.every((item) => typeof item === 'string' && item !== '')) {
@@ -266,6 +258,37 @@ function checkStrength(jwk: RsaPublicJwk): void {
       'weak_key',
       `The key store's key "${jwk.kid}" is a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_BITS} bits.`,
     );
+  }
+}
+
+/**
+ * Refuses a new key whose kid a key of the schedule already has: the JWKS would list the kid twice
+ * (a verifier may pick either), and destroying one key would destroy the other. @throws {KeyStoreError} `key_exists`.
+ */
+function checkNewKid(kid: string, held: readonly KeyRecord[]): void {
+  if (held.some((record) => record.kid === kid)) {
+    throw new KeyStoreError(
+      'key_exists',
+      `The key store's generate() resolved kid ${quote(kid)}, which a key of the schedule already has; nothing was published. ` +
+        'A kid names one key only: make generate() give each new key a kid of its own (a new KMS key id, or the thumbprint).',
+    );
+  }
+}
+
+/**
+ * Refuses a saved schedule that names one kid twice (a row written by hand, two writers): which
+ * key the kid names is then unknown, and the JWKS would list it twice. @throws {KeyStoreError} `invalid_schedule`.
+ */
+function checkUniqueKids(records: readonly KeyRecord[]): void {
+  const seen = new Set<string>();
+  for (const { kid } of records) {
+    if (seen.has(kid)) {
+      throw new KeyStoreError(
+        'invalid_schedule',
+        `The key store's schedule holds kid ${quote(kid)} twice; a kid names one key: remove the record whose publicJwk is not the key the store holds under that kid.`,
+      );
+    }
+    seen.add(kid);
   }
 }
 
@@ -307,7 +330,7 @@ class RotatingIssuer implements Issuer {
     if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
     rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
     const o = options as unknown as Record<string, unknown>;
-    this.issuer = checkIssuer(o.issuer);
+    this.issuer = issuerOption(`${OWNER}: issuer`, o.issuer);
     this.audience = checkAudience(o.audience);
     this.products = namesOption(`${OWNER}: product`, o.product, true) as readonly string[];
     const tenants = namesOption(`${OWNER}: tenants`, o.tenants, false);
@@ -322,7 +345,7 @@ class RotatingIssuer implements Issuer {
       max: MAX_ENTRY_LIFETIME,
       exclusiveMin: true,
     });
-    const lifetime = numberOption(OWNER, 'lifetime', o.lifetime, 300, {
+    const lifetime = numberOption(OWNER, 'lifetime', o.lifetime, Math.min(300, this.maxLifetime), {
       unit: 'seconds',
       min: 0,
       max: this.maxLifetime,
@@ -361,10 +384,16 @@ class RotatingIssuer implements Issuer {
     this.#compromised = compromised;
   }
 
-  async #newKey(publishedAt: number, signsFrom: number, standby: boolean): Promise<KeyRecord> {
+  /** A new key from the store, to join `held` (the schedule it is added to). */
+  async #newKey(held: Schedule, publishedAt: number, signsFrom: number, standby: boolean): Promise<KeyRecord> {
     const publicJwk = publishedJwk(await this.#store.generate());
     checkStrength(publicJwk);
-    return { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom, ...(standby ? { standby: true as const } : {}) };
+    checkNewKid(publicJwk.kid, [...recordsOf(held), ...this.#compromised]);
+    const record: KeyRecord = { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom, ...(standby ? { standby: true as const } : {}) };
+    // Probed before it is published, as the keys are at start-up: a store that signs with another
+    // key or algorithm would otherwise be found only once every token of the key is refused.
+    await this.#probe(record);
+    return record;
   }
 
   /**
@@ -377,12 +406,12 @@ class RotatingIssuer implements Issuer {
     const published: string[] = [];
     const start = nextKeyStart(chain, at, this.rotation);
     if (start !== undefined) {
-      const key = await this.#newKey(at, start, false);
+      const key = await this.#newKey({ chain, standbys }, at, start, false);
       chain = [...chain, key];
       published.push(key.kid);
     }
     if (this.standby && needsStandby({ chain, standbys })) {
-      const key = await this.#newKey(at, at + this.rotation.publishLead * 1000, true);
+      const key = await this.#newKey({ chain, standbys }, at, at + this.rotation.publishLead * 1000, true);
       standbys = [...standbys, key];
       published.push(key.kid);
     }
@@ -391,6 +420,7 @@ class RotatingIssuer implements Issuer {
 
   async load(): Promise<void> {
     const saved = await this.#store.loadSchedule();
+    checkUniqueKids(saved);
     this.#schedule = scheduleOf(saved.filter((record) => record.compromisedAt === undefined));
     this.#compromised = saved.filter((record) => record.compromisedAt !== undefined);
   }
@@ -492,7 +522,7 @@ class RotatingIssuer implements Issuer {
       const settled = settleRetirements(this.#schedule, at);
       const waiting = settled.chain.find((record) => record.signsFrom > at);
       if (waiting !== undefined) return this.#info(waiting.kid, at);
-      const key = await this.#newKey(at, at + this.rotation.publishLead * 1000, false);
+      const key = await this.#newKey(settled, at, at + this.rotation.publishLead * 1000, false);
       const { schedule } = await this.#publishDue({ chain: [...settled.chain, key], standbys: settled.standbys }, at);
       await this.#save(schedule);
       return this.#info(key.kid, at);

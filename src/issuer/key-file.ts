@@ -153,8 +153,45 @@ async function refuseLooseMode(
 ): Promise<void> {
   const fs = await import('node:fs/promises');
   const stats = await fs.stat(path);
+  // A directory named as a key file is no key file: reading it says so (EISDIR), where "chmod 600" would be wrong advice.
+  if (code === 'insecure_key_file' && stats.isDirectory()) return;
   if (process.platform !== 'win32' && (stats.mode & mask) !== 0) {
     throw new KeyStoreError(code, `${path} ${problem} (mode ${(stats.mode & 0o777).toString(8)}); run chmod ${advice} on it.`);
+  }
+}
+
+/**
+ * What a key file's text that could not be imported holds, and what to do: read from its PEM label
+ * or its JWK's `kty` and `d`, which hold no secret; never a quote of the content.
+ */
+function whatKeyTextHolds(text: string, format: PrivateKeyFormat): string {
+  if (format === 'jwk') {
+    let jwk: unknown;
+    try {
+      jwk = JSON.parse(text);
+    } catch {
+      return 'it is not JSON';
+    }
+    const { kty, d } = (typeof jwk === 'object' && jwk !== null ? jwk : {}) as Record<string, unknown>;
+    if (kty !== 'RSA')
+      return `its kty is ${typeof kty === 'string' && /^[\w-]{1,16}$/.test(kty) ? `"${kty}"` : 'missing or odd'}, not "RSA"`;
+    if (d === undefined) return 'it is a public JWK (no "d"), not the private key: give the file keys generate wrote with --out';
+    return 'its members do not make an RSA private key';
+  }
+  const label = /-----BEGIN ([A-Z0-9 ]{1,40})-----/.exec(text)?.[1];
+  switch (label) {
+    case undefined:
+      return 'it holds no PEM block ("-----BEGIN PRIVATE KEY-----")';
+    case 'RSA PRIVATE KEY':
+      return `it holds a PKCS#1 key ("RSA PRIVATE KEY"): convert it with openssl pkcs8 -topk8 -nocrypt -in <file> -out <new file>`;
+    case 'ENCRYPTED PRIVATE KEY':
+      return 'it is encrypted ("ENCRYPTED PRIVATE KEY"): decrypt it with openssl pkcs8 -in <file> -out <new file>';
+    case 'PRIVATE KEY':
+      return 'it holds a "PRIVATE KEY" that is not an RSA key, or is damaged: generate one with paygate-auth keys generate';
+    default:
+      return label.includes('PUBLIC KEY') || label === 'CERTIFICATE'
+        ? `it holds a "${label}", not the private key: give the file keys generate wrote with --out`
+        : `it holds a PEM "${label}" block, not "PRIVATE KEY"`;
   }
 }
 
@@ -175,7 +212,10 @@ export async function importPrivateKey(text: string, format: PrivateKeyFormat, f
       key = imported;
     }
   } catch {
-    throw new KeyStoreError('invalid_key_file', `${file} is not a private RSA key in ${format === 'pkcs8' ? 'PKCS#8 PEM' : 'JWK'} form.`);
+    throw new KeyStoreError(
+      'invalid_key_file',
+      `${file} is not a private RSA key in ${format === 'pkcs8' ? 'PKCS#8 PEM' : 'JWK'} form: ${whatKeyTextHolds(text, format)}.`,
+    );
   }
   const bits = (key.algorithm as { modulusLength?: number }).modulusLength ?? 0;
   if (bits < MIN_MODULUS_BITS) {

@@ -3,6 +3,28 @@
  * are checked by the package's one home of option checks (src/core/options.ts, through src/internal).
  */
 import { ErnError, formatTenantErn } from '../index.js';
+import { isHttpsUri, quote } from '../internal/index.js';
+
+/** What the contract asks of an `iss` and an audience, as the gateway's registry checks it. */
+export const URI_RULE = 'must be an https: URI without credentials (http: only on a loopback host)';
+
+/** What a URI `value` that breaks {@link URI_RULE} is, for the message: never a credential. */
+function describeUri(value: string): string {
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  return url !== undefined && (url.username !== '' || url.password !== '') ? 'a URI carrying credentials' : quote(value);
+}
+
+/** An `iss` the gateway's registry can hold: a URI by {@link URI_RULE}. @throws {TypeError} naming `name` and the value. */
+export function issuerOption(name: string, value: unknown): string {
+  const issuer = textOption(name, value);
+  if (!isHttpsUri(issuer)) throw new TypeError(`${name} ${URI_RULE}, got ${describeUri(issuer)}`);
+  return issuer;
+}
 
 /** A non-empty string without surrounding white space. */
 export function textOption(name: string, value: unknown): string {

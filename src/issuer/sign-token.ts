@@ -6,7 +6,7 @@ import { parseTenantErn } from '../index.js';
 import { booleanOption, MAX_ENTRY_LIFETIME, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { signClaims } from './compact.js';
 import type { SigningKey } from './key-file.js';
-import { namesOption, textOption } from './options.js';
+import { issuerOption, namesOption, textOption } from './options.js';
 import { signRs256 } from './rsa-key.js';
 import { type ClaimSettings, type SignInput, buildClaims } from './token-claims.js';
 
@@ -17,7 +17,10 @@ export interface SignTokenOptions {
    * awaited only once the claims have passed, so a refused token is reported before a bad key.
    */
   readonly key: SigningKey | PromiseLike<SigningKey>;
-  /** The `iss` (and `sub`) of the token, as registered with the gateway. */
+  /**
+   * The `iss` (and `sub`) of the token, as registered with the gateway: an HTTPS URI without
+   * credentials (`http:` only on a loopback host, for tests), as the registry requires.
+   */
   readonly issuer: string;
   /** The `aud` of the token: one audience or several. */
   readonly audience: string | readonly string[];
@@ -80,7 +83,7 @@ function settingsOf(options: SignTokenOptions, tenant: unknown): ClaimSettings {
   booleanOption(OWNER, 'emitExp', options.emitExp, true);
   if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError(`${OWNER}: now must be a function`);
   return {
-    issuer: textOption(`${OWNER}: issuer`, options.issuer),
+    issuer: issuerOption(`${OWNER}: issuer`, options.issuer),
     audience: typeof audience === 'string' ? audience : Object.freeze([...audience]),
     products: namesOption(`${OWNER}: product`, options.product, false) ?? productOf(tenant),
     tenants: null,

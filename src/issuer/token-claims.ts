@@ -4,6 +4,7 @@
  * {@link IssuerError} naming the input.
  */
 import { ErnError, SCOPES, type TenantErn, type UserReference, parseTenantErn, parseUserReference } from '../index.js';
+import { describeValue } from '../internal/index.js';
 import { IssuerError } from './errors.js';
 
 /** What a token is for. */
@@ -118,14 +119,14 @@ function checkUser(value: unknown, tenant: TenantErn): string | undefined {
 function checkTenantName(value: unknown): string | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'string' || value.trim() === '')
-    throw new IssuerError('invalid_tenant_name', 'tenantName must be a non-empty string', 'tenantName');
+    throw new IssuerError('invalid_tenant_name', `tenantName must be a non-empty string, got ${describeValue(value)}`, 'tenantName');
   return value;
 }
 
 function checkLifetime(value: unknown, settings: ClaimSettings): number {
   if (value === undefined) return settings.lifetime;
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-    throw new IssuerError('invalid_lifetime', 'lifetime must be a whole number of seconds above 0', 'lifetime');
+    throw new IssuerError('invalid_lifetime', `lifetime must be a whole number of seconds above 0, got ${describeValue(value)}`, 'lifetime');
   }
   if (value > settings.maxLifetime) {
     throw new IssuerError('lifetime_exceeded', `lifetime ${value} s is over the ${settings.maxLifetime} s the gateway accepts`, 'lifetime');

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
@@ -134,6 +134,7 @@ describe('paygate-auth token sign', () => {
     [['--tenant', 'ern:acme/t-1'], 'refused (invalid_tenant, --tenant)'],
     [['--product', 'globex'], 'refused (tenant_not_allowed, --tenant)'],
     [['--lifetime', '90000'], 'refused (lifetime_exceeded, --lifetime)'],
+    [['--lifetime', '1.5'], 'refused (invalid_lifetime, --lifetime): lifetime must be a whole number of seconds above 0, got "1.5"'],
     [['--user', 'ern:globex/tenants/t-1/users/u-1'], 'refused (invalid_user, --user)'],
   ])('refuses %j, naming the option, and exits 1', async (extra, message) => {
     const key = await generate(`refused-${extra.join('')}`.replace(/[^\w-]/g, '_'));
@@ -147,6 +148,10 @@ describe('paygate-auth token sign', () => {
     [['--max-lifetime', '999999999'], '--max-lifetime must be a number of seconds above 0 and at most 604800, got 999999999'],
     [['--product', 'acme/x'], '--product must be a name'],
     [['--issuer', ' https://auth.acme.example'], '--issuer must be a non-empty string without surrounding white space'],
+    [
+      ['--issuer', 'auth.acme.example'],
+      '--issuer must be an https: URI without credentials (http: only on a loopback host), got "auth.acme.example"',
+    ],
     [['--audience', ' https://other.example'], '--audience must be a non-empty string without surrounding white space'],
   ])('takes a bad value %j as a usage mistake naming the flag (exit 2)', async (extra, message) => {
     const key = await generate(`usage-${extra.join('')}`.replace(/[^\w-]/g, '_'));
@@ -199,6 +204,15 @@ describe('file errors of the key commands', () => {
     expect(err).toBe(`paygate-auth token sign: cannot read --key "${missing}": no such file or directory (ENOENT)\n`);
   });
 
+  it('token sign --key <a directory> fails (exit 1) saying it is a directory, whatever its mode', async () => {
+    const folder = join(directory, 'a-folder');
+    await mkdir(folder, { mode: 0o755 });
+    await chmod(folder, 0o755);
+    const { code, err } = await cli(signArgs(folder));
+    expect(code).toBe(EXIT.failed);
+    expect(err).toBe(`paygate-auth token sign: cannot read --key "${folder}": is a directory, not a file (EISDIR)\n`);
+  });
+
   it('keys generate --out under a file fails (exit 1) with one line naming the file', async () => {
     await writeFile(join(directory, 'a-file'), '');
     const out = join(directory, 'a-file', 'key.pem');
@@ -207,10 +221,50 @@ describe('file errors of the key commands', () => {
     expect(err).toMatch(/^paygate-auth keys generate: cannot write --out ".*a-file\/key\.pem": ".*a-file" exists already \(EEXIST\)\n$/);
   });
 
+  it('keys generate --out <an existing file> fails (exit 1) naming --out and what to do', async () => {
+    const out = join(directory, 'existing.pem');
+    await writeFile(out, 'kept', { mode: 0o600 });
+    const { code, err } = await cli(['keys', 'generate', '--out', out]);
+    expect(code).toBe(EXIT.failed);
+    expect(err).toBe(
+      `paygate-auth keys generate: cannot write --out "${out}": exists already (key_exists); a key file is never overwritten: give another --out, or move that file away\n`,
+    );
+    expect(await readFile(out, 'utf8')).toBe('kept');
+  });
+
+  it('keys generate --jwks <an existing file> fails (exit 1) naming it, before any key is written', async () => {
+    const jwks = join(directory, 'taken.jwks.json');
+    await writeFile(jwks, '{"keys":[]}\n');
+    const out = join(directory, 'not-written.pem');
+    const { code, err } = await cli(['keys', 'generate', '--out', out, '--jwks', jwks]);
+    expect(code).toBe(EXIT.failed);
+    expect(err).toMatch(new RegExp(`^paygate-auth keys generate: cannot write --jwks "${jwks}": exists already \\(EEXIST\\);.*--jwks`));
+    expect(err).not.toContain('.tmp');
+    await expect(stat(out)).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(await readFile(jwks, 'utf8')).toBe('{"keys":[]}\n');
+  });
+
+  it('keys generate with --jwks naming the --out file is a usage mistake (exit 2), and nothing is written', async () => {
+    const out = join(directory, 'same.pem');
+    const { code, err } = await cli(['keys', 'generate', '--out', out, '--jwks', out]);
+    expect(code).toBe(EXIT.usage);
+    expect(err).toContain('--jwks must name another file than --out');
+    await expect(stat(out)).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it('issuers import of a missing file fails (exit 2) with one line naming the file', async () => {
     const { code, err } = await cli(['issuers', 'import', join(directory, 'none.json')]);
     expect(code).toBe(EXIT.usage);
     expect(err.split('\n')[0]).toMatch(/cannot read the file of entries ".*none\.json": no such file or directory \(ENOENT\)$/);
+  });
+
+  it('doctor --jwks <a directory> fails (exit 2) saying so, not as a JWKS download that failed', async () => {
+    const folder = join(directory, 'jwks-folder');
+    await mkdir(folder);
+    const { code, err, out } = await cli(['doctor', 'a.b.c', '--issuer', ISS, '--product', 'acme', '--audience', AUD, '--jwks', folder]);
+    expect(code).toBe(EXIT.usage);
+    expect(err.split('\n')[0]).toBe(`paygate-auth doctor: cannot read --jwks "${folder}": is a directory, not a file (EISDIR)`);
+    expect(out).not.toContain('jwks.file.invalid');
   });
 
   it('doctor --jwks of a missing file fails (exit 2) with one line naming the file', async () => {

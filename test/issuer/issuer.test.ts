@@ -1,7 +1,15 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import { describe, expect, it, vi } from 'vitest';
-import { InMemoryKeyStore, type Issuer, type IssuerOptions, IssuerError, KeyStoreError, createIssuer } from '../../src/issuer/index.js';
+import {
+  InMemoryKeyStore,
+  type Issuer,
+  type IssuerOptions,
+  IssuerError,
+  type KeyRecord,
+  KeyStoreError,
+  createIssuer,
+} from '../../src/issuer/index.js';
 import { fakeClock, type FakeClock } from '../support/jwks-clock.js';
 import { PATIENCE_MS } from '../support/loaded-machine.js';
 
@@ -141,6 +149,12 @@ describe('issuer.sign', () => {
     const { issuer } = await ready({ maxLifetime: 7200 });
     const claims = decodeJwt(await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'], lifetime: 7200 }));
     expect((claims.expt as number) - (claims.nbf as number)).toBe(7200);
+  });
+
+  it('caps the default lifetime by a maxLifetime under 300 s, so that the gateway accepts the token', async () => {
+    const { issuer } = await ready({ maxLifetime: 60 });
+    const claims = decodeJwt(await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }));
+    expect((claims.expt as number) - (claims.iat as number)).toBe(60);
   });
 });
 
@@ -384,6 +398,84 @@ describe('createIssuer and the public keys a store gives', () => {
     for (const record of await store.loadSchedule()) expect(Object.keys(record.publicJwk).sort()).toEqual(members);
     clock.advance(HOUR);
     await expect(issuer.sign({ tenant: TENANT, scopes: ['pay:processPayments'] })).resolves.toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+  });
+});
+
+describe('createIssuer and a kid the schedule already holds', () => {
+  /** A store whose generate() resolves, on call `repeatAt`, the key it gave first (a KMS alias reused, a cache gone wrong). */
+  class RepeatingKeyStore extends InMemoryKeyStore {
+    #first: Awaited<ReturnType<InMemoryKeyStore['generate']>> | undefined;
+    #calls = 0;
+    constructor(readonly repeatAt: number) {
+      super();
+    }
+    override async generate() {
+      this.#calls += 1;
+      const jwk = await super.generate();
+      this.#first ??= jwk;
+      return this.#calls === this.repeatAt ? this.#first : jwk;
+    }
+  }
+
+  it('refuses at start-up a standby whose kid is the first key’s (key_exists), naming the kid', async () => {
+    const store = new RepeatingKeyStore(2);
+    const error = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(KeyStoreError);
+    const [kid] = store.kids;
+    expect([(error as KeyStoreError).code, (error as KeyStoreError).message]).toEqual(['key_exists', expect.stringContaining(`"${kid}"`)]);
+  });
+
+  it('refuses a saved schedule that holds one kid twice (invalid_schedule), naming the kid: nothing is published', async () => {
+    const store = new InMemoryKeyStore();
+    const first = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store });
+    const [record] = await store.loadSchedule();
+    await store.saveSchedule([...(await store.loadSchedule()), { ...(record as KeyRecord), publishedAt: 0, signsFrom: 0 }]);
+    const error = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(KeyStoreError);
+    expect([(error as KeyStoreError).code, (error as KeyStoreError).message]).toEqual([
+      'invalid_schedule',
+      expect.stringContaining(`"${record?.kid}"`),
+    ]);
+    await expect(first.tick()).rejects.toMatchObject({ code: 'invalid_schedule' });
+    expect(new Set(kids(first)).size).toBe(kids(first).length);
+  });
+
+  it('refuses a next key whose kid is already published: the JWKS never lists a kid twice and the signing key stays', async () => {
+    const clock = fakeClock();
+    const issuer = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: new RepeatingKeyStore(3), now: clock.now });
+    clock.advance(48 * HOUR); // the first key has signed for 47 h: its successor is due
+    const signing = signingKid(issuer);
+    await expect(issuer.tick()).rejects.toMatchObject({ name: 'KeyStoreError', code: 'key_exists' });
+    expect(new Set(kids(issuer)).size).toBe(kids(issuer).length);
+    expect(decodeProtectedHeader(await issuer.sign({ tenant: TENANT, scopes: ['pay:processPayments'] })).kid).toBe(signing);
+  });
+});
+
+describe('a key generated after start-up', () => {
+  /** A store that, once `swap` is set, signs each new key's data with another key (a KMS key mapped wrongly). */
+  class SwappingKeyStore extends InMemoryKeyStore {
+    swap = false;
+    readonly #signer = new Map<string, string>();
+    override async generate() {
+      const jwk = await super.generate();
+      if (this.swap) this.#signer.set(jwk.kid, (await super.generate()).kid);
+      return jwk;
+    }
+    override sign(kid: string, data: Uint8Array) {
+      return super.sign(this.#signer.get(kid) ?? kid, data);
+    }
+  }
+
+  it('is probed as the start-up keys are: one that does not match its published half is refused (key_mismatch), never published', async () => {
+    const clock = fakeClock();
+    const store = new SwappingKeyStore();
+    const issuer = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store, now: clock.now });
+    const before = kids(issuer);
+    store.swap = true;
+    clock.advance(48 * HOUR); // the next key is due
+    await expect(issuer.tick()).rejects.toMatchObject({ name: 'KeyStoreError', code: 'key_mismatch' });
+    expect(kids(issuer)).toEqual(before);
+    expect((await store.loadSchedule()).map((record) => record.kid).sort()).toEqual([...before].sort());
   });
 });
 

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { chmod, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calculateJwkThumbprint } from 'jose';
@@ -73,6 +73,37 @@ describe('readPrivateKeyFile', () => {
     await generateKeyFile(file);
     await chmod(file, 0o644);
     expect(await codeOf(readPrivateKeyFile(file))).toBe('insecure_key_file');
+  });
+
+  it('refuses a directory as one (EISDIR), never advising chmod 600 for it', async () => {
+    const folder = join(directory, 'keys-folder');
+    await mkdir(folder, { mode: 0o755 });
+    await chmod(folder, 0o755);
+    const error: unknown = await readPrivateKeyFile(folder).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'EISDIR' });
+    expect((error as Error).message).not.toContain('chmod');
+  });
+
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+  it.each([
+    [
+      'a PKCS#1 PEM',
+      rsa.privateKey.export({ type: 'pkcs1', format: 'pem' }) as string,
+      ['"RSA PRIVATE KEY"', 'openssl pkcs8 -topk8 -nocrypt'],
+    ],
+    ['a public key PEM', rsa.publicKey.export({ type: 'spki', format: 'pem' }) as string, ['"PUBLIC KEY"', 'not the private key']],
+    ['an EC PKCS#8 PEM', ec.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, ['"PRIVATE KEY"', 'not an RSA key']],
+    ['a public JWK', JSON.stringify(rsa.publicKey.export({ format: 'jwk' })), ['public JWK (no "d")', 'not the private key']],
+    ['an EC private JWK', JSON.stringify(ec.privateKey.export({ format: 'jwk' })), ['kty is "EC"', 'not "RSA"']],
+  ])('refuses %s as invalid_key_file, saying what it holds and what to do, never its content', async (_kind, text, facts) => {
+    const file = join(directory, `wrong-kind-${facts[0]?.replace(/\W/g, '')}`);
+    await writeFile(file, text, { mode: 0o600 });
+    const error: unknown = await readPrivateKeyFile(file).catch((caught: unknown) => caught);
+    expect((error as KeyStoreError).code).toBe('invalid_key_file');
+    for (const fact of facts) expect((error as KeyStoreError).message).toContain(fact);
+    const body = text.split('\n').find((line) => line.length > 40) ?? text.slice(20, 60);
+    expect((error as KeyStoreError).message).not.toContain(body);
   });
 
   it('refuses a key under 2048 bits (weak_key)', async () => {

@@ -90,6 +90,16 @@ describe('signToken', () => {
     });
   });
 
+  it.each([
+    [{ lifetime: 1.5 }, 'invalid_lifetime', 'got 1.5'],
+    [{ lifetime: '600' }, 'invalid_lifetime', 'got "600"'],
+    [{ tenantName: '  ' }, 'invalid_tenant_name', 'got "  "'],
+  ])('refuses the input %j, naming the value found', async (extra, code, found) => {
+    const error = await signToken({ ...INPUT, ...(extra as object) }, options()).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(IssuerError);
+    expect([(error as IssuerError).code, (error as IssuerError).message]).toEqual([code, expect.stringContaining(found)]);
+  });
+
   it('refuses a lifetime over maxLifetime, and caps the default lifetime by it', async () => {
     expect(await refusal(signToken({ ...INPUT, lifetime: 61 }, options({ maxLifetime: 60 })))).toStrictEqual({
       code: 'lifetime_exceeded',
@@ -101,6 +111,24 @@ describe('signToken', () => {
 
   it('writes only expt with emitExp false', async () => {
     expect(decodeJwt(await signToken(INPUT, options({ emitExp: false })))).not.toHaveProperty('exp');
+  });
+
+  it.each([
+    ['auth.acme.example', 'got "auth.acme.example"'],
+    ['http://auth.acme.example', 'got "http://auth.acme.example"'],
+    ['https://user:pass@auth.acme.example', 'got a URI carrying credentials'],
+  ])('refuses the issuer %j, which no gateway registers, naming the rule and the value', async (issuer, found) => {
+    const error = await signToken(INPUT, options({ issuer })).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toMatch(
+      /^signToken: issuer must be an https: URI without credentials \(http: only on a loopback host\)/,
+    );
+    expect((error as Error).message).toContain(found);
+    expect((error as Error).message).not.toContain('pass');
+  });
+
+  it('takes an http: issuer on a loopback host (tests, examples)', async () => {
+    expect(decodeJwt(await signToken(INPUT, options({ issuer: 'http://127.0.0.1:8080' }))).iss).toBe('http://127.0.0.1:8080');
   });
 
   it.each([
