@@ -126,7 +126,11 @@ function checkTenantName(value: unknown): string | undefined {
 function checkLifetime(value: unknown, settings: ClaimSettings): number {
   if (value === undefined) return settings.lifetime;
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) {
-    throw new IssuerError('invalid_lifetime', `lifetime must be a whole number of seconds above 0, got ${describeValue(value)}`, 'lifetime');
+    throw new IssuerError(
+      'invalid_lifetime',
+      `lifetime must be a whole number of seconds above 0, got ${describeValue(value)}`,
+      'lifetime',
+    );
   }
   if (value > settings.maxLifetime) {
     throw new IssuerError('lifetime_exceeded', `lifetime ${value} s is over the ${settings.maxLifetime} s the gateway accepts`, 'lifetime');
