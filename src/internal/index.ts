@@ -22,6 +22,7 @@ export {
 export { MAX_ENTRY_LIFETIME, checkIssuerEntry, deriveRegistry, isHttpsUri } from '../core/registry.js';
 export { WITHDRAWN_KEPT, checkKeyHistoryEntry } from '../core/key-history.js';
 export { findNearMiss } from '../core/near-miss.js';
+export { rejectReason as jwkRejectReason } from '../core/jwk.js';
 export { normalizeScopeRequirement } from '../core/scopes.js';
 export { VERIFIER_OPTION_NAMES } from '../core/verifier.js';
 export { scopeFailure } from '../http/authenticate.js';

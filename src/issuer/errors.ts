@@ -40,6 +40,7 @@ export type KeyStoreErrorCode =
   | 'insecure_directory'
   | 'invalid_key_file'
   | 'weak_key'
+  | 'unusable_key'
   | 'key_mismatch'
   | 'invalid_schedule'
   | 'schedule_missing'

@@ -6,6 +6,7 @@ import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 import {
   booleanOption,
   isHttpsUri,
+  jwkRejectReason,
   MAX_ENTRY_LIFETIME,
   numberOption,
   rejectUnknownOptions,
@@ -250,13 +251,31 @@ function checkAudience(value: unknown): string | readonly string[] {
   return typeof value === 'string' ? value : Object.freeze([...list]);
 }
 
-/** Refuses a key under the gateway's 2048 bits, from any store. @throws {KeyStoreError} `weak_key`. */
-function checkStrength(jwk: RsaPublicJwk): void {
+/** What a key of this issuer is published for: the verifier's key rule is judged against it. */
+const PUBLISHED_ALGORITHMS: ReadonlySet<string> = new Set(['RS256']);
+
+/**
+ * Refuses a key, from any store, that every gateway would ignore: under 2048 bits (`weak_key`,
+ * naming its size), or breaking another of the verifier's own key rules (`unusable_key`: a kid
+ * over 256 characters, a modulus over 8192 bits or even, an exponent that is not odd from 3 to
+ * 2^32, `n` or `e` not base64url), which it would otherwise publish for tokens no gateway accepts.
+ * @throws {KeyStoreError}
+ */
+function checkPublishable(jwk: RsaPublicJwk): void {
   const bits = modulusBits(jwk);
   if (bits < MIN_MODULUS_BITS) {
     throw new KeyStoreError(
       'weak_key',
-      `The key store's key "${jwk.kid}" is a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_BITS} bits.`,
+      `The key store's key ${quote(jwk.kid)} is a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_BITS} bits.`,
+    );
+  }
+  const reason = jwkRejectReason(jwk, PUBLISHED_ALGORITHMS);
+  if (reason !== null) {
+    throw new KeyStoreError(
+      'unusable_key',
+      `The key store's key ${quote(jwk.kid)} breaks the gateway's key rule (${reason}), so every verifier would ignore it ` +
+        'and refuse its tokens; nothing was published. Make the store give RSA keys of 2048 to 8192 bits, exponent 65537, ' +
+        'and a kid of 1 to 256 characters.',
     );
   }
 }
@@ -387,7 +406,7 @@ class RotatingIssuer implements Issuer {
   /** A new key from the store, to join `held` (the schedule it is added to). */
   async #newKey(held: Schedule, publishedAt: number, signsFrom: number, standby: boolean): Promise<KeyRecord> {
     const publicJwk = publishedJwk(await this.#store.generate());
-    checkStrength(publicJwk);
+    checkPublishable(publicJwk);
     checkNewKid(publicJwk.kid, [...recordsOf(held), ...this.#compromised]);
     const record: KeyRecord = { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom, ...(standby ? { standby: true as const } : {}) };
     // Probed before it is published, as the keys are at start-up: a store that signs with another
@@ -440,7 +459,7 @@ class RotatingIssuer implements Issuer {
    * unreadable or swapped key file fails now and not at the first `sign()`.
    */
   async #probe(record: KeyRecord): Promise<void> {
-    checkStrength(record.publicJwk);
+    checkPublishable(record.publicJwk);
     const data = new TextEncoder().encode(`paygate-auth key probe ${record.kid}`);
     const signature = await this.#store.sign(record.kid, data);
     const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };

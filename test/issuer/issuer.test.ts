@@ -10,6 +10,7 @@ import {
   KeyStoreError,
   createIssuer,
 } from '../../src/issuer/index.js';
+import type { RsaPublicJwk } from '../../src/index.js';
 import { fakeClock, type FakeClock } from '../support/jwks-clock.js';
 import { PATIENCE_MS } from '../support/loaded-machine.js';
 
@@ -376,6 +377,64 @@ describe('createIssuer and weak keys', () => {
     const error = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: weak }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(KeyStoreError);
     expect([(error as KeyStoreError).code, (error as KeyStoreError).message]).toEqual(['weak_key', expect.stringContaining('1024-bit')]);
+  });
+});
+
+describe("createIssuer and the gateway's key rule", () => {
+  /** A store whose generate() resolves its key changed by `change`. */
+  function storeGiving(change: (jwk: RsaPublicJwk) => RsaPublicJwk): InMemoryKeyStore {
+    const store = new InMemoryKeyStore();
+    const generate = store.generate.bind(store);
+    store.generate = async () => change(await generate());
+    return store;
+  }
+
+  /** A store that names the keys it makes `prefix` and a number, and signs under those names. */
+  function storeNaming(prefix: string): InMemoryKeyStore {
+    const store = new InMemoryKeyStore();
+    const generate = store.generate.bind(store);
+    const sign = store.sign.bind(store);
+    const made = new Map<string, string>();
+    store.generate = async () => {
+      const jwk = await generate();
+      const kid = `${prefix}${made.size}`;
+      made.set(kid, jwk.kid);
+      return { ...jwk, kid };
+    };
+    store.sign = (kid, data) => sign(made.get(kid) ?? kid, data);
+    return store;
+  }
+
+  async function refusal(store: InMemoryKeyStore): Promise<KeyStoreError> {
+    const error = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(KeyStoreError);
+    return error as KeyStoreError;
+  }
+
+  it('refuses a key whose kid is over 256 characters, which a verifier ignores (unusable_key)', async () => {
+    const error = await refusal(storeNaming('k'.repeat(256)));
+    expect([error.code, error.message]).toEqual(['unusable_key', expect.stringContaining('kid is longer than 256 characters')]);
+  });
+
+  it('refuses a key whose modulus is even, which a verifier ignores (unusable_key)', async () => {
+    const even = (n: string): string => {
+      const bytes = Buffer.from(n, 'base64url');
+      bytes[bytes.length - 1] = (bytes[bytes.length - 1] as number) & 0xfe;
+      return bytes.toString('base64url');
+    };
+    const error = await refusal(storeGiving((jwk) => ({ ...jwk, n: even(jwk.n) })));
+    expect([error.code, error.message]).toEqual(['unusable_key', expect.stringContaining('modulus is even')]);
+  });
+
+  it('refuses a key whose exponent is even, which a verifier ignores (unusable_key)', async () => {
+    const error = await refusal(storeGiving((jwk) => ({ ...jwk, e: Buffer.from([1, 0, 0]).toString('base64url') })));
+    expect([error.code, error.message]).toEqual(['unusable_key', expect.stringContaining('exponent is not an odd number')]);
+  });
+
+  it('publishes nothing when the key it generated is refused', async () => {
+    const store = storeNaming('k'.repeat(256));
+    await refusal(store);
+    expect(await store.loadSchedule()).toEqual([]);
   });
 });
 
