@@ -81,14 +81,16 @@ function failure(error: unknown, settings: Pick<AdapterSettings, 'realm' | 'forw
   };
 }
 
-/** Every `Authorization` value among Node's raw header lines: none, one, or several. */
+/** Every `Authorization` value among Node's raw header lines: none, one, or several (appended, so linear in the lines). */
 function authorizationLines(lines: readonly string[]): string | readonly string[] | undefined {
   let found: string | string[] | undefined;
   for (let index = 0; index + 1 < lines.length; index += 2) {
     const name = lines[index] as string;
     if (name.length !== 13 || name.toLowerCase() !== 'authorization') continue;
     const value = lines[index + 1] as string;
-    found = found === undefined ? value : typeof found === 'string' ? [found, value] : [...found, value];
+    if (found === undefined) found = value;
+    else if (typeof found === 'string') found = [found, value];
+    else found.push(value);
   }
   return found;
 }
