@@ -32,6 +32,22 @@ export async function syncDirectory(directory: string): Promise<void> {
 }
 
 /**
+ * Creates `directory` with `mode` (and the missing directories above it) durably: each new
+ * directory's entry is fsynced in its parent, or a crash could lose the new directory, and the
+ * key files written into it with it. An existing directory is left as it is.
+ */
+export async function makeDirectoryDurably(directory: string, mode: number): Promise<void> {
+  const [fs, path] = await Promise.all([import('node:fs/promises'), import('node:path')]);
+  const first = await fs.mkdir(directory, { recursive: true, mode });
+  if (first === undefined) return;
+  // From the deepest new directory up to the first one made: each one's parent holds its entry.
+  for (let made = path.resolve(directory); ; made = path.dirname(made)) {
+    await syncDirectory(path.dirname(made));
+    if (made === path.resolve(first)) return;
+  }
+}
+
+/**
  * Writes `text` to `file` crash-safely with `mode`. With `overwrite: false` an existing `file` is
  * kept and the write fails with the `EEXIST` error.
  */

@@ -5,7 +5,7 @@
  */
 import type { RsaPublicJwk } from '../index.js';
 import { numberOption, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
-import { hasCode, removeFileDurably, writeFileDurably } from './durable-file.js';
+import { hasCode, makeDirectoryDurably, removeFileDurably, writeFileDurably } from './durable-file.js';
 import { KeyStoreError } from './errors.js';
 import {
   type PrivateKeyFormat,
@@ -170,8 +170,7 @@ export class FileKeyStore implements KeyStore {
   #directory(): Promise<void> {
     if (this.#checked === undefined) {
       const checked = (async () => {
-        const { fs } = await this.#node();
-        await fs.mkdir(this.directory, { recursive: true, mode: 0o700 });
+        await makeDirectoryDurably(this.directory, 0o700);
         await checkKeyDirectoryMode(this.directory);
       })();
       // A refusal is not remembered: after a chmod, the next call checks again.

@@ -6,7 +6,7 @@
 import { rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, importJWK, importPKCS8 } from 'jose';
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
-import { hasCode, writeFileDurably } from './durable-file.js';
+import { hasCode, makeDirectoryDurably, writeFileDurably } from './durable-file.js';
 import { KeyStoreError } from './errors.js';
 import { type CryptoKey, checkModulusLength, generateRsaKeyPair } from './rsa-key.js';
 
@@ -120,8 +120,8 @@ export async function readPrivateKeyFile(file: string, options: ReadPrivateKeyFi
  * never overwrites a file (`key_exists`).
  */
 export async function writePrivateKeyFile(file: string, text: string): Promise<void> {
-  const [fs, path] = await Promise.all([import('node:fs/promises'), import('node:path')]);
-  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const path = await import('node:path');
+  await makeDirectoryDurably(path.dirname(file), 0o700);
   try {
     await writeFileDurably(file, text, { mode: PRIVATE_FILE_MODE, overwrite: false });
   } catch (error) {

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 vi.mock('node:fs/promises', async (original) => (await import('../support/fs-steps.js')).recordingFs(await original()));
 
 const { steps } = await import('../support/fs-steps.js');
-const { writeFileDurably } = await import('../../src/issuer/durable-file.js');
+const { makeDirectoryDurably, writeFileDurably } = await import('../../src/issuer/durable-file.js');
 
 let directory: string;
 
@@ -36,5 +36,23 @@ describe('writeFileDurably', () => {
     });
     expect(await readFile(file, 'utf8')).toBe('first');
     expect(await readdir(directory)).toEqual(['k.pem']);
+  });
+});
+
+describe('makeDirectoryDurably', () => {
+  it('fsyncs the parent of each directory it creates, deepest first', async () => {
+    await makeDirectoryDurably(join(directory, 'a', 'b', 'c'), 0o700);
+    expect(steps).toEqual(['fsync b', 'fsync a', `fsync ${directory.split('/').pop()}`]);
+    expect(await readdir(join(directory, 'a', 'b'))).toEqual(['c']);
+  });
+
+  it('creates each new directory with the mode given', async () => {
+    await makeDirectoryDurably(join(directory, 'keys'), 0o700);
+    expect((await stat(join(directory, 'keys'))).mode & 0o777).toBe(0o700);
+  });
+
+  it('syncs nothing for a directory that exists already', async () => {
+    await makeDirectoryDurably(directory, 0o700);
+    expect(steps).toEqual([]);
   });
 });
