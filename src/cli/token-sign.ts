@@ -54,6 +54,7 @@ const OPTION_OF: Readonly<Record<string, string>> = {
   user: '--user',
   tenantName: '--tenant-name',
   lifetime: '--lifetime',
+  kid: '--kid',
 };
 
 /** The flag each `signToken` option comes from, to name it in a usage mistake. */

@@ -23,6 +23,7 @@ export { MAX_ENTRY_LIFETIME, checkIssuerEntry, deriveRegistry, isHttpsUri } from
 export { WITHDRAWN_KEPT, checkKeyHistoryEntry } from '../core/key-history.js';
 export { findNearMiss } from '../core/near-miss.js';
 export { rejectReason as jwkRejectReason } from '../core/jwk.js';
+export { MAX_KID_LENGTH } from '../core/jose-header.js';
 export { normalizeScopeRequirement } from '../core/scopes.js';
 export { VERIFIER_OPTION_NAMES } from '../core/verifier.js';
 export { scopeFailure } from '../http/authenticate.js';

@@ -13,6 +13,7 @@ export type IssuerErrorCode =
   | 'invalid_tenant_name'
   | 'invalid_lifetime'
   | 'lifetime_exceeded'
+  | 'invalid_kid'
   | 'key_not_ready'
   | 'unknown_key';
 

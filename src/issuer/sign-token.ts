@@ -3,8 +3,9 @@
  * `sign()`: for trying things out and for tests, without a key store or a rotation schedule.
  */
 import { parseTenantErn } from '../index.js';
-import { booleanOption, MAX_ENTRY_LIFETIME, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { booleanOption, MAX_ENTRY_LIFETIME, MAX_KID_LENGTH, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { signClaims } from './compact.js';
+import { IssuerError } from './errors.js';
 import type { SigningKey } from './key-file.js';
 import { issuerOption, namesOption, textOption } from './options.js';
 import { signRs256 } from './rsa-key.js';
@@ -111,5 +112,12 @@ export async function signToken(input: SignInput, options: SignTokenOptions): Pr
   const { privateKey, kid } = (await key) ?? {};
   if (privateKey === undefined || typeof kid !== 'string' || kid === '')
     throw new TypeError(`${OWNER}: key must hold a privateKey and a non-empty kid`);
+  if (kid.length > MAX_KID_LENGTH) {
+    throw new IssuerError(
+      'invalid_kid',
+      `kid is ${kid.length} characters, over the ${MAX_KID_LENGTH} a gateway accepts: it would refuse the token (missing_kid). Give the key a shorter kid.`,
+      'kid',
+    );
+  }
   return signClaims({ alg: 'RS256', typ: 'JWT', kid }, claims, (data) => signRs256(privateKey, data));
 }

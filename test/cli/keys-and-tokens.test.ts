@@ -123,6 +123,13 @@ describe('paygate-auth token sign', () => {
     expect(doctor.code).toBe(EXIT.ok);
   });
 
+  it('refuses a --kid over 256 characters, naming it, and exits 1', async () => {
+    const key = await generate('long-kid');
+    const result = await cli(withOptions(signArgs(key.file), ['--kid', 'k'.repeat(257)]));
+    expect([result.code, result.out]).toEqual([EXIT.failed, '']);
+    expect(result.err).toContain('refused (invalid_kid, --kid): kid is 257 characters');
+  });
+
   it('writes only expt with --no-exp', async () => {
     const key = await generate('no-exp');
     const token = (await cli([...signArgs(key.file), '--no-exp'])).out.trim();

@@ -109,6 +109,16 @@ describe('signToken', () => {
     expect(claims.expt).toBe(NOW / 1000 + 60);
   });
 
+  it('refuses a kid over 256 characters, which a gateway refuses as missing_kid (invalid_kid)', async () => {
+    const long = { ...key, kid: 'k'.repeat(257) };
+    expect(await refusal(signToken(INPUT, options({ key: long })))).toEqual({ code: 'invalid_kid', field: 'kid' });
+  });
+
+  it('signs with a kid of 256 characters, the longest a gateway accepts', async () => {
+    const token = await signToken(INPUT, options({ key: { ...key, kid: 'k'.repeat(256) } }));
+    expect(decodeProtectedHeader(token).kid).toHaveLength(256);
+  });
+
   it('writes only expt with emitExp false', async () => {
     expect(decodeJwt(await signToken(INPUT, options({ emitExp: false })))).not.toHaveProperty('exp');
   });
