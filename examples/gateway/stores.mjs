@@ -113,6 +113,15 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
   const pool = new pg.Pool(poolSettings(url, { statementTimeout, connectTimeout }));
   // An idle connection cut by a database restart: the pool drops it and the next query reconnects.
   pool.on('error', () => {});
+  // Built before anything starts, so that an option they refuse stops the gateway at once: once the
+  // followers hold a connection, the pool cannot be ended.
+  let idempotency;
+  try {
+    idempotency = new PostgresIdempotencyStore(pool, { leaseTime, pendingWait, statementTimeout });
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
   try {
     await migrate(pool, { statementTimeout });
     // Two instances starting at once may both find the table empty: the second import finds the
@@ -146,7 +155,6 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
       await followers.close();
       throw error;
     });
-    const idempotency = new PostgresIdempotencyStore(pool, { leaseTime, pendingWait, statementTimeout });
     const purge = setInterval(() => idempotency.purgeExpired().catch(() => {}), 60_000);
     purge.unref();
     return {
