@@ -47,7 +47,7 @@ export interface FieldError {
   /** Where: `amount`, `meta.order_id`, `payment_details.line_items[2].tax_amount`. */
   readonly field: string;
   readonly code: FieldErrorCode;
-  /** For a person; never echoes a long value. */
+  /** For a person: the rule and the value found (a text cut and escaped, never a long value whole). */
   readonly message: string;
 }
 

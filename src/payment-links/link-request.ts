@@ -20,6 +20,7 @@
  * `null` counts as absent. Any other field is `unknown_field`.
  */
 import { ErnError, MAX_NAME_PART_LENGTH, parseReference } from '../index.js';
+import { quote } from '../internal/index.js';
 import { isPaymentCurrency } from './currencies.js';
 import type { FieldErrors } from './field-errors.js';
 import {
@@ -164,7 +165,11 @@ function readReference(body: JsonObject, name: 'department' | 'shopper', errors:
     return parseReference(value, rule.collection).id;
   } catch (error) {
     if (!(error instanceof ErnError)) throw error;
-    errors.add(name, 'invalid_format', `${name} must be "//${rule.collection}/<id>" (letters, digits, "-", "_", "." in the id).`);
+    errors.add(
+      name,
+      'invalid_format',
+      `${name} must be "//${rule.collection}/<id>" (letters, digits, "-", "_", "." in the id), got ${quote(value)}.`,
+    );
     return undefined;
   }
 }
@@ -183,7 +188,11 @@ function readTokenize(body: JsonObject, errors: FieldErrors): Tokenize | undefin
   const value = readText(body, 'tokenize', 'tokenize', errors, LINK_FIELD_RULES.tokenize);
   if (value === undefined) return member(body, 'tokenize', 'tokenize', errors, false) === undefined ? 'no' : undefined;
   if (!(TOKENIZE_VALUES as readonly string[]).includes(value)) {
-    errors.add('tokenize', 'invalid_value', `tokenize must be one of ${TOKENIZE_VALUES.map((v) => `"${v}"`).join(', ')}.`);
+    errors.add(
+      'tokenize',
+      'invalid_value',
+      `tokenize must be one of ${TOKENIZE_VALUES.map((v) => `"${v}"`).join(', ')}, got ${quote(value)}.`,
+    );
     return undefined;
   }
   return value as Tokenize;

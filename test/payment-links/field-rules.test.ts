@@ -203,6 +203,35 @@ describe('POST /payment-links/ field rules', () => {
     for (const error of (response.body as { errors: { message: string }[] }).errors) expect(error.message).not.toBe('');
   });
 
+  it.each<[label: string, body: Record<string, unknown>, field: string, found: string]>([
+    ['an amount with an exponent', validBody({ amount: '1e2' }), 'amount', 'got "1e2"'],
+    ['an amount with five decimals', validBody({ amount: '12.34567' }), 'amount', 'got "12.34567"'],
+    ['an amount of sixteen integer digits', validBody({ amount: '1234567890123456' }), 'amount', 'got "1234567890123456"'],
+    ['a zero amount', validBody({ amount: '0.00' }), 'amount', 'got "0.00"'],
+    ['a lower-case currency', validBody({ currency: 'eur' }), 'currency', 'got "eur"'],
+    ['an e-mail address without @', validBody({ email: 'jane.example.com' }), 'email', 'got "jane.example.com"'],
+    ['a department of another shape', validBody({ department: 'cardiology' }), 'department', 'got "cardiology"'],
+    ['a tokenize value', validBody({ tokenize: 'true' }), 'tokenize', 'got "true"'],
+    ['a duration out of range', validBody({ duration: 600_000 }), 'duration', 'got 600000'],
+    ['a fractional duration', validBody({ duration: 1.5 }), 'duration', 'got 1.5'],
+    ['a description too long', validBody({ description: 'x'.repeat(1001) }), 'description', 'got 1001'],
+    ['a meta value too long', validBody({ meta: { note: 'x'.repeat(501) } }), 'meta.note', 'got 501'],
+    ['too many line items', withLines(...Array(101).fill(line())), 'payment_details.line_items', 'got 101'],
+  ])('names the value found for %s', async (_label, body, field, found) => {
+    const response = await makeHandler()(jsonRequest(await callers.auth(), body));
+    const errors = (response.body as { errors: { field: string; message: string }[] }).errors;
+    expect(errors.find((error) => error.field === field)?.message).toContain(found);
+  });
+
+  it('names a long value found cut and escaped, never whole', async () => {
+    const amount = `1.5\u202e${'9'.repeat(10_000)}`;
+    const response = await makeHandler()(jsonRequest(await callers.auth(), validBody({ amount })));
+    const message = (response.body as { errors: { message: string }[] }).errors[0]?.message ?? '';
+    expect(message).toContain('got "1.5\\u202e999');
+    expect(message).not.toContain('\u202e');
+    expect(message.length).toBeLessThan(300);
+  });
+
   it('checks that the lines add up to the amount exactly', async () => {
     const handler = makeHandler();
     const response = await handler(
