@@ -6,7 +6,7 @@
  * SHA-256 of the body's canonical JSON (members sorted), so the same body sent with its members
  * in another order or other whitespace is the same request; any other difference is not.
  */
-import { sha256Hex } from '../internal/index.js';
+import { quote, sha256Hex } from '../internal/index.js';
 import { PaymentLinkError } from './errors.js';
 import type { HeadersLike } from './handler-request.js';
 import { headerValues } from './headers.js';
@@ -35,7 +35,8 @@ export function readIdempotencyKey(headers: HeadersLike): string | null {
   if (!KEY.test(key)) {
     throw new PaymentLinkError(
       'invalid_idempotency_key',
-      `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters without '"', ',' or '\\' (a UUID, say).`,
+      `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters without '"', ',' or '\\' (a UUID, say), ` +
+        `got ${quote(key)} (${key.length} characters).`,
     );
   }
   return key;

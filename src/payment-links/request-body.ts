@@ -2,7 +2,7 @@
  * The JSON body of a request: media type (415), size (413), syntax and repeated member names (400)
  * are decided here, before any field is looked at.
  */
-import { type MemberPath, findDuplicateMember } from '../internal/index.js';
+import { type MemberPath, findDuplicateMember, quote } from '../internal/index.js';
 import { PaymentLinkError } from './errors.js';
 import { indexPath, memberPath } from './field-errors.js';
 import type { HandlerRequest } from './handler-request.js';
@@ -28,16 +28,17 @@ function tooLarge(maxBytes: number): PaymentLinkError {
  */
 export function checkJsonContentType(request: HandlerRequest): void {
   const values = headerValues(request.headers, 'content-type');
-  if (values.length === 0) throw unsupported('The body must be sent as Content-Type: application/json.');
+  if (values.length === 0) throw unsupported('The body must be sent as Content-Type: application/json; the request has no Content-Type.');
   if (values.length > 1) throw unsupported('The request carries more than one Content-Type header.');
   const [mediaType = '', ...parameters] = (values[0] ?? '').split(';').map((part) => part.trim());
   if (mediaType.toLowerCase() !== 'application/json') {
-    throw unsupported('The body must be sent as Content-Type: application/json.');
+    throw unsupported(`The body must be sent as Content-Type: application/json, got ${quote(mediaType)}.`);
   }
   for (const parameter of parameters) {
     const [name = '', value = ''] = parameter.split('=').map((part) => part.trim());
-    if (name.toLowerCase() === 'charset' && value.replace(/^"|"$/g, '').toLowerCase() !== 'utf-8') {
-      throw unsupported('A JSON body must be encoded as UTF-8.');
+    const charset = value.replace(/^"|"$/g, '');
+    if (name.toLowerCase() === 'charset' && charset.toLowerCase() !== 'utf-8') {
+      throw unsupported(`A JSON body must be encoded as UTF-8 (charset=utf-8), got charset ${quote(charset)}.`);
     }
   }
 }

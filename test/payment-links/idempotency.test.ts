@@ -234,6 +234,16 @@ describe('POST /payment-links/ with Idempotency-Key', () => {
     expect(await handler.store.list(TENANT_A)).toEqual([]);
   });
 
+  it('names the key found in a 400 invalid_idempotency_key, cut and escaped, with its length', async () => {
+    const handler = makeHandler();
+    const key = `a b${'k'.repeat(300)}`;
+    const response = await handler(jsonRequest(await callers.auth(), validBody(), { 'idempotency-key': key }));
+    const detail = (response.body as { detail: string }).detail;
+    expect(detail).toContain('got "a bkkk');
+    expect(detail).toContain('303 characters');
+    expect(detail).not.toContain('k'.repeat(100));
+  });
+
   it('refuses two Idempotency-Key headers', async () => {
     const handler = makeHandler();
     const response = await handler({

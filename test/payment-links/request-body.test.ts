@@ -26,6 +26,14 @@ describe('POST /payment-links/ body handling', () => {
     expect(stored).toEqual([]);
   });
 
+  it.each([
+    ['the media type found', 'text/plain', '"text/plain"'],
+    ['the charset found', 'application/json; charset=iso-8859-1', '"iso-8859-1"'],
+  ])('names %s in a 415', async (_label, type, found) => {
+    const { response } = await send({ headers: { 'content-type': type }, body: json });
+    expect((response.body as { detail: string }).detail).toContain(found);
+  });
+
   it('refuses a body without Content-Type with 415', async () => {
     const { response } = await send({ headers: {}, body: json });
     expect(response.status).toBe(415);
