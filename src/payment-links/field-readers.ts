@@ -26,12 +26,7 @@ export function jsonType(value: unknown): string {
 /** Records `unknown_field` for every member of `object` not in `known`. */
 export function rejectUnknownFields(object: JsonObject, known: ReadonlySet<string>, parent: string, errors: FieldErrors): void {
   for (const name of Object.keys(object)) {
-    if (!known.has(name))
-      errors.add(
-        memberPath(parent, name),
-        'unknown_field',
-        `"${name.length > 40 ? `${name.slice(0, 40)}…` : name}" is not a field of this request.`,
-      );
+    if (!known.has(name)) errors.add(memberPath(parent, name), 'unknown_field', `${quote(name)} is not a field of this request.`);
   }
 }
 

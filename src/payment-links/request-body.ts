@@ -2,9 +2,8 @@
  * The JSON body of a request: media type (415), size (413), syntax and repeated member names (400)
  * are decided here, before any field is looked at.
  */
-import { type MemberPath, findDuplicateMember, quote } from '../internal/index.js';
+import { type MemberPath, findDuplicateMember, formatMemberPath, quote } from '../internal/index.js';
 import { PaymentLinkError } from './errors.js';
-import { indexPath, memberPath } from './field-errors.js';
 import type { HandlerRequest } from './handler-request.js';
 import { headerValues } from './headers.js';
 
@@ -122,17 +121,13 @@ function parseJson(bytes: Uint8Array): unknown {
   return value;
 }
 
-/** The field path of a member path, as field errors write it (`payment_details.line_items[0].amount`). */
-function fieldPath(path: MemberPath): string {
-  return path.reduce<string>((parent, step) => (typeof step === 'number' ? indexPath(parent, step) : memberPath(parent, step)), '');
-}
-
 /**
  * A body that repeats a member name: `JSON.parse` would keep the last value, another reader (a
  * proxy, a log) may keep the first, so neither is taken.
  */
 function repeatedField(path: MemberPath): PaymentLinkError {
-  const field = fieldPath(path);
+  // Cut however deep the member and long its names: `payment_details.line_items[0].amount`.
+  const field = formatMemberPath(path);
   return new PaymentLinkError('validation_failed', `The body repeats the field ${field}; send each field once.`, {
     errors: [{ field, code: 'duplicate_field', message: 'The field appears more than once; send it once.' }],
   });

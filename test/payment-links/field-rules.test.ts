@@ -232,6 +232,20 @@ describe('POST /payment-links/ field rules', () => {
     expect(message.length).toBeLessThan(300);
   });
 
+  it.each([
+    ['an unknown member', (name: string) => validBody({ [name]: 1 }), ''],
+    ['a meta key', (name: string) => validBody({ meta: { [name]: 'v' } }), 'meta'],
+  ])(
+    'names %s of 10 000 characters by a path cut to its first 80 (attack: an answer as large as the body)',
+    async (_label, body, parent) => {
+      const name = 'k'.repeat(10_000);
+      const response = await makeHandler()(jsonRequest(await callers.auth(), body(name)));
+      const [error] = (response.body as { errors: { field: string }[] }).errors;
+      expect(error?.field).toBe(`${parent}["${'k'.repeat(80)}…"]`);
+      expect(JSON.stringify(response.body).length).toBeLessThan(1000);
+    },
+  );
+
   it('checks that the lines add up to the amount exactly', async () => {
     const handler = makeHandler();
     const response = await handler(
