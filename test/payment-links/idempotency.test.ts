@@ -226,6 +226,8 @@ describe('POST /payment-links/ with Idempotency-Key', () => {
     ['with a comma (two keys joined)', 'a, b'],
     ['longer than 255 characters', 'k'.repeat(256)],
     ['with a non-ASCII character', 'clé'],
+    // JavaScript's trim() takes U+00A0 for white space; HTTP's only SP and HTAB.
+    ['wrapped in no-break spaces (the key "abc" to trim())', '\u00a0abc\u00a0'],
   ])('refuses a key %s with 400 invalid_idempotency_key', async (_label, key) => {
     const handler = makeHandler();
     const response = await handler(jsonRequest(await callers.auth(), validBody(), { 'idempotency-key': key }));
