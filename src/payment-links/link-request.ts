@@ -96,8 +96,12 @@ export const LINK_FIELDS = Object.freeze([
 
 const FIELDS: ReadonlySet<string> = new Set(LINK_FIELDS);
 
-/** A pragmatic address check: one `@`, no spaces or control characters, a dot in the domain. */
-const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}.]+(?:\.[^\s@\p{Cc}.]+)+$/u;
+/**
+ * A pragmatic address check: one `@`, a dot in the domain, and no spaces, control characters or
+ * invisible format characters (zero-width spaces, bidirectional controls, soft hyphens: the
+ * address shown would not be the one the link is sent to).
+ */
+const EMAIL = /^[^\s@\p{Cc}\p{Cf}]+@[^\s@\p{Cc}\p{Cf}.]+(?:\.[^\s@\p{Cc}\p{Cf}.]+)+$/u;
 
 /** Rules of a relative reference field: `//<collection>/<id>`. */
 export interface ReferenceRule extends TextRule {

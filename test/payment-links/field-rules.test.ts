@@ -56,6 +56,10 @@ const cases: Case[] = [
   ['email without a domain dot', validBody({ email: 'jane@example' }), 'email', 'invalid_format'],
   ['email with a space', validBody({ email: 'jane doe@example.com' }), 'email', 'invalid_format'],
   ['email too long', validBody({ email: `${'a'.repeat(250)}@example.com` }), 'email', 'invalid_length'],
+  // Invisible: the address the shopper is shown is not the one the link is sent to.
+  ['email with a zero-width space in its domain', validBody({ email: 'jane@exa\u200bmple.com' }), 'email', 'invalid_format'],
+  ['email with a right-to-left override', validBody({ email: 'jane@\u202emoc.elpmaxe' }), 'email', 'invalid_format'],
+  ['email with a soft hyphen', validBody({ email: 'jane@exam\u00adple.com' }), 'email', 'invalid_format'],
   ['phone without a plus', validBody({ phone: '4512345678' }), 'phone', 'invalid_format'],
   ['phone with spaces', validBody({ phone: '+45 12 34 56 78' }), 'phone', 'invalid_format'],
   ['phone too short', validBody({ phone: '+451234' }), 'phone', 'invalid_format'],
