@@ -207,6 +207,16 @@ describe('the example gateway', () => {
     for (const token of [infoToken, linkToken, 'not.a.jwt', 'secret']) expect(log).not.toContain(token);
   });
 
+  it('logs a path of 10 000 characters cut to its first 200 (attack: a log line as long as the request head)', async () => {
+    const path = `/${'a'.repeat(10_000)}`;
+    // No operation of the document: a plain fetch.
+    expect((await fetch(`${gateway}${path}`)).status).toBe(404);
+    await waitFor(/ GET \/a+\S* 404 tenant=- code=not_found /);
+    const line = logLines().find((entry) => entry.includes(' GET /aaaa'));
+    expect(line).toContain(` GET ${path.slice(0, 200)}… 404 `);
+    expect(line?.length).toBeLessThan(400);
+  });
+
   describe('body limit', () => {
     const TWENTY_MB = 20 * 1024 * 1024;
 
