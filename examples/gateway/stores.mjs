@@ -73,6 +73,28 @@ export class DatabaseUnreachableError extends Error {
   name = 'DatabaseUnreachableError';
 }
 
+/** DATABASE_URL is no postgres:// URL: the message names its scheme, never the rest (a password). */
+export class DatabaseUrlError extends Error {
+  name = 'DatabaseUrlError';
+}
+
+/**
+ * Refuses a DATABASE_URL that is no `postgres://` or `postgresql://` URL: `pg` would take
+ * `localhost:5432/db` for a database named after the port on host 5432, and ignore a misspelt
+ * scheme.
+ */
+function checkDatabaseUrl(url) {
+  let scheme;
+  try {
+    scheme = new URL(url).protocol;
+  } catch {
+    scheme = undefined;
+  }
+  if (scheme === 'postgres:' || scheme === 'postgresql:') return;
+  const found = scheme === undefined ? 'a value that is no URL' : `the scheme ${JSON.stringify(scheme)}`;
+  throw new DatabaseUrlError(`DATABASE_URL must be a postgres:// URL (postgres://user:password@host:port/database), got ${found}`);
+}
+
 /** `true` when `env` asks for PostgreSQL (DATABASE_URL set). */
 export function usesDatabase(env) {
   return env.DATABASE_URL !== undefined && env.DATABASE_URL !== '';
@@ -85,6 +107,7 @@ export function usesDatabase(env) {
  * `store` and `idempotency` are `undefined` (the handler's defaults) and `directory` is
  * `memoryDirectory`; with DATABASE_URL, `seeds` are written to the shared directory, and `issuers`
  * to the registry table if it holds none (by {@link SEEDED_BY}).
+ * @throws {DatabaseUrlError} when DATABASE_URL is no postgres:// URL.
  * @throws {DatabaseUnreachableError} when DATABASE_URL is set and the database cannot be reached.
  */
 export async function openStores(env, { seeds, memoryDirectory, issuers }) {
@@ -101,6 +124,7 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
     };
   }
   const url = env.DATABASE_URL;
+  checkDatabaseUrl(url);
   const leaseTime = whole(env, 'PAYGATE_IDEMPOTENCY_LEASE_MS', 30_000);
   const pendingWait = whole(env, 'PAYGATE_IDEMPOTENCY_WAIT_MS', 10_000);
   const statementTimeout = whole(env, 'PAYGATE_STATEMENT_TIMEOUT_MS', 5000);

@@ -1,6 +1,7 @@
 /**
- * The example gateway's tuning with `DATABASE_URL`, as an operator sets it: a value the stores
- * refuse stops the gateway at once, saying which, before anything is written to the database.
+ * The example gateway's `DATABASE_URL` and tuning, as an operator sets them: a value that cannot
+ * be meant, or that the stores refuse, stops the gateway at once, saying which, before anything is
+ * written to the database.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,7 +24,7 @@ function runGateway(env: Readonly<Record<string, string>>, timeout: number): Pro
     execFile(
       process.execPath,
       ['examples/gateway/server.mjs'],
-      { cwd: root, env: { ...process.env, PORT: '0', PAYGATE_EXAMPLE_STATE_DIR: stateDir, DATABASE_URL: db.url, ...env }, timeout },
+      { cwd: root, env: { ...process.env, PORT: '0', PAYGATE_EXAMPLE_STATE_DIR: stateDir, DATABASE_URL: db?.url ?? '', ...env }, timeout },
       (error, _stdout, stderr) => resolve({ code: error === null ? 0 : ((error as { code?: unknown }).code as number | null), stderr }),
     );
   });
@@ -66,4 +67,28 @@ describe.skipIf(SKIP)('the example gateway with DATABASE_URL and a tuning value 
     },
     PATIENCE_MS,
   );
+});
+
+describe('the example gateway with a DATABASE_URL that is no postgres:// URL', () => {
+  beforeAll(() => {
+    requireBuild();
+    stateDir = mkdtempSync(join(tmpdir(), 'paygate-settings-'));
+  });
+
+  afterAll(() => {
+    if (stateDir !== undefined) rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['without its scheme', 'localhost:5432/payments', '"localhost:"'],
+    ['with a misspelt scheme', 'postgress://gateway:s3cret@127.0.0.1:5432/payments', '"postgress:"'],
+    ['with a user and password but no scheme', 'gateway:s3cret@127.0.0.1:5432/payments', '"gateway:"'],
+    ['that is no URL', '127.0.0.1:5432/payments', 'no URL'],
+  ])('is refused %s, exit code 2, in one line naming what was found and never the password', async (_label, url, found) => {
+    const started = await runGateway({ DATABASE_URL: url }, PATIENCE_MS);
+    expect(started.code).toBe(2);
+    expect(started.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^DATABASE_URL must be a postgres:\/\/ URL/)]);
+    expect(started.stderr).toContain(found);
+    expect(started.stderr).not.toContain('s3cret');
+  });
 });
