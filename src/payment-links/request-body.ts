@@ -64,6 +64,20 @@ function chunkBytes(chunk: unknown): Uint8Array {
 }
 
 /**
+ * The next chunk of a request body. A stream that fails (the client closed or reset the
+ * connection while sending) is a client fault: 400, not a rejection taken for the server's.
+ */
+async function nextChunk(iterator: AsyncIterator<unknown>): Promise<IteratorResult<unknown>> {
+  try {
+    return await iterator.next();
+  } catch (error) {
+    throw new PaymentLinkError('invalid_json', 'The body was cut short: the connection failed while it was sent; send it again.', {
+      cause: error,
+    });
+  }
+}
+
+/**
  * Reads a stream up to `maxBytes`; on the first byte beyond it stops reading (the rest is left
  * unread, never buffered) and throws 413.
  */
@@ -72,7 +86,7 @@ async function readStream(stream: AsyncIterable<unknown>, maxBytes: number): Pro
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const next = await iterator.next();
+    const next = await nextChunk(iterator);
     if (next.done === true) break;
     const bytes = chunkBytes(next.value);
     total += bytes.byteLength;
@@ -136,9 +150,10 @@ function repeatedField(path: MemberPath): PaymentLinkError {
 /**
  * The request's JSON body.
  * @throws {PaymentLinkError} `unsupported_media_type` (415), `payload_too_large` (413), `invalid_json`
- * (400) or `validation_failed` (400) with a `duplicate_field` error naming a repeated member. A body
- * already parsed by the framework (not bytes, text or a stream) cannot be checked for repeated
- * members: the parser has already dropped them.
+ * (400: also a body stream that fails before its end) or `validation_failed` (400) with a
+ * `duplicate_field` error naming a repeated member. A body already parsed by the framework (not
+ * bytes, text or a stream) cannot be checked for repeated members: the parser has already dropped
+ * them.
  */
 export async function readJsonBody(request: HandlerRequest, maxBytes: number): Promise<unknown> {
   checkJsonContentType(request);

@@ -131,6 +131,34 @@ describe('POST /payment-links/ body handling', () => {
     }
   });
 
+  it.each([
+    [
+      'a Node request',
+      () =>
+        new Readable({
+          read() {
+            this.push(Buffer.from(json.slice(0, 10)));
+            this.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+          },
+        }),
+    ],
+    [
+      'a Web ReadableStream',
+      () =>
+        new ReadableStream({
+          pull(controller) {
+            controller.enqueue(new TextEncoder().encode(json.slice(0, 10)));
+            controller.error(new TypeError('terminated'));
+          },
+        }),
+    ],
+  ])('answers %s cut short by the client 400 invalid_json, not a rejection taken for a server fault', async (_label, body) => {
+    const { response, stored } = await send({ headers: { 'content-type': 'application/json' }, body: body() });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'invalid_json' });
+    expect(stored).toEqual([]);
+  });
+
   it('takes a body a framework parsed already, still checking Content-Type and Content-Length', async () => {
     expect((await send({ headers: { 'content-type': 'application/json' }, body: validBody() })).response.status).toBe(201);
     expect((await send({ headers: { 'content-type': 'text/plain' }, body: validBody() })).response.status).toBe(415);
