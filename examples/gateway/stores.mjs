@@ -68,7 +68,10 @@ export function shownDatabase(url) {
   }
 }
 
-/** The database could not be reached at start: its message names the host, never the password. */
+/**
+ * The database could not be reached at start, or refused the connection (no such database or role,
+ * a wrong password): its message names the host, never the password.
+ */
 export class DatabaseUnreachableError extends Error {
   name = 'DatabaseUnreachableError';
 }
@@ -204,6 +207,13 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
       throw new DatabaseUnreachableError(`cannot reach the database at ${shownDatabase(url)}: ${error.message}`, {
         cause: error,
       });
+    // The server refused the connection itself (SQLSTATE class 28, or 3D: no such database): a
+    // setting to correct, not a fault of the schema.
+    if (error?.severity === 'FATAL' && /^(28|3D)/.test(String(error.code)))
+      throw new DatabaseUnreachableError(
+        `the database at ${shownDatabase(url)} refused the connection: ${error.message} (check DATABASE_URL)`,
+        { cause: error },
+      );
     throw error;
   }
 }

@@ -44,7 +44,7 @@ async function tables(): Promise<string[]> {
   }
 }
 
-describe.skipIf(SKIP)('the example gateway with DATABASE_URL and a tuning value the stores refuse', () => {
+describe.skipIf(SKIP)('the example gateway started with DATABASE_URL', () => {
   beforeAll(async () => {
     requireBuild();
     db = await createTestDatabase('gateway_settings');
@@ -53,6 +53,21 @@ describe.skipIf(SKIP)('the example gateway with DATABASE_URL and a tuning value 
 
   afterAll(() => {
     if (stateDir !== undefined) rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['a database that does not exist', () => db.url.replace(/\/[^/]+$/, '/no_such_database'), 'database "no_such_database" does not exist'],
+    [
+      'a role that does not exist',
+      () => db.url.replace('postgres://postgres@', 'postgres://nobody:s3cret@'),
+      'role "nobody" does not exist',
+    ],
+  ])('exits 1 in one line naming the host and what the server said, for %s, never the password', async (_label, url, said) => {
+    const started = await runGateway({ DATABASE_URL: url() }, PATIENCE_MS);
+    expect(started.code).toBe(1);
+    expect(started.stderr.trim().split('\n')).toEqual([expect.stringContaining(said)]);
+    expect(started.stderr).toContain(`postgres://127.0.0.1:${db.port}/`);
+    expect(started.stderr).not.toContain('s3cret');
   });
 
   it(
