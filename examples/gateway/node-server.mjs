@@ -1,7 +1,8 @@
 /**
  * Serves a fetch handler `(request, log) => Response` on node:http, with one log line per request:
- * time, method, path (no query string), status, tenant, error code and duration. The log never
- * holds a token: it is built from the `log` record the handler fills in, not from the request.
+ * time, method, path (no query string, cut to 200 characters), status, tenant, error code and
+ * duration. The log never holds a token: it is built from the `log` record the handler fills in,
+ * not from the request.
  *
  * The body is not read here. It is handed on as a stream that reads from the connection only when
  * a handler reads it, so a request is authenticated before a byte of its body is read, and the
@@ -63,6 +64,18 @@ function internalError() {
   });
 }
 
+/** Longest path written to the request log; a longer one is cut, marked with `…`. */
+const MAX_LOGGED_PATH = 200;
+
+/**
+ * The request's path for the log: no query string, cut to {@link MAX_LOGGED_PATH} characters
+ * (node:http has refused control and non-ASCII characters in it already).
+ */
+function loggedPath(url = '/') {
+  const [path = '/'] = url.split('?');
+  return path.length > MAX_LOGGED_PATH ? `${path.slice(0, MAX_LOGGED_PATH)}…` : path;
+}
+
 /** How long a body left unread is discarded after the answer, before the connection is closed. */
 const UNREAD_BODY_GRACE_MS = 5_000;
 
@@ -110,7 +123,7 @@ export function serve(handler, { host = '127.0.0.1', port = 3000, logLine = (lin
       log.code = 'internal_error';
       result = internalError();
     }
-    const path = (request.url ?? '/').split('?')[0];
+    const path = loggedPath(request.url);
     const ms = (performance.now() - started).toFixed(1);
     logLine(`${new Date().toISOString()} ${request.method} ${path} ${result.status} tenant=${log.tenant} code=${log.code} ${ms}ms`);
     await send(request, response, result, !server.listening);

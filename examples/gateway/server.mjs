@@ -40,7 +40,7 @@ import {
   shownPath,
 } from './demo.mjs';
 import { DEFAULT_DRAIN_MS, serve } from './node-server.mjs';
-import { DatabaseUnreachableError, openStores, usesDatabase } from './stores.mjs';
+import { DatabaseUnreachableError, DatabaseUrlError, openStores, usesDatabase } from './stores.mjs';
 
 function portFromEnvironment() {
   const text = process.env.PORT ?? '3000';
@@ -187,6 +187,11 @@ async function main() {
 }
 
 main().catch((error) => {
+  // A setting refused, as a PORT is: one line and exit code 2.
+  if (error instanceof DatabaseUrlError) {
+    console.error(error.message);
+    process.exit(2);
+  }
   console.error(error instanceof DatabaseUnreachableError ? error.message : error);
   process.exit(1);
 });

@@ -68,9 +68,34 @@ export function shownDatabase(url) {
   }
 }
 
-/** The database could not be reached at start: its message names the host, never the password. */
+/**
+ * The database could not be reached at start, or refused the connection (no such database or role,
+ * a wrong password): its message names the host, never the password.
+ */
 export class DatabaseUnreachableError extends Error {
   name = 'DatabaseUnreachableError';
+}
+
+/** DATABASE_URL is no postgres:// URL: the message names its scheme, never the rest (a password). */
+export class DatabaseUrlError extends Error {
+  name = 'DatabaseUrlError';
+}
+
+/**
+ * Refuses a DATABASE_URL that is no `postgres://` or `postgresql://` URL: `pg` would take
+ * `localhost:5432/db` for a database named after the port on host 5432, and ignore a misspelt
+ * scheme.
+ */
+function checkDatabaseUrl(url) {
+  let scheme;
+  try {
+    scheme = new URL(url).protocol;
+  } catch {
+    scheme = undefined;
+  }
+  if (scheme === 'postgres:' || scheme === 'postgresql:') return;
+  const found = scheme === undefined ? 'a value that is no URL' : `the scheme ${JSON.stringify(scheme)}`;
+  throw new DatabaseUrlError(`DATABASE_URL must be a postgres:// URL (postgres://user:password@host:port/database), got ${found}`);
 }
 
 /** `true` when `env` asks for PostgreSQL (DATABASE_URL set). */
@@ -85,6 +110,7 @@ export function usesDatabase(env) {
  * `store` and `idempotency` are `undefined` (the handler's defaults) and `directory` is
  * `memoryDirectory`; with DATABASE_URL, `seeds` are written to the shared directory, and `issuers`
  * to the registry table if it holds none (by {@link SEEDED_BY}).
+ * @throws {DatabaseUrlError} when DATABASE_URL is no postgres:// URL.
  * @throws {DatabaseUnreachableError} when DATABASE_URL is set and the database cannot be reached.
  */
 export async function openStores(env, { seeds, memoryDirectory, issuers }) {
@@ -101,6 +127,7 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
     };
   }
   const url = env.DATABASE_URL;
+  checkDatabaseUrl(url);
   const leaseTime = whole(env, 'PAYGATE_IDEMPOTENCY_LEASE_MS', 30_000);
   const pendingWait = whole(env, 'PAYGATE_IDEMPOTENCY_WAIT_MS', 10_000);
   const statementTimeout = whole(env, 'PAYGATE_STATEMENT_TIMEOUT_MS', 5000);
@@ -113,6 +140,15 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
   const pool = new pg.Pool(poolSettings(url, { statementTimeout, connectTimeout }));
   // An idle connection cut by a database restart: the pool drops it and the next query reconnects.
   pool.on('error', () => {});
+  // Built before anything starts, so that an option they refuse stops the gateway at once: once the
+  // followers hold a connection, the pool cannot be ended.
+  let idempotency;
+  try {
+    idempotency = new PostgresIdempotencyStore(pool, { leaseTime, pendingWait, statementTimeout });
+  } catch (error) {
+    await pool.end();
+    throw error;
+  }
   try {
     await migrate(pool, { statementTimeout });
     // Two instances starting at once may both find the table empty: the second import finds the
@@ -146,7 +182,6 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
       await followers.close();
       throw error;
     });
-    const idempotency = new PostgresIdempotencyStore(pool, { leaseTime, pendingWait, statementTimeout });
     const purge = setInterval(() => idempotency.purgeExpired().catch(() => {}), 60_000);
     purge.unref();
     return {
@@ -172,6 +207,13 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
       throw new DatabaseUnreachableError(`cannot reach the database at ${shownDatabase(url)}: ${error.message}`, {
         cause: error,
       });
+    // The server refused the connection itself (SQLSTATE class 28, or 3D: no such database): a
+    // setting to correct, not a fault of the schema.
+    if (error?.severity === 'FATAL' && /^(28|3D)/.test(String(error.code)))
+      throw new DatabaseUnreachableError(
+        `the database at ${shownDatabase(url)} refused the connection: ${error.message} (check DATABASE_URL)`,
+        { cause: error },
+      );
     throw error;
   }
 }

@@ -9,6 +9,7 @@
  * --lifetime <seconds> (default 3600, at most 86400).
  */
 import { parseArgs } from 'node:util';
+import { parseReference } from 'paygate-auth';
 import { DEFAULT_SCOPE, DEFAULT_TENANT, loadDemoKey, mintToken } from './demo.mjs';
 
 function fail(message) {
@@ -35,9 +36,18 @@ if (values.help) {
   process.exit(0);
 }
 const lifetime = Number(values.lifetime);
-if (!Number.isInteger(lifetime) || lifetime < 1 || lifetime > 86_400) fail('--lifetime must be whole seconds from 1 to 86400');
+if (!/^\d+$/.test(values.lifetime) || lifetime < 1 || lifetime > 86_400)
+  fail(`--lifetime must be whole seconds from 1 to 86400, got ${JSON.stringify(values.lifetime)}`);
 if (!/^(ern:[A-Za-z0-9._-]+\/tenants\/)?[A-Za-z0-9._-]+$/.test(values.tenant))
-  fail('--tenant must be a tenant id (clinic-1) or ern:demo/tenants/<id>');
+  fail(`--tenant must be a tenant id (clinic-1) or ern:demo/tenants/<id>, got ${JSON.stringify(values.tenant)}`);
+if (values.user !== undefined) {
+  // The gateway refuses a token whose user_ern is no user reference: refuse such a --user here.
+  try {
+    parseReference(`//users/${values.user}`, 'users');
+  } catch {
+    fail(`--user must be a user id (letters, digits, "-", "_", "."), got ${JSON.stringify(values.user)}`);
+  }
+}
 
 const { key } = await loadDemoKey();
 process.stdout.write(`${await mintToken(key, { scope: values.scope, tenant: values.tenant, user: values.user, lifetime })}\n`);

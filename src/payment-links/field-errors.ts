@@ -2,6 +2,7 @@
  * Field errors of a request body: every invalid field is reported at once, each with its path
  * (`payment_details.line_items[2].tax_amount`), a stable code and a message.
  */
+import { MAX_QUOTED_CHARS, quote } from '../internal/index.js';
 
 /** Stable codes of a {@link FieldError}. New codes may be added, none renamed. */
 export type FieldErrorCode =
@@ -47,15 +48,19 @@ export interface FieldError {
   /** Where: `amount`, `meta.order_id`, `payment_details.line_items[2].tax_amount`. */
   readonly field: string;
   readonly code: FieldErrorCode;
-  /** For a person; never echoes a long value. */
+  /** For a person: the rule and the value found (a text cut and escaped, never a long value whole). */
   readonly message: string;
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** The path of a member of `parent`: `parent.name`, or `parent["odd name"]` when `name` is not an identifier. */
+/**
+ * The path of a member of `parent`: `parent.name`, or `parent["odd name"]` when `name` is not an
+ * identifier or is longer than {@link MAX_QUOTED_CHARS}; a quoted name is cut and escaped as
+ * `quote` writes it (names come from the body: hostile).
+ */
 export function memberPath(parent: string, name: string): string {
-  if (!IDENTIFIER.test(name)) return `${parent}[${JSON.stringify(name)}]`;
+  if (name.length > MAX_QUOTED_CHARS || !IDENTIFIER.test(name)) return `${parent}[${quote(name)}]`;
   return parent === '' ? name : `${parent}.${name}`;
 }
 

@@ -2,7 +2,7 @@
  * Readers for the fields of a JSON object: each returns the valid value, or `undefined` after
  * recording why it is not valid, so that one pass reports every invalid field.
  */
-import { isJsonObject as isPlainObject } from '../internal/index.js';
+import { isJsonObject as isPlainObject, quote } from '../internal/index.js';
 import { FRACTION_DIGITS, MAX_INTEGER_DIGITS, parseDecimal } from './decimal.js';
 import { type FieldErrors, memberPath } from './field-errors.js';
 
@@ -26,12 +26,7 @@ export function jsonType(value: unknown): string {
 /** Records `unknown_field` for every member of `object` not in `known`. */
 export function rejectUnknownFields(object: JsonObject, known: ReadonlySet<string>, parent: string, errors: FieldErrors): void {
   for (const name of Object.keys(object)) {
-    if (!known.has(name))
-      errors.add(
-        memberPath(parent, name),
-        'unknown_field',
-        `"${name.length > 40 ? `${name.slice(0, 40)}…` : name}" is not a field of this request.`,
-      );
+    if (!known.has(name)) errors.add(memberPath(parent, name), 'unknown_field', `${quote(name)} is not a field of this request.`);
   }
 }
 
@@ -61,15 +56,20 @@ export interface PatternRule extends TextRule {
   readonly expected: string;
 }
 
-/**
- * The characters (code points) of `value`, counted one by one only where its UTF-16 length cannot
- * settle the bounds (a character outside the BMP is two code units).
- */
-function characters(value: string, minLength: number, maxLength: number): number {
-  if (value.length <= maxLength && minLength <= 1) return value.length;
+/** The characters (code points) of `value`: a character outside the BMP is one, not two code units. */
+export function characterCount(value: string): number {
   let count = 0;
   for (const _ of value) count += 1;
   return count;
+}
+
+/**
+ * The characters of `value`, counted one by one only where its UTF-16 length cannot settle the
+ * bounds (exact whenever `value` is outside them).
+ */
+function characters(value: string, minLength: number, maxLength: number): number {
+  if (value.length <= maxLength && minLength <= 1) return value.length;
+  return characterCount(value);
 }
 
 /** `true` when `value` has from `minLength` to `maxLength` characters. */
@@ -89,7 +89,7 @@ export function readText(object: JsonObject, name: string, path: string, errors:
   const minLength = rule.minLength ?? 0;
   if (!withinLength(value, minLength, rule.maxLength)) {
     const bounds = minLength > 0 ? `${minLength} to ${rule.maxLength} characters` : `at most ${rule.maxLength} characters`;
-    errors.add(path, 'invalid_length', `${name} must be ${bounds} long.`);
+    errors.add(path, 'invalid_length', `${name} must be ${bounds} long, got ${characterCount(value)}.`);
     return undefined;
   }
   return value;
@@ -100,7 +100,7 @@ export function readPatterned(object: JsonObject, name: string, path: string, er
   const value = readText(object, name, path, errors, rule);
   if (value === undefined) return undefined;
   if (!rule.pattern.test(value)) {
-    errors.add(path, 'invalid_format', `${name} must be ${rule.expected}.`);
+    errors.add(path, 'invalid_format', `${name} must be ${rule.expected}, got ${quote(value)}.`);
     return undefined;
   }
   return value;
@@ -118,11 +118,15 @@ export function readInteger(object: JsonObject, name: string, path: string, erro
   const value = member(object, name, path, errors, rule.required);
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isInteger(value)) {
-    errors.add(path, 'invalid_type', `${name} must be a whole number, not ${typeof value === 'number' ? 'a fraction' : jsonType(value)}.`);
+    errors.add(
+      path,
+      'invalid_type',
+      `${name} must be a whole number, ${typeof value === 'number' ? `got ${value}` : `not ${jsonType(value)}`}.`,
+    );
     return undefined;
   }
   if (value < rule.min || value > rule.max) {
-    errors.add(path, 'out_of_range', `${name} must be from ${rule.min} to ${rule.max}.`);
+    errors.add(path, 'out_of_range', `${name} must be from ${rule.min} to ${rule.max}, got ${value}.`);
     return undefined;
   }
   return value;
@@ -152,18 +156,19 @@ export function readDecimal(object: JsonObject, name: string, path: string, erro
   }
   const parsed = parseDecimal(value);
   if (!parsed.ok) {
+    const found = quote(value);
     if (parsed.problem === 'too_many_decimals')
-      errors.add(path, 'too_many_decimals', `${name} has more than ${FRACTION_DIGITS} fractional digits.`);
+      errors.add(path, 'too_many_decimals', `${name} has more than ${FRACTION_DIGITS} fractional digits, got ${found}.`);
     else if (parsed.problem === 'too_large')
-      errors.add(path, 'out_of_range', `${name} has more than ${MAX_INTEGER_DIGITS} integer digits.`);
-    else errors.add(path, 'invalid_format', `${name} must be a decimal number with a point, such as "12.50".`);
+      errors.add(path, 'out_of_range', `${name} has more than ${MAX_INTEGER_DIGITS} integer digits, got ${found}.`);
+    else errors.add(path, 'invalid_format', `${name} must be a decimal number with a point, such as "12.50", got ${found}.`);
     return undefined;
   }
   // "-0" is zero written with a sign: below a minimum of zero, as any signed amount is.
   const signedZero = parsed.units === 0n && value.startsWith('-') && rule.min >= 0n;
   const belowMin = signedZero || (rule.exclusiveMin === true ? parsed.units <= rule.min : parsed.units < rule.min);
   if (belowMin || (rule.max !== undefined && parsed.units > rule.max)) {
-    errors.add(path, 'out_of_range', `${name} must be ${rule.expected}.`);
+    errors.add(path, 'out_of_range', `${name} must be ${rule.expected}, got ${quote(value)}.`);
     return undefined;
   }
   return parsed.units;

@@ -3,7 +3,7 @@
  * Another tenant's link is 404, as if it did not exist.
  */
 import type { Verifier } from '../index.js';
-import { checkRealm, functionOption, optionNames, rejectUnknownOptions } from '../internal/index.js';
+import { checkRealm, functionOption, optionNames, quote, rejectUnknownOptions } from '../internal/index.js';
 import { LINK_SCOPE, checkCaller } from './caller.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
 import type { Handler, HandlerResponse } from './handler-request.js';
@@ -35,6 +35,23 @@ export interface GetPaymentLinkHandlerOptions {
 }
 
 /**
+ * `link` when it is the link `id` of `tenant`, as the store was asked for: a row written by hand may
+ * hold another tenant's link, another link, or none, under this id and tenant.
+ * @throws {Error} naming what the record holds: nothing this package stores.
+ */
+function checkRecord(link: StoredPaymentLink, tenant: string, id: string): StoredPaymentLink {
+  const record: { readonly id?: unknown; readonly tenant?: unknown } = typeof link === 'object' && link !== null ? link : {};
+  const sameId = typeof record.id === 'string' && record.id.toLowerCase() === id.toLowerCase();
+  if (sameId && record.tenant === tenant) return link;
+  const shown = (value: unknown): string => (typeof value === 'string' ? quote(value) : 'none');
+  throw new Error(
+    `createGetPaymentLinkHandler: the store's record of link ${quote(id)} of tenant ${quote(tenant)} holds link ` +
+      `${shown(record.id)} of tenant ${shown(record.tenant)}, so it is not sent: was the row written by hand? ` +
+      'Delete or correct it.',
+  );
+}
+
+/**
  * Creates the `GET /payment-links/:id` handler; it reads `request.params.id`. Needs
  * `pay:processPayments` and a private tenant.
  * @throws {TypeError} naming the option at fault.
@@ -60,12 +77,12 @@ export function createGetPaymentLinkHandler(options: GetPaymentLinkHandlerOption
       if (error instanceof StorageUnavailableError) return problemResponse(storageUnavailable(error));
       throw error;
     }
-    if (link === null)
+    if (link === null || !isUuid(id))
       return problemResponse(new PaymentLinkError('payment_link_not_found', 'No payment link of this tenant has this id.'));
     return {
       status: 200,
       headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
-      body: toPaymentLink(link),
+      body: toPaymentLink(checkRecord(link, caller.auth.tenant.ern, id)),
     };
   };
 }

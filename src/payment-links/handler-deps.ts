@@ -86,7 +86,8 @@ export interface PaymentLinkHandlerDeps {
    */
   readonly maxBodyBytes?: number;
   /**
-   * The `Location` of a new link is this prefix followed by its id.
+   * The `Location` of a new link is this prefix followed by its id. Visible ASCII characters only
+   * (percent-encode any other), without `"`, `<` or `>`.
    * @default '/payment-links/'
    */
   readonly locationPrefix?: string;
@@ -191,8 +192,14 @@ export function resolveDeps(deps: PaymentLinkHandlerDeps): ResolvedDeps {
   if (typeof deps !== 'object' || deps === null) throw new TypeError(`${OWNER}: deps must be an object with at least payPageUrl`);
   rejectUnknownOptions(OWNER, deps, KNOWN);
   const locationPrefix = deps.locationPrefix ?? '/payment-links/';
-  if (typeof locationPrefix !== 'string' || locationPrefix === '' || /[\s"<>]/.test(locationPrefix)) {
-    throw fail('locationPrefix', 'must be a non-empty URL path or URL without spaces');
+  // It starts the Location header of every 201: a character no header can carry would fail each
+  // response after its link was stored.
+  if (typeof locationPrefix !== 'string' || !/^[\x21\x23-\x3b\x3d\x3f-\x7e]+$/.test(locationPrefix)) {
+    const found = typeof locationPrefix === 'string' ? quote(locationPrefix) : typeof locationPrefix;
+    throw fail(
+      'locationPrefix',
+      `must be a non-empty URL path or URL of visible ASCII characters (percent-encode any other) without '"', '<' or '>', got ${found}`,
+    );
   }
   return {
     payPageUrl: checkPayPageUrl(deps.payPageUrl),

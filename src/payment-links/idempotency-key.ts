@@ -6,7 +6,7 @@
  * SHA-256 of the body's canonical JSON (members sorted), so the same body sent with its members
  * in another order or other whitespace is the same request; any other difference is not.
  */
-import { sha256Hex } from '../internal/index.js';
+import { quote, sha256Hex } from '../internal/index.js';
 import { PaymentLinkError } from './errors.js';
 import type { HeadersLike } from './handler-request.js';
 import { headerValues } from './headers.js';
@@ -22,6 +22,15 @@ export const IDEMPOTENCY_KEY_PATTERN = `^(?:${KEY_CHARACTER}{1,${MAX_IDEMPOTENCY
 
 const KEY = new RegExp(`^${KEY_CHARACTER}{1,${MAX_IDEMPOTENCY_KEY_LENGTH}}$`);
 
+/** `value` without the spaces and tabs around it: HTTP's white space, not JavaScript's (`trim()` takes U+00A0 too). */
+function withoutOws(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && (value[start] === ' ' || value[start] === '\t')) start += 1;
+  while (end > start && (value[end - 1] === ' ' || value[end - 1] === '\t')) end -= 1;
+  return value.slice(start, end);
+}
+
 /**
  * The request's idempotency key, or `null` when it sends none.
  * @throws {PaymentLinkError} `invalid_idempotency_key` for an empty, malformed or repeated header.
@@ -30,12 +39,13 @@ export function readIdempotencyKey(headers: HeadersLike): string | null {
   const values = headerValues(headers, 'idempotency-key');
   if (values.length === 0) return null;
   if (values.length > 1) throw new PaymentLinkError('invalid_idempotency_key', 'The request carries more than one Idempotency-Key header.');
-  let key = (values[0] ?? '').trim();
+  let key = withoutOws(values[0] ?? '');
   if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1);
   if (!KEY.test(key)) {
     throw new PaymentLinkError(
       'invalid_idempotency_key',
-      `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters without '"', ',' or '\\' (a UUID, say).`,
+      `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters without '"', ',' or '\\' (a UUID, say), ` +
+        `got ${quote(key)} (${key.length} characters).`,
     );
   }
   return key;

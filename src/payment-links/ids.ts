@@ -1,16 +1,16 @@
 /**
  * Identifiers of payment links: UUIDs, and the unguessable code of the pay-page URL.
  */
-import { encodeBase64Url } from '../internal/index.js';
+import { encodeBase64Url, quote } from '../internal/index.js';
 
 /** Random bytes in a link code: 192 bits, above the 128 the contract requires. */
 export const LINK_CODE_BYTES = 24;
 
 /** Where ids come from; replace it for deterministic tests, never with a weaker source in production. */
 export interface IdGenerator {
-  /** A new UUID (the link's `id`, a new shopper's id). */
+  /** A new UUID (the link's `id`, a new shopper's id); anything else fails the request. */
   uuid(): string;
-  /** A new link code for `payment_url`: URL-safe, at least 128 random bits. */
+  /** A new link code for `payment_url`: base64url, at least 128 random bits (22 characters). */
   linkCode(): string;
 }
 
@@ -63,4 +63,36 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** `true` for a UUID in its canonical 8-4-4-4-12 hexadecimal form. */
 export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && UUID.test(value);
+}
+
+/** What {@link IdGenerator.linkCode} must return: base64url, 22 characters (128 bits) or more. */
+const LINK_CODE = /^[A-Za-z0-9_-]{22,}$/;
+
+function badId(call: string, rule: string, value: unknown): TypeError {
+  const found = typeof value === 'string' ? quote(value) : String(value);
+  return new TypeError(`createPaymentLinkHandler: ${call} must return ${rule}, got ${found}: fix the ids given`);
+}
+
+/**
+ * `ids.uuid()`, checked: a link's id that is no UUID could never be read back (`GET` and a replay
+ * take UUIDs only).
+ * @throws {TypeError} naming the call and the value it returned.
+ */
+export function newUuid(ids: IdGenerator): string {
+  const value: unknown = ids.uuid();
+  if (!isUuid(value)) throw badId('ids.uuid()', 'a UUID', value);
+  return value;
+}
+
+/**
+ * `ids.linkCode()`, checked: the last segment of `payment_url`, so URL-safe, and long enough to hold
+ * 128 random bits.
+ * @throws {TypeError} naming the call and the value it returned.
+ */
+export function newLinkCode(ids: IdGenerator): string {
+  const value: unknown = ids.linkCode();
+  if (typeof value !== 'string' || !LINK_CODE.test(value)) {
+    throw badId('ids.linkCode()', 'at least 22 base64url characters (128 bits)', value);
+  }
+  return value;
 }

@@ -154,7 +154,7 @@ export function readPaymentDetails(
     return undefined;
   }
   if (list.length === 0 || list.length > LINE_ITEM_LIMITS.maxItems) {
-    errors.add(path, 'invalid_count', `line_items must hold 1 to ${LINE_ITEM_LIMITS.maxItems} lines.`);
+    errors.add(path, 'invalid_count', `line_items must hold 1 to ${LINE_ITEM_LIMITS.maxItems} lines, got ${list.length}.`);
     return undefined;
   }
   const lines = list.map((item, index) => readLine(item, indexPath(path, index), errors));

@@ -20,6 +20,7 @@
  * `null` counts as absent. Any other field is `unknown_field`.
  */
 import { ErnError, MAX_NAME_PART_LENGTH, parseReference } from '../index.js';
+import { quote } from '../internal/index.js';
 import { isPaymentCurrency } from './currencies.js';
 import type { FieldErrors } from './field-errors.js';
 import {
@@ -95,8 +96,12 @@ export const LINK_FIELDS = Object.freeze([
 
 const FIELDS: ReadonlySet<string> = new Set(LINK_FIELDS);
 
-/** A pragmatic address check: one `@`, no spaces or control characters, a dot in the domain. */
-const EMAIL = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}.]+(?:\.[^\s@\p{Cc}.]+)+$/u;
+/**
+ * A pragmatic address check: one `@`, a dot in the domain, and no spaces, control characters or
+ * invisible format characters (zero-width spaces, bidirectional controls, soft hyphens: the
+ * address shown would not be the one the link is sent to).
+ */
+const EMAIL = /^[^\s@\p{Cc}\p{Cf}]+@[^\s@\p{Cc}\p{Cf}.]+(?:\.[^\s@\p{Cc}\p{Cf}.]+)+$/u;
 
 /** Rules of a relative reference field: `//<collection>/<id>`. */
 export interface ReferenceRule extends TextRule {
@@ -164,7 +169,11 @@ function readReference(body: JsonObject, name: 'department' | 'shopper', errors:
     return parseReference(value, rule.collection).id;
   } catch (error) {
     if (!(error instanceof ErnError)) throw error;
-    errors.add(name, 'invalid_format', `${name} must be "//${rule.collection}/<id>" (letters, digits, "-", "_", "." in the id).`);
+    errors.add(
+      name,
+      'invalid_format',
+      `${name} must be "//${rule.collection}/<id>" (letters, digits, "-", "_", "." in the id), got ${quote(value)}.`,
+    );
     return undefined;
   }
 }
@@ -183,7 +192,11 @@ function readTokenize(body: JsonObject, errors: FieldErrors): Tokenize | undefin
   const value = readText(body, 'tokenize', 'tokenize', errors, LINK_FIELD_RULES.tokenize);
   if (value === undefined) return member(body, 'tokenize', 'tokenize', errors, false) === undefined ? 'no' : undefined;
   if (!(TOKENIZE_VALUES as readonly string[]).includes(value)) {
-    errors.add('tokenize', 'invalid_value', `tokenize must be one of ${TOKENIZE_VALUES.map((v) => `"${v}"`).join(', ')}.`);
+    errors.add(
+      'tokenize',
+      'invalid_value',
+      `tokenize must be one of ${TOKENIZE_VALUES.map((v) => `"${v}"`).join(', ')}, got ${quote(value)}.`,
+    );
     return undefined;
   }
   return value as Tokenize;

@@ -3,7 +3,7 @@
  * notification hook (the `merchant_meta` of later transaction notifications).
  */
 import { type FieldErrors, memberPath } from './field-errors.js';
-import { type JsonObject, isJsonObject, jsonType, member, withinLength } from './field-readers.js';
+import { type JsonObject, characterCount, isJsonObject, jsonType, member, withinLength } from './field-readers.js';
 
 /** Bounds of `meta`. */
 export const META_LIMITS = Object.freeze({
@@ -30,7 +30,7 @@ export function readMeta(body: JsonObject, errors: FieldErrors): Readonly<Record
   }
   const entries = Object.entries(value);
   if (entries.length > META_LIMITS.maxEntries) {
-    errors.add('meta', 'invalid_count', `meta may hold at most ${META_LIMITS.maxEntries} entries.`);
+    errors.add('meta', 'invalid_count', `meta may hold at most ${META_LIMITS.maxEntries} entries, got ${entries.length}.`);
     return undefined;
   }
   const before = errors.size;
@@ -38,13 +38,17 @@ export function readMeta(body: JsonObject, errors: FieldErrors): Readonly<Record
   for (const [key, entry] of entries) {
     const path = memberPath('meta', key);
     if (!withinLength(key, 1, META_LIMITS.maxKeyLength)) {
-      errors.add(path, 'invalid_length', `meta keys must be 1 to ${META_LIMITS.maxKeyLength} characters long.`);
+      errors.add(path, 'invalid_length', `meta keys must be 1 to ${META_LIMITS.maxKeyLength} characters long, got ${characterCount(key)}.`);
     } else if (RESERVED_KEYS.has(key)) {
       errors.add(path, 'reserved_key', `"${key}" cannot be a meta key.`);
     } else if (typeof entry !== 'string') {
       errors.add(path, 'invalid_type', `meta values must be strings, not ${jsonType(entry)}.`);
     } else if (!withinLength(entry, 0, META_LIMITS.maxValueLength)) {
-      errors.add(path, 'invalid_length', `meta values must be at most ${META_LIMITS.maxValueLength} characters long.`);
+      errors.add(
+        path,
+        'invalid_length',
+        `meta values must be at most ${META_LIMITS.maxValueLength} characters long, got ${characterCount(entry)}.`,
+      );
     } else {
       pairs.push([key, entry]);
     }

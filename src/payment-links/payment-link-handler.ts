@@ -25,7 +25,7 @@ import type { Handler, HandlerRequest, HandlerResponse } from './handler-request
 import { type LinkCreatedEvent, type PaymentLinkHandlerDeps, type ResolvedDeps, resolveDeps } from './handler-deps.js';
 import { type ClaimRequest, type ClaimResult, IdempotencyCapacityError, type Lease, type RecordedResponse } from './idempotency-store.js';
 import { fingerprint, readIdempotencyKey } from './idempotency-key.js';
-import { type IdGenerator, isUuid } from './ids.js';
+import { isUuid, newLinkCode, newUuid } from './ids.js';
 import { lineItemRecord } from './line-items.js';
 import { type LinkRequest, readLinkRequest } from './link-request.js';
 import { type StoredPaymentLink, toPaymentLink } from './payment-link.js';
@@ -78,14 +78,14 @@ async function buildLink(
   request: LinkRequest,
   resolved: { readonly departmentId: string; readonly storeId: string },
 ): Promise<StoredPaymentLink> {
-  const ids: IdGenerator = deps.ids;
   const now = checkClock(deps.now);
-  const id = ids.uuid();
+  const id = newUuid(deps.ids);
+  // Drawn before the shopper is registered: a bad generator leaves nothing behind.
+  const code = newLinkCode(deps.ids);
   const [shopper, methods] = await Promise.all([
-    deps.directory.resolveShopper(tenant, request.customerRef, ids.uuid()),
+    deps.directory.resolveShopper(tenant, request.customerRef, newUuid(deps.ids)),
     deps.directory.paymentMethods(tenant),
   ]);
-  const code = ids.linkCode();
   const sent = epochMicros(now);
   const sentSecond = Math.floor(sent / 1_000_000) * 1000;
   return {

@@ -2,9 +2,8 @@
  * The JSON body of a request: media type (415), size (413), syntax and repeated member names (400)
  * are decided here, before any field is looked at.
  */
-import { type MemberPath, findDuplicateMember } from '../internal/index.js';
+import { type MemberPath, findDuplicateMember, formatMemberPath, quote } from '../internal/index.js';
 import { PaymentLinkError } from './errors.js';
-import { indexPath, memberPath } from './field-errors.js';
 import type { HandlerRequest } from './handler-request.js';
 import { headerValues } from './headers.js';
 
@@ -28,16 +27,17 @@ function tooLarge(maxBytes: number): PaymentLinkError {
  */
 export function checkJsonContentType(request: HandlerRequest): void {
   const values = headerValues(request.headers, 'content-type');
-  if (values.length === 0) throw unsupported('The body must be sent as Content-Type: application/json.');
+  if (values.length === 0) throw unsupported('The body must be sent as Content-Type: application/json; the request has no Content-Type.');
   if (values.length > 1) throw unsupported('The request carries more than one Content-Type header.');
   const [mediaType = '', ...parameters] = (values[0] ?? '').split(';').map((part) => part.trim());
   if (mediaType.toLowerCase() !== 'application/json') {
-    throw unsupported('The body must be sent as Content-Type: application/json.');
+    throw unsupported(`The body must be sent as Content-Type: application/json, got ${quote(mediaType)}.`);
   }
   for (const parameter of parameters) {
     const [name = '', value = ''] = parameter.split('=').map((part) => part.trim());
-    if (name.toLowerCase() === 'charset' && value.replace(/^"|"$/g, '').toLowerCase() !== 'utf-8') {
-      throw unsupported('A JSON body must be encoded as UTF-8.');
+    const charset = value.replace(/^"|"$/g, '');
+    if (name.toLowerCase() === 'charset' && charset.toLowerCase() !== 'utf-8') {
+      throw unsupported(`A JSON body must be encoded as UTF-8 (charset=utf-8), got charset ${quote(charset)}.`);
     }
   }
 }
@@ -64,6 +64,20 @@ function chunkBytes(chunk: unknown): Uint8Array {
 }
 
 /**
+ * The next chunk of a request body. A stream that fails (the client closed or reset the
+ * connection while sending) is a client fault: 400, not a rejection taken for the server's.
+ */
+async function nextChunk(iterator: AsyncIterator<unknown>): Promise<IteratorResult<unknown>> {
+  try {
+    return await iterator.next();
+  } catch (error) {
+    throw new PaymentLinkError('invalid_json', 'The body was cut short: the connection failed while it was sent; send it again.', {
+      cause: error,
+    });
+  }
+}
+
+/**
  * Reads a stream up to `maxBytes`; on the first byte beyond it stops reading (the rest is left
  * unread, never buffered) and throws 413.
  */
@@ -72,7 +86,7 @@ async function readStream(stream: AsyncIterable<unknown>, maxBytes: number): Pro
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const next = await iterator.next();
+    const next = await nextChunk(iterator);
     if (next.done === true) break;
     const bytes = chunkBytes(next.value);
     total += bytes.byteLength;
@@ -121,17 +135,13 @@ function parseJson(bytes: Uint8Array): unknown {
   return value;
 }
 
-/** The field path of a member path, as field errors write it (`payment_details.line_items[0].amount`). */
-function fieldPath(path: MemberPath): string {
-  return path.reduce<string>((parent, step) => (typeof step === 'number' ? indexPath(parent, step) : memberPath(parent, step)), '');
-}
-
 /**
  * A body that repeats a member name: `JSON.parse` would keep the last value, another reader (a
  * proxy, a log) may keep the first, so neither is taken.
  */
 function repeatedField(path: MemberPath): PaymentLinkError {
-  const field = fieldPath(path);
+  // Cut however deep the member and long its names: `payment_details.line_items[0].amount`.
+  const field = formatMemberPath(path);
   return new PaymentLinkError('validation_failed', `The body repeats the field ${field}; send each field once.`, {
     errors: [{ field, code: 'duplicate_field', message: 'The field appears more than once; send it once.' }],
   });
@@ -140,9 +150,10 @@ function repeatedField(path: MemberPath): PaymentLinkError {
 /**
  * The request's JSON body.
  * @throws {PaymentLinkError} `unsupported_media_type` (415), `payload_too_large` (413), `invalid_json`
- * (400) or `validation_failed` (400) with a `duplicate_field` error naming a repeated member. A body
- * already parsed by the framework (not bytes, text or a stream) cannot be checked for repeated
- * members: the parser has already dropped them.
+ * (400: also a body stream that fails before its end) or `validation_failed` (400) with a
+ * `duplicate_field` error naming a repeated member. A body already parsed by the framework (not
+ * bytes, text or a stream) cannot be checked for repeated members: the parser has already dropped
+ * them.
  */
 export async function readJsonBody(request: HandlerRequest, maxBytes: number): Promise<unknown> {
   checkJsonContentType(request);

@@ -63,16 +63,17 @@ function randomLease(): string {
 
 /**
  * The response a completed record holds. One that names its link (written with the link by
- * `PostgresPaymentLinkStore`) has the link's own record as its body.
- * @throws {Error} when the link it names is not stored (deleted by hand): nothing to replay.
+ * `PostgresPaymentLinkStore`) has the link's own record as its body, read in the record's tenant.
+ * @throws {Error} when the link it names is not stored in that tenant (deleted by hand, or a record
+ *   written by hand naming another tenant's link): nothing to replay.
  */
 function recorded(row: SqlRow, request: ClaimRequest): RecordedResponse {
   const response = jsonColumn(row.response) as RecordedResponse;
   if (row.names_link !== true) return response;
   if (row.link === null || row.link === undefined) {
     throw new Error(
-      `${OWNER}: the Idempotency-Key record of tenant ${request.tenant} names a payment link that is not stored; ` +
-        'it cannot be replayed (was the link deleted by hand?). Use a new key.',
+      `${OWNER}: the Idempotency-Key record of tenant ${request.tenant} names a payment link that is not stored in this tenant; ` +
+        'it cannot be replayed (was the link deleted, or the record written, by hand?). Use a new key.',
     );
   }
   return { status: response.status, headers: response.headers, body: toPaymentLink(jsonColumn(row.link) as StoredPaymentLink) };
@@ -154,7 +155,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
        )
        SELECT 'claimed' AS state, NULL AS fingerprint, NULL::json AS response, lease, false AS names_link, NULL::json AS link FROM claimed
        UNION ALL
-       SELECT state, fingerprint, response, NULL, link_id IS NOT NULL, (SELECT record FROM ${TABLES.links} WHERE id = link_id)
+       SELECT state, fingerprint, response, NULL, link_id IS NOT NULL, (SELECT record FROM ${TABLES.links} WHERE id = link_id AND tenant = $1)
          FROM ${TABLES.idempotency}
         WHERE tenant = $1 AND key = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`,
       [request.tenant, request.key, request.fingerprint, lease, now + this.#leaseTime, Math.floor(request.expiresAt), now],

@@ -143,4 +143,24 @@ describe('the example gateway on SIGTERM', () => {
     },
     PATIENCE_MS,
   );
+
+  it.each(['10s', '600001', '-1'])(
+    'refuses PAYGATE_SHUTDOWN_DRAIN_MS=%s at start with exit code 2, naming it and its bound',
+    async (value) => {
+      const child = spawn(process.execPath, ['examples/gateway/server.mjs'], {
+        cwd: root,
+        env: { ...process.env, PORT: '0', PAYGATE_SHUTDOWN_DRAIN_MS: value },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      children.push(child);
+      let stderr = '';
+      child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk;
+      });
+      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      expect(code).toBe(2);
+      expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^PAYGATE_SHUTDOWN_DRAIN_MS must be .* up to 600000, got /)]);
+      expect(stderr).toContain(JSON.stringify(value));
+    },
+  );
 });

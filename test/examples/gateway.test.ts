@@ -7,6 +7,7 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { type IncomingMessage, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +15,7 @@ import { promisify } from 'node:util';
 import createClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_BODY_BYTES, createOpenApiDocument } from '../../src/payment-links/index.js';
-import { PATIENCE_MS } from '../support/loaded-machine.js';
+import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
 import { documentedFetch, expectDocumented } from '../support/openapi.js';
 import type { components, paths } from './openapi-types.js';
 import { TYPES_FILE, renderOpenApiTypes } from './openapi-types.mjs';
@@ -207,6 +208,16 @@ describe('the example gateway', () => {
     for (const token of [infoToken, linkToken, 'not.a.jwt', 'secret']) expect(log).not.toContain(token);
   });
 
+  it('logs a path of 10 000 characters cut to its first 200 (attack: a log line as long as the request head)', async () => {
+    const path = `/${'a'.repeat(10_000)}`;
+    // No operation of the document: a plain fetch.
+    expect((await fetch(`${gateway}${path}`)).status).toBe(404);
+    await waitFor(/ GET \/a+\S* 404 tenant=- code=not_found /);
+    const line = logLines().find((entry) => entry.includes(' GET /aaaa'));
+    expect(line).toContain(` GET ${path.slice(0, 200)}… 404 `);
+    expect(line?.length).toBeLessThan(400);
+  });
+
   describe('body limit', () => {
     const TWENTY_MB = 20 * 1024 * 1024;
 
@@ -300,6 +311,39 @@ describe('the example gateway', () => {
         code: 'validation_failed',
       });
     });
+
+    it(
+      'closes the connection of a client still sending an unread body 5 s after the answer (attack: a body that never ends)',
+      async () => {
+        const GRACE_MS = 5000;
+        const { answeredAt, closedAt } = await new Promise<{ answeredAt: number; closedAt: number }>((resolve, reject) => {
+          const { port } = new URL(gateway);
+          const socket = connect(Number(port), '127.0.0.1');
+          let answeredAt = 0;
+          let trickle: NodeJS.Timeout | undefined;
+          socket.once('connect', () => {
+            socket.write(
+              'POST /payment-links/ HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n',
+            );
+            // A kilobyte every 50 ms: never the whole body, always something more.
+            trickle = setInterval(() => socket.write(Buffer.alloc(1024, 0x20)), 50);
+          });
+          socket.on('data', (chunk: Buffer) => {
+            if (answeredAt === 0 && chunk.toString('latin1').startsWith('HTTP/1.1 401')) answeredAt = performance.now();
+          });
+          socket.on('error', () => undefined);
+          socket.once('close', () => {
+            clearInterval(trickle);
+            if (answeredAt === 0) reject(new Error('closed before the answer'));
+            else resolve({ answeredAt, closedAt: performance.now() });
+          });
+        });
+        // Not at once (the rest is discarded for the grace), nor long after; a loaded client may read the answer late.
+        expect(closedAt - answeredAt).toBeGreaterThan(GRACE_MS / 2);
+        expect(closedAt - answeredAt).toBeLessThan(GRACE_MS + LOADED_MARGIN_MS);
+      },
+      PATIENCE_MS,
+    );
 
     it('refuses a request without a token before asking for its body (no 100 Continue)', async () => {
       const outcome = await new Promise<{ status: number; continued: boolean }>((resolve, reject) => {

@@ -242,6 +242,31 @@ describe('POST /payment-links/ creating a link', () => {
     expect(codes.size).toBe(20);
   });
 
+  it.each([
+    ['ids.uuid() returning no UUID', { uuid: () => 'link-1', linkCode: () => 'c'.repeat(32) }, 'ids.uuid()', '"link-1"'],
+    [
+      'ids.linkCode() returning a code that is not URL-safe',
+      { uuid: () => '00000000-0000-4000-8000-000000000001', linkCode: () => 'a/b?c#d'.padEnd(32, 'x') },
+      'ids.linkCode()',
+      '"a/b?c#d',
+    ],
+    [
+      'ids.linkCode() returning a code too short for 128 random bits',
+      { uuid: () => '00000000-0000-4000-8000-000000000001', linkCode: () => 'abc' },
+      'ids.linkCode()',
+      '"abc"',
+    ],
+  ])(
+    'fails on %s, naming it and the value, storing nothing (a link GET cannot find and no replay can send)',
+    async (_label, ids, name, found) => {
+      const handler = makeHandler({ ids });
+      const created = handler(jsonRequest(await callers.auth(), validBody()));
+      await expect(created).rejects.toThrow(name);
+      await expect(created).rejects.toThrow(found);
+      expect(await handler.store.list(TENANT_A)).toEqual([]);
+    },
+  );
+
   it('drops a trailing slash of the pay-page URL', async () => {
     const handler = makeHandler({ payPageUrl: 'https://pay.example.test/l/' });
     const link = (await handler(jsonRequest(await callers.auth(), validBody()))).body as PaymentLink;

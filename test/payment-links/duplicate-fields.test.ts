@@ -52,6 +52,21 @@ describe('POST /payment-links/ with a repeated member name', () => {
     expect(stored).toEqual([]);
   });
 
+  it('a repeated member 20 000 levels deep is named by a path cut to at most 201 characters (attack: an answer three times the body)', async () => {
+    const depth = 20_000;
+    const { response } = await send(`{"meta":${'['.repeat(depth)}{"a":1,"a":2}${']'.repeat(depth)}}`);
+    const [error] = (response.body as { errors: { field: string; code: string }[] }).errors;
+    expect(error?.code).toBe('duplicate_field');
+    expect(error?.field.startsWith('meta[0][0]')).toBe(true);
+    expect(error?.field.length).toBeLessThanOrEqual(201);
+    expect(JSON.stringify(response.body).length).toBeLessThan(2000);
+  });
+
+  it('a repeated name that is not an identifier is named quoted and escaped', async () => {
+    const { response } = await send(withLeading('"odd\\u202ename":1,"odd\\u202ename":2'));
+    expect(fieldErrors(response)).toEqual([{ field: '["odd\\u202ename"]', code: 'duplicate_field' }]);
+  });
+
   it('a repeated name inside a string value is not a repeated field', async () => {
     const { response } = await send(JSON.stringify(validBody({ description: '{"amount":"1","amount":"2"}' })));
     expect(response.status).toBe(201);

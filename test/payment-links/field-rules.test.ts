@@ -56,6 +56,10 @@ const cases: Case[] = [
   ['email without a domain dot', validBody({ email: 'jane@example' }), 'email', 'invalid_format'],
   ['email with a space', validBody({ email: 'jane doe@example.com' }), 'email', 'invalid_format'],
   ['email too long', validBody({ email: `${'a'.repeat(250)}@example.com` }), 'email', 'invalid_length'],
+  // Invisible: the address the shopper is shown is not the one the link is sent to.
+  ['email with a zero-width space in its domain', validBody({ email: 'jane@exa\u200bmple.com' }), 'email', 'invalid_format'],
+  ['email with a right-to-left override', validBody({ email: 'jane@\u202emoc.elpmaxe' }), 'email', 'invalid_format'],
+  ['email with a soft hyphen', validBody({ email: 'jane@exam\u00adple.com' }), 'email', 'invalid_format'],
   ['phone without a plus', validBody({ phone: '4512345678' }), 'phone', 'invalid_format'],
   ['phone with spaces', validBody({ phone: '+45 12 34 56 78' }), 'phone', 'invalid_format'],
   ['phone too short', validBody({ phone: '+451234' }), 'phone', 'invalid_format'],
@@ -202,6 +206,49 @@ describe('POST /payment-links/ field rules', () => {
     ]);
     for (const error of (response.body as { errors: { message: string }[] }).errors) expect(error.message).not.toBe('');
   });
+
+  it.each<[label: string, body: Record<string, unknown>, field: string, found: string]>([
+    ['an amount with an exponent', validBody({ amount: '1e2' }), 'amount', 'got "1e2"'],
+    ['an amount with five decimals', validBody({ amount: '12.34567' }), 'amount', 'got "12.34567"'],
+    ['an amount of sixteen integer digits', validBody({ amount: '1234567890123456' }), 'amount', 'got "1234567890123456"'],
+    ['a zero amount', validBody({ amount: '0.00' }), 'amount', 'got "0.00"'],
+    ['a lower-case currency', validBody({ currency: 'eur' }), 'currency', 'got "eur"'],
+    ['an e-mail address without @', validBody({ email: 'jane.example.com' }), 'email', 'got "jane.example.com"'],
+    ['a department of another shape', validBody({ department: 'cardiology' }), 'department', 'got "cardiology"'],
+    ['a tokenize value', validBody({ tokenize: 'true' }), 'tokenize', 'got "true"'],
+    ['a duration out of range', validBody({ duration: 600_000 }), 'duration', 'got 600000'],
+    ['a fractional duration', validBody({ duration: 1.5 }), 'duration', 'got 1.5'],
+    ['a description too long', validBody({ description: 'x'.repeat(1001) }), 'description', 'got 1001'],
+    ['a meta value too long', validBody({ meta: { note: 'x'.repeat(501) } }), 'meta.note', 'got 501'],
+    ['too many line items', withLines(...Array(101).fill(line())), 'payment_details.line_items', 'got 101'],
+  ])('names the value found for %s', async (_label, body, field, found) => {
+    const response = await makeHandler()(jsonRequest(await callers.auth(), body));
+    const errors = (response.body as { errors: { field: string; message: string }[] }).errors;
+    expect(errors.find((error) => error.field === field)?.message).toContain(found);
+  });
+
+  it('names a long value found cut and escaped, never whole', async () => {
+    const amount = `1.5\u202e${'9'.repeat(10_000)}`;
+    const response = await makeHandler()(jsonRequest(await callers.auth(), validBody({ amount })));
+    const message = (response.body as { errors: { message: string }[] }).errors[0]?.message ?? '';
+    expect(message).toContain('got "1.5\\u202e999');
+    expect(message).not.toContain('\u202e');
+    expect(message.length).toBeLessThan(300);
+  });
+
+  it.each([
+    ['an unknown member', (name: string) => validBody({ [name]: 1 }), ''],
+    ['a meta key', (name: string) => validBody({ meta: { [name]: 'v' } }), 'meta'],
+  ])(
+    'names %s of 10 000 characters by a path cut to its first 80 (attack: an answer as large as the body)',
+    async (_label, body, parent) => {
+      const name = 'k'.repeat(10_000);
+      const response = await makeHandler()(jsonRequest(await callers.auth(), body(name)));
+      const [error] = (response.body as { errors: { field: string }[] }).errors;
+      expect(error?.field).toBe(`${parent}["${'k'.repeat(80)}…"]`);
+      expect(JSON.stringify(response.body).length).toBeLessThan(1000);
+    },
+  );
 
   it('checks that the lines add up to the amount exactly', async () => {
     const handler = makeHandler();

@@ -27,6 +27,10 @@ describe('createPaymentLinkHandler options', () => {
     ['maxBodyBytes above 1 MiB', { ...base, maxBodyBytes: 2 ** 21 }, /maxBodyBytes/],
     ['a misspelt option', { ...base, payPageURL: 'https://x.test' }, /payPageURL/],
     ['a realm with a quote', { ...base, realm: 'a"b' }, /realm/],
+    // No header can carry it: every 201 would fail after its link was stored.
+    ['a locationPrefix with a character beyond Latin-1', { ...base, locationPrefix: '/płatności/' }, /locationPrefix/],
+    ['a locationPrefix with a control character', { ...base, locationPrefix: '/links\u0001/' }, /locationPrefix/],
+    ['a locationPrefix with DEL', { ...base, locationPrefix: '/links\u007f/' }, /locationPrefix/],
   ])('throws a TypeError naming the option for %s', (_label, deps, pattern) => {
     expect(() => createPaymentLinkHandler(deps as never)).toThrow(TypeError);
     expect(() => createPaymentLinkHandler(deps as never)).toThrow(pattern);

@@ -226,12 +226,24 @@ describe('POST /payment-links/ with Idempotency-Key', () => {
     ['with a comma (two keys joined)', 'a, b'],
     ['longer than 255 characters', 'k'.repeat(256)],
     ['with a non-ASCII character', 'clé'],
+    // JavaScript's trim() takes U+00A0 for white space; HTTP's only SP and HTAB.
+    ['wrapped in no-break spaces (the key "abc" to trim())', '\u00a0abc\u00a0'],
   ])('refuses a key %s with 400 invalid_idempotency_key', async (_label, key) => {
     const handler = makeHandler();
     const response = await handler(jsonRequest(await callers.auth(), validBody(), { 'idempotency-key': key }));
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ code: 'invalid_idempotency_key' });
     expect(await handler.store.list(TENANT_A)).toEqual([]);
+  });
+
+  it('names the key found in a 400 invalid_idempotency_key, cut and escaped, with its length', async () => {
+    const handler = makeHandler();
+    const key = `a b${'k'.repeat(300)}`;
+    const response = await handler(jsonRequest(await callers.auth(), validBody(), { 'idempotency-key': key }));
+    const detail = (response.body as { detail: string }).detail;
+    expect(detail).toContain('got "a bkkk');
+    expect(detail).toContain('303 characters');
+    expect(detail).not.toContain('k'.repeat(100));
   });
 
   it('refuses two Idempotency-Key headers', async () => {

@@ -26,6 +26,14 @@ describe('POST /payment-links/ body handling', () => {
     expect(stored).toEqual([]);
   });
 
+  it.each([
+    ['the media type found', 'text/plain', '"text/plain"'],
+    ['the charset found', 'application/json; charset=iso-8859-1', '"iso-8859-1"'],
+  ])('names %s in a 415', async (_label, type, found) => {
+    const { response } = await send({ headers: { 'content-type': type }, body: json });
+    expect((response.body as { detail: string }).detail).toContain(found);
+  });
+
   it('refuses a body without Content-Type with 415', async () => {
     const { response } = await send({ headers: {}, body: json });
     expect(response.status).toBe(415);
@@ -121,6 +129,34 @@ describe('POST /payment-links/ body handling', () => {
       const { response } = await send({ headers: { 'content-type': 'application/json' }, body });
       expect(response.status).toBe(201);
     }
+  });
+
+  it.each([
+    [
+      'a Node request',
+      () =>
+        new Readable({
+          read() {
+            this.push(Buffer.from(json.slice(0, 10)));
+            this.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+          },
+        }),
+    ],
+    [
+      'a Web ReadableStream',
+      () =>
+        new ReadableStream({
+          pull(controller) {
+            controller.enqueue(new TextEncoder().encode(json.slice(0, 10)));
+            controller.error(new TypeError('terminated'));
+          },
+        }),
+    ],
+  ])('answers %s cut short by the client 400 invalid_json, not a rejection taken for a server fault', async (_label, body) => {
+    const { response, stored } = await send({ headers: { 'content-type': 'application/json' }, body: body() });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'invalid_json' });
+    expect(stored).toEqual([]);
   });
 
   it('takes a body a framework parsed already, still checking Content-Type and Content-Length', async () => {

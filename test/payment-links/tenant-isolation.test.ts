@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PaymentLink } from '../../src/payment-links/index.js';
+import { InMemoryPaymentLinkStore, type PaymentLink, type StoredPaymentLink } from '../../src/payment-links/index.js';
 import {
   CARDIOLOGY_B,
   STORE_B,
@@ -94,6 +94,32 @@ describe('GET /payment-links/:id', () => {
     const response = await read({ auth: await callers.auth(), headers: {}, params: { id: '../etc' } });
     expect(response.status).toBe(404);
   });
+
+  it.each<[label: string, tamper: (link: StoredPaymentLink) => unknown, found: string]>([
+    ["another tenant's link", (link) => ({ ...link, tenant: TENANT_B }), TENANT_B],
+    ['another link', (link) => ({ ...link, id: '00000000-0000-4000-8000-0000000000ff' }), '00000000-0000-4000-8000-0000000000ff'],
+    ['no link at all', () => 'hello', 'none'],
+  ])(
+    'refuses to send a stored record holding %s, naming what it holds (attack: a links row written by hand)',
+    async (_label, tamper, found) => {
+      const create = makeHandler();
+      const link = (await create(jsonRequest(await callers.auth(), validBody()))).body as PaymentLink;
+      const store = new InMemoryPaymentLinkStore();
+      const tampered = {
+        insert: (stored: StoredPaymentLink) => store.insert(stored),
+        get: async (tenant: string, id: string) => {
+          const stored = await create.store.get(tenant, id);
+          return stored === null ? null : (tamper(stored) as StoredPaymentLink);
+        },
+        getByCode: (code: string) => store.getByCode(code),
+        list: (tenant: string) => store.list(tenant),
+      };
+      const read = makeReadHandler({ store: tampered });
+      const answer = read({ auth: await callers.auth(), headers: {}, params: { id: link.id } });
+      await expect(answer).rejects.toThrow(found);
+      await expect(answer).rejects.toThrow(link.id);
+    },
+  );
 
   it('needs pay:processPayments', async () => {
     const read = makeReadHandler({ store: makeHandler().store });

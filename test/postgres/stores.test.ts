@@ -126,6 +126,24 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       expect((await pool.query(`SELECT key FROM ${TABLES.idempotency}`)).rows).toEqual([]);
     });
 
+    it("replays no record written by hand that names another tenant's link (attack: one tenant reading another's link)", async () => {
+      const theirs = storedLink(TENANT_B);
+      await new PostgresPaymentLinkStore(pool).insert(theirs);
+      await pool.query(
+        `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response, link_id)
+         VALUES ($1, 'by-hand', 'completed', 'f', 9e12, '{"status":201,"headers":{}}', $2)`,
+        [TENANT_A, theirs.id],
+      );
+      const claimed = new PostgresIdempotencyStore(pool).claim({
+        tenant: TENANT_A,
+        key: 'by-hand',
+        fingerprint: 'f',
+        now: 1000,
+        expiresAt: 2000,
+      });
+      await expect(claimed).rejects.toThrow(/names a payment link that is not stored/);
+    });
+
     it.each([
       ['NaN', Number.NaN],
       ['a string', '100000'],

@@ -1,0 +1,109 @@
+/**
+ * The example gateway's `DATABASE_URL` and tuning, as an operator sets them: a value that cannot
+ * be meant, or that the stores refuse, stops the gateway at once, saying which, before anything is
+ * written to the database.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
+import { requireBuild, root } from './gateway-processes.js';
+import { type TestDatabase, createTestDatabase, skipWithoutPostgres } from './pg-server.js';
+
+const SKIP = skipWithoutPostgres('test/postgres/gateway-settings.test.ts');
+
+let db: TestDatabase;
+let stateDir: string;
+
+/** Runs the gateway with `env` added until it exits (or `timeout` ms pass: then `code` is `null`). */
+function runGateway(env: Readonly<Record<string, string>>, timeout: number): Promise<{ code: number | null; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['examples/gateway/server.mjs'],
+      { cwd: root, env: { ...process.env, PORT: '0', PAYGATE_EXAMPLE_STATE_DIR: stateDir, DATABASE_URL: db?.url ?? '', ...env }, timeout },
+      (error, _stdout, stderr) => resolve({ code: error === null ? 0 : ((error as { code?: unknown }).code as number | null), stderr }),
+    );
+  });
+}
+
+/** The tables of the database's `public` schema. */
+async function tables(): Promise<string[]> {
+  const client = new pg.Client({ connectionString: db.url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ name: string }>(
+      "SELECT table_name AS name FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema')",
+    );
+    return rows.map((row) => row.name);
+  } finally {
+    await client.end();
+  }
+}
+
+describe.skipIf(SKIP)('the example gateway started with DATABASE_URL', () => {
+  beforeAll(async () => {
+    requireBuild();
+    db = await createTestDatabase('gateway_settings');
+    stateDir = mkdtempSync(join(tmpdir(), 'paygate-settings-'));
+  });
+
+  afterAll(() => {
+    if (stateDir !== undefined) rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['a database that does not exist', () => db.url.replace(/\/[^/]+$/, '/no_such_database'), 'database "no_such_database" does not exist'],
+    [
+      'a role that does not exist',
+      () => db.url.replace('postgres://postgres@', 'postgres://nobody:s3cret@'),
+      'role "nobody" does not exist',
+    ],
+  ])('exits 1 in one line naming the host and what the server said, for %s, never the password', async (_label, url, said) => {
+    const started = await runGateway({ DATABASE_URL: url() }, PATIENCE_MS);
+    expect(started.code).toBe(1);
+    expect(started.stderr.trim().split('\n')).toEqual([expect.stringContaining(said)]);
+    expect(started.stderr).toContain(`postgres://127.0.0.1:${db.port}/`);
+    expect(started.stderr).not.toContain('s3cret');
+  });
+
+  it(
+    'exits 1 naming an out-of-range PAYGATE_IDEMPOTENCY_LEASE_MS, having migrated nothing (it hung, retrying on a closed pool)',
+    async () => {
+      // The start-up itself takes a few seconds on a loaded machine; a hang is cut after the margin.
+      const started = await runGateway({ PAYGATE_IDEMPOTENCY_LEASE_MS: '5' }, PATIENCE_MS / 2 + LOADED_MARGIN_MS);
+      expect(started.code).toBe(1);
+      expect(started.stderr).toContain('leaseTime');
+      expect(started.stderr).toContain('got 5');
+      expect(await tables()).toEqual([]);
+    },
+    PATIENCE_MS,
+  );
+});
+
+describe('the example gateway with a DATABASE_URL that is no postgres:// URL', () => {
+  beforeAll(() => {
+    requireBuild();
+    stateDir = mkdtempSync(join(tmpdir(), 'paygate-settings-'));
+  });
+
+  afterAll(() => {
+    if (stateDir !== undefined) rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['without its scheme', 'localhost:5432/payments', '"localhost:"'],
+    ['with a misspelt scheme', 'postgress://gateway:s3cret@127.0.0.1:5432/payments', '"postgress:"'],
+    ['with a user and password but no scheme', 'gateway:s3cret@127.0.0.1:5432/payments', '"gateway:"'],
+    ['that is no URL', '127.0.0.1:5432/payments', 'no URL'],
+  ])('is refused %s, exit code 2, in one line naming what was found and never the password', async (_label, url, found) => {
+    const started = await runGateway({ DATABASE_URL: url }, PATIENCE_MS);
+    expect(started.code).toBe(2);
+    expect(started.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^DATABASE_URL must be a postgres:\/\/ URL/)]);
+    expect(started.stderr).toContain(found);
+    expect(started.stderr).not.toContain('s3cret');
+  });
+});
