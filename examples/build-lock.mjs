@@ -12,10 +12,10 @@
  * A lock is stale, and taken over, when its holder is gone: its process no longer runs (on this
  * host; a build killed with SIGKILL), or nobody touched the directory for `staleMs` (a holder
  * on another host, a process id used again, an owner that cannot be read). A waiter takes it
- * over by moving it aside (`rename`, which one waiter wins) and checking that what it moved is
- * the lock it judged stale; one that moved a lock taken over meanwhile puts it back. A waiter
- * gives up after `waitMs`, naming the lock and its holder. What a process killed halfway through
- * taking or taking over leaves beside the lock is removed by the next holder once `staleMs` old.
+ * over under a guard that one waiter holds at a time, removing it only if it is still the lock it
+ * judged stale; then it takes the lock as any caller does. A waiter gives up after `waitMs`,
+ * naming the lock and its holder. What a process killed halfway through taking leaves beside the
+ * lock is removed by the next holder once `staleMs` old, and a guard it left once as old.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
@@ -79,20 +79,30 @@ function isStale(lock, staleMs) {
 
 const sameLock = (a, b) => a !== null && b !== null && a.ino === b.ino && a.owner?.token === b.owner?.token;
 
-/** Moves the stale `lock` out of the way; puts back what it moved if that is a lock taken over meanwhile. */
-async function takeOver(path, lock) {
-  const aside = `${path}.stale-${randomUUID()}`;
+/**
+ * Removes the stale `lock`, under a guard (`<path>.takeover`, made with `mkdir`) that one waiter
+ * holds at a time: under it, the lock is removed only if it is still the one judged stale, so a
+ * waiter that judged late never removes the lock another waiter took over meanwhile. A guard left
+ * by a waiter killed while it held one is removed once `staleMs` old.
+ */
+async function takeOver(path, lock, staleMs) {
+  const guard = `${path}.takeover`;
   try {
-    await rename(path, aside);
+    await mkdir(guard);
   } catch (error) {
-    if (error.code === 'ENOENT') return;
-    throw error;
-  }
-  if (sameLock(await look(aside), lock)) {
-    await rm(aside, { recursive: true, force: true });
+    if (error.code !== 'EEXIST') throw error;
+    const touched = await stat(guard).then(
+      (status) => status.mtimeMs,
+      () => Date.now(),
+    );
+    if (Date.now() - touched > staleMs) await rm(guard, { recursive: true, force: true });
     return;
   }
-  await rename(aside, path).catch(() => rm(aside, { recursive: true, force: true }));
+  try {
+    if (sameLock(await look(path), lock)) await remove(path);
+  } finally {
+    await rm(guard, { recursive: true, force: true });
+  }
 }
 
 /** Makes the lock directory with this caller's owner in it; `false` when another holds it. */
@@ -110,11 +120,11 @@ async function take(path, token) {
   }
 }
 
-/** Removes what callers killed while taking or taking over a lock left beside it, once `staleMs` old. */
+/** Removes what callers killed while taking or removing a lock left beside it, once `staleMs` old. */
 async function sweep(path, staleMs) {
   const prefix = `${basename(path)}.`;
   for (const name of await readdir(dirname(path))) {
-    if (!name.startsWith(`${prefix}new-`) && !name.startsWith(`${prefix}stale-`)) continue;
+    if (!name.startsWith(`${prefix}new-`) && !name.startsWith(`${prefix}gone-`)) continue;
     const left = join(dirname(path), name);
     const touched = await stat(left).then(
       (status) => status.mtimeMs,
@@ -127,7 +137,23 @@ async function sweep(path, staleMs) {
 /** Removes the lock if it is still this caller's (a holder judged stale may have lost it). */
 async function release(path, token) {
   const lock = await look(path);
-  if (lock?.owner?.token === token) await rm(path, { recursive: true, force: true });
+  if (lock?.owner?.token === token) await remove(path);
+}
+
+/**
+ * Removes the lock directory at `path`: renamed away first, then deleted. Deleted in place, it
+ * would be empty for a moment, and a waiter's rename may replace an empty directory: the waiter
+ * would hold a lock that the deletion then fails on, or deletes.
+ */
+async function remove(path) {
+  const gone = `${path}.gone-${randomUUID()}`;
+  try {
+    await rename(path, gone);
+  } catch (error) {
+    if (error.code === 'ENOENT') return;
+    throw error;
+  }
+  await rm(gone, { recursive: true, force: true });
 }
 
 function describeHolder(lock) {
@@ -156,7 +182,7 @@ export async function withLock(path, work, options = {}) {
     const lock = await look(path);
     if (lock === null) continue;
     if (isStale(lock, staleMs)) {
-      await takeOver(path, lock);
+      await takeOver(path, lock, staleMs);
       continue;
     }
     if (Date.now() - started >= waitMs) {

@@ -130,13 +130,21 @@ describe('the build lock', () => {
     expect(await withLock(path, async () => 'built', { staleMs: 1_000, waitMs: PATIENCE_MS })).toBe('built');
   });
 
-  it('removes what a process killed while taking the lock left beside it, once staleMs old', async () => {
+  it('removes what a process killed while taking or removing the lock left beside it, once staleMs old', async () => {
     const path = lockPath();
     leftLock(`${path}.new-killed`, { pid: 1, host: 'h', token: 'killed', since: '' }, 2_000);
-    leftLock(`${path}.stale-killed`, null, 2_000);
+    leftLock(`${path}.gone-killed`, { pid: 1, host: 'h', token: 'removed', since: '' }, 2_000);
     await withLock(path, async () => undefined, { staleMs: 1_000 });
     expect(existsSync(`${path}.new-killed`)).toBe(false);
-    expect(existsSync(`${path}.stale-killed`)).toBe(false);
+    expect(existsSync(`${path}.gone-killed`)).toBe(false);
+  });
+
+  it('removes a takeover guard that a waiter killed while taking over left, once staleMs old', async () => {
+    const path = lockPath();
+    leftLock(path, { pid: process.pid, host: 'another-host.example', token: 'theirs', since: '' }, 2_000);
+    leftLock(`${path}.takeover`, null, 2_000);
+    expect(await withLock(path, async () => 'built', { staleMs: 1_000, pollMs: 20, waitMs: PATIENCE_MS })).toBe('built');
+    expect(existsSync(`${path}.takeover`)).toBe(false);
   });
 
   it('keeps its lock fresh while the work outlasts staleMs: a waiter does not take it over', async () => {
