@@ -5,7 +5,9 @@
 import {
   capHint,
   checkRealm,
+  describeValue,
   functionOption,
+  isLoopbackHost,
   methodsOption,
   numberOption,
   rejectUnknownOptions,
@@ -146,27 +148,29 @@ function fail(name: string, rule: string): TypeError {
   return new TypeError(`${OWNER}: ${name} ${rule}`);
 }
 
-const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
-
+/**
+ * `payPageUrl`: `https:`, or `http:` on a loopback host (by the rule JWKS addresses follow), with
+ * no credentials, query or fragment. A refusal names what was found, never a credential.
+ */
 function checkPayPageUrl(value: unknown): string {
   const rule = 'must be an https: URL (http: only on a loopback host) without credentials, query or fragment';
-  if (typeof value !== 'string') throw fail('payPageUrl', rule);
+  if (typeof value !== 'string') throw fail('payPageUrl', `${rule}, got ${describeValue(value)}`);
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw fail('payPageUrl', rule);
+    throw fail('payPageUrl', `${rule}, got ${quote(value)}, which is no URL`);
   }
-  const loopback = LOOPBACK_HOSTS.has(url.hostname) || url.hostname.endsWith('.localhost');
+  if (url.username !== '' || url.password !== '') {
+    throw fail('payPageUrl', `${rule}, got a URL with credentials (not shown): remove them`);
+  }
   if (
-    !(url.protocol === 'https:' || (url.protocol === 'http:' && loopback)) ||
+    !(url.protocol === 'https:' || (url.protocol === 'http:' && isLoopbackHost(url.hostname))) ||
     // `?` or `#` with nothing after it is an empty query or fragment: the link code would land there.
     url.href.includes('?') ||
-    url.href.includes('#') ||
-    url.username !== '' ||
-    url.password !== ''
+    url.href.includes('#')
   ) {
-    throw fail('payPageUrl', rule);
+    throw fail('payPageUrl', `${rule}, got ${quote(url.href)}`);
   }
   return url.href.replace(/\/+$/, '');
 }

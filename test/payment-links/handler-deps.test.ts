@@ -36,7 +36,27 @@ describe('createPaymentLinkHandler options', () => {
     expect(() => createPaymentLinkHandler(deps as never)).toThrow(pattern);
   });
 
-  it('accepts an http pay-page URL on a loopback host', () => {
-    expect(() => createPaymentLinkHandler({ payPageUrl: 'http://127.0.0.1:3000/pay' })).not.toThrow();
+  it.each(['http://127.0.0.1:3000/pay', 'http://127.0.0.2/pay', 'http://localhost/pay', 'http://[::1]/pay'])(
+    'accepts an http pay-page URL on a loopback host (%s), as JWKS addresses',
+    (payPageUrl) => {
+      expect(() => createPaymentLinkHandler({ payPageUrl })).not.toThrow();
+    },
+  );
+
+  it('refuses an http pay-page URL on a name under .localhost, which no rule of ours calls loopback', () => {
+    expect(() => createPaymentLinkHandler({ payPageUrl: 'http://shop.localhost/pay' })).toThrow(/payPageUrl/);
+  });
+
+  it.each([
+    ['a URL over plain http', 'http://pay.example.test/l', 'got "http://pay.example.test/l"'],
+    ['no URL', 'pay page', 'got "pay page", which is no URL'],
+    ['a number', 42, 'got 42'],
+  ])('names what it found when it refuses a pay-page URL: %s', (_label, payPageUrl, found) => {
+    expect(() => createPaymentLinkHandler({ payPageUrl } as never)).toThrow(found);
+  });
+
+  it('never quotes the credentials of a pay-page URL it refuses', () => {
+    expect(() => createPaymentLinkHandler({ payPageUrl: 'https://user:secret@pay.example.test/l' })).toThrow(/credentials \(not shown\)/);
+    expect(() => createPaymentLinkHandler({ payPageUrl: 'https://user:secret@pay.example.test/l' })).not.toThrow(/secret/);
   });
 });
