@@ -5,6 +5,7 @@
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 import {
   booleanOption,
+  describeValue,
   isHttpsUri,
   jwkRejectReason,
   MAX_ENTRY_LIFETIME,
@@ -320,6 +321,15 @@ function publishedJwk(jwk: RsaPublicJwk): RsaPublicJwk {
   const { kty, n, e, kid } = (jwk ?? {}) as Partial<RsaPublicJwk>;
   if (kty !== 'RSA' || typeof n !== 'string' || typeof e !== 'string' || typeof kid !== 'string' || kid === '') {
     throw new TypeError(`${OWNER}: keyStore.generate() must resolve an RSA public JWK with kty "RSA", n, e and a kid`);
+  }
+  // A key the store made for another purpose (`use: "enc"`) or algorithm is not relabelled: refused.
+  const { use, alg } = jwk as { readonly use?: unknown; readonly alg?: unknown };
+  if ((use !== undefined && use !== 'sig') || (alg !== undefined && alg !== 'RS256')) {
+    const found = use !== undefined && use !== 'sig' ? `use ${describeValue(use)}` : `alg ${describeValue(alg)}`;
+    throw new TypeError(
+      `${OWNER}: keyStore.generate() resolved key ${quote(kid)} with ${found}, expected use "sig" and alg "RS256" (or neither): ` +
+        'make the store create RSA signing keys for RS256; nothing was published.',
+    );
   }
   return { kty, n, e, kid, alg: 'RS256', use: 'sig' };
 }

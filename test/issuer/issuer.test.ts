@@ -431,6 +431,17 @@ describe("createIssuer and the gateway's key rule", () => {
     expect([error.code, error.message]).toEqual(['unusable_key', expect.stringContaining('exponent is not an odd number')]);
   });
 
+  it.each([
+    ['use "enc"', { use: 'enc' }, 'use "enc"'],
+    ['alg "RS512"', { alg: 'RS512' }, 'alg "RS512"'],
+  ])('refuses a key the store made with %s rather than relabel it', async (_label, change, found) => {
+    const store = storeGiving((jwk) => ({ ...jwk, ...change }) as RsaPublicJwk);
+    const error = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toContain(found);
+    expect(await store.loadSchedule()).toEqual([]);
+  });
+
   it('publishes nothing when the key it generated is refused', async () => {
     const store = storeNaming('k'.repeat(256));
     await refusal(store);
