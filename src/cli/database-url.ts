@@ -108,7 +108,10 @@ export function databaseTarget(parsed: ParsedOptions | undefined, env: Readonly<
   const given = parsed === undefined ? undefined : stringValue(parsed, 'database-url');
   const from = given === undefined ? 'DATABASE_URL' : '--database-url';
   const url = given ?? env.DATABASE_URL;
-  if (url === undefined || url.trim() === '') throw new UsageError(`DATABASE_URL is not set: give the PostgreSQL database as ${EXAMPLE}`);
+  if (url === undefined || url.trim() === '') {
+    const found = url === undefined ? 'is not set' : `is blank (${JSON.stringify(url)})`;
+    throw new UsageError(`${from} ${found}: give the PostgreSQL database as ${EXAMPLE}`);
+  }
   checkUrl(url, from);
   const seconds = (parsed === undefined ? undefined : secondsValue(parsed, 'connect-timeout')) ?? DEFAULT_CONNECT_TIMEOUT;
   if (seconds > MAX_CONNECT_TIMEOUT)

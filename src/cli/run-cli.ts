@@ -121,7 +121,9 @@ export async function runCli(args: readonly string[], io: CliIo, commands: reado
   if (found === undefined) {
     const group = groupOf(commands, first);
     if (first !== undefined && group.length > 0) return answerGroup(args, io, first, group);
-    io.stderr(`paygate-auth: unknown command "${args.slice(0, 2).join(' ')}".\n\n${listing(commands)}`);
+    // The command as typed: `help extra` asked for `extra --help`, but the user typed `extra`.
+    const typed = args.slice(0, 2).filter((arg) => !isHelp(arg));
+    io.stderr(`paygate-auth: unknown command "${typed.join(' ')}".\n\n${listing(commands)}`);
     return EXIT.usage;
   }
   const { command, rest } = found;

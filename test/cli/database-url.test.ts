@@ -77,6 +77,15 @@ describe('--database-url on every command that reads the database', () => {
     expect(err).toContain('DATABASE_URL is not set');
   });
 
+  it.each([
+    ['--database-url', ['--database-url', '  '], {}],
+    ['DATABASE_URL', [], { DATABASE_URL: '  ' }],
+  ])('names a blank %s as blank, not as unset', async (name, extra, env) => {
+    const { code, err } = await cli(['controls', ...extra], env);
+    expect(code).toBe(EXIT.usage);
+    expect(err).toContain(`${name} is blank ("  ")`);
+  });
+
   it('refuses a --connect-timeout that is no whole number of seconds up to 600', async () => {
     const { code, err } = await cli(['controls', '--database-url', 'postgres://gateway@127.0.0.1:1/x', '--connect-timeout', '601']);
     expect(code).toBe(EXIT.usage);

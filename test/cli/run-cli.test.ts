@@ -56,6 +56,12 @@ describe('runCli', () => {
     expect(io.err.join('')).toContain('unknown command "nope"');
   });
 
+  it('names an unknown command as typed when help comes first', async () => {
+    const io = capture();
+    expect(await runCli(['--help', 'nope'], io, COMMANDS)).toBe(EXIT.usage);
+    expect(io.err.join('')).toContain('unknown command "nope".');
+  });
+
   it('runs a two-word command with the arguments after its name', async () => {
     ran.length = 0;
     expect(await runCli(['keys', 'generate', '--kid', 'k1'], capture(), COMMANDS)).toBe(EXIT.ok);
