@@ -4,7 +4,7 @@
  * {@link IssuerError} naming the input.
  */
 import { ErnError, SCOPES, type TenantErn, type UserReference, parseTenantErn, parseUserReference } from '../index.js';
-import { describeValue } from '../internal/index.js';
+import { describeValue, quote } from '../internal/index.js';
 import { IssuerError } from './errors.js';
 
 /** What a token is for. */
@@ -91,9 +91,14 @@ function checkScopes(value: unknown): string {
     throw new IssuerError('invalid_scope', `scopes must hold at least one of ${[...KNOWN_SCOPES].join(', ')}`, 'scopes');
   for (const scope of list) {
     if (typeof scope !== 'string' || !KNOWN_SCOPES.has(scope)) {
+      // Several scopes in one element: each is its own element (in the CLI, one --scope each).
+      const several =
+        typeof scope === 'string' && scope.trim().includes(' ')
+          ? '; give each scope as an element of its own (on the command line, one --scope each)'
+          : '';
       throw new IssuerError(
         'invalid_scope',
-        `scopes holds ${JSON.stringify(scope)}, not a scope the gateway knows (${[...KNOWN_SCOPES].join(', ')})`,
+        `scopes holds ${typeof scope === 'string' ? quote(scope) : describeValue(scope)}, not a scope the gateway knows (${[...KNOWN_SCOPES].join(', ')})${several}`,
         'scopes',
       );
     }

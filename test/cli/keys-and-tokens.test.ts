@@ -123,6 +123,14 @@ describe('paygate-auth token sign', () => {
     expect(doctor.code).toBe(EXIT.ok);
   });
 
+  it('tells a --scope holding several scopes to give one --scope each', async () => {
+    const key = await generate('several-scopes');
+    const result = await cli(withOptions(signArgs(key.file), ['--scope', 'pay:processPayments hub:subscribe']));
+    expect([result.code, result.out]).toEqual([EXIT.failed, '']);
+    expect(result.err).toContain('refused (invalid_scope, --scope)');
+    expect(result.err).toContain('one --scope each');
+  });
+
   it('refuses a --kid over 256 characters, naming it, and exits 1', async () => {
     const key = await generate('long-kid');
     const result = await cli(withOptions(signArgs(key.file), ['--kid', 'k'.repeat(257)]));
