@@ -5,6 +5,7 @@
  * function, the option, the rule and the value found. Other areas reach these through
  * src/internal.
  */
+import { quote } from './hint-text.js';
 
 /** The bounds of a number option. */
 export interface NumberRule {
@@ -20,11 +21,15 @@ export interface NumberRule {
   readonly unit?: string;
 }
 
-/** A short, safe description of a bad value for an error message. */
+/**
+ * A short, safe description of a bad value for an error message: a string quoted as hints quote
+ * one (cut, every control and bidirectional character escaped), since a value may be hostile
+ * text from a table or a request.
+ */
 export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (typeof value === 'number') return String(value);
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'string') return quote(value);
   if (Array.isArray(value)) return 'an array';
   return typeof value;
 }

@@ -10,7 +10,14 @@ import * as fetchAdapter from '../../src/adapters/fetch/index.js';
 import * as fastify from '../../src/adapters/fastify/index.js';
 import * as hono from '../../src/adapters/hono/index.js';
 import * as koa from '../../src/adapters/koa/index.js';
-import { functionOption, methodsOption, nearestName, numberOption, rejectUnknownOptions } from '../../src/core/options.js';
+import {
+  describe as describeValue,
+  functionOption,
+  methodsOption,
+  nearestName,
+  numberOption,
+  rejectUnknownOptions,
+} from '../../src/core/options.js';
 import { IssuerRegistry, authenticate, createVerifier, toErrorResponse } from '../../src/index.js';
 import * as issuer from '../../src/issuer/index.js';
 import { createTelemetry } from '../../src/otel/index.js';
@@ -48,6 +55,19 @@ describe('nearestName', () => {
 
   it('stays cheap on a long hostile name (compared by its first 64 characters)', () => {
     expect(nearestName('a'.repeat(100_000), ['realm'])).toBeUndefined();
+  });
+});
+
+describe('the value found, as messages describe it', () => {
+  it('escapes the bidirectional and line-breaking characters of a string, which a log line must not hold raw', () => {
+    const shown = describeValue('https://a.test\u202e\u2028x');
+    expect(shown).toContain('\\u202e');
+    expect(shown).toContain('\\u2028');
+    expect(shown).not.toMatch(/[\u202e\u2028]/);
+  });
+
+  it('cuts a long string, so a message stays one short line', () => {
+    expect(describeValue('x'.repeat(10_000)).length).toBeLessThan(100);
   });
 });
 

@@ -80,7 +80,7 @@ describe('createVerifier options', () => {
   });
 
   test.each<[unknown, string]>([
-    ['https://payments.test\n', 'got "https://payments.test\\n"'],
+    ['https://payments.test\n', 'got "https://payments.test\\u000a"'],
     [['https://a.test', ' https://b.test'], 'audience[1] is " https://b.test"'],
   ])(
     'refuses the audience %j, with surrounding white space that no token could match (every request would be refused)',

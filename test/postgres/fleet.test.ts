@@ -254,7 +254,7 @@ describe.skipIf(SKIP)('heartbeats and the fleet on a real PostgreSQL', () => {
 
   it('names the name found when it refuses one, escaped on one line', async () => {
     await expect(postgresHeartbeat(db, { name: 'gateway\n1' })).rejects.toThrow(
-      expect.objectContaining({ name: 'TypeError', message: expect.stringContaining('got "gateway\\n1"') }),
+      expect.objectContaining({ name: 'TypeError', message: expect.stringContaining('got "gateway\\u000a1"') }),
     );
   });
 
