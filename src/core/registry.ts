@@ -185,7 +185,7 @@ function checkEntry(raw: unknown, named: string, allowedHosts: ReadonlySet<strin
   if (!isHttpsUri(issuer)) {
     fail(where, 'issuer', 'must be an https: URI without credentials (http: only on a loopback host)', shown(issuer));
   }
-  where = `${where} (${JSON.stringify(issuer)})`;
+  where = `${where} (${quote(issuer)})`;
   for (const key of Object.keys(entry)) {
     if (!ENTRY_KEYS.has(key))
       throw new TypeError(`IssuerRegistry: ${where}.${key} is not an entry field (expected one of ${[...ENTRY_KEYS].join(', ')})`);
@@ -313,7 +313,7 @@ export class IssuerRegistry {
     for (const raw of entries) {
       const checked = checkEntry(raw, `entries[${index}]`, this.#allowedHosts);
       if (issuers.has(checked.issuer)) {
-        throw new TypeError(`IssuerRegistry: entries[${index}].issuer repeats ${JSON.stringify(checked.issuer)}`);
+        throw new TypeError(`IssuerRegistry: entries[${index}].issuer repeats ${quote(checked.issuer)}`);
       }
       issuers.set(checked.issuer, checked);
       index += 1;

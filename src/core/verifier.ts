@@ -7,7 +7,7 @@ import { decodeJoseHeader, decodeJwsPayload, decodeJwsSignature, locateCompactJw
 import { CACHE_ADMISSIONS, type CacheAdmission } from './cache-admission.js';
 import { AuthError, type RuleTrace, invalidClaim, isAuthError, unknownIssuer, withIssuer } from './errors.js';
 import { emit, type VerifierEventListener } from './events.js';
-import { kindOf } from './hint-text.js';
+import { kindOf, quote } from './hint-text.js';
 import { checkAllowedHosts } from './jwks-address.js';
 import type { FetchLike } from './jwks-fetch.js';
 import { JwksCache, type KeyLoadReport, type KeySnapshot, type MaxAgeBounds, elapsedMs } from './jwks-cache.js';
@@ -803,7 +803,7 @@ class TokenVerifier implements Verifier {
 
   #registered(method: string, issuer: unknown): string {
     if (typeof issuer !== 'string' || !this.#registry.has(issuer)) {
-      throw new TypeError(`${method}: ${JSON.stringify(issuer)} is not a registered issuer`);
+      throw new TypeError(`${method}: ${typeof issuer === 'string' ? quote(issuer) : kindOf(issuer)} is not a registered issuer`);
     }
     return issuer;
   }

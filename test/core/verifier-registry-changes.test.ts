@@ -228,3 +228,15 @@ describe('a bad registry', () => {
     expect(new IssuerRegistry([], { allowEmpty: true }).size).toBe(0);
   });
 });
+
+describe('operator methods named an issuer that is not registered', () => {
+  test('quote it escaped for one log line', () => {
+    const gateway = verifier();
+    expect(() => gateway.revokeKey('https://evil.test\u202e', 'k')).toThrow('"https://evil.test\\u202e" is not a registered issuer');
+  });
+
+  test('name a value that is no string', () => {
+    const gateway = verifier();
+    expect(() => gateway.suspendIssuer(42 as unknown as string)).toThrow('suspendIssuer: a number is not a registered issuer');
+  });
+});
