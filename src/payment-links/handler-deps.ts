@@ -18,6 +18,7 @@ import type { Verifier } from '../index.js';
 import { type Directory, InMemoryDirectory } from './directory.js';
 import { type IdempotencyStore, InMemoryIdempotencyStore } from './idempotency-store.js';
 import { type IdGenerator, randomIds } from './ids.js';
+import type { NotificationTimeoutError } from './notification-timeout.js';
 import type { PaymentLink } from './payment-link.js';
 import { InMemoryPaymentLinkStore, type PaymentLinkStore } from './payment-link-store.js';
 import { DEFAULT_MAX_BODY_BYTES } from './request-body.js';
@@ -66,8 +67,8 @@ export interface PaymentLinkHandlerDeps {
    */
   readonly ids?: IdGenerator;
   /**
-   * Called once per new link, after it is stored and before the 201 is sent (awaited). A failure
-   * does not undo the link; it goes to `onNotificationError`.
+   * Called once per new link, after it is stored and before the 201 is sent (awaited, for at most
+   * `notificationTimeout`). A failure does not undo the link; it goes to `onNotificationError`.
    * @default undefined
    */
   readonly onLinkCreated?: (event: LinkCreatedEvent) => void | Promise<void>;
@@ -77,6 +78,14 @@ export interface PaymentLinkHandlerDeps {
    * @default writes one line to console.error
    */
   readonly onNotificationError?: (error: unknown, event: LinkCreatedEvent) => void;
+  /**
+   * Milliseconds the 201 waits for `onLinkCreated` to settle; 1 to 60 000. Past it the 201 of the
+   * stored link is sent anyway (a 5xx would make the client retry and create the link twice), and
+   * a {@link NotificationTimeoutError} (`notification_timeout`) goes to `onNotificationError`; what
+   * the hook does later is dropped.
+   * @default 5000
+   */
+  readonly notificationTimeout?: number;
   /**
    * Seconds an `Idempotency-Key` is remembered, counted from its first request; 60 to 2 592 000 (30 days).
    * @default 86400 (24 h)
@@ -119,6 +128,8 @@ export interface ResolvedDeps {
   readonly onLinkCreated: ((event: LinkCreatedEvent) => void | Promise<void>) | undefined;
   readonly onNotificationError: (error: unknown, event: LinkCreatedEvent) => void;
   /** Milliseconds. */
+  readonly notificationTimeout: number;
+  /** Milliseconds. */
   readonly idempotencyKeyTtl: number;
   readonly maxBodyBytes: number;
   readonly locationPrefix: string;
@@ -137,6 +148,7 @@ const KNOWN = optionNames<PaymentLinkHandlerDeps>({
   ids: true,
   onLinkCreated: true,
   onNotificationError: true,
+  notificationTimeout: true,
   idempotencyKeyTtl: true,
   maxBodyBytes: true,
   locationPrefix: true,
@@ -219,6 +231,12 @@ export function resolveDeps(deps: PaymentLinkHandlerDeps): ResolvedDeps {
     ids: checkObject('ids', deps.ids, ['uuid', 'linkCode'], () => randomIds),
     onLinkCreated: functionOption(OWNER, 'onLinkCreated', deps.onLinkCreated),
     onNotificationError: functionOption(OWNER, 'onNotificationError', deps.onNotificationError) ?? defaultNotificationError,
+    notificationTimeout: numberOption(OWNER, 'notificationTimeout', deps.notificationTimeout, 5000, {
+      min: 1,
+      max: 60_000,
+      integer: true,
+      unit: 'milliseconds',
+    }),
     idempotencyKeyTtl:
       numberOption(OWNER, 'idempotencyKeyTtl', deps.idempotencyKeyTtl, 86_400, {
         min: 60,

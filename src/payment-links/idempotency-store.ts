@@ -3,10 +3,13 @@
  * are per tenant. A database implements {@link IdempotencyStore} with one atomic
  * insert-if-absent (`claim`) and two updates.
  */
-import { rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 
 /** The members of {@link InMemoryIdempotencyStoreOptions}: any other is refused, naming the nearest. */
-const IN_MEMORY_IDEMPOTENCY_STORE_OPTION_NAMES = optionNames<InMemoryIdempotencyStoreOptions>({ maxRecords: true });
+const IN_MEMORY_IDEMPOTENCY_STORE_OPTION_NAMES = optionNames<InMemoryIdempotencyStoreOptions>({
+  maxRecords: true,
+  pendingWait: true,
+});
 
 /** A response as recorded for replay: JSON-safe. */
 export interface RecordedResponse {
@@ -56,7 +59,8 @@ export interface IdempotencyStore {
   /**
    * Atomically: when no live record holds `key` for `tenant`, creates a pending one and answers
    * `claimed`; otherwise answers the record's state. A store may wait for a pending record with
-   * the same fingerprint to settle before answering (the in-memory store does).
+   * the same fingerprint to settle before answering (the in-memory store does, for at most its
+   * `pendingWait`).
    */
   claim(request: ClaimRequest): Promise<ClaimResult>;
   /** Marks the record held by `lease` completed, with the response to replay; a no-op when the lease was lost. */
@@ -73,6 +77,13 @@ export interface InMemoryIdempotencyStoreOptions {
    * @default 100000
    */
   readonly maxRecords?: number;
+  /**
+   * Milliseconds a request waits for another request holding its key with the same body to finish,
+   * then replays its response; past this, it is answered `pending` (409 `idempotency_key_in_use`,
+   * `Retry-After: 1`), as by `PostgresIdempotencyStore`. `0` answers at once. 0 to 600 000.
+   * @default 10000
+   */
+  readonly pendingWait?: number;
 }
 
 interface PendingRecord {
@@ -101,14 +112,19 @@ function pending(lease: string, fingerprint: string, expiresAt: number): Pending
   return { state: 'pending', lease, fingerprint, expiresAt, settled, settle };
 }
 
+/** What a waiter's bound resolves to when it passes first. */
+const WAIT_OVER = Symbol('wait over');
+
 /**
  * An {@link IdempotencyStore} in memory. A request that finds its key pending with the same
- * fingerprint waits for the first to finish, then replays it: concurrent retries create one link
- * and all get its response. Records expire at `expiresAt` and are swept oldest first.
+ * fingerprint waits for the first to finish, for at most `pendingWait`, then replays it:
+ * concurrent retries create one link and all get its response. Records expire at `expiresAt`
+ * and are swept oldest first.
  */
 export class InMemoryIdempotencyStore implements IdempotencyStore {
   readonly #records = new Map<string, IdempotencyRecord>();
   readonly #maxRecords: number;
+  readonly #pendingWait: number;
   #leases = 0;
 
   constructor(options: InMemoryIdempotencyStoreOptions = {}) {
@@ -118,30 +134,48 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       throw new TypeError(`InMemoryIdempotencyStore: maxRecords must be a whole number of at least 1, got ${String(max)}`);
     }
     this.#maxRecords = max;
+    this.#pendingWait = numberOption('InMemoryIdempotencyStore', 'pendingWait', options.pendingWait, 10_000, {
+      min: 0,
+      max: 600_000,
+      integer: true,
+      unit: 'milliseconds',
+    });
   }
 
   async claim(request: ClaimRequest): Promise<ClaimResult> {
     const id = `${request.tenant}\u0000${request.key}`;
-    for (;;) {
-      this.#sweep(request.now);
-      const record = this.#records.get(id);
-      if (record === undefined || record.expiresAt <= request.now) {
-        if (record === undefined && this.#records.size >= this.#maxRecords) {
-          throw new IdempotencyCapacityError(`More than ${this.#maxRecords} idempotency keys are live`);
+    // One bound for the whole claim, however many requests hold the key in turn.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let waitOver: Promise<typeof WAIT_OVER> | undefined;
+    try {
+      for (;;) {
+        this.#sweep(request.now);
+        const record = this.#records.get(id);
+        if (record === undefined || record.expiresAt <= request.now) {
+          if (record === undefined && this.#records.size >= this.#maxRecords) {
+            throw new IdempotencyCapacityError(`More than ${this.#maxRecords} idempotency keys are live`);
+          }
+          this.#records.delete(id);
+          // A request still running past its record's expiry loses the key; its waiters look again.
+          if (record?.state === 'pending') record.settle();
+          this.#leases += 1;
+          const lease = String(this.#leases);
+          this.#records.set(id, pending(lease, request.fingerprint, request.expiresAt));
+          return { state: 'claimed', lease: { tenant: request.tenant, key: request.key, id: lease } };
         }
-        this.#records.delete(id);
-        // A request still running past its record's expiry loses the key; its waiters look again.
-        if (record?.state === 'pending') record.settle();
-        this.#leases += 1;
-        const lease = String(this.#leases);
-        this.#records.set(id, pending(lease, request.fingerprint, request.expiresAt));
-        return { state: 'claimed', lease: { tenant: request.tenant, key: request.key, id: lease } };
+        if (record.state === 'completed') {
+          return { state: 'completed', fingerprint: record.fingerprint, response: structuredClone(record.response) };
+        }
+        if (record.fingerprint !== request.fingerprint || this.#pendingWait === 0) {
+          return { state: 'pending', fingerprint: record.fingerprint };
+        }
+        waitOver ??= new Promise((resolve) => {
+          timer = setTimeout(() => resolve(WAIT_OVER), this.#pendingWait);
+        });
+        if ((await Promise.race([record.settled, waitOver])) === WAIT_OVER) return { state: 'pending', fingerprint: record.fingerprint };
       }
-      if (record.state === 'completed') {
-        return { state: 'completed', fingerprint: record.fingerprint, response: structuredClone(record.response) };
-      }
-      if (record.fingerprint !== request.fingerprint) return { state: 'pending', fingerprint: record.fingerprint };
-      await record.settled;
+    } finally {
+      clearTimeout(timer);
     }
   }
 

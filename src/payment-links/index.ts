@@ -52,6 +52,7 @@ export { type InfoBody, type InfoHandlerOptions, createInfoHandler } from './inf
 export { LINE_ITEM_LIMITS, type LineItemRecord } from './line-items.js';
 export { LINK_LIMITS, TOKENIZE_VALUES, type Tokenize } from './link-request.js';
 export { META_LIMITS } from './meta.js';
+export { NotificationTimeoutError } from './notification-timeout.js';
 export {
   type JsonValue,
   type OpenApiDocument,

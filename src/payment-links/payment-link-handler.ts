@@ -27,6 +27,7 @@ import { type ClaimRequest, type ClaimResult, IdempotencyCapacityError, type Lea
 import { fingerprint, readIdempotencyKey } from './idempotency-key.js';
 import { isUuid, newLinkCode, newUuid } from './ids.js';
 import { lineItemRecord } from './line-items.js';
+import { NotificationTimeoutError } from './notification-timeout.js';
 import { type LinkRequest, readLinkRequest } from './link-request.js';
 import { type StoredPaymentLink, toPaymentLink } from './payment-link.js';
 import type { PaymentLinkStore } from './payment-link-store.js';
@@ -344,10 +345,20 @@ async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body:
   return creation;
 }
 
+/**
+ * Awaits `onLinkCreated` for at most `notificationTimeout`; a failure, or the bound passing
+ * ({@link NotificationTimeoutError}), goes to `onNotificationError`. Never throws.
+ */
 async function notify(deps: ResolvedDeps, event: LinkCreatedEvent | null): Promise<void> {
   if (event === null || deps.onLinkCreated === undefined) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   try {
-    await deps.onLinkCreated(event);
+    const notified = deps.onLinkCreated(event);
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new NotificationTimeoutError(deps.notificationTimeout)), deps.notificationTimeout);
+    });
+    // The race observes `notified`: its failure after the bound is dropped, never unhandled.
+    await Promise.race([notified, late]);
   } catch (error) {
     try {
       deps.onNotificationError(error, event);
@@ -355,6 +366,8 @@ async function notify(deps: ResolvedDeps, event: LinkCreatedEvent | null): Promi
       // The link is stored: its 201 is sent all the same, or a client retrying without a key
       // would create it twice.
     }
+  } finally {
+    clearTimeout(timer);
   }
 }
 

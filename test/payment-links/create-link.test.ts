@@ -1,5 +1,10 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { LinkCreatedEvent, PaymentLink } from '../../src/payment-links/index.js';
+import {
+  type LinkCreatedEvent,
+  NotificationTimeoutError,
+  type PaymentLink,
+  type PaymentLinkHandlerDeps,
+} from '../../src/payment-links/index.js';
 import {
   CARDIOLOGY_A,
   PAY_PAGE_URL,
@@ -10,7 +15,9 @@ import {
   TENANT_A,
   jsonRequest,
   makeHandler,
+  settledYet,
   useCallers,
+  useFakeTimeouts,
   validBody,
 } from './support.js';
 
@@ -271,5 +278,99 @@ describe('POST /payment-links/ creating a link', () => {
     const handler = makeHandler({ payPageUrl: 'https://pay.example.test/l/' });
     const link = (await handler(jsonRequest(await callers.auth(), validBody()))).body as PaymentLink;
     expect(link.payment_url.startsWith('https://pay.example.test/l/code-1')).toBe(true);
+  });
+});
+
+describe('POST /payment-links/ bounding the notification hook (notificationTimeout)', () => {
+  useFakeTimeouts();
+
+  /**
+   * A request under way whose hook has been called and settles only when the test says, with a
+   * `notificationTimeout` of 2000 ms; `reported` collects what reaches `onNotificationError`.
+   */
+  async function heldNotification(deps: Partial<PaymentLinkHandlerDeps> = {}) {
+    const reported: { readonly error: unknown; readonly event: LinkCreatedEvent }[] = [];
+    let called = (): void => {};
+    const calledOnce = new Promise<void>((resolve) => {
+      called = resolve;
+    });
+    let settle: (error?: Error) => void = () => {};
+    const handler = makeHandler({
+      onLinkCreated: () => {
+        called();
+        return new Promise<void>((resolve, reject) => {
+          settle = (error) => (error === undefined ? resolve() : reject(error));
+        });
+      },
+      onNotificationError: (error, event) => void reported.push({ error, event }),
+      notificationTimeout: 2000,
+      ...deps,
+    });
+    const responding = handler(jsonRequest(await callers.auth(), validBody()));
+    await calledOnce;
+    return { handler, responding, reported, settle: (error?: Error) => settle(error) };
+  }
+
+  it('answers the 201 of the stored link when the hook never settles, once notificationTimeout has passed', async () => {
+    const { handler, responding } = await heldNotification();
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(await settledYet(responding)).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    const response = await responding;
+    expect(response.status).toBe(201);
+    expect((await handler.store.list(TENANT_A)).map((link) => link.id)).toEqual([(response.body as PaymentLink).id]);
+  });
+
+  it('reports the timeout to onNotificationError as a NotificationTimeoutError with code notification_timeout', async () => {
+    const { responding, reported } = await heldNotification();
+    await vi.advanceTimersByTimeAsync(2000);
+    const link = (await responding).body as PaymentLink;
+    expect(reported).toHaveLength(1);
+    expect(reported[0]?.error).toBeInstanceOf(NotificationTimeoutError);
+    expect(reported[0]?.error).toMatchObject({ code: 'notification_timeout', timeout: 2000 });
+    expect(reported[0]?.event.link).toEqual(link);
+  });
+
+  it('writes the timeout to console.error, naming the link kept, when no error handler is given', async () => {
+    const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
+    try {
+      const { responding } = await heldNotification({ onNotificationError: undefined });
+      await vi.advanceTimersByTimeAsync(2000);
+      const link = (await responding).body as PaymentLink;
+      const lines = spy.mock.calls.map(([line]) => String(line));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain('2000 ms');
+      expect(lines[0]).toContain(`"${link.id}"`);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
+  it('reports only the timeout when the hook fails after it (the late failure is dropped, not unhandled)', async () => {
+    const { responding, reported, settle } = await heldNotification();
+    await vi.advanceTimersByTimeAsync(2000);
+    expect((await responding).status).toBe(201);
+    settle(new Error('hub down, late'));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(reported.map(({ error }) => (error as { code?: string }).code)).toEqual(['notification_timeout']);
+  });
+
+  it('leaves a hook that settles within the bound unaffected: awaited, nothing reported, no timer left', async () => {
+    const { responding, reported, settle } = await heldNotification();
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(await settledYet(responding)).toBe(false);
+    settle();
+    expect((await responding).status).toBe(201);
+    expect(reported).toEqual([]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('still reports a hook failing within the bound as its own error', async () => {
+    const { responding, reported, settle } = await heldNotification();
+    await vi.advanceTimersByTimeAsync(1000);
+    settle(new Error('hub down'));
+    expect((await responding).status).toBe(201);
+    expect(reported.map(({ error }) => error)).toEqual([new Error('hub down')]);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   type IdempotencyStore,
   InMemoryIdempotencyStore,
@@ -6,7 +6,7 @@ import {
   type PaymentLink,
   type RecordedResponse,
 } from '../../src/payment-links/index.js';
-import { NOW, TENANT_A, TENANT_B, jsonRequest, makeHandler, useCallers, validBody } from './support.js';
+import { NOW, TENANT_A, TENANT_B, jsonRequest, makeHandler, settledYet, useCallers, useFakeTimeouts, validBody } from './support.js';
 
 const callers = useCallers();
 
@@ -327,5 +327,112 @@ describe('InMemoryIdempotencyStore', () => {
 
   it('refuses a maxRecords that is not a positive whole number', () => {
     expect(() => new InMemoryIdempotencyStore({ maxRecords: 0 })).toThrow(/maxRecords/);
+  });
+});
+
+describe('InMemoryIdempotencyStore bounding the wait for a pending request (pendingWait)', () => {
+  useFakeTimeouts();
+
+  const claim = { tenant: TENANT_A, key: 'k', fingerprint: 'f1', now: 0, expiresAt: 1000 };
+
+  it('answers pending to the same fingerprint once pendingWait has passed while the first request hangs', async () => {
+    const store = new InMemoryIdempotencyStore({ pendingWait: 2000 });
+    expect(await store.claim(claim)).toMatchObject({ state: 'claimed' });
+    const waiting = store.claim(claim);
+    await vi.advanceTimersByTimeAsync(1999);
+    expect(await settledYet(waiting)).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await waiting).toEqual({ state: 'pending', fingerprint: 'f1' });
+  });
+
+  it('waits 10 seconds by default, as PostgresIdempotencyStore does', async () => {
+    const store = new InMemoryIdempotencyStore();
+    await store.claim(claim);
+    const waiting = store.claim(claim);
+    await vi.advanceTimersByTimeAsync(9999);
+    expect(await settledYet(waiting)).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await waiting).toEqual({ state: 'pending', fingerprint: 'f1' });
+  });
+
+  it('answers pending at once with pendingWait 0', async () => {
+    const store = new InMemoryIdempotencyStore({ pendingWait: 0 });
+    await store.claim(claim);
+    const waiting = store.claim(claim);
+    expect(await settledYet(waiting)).toBe(true);
+    expect(await waiting).toEqual({ state: 'pending', fingerprint: 'f1' });
+  });
+
+  it('replays a first request that completes within pendingWait, leaving no timer behind', async () => {
+    const store = new InMemoryIdempotencyStore({ pendingWait: 2000 });
+    const first = await store.claim(claim);
+    if (first.state !== 'claimed') throw new Error('expected a claim');
+    const waiting = store.claim(claim);
+    await vi.advanceTimersByTimeAsync(1999);
+    await store.complete(first.lease, { status: 201, headers: {}, body: 'link' });
+    expect(await waiting).toMatchObject({ state: 'completed', response: { body: 'link' } });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('counts pendingWait from the claim, across a first request released and a third claiming in between', async () => {
+    const store = new InMemoryIdempotencyStore({ pendingWait: 2000 });
+    const first = await store.claim(claim);
+    if (first.state !== 'claimed') throw new Error('expected a claim');
+    const waiting = store.claim(claim);
+    await vi.advanceTimersByTimeAsync(1500);
+    // Released, and claimed by a third request before the waiter looks again (both in this
+    // synchronous step): the waiter waits on the third, within what is left of its bound.
+    const released = store.release(first.lease);
+    const third = store.claim(claim);
+    await released;
+    expect(await third).toMatchObject({ state: 'claimed' });
+    await vi.advanceTimersByTimeAsync(499);
+    expect(await settledYet(waiting)).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await waiting).toEqual({ state: 'pending', fingerprint: 'f1' });
+  });
+
+  it.each([
+    ['negative', -1, /pendingWait must be .*got -1/],
+    ['above 10 minutes', 600_001, /pendingWait must be .*got 600001/],
+    ['NaN', Number.NaN, /pendingWait must be .*got NaN/],
+    ['fractional', 1.5, /pendingWait must be .*got 1.5/],
+  ])('refuses a pendingWait that is %s, naming the value', (_label, pendingWait, pattern) => {
+    expect(() => new InMemoryIdempotencyStore({ pendingWait })).toThrow(TypeError);
+    expect(() => new InMemoryIdempotencyStore({ pendingWait })).toThrow(pattern);
+  });
+});
+
+describe('POST /payment-links/ with Idempotency-Key while the first request hangs', () => {
+  useFakeTimeouts();
+
+  it('answers a retry with the same key and body 409 idempotency_key_in_use with Retry-After once pendingWait has passed', async () => {
+    const links = new InMemoryPaymentLinkStore();
+    let inserting = (): void => {};
+    const insertReached = new Promise<void>((resolve) => {
+      inserting = resolve;
+    });
+    const handler = makeHandler({
+      idempotency: new InMemoryIdempotencyStore({ pendingWait: 2000 }),
+      store: {
+        // The first request hangs in the link store, holding its key.
+        insert: () => {
+          inserting();
+          return new Promise<void>(() => {});
+        },
+        get: (tenant, id) => links.get(tenant, id),
+        getByCode: (code) => links.getByCode(code),
+        list: (tenant) => links.list(tenant),
+      },
+    });
+    const auth = await callers.auth();
+    void handler(jsonRequest(auth, validBody(), KEY));
+    await insertReached;
+    const retry = handler(jsonRequest(auth, validBody(), KEY));
+    await vi.advanceTimersByTimeAsync(2000);
+    const response = await retry;
+    expect(response.status).toBe(409);
+    expect(response.body).toMatchObject({ code: 'idempotency_key_in_use' });
+    expect(response.headers['retry-after']).toBe('1');
   });
 });

@@ -4,7 +4,7 @@
  * and handlers whose every response is checked against the OpenAPI document.
  */
 import { setupServer } from 'msw/node';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, vi } from 'vitest';
 import type { AuthContext, Verifier } from '../../src/index.js';
 import {
   type GetPaymentLinkHandlerOptions,
@@ -173,4 +173,25 @@ export function useCallers(): Callers {
       return verifier.verify(await issuer.token(claims));
     },
   };
+}
+
+/** Runs each test of the calling `describe` on fake `setTimeout` and `clearTimeout`. */
+export function useFakeTimeouts(): void {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+}
+
+/** Whether `promise` has settled once the microtasks queued now have run (on fake timers). */
+export async function settledYet(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  const mark = (): void => {
+    done = true;
+  };
+  void promise.then(mark, mark);
+  await vi.advanceTimersByTimeAsync(0);
+  return done;
 }
