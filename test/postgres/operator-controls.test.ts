@@ -332,6 +332,18 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
   ])('refuses to record %s', async (_case, request, message) => {
     await expect(recordControl(operator, request as never)).rejects.toThrow(message);
   });
+
+  it.each([
+    ['an unknown action', { action: 'delete_everything', issuer: 'https://acme.test' }, 'got "delete_everything"'],
+    ['an action that is not text', { action: 42, issuer: 'https://acme.test' }, 'got 42'],
+    [
+      'a kid with suspend_issuer',
+      { action: 'suspend_issuer', issuer: 'https://acme.test', kid: 'k-1' },
+      'got kid "k-1" with suspend_issuer',
+    ],
+  ])('names the value found when refusing %s', async (_case, request, found) => {
+    await expect(recordControl(operator, request as never)).rejects.toThrow(found);
+  });
 });
 
 describe('postgresControls on PGlite', () => {
