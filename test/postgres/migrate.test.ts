@@ -200,6 +200,28 @@ describe.skipIf(SKIP)('migrate', () => {
     expect((await migrate(pool, { only: 'links' })).applied).toEqual([]);
   });
 
+  it('names the table found and the missing ledger when the tables exist without their ledger', async () => {
+    const pool = await freshPool('ledger_dropped');
+    await migrate(pool, { only: 'links' });
+    await pool.query(`DROP TABLE ${TABLES.migrations}`);
+    const refusal = await migrate(pool, { only: 'links' }).catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ cause: { code: '42P07' } });
+    expect((refusal as Error).message).toContain(`relation "${TABLES.links}" already exists`);
+    expect((refusal as Error).message).toContain(`ledger ${TABLES.migrations} was missing`);
+    expect((refusal as Error).message).toContain('links schema version 1');
+    expect(await tables(pool)).toEqual(LINK_TABLES);
+  });
+
+  it('names the version the ledger records when it was emptied of an area whose tables exist', async () => {
+    const pool = await freshPool('ledger_emptied');
+    await migrate(pool, { only: 'controls' });
+    await pool.query(`DELETE FROM ${TABLES.migrations} WHERE area = 'controls' AND version > 1`);
+    const refusal = await migrate(pool, { only: 'controls' }).catch((error: unknown) => error);
+    expect((refusal as Error).message).toContain('controls schema version 2');
+    expect((refusal as Error).message).toContain('records controls version 1');
+    expect((refusal as Error).message).toContain('already exists');
+  });
+
   it('runs on a single pg.Client as well as on a pool', async () => {
     const { url } = await createTestDatabase('single');
     const client = new pg.Client({ connectionString: url });
