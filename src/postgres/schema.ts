@@ -9,7 +9,7 @@ import { capHint, rejectUnknownOptions, optionNames } from '../internal/index.js
 import { COMPACT_CONTROLS, DIRECTORY_CHANNEL, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
 import { errorState } from './database-errors.js';
 import { type RolesReport, type SchemaRoles, checkRoles, setUpRoles } from './schema-roles.js';
-import { type SqlClient, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
+import { type SqlClient, StatementTimeoutError, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
 
 /** The members of {@link MigrateOptions}: any other is refused, naming the nearest. */
 const MIGRATE_OPTION_NAMES = optionNames<MigrateOptions>({ only: true, statementTimeout: true, roles: true });
@@ -24,6 +24,9 @@ const INSUFFICIENT_PRIVILEGE = '42501';
  * function, a column): what a version creates is there while the ledger does not record it.
  */
 const ALREADY_EXISTS: ReadonlySet<string> = new Set(['42P07', '42710', '42723', '42701']);
+
+/** SQLSTATE of a statement the server cancelled (`statement_timeout`, or a cancel request). */
+const QUERY_CANCELED = '57014';
 
 /** The advisory lock `migrate()` holds while it runs ("payg"). */
 export const MIGRATION_LOCK = 1_885_436_263;
@@ -567,7 +570,9 @@ function ledgerBehind(area: SchemaArea, version: number, newest: number, created
  * ledger does not record it (the ledger dropped or emptied: the message names the area, the version,
  * what exists and the remedy; `cause` is the server's refusal).
  * @throws {StatementTimeoutError} when a statement on a pooled connection got no answer within
- * `statementTimeout` (nothing was committed; run it again).
+ * `statementTimeout`, or the server cancelled one (SQLSTATE 57014, its `statement_timeout`, which
+ * may fire first while waiting for the migration lock; `cause` is the server's error). Nothing was
+ * committed; run it again.
  * @example
  * ```ts
  * await migrate(pool);                        // every area
@@ -581,6 +586,26 @@ export async function migrate(db: SqlClient, options: MigrateOptions = {}): Prom
   const areas = checkAreas(options.only);
   const timeout = checkStatementTimeout(options.statementTimeout, 'migrate');
   const roles = checkRoles(options.roles);
+  try {
+    return await migrateWithin(db, timeout, areas, roles);
+  } catch (error) {
+    if (errorState(error) !== QUERY_CANCELED) throw error;
+    // The server's statement_timeout (ours on a pool, the session's on a single connection) may
+    // fire before our own bound, waiting on the migration lock above all.
+    throw new StatementTimeoutError(
+      `migrate: the server cancelled a statement (SQLSTATE 57014, ${capHint((error as Error).message)}) before migrate finished; nothing was committed: run it again once the migration lock is free (another migrate may hold it), or raise statementTimeout (${timeout} ms) or the connection's statement_timeout`,
+      { cause: error },
+    );
+  }
+}
+
+/** {@link migrate}'s work, its options checked: one transaction under the migration lock. */
+async function migrateWithin(
+  db: SqlClient,
+  timeout: number,
+  areas: readonly SchemaArea[],
+  roles: Required<SchemaRoles> | undefined,
+): Promise<MigrationReport> {
   return inTransaction(db, timeout, async (session) => {
     await session.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     const ledgerCreated = await ensureLedger(session);

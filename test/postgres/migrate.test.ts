@@ -6,7 +6,8 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SCHEMA_AREAS } from '../../src/postgres/internal.js';
-import { SCHEMA_VERSIONS, migrate, readIssuerChanges, readIssuers } from '../../src/postgres/index.js';
+import { MIGRATION_LOCK } from '../../src/postgres/schema.js';
+import { SCHEMA_VERSIONS, StatementTimeoutError, migrate, readIssuerChanges, readIssuers } from '../../src/postgres/index.js';
 import { TABLES } from '../../src/postgres/schema-names.js';
 import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 
@@ -220,6 +221,25 @@ describe.skipIf(SKIP)('migrate', () => {
     expect((refusal as Error).message).toContain('controls schema version 2');
     expect((refusal as Error).message).toContain('records controls version 1');
     expect((refusal as Error).message).toContain('already exists');
+  });
+
+  it("rejects with a StatementTimeoutError, the server's 57014 as cause, when statement_timeout fires waiting for the migration lock", async () => {
+    const { url } = await createTestDatabase('lock_wait');
+    const holder = new pg.Client({ connectionString: url });
+    // A single connection is bounded by its own settings: here the server's statement_timeout alone.
+    const waiter = new pg.Client({ connectionString: url, statement_timeout: 200 });
+    await Promise.all([holder.connect(), waiter.connect()]);
+    try {
+      await holder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      const refusal = await migrate(waiter).catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(StatementTimeoutError);
+      expect(refusal).toMatchObject({ code: 'statement_timeout', cause: { code: '57014' } });
+      expect((refusal as Error).message).toContain('57014');
+      const { rows } = await holder.query(`SELECT count(*)::int AS n FROM pg_tables WHERE tablename LIKE 'paygate_%'`);
+      expect(rows[0]?.n).toBe(0);
+    } finally {
+      await Promise.all([holder.end(), waiter.end()]);
+    }
   });
 
   it('runs on a single pg.Client as well as on a pool', async () => {
