@@ -3,6 +3,7 @@
  * `resume_issuer`, `refresh_keys`), each written and broadcast with `NOTIFY` in one statement, and
  * the state the rows add up to.
  */
+import { describeValue } from '../internal/index.js';
 import { storageFailure } from './database-errors.js';
 import { COMPACT_CONTROLS, CONTROLS_CHANNEL, CONTROLS_LOCK, TABLES } from './schema.js';
 import { DEFAULT_STATEMENT_TIMEOUT, type SqlClient, type SqlRow, checkClient, numberColumn, queryWithin } from './sql-client.js';
@@ -55,7 +56,7 @@ const MAX_TEXT = 2048;
 function checkText(where: string, name: string, value: unknown): string {
   if (typeof value !== 'string' || value === '' || value.length > MAX_TEXT || /[\s\u0000-\u001f\u007f]/.test(value)) {
     throw new TypeError(
-      `${where}: ${name} must be 1 to ${MAX_TEXT} characters without spaces or control characters, got ${JSON.stringify(value)}`,
+      `${where}: ${name} must be 1 to ${MAX_TEXT} characters without spaces or control characters, got ${describeValue(value)}`,
     );
   }
   return value;
@@ -63,10 +64,17 @@ function checkText(where: string, name: string, value: unknown): string {
 
 /** Checks a {@link ControlRequest}; returns its `kid` (or `null`). */
 export function checkControlRequest(request: ControlRequest, where = 'recordControl'): string | null {
-  if (!CONTROL_ACTIONS.includes(request?.action)) throw new TypeError(`${where}: action must be one of ${CONTROL_ACTIONS.join(', ')}`);
+  const action: unknown = request?.action;
+  if (!CONTROL_ACTIONS.includes(action as ControlAction)) {
+    throw new TypeError(`${where}: action must be one of ${CONTROL_ACTIONS.join(', ')}, got ${describeValue(action)}`);
+  }
   checkText(where, 'issuer', request.issuer);
   if (request.action === 'revoke_key') return checkText(where, 'kid', request.kid);
-  if (request.kid !== undefined) throw new TypeError(`${where}: kid is given only with revoke_key`);
+  if (request.kid !== undefined) {
+    throw new TypeError(
+      `${where}: kid is given only with revoke_key, got kid ${describeValue(request.kid)} with ${request.action}: leave kid out, or record revoke_key`,
+    );
+  }
   return null;
 }
 

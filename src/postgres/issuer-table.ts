@@ -7,7 +7,7 @@
  * ids become visible in their order.
  */
 import { type IssuerEntry, IssuerRegistry } from '../index.js';
-import { checkAllowedHosts, deepFreeze, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { checkAllowedHosts, deepFreeze, describeValue, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { storageFailure } from './database-errors.js';
 import { type RefusedRow, type RegistryRow, checkRegistryRows } from './registry-rows.js';
 import { ACTOR_SETTING, MAX_ACTOR, REGISTRY_LOCK, TABLES } from './schema.js';
@@ -204,10 +204,18 @@ export interface ImportReport {
   readonly changes: IssuerChange[];
 }
 
+/** `by` as found: its length when it is too long, otherwise the value, escaped for one line. */
+function describeActor(by: unknown): string {
+  if (typeof by !== 'string') return describeValue(by);
+  return by.length > MAX_ACTOR ? `${by.length} characters` : quote(by);
+}
+
 function checkActor(where: string, options: ChangeOptions): { by: string; timeout: number } {
   const by = (options as Partial<ChangeOptions> | undefined)?.by;
   if (typeof by !== 'string' || by === '' || by.length > MAX_ACTOR || /[\u0000-\u001f\u007f]/.test(by)) {
-    throw new TypeError(`${where}: by must be 1 to ${MAX_ACTOR} characters without control characters`);
+    throw new TypeError(
+      `${where}: by must be 1 to ${MAX_ACTOR} characters without control characters (the operator making the change), got ${describeActor(by)}`,
+    );
   }
   return { by, timeout: checkStatementTimeout(options.statementTimeout, where) };
 }
@@ -234,7 +242,9 @@ async function checkUnchanged(session: SqlClient, issuers: readonly string[], si
 }
 
 function checkIssuer(where: string, issuer: unknown): string {
-  if (typeof issuer !== 'string' || issuer === '') throw new TypeError(`${where}: issuer must be a non-empty string`);
+  if (typeof issuer !== 'string' || issuer === '') {
+    throw new TypeError(`${where}: issuer must be a non-empty string (the entry's iss), got ${describeValue(issuer)}`);
+  }
   return issuer;
 }
 

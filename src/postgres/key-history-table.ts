@@ -8,7 +8,15 @@
  * unused for the retention. Every statement is bounded.
  */
 import type { KeyBreach, KeyHistoryEntry } from '../index.js';
-import { WITHDRAWN_KEPT, capHint, checkKeyHistoryEntry, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import {
+  WITHDRAWN_KEPT,
+  capHint,
+  checkKeyHistoryEntry,
+  describeValue,
+  quote,
+  rejectUnknownOptions,
+  optionNames,
+} from '../internal/index.js';
 import { TABLES } from './schema.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, numberColumn, queryWithin } from './sql-client.js';
 
@@ -209,7 +217,9 @@ export async function readKeyHistory(db: SqlClient, options: ReadKeyHistoryOptio
   checkClient(db, 'readKeyHistory');
   const { issuer } = options;
   if (issuer !== undefined && (typeof issuer !== 'string' || issuer === '')) {
-    throw new TypeError('readKeyHistory: issuer must be a non-empty string');
+    throw new TypeError(
+      `readKeyHistory: issuer must be a non-empty string (an iss), or left out for every issuer; got ${describeValue(issuer)}`,
+    );
   }
   const timeout = checkStatementTimeout(options.statementTimeout, 'readKeyHistory');
   return (await readKeyHistoryRows(db, issuer ?? null, timeout)).entries;

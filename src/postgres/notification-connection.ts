@@ -4,6 +4,7 @@
  * PGlite's own `listen()`. A heartbeat (a bounded `SELECT 1` every few seconds) finds a
  * connection that went silent without closing; it is then destroyed and reported as a drop.
  */
+import { describeValue } from '../internal/index.js';
 import { type SqlClient, isPool, within } from './sql-client.js';
 
 /** A notification as `pg` delivers it. */
@@ -151,7 +152,9 @@ export function notificationSource(
   if (listen === false) return undefined;
   if (listen === undefined) return isPool(db) ? () => db.connect() as unknown as Promise<NotificationConnection> : undefined;
   if (typeof listen !== 'function') {
-    throw new TypeError(`${owner}: listen must be a function opening a new connection each call (such as () => pool.connect()), or false`);
+    throw new TypeError(
+      `${owner}: listen must be a function opening a new connection each call (such as () => pool.connect()), or false, got ${describeValue(listen)}`,
+    );
   }
   return listen;
 }

@@ -9,6 +9,7 @@
  * whole server, not to one database: their names are options, so that several databases of one
  * server may each have their own.
  */
+import { describeValue } from '../internal/index.js';
 import { COMPACT_CONTROLS, type SchemaArea, TABLES } from './schema-names.js';
 import type { SqlClient } from './sql-client.js';
 
@@ -45,18 +46,24 @@ export function checkRoles(roles: unknown): Required<SchemaRoles> | undefined {
   if (roles === undefined || roles === false) return undefined;
   if (roles === true) return DEFAULT_ROLES;
   if (typeof roles !== 'object' || roles === null) {
-    throw new TypeError('migrate: roles must be true (the default names) or { gateway?, operator? }');
+    throw new TypeError(
+      `migrate: roles must be true (the default names), false (no roles) or { gateway?, operator? } naming them, got ${describeValue(roles)}`,
+    );
   }
   const named = { ...DEFAULT_ROLES, ...(roles as SchemaRoles) };
   for (const key of ['gateway', 'operator'] as const) {
     const name = named[key];
     if (typeof name !== 'string' || !ROLE_NAME.test(name) || name.startsWith('pg_')) {
       throw new TypeError(
-        `migrate: roles.${key} must be a role name of lower-case letters, digits and "_" (not starting with "pg_"), at most 63 characters, got ${JSON.stringify(name)}`,
+        `migrate: roles.${key} must be a role name of lower-case letters, digits and "_" (not starting with "pg_"), at most 63 characters, got ${describeValue(name)}`,
       );
     }
   }
-  if (named.gateway === named.operator) throw new TypeError('migrate: roles.gateway and roles.operator must be two roles');
+  if (named.gateway === named.operator) {
+    throw new TypeError(
+      `migrate: roles.gateway and roles.operator must be two roles, got ${describeValue(named.gateway)} for both: give each its own name`,
+    );
+  }
   return named;
 }
 

@@ -5,11 +5,11 @@
  * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
  * each version is applied in the transaction that records it).
  */
-import { rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { capHint, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { COMPACT_CONTROLS, DIRECTORY_CHANNEL, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
 import { errorState } from './database-errors.js';
 import { type RolesReport, type SchemaRoles, checkRoles, setUpRoles } from './schema-roles.js';
-import { type SqlClient, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
+import { type SqlClient, StatementTimeoutError, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
 
 /** The members of {@link MigrateOptions}: any other is refused, naming the nearest. */
 const MIGRATE_OPTION_NAMES = optionNames<MigrateOptions>({ only: true, statementTimeout: true, roles: true });
@@ -18,6 +18,15 @@ export { COMPACT_CONTROLS, CONTROLS_CHANNEL, REGISTRY_CHANNEL, SCHEMA_AREAS, typ
 
 /** SQLSTATE of a statement the role may not run (`permission denied`, `must be owner`). */
 const INSUFFICIENT_PRIVILEGE = '42501';
+
+/**
+ * SQLSTATEs of an object that exists already (a table or index, a constraint or trigger, a
+ * function, a column): what a version creates is there while the ledger does not record it.
+ */
+const ALREADY_EXISTS: ReadonlySet<string> = new Set(['42P07', '42710', '42723', '42701']);
+
+/** SQLSTATE of a statement the server cancelled (`statement_timeout`, or a cancel request). */
+const QUERY_CANCELED = '57014';
 
 /** The advisory lock `migrate()` holds while it runs ("payg"). */
 export const MIGRATION_LOCK = 1_885_436_263;
@@ -492,8 +501,9 @@ function checkAreas(only: MigrateOptions['only']): readonly SchemaArea[] {
  * The ledger of applied versions, one row per (area, version). A database migrated by an earlier
  * paygate-auth holds one row per version with no area: its version 1 was today's `links` 1 and
  * `controls` 1 together, and is recorded as those two rows (their time of application kept).
+ * `true` when the ledger was missing and is created now.
  */
-async function ensureLedger(session: SqlClient): Promise<void> {
+async function ensureLedger(session: SqlClient): Promise<boolean> {
   // The catalog, not information_schema: that lists only the tables the role has a privilege on.
   const { rows } = await session.query(
     `SELECT a.attname AS column_name FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
@@ -510,9 +520,9 @@ async function ensureLedger(session: SqlClient): Promise<void> {
         PRIMARY KEY (area, version)
       )`,
     );
-    return;
+    return true;
   }
-  if (rows.some((row) => row.column_name === 'area')) return;
+  if (rows.some((row) => row.column_name === 'area')) return false;
   const { rows: versions } = await session.query(`SELECT version FROM ${TABLES.migrations}`);
   const unknown = versions.map((row) => numberColumn(row.version)).find((version) => version !== 1);
   if (unknown !== undefined) {
@@ -529,6 +539,22 @@ async function ensureLedger(session: SqlClient): Promise<void> {
     MIGRATIONS.links[0]?.description,
   ]);
   await session.query(`ALTER TABLE ${TABLES.migrations} ALTER COLUMN area SET NOT NULL, ADD PRIMARY KEY (area, version)`);
+  return false;
+}
+
+/**
+ * The error of a version whose objects exist already while the ledger does not record it: the
+ * ledger was dropped (`created`: this run made it anew) or emptied, or the tables were made
+ * without it. Its `cause` is the server's refusal.
+ */
+function ledgerBehind(area: SchemaArea, version: number, newest: number, created: boolean, error: unknown): Error {
+  const ledger = created
+    ? `the ledger ${TABLES.migrations} was missing`
+    : `the ledger ${TABLES.migrations} records ${area} version ${newest}`;
+  return new Error(
+    `migrate: ${area} schema version ${version} is not applied by the ledger's account (${ledger}), but what it creates exists already (${capHint((error as Error).message)}, SQLSTATE ${errorState(error)}): the ledger was dropped or emptied, or the tables were made without it; restore ${TABLES.migrations} from a backup, or drop the ${area} tables if they hold nothing to keep, then run migrate again`,
+    { cause: error },
+  );
 }
 
 /**
@@ -540,9 +566,13 @@ async function ensureLedger(session: SqlClient): Promise<void> {
  * database holds a newer version of an area than this package knows, when the migrating role may
  * not apply a version it lacks (a gateway's role before the owner upgraded: the message names the
  * area, both versions and the remedy; `cause` is the server's refusal), or when `roles` asks for a
- * role the migrating role may not create.
+ * role the migrating role may not create, or when what a version creates exists already while the
+ * ledger does not record it (the ledger dropped or emptied: the message names the area, the version,
+ * what exists and the remedy; `cause` is the server's refusal).
  * @throws {StatementTimeoutError} when a statement on a pooled connection got no answer within
- * `statementTimeout` (nothing was committed; run it again).
+ * `statementTimeout`, or the server cancelled one (SQLSTATE 57014, its `statement_timeout`, which
+ * may fire first while waiting for the migration lock; `cause` is the server's error). Nothing was
+ * committed; run it again.
  * @example
  * ```ts
  * await migrate(pool);                        // every area
@@ -556,9 +586,29 @@ export async function migrate(db: SqlClient, options: MigrateOptions = {}): Prom
   const areas = checkAreas(options.only);
   const timeout = checkStatementTimeout(options.statementTimeout, 'migrate');
   const roles = checkRoles(options.roles);
+  try {
+    return await migrateWithin(db, timeout, areas, roles);
+  } catch (error) {
+    if (errorState(error) !== QUERY_CANCELED) throw error;
+    // The server's statement_timeout (ours on a pool, the session's on a single connection) may
+    // fire before our own bound, waiting on the migration lock above all.
+    throw new StatementTimeoutError(
+      `migrate: the server cancelled a statement (SQLSTATE 57014, ${capHint((error as Error).message)}) before migrate finished; nothing was committed: run it again once the migration lock is free (another migrate may hold it), or raise statementTimeout (${timeout} ms) or the connection's statement_timeout`,
+      { cause: error },
+    );
+  }
+}
+
+/** {@link migrate}'s work, its options checked: one transaction under the migration lock. */
+async function migrateWithin(
+  db: SqlClient,
+  timeout: number,
+  areas: readonly SchemaArea[],
+  roles: Required<SchemaRoles> | undefined,
+): Promise<MigrationReport> {
   return inTransaction(db, timeout, async (session) => {
     await session.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    await ensureLedger(session);
+    const ledgerCreated = await ensureLedger(session);
     const { rows: schemas } = await session.query('SELECT current_schema() AS schema, current_user AS role');
     const context: MigrationContext = { schema: quoteIdentifier(String(schemas[0]?.schema)) };
     const { rows } = await session.query(`SELECT area, version FROM ${TABLES.migrations}`);
@@ -578,6 +628,7 @@ export async function migrate(db: SqlClient, options: MigrateOptions = {}): Prom
         try {
           for (const statement of statements) await session.query(statement);
         } catch (error) {
+          if (ALREADY_EXISTS.has(errorState(error) ?? '')) throw ledgerBehind(area, migration.version, newest, ledgerCreated, error);
           if (errorState(error) !== INSUFFICIENT_PRIVILEGE) throw error;
           // A role of least privilege (a gateway's) migrating at start, before the owner upgraded.
           throw new Error(

@@ -6,7 +6,7 @@
  * read, a stall reported once and its end once. The operator controls and the PostgreSQL issuer
  * registry both follow their table with it; what a read does is theirs.
  */
-import { functionOption, numberOption } from '../internal/index.js';
+import { describeValue, functionOption, numberOption } from '../internal/index.js';
 import type { NotificationSource } from './notification-connection.js';
 import { NotificationListener, type PostgresListener } from './notification-listener.js';
 import { type SqlClient, checkStatementTimeout } from './sql-client.js';
@@ -132,12 +132,16 @@ export class TableFollower {
     const { listen } = options;
     if (listen instanceof NotificationListener) {
       if (options.heartbeatInterval !== undefined) {
-        throw new TypeError(`${owner}: heartbeatInterval is the shared listener's: give it to postgresListener(), not here`);
+        throw new TypeError(
+          `${owner}: heartbeatInterval must be left out with a shared listener, got ${describeValue(options.heartbeatInterval)}: it is the listener's, give it to postgresListener()`,
+        );
       }
       this.#listener = listen.canListen ? listen : undefined;
       this.#ownsListener = false;
     } else if (typeof listen === 'object' && listen !== null) {
-      throw new TypeError(`${owner}: listen must be what postgresListener() returns, a function opening a connection, or false`);
+      throw new TypeError(
+        `${owner}: listen must be what postgresListener() returns, a function opening a connection (such as () => pool.connect()), or false; got ${describeValue(listen)}, not a postgresListener()`,
+      );
     } else {
       const own = new NotificationListener(
         db,

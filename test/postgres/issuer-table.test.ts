@@ -228,6 +228,23 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
     expect(await rowCounts()).toEqual({ issuers: 0, changes: 0 });
   });
 
+  it.each([
+    ['no actor', {}, 'got undefined'],
+    ['an actor that is not text', { by: 42 }, 'got 42'],
+    ['an actor over 200 characters', { by: 'a'.repeat(201) }, 'got 201 characters'],
+    ['an actor with a line break', { by: 'alice\nINFO forged' }, 'got "alice\\u000aINFO forged"'],
+  ])('names the actor found when refusing %s', async (_case, options, found) => {
+    await expect(addIssuer(pool, ACME, options as { by: string })).rejects.toThrow(found);
+  });
+
+  it.each([
+    ['an empty issuer', '', 'got ""'],
+    ['an issuer that is not text', 42, 'got 42'],
+  ])('names the issuer found when refusing %s', async (_case, issuer, found) => {
+    await expect(removeIssuer(pool, issuer as string, BY)).rejects.toThrow(found);
+    await expect(readIssuerChanges(pool, { issuer: issuer as string })).rejects.toThrow(found);
+  });
+
   it('refuses a bad statementTimeout, naming it', async () => {
     await expect(removeIssuer(pool, ACME.issuer, { by: 'alice', statementTimeout: 0 })).rejects.toThrow(/statementTimeout/);
   });

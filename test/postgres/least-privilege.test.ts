@@ -203,6 +203,20 @@ describe.skipIf(SKIP)('the roles of least privilege on a real PostgreSQL', () =>
     );
   });
 
+  it.each([
+    ['a name', 'paygate_gateway', 'got "paygate_gateway"'],
+    ['a number', 42, 'got 42'],
+    ['null', null, 'got null'],
+  ])('names the shape found when roles is %s, before any statement', async (_case, roles, found) => {
+    await expect(migrate(admin, { roles: roles as never })).rejects.toThrow(
+      expect.objectContaining({ name: 'TypeError', message: expect.stringContaining(found) }),
+    );
+  });
+
+  it('names the one name found when both roles share it', async () => {
+    await expect(migrate(admin, { roles: { gateway: 'same', operator: 'same' } })).rejects.toThrow('got "same" for both');
+  });
+
   it("names the area behind, both versions and the remedy when the gateway's role finds the schema to upgrade", async () => {
     const older = (await createTestDatabase('least_privilege_older')).url;
     const owner = openPool(older, { max: 1 });

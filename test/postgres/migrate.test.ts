@@ -6,7 +6,8 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SCHEMA_AREAS } from '../../src/postgres/internal.js';
-import { SCHEMA_VERSIONS, migrate, readIssuerChanges, readIssuers } from '../../src/postgres/index.js';
+import { MIGRATION_LOCK } from '../../src/postgres/schema.js';
+import { SCHEMA_VERSIONS, StatementTimeoutError, migrate, readIssuerChanges, readIssuers } from '../../src/postgres/index.js';
 import { TABLES } from '../../src/postgres/schema-names.js';
 import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 
@@ -198,6 +199,47 @@ describe.skipIf(SKIP)('migrate', () => {
     ]);
     await expect(migrate(pool, { only: 'controls' })).rejects.toThrow(`controls schema version ${SCHEMA_VERSIONS.controls + 1}`);
     expect((await migrate(pool, { only: 'links' })).applied).toEqual([]);
+  });
+
+  it('names the table found and the missing ledger when the tables exist without their ledger', async () => {
+    const pool = await freshPool('ledger_dropped');
+    await migrate(pool, { only: 'links' });
+    await pool.query(`DROP TABLE ${TABLES.migrations}`);
+    const refusal = await migrate(pool, { only: 'links' }).catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ cause: { code: '42P07' } });
+    expect((refusal as Error).message).toContain(`relation "${TABLES.links}" already exists`);
+    expect((refusal as Error).message).toContain(`ledger ${TABLES.migrations} was missing`);
+    expect((refusal as Error).message).toContain('links schema version 1');
+    expect(await tables(pool)).toEqual(LINK_TABLES);
+  });
+
+  it('names the version the ledger records when it was emptied of an area whose tables exist', async () => {
+    const pool = await freshPool('ledger_emptied');
+    await migrate(pool, { only: 'controls' });
+    await pool.query(`DELETE FROM ${TABLES.migrations} WHERE area = 'controls' AND version > 1`);
+    const refusal = await migrate(pool, { only: 'controls' }).catch((error: unknown) => error);
+    expect((refusal as Error).message).toContain('controls schema version 2');
+    expect((refusal as Error).message).toContain('records controls version 1');
+    expect((refusal as Error).message).toContain('already exists');
+  });
+
+  it("rejects with a StatementTimeoutError, the server's 57014 as cause, when statement_timeout fires waiting for the migration lock", async () => {
+    const { url } = await createTestDatabase('lock_wait');
+    const holder = new pg.Client({ connectionString: url });
+    // A single connection is bounded by its own settings: here the server's statement_timeout alone.
+    const waiter = new pg.Client({ connectionString: url, statement_timeout: 200 });
+    await Promise.all([holder.connect(), waiter.connect()]);
+    try {
+      await holder.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      const refusal = await migrate(waiter).catch((error: unknown) => error);
+      expect(refusal).toBeInstanceOf(StatementTimeoutError);
+      expect(refusal).toMatchObject({ code: 'statement_timeout', cause: { code: '57014' } });
+      expect((refusal as Error).message).toContain('57014');
+      const { rows } = await holder.query(`SELECT count(*)::int AS n FROM pg_tables WHERE tablename LIKE 'paygate_%'`);
+      expect(rows[0]?.n).toBe(0);
+    } finally {
+      await Promise.all([holder.end(), waiter.end()]);
+    }
   });
 
   it('runs on a single pg.Client as well as on a pool', async () => {

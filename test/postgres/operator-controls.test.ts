@@ -8,7 +8,14 @@ import { createTestPglite } from './pglite.js';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { type Verifier, createVerifier } from '../../src/index.js';
-import { ClosedError, type PostgresControls, type PostgresControlsOptions, migrate, postgresControls } from '../../src/postgres/index.js';
+import {
+  ClosedError,
+  type PostgresControls,
+  type PostgresControlsOptions,
+  migrate,
+  postgresControls,
+  postgresListener,
+} from '../../src/postgres/index.js';
 import { TABLES } from '../../src/postgres/schema-names.js';
 import { compactControls, recordControl } from '../../src/postgres/internal.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
@@ -310,6 +317,23 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     await expect(postgresControls(operator, options as PostgresControlsOptions)).rejects.toThrow(new RegExp(`${name}`));
   });
 
+  it.each([
+    ['text', { listen: 'yes' }, 'got "yes"'],
+    ['a number', { listen: 42 }, 'got 42'],
+    ['an object that is not a listener', { listen: { connect: () => undefined } }, 'got object'],
+  ])('names the listen found when it is %s', async (_case, options, found) => {
+    await expect(postgresControls(operator, options as never)).rejects.toThrow(found);
+  });
+
+  it('names the heartbeatInterval found when it is given besides a shared listener', async () => {
+    const listener = postgresListener(operator);
+    try {
+      await expect(postgresControls(operator, { listen: listener, heartbeatInterval: 1000 })).rejects.toThrow('got 1000');
+    } finally {
+      await listener.close();
+    }
+  });
+
   it('refuses reload() and attach() after close() with a ClosedError naming the controls', async () => {
     const { controls } = await instance();
     await controls.close();
@@ -331,6 +355,18 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     ['a kid with suspend_issuer', { action: 'suspend_issuer', issuer: 'https://acme.test', kid: 'k' }, /kid/],
   ])('refuses to record %s', async (_case, request, message) => {
     await expect(recordControl(operator, request as never)).rejects.toThrow(message);
+  });
+
+  it.each([
+    ['an unknown action', { action: 'delete_everything', issuer: 'https://acme.test' }, 'got "delete_everything"'],
+    ['an action that is not text', { action: 42, issuer: 'https://acme.test' }, 'got 42'],
+    [
+      'a kid with suspend_issuer',
+      { action: 'suspend_issuer', issuer: 'https://acme.test', kid: 'k-1' },
+      'got kid "k-1" with suspend_issuer',
+    ],
+  ])('names the value found when refusing %s', async (_case, request, found) => {
+    await expect(recordControl(operator, request as never)).rejects.toThrow(found);
   });
 });
 

@@ -248,6 +248,13 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
     await expect(readKeyHistory(db, { issuer: '' })).rejects.toThrow(TypeError);
   });
 
+  it.each([
+    ['an empty issuer', '', 'got ""'],
+    ['an issuer that is not text', 42, 'got 42'],
+  ])('names the value found when readKeyHistory refuses %s', async (_case, issuer, found) => {
+    await expect(readKeyHistory(db, { issuer: issuer as string })).rejects.toThrow(found);
+  });
+
   it('flushes every flushInterval by itself', async () => {
     const { verifier } = await instance({ flushInterval: 100 });
     await verifier.verify(await issuer.token());
