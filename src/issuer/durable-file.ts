@@ -74,6 +74,40 @@ export async function writeFileDurably(
   await syncDirectory(path.dirname(file));
 }
 
+/** Temporary files older than this are left by a write killed halfway, not one under way. */
+export const STALE_TEMPORARY_MS = 60_000;
+
+const UUID_PART = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/**
+ * Removes the temporary files that writes of `file` killed halfway left beside it
+ * (`<name>.<uuid>.tmp`: a private key, for a key file), once older than `olderThanMs`, so that a
+ * write still under way in another process is spared. Other files are never touched. Resolves
+ * the names removed.
+ */
+export async function sweepTemporaries(file: string, olderThanMs = STALE_TEMPORARY_MS): Promise<string[]> {
+  const [fs, path] = await Promise.all([import('node:fs/promises'), import('node:path')]);
+  const directory = path.dirname(file);
+  const prefix = `${path.basename(file)}.`;
+  let names: string[];
+  try {
+    names = await fs.readdir(directory);
+  } catch (error) {
+    if (hasCode(error, 'ENOENT')) return [];
+    throw error;
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    if (!name.startsWith(prefix) || !name.endsWith(TEMPORARY_SUFFIX)) continue;
+    if (!UUID_PART.test(name.slice(prefix.length, -TEMPORARY_SUFFIX.length))) continue;
+    const left = path.join(directory, name);
+    const stats = await fs.lstat(left).catch(() => undefined);
+    if (stats === undefined || !stats.isFile() || Date.now() - stats.mtimeMs < olderThanMs) continue;
+    if (await removeFileDurably(left)) removed.push(name);
+  }
+  return removed;
+}
+
 /** Deletes `file` (missing is no error) and fsyncs its directory. */
 export async function removeFileDurably(file: string): Promise<boolean> {
   const [fs, path] = await Promise.all([import('node:fs/promises'), import('node:path')]);

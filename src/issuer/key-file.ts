@@ -6,7 +6,7 @@
 import { rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, importJWK, importPKCS8 } from 'jose';
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
-import { hasCode, makeDirectoryDurably, writeFileDurably } from './durable-file.js';
+import { hasCode, makeDirectoryDurably, sweepTemporaries, writeFileDurably } from './durable-file.js';
 import { KeyStoreError } from './errors.js';
 import { type CryptoKey, checkModulusLength, generateRsaKeyPair } from './rsa-key.js';
 
@@ -122,6 +122,8 @@ export async function readPrivateKeyFile(file: string, options: ReadPrivateKeyFi
 export async function writePrivateKeyFile(file: string, text: string): Promise<void> {
   const path = await import('node:path');
   await makeDirectoryDurably(path.dirname(file), 0o700);
+  // A private key a write killed halfway left beside the file (`<file>.<uuid>.tmp`): removed.
+  await sweepTemporaries(file);
   try {
     await writeFileDurably(file, text, { mode: PRIVATE_FILE_MODE, overwrite: false });
   } catch (error) {

@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { chmod, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { calculateJwkThumbprint } from 'jose';
@@ -47,6 +47,23 @@ describe('generateKeyFile', () => {
     await writeFile(file, 'before', { mode: 0o600 });
     expect(await codeOf(generateKeyFile(file))).toBe('key_exists');
     expect(await readFile(file, 'utf8')).toBe('before');
+  });
+
+  it('removes the temporary file a write killed halfway left beside the key, once a minute old', async () => {
+    const folder = join(directory, 'swept');
+    await mkdir(folder, { mode: 0o700 });
+    const left = join(folder, 'key.1b4e28ba-2fa1-11d2-883f-0016d3cca427.tmp');
+    const young = join(folder, 'key.6fa459ea-ee8a-3ca4-894e-db77e160355e.tmp');
+    const other = join(folder, 'other.1b4e28ba-2fa1-11d2-883f-0016d3cca427.tmp');
+    for (const file of [left, young, other]) await writeFile(file, 'private key', { mode: 0o600 });
+    const old = new Date(Date.now() - 2 * 60_000);
+    await Promise.all([utimes(left, old, old), utimes(other, old, old)]);
+    await generateKeyFile(join(folder, 'key'));
+    expect((await readdir(folder)).sort()).toEqual([
+      'key',
+      'key.6fa459ea-ee8a-3ca4-894e-db77e160355e.tmp',
+      'other.1b4e28ba-2fa1-11d2-883f-0016d3cca427.tmp',
+    ]);
   });
 
   it('refuses a modulus length the gateway does not take, naming the option', async () => {
