@@ -95,6 +95,7 @@ export type {
   VerifySuccessEvent,
 } from './core/events.js';
 export { eventLine } from './core/event-line.js';
+export { quote } from './core/hint-text.js';
 export { JwksAddressError, type JwksAddressRefusal, type JwksAddressRule } from './core/jwks-address.js';
 export type { FetchLike, JwksFailureReason } from './core/jwks-fetch.js';
 export type { IssuerKeySnapshot, KeyLoadReport, KeySnapshot } from './core/jwks-cache.js';

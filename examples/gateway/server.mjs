@@ -7,7 +7,8 @@
  * per request. `npm run example:token -- --scope … --tenant …` mints more tokens. A port already
  * taken is one line naming PORT, and exit code 1.
  *
- * Start-up, in order: the port, the demo key, its JWKS, the stores (PostgreSQL when DATABASE_URL
+ * Start-up, in order: every setting of the environment checked (settings.mjs: one refused is one
+ * line naming it, and exit code 2, before anything is opened), the port, the demo key, its JWKS, the stores (PostgreSQL when DATABASE_URL
  * is set: migrated, the directory seeded, the issuer registry seeded with the demo issuer when
  * empty; else in memory), the verifier on the stores' registry (with DATABASE_URL, the registry
  * and the operator controls follow the database from then on), the gateway, then listen. A
@@ -39,18 +40,9 @@ import {
   sampleLinkBody,
   shownPath,
 } from './demo.mjs';
-import { DEFAULT_DRAIN_MS, serve } from './node-server.mjs';
-import { DatabaseUnreachableError, DatabaseUrlError, openStores, usesDatabase } from './stores.mjs';
-
-function portFromEnvironment() {
-  const text = process.env.PORT ?? '3000';
-  const port = Number(text);
-  if (!/^\d+$/.test(text) || port > 65_535) {
-    console.error(`PORT must be a port number (0 for any free port), got ${JSON.stringify(text)}`);
-    process.exit(2);
-  }
-  return port;
-}
+import { serve } from './node-server.mjs';
+import { SettingError, readSettings } from './settings.mjs';
+import { DatabaseUnreachableError, openStores } from './stores.mjs';
 
 function banner({ url, jwksUrl, jwksAnsweredHere, keyFile, created, infoToken, linkToken, store, registry }) {
   const [clinic] = TENANT_SEEDS;
@@ -93,17 +85,6 @@ async function listen(gateway, port) {
     console.error(`port ${port} ${reasons[error.code]}: set PORT=… to pick another (PORT=0 picks any free port)`);
     process.exit(1);
   }
-}
-
-/** PAYGATE_SHUTDOWN_DRAIN_MS, checked: how long a shutdown lets the requests in flight finish. */
-function drainFromEnvironment() {
-  const text = process.env.PAYGATE_SHUTDOWN_DRAIN_MS;
-  if (text === undefined || text === '') return DEFAULT_DRAIN_MS;
-  if (!/^\d+$/.test(text) || Number(text) > 600_000) {
-    console.error(`PAYGATE_SHUTDOWN_DRAIN_MS must be a whole number of milliseconds up to 600000, got ${JSON.stringify(text)}`);
-    process.exit(2);
-  }
-  return Number(text);
 }
 
 /**
@@ -150,12 +131,13 @@ function logEvent(event) {
 }
 
 async function main() {
-  const port = portFromEnvironment();
-  const drainMs = drainFromEnvironment();
+  // Every setting checked before anything starts: one refused stops the gateway with nothing opened.
+  const settings = readSettings(process.env);
+  const { port, drainMs } = settings;
   const { key, file, created } = await loadDemoKey();
-  const shared = usesDatabase(process.env);
+  const shared = settings.databaseUrl !== undefined;
   const jwks = shared ? answerJwksHere(key) : await publishJwks(key);
-  const stores = await openStores(process.env, { seeds: TENANT_SEEDS, memoryDirectory: demoDirectory(), issuers: [jwks.entry] });
+  const stores = await openStores(settings, { seeds: TENANT_SEEDS, memoryDirectory: demoDirectory(), issuers: [jwks.entry] });
   const verifier = createVerifier({ registry: stores.registry, audience: AUDIENCE, fetch: jwks.fetch, onEvent: logEvent });
   stores.attach(verifier);
   const gateway = createGateway({
@@ -187,8 +169,8 @@ async function main() {
 }
 
 main().catch((error) => {
-  // A setting refused, as a PORT is: one line and exit code 2.
-  if (error instanceof DatabaseUrlError) {
+  // A setting refused (PORT, DATABASE_URL, a PAYGATE_* variable): one line and exit code 2.
+  if (error instanceof SettingError) {
     console.error(error.message);
     process.exit(2);
   }

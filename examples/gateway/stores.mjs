@@ -18,17 +18,8 @@
  *   (`postgresFollowers`) starts the registry, the controls and the key history on one LISTEN
  *   connection, and attaches all three to the verifier.
  *
- * Tuning, with DATABASE_URL:
- *   PAYGATE_IDEMPOTENCY_LEASE_MS  how long a dead instance's pending key stays held (default 30000)
- *   PAYGATE_IDEMPOTENCY_WAIT_MS   how long a request waits for another holding its key with the same body (default 10000)
- *   PAYGATE_STATEMENT_TIMEOUT_MS  how long a statement may take, the wait for a pooled connection included (default 5000)
- *   PAYGATE_CONNECT_TIMEOUT_MS    how long to wait for a connection, a new one or a free one of the full pool (default 2000)
- *   PAYGATE_CONTROLS_POLL_MS      how often the controls table is re-read besides notifications (default 5000)
- *   PAYGATE_REGISTRY_POLL_MS      how often the issuer table is re-read besides notifications, and the
- *                                 longest wait between reconnection attempts (default 5000)
- *   PAYGATE_KEY_HISTORY_FLUSH_MS  how often this instance's key history is merged into the table (default 10000)
- *   PAYGATE_HEARTBEAT_MS          how often this instance writes its heartbeat row (default 2000)
- *   PAYGATE_INSTANCE_NAME         its name in that row and in `npx paygate-auth fleet` (default <host>:<pid>)
+ * Tuning, with DATABASE_URL: the PAYGATE_* variables of `settings.mjs`, checked there before anything
+ * starts.
  */
 import { IssuerRegistry } from 'paygate-auth';
 import {
@@ -46,13 +37,6 @@ import {
 
 /** The actor of the seeding in the registry's audit trail. */
 export const SEEDED_BY = 'example-gateway';
-
-function whole(env, name, fallback) {
-  const text = env[name];
-  if (text === undefined || text === '') return fallback;
-  if (!/^\d+$/.test(text)) throw new TypeError(`${name} must be a whole number of milliseconds, got ${JSON.stringify(text)}`);
-  return Number(text);
-}
 
 function count(n, noun) {
   return `${n} ${noun}${n === 1 ? '' : 's'}`;
@@ -76,45 +60,18 @@ export class DatabaseUnreachableError extends Error {
   name = 'DatabaseUnreachableError';
 }
 
-/** DATABASE_URL is no postgres:// URL: the message names its scheme, never the rest (a password). */
-export class DatabaseUrlError extends Error {
-  name = 'DatabaseUrlError';
-}
-
 /**
- * Refuses a DATABASE_URL that is no `postgres://` or `postgresql://` URL: `pg` would take
- * `localhost:5432/db` for a database named after the port on host 5432, and ignore a misspelt
- * scheme.
- */
-function checkDatabaseUrl(url) {
-  let scheme;
-  try {
-    scheme = new URL(url).protocol;
-  } catch {
-    scheme = undefined;
-  }
-  if (scheme === 'postgres:' || scheme === 'postgresql:') return;
-  const found = scheme === undefined ? 'a value that is no URL' : `the scheme ${JSON.stringify(scheme)}`;
-  throw new DatabaseUrlError(`DATABASE_URL must be a postgres:// URL (postgres://user:password@host:port/database), got ${found}`);
-}
-
-/** `true` when `env` asks for PostgreSQL (DATABASE_URL set). */
-export function usesDatabase(env) {
-  return env.DATABASE_URL !== undefined && env.DATABASE_URL !== '';
-}
-
-/**
- * Opens the stores `env` asks for: `{ description, registry, store, idempotency, directory,
+ * Opens the stores `settings` (from `readSettings`, checked) ask for: `{ description, registry, store, idempotency, directory,
  * attach(verifier), close() }`. `registry` is the issuer registry to build the verifier with;
  * `attach` attaches what follows the database to it. In memory, `registry` holds `issuers`,
  * `store` and `idempotency` are `undefined` (the handler's defaults) and `directory` is
- * `memoryDirectory`; with DATABASE_URL, `seeds` are written to the shared directory, and `issuers`
- * to the registry table if it holds none (by {@link SEEDED_BY}).
- * @throws {DatabaseUrlError} when DATABASE_URL is no postgres:// URL.
- * @throws {DatabaseUnreachableError} when DATABASE_URL is set and the database cannot be reached.
+ * `memoryDirectory`; with a database URL, `seeds` are written to the shared directory, and
+ * `issuers` to the registry table if it holds none (by {@link SEEDED_BY}).
+ * @throws {DatabaseUnreachableError} when the database cannot be reached.
  */
-export async function openStores(env, { seeds, memoryDirectory, issuers }) {
-  if (!usesDatabase(env)) {
+export async function openStores(settings, { seeds, memoryDirectory, issuers }) {
+  const { databaseUrl: url, tuning, instanceName } = settings;
+  if (url === undefined) {
     return {
       description: 'memory (this process only; set DATABASE_URL to share links, keys and shoppers through PostgreSQL)',
       registry: new IssuerRegistry(issuers),
@@ -126,16 +83,8 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
       async close() {},
     };
   }
-  const url = env.DATABASE_URL;
-  checkDatabaseUrl(url);
-  const leaseTime = whole(env, 'PAYGATE_IDEMPOTENCY_LEASE_MS', 30_000);
-  const pendingWait = whole(env, 'PAYGATE_IDEMPOTENCY_WAIT_MS', 10_000);
-  const statementTimeout = whole(env, 'PAYGATE_STATEMENT_TIMEOUT_MS', 5000);
-  const connectTimeout = whole(env, 'PAYGATE_CONNECT_TIMEOUT_MS', 2000);
-  const pollInterval = whole(env, 'PAYGATE_CONTROLS_POLL_MS', 5000);
-  const registryPollInterval = whole(env, 'PAYGATE_REGISTRY_POLL_MS', 5000);
-  const flushInterval = whole(env, 'PAYGATE_KEY_HISTORY_FLUSH_MS', 10_000);
-  const heartbeatInterval = whole(env, 'PAYGATE_HEARTBEAT_MS', 2000);
+  const { leaseTime, pendingWait, statementTimeout, connectTimeout, controlsPollInterval, registryPollInterval } = tuning;
+  const { flushInterval, heartbeatInterval } = tuning;
   const { default: pg } = await import('pg');
   const pool = new pg.Pool(poolSettings(url, { statementTimeout, connectTimeout }));
   // An idle connection cut by a database restart: the pool drops it and the next query reconnects.
@@ -158,7 +107,7 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
     const followers = await postgresFollowers(pool, {
       statementTimeout,
       registry: { pollInterval: registryPollInterval },
-      controls: { pollInterval },
+      controls: { pollInterval: controlsPollInterval },
       keyHistory: { flushInterval },
     });
     const { registry, controls } = followers;
@@ -170,7 +119,7 @@ export async function openStores(env, { seeds, memoryDirectory, issuers }) {
       await directory.start();
       // What this instance applied, for `npx paygate-auth fleet` and the commands' --wait.
       return postgresHeartbeat(pool, {
-        ...(env.PAYGATE_INSTANCE_NAME ? { name: env.PAYGATE_INSTANCE_NAME } : {}),
+        ...(instanceName === undefined ? {} : { name: instanceName }),
         registry,
         controls,
         interval: heartbeatInterval,

@@ -9,7 +9,7 @@
  * --lifetime <seconds> (default 3600, at most 86400).
  */
 import { parseArgs } from 'node:util';
-import { parseReference } from 'paygate-auth';
+import { parseReference, quote } from 'paygate-auth';
 import { DEFAULT_SCOPE, DEFAULT_TENANT, loadDemoKey, mintToken } from './demo.mjs';
 
 function fail(message) {
@@ -37,15 +37,15 @@ if (values.help) {
 }
 const lifetime = Number(values.lifetime);
 if (!/^\d+$/.test(values.lifetime) || lifetime < 1 || lifetime > 86_400)
-  fail(`--lifetime must be whole seconds from 1 to 86400, got ${JSON.stringify(values.lifetime)}`);
+  fail(`--lifetime must be whole seconds from 1 to 86400, got ${quote(values.lifetime)}`);
 if (!/^(ern:[A-Za-z0-9._-]+\/tenants\/)?[A-Za-z0-9._-]+$/.test(values.tenant))
-  fail(`--tenant must be a tenant id (clinic-1) or ern:demo/tenants/<id>, got ${JSON.stringify(values.tenant)}`);
+  fail(`--tenant must be a tenant id (clinic-1) or ern:demo/tenants/<id>, got ${quote(values.tenant)}`);
 if (values.user !== undefined) {
   // The gateway refuses a token whose user_ern is no user reference: refuse such a --user here.
   try {
     parseReference(`//users/${values.user}`, 'users');
   } catch {
-    fail(`--user must be a user id (letters, digits, "-", "_", "."), got ${JSON.stringify(values.user)}`);
+    fail(`--user must be a user id (letters, digits, "-", "_", "."), got ${quote(values.user)}`);
   }
 }
 

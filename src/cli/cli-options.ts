@@ -3,6 +3,7 @@
  * {@link UsageError} (exit 2).
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { quote } from '../internal/index.js';
 import { UsageError } from './command.js';
 
 /** The options of one command, as `util.parseArgs` takes them. */
@@ -81,7 +82,6 @@ export function requiredValue(parsed: ParsedOptions, name: string): string {
   return value;
 }
 
-/** A whole number of seconds from option `name`, if given. @throws {UsageError} naming it. */
 /**
  * A library's option refusal (`<owner>: <name>[i] <rule>`, a `TypeError`) as the usage mistake it
  * is on the command line: the flag `flags` gives for `<name>`, then the rule with the value found.
@@ -94,10 +94,17 @@ export function flagMistake(error: unknown, owner: string, flags: Readonly<Recor
   return flag === undefined ? undefined : new UsageError(`${flag} ${(match as RegExpExecArray)[2]}`);
 }
 
-export function secondsValue(parsed: ParsedOptions, name: string): number | undefined {
+/**
+ * A whole number of seconds from option `name`, if given: above 0, and at most `max` when given.
+ * @throws {UsageError} naming it, the range and the value found.
+ */
+export function secondsValue(parsed: ParsedOptions, name: string, max?: number): number | undefined {
   const value = stringValue(parsed, name);
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value) || Number(value) <= 0)
-    throw new UsageError(`--${name} must be a whole number of seconds above 0, got "${value}"`);
-  return Number(value);
+  const seconds = Number(value);
+  if (!/^\d+$/.test(value) || seconds <= 0 || (max !== undefined && seconds > max)) {
+    const range = max === undefined ? 'above 0' : `from 1 to ${max}`;
+    throw new UsageError(`--${name} must be a whole number of seconds ${range}, got ${quote(value)}`);
+  }
+  return seconds;
 }

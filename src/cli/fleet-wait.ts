@@ -32,9 +32,7 @@ const MAX_WAIT = 600;
  * (which would not wait at all).
  */
 export function waitBound(parsed: ParsedOptions): number | undefined {
-  const seconds = secondsValue(parsed, 'wait-timeout');
-  if (seconds !== undefined && seconds > MAX_WAIT)
-    throw new UsageError(`--wait-timeout must be at most ${MAX_WAIT} seconds, got ${seconds}`);
+  const seconds = secondsValue(parsed, 'wait-timeout', MAX_WAIT);
   if (parsed.values.wait !== true) {
     if (seconds !== undefined) throw new UsageError('--wait-timeout bounds --wait: add --wait, or leave --wait-timeout out');
     return undefined;

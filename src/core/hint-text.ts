@@ -55,7 +55,11 @@ export function capHint(hint: string): string {
   return escapeUnsafe(hint.length <= MAX_HINT_CHARS ? hint : cut(hint, MAX_HINT_CHARS - 1), false);
 }
 
-/** `value` cut to {@link MAX_QUOTED_CHARS} characters, escaped and quoted: `"a\"b\u202e"`. */
+/**
+ * `value` cut to {@link MAX_QUOTED_CHARS} characters, escaped and quoted: `"a\"b\u202e"`. Every
+ * message of the package quotes a value found this way; exported from `paygate-auth` so that an
+ * application's own messages quote hostile text as safely (one log line, bounded work).
+ */
 export function quote(value: string): string {
   return `"${escapeUnsafe(cut(value, MAX_QUOTED_CHARS), true)}"`;
 }

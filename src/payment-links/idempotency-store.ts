@@ -3,7 +3,7 @@
  * are per tenant. A database implements {@link IdempotencyStore} with one atomic
  * insert-if-absent (`claim`) and two updates.
  */
-import { numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { describeValue, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 
 /** The members of {@link InMemoryIdempotencyStoreOptions}: any other is refused, naming the nearest. */
 const IN_MEMORY_IDEMPOTENCY_STORE_OPTION_NAMES = optionNames<InMemoryIdempotencyStoreOptions>({
@@ -131,7 +131,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     rejectUnknownOptions('InMemoryIdempotencyStore', options, IN_MEMORY_IDEMPOTENCY_STORE_OPTION_NAMES);
     const max = options.maxRecords ?? 100_000;
     if (typeof max !== 'number' || !Number.isInteger(max) || max < 1) {
-      throw new TypeError(`InMemoryIdempotencyStore: maxRecords must be a whole number of at least 1, got ${String(max)}`);
+      throw new TypeError(`InMemoryIdempotencyStore: maxRecords must be a whole number of at least 1, got ${describeValue(max)}`);
     }
     this.#maxRecords = max;
     this.#pendingWait = numberOption('InMemoryIdempotencyStore', 'pendingWait', options.pendingWait, 10_000, {

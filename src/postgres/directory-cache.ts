@@ -10,6 +10,7 @@
  * This is the one place the directory listens.
  */
 import { LRUCache } from 'lru-cache';
+import { numberOption } from '../internal/index.js';
 import { type NotificationSource, isInProcessListener, notificationSource } from './notification-connection.js';
 import { NotificationListener } from './notification-listener.js';
 import { DIRECTORY_CHANNEL } from './schema-names.js';
@@ -25,11 +26,7 @@ export interface DirectoryCacheSettings extends FollowOptions {
 }
 
 function checkSize(owner: string, value: unknown): number {
-  if (value === undefined) return 10_000;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > 10_000_000) {
-    throw new TypeError(`${owner}: cacheSize must be a whole number of answers from 1 to 10000000, got ${String(value)}`);
-  }
-  return value;
+  return numberOption(owner, 'cacheSize', value, 10_000, { min: 1, max: 10_000_000, integer: true, unit: 'answers' });
 }
 
 /** Answers of the directory kept in the process, while a notification can empty them. */

@@ -3,7 +3,7 @@
  * answered, and what it has applied, beside what the tables hold; and the wait of an operator
  * command until every live instance has applied its change, bounded.
  */
-import { checkAllowedHosts, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { checkAllowedHosts, describeValue, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { storageFailure } from './database-errors.js';
 import { readRegistrySnapshot } from './issuer-table.js';
 import { registryDigest } from './registry-digest.js';
@@ -222,7 +222,7 @@ export interface FleetWaitReport {
 function checkId(name: string, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new TypeError(`waitForFleet: ${name} must be an id (a whole number from 0), got ${String(value)}`);
+    throw new TypeError(`waitForFleet: ${name} must be an id (a whole number from 0), got ${describeValue(value)}`);
   }
   return value;
 }

@@ -223,7 +223,7 @@ function checkActor(where: string, options: ChangeOptions): { by: string; timeou
 function checkUnchangedSince(where: string, value: unknown): number | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new TypeError(`${where}: unchangedSince must be a change id (a whole number from 0), got ${String(value)}`);
+    throw new TypeError(`${where}: unchangedSince must be a change id (a whole number from 0), got ${describeValue(value)}`);
   }
   return value;
 }

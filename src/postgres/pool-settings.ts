@@ -2,7 +2,7 @@
  * The `pg.Pool` settings that bound every wait on the network: a connection attempt, a
  * statement, and a connection that went silent without closing.
  */
-import { rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { numberOption, optionNames, rejectUnknownOptions } from '../internal/index.js';
 import { DEFAULT_STATEMENT_TIMEOUT, checkStatementTimeout } from './sql-client.js';
 
 /** The members of {@link PoolSettingsOptions}: any other is refused, naming the nearest. */
@@ -59,15 +59,13 @@ export function poolSettings(connectionString: string, options: PoolSettingsOpti
   if (typeof connectionString !== 'string' || connectionString === '')
     throw new TypeError('poolSettings: connectionString must be a postgres:// URL');
   const statementTimeout = checkStatementTimeout(options.statementTimeout ?? DEFAULT_STATEMENT_TIMEOUT, 'poolSettings');
-  const connectTimeout = options.connectTimeout ?? 2000;
-  if (!Number.isInteger(connectTimeout) || connectTimeout < 10 || connectTimeout > 600_000) {
-    throw new TypeError(
-      `poolSettings: connectTimeout must be a whole number of milliseconds from 10 to 600000, got ${String(connectTimeout)}`,
-    );
-  }
-  const max = options.max ?? 10;
-  if (!Number.isInteger(max) || max < 1 || max > 10_000)
-    throw new TypeError(`poolSettings: max must be a whole number from 1 to 10000, got ${String(max)}`);
+  const connectTimeout = numberOption('poolSettings', 'connectTimeout', options.connectTimeout, 2000, {
+    min: 10,
+    max: 600_000,
+    integer: true,
+    unit: 'milliseconds',
+  });
+  const max = numberOption('poolSettings', 'max', options.max, 10, { min: 1, max: 10_000, integer: true });
   return {
     connectionString,
     max,

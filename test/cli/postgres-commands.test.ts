@@ -57,7 +57,7 @@ describe('the PostgreSQL commands without a database', () => {
       '--wait-timeout is over 600 s',
       ['suspend-issuer', '--issuer', ISSUER, '--wait', '--wait-timeout', '601'],
       {},
-      '--wait-timeout must be at most 600 seconds, got 601',
+      '--wait-timeout must be a whole number of seconds from 1 to 600, got "601"',
     ],
     [
       '--wait-timeout comes without --wait',

@@ -219,3 +219,21 @@ describe('every public function that takes an options object', () => {
     await expect(outcome).rejects.toThrow(`unknown option "${misspelt}" (did you mean "${nearest}"?)`);
   });
 });
+
+/** Number options given as text (as read from the environment): the message must show a string. */
+const NUMBERS_AS_TEXT: [string, string, () => unknown][] = [
+  ['poolSettings', 'connectTimeout', () => postgres.poolSettings('postgres://db/x', { connectTimeout: '5000' } as never)],
+  ['poolSettings', 'max', () => postgres.poolSettings('postgres://db/x', { max: '20' } as never)],
+  ['InMemoryIdempotencyStore', 'maxRecords', () => new links.InMemoryIdempotencyStore({ maxRecords: '1000' } as never)],
+  ['PostgresDirectory', 'cacheSize', () => new postgres.PostgresDirectory(db, { cacheSize: '100' } as never)],
+  ['updateIssuer', 'unchangedSince', () => postgres.updateIssuer(db, ENTRY, { by: 'ops', unchangedSince: '3' } as never)],
+  ['waitForFleet', 'registryChange', () => postgresFleet.waitForFleet(db, { registryChange: '3' } as never)],
+];
+
+describe('a number option given as text', () => {
+  it.each(NUMBERS_AS_TEXT)('%s refuses %s quoting the text found, not showing it as a number', async (owner, option, call) => {
+    const outcome = Promise.resolve().then(call);
+    await expect(outcome).rejects.toThrow(TypeError);
+    await expect(outcome).rejects.toThrow(new RegExp(`^${owner}: ${option} must be .*, got "\\d+"$`));
+  });
+});

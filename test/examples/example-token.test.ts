@@ -41,6 +41,13 @@ describe('npm run example:token', () => {
     expect(stderr).toContain(found);
   });
 
+  it('escapes a bidirectional control in the --user it refuses, as the package quotes values', async () => {
+    const { code, stderr } = await mint('--user', 'jane\u202edoe');
+    expect(code).toBe(2);
+    expect(stderr).toContain('got "jane\\u202edoe"');
+    expect(stderr).not.toContain('\u202e');
+  });
+
   it('mints a token for a --user id', async () => {
     const { code, stdout } = await mint('--user', 'jane.doe-1');
     expect(code).toBe(0);

@@ -159,7 +159,7 @@ describe('the example gateway on SIGTERM', () => {
       });
       const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
       expect(code).toBe(2);
-      expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^PAYGATE_SHUTDOWN_DRAIN_MS must be .* up to 600000, got /)]);
+      expect(stderr.trim().split('\n')).toEqual([expect.stringMatching(/^PAYGATE_SHUTDOWN_DRAIN_MS must be .* to 600000, got /)]);
       expect(stderr).toContain(JSON.stringify(value));
     },
   );
