@@ -5,7 +5,7 @@
  */
 import { quote } from '../internal/index.js';
 import { KeyStoreError, generateKeyFile } from '../issuer/index.js';
-import { writeFileDurably } from '../issuer/internal.js';
+import { makeDirectoryDurably, writeFileDurably } from '../issuer/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue, stringValue } from './cli-options.js';
 import { describeFileError, isFileSystemError } from './file-errors.js';
@@ -19,6 +19,8 @@ Generates an RS256 key pair. Its kid is the key's RFC 7638 thumbprint.
   --format pkcs8|jwk         PKCS#8 PEM (default) or a private JWK
   --modulus-length <bits>    2048 (default), 3072 or 4096
   --jwks <file>              also write a JWKS holding the public key, to publish (never overwritten)
+
+The directories of --out (mode 0700) and --jwks (0755) are created if missing.
 
 The public JWK is printed on standard output; the private key is never printed.
 Exit codes: 0 written, 1 a file exists or cannot be written, 2 usage mistake.
@@ -87,11 +89,13 @@ export const keysGenerateCommand: CliCommand = {
     const { kid } = publicJwk;
     if (jwksFile !== undefined) {
       // Crash-safe, as the key file: a crash leaves no JWKS or the whole one, never half of one.
-      await writeFileDurably(jwksFile, `${JSON.stringify({ keys: [publicJwk] }, null, 2)}\n`, { mode: 0o644, overwrite: false }).catch(
-        (error: unknown) => {
+      // Its directory is created as --out's is (after it: a directory both share stays 0700).
+      const { dirname } = await import('node:path');
+      await makeDirectoryDurably(dirname(jwksFile), 0o755)
+        .then(() => writeFileDurably(jwksFile, `${JSON.stringify({ keys: [publicJwk] }, null, 2)}\n`, { mode: 0o644, overwrite: false }))
+        .catch((error: unknown) => {
           throw cannotWrite(error, '--jwks', jwksFile, `; the private key was written to ${out} (kid ${kid})`);
-        },
-      );
+        });
     }
     io.stdout(`${JSON.stringify(publicJwk, null, 2)}\n`);
     io.stderr(

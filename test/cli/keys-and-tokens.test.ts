@@ -259,6 +259,15 @@ describe('file errors of the key commands', () => {
     expect(await readFile(jwks, 'utf8')).toBe('{"keys":[]}\n');
   });
 
+  it('keys generate --jwks in a missing directory creates the directory and writes the JWKS (exit 0)', async () => {
+    const out = join(directory, 'jwks-dir-key.pem');
+    const jwks = join(directory, 'public', 'new', 'jwks.json');
+    const { code } = await cli(['keys', 'generate', '--out', out, '--jwks', jwks]);
+    expect(code).toBe(EXIT.ok);
+    expect(JSON.parse(await readFile(jwks, 'utf8'))).toMatchObject({ keys: [{ kty: 'RSA' }] });
+    expect((await stat(join(directory, 'public', 'new'))).mode & 0o777).toBe(0o755);
+  });
+
   it('keys generate with --jwks naming the --out file is a usage mistake (exit 2), and nothing is written', async () => {
     const out = join(directory, 'same.pem');
     const { code, err } = await cli(['keys', 'generate', '--out', out, '--jwks', out]);
