@@ -33,6 +33,15 @@ const OPTIONS = {
   jwks: { type: 'string' },
 } as const;
 
+/** `value` of `option`, refused when it names a directory (`keys/`): a file is written there. */
+function fileValue(option: string, value: string | undefined): string | undefined {
+  if (value !== undefined && /[\\/]$/.test(value))
+    throw new UsageError(
+      `${option} must name a file, got ${quote(value)} (a directory): add the file's name, as in ${quote(`${value}key.pem`)}`,
+    );
+  return value;
+}
+
 /** A file error of `option`'s file as one line naming it (and `more`); any other error as it is. */
 function cannotWrite(error: unknown, option: string, file: string, more = ''): unknown {
   const problem = describeFileError(error, option, file);
@@ -68,14 +77,14 @@ export const keysGenerateCommand: CliCommand = {
   help: HELP,
   async run(args, io) {
     const parsed = parseOptions(args, OPTIONS, 0);
-    const out = requiredValue(parsed, 'out');
+    const out = fileValue('--out', requiredValue(parsed, 'out')) as string;
     const format = stringValue(parsed, 'format') ?? 'pkcs8';
     if (format !== 'pkcs8' && format !== 'jwk') throw new UsageError(`--format must be "pkcs8" or "jwk", got "${format}"`);
     const bits = stringValue(parsed, 'modulus-length');
     const modulusLength = bits === undefined ? 2048 : /^\d+$/.test(bits) ? Number(bits) : Number.NaN;
     if (modulusLength !== 2048 && modulusLength !== 3072 && modulusLength !== 4096)
       throw new UsageError(`--modulus-length must be 2048, 3072 or 4096, got ${quote(bits ?? '')}`);
-    const jwksFile = stringValue(parsed, 'jwks');
+    const jwksFile = fileValue('--jwks', stringValue(parsed, 'jwks'));
     if (jwksFile !== undefined) await checkJwksFile(jwksFile, out);
     const publicJwk = await generateKeyFile(out, { format, modulusLength }).catch((error: unknown) => {
       if (error instanceof KeyStoreError && error.code === 'key_exists') {

@@ -268,6 +268,19 @@ describe('file errors of the key commands', () => {
     expect((await stat(join(directory, 'public', 'new'))).mode & 0o777).toBe(0o755);
   });
 
+  it.each(['--out', '--jwks'])(
+    'keys generate %s naming a directory (ending in "/") is a usage mistake (exit 2), nothing written',
+    async (option) => {
+      const folder = join(directory, `slash${option}/`);
+      const args = option === '--out' ? ['--out', folder] : ['--out', join(directory, 'slash-key.pem'), '--jwks', folder];
+      const { code, err } = await cli(['keys', 'generate', ...args]);
+      expect(code).toBe(EXIT.usage);
+      expect(err).toContain(`${option} must name a file, got "${folder}"`);
+      await expect(stat(folder)).rejects.toMatchObject({ code: 'ENOENT' });
+      await expect(stat(join(directory, 'slash-key.pem'))).rejects.toMatchObject({ code: 'ENOENT' });
+    },
+  );
+
   it('keys generate with --jwks naming the --out file is a usage mistake (exit 2), and nothing is written', async () => {
     const out = join(directory, 'same.pem');
     const { code, err } = await cli(['keys', 'generate', '--out', out, '--jwks', out]);
