@@ -10,9 +10,9 @@ import { KeyStoreError } from './errors.js';
 import {
   type PrivateKeyFormat,
   checkKeyDirectoryMode,
-  checkPrivateKeyFileMode,
   generateKeyText,
   importPrivateKey,
+  readPrivateKeyText,
   writePrivateKeyFile,
 } from './key-file.js';
 import type { KeyRecord, KeyStore } from './key-store.js';
@@ -209,13 +209,11 @@ export class FileKeyStore implements KeyStore {
   }
 
   async #readKey(kid: string): Promise<CryptoKey> {
-    const { fs } = await this.#node();
     for (const [suffix, format] of KEY_SUFFIXES) {
       const file = await this.#file(`${kid}${suffix}`);
       let text: string;
       try {
-        await checkPrivateKeyFileMode(file);
-        text = await fs.readFile(file, 'utf8');
+        text = await readPrivateKeyText(file);
       } catch (error) {
         if (hasCode(error, 'ENOENT')) continue;
         throw error;
