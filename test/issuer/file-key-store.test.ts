@@ -111,6 +111,24 @@ describe('FileKeyStore', () => {
     await expect(store.loadSchedule()).rejects.toMatchObject({ code: 'invalid_schedule' });
   });
 
+  it.each([
+    ['an empty file', '', 'it is empty (0 bytes), not JSON'],
+    ['not JSON', '{', 'it is not JSON'],
+    [
+      'a record without a time',
+      `{"keys":[{"kid":"k","publicJwk":{"kty":"RSA","n":"n","e":"AQAB","kid":"k","alg":"RS256","use":"sig"}}]}`,
+      'entry 0.publishedAt is not a time',
+    ],
+  ])('names the schedule file, the fault and the next step for %s', async (_name, text, fault) => {
+    const store = new FileKeyStore({ directory });
+    await store.saveSchedule([]);
+    await writeFile(join(directory, 'schedule.json'), text);
+    const error = await store.loadSchedule().catch((caught: unknown) => caught);
+    expect((error as KeyStoreError).code).toBe('invalid_schedule');
+    expect((error as KeyStoreError).message).toContain(`${join(directory, 'schedule.json')}: ${fault}`);
+    expect((error as KeyStoreError).message).toContain('restore schedule.json from a backup');
+  });
+
   it('refuses a schedule entry whose standby mark is not true, naming the value found and the one expected', async () => {
     const store = new FileKeyStore({ directory });
     const publicJwk = await store.generate();
