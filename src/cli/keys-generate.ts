@@ -5,7 +5,7 @@
  */
 import { quote } from '../internal/index.js';
 import { KeyStoreError, generateKeyFile } from '../issuer/index.js';
-import { makeDirectoryDurably, writeFileDurably } from '../issuer/internal.js';
+import { makeDirectoryDurably, sweepTemporaries, writeFileDurably } from '../issuer/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue, stringValue } from './cli-options.js';
 import { describeFileError, isFileSystemError } from './file-errors.js';
@@ -100,7 +100,9 @@ export const keysGenerateCommand: CliCommand = {
       // Crash-safe, as the key file: a crash leaves no JWKS or the whole one, never half of one.
       // Its directory is created as --out's is (after it: a directory both share stays 0700).
       const { dirname } = await import('node:path');
+      // The temporary file a run killed halfway left beside it (`<jwks>.<uuid>.tmp`) is removed first.
       await makeDirectoryDurably(dirname(jwksFile), 0o755)
+        .then(() => sweepTemporaries(jwksFile))
         .then(() => writeFileDurably(jwksFile, `${JSON.stringify({ keys: [publicJwk] }, null, 2)}\n`, { mode: 0o644, overwrite: false }))
         .catch((error: unknown) => {
           throw cannotWrite(error, '--jwks', jwksFile, `; the private key was written to ${out} (kid ${kid})`);

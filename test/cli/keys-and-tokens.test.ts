@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
@@ -266,6 +266,18 @@ describe('file errors of the key commands', () => {
     expect(code).toBe(EXIT.ok);
     expect(JSON.parse(await readFile(jwks, 'utf8'))).toMatchObject({ keys: [{ kty: 'RSA' }] });
     expect((await stat(join(directory, 'public', 'new'))).mode & 0o777).toBe(0o755);
+  });
+
+  it('keys generate --jwks removes the temporary JWKS file a killed run left beside it, once a minute old', async () => {
+    const folder = join(directory, 'jwks-swept');
+    await mkdir(folder);
+    const left = join(folder, 'jwks.json.1b4e28ba-2fa1-11d2-883f-0016d3cca427.tmp');
+    await writeFile(left, '{"keys":[');
+    const old = new Date(Date.now() - 2 * 60_000);
+    await utimes(left, old, old);
+    const { code } = await cli(['keys', 'generate', '--out', join(folder, 'key.pem'), '--jwks', join(folder, 'jwks.json')]);
+    expect(code).toBe(EXIT.ok);
+    expect((await readdir(folder)).sort()).toEqual(['jwks.json', 'key.pem']);
   });
 
   it.each(['--out', '--jwks'])(
