@@ -232,7 +232,10 @@ export class FileKeyStore implements KeyStore {
       }
       return importPrivateKey(text, format, file);
     }
-    throw new KeyStoreError('key_not_found', `The key store holds no key "${kid}".`);
+    throw new KeyStoreError(
+      'key_not_found',
+      `${this.directory} holds no key file for "${kid}" (${KEY_SUFFIXES.map(([suffix]) => `${kid}${suffix}`).join(' or ')}): restore it from a backup; if it is lost, remove its entry from ${SCHEDULE} (the tokens it signed will be refused).`,
+    );
   }
 
   async sign(kid: string, data: Uint8Array): Promise<Uint8Array> {

@@ -316,6 +316,19 @@ describe('FileKeyStore after a crash', () => {
   });
 });
 
+describe('FileKeyStore: a key file missing', () => {
+  it('names the directory, the files looked for and the way out (key_not_found)', async () => {
+    const store = new FileKeyStore({ directory });
+    const { kid } = await store.generate();
+    await unlink(join(directory, `${kid}.pem`));
+    const error = await new FileKeyStore({ directory }).sign(kid, new Uint8Array(1)).catch((caught: unknown) => caught);
+    expect((error as KeyStoreError).code).toBe('key_not_found');
+    const { message } = error as KeyStoreError;
+    for (const fact of [directory, `${kid}.pem or ${kid}.jwk.json`, 'restore it from a backup', 'remove its entry from schedule.json'])
+      expect(message).toContain(fact);
+  });
+});
+
 describe('FileKeyStore: a directory written by the version without standbys', () => {
   it('loads as it is, gains a standby at start-up (reported), and after an hour a compromise costs no outage', async () => {
     const clock = fakeClock();
