@@ -15,7 +15,8 @@ const HELP = `Usage: paygate-auth keys generate --out <private-key-file> [option
 
 Generates an RS256 key pair. Its kid is the key's RFC 7638 thumbprint.
 
-  --out <file>               where the private key is written (mode 0600; never overwritten)
+  --out <file>               where the private key is written (mode 0600; never overwritten;
+                             never "-": the private key is never printed)
   --format pkcs8|jwk         PKCS#8 PEM (default) or a private JWK
   --modulus-length <bits>    2048 (default), 3072 or 4096
   --jwks <file>              also write a JWKS holding the public key, to publish (never overwritten)
@@ -33,8 +34,15 @@ const OPTIONS = {
   jwks: { type: 'string' },
 } as const;
 
-/** `value` of `option`, refused when it names a directory (`keys/`): a file is written there. */
+/**
+ * `value` of `option`, refused when it names a directory (`keys/`), or is `-`: a file is written
+ * there, never standard output (the private key is never printed; the public JWK always is).
+ */
 function fileValue(option: string, value: string | undefined): string | undefined {
+  if (value === '-')
+    throw new UsageError(
+      `${option} must name a file, got "-" (standard output): the public JWK is printed anyway, and the private key never is; give a file's path`,
+    );
   if (value !== undefined && /[\\/]$/.test(value))
     throw new UsageError(
       `${option} must name a file, got ${quote(value)} (a directory): add the file's name, as in ${quote(`${value}key.pem`)}`,

@@ -280,6 +280,15 @@ describe('file errors of the key commands', () => {
     expect((await readdir(folder)).sort()).toEqual(['jwks.json', 'key.pem']);
   });
 
+  it.each(['--out', '--jwks'])('keys generate %s - is a usage mistake (exit 2): no file named "-" is written', async (option) => {
+    const args = option === '--out' ? ['--out', '-'] : ['--out', join(directory, 'dash-key.pem'), '--jwks', '-'];
+    const { code, err } = await cli(['keys', 'generate', ...args]);
+    expect(code).toBe(EXIT.usage);
+    expect(err).toContain(`${option} must name a file, got "-" (standard output)`);
+    await expect(stat('-')).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(stat(join(directory, 'dash-key.pem'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
   it.each(['--out', '--jwks'])(
     'keys generate %s naming a directory (ending in "/") is a usage mistake (exit 2), nothing written',
     async (option) => {
