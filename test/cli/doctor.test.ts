@@ -372,6 +372,18 @@ describe('paygate-auth doctor', () => {
     expect(pulled).toBe(17);
   });
 
+  it.each([
+    ['empty', '', 'empty (0 bytes)'],
+    ['not JSON', '{"issuer":', 'not JSON'],
+  ])('refuses an --entry file that is %s (exit 2), saying what it holds and what to give', async (_case, text, found) => {
+    const file = join(directory, `entry-${found.length}.json`);
+    await writeFile(file, text);
+    const io = captureIo();
+    const code = await runCli(['doctor', 'x.y.z', '--entry', file, '--audience', AUD], io, [doctor]);
+    expect(code).toBe(EXIT.usage);
+    expect(io.err()).toContain(`--entry "${file}": ${found}; give one registry entry`);
+  });
+
   it('never prints the token, only its fingerprint', async () => {
     const token = await issuer.token();
     const { out } = await runDoctor(token);
