@@ -60,7 +60,10 @@ export async function readToken(
 ): Promise<string> {
   if (argument !== undefined && file !== undefined) throw new UsageError(`give the token as an argument or with ${fileOption}, not both`);
   let text: string;
+  // Where the token came from, to name it when it is empty.
+  let source = 'the token argument';
   if (file !== undefined) {
+    source = `${fileOption} ${quote(file)}`;
     const { createReadStream } = await import('node:fs');
     try {
       text = await readAtMost(createReadStream(file), `${fileOption} ${quote(file)}`);
@@ -70,11 +73,15 @@ export async function readToken(
         `cannot read ${describeFileError(error, fileOption, file) ?? `${fileOption} ${file}: ${(error as Error).message}`}`,
       );
     }
-  } else if (argument === '-' || (argument === undefined && !stdinIsTerminal)) text = await stdin();
-  else if (argument !== undefined) text = argument;
-  else throw new UsageError('give a token: as an argument, with --token-file <path>, or on standard input');
+  } else if (argument === '-' || (argument === undefined && !stdinIsTerminal)) {
+    // Read without "-" when standard input is no terminal (a pipe, /dev/null under cron or CI).
+    source = argument === '-' ? 'standard input' : 'standard input (read as no token argument was given)';
+    text = await stdin();
+  } else if (argument !== undefined) text = argument;
+  else throw new UsageError(`give a token: as an argument, with ${fileOption} <path>, or on standard input`);
   const token = cleanToken(text);
-  if (token === '') throw new UsageError('the token is empty');
+  if (token === '')
+    throw new UsageError(`${source} holds no token (empty): give a token as an argument, with ${fileOption} <path>, or on standard input`);
   return token;
 }
 

@@ -384,6 +384,23 @@ describe('paygate-auth doctor', () => {
     expect(io.err()).toContain(`--entry "${file}": ${found}; give one registry entry`);
   });
 
+  it('names standard input, read for want of a token argument, when it holds no token (exit 2)', async () => {
+    const command = createDoctorCommand({ readStdin: async () => '', stdinIsTerminal: false });
+    const io = captureIo();
+    const code = await runCli(['doctor', '--entry', entryFile, '--jwks', jwksFile, '--audience', AUD], io, [command]);
+    expect(code).toBe(EXIT.usage);
+    expect(io.err()).toContain('standard input (read as no token argument was given) holds no token (empty)');
+  });
+
+  it('names the --token-file that holds no token (exit 2)', async () => {
+    const empty = join(directory, 'empty-token.txt');
+    await writeFile(empty, '  \n');
+    const io = captureIo();
+    const code = await runCli(['doctor', '--token-file', empty, '--entry', entryFile, '--jwks', jwksFile, '--audience', AUD], io, [doctor]);
+    expect(code).toBe(EXIT.usage);
+    expect(io.err()).toContain(`--token-file "${empty}" holds no token (empty)`);
+  });
+
   it('never prints the token, only its fingerprint', async () => {
     const token = await issuer.token();
     const { out } = await runDoctor(token);
