@@ -39,15 +39,29 @@ export function describeTime(value: number, now: number, withValue = true): stri
   return `${prefix}${date} (${distance}${millis})`;
 }
 
+/** `true` when `value`'s leading `YYYY-MM-DD` is a day of the calendar. */
+function isCalendarDay(value: string): boolean {
+  const [year, month, day] = value.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  return date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
 /**
  * The `--now` option (an ISO 8601 date, or seconds since the epoch) in milliseconds; `fallback()`
  * when not given. @throws {UsageError} naming it.
  */
 export function readNow(value: string | undefined, fallback: () => number): number {
   if (value === undefined) return fallback();
-  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value);
-  // A moment a Date can hold (±8.64e15 ms): the commands write it as an ISO 8601 date.
-  if (Number.isNaN(new Date(ms).getTime()))
-    throw new UsageError(`--now must be an ISO 8601 date or seconds since the epoch, got ${quote(value)}`);
+  const expected = `--now must be an ISO 8601 date or seconds since the epoch, got ${quote(value)}`;
+  // ISO 8601 only: Date.parse also reads "-1" and "Dec 7" as dates of 2001.
+  const iso = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?$/.exec(value);
+  if (!/^\d+$/.test(value) && iso === null) throw new UsageError(`${expected}: give e.g. 2030-01-01T12:00:00Z or 1893499200`);
+  // A time of day without its zone would be read in this machine's zone, unlike the gateway's.
+  if (iso !== null && value.includes('T') && iso[1] === undefined)
+    throw new UsageError(`${expected}, a time without its zone: add Z (UTC) or an offset, as in ${value}Z`);
+  const ms = iso === null ? Number(value) * 1000 : Date.parse(value);
+  // A moment a Date can hold (±8.64e15 ms): the commands write it as an ISO 8601 date. A day past
+  // its month's end (2030-02-31) is no date, where Date.parse would roll it over into March.
+  if (Number.isNaN(new Date(ms).getTime()) || (iso !== null && !isCalendarDay(value))) throw new UsageError(expected);
   return ms;
 }

@@ -16,12 +16,18 @@ import { describeFileError } from './file-errors.js';
 export async function readEntries(file: string, label = '--entry'): Promise<IssuerEntry[]> {
   const { readFile } = await import('node:fs/promises');
   let value: unknown;
+  let text = '';
   try {
-    value = JSON.parse(await readFile(file, 'utf8'));
+    text = await readFile(file, 'utf8');
+    value = JSON.parse(text);
   } catch (error) {
     const unreadable = describeFileError(error, label, file);
     if (unreadable !== undefined) throw new UsageError(`cannot read ${unreadable}`);
-    throw new UsageError(`${label} ${quote(file)}: ${error instanceof SyntaxError ? 'not JSON' : (error as Error).message}`);
+    if (!(error instanceof SyntaxError)) throw new UsageError(`${label} ${quote(file)}: ${(error as Error).message}`);
+    const found = text.trim() === '' ? `empty (${Buffer.byteLength(text)} bytes)` : 'not JSON';
+    throw new UsageError(
+      `${label} ${quote(file)}: ${found}; give one registry entry, { "issuer", "jwksUri", "products" }, or an array of them, in JSON`,
+    );
   }
   return (Array.isArray(value) ? value : [value]) as IssuerEntry[];
 }

@@ -5,7 +5,7 @@
  */
 import { quote } from '../internal/index.js';
 import { KeyStoreError, generateKeyFile } from '../issuer/index.js';
-import { writeFileDurably } from '../issuer/internal.js';
+import { makeDirectoryDurably, sweepTemporaries, writeFileDurably } from '../issuer/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue, stringValue } from './cli-options.js';
 import { describeFileError, isFileSystemError } from './file-errors.js';
@@ -15,10 +15,13 @@ const HELP = `Usage: paygate-auth keys generate --out <private-key-file> [option
 
 Generates an RS256 key pair. Its kid is the key's RFC 7638 thumbprint.
 
-  --out <file>               where the private key is written (mode 0600; never overwritten)
+  --out <file>               where the private key is written (mode 0600; never overwritten;
+                             never "-": the private key is never printed)
   --format pkcs8|jwk         PKCS#8 PEM (default) or a private JWK
   --modulus-length <bits>    2048 (default), 3072 or 4096
   --jwks <file>              also write a JWKS holding the public key, to publish (never overwritten)
+
+The directories of --out (mode 0700) and --jwks (0755) are created if missing.
 
 The public JWK is printed on standard output; the private key is never printed.
 Exit codes: 0 written, 1 a file exists or cannot be written, 2 usage mistake.
@@ -30,6 +33,22 @@ const OPTIONS = {
   'modulus-length': { type: 'string' },
   jwks: { type: 'string' },
 } as const;
+
+/**
+ * `value` of `option`, refused when it names a directory (`keys/`), or is `-`: a file is written
+ * there, never standard output (the private key is never printed; the public JWK always is).
+ */
+function fileValue(option: string, value: string | undefined): string | undefined {
+  if (value === '-')
+    throw new UsageError(
+      `${option} must name a file, got "-" (standard output): the public JWK is printed anyway, and the private key never is; give a file's path`,
+    );
+  if (value !== undefined && /[\\/]$/.test(value))
+    throw new UsageError(
+      `${option} must name a file, got ${quote(value)} (a directory): add the file's name, as in ${quote(`${value}key.pem`)}`,
+    );
+  return value;
+}
 
 /** A file error of `option`'s file as one line naming it (and `more`); any other error as it is. */
 function cannotWrite(error: unknown, option: string, file: string, more = ''): unknown {
@@ -66,14 +85,14 @@ export const keysGenerateCommand: CliCommand = {
   help: HELP,
   async run(args, io) {
     const parsed = parseOptions(args, OPTIONS, 0);
-    const out = requiredValue(parsed, 'out');
+    const out = fileValue('--out', requiredValue(parsed, 'out')) as string;
     const format = stringValue(parsed, 'format') ?? 'pkcs8';
     if (format !== 'pkcs8' && format !== 'jwk') throw new UsageError(`--format must be "pkcs8" or "jwk", got "${format}"`);
     const bits = stringValue(parsed, 'modulus-length');
     const modulusLength = bits === undefined ? 2048 : /^\d+$/.test(bits) ? Number(bits) : Number.NaN;
     if (modulusLength !== 2048 && modulusLength !== 3072 && modulusLength !== 4096)
       throw new UsageError(`--modulus-length must be 2048, 3072 or 4096, got ${quote(bits ?? '')}`);
-    const jwksFile = stringValue(parsed, 'jwks');
+    const jwksFile = fileValue('--jwks', stringValue(parsed, 'jwks'));
     if (jwksFile !== undefined) await checkJwksFile(jwksFile, out);
     const publicJwk = await generateKeyFile(out, { format, modulusLength }).catch((error: unknown) => {
       if (error instanceof KeyStoreError && error.code === 'key_exists') {
@@ -87,11 +106,15 @@ export const keysGenerateCommand: CliCommand = {
     const { kid } = publicJwk;
     if (jwksFile !== undefined) {
       // Crash-safe, as the key file: a crash leaves no JWKS or the whole one, never half of one.
-      await writeFileDurably(jwksFile, `${JSON.stringify({ keys: [publicJwk] }, null, 2)}\n`, { mode: 0o644, overwrite: false }).catch(
-        (error: unknown) => {
+      // Its directory is created as --out's is (after it: a directory both share stays 0700).
+      const { dirname } = await import('node:path');
+      // The temporary file a run killed halfway left beside it (`<jwks>.<uuid>.tmp`) is removed first.
+      await makeDirectoryDurably(dirname(jwksFile), 0o755)
+        .then(() => sweepTemporaries(jwksFile))
+        .then(() => writeFileDurably(jwksFile, `${JSON.stringify({ keys: [publicJwk] }, null, 2)}\n`, { mode: 0o644, overwrite: false }))
+        .catch((error: unknown) => {
           throw cannotWrite(error, '--jwks', jwksFile, `; the private key was written to ${out} (kid ${kid})`);
-        },
-      );
+        });
     }
     io.stdout(`${JSON.stringify(publicJwk, null, 2)}\n`);
     io.stderr(

@@ -2,18 +2,42 @@
  * Where a command gets a token (an argument, a file, or standard input), and how it names one
  * without showing it: a short SHA-256 fingerprint.
  */
-import { hex, sha256 } from '../internal/index.js';
+import { hex, quote, sha256 } from '../internal/index.js';
 import { UsageError } from './command.js';
 import { describeFileError } from './file-errors.js';
 
 /** Reads all of standard input. */
 export type StdinReader = () => Promise<string>;
 
-/** Reads `process.stdin` to its end. */
-export async function readProcessStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * The most bytes of a token's file or standard input read: far over any token a gateway takes
+ * (8192 bytes by default), and small enough that a wrong file or an endless pipe is not read whole.
+ */
+export const MAX_TOKEN_INPUT_BYTES = 1_048_576;
+
+/**
+ * The text of `chunks`, read to their end. `what` names where they come from, in the error.
+ * @throws {UsageError} past {@link MAX_TOKEN_INPUT_BYTES}, reading no further.
+ */
+async function readAtMost(chunks: AsyncIterable<unknown>, what: string): Promise<string> {
+  const buffers: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of chunks) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    length += buffer.length;
+    if (length > MAX_TOKEN_INPUT_BYTES) {
+      throw new UsageError(
+        `${what} holds more than ${MAX_TOKEN_INPUT_BYTES} bytes; a token is at most a few thousand: give the token alone`,
+      );
+    }
+    buffers.push(buffer);
+  }
+  return Buffer.concat(buffers).toString('utf8');
+}
+
+/** Reads `input` (`process.stdin`) to its end, at most {@link MAX_TOKEN_INPUT_BYTES}. */
+export function readProcessStdin(input: AsyncIterable<unknown> = process.stdin): Promise<string> {
+  return readAtMost(input, 'standard input');
 }
 
 /** The token of `text`: surrounding white space and a leading `Bearer ` removed. */
@@ -36,20 +60,28 @@ export async function readToken(
 ): Promise<string> {
   if (argument !== undefined && file !== undefined) throw new UsageError(`give the token as an argument or with ${fileOption}, not both`);
   let text: string;
+  // Where the token came from, to name it when it is empty.
+  let source = 'the token argument';
   if (file !== undefined) {
-    const { readFile } = await import('node:fs/promises');
+    source = `${fileOption} ${quote(file)}`;
+    const { createReadStream } = await import('node:fs');
     try {
-      text = await readFile(file, 'utf8');
+      text = await readAtMost(createReadStream(file), `${fileOption} ${quote(file)}`);
     } catch (error) {
+      if (error instanceof UsageError) throw error;
       throw new UsageError(
         `cannot read ${describeFileError(error, fileOption, file) ?? `${fileOption} ${file}: ${(error as Error).message}`}`,
       );
     }
-  } else if (argument === '-' || (argument === undefined && !stdinIsTerminal)) text = await stdin();
-  else if (argument !== undefined) text = argument;
-  else throw new UsageError('give a token: as an argument, with --token-file <path>, or on standard input');
+  } else if (argument === '-' || (argument === undefined && !stdinIsTerminal)) {
+    // Read without "-" when standard input is no terminal (a pipe, /dev/null under cron or CI).
+    source = argument === '-' ? 'standard input' : 'standard input (read as no token argument was given)';
+    text = await stdin();
+  } else if (argument !== undefined) text = argument;
+  else throw new UsageError(`give a token: as an argument, with ${fileOption} <path>, or on standard input`);
   const token = cleanToken(text);
-  if (token === '') throw new UsageError('the token is empty');
+  if (token === '')
+    throw new UsageError(`${source} holds no token (empty): give a token as an argument, with ${fileOption} <path>, or on standard input`);
   return token;
 }
 

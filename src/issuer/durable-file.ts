@@ -58,18 +58,25 @@ export async function writeFileDurably(
 ): Promise<void> {
   const [fs, path] = await Promise.all([import('node:fs/promises'), import('node:path')]);
   const temporary = `${file}.${crypto.randomUUID()}${TEMPORARY_SUFFIX}`;
-  const handle = await fs.open(temporary, 'wx', options.mode);
   try {
+    const handle = await fs.open(temporary, 'wx', options.mode);
     try {
-      await handle.writeFile(text, 'utf8');
-      await handle.sync();
+      try {
+        await handle.writeFile(text, 'utf8');
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      if (options.overwrite) await fs.rename(temporary, file);
+      else await fs.link(temporary, file);
     } finally {
-      await handle.close();
+      await fs.rm(temporary, { force: true });
     }
-    if (options.overwrite) await fs.rename(temporary, file);
-    else await fs.link(temporary, file);
-  } finally {
-    await fs.rm(temporary, { force: true });
+  } catch (error) {
+    // The caller named `file`, never the temporary file (gone by now): an error names `file`.
+    if (typeof error === 'object' && error !== null && (error as { path?: unknown }).path === temporary)
+      (error as { path: string }).path = file;
+    throw error;
   }
   await syncDirectory(path.dirname(file));
 }

@@ -10,9 +10,9 @@ import { KeyStoreError } from './errors.js';
 import {
   type PrivateKeyFormat,
   checkKeyDirectoryMode,
-  checkPrivateKeyFileMode,
   generateKeyText,
   importPrivateKey,
+  readPrivateKeyText,
   writePrivateKeyFile,
 } from './key-file.js';
 import type { KeyRecord, KeyStore } from './key-store.js';
@@ -86,19 +86,31 @@ function isPublicJwk(value: unknown, kid: string): value is RsaPublicJwk {
   );
 }
 
-function checkRecord(value: unknown, index: number): KeyRecord {
-  const where = `${SCHEDULE}: entry ${index}`;
-  if (typeof value !== 'object' || value === null) throw new KeyStoreError('invalid_schedule', `${where} is not an object.`);
+/**
+ * `invalid_schedule` for `file` (the schedule's path): `problem`, then what to do. The key files
+ * beside it are left alone, so a copy from a backup starts the issuer again.
+ */
+function damagedSchedule(file: string, problem: string, cause?: unknown): KeyStoreError {
+  return new KeyStoreError(
+    'invalid_schedule',
+    `${file}: ${problem}; restore ${SCHEDULE} from a backup, or correct it (the key files beside it are kept).`,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+function checkRecord(file: string, value: unknown, index: number): KeyRecord {
+  const where = `entry ${index}`;
+  if (typeof value !== 'object' || value === null) throw damagedSchedule(file, `${where} is not an object`);
   const record = value as Record<string, unknown>;
   const kid = record.kid;
   if (typeof kid !== 'string' || !KID.test(kid) || !isPublicJwk(record.publicJwk, kid)) {
-    throw new KeyStoreError('invalid_schedule', `${where} has no valid kid and public JWK.`);
+    throw damagedSchedule(file, `${where} has no valid kid and public JWK`);
   }
   for (const time of ['publishedAt', 'signsFrom', 'retiredAt', 'compromisedAt'] as const) {
     const at = record[time];
     const optional = time === 'retiredAt' || time === 'compromisedAt';
     if ((!optional || at !== undefined) && (typeof at !== 'number' || !Number.isFinite(at))) {
-      throw new KeyStoreError('invalid_schedule', `${where}.${time} is not a time in milliseconds.`);
+      throw damagedSchedule(file, `${where}.${time} is not a time in milliseconds`);
     }
   }
   // Absent in the schedules of versions without standbys: those load as they are.
@@ -109,7 +121,7 @@ function checkRecord(value: unknown, index: number): KeyRecord {
         : typeof record.standby === 'object'
           ? 'an object'
           : String(record.standby);
-    throw new KeyStoreError('invalid_schedule', `${where}.standby is ${found}; it must be true (a standby) or absent.`);
+    throw damagedSchedule(file, `${where}.standby is ${found}; it must be true (a standby) or absent`);
   }
   const { publishedAt, signsFrom, retiredAt, compromisedAt, standby } = record as unknown as KeyRecord;
   return Object.freeze({
@@ -209,20 +221,21 @@ export class FileKeyStore implements KeyStore {
   }
 
   async #readKey(kid: string): Promise<CryptoKey> {
-    const { fs } = await this.#node();
     for (const [suffix, format] of KEY_SUFFIXES) {
       const file = await this.#file(`${kid}${suffix}`);
       let text: string;
       try {
-        await checkPrivateKeyFileMode(file);
-        text = await fs.readFile(file, 'utf8');
+        text = await readPrivateKeyText(file);
       } catch (error) {
         if (hasCode(error, 'ENOENT')) continue;
         throw error;
       }
       return importPrivateKey(text, format, file);
     }
-    throw new KeyStoreError('key_not_found', `The key store holds no key "${kid}".`);
+    throw new KeyStoreError(
+      'key_not_found',
+      `${this.directory} holds no key file for "${kid}" (${KEY_SUFFIXES.map(([suffix]) => `${kid}${suffix}`).join(' or ')}): restore it from a backup; if it is lost, remove its entry from ${SCHEDULE} (the tokens it signed will be refused).`,
+    );
   }
 
   async sign(kid: string, data: Uint8Array): Promise<Uint8Array> {
@@ -261,11 +274,11 @@ export class FileKeyStore implements KeyStore {
     try {
       parsed = JSON.parse(text);
     } catch (error) {
-      throw new KeyStoreError('invalid_schedule', `${SCHEDULE} is not JSON.`, { cause: error });
+      throw damagedSchedule(file, text.trim() === '' ? `it is empty (${text.length} bytes), not JSON` : 'it is not JSON', error);
     }
     const keys = (parsed as { keys?: unknown } | null)?.keys;
-    if (!Array.isArray(keys)) throw new KeyStoreError('invalid_schedule', `${SCHEDULE} holds no "keys" array.`);
-    return Object.freeze(keys.map(checkRecord));
+    if (!Array.isArray(keys)) throw damagedSchedule(file, 'it holds no "keys" array');
+    return Object.freeze(keys.map((record, index) => checkRecord(file, record, index)));
   }
 
   async saveSchedule(records: readonly KeyRecord[]): Promise<void> {

@@ -3,4 +3,4 @@
  * only src/cli may import this file (.dependency-cruiser.cjs). Its names are listed in
  * etc/internal-surface.md (kept current by test/package/public-surface.test.ts).
  */
-export { writeFileDurably } from './durable-file.js';
+export { makeDirectoryDurably, sweepTemporaries, writeFileDurably } from './durable-file.js';

@@ -97,9 +97,7 @@ export async function readPrivateKeyFile(file: string, options: ReadPrivateKeyFi
   rejectUnknownOptions('readPrivateKeyFile', options, READ_PRIVATE_KEY_FILE_OPTION_NAMES);
   if (options.kid !== undefined && (typeof options.kid !== 'string' || options.kid === ''))
     throw new TypeError('readPrivateKeyFile: kid must be a non-empty string');
-  const { readFile } = await import('node:fs/promises');
-  await checkPrivateKeyFileMode(file);
-  const text = await readFile(file, 'utf8');
+  const text = await readPrivateKeyText(file);
   const isJwk = text.trimStart().startsWith('{');
   const privateKey = await importPrivateKey(text, isJwk ? 'jwk' : 'pkcs8', file);
   if (options.kid !== undefined) return { privateKey, kid: options.kid };
@@ -129,6 +127,37 @@ export async function writePrivateKeyFile(file: string, text: string): Promise<v
   } catch (error) {
     if (hasCode(error, 'EEXIST')) throw new KeyStoreError('key_exists', `${file} exists already; a key file is never overwritten.`);
     throw error;
+  }
+}
+
+/** The most bytes a private key file may hold: a 4096-bit key takes about 3.3 KB, in PEM or JWK. */
+export const MAX_KEY_FILE_BYTES = 65_536;
+
+/**
+ * The text of a private key file, once its mode passed {@link checkPrivateKeyFileMode}: at most
+ * {@link MAX_KEY_FILE_BYTES} are read, so a wrong file (a log, a disk image) is refused without
+ * being read into memory whole.
+ * @throws {KeyStoreError} `insecure_key_file`; `invalid_key_file` for a file over the limit.
+ */
+export async function readPrivateKeyText(file: string): Promise<string> {
+  const fs = await import('node:fs/promises');
+  await checkPrivateKeyFileMode(file);
+  const handle = await fs.open(file, 'r');
+  try {
+    const buffer = new Uint8Array(MAX_KEY_FILE_BYTES + 1);
+    let length = 0;
+    for (let read = -1; read !== 0 && length < buffer.length; length += read) {
+      ({ bytesRead: read } = await handle.read(buffer, length, buffer.length - length, null));
+    }
+    if (length > MAX_KEY_FILE_BYTES) {
+      throw new KeyStoreError(
+        'invalid_key_file',
+        `${file} holds more than ${MAX_KEY_FILE_BYTES} bytes; a private RSA key file holds a few thousand: give the file keys generate wrote with --out.`,
+      );
+    }
+    return new TextDecoder().decode(buffer.subarray(0, length));
+  } finally {
+    await handle.close();
   }
 }
 

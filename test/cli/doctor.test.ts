@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createDoctorCommand } from '../../src/cli/doctor.js';
+import { readProcessStdin } from '../../src/cli/token-input.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { AUTH_ERROR_CODES, type AuthErrorCode, IssuerRegistry, type RuleName, createVerifier, isAuthError } from '../../src/index.js';
 import { scopeFailure } from '../../src/internal/index.js';
@@ -345,6 +346,59 @@ describe('paygate-auth doctor', () => {
       ),
     ).toBe(EXIT.usage);
     expect(io.err()).toContain('cannot read --jwks');
+  });
+
+  it('refuses a --token-file over 1 MiB as a usage mistake (exit 2), naming the file and the limit', async () => {
+    const big = join(directory, 'big-token.txt');
+    await writeFile(big, 'a'.repeat(1_048_577));
+    const io = captureIo();
+    const code = await runCli(['doctor', '--token-file', big, '--entry', entryFile, '--jwks', jwksFile, '--audience', AUD], io, [doctor]);
+    expect(code).toBe(EXIT.usage);
+    expect(io.err()).toContain(`--token-file "${big}" holds more than 1048576 bytes`);
+    expect(io.out()).toBe('');
+  });
+
+  it('reads standard input no further than 1 MiB (an endless pipe is refused, not read whole)', async () => {
+    let pulled = 0;
+    async function* endless() {
+      for (;;) {
+        pulled += 1;
+        yield Buffer.alloc(65_536, 0x61);
+      }
+    }
+    const error: unknown = await readProcessStdin(endless()).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'usage' });
+    expect((error as Error).message).toContain('standard input holds more than 1048576 bytes');
+    expect(pulled).toBe(17);
+  });
+
+  it.each([
+    ['empty', '', 'empty (0 bytes)'],
+    ['not JSON', '{"issuer":', 'not JSON'],
+  ])('refuses an --entry file that is %s (exit 2), saying what it holds and what to give', async (_case, text, found) => {
+    const file = join(directory, `entry-${found.length}.json`);
+    await writeFile(file, text);
+    const io = captureIo();
+    const code = await runCli(['doctor', 'x.y.z', '--entry', file, '--audience', AUD], io, [doctor]);
+    expect(code).toBe(EXIT.usage);
+    expect(io.err()).toContain(`--entry "${file}": ${found}; give one registry entry`);
+  });
+
+  it('names standard input, read for want of a token argument, when it holds no token (exit 2)', async () => {
+    const command = createDoctorCommand({ readStdin: async () => '', stdinIsTerminal: false });
+    const io = captureIo();
+    const code = await runCli(['doctor', '--entry', entryFile, '--jwks', jwksFile, '--audience', AUD], io, [command]);
+    expect(code).toBe(EXIT.usage);
+    expect(io.err()).toContain('standard input (read as no token argument was given) holds no token (empty)');
+  });
+
+  it('names the --token-file that holds no token (exit 2)', async () => {
+    const empty = join(directory, 'empty-token.txt');
+    await writeFile(empty, '  \n');
+    const io = captureIo();
+    const code = await runCli(['doctor', '--token-file', empty, '--entry', entryFile, '--jwks', jwksFile, '--audience', AUD], io, [doctor]);
+    expect(code).toBe(EXIT.usage);
+    expect(io.err()).toContain(`--token-file "${empty}" holds no token (empty)`);
   });
 
   it('never prints the token, only its fingerprint', async () => {

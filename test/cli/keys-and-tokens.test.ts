@@ -1,5 +1,5 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, readdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
@@ -258,6 +258,49 @@ describe('file errors of the key commands', () => {
     await expect(stat(out)).rejects.toMatchObject({ code: 'ENOENT' });
     expect(await readFile(jwks, 'utf8')).toBe('{"keys":[]}\n');
   });
+
+  it('keys generate --jwks in a missing directory creates the directory and writes the JWKS (exit 0)', async () => {
+    const out = join(directory, 'jwks-dir-key.pem');
+    const jwks = join(directory, 'public', 'new', 'jwks.json');
+    const { code } = await cli(['keys', 'generate', '--out', out, '--jwks', jwks]);
+    expect(code).toBe(EXIT.ok);
+    expect(JSON.parse(await readFile(jwks, 'utf8'))).toMatchObject({ keys: [{ kty: 'RSA' }] });
+    expect((await stat(join(directory, 'public', 'new'))).mode & 0o777).toBe(0o755);
+  });
+
+  it('keys generate --jwks removes the temporary JWKS file a killed run left beside it, once a minute old', async () => {
+    const folder = join(directory, 'jwks-swept');
+    await mkdir(folder);
+    const left = join(folder, 'jwks.json.1b4e28ba-2fa1-11d2-883f-0016d3cca427.tmp');
+    await writeFile(left, '{"keys":[');
+    const old = new Date(Date.now() - 2 * 60_000);
+    await utimes(left, old, old);
+    const { code } = await cli(['keys', 'generate', '--out', join(folder, 'key.pem'), '--jwks', join(folder, 'jwks.json')]);
+    expect(code).toBe(EXIT.ok);
+    expect((await readdir(folder)).sort()).toEqual(['jwks.json', 'key.pem']);
+  });
+
+  it.each(['--out', '--jwks'])('keys generate %s - is a usage mistake (exit 2): no file named "-" is written', async (option) => {
+    const args = option === '--out' ? ['--out', '-'] : ['--out', join(directory, 'dash-key.pem'), '--jwks', '-'];
+    const { code, err } = await cli(['keys', 'generate', ...args]);
+    expect(code).toBe(EXIT.usage);
+    expect(err).toContain(`${option} must name a file, got "-" (standard output)`);
+    await expect(stat('-')).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(stat(join(directory, 'dash-key.pem'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it.each(['--out', '--jwks'])(
+    'keys generate %s naming a directory (ending in "/") is a usage mistake (exit 2), nothing written',
+    async (option) => {
+      const folder = join(directory, `slash${option}/`);
+      const args = option === '--out' ? ['--out', folder] : ['--out', join(directory, 'slash-key.pem'), '--jwks', folder];
+      const { code, err } = await cli(['keys', 'generate', ...args]);
+      expect(code).toBe(EXIT.usage);
+      expect(err).toContain(`${option} must name a file, got "${folder}"`);
+      await expect(stat(folder)).rejects.toMatchObject({ code: 'ENOENT' });
+      await expect(stat(join(directory, 'slash-key.pem'))).rejects.toMatchObject({ code: 'ENOENT' });
+    },
+  );
 
   it('keys generate with --jwks naming the --out file is a usage mistake (exit 2), and nothing is written', async () => {
     const out = join(directory, 'same.pem');

@@ -37,6 +37,11 @@ describe('writeFileDurably', () => {
     expect(await readFile(file, 'utf8')).toBe('first');
     expect(await readdir(directory)).toEqual(['k.pem']);
   });
+
+  it('names the target, never its temporary file, in an error of the write', async () => {
+    const file = join(directory, 'missing', 'jwks.json');
+    await expect(writeFileDurably(file, '{}', { mode: 0o644, overwrite: false })).rejects.toMatchObject({ code: 'ENOENT', path: file });
+  });
 });
 
 describe('makeDirectoryDurably', () => {

@@ -111,6 +111,24 @@ describe('FileKeyStore', () => {
     await expect(store.loadSchedule()).rejects.toMatchObject({ code: 'invalid_schedule' });
   });
 
+  it.each([
+    ['an empty file', '', 'it is empty (0 bytes), not JSON'],
+    ['not JSON', '{', 'it is not JSON'],
+    [
+      'a record without a time',
+      `{"keys":[{"kid":"k","publicJwk":{"kty":"RSA","n":"n","e":"AQAB","kid":"k","alg":"RS256","use":"sig"}}]}`,
+      'entry 0.publishedAt is not a time',
+    ],
+  ])('names the schedule file, the fault and the next step for %s', async (_name, text, fault) => {
+    const store = new FileKeyStore({ directory });
+    await store.saveSchedule([]);
+    await writeFile(join(directory, 'schedule.json'), text);
+    const error = await store.loadSchedule().catch((caught: unknown) => caught);
+    expect((error as KeyStoreError).code).toBe('invalid_schedule');
+    expect((error as KeyStoreError).message).toContain(`${join(directory, 'schedule.json')}: ${fault}`);
+    expect((error as KeyStoreError).message).toContain('restore schedule.json from a backup');
+  });
+
   it('refuses a schedule entry whose standby mark is not true, naming the value found and the one expected', async () => {
     const store = new FileKeyStore({ directory });
     const publicJwk = await store.generate();
@@ -295,6 +313,19 @@ describe('FileKeyStore after a crash', () => {
     const issuer = await createIssuer(options(new FileKeyStore({ directory })));
     await unlink(join(directory, `${issuer.keys()[0]?.kid}.pem`));
     expect((await refusal(createIssuer(options(new FileKeyStore({ directory }))))).code).toBe('key_not_found');
+  });
+});
+
+describe('FileKeyStore: a key file missing', () => {
+  it('names the directory, the files looked for and the way out (key_not_found)', async () => {
+    const store = new FileKeyStore({ directory });
+    const { kid } = await store.generate();
+    await unlink(join(directory, `${kid}.pem`));
+    const error = await new FileKeyStore({ directory }).sign(kid, new Uint8Array(1)).catch((caught: unknown) => caught);
+    expect((error as KeyStoreError).code).toBe('key_not_found');
+    const { message } = error as KeyStoreError;
+    for (const fact of [directory, `${kid}.pem or ${kid}.jwk.json`, 'restore it from a backup', 'remove its entry from schedule.json'])
+      expect(message).toContain(fact);
   });
 });
 

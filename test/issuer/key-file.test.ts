@@ -123,6 +123,22 @@ describe('readPrivateKeyFile', () => {
     expect((error as KeyStoreError).message).not.toContain(body);
   });
 
+  it('refuses a file over 64 KiB (invalid_key_file), naming the limit, even when a key starts it', async () => {
+    const pem = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    const file = join(directory, 'padded.pem');
+    await writeFile(file, `${pem}${'\n'.repeat(70_000)}`, { mode: 0o600 });
+    const error: unknown = await readPrivateKeyFile(file).catch((caught: unknown) => caught);
+    expect((error as KeyStoreError).code).toBe('invalid_key_file');
+    expect((error as KeyStoreError).message).toContain('more than 65536 bytes');
+  });
+
+  it('reads a key file of exactly 64 KiB', async () => {
+    const pem = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+    const file = join(directory, 'at-limit.pem');
+    await writeFile(file, `${pem}${'\n'.repeat(65_536 - Buffer.byteLength(pem))}`, { mode: 0o600 });
+    expect((await readPrivateKeyFile(file)).kid).toMatch(/^[\w-]{43}$/);
+  });
+
   it('refuses a key under 2048 bits (weak_key)', async () => {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });
     const file = join(directory, 'weak.pem');
