@@ -327,3 +327,37 @@ describe('POST /payment-links/ field rules', () => {
     expect(directory.shoppers(TENANT_A).map((shopper) => shopper.ref)).toEqual(['c-100']);
   });
 });
+
+describe('POST /payment-links/ naming unknown members', () => {
+  /** `count` unknown members `u0`, `u1`… */
+  const unknown = (count: number): Record<string, number> => Object.fromEntries(Array.from({ length: count }, (_, i) => [`u${i}`, 0]));
+  const unknownErrors = (response: { body: unknown }) =>
+    (response.body as { errors: { field: string; code: string; message: string }[] }).errors.filter(
+      (error) => error.code === 'unknown_field',
+    );
+
+  it('names 8 unknown members and counts the rest in a ninth error (attack: 5 000 unknown members answered with 500 KB)', async () => {
+    const response = await makeHandler()(jsonRequest(await callers.auth(), validBody(unknown(5000))));
+    expect(response.status).toBe(400);
+    const errors = unknownErrors(response);
+    expect(errors.map((error) => error.field)).toEqual(['u0', 'u1', 'u2', 'u3', 'u4', 'u5', 'u6', 'u7', 'u8']);
+    expect(errors[8]?.message).toContain('"u8" and 4991 more');
+    expect(JSON.stringify(response.body).length).toBeLessThan(2000);
+  });
+
+  it('bounds the unknown members of each line item the same way', async () => {
+    const lines = Array.from({ length: 100 }, () => line({ amount_including_tax: '1.255', ...unknown(60) }));
+    const body = validBody({ amount: '125.5', payment_details: { line_items: lines } });
+    const response = await makeHandler()(jsonRequest(await callers.auth(), body));
+    const errors = unknownErrors(response);
+    expect(errors.filter((error) => error.field.startsWith('payment_details.line_items[99].'))).toHaveLength(9);
+    expect(errors).toHaveLength(900);
+  });
+
+  it('names each of 9 unknown members, counting none', async () => {
+    const response = await makeHandler()(jsonRequest(await callers.auth(), validBody(unknown(9))));
+    const errors = unknownErrors(response);
+    expect(errors).toHaveLength(9);
+    expect(errors.map((error) => error.message).join(' ')).not.toContain('more');
+  });
+});
