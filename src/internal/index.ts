@@ -15,6 +15,7 @@ export {
   describe as describeValue,
   functionOption,
   methodsOption,
+  nearestName,
   numberOption,
   optionNames,
   rejectUnknownOptions,
