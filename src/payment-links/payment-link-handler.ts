@@ -131,7 +131,7 @@ async function resolveDepartment(
   if (ref === undefined) return undefined;
   const department = await directory.findDepartment(tenant, ref);
   if (department === null) {
-    errors.add('department', 'not_found', `The department "${ref}" does not exist in this tenant.`);
+    errors.add('department', 'not_found', `No department of this tenant has the id ${quote(ref)}; use the id of one of its departments.`);
     return undefined;
   }
   const store = await directory.storeFor(tenant, department);

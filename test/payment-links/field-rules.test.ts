@@ -397,3 +397,14 @@ describe('POST /payment-links/ advising on an unknown member', () => {
     expect(message).toContain('quantity, amount_excluding_tax, tax_percentage, description, id, tax_amount, amount_including_tax');
   });
 });
+
+describe('POST /payment-links/ naming an unknown department', () => {
+  it('names a department id of 256 characters cut to its first 80, as every value found is', async () => {
+    const id = 'd'.repeat(256);
+    const response = await makeHandler()(jsonRequest(await callers.auth(), validBody({ department: `//departments/${id}` })));
+    const [error] = (response.body as { errors: { field: string; code: string; message: string }[] }).errors;
+    expect(error).toMatchObject({ field: 'department', code: 'not_found' });
+    expect(error?.message).toContain(`"${'d'.repeat(80)}…"`);
+    expect(error?.message).not.toContain('d'.repeat(81));
+  });
+});
