@@ -28,7 +28,7 @@ export { MAX_KID_LENGTH } from '../core/jose-header.js';
 export { normalizeScopeRequirement } from '../core/scopes.js';
 export { VERIFIER_OPTION_NAMES } from '../core/verifier.js';
 export { scopeFailure } from '../http/authenticate.js';
-export { PROBLEM_TYPE_BASE, checkRealm } from '../http/error-response.js';
+export { PROBLEM_TYPE_BASE, checkRealm, retryAfterHeader } from '../http/error-response.js';
 export { deepFreeze } from './deep-freeze.js';
 export { hex, sha256, sha256Hex } from '../core/sha256.js';
 export { encodeBase64Url } from '../core/base64url.js';
