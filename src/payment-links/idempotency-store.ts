@@ -59,7 +59,8 @@ export class IdempotencyCapacityError extends Error {
 export interface IdempotencyStore {
   /**
    * Atomically: when no live record holds `key` for `tenant`, creates a pending one and answers
-   * `claimed`; otherwise answers the record's state. A store may wait for a pending record with
+   * `claimed`; otherwise answers the record's state. A record is live until its `expiresAt`; a
+   * pending one, only while its holder's lease lasts too (both stores': `leaseTime`). A store may wait for a pending record with
    * the same fingerprint to settle before answering (the in-memory store does, for at most its
    * `pendingWait`).
    */
