@@ -108,11 +108,23 @@ export function checkExposeHints(value: unknown, owner = 'toErrorResponse'): boo
 
 const BASE_HEADERS = { 'content-type': 'application/problem+json', 'cache-control': 'no-store' } as const;
 
+/** Longest `Retry-After` sent, in seconds (a day). */
+const MAX_RETRY_AFTER = 86_400;
+
+/**
+ * A `Retry-After` value: whole seconds from 1 to a day, as RFC 9110's delay-seconds must be
+ * written. A delay that is no finite number (`NaN`, `Infinity`, from a store's own error) is 1.
+ */
+export function retryAfterHeader(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '1';
+  return String(Math.min(MAX_RETRY_AFTER, Math.max(1, Math.ceil(seconds))));
+}
+
 function fromAuthError(error: AuthError, realm: string, exposeHints: boolean): ErrorResponse {
   const headers: Record<string, string> = { ...BASE_HEADERS };
   const value = challenge(error, realm);
   if (value !== undefined) headers['www-authenticate'] = value;
-  if (error.retryAfter !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfter)));
+  if (error.retryAfter !== undefined) headers['retry-after'] = retryAfterHeader(error.retryAfter);
   const hint = exposeHints ? error.hint : undefined;
   return {
     status: error.status,

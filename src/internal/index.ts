@@ -5,7 +5,7 @@
  */
 export { NAME_PART_PATTERN, isNamePart } from '../core/ern.js';
 export { type MemberPath, findDuplicateMember, formatMemberPath } from '../core/duplicate-members.js';
-export { MAX_QUOTED_CHARS, capHint, isoSeconds, oneLineJson, quote, quoteList } from '../core/hint-text.js';
+export { MAX_LISTED, MAX_QUOTED_CHARS, capHint, isoSeconds, oneLineJson, quote, quoteList } from '../core/hint-text.js';
 export { isJsonObject } from '../core/json-object.js';
 export { checkAllowedHosts } from '../core/jwks-address.js';
 export { MILLISECONDS_THRESHOLD } from '../core/hints.js';
@@ -15,6 +15,7 @@ export {
   describe as describeValue,
   functionOption,
   methodsOption,
+  nearestName,
   numberOption,
   optionNames,
   rejectUnknownOptions,
@@ -27,7 +28,7 @@ export { MAX_KID_LENGTH } from '../core/jose-header.js';
 export { normalizeScopeRequirement } from '../core/scopes.js';
 export { VERIFIER_OPTION_NAMES } from '../core/verifier.js';
 export { scopeFailure } from '../http/authenticate.js';
-export { PROBLEM_TYPE_BASE, checkRealm } from '../http/error-response.js';
+export { PROBLEM_TYPE_BASE, checkRealm, retryAfterHeader } from '../http/error-response.js';
 export { deepFreeze } from './deep-freeze.js';
 export { hex, sha256, sha256Hex } from '../core/sha256.js';
 export { encodeBase64Url } from '../core/base64url.js';

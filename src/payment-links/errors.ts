@@ -2,7 +2,7 @@
  * Request failures of the reference handlers, as classes with stable codes, and their
  * `application/problem+json` responses (the shape of `toErrorResponse` bodies, plus `errors`).
  */
-import { PROBLEM_TYPE_BASE } from '../internal/index.js';
+import { PROBLEM_TYPE_BASE, retryAfterHeader } from '../internal/index.js';
 import type { FieldError } from './field-errors.js';
 
 /** Stable codes of a {@link PaymentLinkError}. New codes may be added, none renamed. */
@@ -87,7 +87,7 @@ export function problemResponse(error: PaymentLinkError): {
   readonly body: PaymentLinkProblem;
 } {
   const headers: Record<string, string> = { 'content-type': 'application/problem+json', 'cache-control': 'no-store' };
-  if (error.retryAfter !== undefined) headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfter)));
+  if (error.retryAfter !== undefined) headers['retry-after'] = retryAfterHeader(error.retryAfter);
   const body: PaymentLinkProblem = {
     type: `${PROBLEM_TYPE_BASE}${error.code}`,
     title: error.title,

@@ -52,6 +52,13 @@ export interface FieldError {
   readonly message: string;
 }
 
+/**
+ * Most errors a 400 lists; `detail` gives how many there are. A body within the size limit can
+ * hold thousands of invalid fields (100 line items of 7 fields each, values that quote long):
+ * the answer stays a few kilobytes, not a multiple of the body.
+ */
+export const MAX_LISTED_FIELD_ERRORS = 50;
+
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /**
@@ -84,11 +91,13 @@ export class FieldErrors {
     );
   }
 
+  /** How many errors were recorded (all of them, listed or not). */
   get size(): number {
     return this.#errors.length;
   }
 
+  /** The first {@link MAX_LISTED_FIELD_ERRORS} errors, in the order found. */
   list(): readonly FieldError[] {
-    return Object.freeze([...this.#errors]);
+    return Object.freeze(this.#errors.slice(0, MAX_LISTED_FIELD_ERRORS));
   }
 }

@@ -2,7 +2,7 @@
  * Readers for the fields of a JSON object: each returns the valid value, or `undefined` after
  * recording why it is not valid, so that one pass reports every invalid field.
  */
-import { isJsonObject as isPlainObject, quote } from '../internal/index.js';
+import { MAX_LISTED, isJsonObject as isPlainObject, nearestName, quote } from '../internal/index.js';
 import { FRACTION_DIGITS, MAX_INTEGER_DIGITS, parseDecimal } from './decimal.js';
 import { type FieldErrors, memberPath } from './field-errors.js';
 
@@ -23,10 +23,34 @@ export function jsonType(value: unknown): string {
   return typeof value;
 }
 
-/** Records `unknown_field` for every member of `object` not in `known`. */
+/** What to do about the unknown member `name`: the known field it nearly spells, or the fields there are. */
+function fieldAdvice(name: string, known: ReadonlySet<string>): string {
+  const nearest = nearestName(name, known);
+  if (nearest !== undefined) return `did you mean "${nearest}"?`;
+  return `remove it (the fields here are ${[...known].join(', ')})`;
+}
+
+/**
+ * Records `unknown_field` for the members of `object` not in `known`: each by name when they are
+ * at most one more than {@link MAX_LISTED}; otherwise the first {@link MAX_LISTED} by name and one
+ * more error, at the next of them, counting the rest. A body of thousands of unknown members (they
+ * fit in 64 KiB) is answered in a few hundred bytes, not with a listing of each.
+ */
 export function rejectUnknownFields(object: JsonObject, known: ReadonlySet<string>, parent: string, errors: FieldErrors): void {
+  const named: string[] = [];
+  let found = 0;
   for (const name of Object.keys(object)) {
-    if (!known.has(name)) errors.add(memberPath(parent, name), 'unknown_field', `${quote(name)} is not a field of this request.`);
+    if (known.has(name)) continue;
+    found += 1;
+    if (named.length <= MAX_LISTED) named.push(name);
+  }
+  for (const [index, name] of named.entries()) {
+    const more = index === MAX_LISTED ? found - MAX_LISTED - 1 : 0;
+    const message =
+      more === 0
+        ? `${quote(name)} is not a field of this request; ${fieldAdvice(name, known)}.`
+        : `${quote(name)} and ${more} more members not listed here are not fields of this request; remove them.`;
+    errors.add(memberPath(parent, name), 'unknown_field', message);
   }
 }
 

@@ -7,6 +7,7 @@ import { describeValue, numberOption, rejectUnknownOptions, optionNames } from '
 
 /** The members of {@link InMemoryIdempotencyStoreOptions}: any other is refused, naming the nearest. */
 const IN_MEMORY_IDEMPOTENCY_STORE_OPTION_NAMES = optionNames<InMemoryIdempotencyStoreOptions>({
+  leaseTime: true,
   maxRecords: true,
   pendingWait: true,
 });
@@ -58,7 +59,8 @@ export class IdempotencyCapacityError extends Error {
 export interface IdempotencyStore {
   /**
    * Atomically: when no live record holds `key` for `tenant`, creates a pending one and answers
-   * `claimed`; otherwise answers the record's state. A store may wait for a pending record with
+   * `claimed`; otherwise answers the record's state. A record is live until its `expiresAt`; a
+   * pending one, only while its holder's lease lasts too (both stores': `leaseTime`). A store may wait for a pending record with
    * the same fingerprint to settle before answering (the in-memory store does, for at most its
    * `pendingWait`).
    */
@@ -71,6 +73,16 @@ export interface IdempotencyStore {
 
 /** Options of {@link InMemoryIdempotencyStore}. */
 export interface InMemoryIdempotencyStoreOptions {
+  /**
+   * Milliseconds a pending claim is held for its request, on the handler's clock
+   * (`ClaimRequest.now`), as by `PostgresIdempotencyStore`: once it has passed, a request with the
+   * key takes it over (a request that hangs holds its key this long, not for the key's whole
+   * lifetime), and the first request's `complete` and `release` do nothing. With
+   * `InMemoryPaymentLinkStore`, a first request that resumes after losing its lease stores no link
+   * (409 `idempotency_key_in_use`). Keep it above the slowest creation. 100 to 86 400 000.
+   * @default 30000
+   */
+  readonly leaseTime?: number;
   /**
    * Most live records (pending and completed, all tenants); a new key beyond it is refused with
    * {@link IdempotencyCapacityError} rather than forgetting a live key early.
@@ -89,6 +101,8 @@ export interface InMemoryIdempotencyStoreOptions {
 interface PendingRecord {
   readonly state: 'pending';
   readonly lease: string;
+  /** When the lease ends and the key may be taken over, in milliseconds since the epoch. */
+  readonly leaseExpiresAt: number;
   readonly fingerprint: string;
   readonly expiresAt: number;
   readonly settled: Promise<void>;
@@ -104,28 +118,45 @@ interface CompletedRecord {
 
 type IdempotencyRecord = PendingRecord | CompletedRecord;
 
-function pending(lease: string, fingerprint: string, expiresAt: number): PendingRecord {
+function pending(lease: string, leaseExpiresAt: number, fingerprint: string, expiresAt: number): PendingRecord {
   let settle = (): void => {};
   const settled = new Promise<void>((resolve) => {
     settle = resolve;
   });
-  return { state: 'pending', lease, fingerprint, expiresAt, settled, settle };
+  return { state: 'pending', lease, leaseExpiresAt, fingerprint, expiresAt, settled, settle };
+}
+
+/** Whether `record` may be claimed at `now`: expired, or pending under a lease that has ended. */
+function claimable(record: IdempotencyRecord, now: number): boolean {
+  return record.expiresAt <= now || (record.state === 'pending' && record.leaseExpiresAt <= now);
 }
 
 /** What a waiter's bound resolves to when it passes first. */
 const WAIT_OVER = Symbol('wait over');
 
+/** What a waiter's timer resolves to when the lease it waits on ends first. */
+const LEASE_OVER = Symbol('lease over');
+
+/** {@link InMemoryIdempotencyStore}'s own `#completeHeld`, for {@link completeIfHeld}. */
+let completeHeld: (store: InMemoryIdempotencyStore, lease: Lease, response: RecordedResponse, write: () => void) => boolean;
+
 /**
  * An {@link IdempotencyStore} in memory. A request that finds its key pending with the same
  * fingerprint waits for the first to finish, for at most `pendingWait`, then replays it:
- * concurrent retries create one link and all get its response. Records expire at `expiresAt`
- * and are swept oldest first.
+ * concurrent retries create one link and all get its response. A pending record is held for
+ * `leaseTime`; then a request with its key takes it over. Records expire at `expiresAt` and are
+ * swept oldest first.
  */
 export class InMemoryIdempotencyStore implements IdempotencyStore {
   readonly #records = new Map<string, IdempotencyRecord>();
   readonly #maxRecords: number;
   readonly #pendingWait: number;
+  readonly #leaseTime: number;
   #leases = 0;
+
+  static {
+    completeHeld = (store, lease, response, write) => store.#completeHeld(lease, response, write);
+  }
 
   constructor(options: InMemoryIdempotencyStoreOptions = {}) {
     rejectUnknownOptions('InMemoryIdempotencyStore', options, IN_MEMORY_IDEMPOTENCY_STORE_OPTION_NAMES);
@@ -140,27 +171,36 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       integer: true,
       unit: 'milliseconds',
     });
+    this.#leaseTime = numberOption('InMemoryIdempotencyStore', 'leaseTime', options.leaseTime, 30_000, {
+      min: 100,
+      max: 86_400_000,
+      integer: true,
+      unit: 'milliseconds',
+    });
   }
 
   async claim(request: ClaimRequest): Promise<ClaimResult> {
     const id = `${request.tenant}\u0000${request.key}`;
     // One bound for the whole claim, however many requests hold the key in turn.
     let timer: ReturnType<typeof setTimeout> | undefined;
+    let leaseTimer: ReturnType<typeof setTimeout> | undefined;
     let waitOver: Promise<typeof WAIT_OVER> | undefined;
+    // The handler's clock at the claim, moved on to a lease's end when the wait reaches it.
+    let now = request.now;
     try {
       for (;;) {
-        this.#sweep(request.now);
+        this.#sweep(now);
         const record = this.#records.get(id);
-        if (record === undefined || record.expiresAt <= request.now) {
+        if (record === undefined || claimable(record, now)) {
           if (record === undefined && this.#records.size >= this.#maxRecords) {
             throw new IdempotencyCapacityError(`More than ${this.#maxRecords} idempotency keys are live`);
           }
           this.#records.delete(id);
-          // A request still running past its record's expiry loses the key; its waiters look again.
+          // A request still running past its lease or its record's expiry loses the key; its waiters look again.
           if (record?.state === 'pending') record.settle();
           this.#leases += 1;
           const lease = String(this.#leases);
-          this.#records.set(id, pending(lease, request.fingerprint, request.expiresAt));
+          this.#records.set(id, pending(lease, now + this.#leaseTime, request.fingerprint, request.expiresAt));
           return { state: 'claimed', lease: { tenant: request.tenant, key: request.key, id: lease } };
         }
         if (record.state === 'completed') {
@@ -172,17 +212,33 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
         waitOver ??= new Promise((resolve) => {
           timer = setTimeout(() => resolve(WAIT_OVER), this.#pendingWait);
         });
-        if ((await Promise.race([record.settled, waitOver])) === WAIT_OVER) return { state: 'pending', fingerprint: record.fingerprint };
+        const leaseOver = new Promise<typeof LEASE_OVER>((resolve) => {
+          leaseTimer = setTimeout(() => resolve(LEASE_OVER), record.leaseExpiresAt - now);
+        });
+        const outcome = await Promise.race([record.settled, waitOver, leaseOver]);
+        clearTimeout(leaseTimer);
+        if (outcome === WAIT_OVER) return { state: 'pending', fingerprint: record.fingerprint };
+        if (outcome === LEASE_OVER) now = Math.max(now, record.leaseExpiresAt);
       }
     } finally {
       clearTimeout(timer);
+      clearTimeout(leaseTimer);
     }
   }
 
   async complete(lease: Lease, response: RecordedResponse): Promise<void> {
+    this.#completeHeld(lease, response);
+  }
+
+  /**
+   * Runs `write`, then completes the record `lease` holds, without yielding; `false` (nothing
+   * done) when the lease was lost. A `write` that throws leaves the record pending.
+   */
+  #completeHeld(lease: Lease, response: RecordedResponse, write?: () => void): boolean {
     const id = `${lease.tenant}\u0000${lease.key}`;
     const record = this.#records.get(id);
-    if (record?.state !== 'pending' || record.lease !== lease.id) return;
+    if (record?.state !== 'pending' || record.lease !== lease.id) return false;
+    write?.();
     this.#records.set(id, {
       state: 'completed',
       fingerprint: record.fingerprint,
@@ -190,6 +246,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       response: structuredClone(response),
     });
     record.settle();
+    return true;
   }
 
   async release(lease: Lease): Promise<void> {
@@ -205,12 +262,22 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     return this.#records.size;
   }
 
-  /** Drops expired records from the front (oldest claims first); pending records are left alone. */
+  /** Drops expired records from the front (oldest claims first); pending ones only once their lease has ended too. */
   #sweep(now: number): void {
     for (const [id, record] of this.#records) {
       if (record.expiresAt > now) break;
-      if (record.state === 'pending') continue;
+      if (record.state === 'pending' && record.leaseExpiresAt > now) continue;
       this.#records.delete(id);
+      if (record.state === 'pending') record.settle();
     }
   }
+}
+
+/**
+ * For `InMemoryPaymentLinkStore.insertCompleting`: runs `write` and completes the record `lease`
+ * holds in `store` with `response`, in one step without yielding, only while the lease is held.
+ * @returns `false` (nothing written) when the lease was lost.
+ */
+export function completeIfHeld(store: InMemoryIdempotencyStore, lease: Lease, response: RecordedResponse, write: () => void): boolean {
+  return completeHeld(store, lease, response, write);
 }

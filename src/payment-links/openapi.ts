@@ -23,7 +23,7 @@ import { LINK_SCOPE } from './caller.js';
 import { ISO_4217_CODES, isPaymentCurrency } from './currencies.js';
 import { FRACTION_DIGITS, decimalPattern } from './decimal.js';
 import { PAYMENT_LINK_ERROR_CODES, type PaymentLinkErrorCode } from './errors.js';
-import { FIELD_ERROR_CODES } from './field-errors.js';
+import { FIELD_ERROR_CODES, MAX_LISTED_FIELD_ERRORS } from './field-errors.js';
 import type { DecimalRule, IntegerRule, PatternRule, TextRule } from './field-readers.js';
 import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.js';
 import { LINE_ITEM_FIELDS, LINE_ITEM_LIMITS, LINE_ITEM_RULES } from './line-items.js';
@@ -302,8 +302,9 @@ function problemSchema(): Schema {
       hint: { type: 'string', description: 'What was compared; only where the gateway exposes hints.' },
       errors: {
         type: 'array',
+        maxItems: MAX_LISTED_FIELD_ERRORS,
         items: ref('FieldError'),
-        description: 'Every invalid field (`validation_failed`).',
+        description: `The invalid fields (\`validation_failed\`), in the order found: the first ${MAX_LISTED_FIELD_ERRORS}; \`detail\` counts them all.`,
       },
     },
     additionalProperties: false,
@@ -457,8 +458,7 @@ function operations(maxBodyBytes: number): OpenApiDocument['paths'] {
       post: {
         operationId: 'createPaymentLink',
         summary: 'Create a payment link for a shopper',
-        description:
-          'For a private tenant only. Every invalid field is reported at once (400 `validation_failed`), and nothing is stored then. With an `Idempotency-Key`, the same key and body answer the first 201 again, and create nothing.',
+        description: `For a private tenant only. Every invalid field is reported at once (400 \`validation_failed\`, the first ${MAX_LISTED_FIELD_ERRORS} listed), and nothing is stored then. With an \`Idempotency-Key\`, the same key and body answer the first 201 again, and create nothing.`,
         security: security(LINK_SCOPE),
         parameters: [
           {

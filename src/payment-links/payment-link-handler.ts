@@ -19,7 +19,7 @@ import { LINK_SCOPE, checkCaller } from './caller.js';
 import { formatDecimal } from './decimal.js';
 import type { Directory } from './directory.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
-import { FieldErrors } from './field-errors.js';
+import { FieldErrors, MAX_LISTED_FIELD_ERRORS } from './field-errors.js';
 import { type JsonObject, isJsonObject } from './field-readers.js';
 import type { Handler, HandlerRequest, HandlerResponse } from './handler-request.js';
 import { type LinkCreatedEvent, type PaymentLinkHandlerDeps, type ResolvedDeps, resolveDeps } from './handler-deps.js';
@@ -68,7 +68,8 @@ function departmentRefOf(body: JsonObject): string | undefined {
 
 function validationFailed(errors: FieldErrors): PaymentLinkError {
   const count = errors.size;
-  return new PaymentLinkError('validation_failed', `${count} field${count === 1 ? ' is' : 's are'} invalid; see errors.`, {
+  const listed = count > MAX_LISTED_FIELD_ERRORS ? `the first ${MAX_LISTED_FIELD_ERRORS} are in errors` : 'see errors';
+  return new PaymentLinkError('validation_failed', `${count} field${count === 1 ? ' is' : 's are'} invalid; ${listed}.`, {
     errors: errors.list(),
   });
 }
@@ -130,7 +131,7 @@ async function resolveDepartment(
   if (ref === undefined) return undefined;
   const department = await directory.findDepartment(tenant, ref);
   if (department === null) {
-    errors.add('department', 'not_found', `The department "${ref}" does not exist in this tenant.`);
+    errors.add('department', 'not_found', `No department of this tenant has the id ${quote(ref)}; use the id of one of its departments.`);
     return undefined;
   }
   const store = await directory.storeFor(tenant, department);

@@ -2,7 +2,14 @@
  * Where payment links are kept. Every read names the tenant: one tenant never reads another's
  * links. A database implements the same interface (each method one statement or transaction).
  */
-import type { ClaimRequest, IdempotencyStore, Lease, RecordedResponse } from './idempotency-store.js';
+import {
+  type ClaimRequest,
+  type IdempotencyStore,
+  InMemoryIdempotencyStore,
+  type Lease,
+  type RecordedResponse,
+  completeIfHeld,
+} from './idempotency-store.js';
 import { deepFreeze } from '../internal/index.js';
 import type { StoredPaymentLink } from './payment-link.js';
 
@@ -89,6 +96,22 @@ export class InMemoryPaymentLinkStore implements PaymentLinkStore {
   readonly #byCode = new Map<string, StoredPaymentLink>();
 
   async insert(link: StoredPaymentLink): Promise<void> {
+    this.#insert(link);
+  }
+
+  /**
+   * With an `InMemoryIdempotencyStore`, stores `link` and completes the record `completion.lease`
+   * holds in one step, only while the lease is held (`lease_lost`, nothing written, once another
+   * request has taken the key over); with any other store, `unsupported`.
+   * @throws {DuplicatePaymentLinkError} when its `id` or `link_code` is already stored (nothing written).
+   */
+  async insertCompleting(link: StoredPaymentLink, completion: LinkCompletion): Promise<LinkCompletionOutcome> {
+    const { idempotency, lease, response } = completion;
+    if (!(idempotency instanceof InMemoryIdempotencyStore)) return 'unsupported';
+    return completeIfHeld(idempotency, lease, response, () => this.#insert(link)) ? 'stored' : 'lease_lost';
+  }
+
+  #insert(link: StoredPaymentLink): void {
     const id = link.id.toLowerCase();
     if (this.#byId.has(id)) throw new DuplicatePaymentLinkError(`A payment link with id ${link.id} exists already`);
     if (this.#byCode.has(link.link_code)) throw new DuplicatePaymentLinkError('A payment link with this link code exists already');

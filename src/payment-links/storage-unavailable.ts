@@ -6,7 +6,11 @@ import { PaymentLinkError } from './errors.js';
 
 /** Options of {@link StorageUnavailableError}. */
 export interface StorageUnavailableErrorOptions {
-  /** Seconds before a retry may succeed. @default 1 */
+  /**
+   * Seconds before a retry may succeed; `Retry-After` sends it in whole seconds from 1 to a day
+   * (a value that is no finite number as 1).
+   * @default 1
+   */
   readonly retryAfter?: number;
   readonly cause?: unknown;
 }

@@ -34,7 +34,7 @@ export interface paths {
         put?: never;
         /**
          * Create a payment link for a shopper
-         * @description For a private tenant only. Every invalid field is reported at once (400 `validation_failed`), and nothing is stored then. With an `Idempotency-Key`, the same key and body answer the first 201 again, and create nothing.
+         * @description For a private tenant only. Every invalid field is reported at once (400 `validation_failed`, the first 50 listed), and nothing is stored then. With an `Idempotency-Key`, the same key and body answer the first 201 again, and create nothing.
          */
         post: operations["createPaymentLink"];
         delete?: never;
@@ -217,7 +217,7 @@ export interface components {
             claim?: string;
             /** @description What was compared; only where the gateway exposes hints. */
             hint?: string;
-            /** @description Every invalid field (`validation_failed`). */
+            /** @description The invalid fields (`validation_failed`), in the order found: the first 50; `detail` counts them all. */
             errors?: components["schemas"]["FieldError"][];
         };
         FieldError: {

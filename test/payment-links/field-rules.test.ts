@@ -327,3 +327,84 @@ describe('POST /payment-links/ field rules', () => {
     expect(directory.shoppers(TENANT_A).map((shopper) => shopper.ref)).toEqual(['c-100']);
   });
 });
+
+describe('POST /payment-links/ naming unknown members', () => {
+  /** `count` unknown members `u0`, `u1`… */
+  const unknown = (count: number): Record<string, number> => Object.fromEntries(Array.from({ length: count }, (_, i) => [`u${i}`, 0]));
+  const unknownErrors = (response: { body: unknown }) =>
+    (response.body as { errors: { field: string; code: string; message: string }[] }).errors.filter(
+      (error) => error.code === 'unknown_field',
+    );
+
+  it('names 8 unknown members and counts the rest in a ninth error (attack: 5 000 unknown members answered with 500 KB)', async () => {
+    const response = await makeHandler()(jsonRequest(await callers.auth(), validBody(unknown(5000))));
+    expect(response.status).toBe(400);
+    const errors = unknownErrors(response);
+    expect(errors.map((error) => error.field)).toEqual(['u0', 'u1', 'u2', 'u3', 'u4', 'u5', 'u6', 'u7', 'u8']);
+    expect(errors[8]?.message).toContain('"u8" and 4991 more');
+    expect(JSON.stringify(response.body).length).toBeLessThan(4000);
+  });
+
+  it('bounds the unknown members of each line item the same way', async () => {
+    const response = await makeHandler()(jsonRequest(await callers.auth(), withLines(line(unknown(5000)))));
+    const errors = unknownErrors(response);
+    expect(errors.map((error) => error.field)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8].map((i) => `payment_details.line_items[0].u${i}`));
+    expect(errors[8]?.message).toContain('"u8" and 4991 more');
+  });
+
+  it('names each of 9 unknown members, counting none', async () => {
+    const response = await makeHandler()(jsonRequest(await callers.auth(), validBody(unknown(9))));
+    const errors = unknownErrors(response);
+    expect(errors).toHaveLength(9);
+    expect(errors.map((error) => error.message).join(' ')).not.toContain('more');
+  });
+});
+
+describe('POST /payment-links/ bounding the errors listed', () => {
+  it('lists the first 50 of 300 invalid fields and counts them all in detail (attack: a 400 larger than the body)', async () => {
+    const lines = Array.from({ length: 100 }, () => line({ quantity: 'x'.repeat(80), description: 0, id: 0 }));
+    const request = jsonRequest(await callers.auth(), validBody({ amount: '12550', payment_details: { line_items: lines } }));
+    const response = await makeHandler()(request);
+    const body = response.body as { detail: string; errors: { field: string }[] };
+    expect(body.errors).toHaveLength(50);
+    expect(body.errors[0]?.field).toBe('payment_details.line_items[0].quantity');
+    expect(body.detail).toMatch(/^300 fields are invalid; the first 50/);
+    expect(JSON.stringify(body).length).toBeLessThan(10_000);
+  });
+
+  it('lists all of 50 invalid fields', async () => {
+    const lines = Array.from({ length: 25 }, () => line({ description: 0, id: 0 }));
+    const request = jsonRequest(await callers.auth(), validBody({ amount: '3137.5', payment_details: { line_items: lines } }));
+    const body = (await makeHandler()(request)).body as { detail: string; errors: unknown[] };
+    expect(body.errors).toHaveLength(50);
+    expect(body.detail).toBe('50 fields are invalid; see errors.');
+  });
+});
+
+describe('POST /payment-links/ advising on an unknown member', () => {
+  const messageOf = (response: { body: unknown }, field: string): string =>
+    (response.body as { errors: { field: string; message: string }[] }).errors.find((error) => error.field === field)?.message ?? '';
+
+  it('names the field a misspelt member nearly spells', async () => {
+    const response = await makeHandler()(jsonRequest(await callers.auth(), validBody({ curency: 'EUR' })));
+    expect(messageOf(response, 'curency')).toContain('did you mean "currency"?');
+  });
+
+  it('names the fields of a line item when an unknown member is near none of them', async () => {
+    const response = await makeHandler()(jsonRequest(await callers.auth(), withLines(line({ discount_code: 'X' }))));
+    const message = messageOf(response, 'payment_details.line_items[0].discount_code');
+    expect(message).toContain('remove it');
+    expect(message).toContain('quantity, amount_excluding_tax, tax_percentage, description, id, tax_amount, amount_including_tax');
+  });
+});
+
+describe('POST /payment-links/ naming an unknown department', () => {
+  it('names a department id of 256 characters cut to its first 80, as every value found is', async () => {
+    const id = 'd'.repeat(256);
+    const response = await makeHandler()(jsonRequest(await callers.auth(), validBody({ department: `//departments/${id}` })));
+    const [error] = (response.body as { errors: { field: string; code: string; message: string }[] }).errors;
+    expect(error).toMatchObject({ field: 'department', code: 'not_found' });
+    expect(error?.message).toContain(`"${'d'.repeat(80)}…"`);
+    expect(error?.message).not.toContain('d'.repeat(81));
+  });
+});

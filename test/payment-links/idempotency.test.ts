@@ -1,12 +1,13 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
   type IdempotencyStore,
+  InMemoryDirectory,
   InMemoryIdempotencyStore,
   InMemoryPaymentLinkStore,
   type PaymentLink,
   type RecordedResponse,
 } from '../../src/payment-links/index.js';
-import { NOW, TENANT_A, TENANT_B, jsonRequest, makeHandler, settledYet, useCallers, useFakeTimeouts, validBody } from './support.js';
+import { NOW, SEEDS, TENANT_A, TENANT_B, jsonRequest, makeHandler, settledYet, useCallers, useFakeTimeouts, validBody } from './support.js';
 
 const callers = useCallers();
 
@@ -434,5 +435,114 @@ describe('POST /payment-links/ with Idempotency-Key while the first request hang
     expect(response.status).toBe(409);
     expect(response.body).toMatchObject({ code: 'idempotency_key_in_use' });
     expect(response.headers['retry-after']).toBe('1');
+  });
+});
+
+describe('InMemoryIdempotencyStore holding a pending key for its lease (leaseTime)', () => {
+  useFakeTimeouts();
+
+  const claim = { tenant: TENANT_A, key: 'k', fingerprint: 'f1', now: 0, expiresAt: 1_000_000 };
+
+  it('lets a request take over a key whose holder is still pending once leaseTime has passed, as PostgresIdempotencyStore does', async () => {
+    const store = new InMemoryIdempotencyStore({ leaseTime: 5000, pendingWait: 0 });
+    const first = await store.claim(claim);
+    expect(await store.claim({ ...claim, now: 4999 })).toEqual({ state: 'pending', fingerprint: 'f1' });
+    const second = await store.claim({ ...claim, fingerprint: 'f2', now: 5000 });
+    if (first.state !== 'claimed' || second.state !== 'claimed') throw new Error('expected two claims');
+    expect(second.lease.id).not.toBe(first.lease.id);
+  });
+
+  it('ignores the complete and release of a holder whose lease was taken over', async () => {
+    const store = new InMemoryIdempotencyStore({ leaseTime: 5000, pendingWait: 0 });
+    const first = await store.claim(claim);
+    const second = await store.claim({ ...claim, now: 5000 });
+    if (first.state !== 'claimed' || second.state !== 'claimed') throw new Error('expected two claims');
+    await store.complete(first.lease, { status: 201, headers: {}, body: 'stale' });
+    await store.release(first.lease);
+    expect(await store.claim({ ...claim, now: 6000 })).toEqual({ state: 'pending', fingerprint: 'f1' });
+    await store.complete(second.lease, { status: 201, headers: {}, body: 'fresh' });
+    expect(await store.claim({ ...claim, now: 6000 })).toMatchObject({ state: 'completed', response: { body: 'fresh' } });
+  });
+
+  it('holds a pending key 30 seconds by default', async () => {
+    const store = new InMemoryIdempotencyStore({ pendingWait: 0 });
+    await store.claim(claim);
+    expect(await store.claim({ ...claim, now: 29_999 })).toMatchObject({ state: 'pending' });
+    expect(await store.claim({ ...claim, now: 30_000 })).toMatchObject({ state: 'claimed' });
+  });
+
+  it('lets a waiter take the key over when the lease ends within its pendingWait, leaving no timer behind', async () => {
+    const store = new InMemoryIdempotencyStore({ leaseTime: 1000, pendingWait: 5000 });
+    await store.claim(claim);
+    const waiting = store.claim({ ...claim, now: 200 });
+    await vi.advanceTimersByTimeAsync(799);
+    expect(await settledYet(waiting)).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await waiting).toMatchObject({ state: 'claimed' });
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it("sweeps a hung request's record once both its lease and its lifetime are over", async () => {
+    const store = new InMemoryIdempotencyStore({ leaseTime: 5000 });
+    await store.claim({ ...claim, expiresAt: 1000 });
+    await store.claim({ ...claim, key: 'other', now: 1000, expiresAt: 2000 });
+    expect(store.size).toBe(2);
+    await store.claim({ ...claim, key: 'third', now: 5000, expiresAt: 9000 });
+    expect(store.size).toBe(2);
+  });
+
+  it.each([
+    ['below 100 ms', 99, /leaseTime must be .*got 99/],
+    ['above a day', 86_400_001, /leaseTime must be .*got 86400001/],
+    ['NaN', Number.NaN, /leaseTime must be .*got NaN/],
+    ['fractional', 1000.5, /leaseTime must be .*got 1000.5/],
+  ])('refuses a leaseTime that is %s, naming the value', (_label, leaseTime, pattern) => {
+    expect(() => new InMemoryIdempotencyStore({ leaseTime })).toThrow(TypeError);
+    expect(() => new InMemoryIdempotencyStore({ leaseTime })).toThrow(pattern);
+  });
+});
+
+describe('POST /payment-links/ with Idempotency-Key after the first request hung past leaseTime', () => {
+  it('creates the link for a retry, and the first request, resuming, stores nothing (409): one link for the key', async () => {
+    let clock = NOW;
+    let resume = (): void => {};
+    const hung = new Promise<void>((resolve) => {
+      resume = resolve;
+    });
+    let reached = (): void => {};
+    const hangReached = new Promise<void>((resolve) => {
+      reached = resolve;
+    });
+    const directory = new InMemoryDirectory(SEEDS);
+    const paymentMethods = directory.paymentMethods.bind(directory);
+    let calls = 0;
+    // The first request hangs while building its link, holding its key.
+    directory.paymentMethods = async (tenant) => {
+      calls += 1;
+      if (calls === 1) {
+        reached();
+        await hung;
+      }
+      return paymentMethods(tenant);
+    };
+    const handler = makeHandler({
+      directory,
+      idempotency: new InMemoryIdempotencyStore({ leaseTime: 30_000, pendingWait: 0 }),
+      now: () => clock,
+    });
+    const auth = await callers.auth();
+    const first = handler(jsonRequest(auth, validBody(), KEY));
+    await hangReached;
+    clock = NOW + 30_000;
+    const retry = await handler(jsonRequest(auth, validBody(), KEY));
+    expect(retry.status).toBe(201);
+    resume();
+    const late = await first;
+    expect(late.status).toBe(409);
+    expect(late.body).toMatchObject({ code: 'idempotency_key_in_use' });
+    expect(await handler.store.list(TENANT_A)).toHaveLength(1);
+    const replay = await handler(jsonRequest(auth, validBody(), KEY));
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    expect((replay.body as PaymentLink).id).toBe((retry.body as PaymentLink).id);
   });
 });

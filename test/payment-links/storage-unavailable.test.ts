@@ -159,3 +159,17 @@ describe('a store that writes the link and its idempotency record in one step', 
     expect(replay.headers['idempotent-replayed']).toBe('true');
   });
 });
+
+describe('the Retry-After of a store failure', () => {
+  it.each([
+    ['NaN', Number.NaN, '1'],
+    ['Infinity', Number.POSITIVE_INFINITY, '1'],
+    ['a year', 31_536_000, '86400'],
+    ['1e21 seconds', 1e21, '86400'],
+  ])('is whole seconds from 1 to a day for a store giving %s, as the OpenAPI document states', async (_label, retryAfter, sent) => {
+    const failing = () => Promise.reject(new StorageUnavailableError('the database is restarting', { retryAfter }));
+    const handler = makeHandler({ store: storeWith({ insert: failing }) });
+    const response = await handler(jsonRequest(await callers.auth(), validBody()));
+    expect([response.status, response.headers['retry-after']]).toEqual([503, sent]);
+  });
+});
