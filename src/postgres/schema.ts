@@ -209,6 +209,25 @@ function notifiedDirectory({ schema }: MigrationContext): readonly string[] {
   ];
 }
 
+/**
+ * Fleet version 2: a row's `seen_at` is never ahead of the database's clock when it was written,
+ * whatever the writer gave (a heartbeat writes `now()`; a hand-made row saying `infinity` was
+ * live for ever and never reached by the retention, so that every wait named it). Rows written
+ * before ahead of the clock are brought back to now, so the retention reaches them.
+ */
+function stampedHeartbeats({ schema }: MigrationContext): readonly string[] {
+  return [
+    `UPDATE ${TABLES.instances} SET seen_at = now() WHERE seen_at > now()`,
+    `CREATE FUNCTION paygate_instances_stamp() RETURNS trigger LANGUAGE plpgsql SET search_path = ${schema}, pg_temp AS $$
+     BEGIN
+       NEW.seen_at := least(NEW.seen_at, now());
+       RETURN NEW;
+     END $$`,
+    `CREATE TRIGGER paygate_instances_stamp BEFORE INSERT OR UPDATE ON ${TABLES.instances}
+       FOR EACH ROW EXECUTE FUNCTION paygate_instances_stamp()`,
+  ];
+}
+
 const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
   links: [
     {
@@ -439,6 +458,7 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
         `CREATE INDEX ${TABLES.instances}_seen ON ${TABLES.instances} (seen_at)`,
       ],
     },
+    { version: 2, description: "a heartbeat row's seen_at is never ahead of the database's clock", statements: stampedHeartbeats },
   ],
 };
 

@@ -101,6 +101,7 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'keys', version: 2 },
       { area: 'keys', version: 3 },
       { area: 'fleet', version: 1 },
+      { area: 'fleet', version: 2 },
     ]);
     expect(first.versions).toEqual(SCHEMA_VERSIONS);
     expect(await migrate(pool)).toEqual({ applied: [], versions: SCHEMA_VERSIONS });
