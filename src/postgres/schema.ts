@@ -459,6 +459,26 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
       ],
     },
     { version: 2, description: "a heartbeat row's seen_at is never ahead of the database's clock", statements: stampedHeartbeats },
+    {
+      version: 3,
+      description: 'a heartbeat row holds what a heartbeat writes',
+      statements: [
+        // What postgresHeartbeat writes: its interval (100 ms to 10 min; a row of 2^31 ms was live
+        // until the retention), a name without control characters, a finite start, a SHA-256
+        // digest in hex (printed by `fleet`) and ids and counts from 0. As for the registry: held
+        // at once for new rows; a validation that finds an older row breaking it is skipped.
+        `ALTER TABLE ${TABLES.instances} ADD CONSTRAINT ${TABLES.instances}_heartbeat CHECK (
+           interval_ms BETWEEN 100 AND 600000 AND name !~ '[\\x01-\\x1f\\x7f]' AND isfinite(started_at)
+           AND coalesce(registry_digest ~ '^[0-9a-f]{64}$', true)
+           AND coalesce(registry_change, 0) >= 0 AND coalesce(registry_issuers, 0) >= 0
+           AND coalesce(registry_refused, 0) >= 0 AND coalesce(control, 0) >= 0
+         ) NOT VALID`,
+        `DO $$ BEGIN
+           ALTER TABLE ${TABLES.instances} VALIDATE CONSTRAINT ${TABLES.instances}_heartbeat;
+         EXCEPTION WHEN check_violation THEN NULL;
+         END $$`,
+      ],
+    },
   ],
 };
 

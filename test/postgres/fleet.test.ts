@@ -197,6 +197,22 @@ describe.skipIf(SKIP)('heartbeats and the fleet on a real PostgreSQL', () => {
     expect(await waitForFleet(db, { registryChange: change.id, timeout: WAIT_BOUND })).toMatchObject({ applied: [], lagging: [] });
   });
 
+  it.each([
+    ['an interval of 2^31 - 1 ms', 'interval_ms = 2147483647'],
+    ['a control character in the name', "name = E'gateway\\x1b[2J'"],
+    ['a digest that is no SHA-256 in hex', "registry_digest = E'\\x1b[31mdeadbeef'"],
+    ['an infinite start', "started_at = 'infinity'"],
+    ['a negative registry change', 'registry_change = -1'],
+    ['a negative control', 'control = -1'],
+    ['a negative count of issuers', 'registry_issuers = -1'],
+  ])('refuses a row no heartbeat writes, with %s (constraint paygate_instances_heartbeat)', async (_, change) => {
+    await db.query(`INSERT INTO ${TABLES.instances} (name, started_at, interval_ms) VALUES ('hand', now(), 1000)`);
+    await expect(db.query(`UPDATE ${TABLES.instances} SET ${change} WHERE name = 'hand'`)).rejects.toMatchObject({
+      code: '23514',
+      constraint: 'paygate_instances_heartbeat',
+    });
+  });
+
   it('deletes the rows no heartbeat wrote for the retention, and its own row at close', async () => {
     await db.query(
       `INSERT INTO ${TABLES.instances} (name, started_at, seen_at, interval_ms) VALUES ('old', now(), now() - interval '2 days', 1000)`,

@@ -102,6 +102,7 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'keys', version: 3 },
       { area: 'fleet', version: 1 },
       { area: 'fleet', version: 2 },
+      { area: 'fleet', version: 3 },
     ]);
     expect(first.versions).toEqual(SCHEMA_VERSIONS);
     expect(await migrate(pool)).toEqual({ applied: [], versions: SCHEMA_VERSIONS });
