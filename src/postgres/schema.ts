@@ -606,7 +606,8 @@ function ledgerBehind(area: SchemaArea, version: number, newest: number, created
  * database holds a newer version of an area than this package knows, when the migrating role may
  * not apply a version it lacks (a gateway's role before the owner upgraded: the message names the
  * area, both versions and the remedy; `cause` is the server's refusal), or when `roles` asks for a
- * role the migrating role may not create, or when what a version creates exists already while the
+ * role the migrating role may not create, or as a role that does not own the tables (its `GRANT`s would
+ * grant nothing), or when what a version creates exists already while the
  * ledger does not record it (the ledger dropped or emptied: the message names the area, the version,
  * what exists and the remedy; `cause` is the server's refusal).
  * @throws {StatementTimeoutError} when a statement on a pooled connection got no answer within
