@@ -6,7 +6,15 @@
  * each version is applied in the transaction that records it).
  */
 import { capHint, rejectUnknownOptions, optionNames } from '../internal/index.js';
-import { COMPACT_CONTROLS, DIRECTORY_CHANNEL, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
+import {
+  COMPACT_CONTROLS,
+  DIRECTORY_CHANNEL,
+  MAX_CONTROL_TEXT,
+  REGISTRY_CHANNEL,
+  SCHEMA_AREAS,
+  type SchemaArea,
+  TABLES,
+} from './schema-names.js';
 import { errorState } from './database-errors.js';
 import { type RolesReport, type SchemaRoles, checkRoles, setUpRoles } from './schema-roles.js';
 import { type SqlClient, StatementTimeoutError, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
@@ -319,6 +327,24 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
       ],
     },
     { version: 4, description: 'operator control ids drawn in commit order, however a row is written', statements: changeStampedControls },
+    {
+      version: 5,
+      description: "an operator control's issuer and kid hold what recordControl takes",
+      statements: [
+        // 1 to MAX_CONTROL_TEXT characters without spaces or control characters, as recordControl
+        // checks them: a row made in psql with a huge or blank issuer or kid was read by every
+        // instance at every change. As for the registry: held at once for new rows; a validation
+        // that finds an older row breaking it is skipped.
+        `ALTER TABLE ${TABLES.controls} ADD CONSTRAINT ${TABLES.controls}_text CHECK (
+           length(issuer) BETWEEN 1 AND ${MAX_CONTROL_TEXT} AND issuer !~ '[\\s\\x01-\\x1f\\x7f]'
+           AND coalesce(length(kid) BETWEEN 1 AND ${MAX_CONTROL_TEXT} AND kid !~ '[\\s\\x01-\\x1f\\x7f]', true)
+         ) NOT VALID`,
+        `DO $$ BEGIN
+           ALTER TABLE ${TABLES.controls} VALIDATE CONSTRAINT ${TABLES.controls}_text;
+         EXCEPTION WHEN check_violation THEN NULL;
+         END $$`,
+      ],
+    },
   ],
   directory: [
     {

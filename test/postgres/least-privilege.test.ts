@@ -229,7 +229,7 @@ describe.skipIf(SKIP)('the roles of least privilege on a real PostgreSQL', () =>
         () => expect.fail('migrate resolved'),
         (error: Error) => error,
       );
-      expect(refusal.message).toContain('controls schema version 0, 4 needed');
+      expect(refusal.message).toContain('controls schema version 0, 5 needed');
       expect(refusal.message).toContain(`role "${login}"`);
       expect(refusal.message).toContain("run migrate as the tables' owner");
       expect((refusal.cause as { code?: string }).code).toBe('42501');
