@@ -14,6 +14,15 @@ import { EXIT } from './run-cli.js';
 /** Hex digits of a digest shown (the JSON has it whole). */
 const DIGEST_SHOWN = 12;
 
+/**
+ * The start of `digest` as shown: hex as it is; anything else (a heartbeat row written by hand
+ * before its constraint, `fleet` version 3) quoted, so no text of a row reaches the terminal raw.
+ */
+function shownDigest(digest: string): string {
+  const start = digest.slice(0, DIGEST_SHOWN);
+  return /^[0-9a-f]*$/.test(start) ? start : quote(start);
+}
+
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
@@ -37,7 +46,7 @@ function instanceLine(instance: InstanceRecord, fleet: FleetState): string {
   const registry =
     instance.registry === null
       ? 'registry not followed'
-      : `registry #${instance.registry.change} ${instance.registry.digest.slice(0, DIGEST_SHOWN)} (${instance.registry.issuers} issuer(s))`;
+      : `registry #${instance.registry.change} ${shownDigest(instance.registry.digest)} (${instance.registry.issuers} issuer(s))`;
   const controls = instance.control === null ? 'controls not followed' : `controls #${instance.control}`;
   const lagging = lags(instance, fleet);
   return `  ${quote(instance.name)}  heard ${seconds(instance.silentFor)} ago  ${registry}  ${controls}  ${lagging.length === 0 ? 'up to date' : lagging.join(', ')}`;

@@ -120,6 +120,22 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     });
   });
 
+  it("quotes a heartbeat row's digest written by hand before its constraint: no row's text reaches the terminal raw", async () => {
+    await withDatabase(databaseTarget(undefined, env), async (db) => {
+      await db.query('ALTER TABLE paygate_instances DROP CONSTRAINT paygate_instances_heartbeat');
+      await db.query(
+        `INSERT INTO paygate_instances (name, started_at, interval_ms, registry_change, registry_digest) VALUES ('hand', now(), 600000, 0, E'\\x1b[2Jab')`,
+      );
+      await db.query(`ALTER TABLE paygate_instances ADD CONSTRAINT paygate_instances_heartbeat CHECK (interval_ms > 0) NOT VALID`);
+    });
+    const { code, out } = await cli('fleet');
+    await withDatabase(databaseTarget(undefined, env), (db) => db.query(`DELETE FROM paygate_instances WHERE name = 'hand'`));
+    expect(code).toBe(EXIT.ok);
+    expect(out).toContain('"hand"  heard');
+    expect(out).toContain('registry #0 "\\u001b[2Jab"');
+    expect(out).not.toContain('\u001b');
+  });
+
   it('sets up the roles of least privilege under the names given, saying which it created and what to grant', async () => {
     const [gateway, operator] = [uniqueRole('gateway'), uniqueRole('operator')];
     const { code, out } = await cli('migrate', '--gateway-role', gateway, '--operator-role', operator);
