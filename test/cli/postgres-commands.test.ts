@@ -120,6 +120,46 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     });
   });
 
+  it('lists every control although one was inserted by hand at an infinite recorded_at, in its text and its --json', async () => {
+    await withDatabase(databaseTarget(undefined, env), (db) =>
+      db.query(
+        `INSERT INTO paygate_operator_controls (action, issuer, recorded_at) VALUES ('refresh_keys', 'https://hand.test', 'infinity')`,
+      ),
+    );
+    try {
+      const listed = await cli('controls');
+      expect(listed.code).toBe(EXIT.ok);
+      expect(listed.out).toMatch(/ {2}#\d+ {2}no valid time {2}refresh_keys {4}https:\/\/hand\.test\n/);
+      const json = await cli('controls', '--json');
+      expect(json.code).toBe(EXIT.ok);
+      expect((JSON.parse(json.out) as { actions: { issuer: string; recordedAt: unknown }[] }).actions).toContainEqual(
+        expect.objectContaining({ issuer: 'https://hand.test', recordedAt: null }),
+      );
+    } finally {
+      await withDatabase(databaseTarget(undefined, env), (db) =>
+        db.query(`DELETE FROM paygate_operator_controls WHERE issuer = 'https://hand.test'`),
+      );
+    }
+  });
+
+  it("escapes a hand-made control's issuer and kid, in its text and its --json: no row's text reaches the terminal raw", async () => {
+    const issuer = 'https://hand.test/\u009b2J\u202e';
+    await withDatabase(databaseTarget(undefined, env), (db) =>
+      db.query(`INSERT INTO paygate_operator_controls (action, issuer, kid) VALUES ('revoke_key', $1, $2)`, [issuer, 'k\u2028']),
+    );
+    try {
+      const listed = await cli('controls');
+      expect(listed.out).toContain('https://hand.test/\\u009b2J\\u202e  k\\u2028');
+      const json = await cli('controls', '--json');
+      expect((JSON.parse(json.out) as { revoked: unknown[] }).revoked).toContainEqual({ issuer, kid: 'k\u2028' });
+      for (const out of [listed.out, json.out]) expect(out).not.toMatch(/[\u009b\u202e\u2028]/);
+    } finally {
+      await withDatabase(databaseTarget(undefined, env), (db) =>
+        db.query('DELETE FROM paygate_operator_controls WHERE issuer = $1', [issuer]),
+      );
+    }
+  });
+
   it("quotes a heartbeat row's digest written by hand before its constraint: no row's text reaches the terminal raw", async () => {
     await withDatabase(databaseTarget(undefined, env), async (db) => {
       await db.query('ALTER TABLE paygate_instances DROP CONSTRAINT paygate_instances_heartbeat');
