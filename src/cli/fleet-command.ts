@@ -3,7 +3,7 @@
  * what each has applied (registry change and digest, last control) beside what the tables hold,
  * and how stale each is: a split fleet shows at a glance. Every value read is escaped.
  */
-import { quote } from '../internal/index.js';
+import { oneLineJson, quote } from '../internal/index.js';
 import { type FleetState, type InstanceRecord, LIVE_MARGIN, readFleet } from '../postgres/internal.js';
 import type { CliCommand } from './command.js';
 import { parseOptions } from './cli-options.js';
@@ -75,7 +75,7 @@ three heartbeat intervals and ${LIVE_MARGIN / 1000} s more.
 
 Options:
   --all   the instances not live too (rows are deleted a day after their last heartbeat)
-  --json  one JSON object: { "registry", "control", "instances" }, each instance whole
+  --json  one JSON object on one line: { "registry", "control", "instances" }, each instance whole
   --allow-jwks-host <host>  a JWKS host the instances allow although special-purpose (repeatable;
           their jwksAllowedHosts), so that the table's digest is the one they compute
 
@@ -98,7 +98,7 @@ Exit codes: 0 listed, 1 the database failed, 2 usage.
     const fleet = await withDatabase(databaseTarget(parsed, io.env), (db) => readFleet(db, { statementTimeout: 60_000, jwksAllowedHosts }));
     const shown = parsed.values.all === true ? fleet.instances : fleet.instances.filter((instance) => instance.live);
     if (parsed.values.json === true) {
-      io.stdout(`${JSON.stringify({ registry: fleet.registry, control: fleet.control, instances: shown }, null, 2)}\n`);
+      io.stdout(`${oneLineJson({ registry: fleet.registry, control: fleet.control, instances: shown })}\n`);
       return EXIT.ok;
     }
     const live = fleet.instances.filter((instance) => instance.live).length;

@@ -176,6 +176,21 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     expect(out).not.toContain('\u001b');
   });
 
+  it("escapes an instance's name in fleet --json: no row's text reaches the terminal raw", async () => {
+    const name = 'hand\u202e\u009b';
+    await withDatabase(databaseTarget(undefined, env), (db) =>
+      db.query(`INSERT INTO paygate_instances (name, started_at, interval_ms) VALUES ($1, now(), 600000)`, [name]),
+    );
+    try {
+      const { code, out } = await cli('fleet', '--all', '--json');
+      expect(code).toBe(EXIT.ok);
+      expect((JSON.parse(out) as { instances: { name: string }[] }).instances.map((instance) => instance.name)).toContain(name);
+      expect(out).not.toMatch(/[\u202e\u009b]/);
+    } finally {
+      await withDatabase(databaseTarget(undefined, env), (db) => db.query('DELETE FROM paygate_instances WHERE name = $1', [name]));
+    }
+  });
+
   it('sets up the roles of least privilege under the names given, saying which it created and what to grant', async () => {
     const [gateway, operator] = [uniqueRole('gateway'), uniqueRole('operator')];
     const { code, out } = await cli('migrate', '--gateway-role', gateway, '--operator-role', operator);
