@@ -1,11 +1,20 @@
 /**
  * `paygate-auth controls`: what operator controls are in force, and the recorded actions.
  */
+import { capHint, oneLineJson } from '../internal/index.js';
 import { foldControls, readControlRecords } from '../postgres/internal.js';
 import type { CliCommand } from './command.js';
 import { parseOptions } from './cli-options.js';
 import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { EXIT } from './run-cli.js';
+
+/**
+ * `date` in ISO 8601, or `null` for a `recorded_at` no date holds (`infinity`, written by hand in
+ * `psql`): one such row must not stop the listing of the others.
+ */
+function isoTime(date: Date): string | null {
+  return Number.isNaN(date.getTime()) ? null : date.toISOString();
+}
 
 export const controlsCommand: CliCommand = {
   name: 'controls',
@@ -26,21 +35,21 @@ Exit codes: 0 listed, 1 the database failed, 2 usage.
     const records = await withDatabase(databaseTarget(options, io.env), (db) => readControlRecords(db));
     const state = foldControls(records);
     if (options.values.json === true) {
-      const actions = records.map((record) => ({ ...record, recordedAt: record.recordedAt.toISOString() }));
-      io.stdout(`${JSON.stringify({ suspended: state.suspended, revoked: state.revoked, actions }, null, 2)}\n`);
+      const actions = records.map((record) => ({ ...record, recordedAt: isoTime(record.recordedAt) }));
+      io.stdout(`${oneLineJson({ suspended: state.suspended, revoked: state.revoked, actions })}\n`);
       return EXIT.ok;
     }
     const lines = [
       'Suspended issuers:',
-      ...(state.suspended.length === 0 ? ['  (none)'] : state.suspended.map((issuer) => `  ${issuer}`)),
+      ...(state.suspended.length === 0 ? ['  (none)'] : state.suspended.map((issuer) => `  ${capHint(issuer)}`)),
       'Revoked keys:',
-      ...(state.revoked.length === 0 ? ['  (none)'] : state.revoked.map(({ issuer, kid }) => `  ${issuer}  ${kid}`)),
+      ...(state.revoked.length === 0 ? ['  (none)'] : state.revoked.map(({ issuer, kid }) => `  ${capHint(issuer)}  ${capHint(kid)}`)),
       'Actions recorded:',
       ...(records.length === 0
         ? ['  (none)']
         : records.map(
             (record) =>
-              `  #${record.id}  ${record.recordedAt.toISOString()}  ${record.action.padEnd(14)}  ${record.issuer}${record.kid === null ? '' : `  ${record.kid}`}`,
+              `  #${record.id}  ${isoTime(record.recordedAt) ?? 'no valid time'}  ${record.action.padEnd(14)}  ${capHint(record.issuer)}${record.kid === null ? '' : `  ${capHint(record.kid)}`}`,
           )),
     ];
     io.stdout(`${lines.join('\n')}\n`);

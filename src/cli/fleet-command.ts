@@ -3,7 +3,7 @@
  * what each has applied (registry change and digest, last control) beside what the tables hold,
  * and how stale each is: a split fleet shows at a glance. Every value read is escaped.
  */
-import { quote } from '../internal/index.js';
+import { oneLineJson, quote } from '../internal/index.js';
 import { type FleetState, type InstanceRecord, LIVE_MARGIN, readFleet } from '../postgres/internal.js';
 import type { CliCommand } from './command.js';
 import { parseOptions } from './cli-options.js';
@@ -13,6 +13,15 @@ import { EXIT } from './run-cli.js';
 
 /** Hex digits of a digest shown (the JSON has it whole). */
 const DIGEST_SHOWN = 12;
+
+/**
+ * The start of `digest` as shown: hex as it is; anything else (a heartbeat row written by hand
+ * before its constraint, `fleet` version 3) quoted, so no text of a row reaches the terminal raw.
+ */
+function shownDigest(digest: string): string {
+  const start = digest.slice(0, DIGEST_SHOWN);
+  return /^[0-9a-f]*$/.test(start) ? start : quote(start);
+}
 
 function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
@@ -37,7 +46,7 @@ function instanceLine(instance: InstanceRecord, fleet: FleetState): string {
   const registry =
     instance.registry === null
       ? 'registry not followed'
-      : `registry #${instance.registry.change} ${instance.registry.digest.slice(0, DIGEST_SHOWN)} (${instance.registry.issuers} issuer(s))`;
+      : `registry #${instance.registry.change} ${shownDigest(instance.registry.digest)} (${instance.registry.issuers} issuer(s))`;
   const controls = instance.control === null ? 'controls not followed' : `controls #${instance.control}`;
   const lagging = lags(instance, fleet);
   return `  ${quote(instance.name)}  heard ${seconds(instance.silentFor)} ago  ${registry}  ${controls}  ${lagging.length === 0 ? 'up to date' : lagging.join(', ')}`;
@@ -66,7 +75,7 @@ three heartbeat intervals and ${LIVE_MARGIN / 1000} s more.
 
 Options:
   --all   the instances not live too (rows are deleted a day after their last heartbeat)
-  --json  one JSON object: { "registry", "control", "instances" }, each instance whole
+  --json  one JSON object on one line: { "registry", "control", "instances" }, each instance whole
   --allow-jwks-host <host>  a JWKS host the instances allow although special-purpose (repeatable;
           their jwksAllowedHosts), so that the table's digest is the one they compute
 
@@ -89,7 +98,7 @@ Exit codes: 0 listed, 1 the database failed, 2 usage.
     const fleet = await withDatabase(databaseTarget(parsed, io.env), (db) => readFleet(db, { statementTimeout: 60_000, jwksAllowedHosts }));
     const shown = parsed.values.all === true ? fleet.instances : fleet.instances.filter((instance) => instance.live);
     if (parsed.values.json === true) {
-      io.stdout(`${JSON.stringify({ registry: fleet.registry, control: fleet.control, instances: shown }, null, 2)}\n`);
+      io.stdout(`${oneLineJson({ registry: fleet.registry, control: fleet.control, instances: shown })}\n`);
       return EXIT.ok;
     }
     const live = fleet.instances.filter((instance) => instance.live).length;

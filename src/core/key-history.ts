@@ -8,6 +8,7 @@
  */
 import type { TokenTimes } from './claims.js';
 import { emit, type KeyBreach, type VerifierEventListener } from './events.js';
+import { MAX_KID_LENGTH } from './jose-header.js';
 import { FIRST_SEEN, FIRST_USED, IssuerKeys, LAST_USED, LATEST_EXPIRY, PUBLISHED_AFTER, WITHDRAWN } from './issuer-keys.js';
 import { describe as describeValue } from './options.js';
 import type { PreparedKey } from './signature.js';
@@ -383,6 +384,13 @@ export function checkKeyHistoryEntry(where: string, raw: unknown): KeyHistoryEnt
     if (typeof entry[field] !== 'string' || entry[field] === '') {
       throw new TypeError(`${where}.${field} must be a non-empty string, got ${describeValue(entry[field])}`);
     }
+  }
+  // No token names a longer kid (the header's rule), so no verifier records one: such an entry
+  // was written by hand, and would cost memory without bound.
+  if ((entry.kid as string).length > MAX_KID_LENGTH) {
+    throw new TypeError(
+      `${where}.kid must be at most ${MAX_KID_LENGTH} characters (the longest kid a token may name), got ${(entry.kid as string).length} characters: leave the entry out`,
+    );
   }
   checkTime(where, 'firstSeen', entry.firstSeen, false);
   for (const field of ['publishedAfter', 'firstUsed', 'lastUsed', 'withdrawn'] as const) checkTime(where, field, entry[field], true);

@@ -6,6 +6,7 @@
 import { describeValue } from '../internal/index.js';
 import { storageFailure } from './database-errors.js';
 import { COMPACT_CONTROLS, CONTROLS_CHANNEL, CONTROLS_LOCK, TABLES } from './schema.js';
+import { MAX_CONTROL_TEXT } from './schema-names.js';
 import { DEFAULT_STATEMENT_TIMEOUT, type SqlClient, type SqlRow, checkClient, numberColumn, queryWithin } from './sql-client.js';
 
 /** The actions an operator records. */
@@ -51,12 +52,10 @@ export const NO_CONTROLS: ControlState = Object.freeze({
   through: 0,
 });
 
-const MAX_TEXT = 2048;
-
 function checkText(where: string, name: string, value: unknown): string {
-  if (typeof value !== 'string' || value === '' || value.length > MAX_TEXT || /[\s\u0000-\u001f\u007f]/.test(value)) {
+  if (typeof value !== 'string' || value === '' || value.length > MAX_CONTROL_TEXT || /[\s\u0000-\u001f\u007f]/.test(value)) {
     throw new TypeError(
-      `${where}: ${name} must be 1 to ${MAX_TEXT} characters without spaces or control characters, got ${describeValue(value)}`,
+      `${where}: ${name} must be 1 to ${MAX_CONTROL_TEXT} characters without spaces or control characters, got ${describeValue(value)}`,
     );
   }
   return value;

@@ -9,6 +9,7 @@
  */
 import type { KeyBreach, KeyHistoryEntry } from '../index.js';
 import {
+  MAX_KID_LENGTH,
   WITHDRAWN_KEPT,
   capHint,
   checkKeyHistoryEntry,
@@ -35,6 +36,12 @@ export interface ReadKeyHistoryOptions {
 }
 
 const COLUMNS = 'issuer, kid, first_seen, published_after, first_used, last_used, latest_expiry, withdrawn, breaches';
+
+/**
+ * {@link COLUMNS} as read: a `kid` cut one character past the longest a token may name, so that a
+ * row written by hand with a huge one costs a bounded read, and is still refused for its length.
+ */
+const READ_COLUMNS = COLUMNS.replace('kid', `left(kid, ${MAX_KID_LENGTH + 1}) AS kid`);
 
 /**
  * One statement: the entries as arrays of columns (`unnest`), each inserted or merged into its
@@ -126,7 +133,7 @@ export async function readKeyHistoryRows(db: SqlClient, issuer: string | null, t
   const { rows } = await queryWithin(
     db,
     timeout,
-    `SELECT ${COLUMNS} FROM ${TABLES.keyHistory} WHERE $1::text IS NULL OR issuer = $1 ORDER BY issuer, first_seen, kid`,
+    `SELECT ${READ_COLUMNS} FROM ${TABLES.keyHistory} WHERE $1::text IS NULL OR issuer = $1 ORDER BY issuer, first_seen, kid`,
     [issuer],
   );
   return checkRows(rows);
@@ -141,7 +148,7 @@ export async function readChangedKeyHistory(db: SqlClient, after: number, timeou
   const { rows } = await queryWithin(
     db,
     timeout,
-    `SELECT ${COLUMNS}, changed FROM ${TABLES.keyHistory} WHERE changed > $1 ORDER BY changed`,
+    `SELECT ${READ_COLUMNS}, changed FROM ${TABLES.keyHistory} WHERE changed > $1 ORDER BY changed`,
     [after],
   );
   let through = Math.max(after, 0);

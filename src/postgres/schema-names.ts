@@ -32,6 +32,9 @@ export const REGISTRY_CHANNEL = 'paygate_issuer_registry';
  */
 export const DIRECTORY_CHANNEL = 'paygate_directory';
 
+/** The longest issuer or `kid` an operator control may name (`recordControl`, and the table's constraint). */
+export const MAX_CONTROL_TEXT = 2048;
+
 /** The function that compacts the operator controls (see `compactControls`). */
 export const COMPACT_CONTROLS = 'paygate_compact_controls';
 

@@ -9,7 +9,7 @@
  * whole server, not to one database: their names are options, so that several databases of one
  * server may each have their own.
  */
-import { describeValue } from '../internal/index.js';
+import { describeValue, quote, quoteList } from '../internal/index.js';
 import { COMPACT_CONTROLS, type SchemaArea, TABLES } from './schema-names.js';
 import type { SqlClient } from './sql-client.js';
 
@@ -100,6 +100,36 @@ const GRANTS: Readonly<Record<SchemaArea, { readonly gateway: readonly string[];
   },
 };
 
+/** The tables of each area, whose owner alone can grant on them. */
+const AREA_TABLES: Readonly<Record<SchemaArea, readonly string[]>> = {
+  links: [TABLES.links, TABLES.idempotency],
+  controls: [TABLES.controls, TABLES.controlsCompacted],
+  directory: [TABLES.tenants, TABLES.stores, TABLES.departments, TABLES.shoppers],
+  registry: [TABLES.issuers, TABLES.issuerChanges],
+  keys: [TABLES.keyHistory],
+  fleet: [TABLES.instances],
+};
+
+/**
+ * Refuses to grant as a role that does not own the tables of `areas` (nor is a member of their
+ * owner's role, nor a superuser): PostgreSQL answers its `GRANT` of a privilege the role holds
+ * without the grant option with a warning only, granting nothing, so `migrate` would report
+ * roles set up that lack their privileges.
+ */
+async function checkOwner(session: SqlClient, areas: readonly SchemaArea[]): Promise<void> {
+  const { rows } = await session.query(
+    `SELECT current_user AS role, c.relname AS name, pg_get_userbyid(c.relowner) AS owner FROM pg_class c
+      WHERE c.relname = ANY($1) AND c.relnamespace = current_schema()::regnamespace AND NOT pg_has_role(current_user, c.relowner, 'USAGE')
+      ORDER BY c.relname`,
+    [[TABLES.migrations, ...areas.flatMap((area) => AREA_TABLES[area])]],
+  );
+  const first = rows[0];
+  if (first === undefined) return;
+  throw new Error(
+    `migrate: role ${quote(String(first.role))} may not grant on ${quoteList(rows.map((row) => String(row.name)))}, owned by ${quote(String(first.owner))}: a GRANT by a role that does not own a table grants nothing; run migrate with roles as the tables' owner (or a member of its role), or have the owner run the GRANT statements of docs/postgres.md`,
+  );
+}
+
 /** The `GRANT` statements giving `roles` what they may do in `areas` (the schema and the ledger included). */
 export function grantStatements(roles: Required<SchemaRoles>, areas: readonly SchemaArea[], schema: string): string[] {
   const both = `${roles.gateway}, ${roles.operator}`;
@@ -141,6 +171,7 @@ export async function setUpRoles(
     }
     created.push(role);
   }
+  await checkOwner(session, areas);
   for (const statement of grantStatements(roles, areas, schema)) await session.query(statement);
   return { gateway: roles.gateway, operator: roles.operator, created };
 }

@@ -6,7 +6,15 @@
  * each version is applied in the transaction that records it).
  */
 import { capHint, rejectUnknownOptions, optionNames } from '../internal/index.js';
-import { COMPACT_CONTROLS, DIRECTORY_CHANNEL, REGISTRY_CHANNEL, SCHEMA_AREAS, type SchemaArea, TABLES } from './schema-names.js';
+import {
+  COMPACT_CONTROLS,
+  DIRECTORY_CHANNEL,
+  MAX_CONTROL_TEXT,
+  REGISTRY_CHANNEL,
+  SCHEMA_AREAS,
+  type SchemaArea,
+  TABLES,
+} from './schema-names.js';
 import { errorState } from './database-errors.js';
 import { type RolesReport, type SchemaRoles, checkRoles, setUpRoles } from './schema-roles.js';
 import { type SqlClient, StatementTimeoutError, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
@@ -209,6 +217,25 @@ function notifiedDirectory({ schema }: MigrationContext): readonly string[] {
   ];
 }
 
+/**
+ * Fleet version 2: a row's `seen_at` is never ahead of the database's clock when it was written,
+ * whatever the writer gave (a heartbeat writes `now()`; a hand-made row saying `infinity` was
+ * live for ever and never reached by the retention, so that every wait named it). Rows written
+ * before ahead of the clock are brought back to now, so the retention reaches them.
+ */
+function stampedHeartbeats({ schema }: MigrationContext): readonly string[] {
+  return [
+    `UPDATE ${TABLES.instances} SET seen_at = now() WHERE seen_at > now()`,
+    `CREATE FUNCTION paygate_instances_stamp() RETURNS trigger LANGUAGE plpgsql SET search_path = ${schema}, pg_temp AS $$
+     BEGIN
+       NEW.seen_at := least(NEW.seen_at, now());
+       RETURN NEW;
+     END $$`,
+    `CREATE TRIGGER paygate_instances_stamp BEFORE INSERT OR UPDATE ON ${TABLES.instances}
+       FOR EACH ROW EXECUTE FUNCTION paygate_instances_stamp()`,
+  ];
+}
+
 const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
   links: [
     {
@@ -300,6 +327,24 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
       ],
     },
     { version: 4, description: 'operator control ids drawn in commit order, however a row is written', statements: changeStampedControls },
+    {
+      version: 5,
+      description: "an operator control's issuer and kid hold what recordControl takes",
+      statements: [
+        // 1 to MAX_CONTROL_TEXT characters without spaces or control characters, as recordControl
+        // checks them: a row made in psql with a huge or blank issuer or kid was read by every
+        // instance at every change. As for the registry: held at once for new rows; a validation
+        // that finds an older row breaking it is skipped.
+        `ALTER TABLE ${TABLES.controls} ADD CONSTRAINT ${TABLES.controls}_text CHECK (
+           length(issuer) BETWEEN 1 AND ${MAX_CONTROL_TEXT} AND issuer !~ '[\\s\\x01-\\x1f\\x7f]'
+           AND coalesce(length(kid) BETWEEN 1 AND ${MAX_CONTROL_TEXT} AND kid !~ '[\\s\\x01-\\x1f\\x7f]', true)
+         ) NOT VALID`,
+        `DO $$ BEGIN
+           ALTER TABLE ${TABLES.controls} VALIDATE CONSTRAINT ${TABLES.controls}_text;
+         EXCEPTION WHEN check_violation THEN NULL;
+         END $$`,
+      ],
+    },
   ],
   directory: [
     {
@@ -439,6 +484,27 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
         `CREATE INDEX ${TABLES.instances}_seen ON ${TABLES.instances} (seen_at)`,
       ],
     },
+    { version: 2, description: "a heartbeat row's seen_at is never ahead of the database's clock", statements: stampedHeartbeats },
+    {
+      version: 3,
+      description: 'a heartbeat row holds what a heartbeat writes',
+      statements: [
+        // What postgresHeartbeat writes: its interval (100 ms to 10 min; a row of 2^31 ms was live
+        // until the retention), a name without control characters, a finite start, a SHA-256
+        // digest in hex (printed by `fleet`) and ids and counts from 0. As for the registry: held
+        // at once for new rows; a validation that finds an older row breaking it is skipped.
+        `ALTER TABLE ${TABLES.instances} ADD CONSTRAINT ${TABLES.instances}_heartbeat CHECK (
+           interval_ms BETWEEN 100 AND 600000 AND name !~ '[\\x01-\\x1f\\x7f]' AND isfinite(started_at)
+           AND coalesce(registry_digest ~ '^[0-9a-f]{64}$', true)
+           AND coalesce(registry_change, 0) >= 0 AND coalesce(registry_issuers, 0) >= 0
+           AND coalesce(registry_refused, 0) >= 0 AND coalesce(control, 0) >= 0
+         ) NOT VALID`,
+        `DO $$ BEGIN
+           ALTER TABLE ${TABLES.instances} VALIDATE CONSTRAINT ${TABLES.instances}_heartbeat;
+         EXCEPTION WHEN check_violation THEN NULL;
+         END $$`,
+      ],
+    },
   ],
 };
 
@@ -566,7 +632,8 @@ function ledgerBehind(area: SchemaArea, version: number, newest: number, created
  * database holds a newer version of an area than this package knows, when the migrating role may
  * not apply a version it lacks (a gateway's role before the owner upgraded: the message names the
  * area, both versions and the remedy; `cause` is the server's refusal), or when `roles` asks for a
- * role the migrating role may not create, or when what a version creates exists already while the
+ * role the migrating role may not create, or as a role that does not own the tables (its `GRANT`s would
+ * grant nothing), or when what a version creates exists already while the
  * ledger does not record it (the ledger dropped or emptied: the message names the area, the version,
  * what exists and the remedy; `cause` is the server's refusal).
  * @throws {StatementTimeoutError} when a statement on a pooled connection got no answer within

@@ -108,16 +108,87 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
   it('migrates one area with --only, then every area, then says the schema is current', async () => {
     expect(await cli('migrate', '--only', 'controls')).toMatchObject({
       code: EXIT.ok,
-      out: 'Applied controls 1, controls 2, controls 3, controls 4; the schema is at controls 4.\n',
+      out: 'Applied controls 1, controls 2, controls 3, controls 4, controls 5; the schema is at controls 5.\n',
     });
     expect(await cli('migrate')).toMatchObject({
       code: EXIT.ok,
-      out: 'Applied links 1, links 2, directory 1, directory 2, registry 1, registry 2, registry 3, keys 1, keys 2, keys 3, fleet 1; the schema is at links 2, controls 4, directory 2, registry 3, keys 3, fleet 1.\n',
+      out: 'Applied links 1, links 2, directory 1, directory 2, registry 1, registry 2, registry 3, keys 1, keys 2, keys 3, fleet 1, fleet 2, fleet 3; the schema is at links 2, controls 5, directory 2, registry 3, keys 3, fleet 3.\n',
     });
     expect(await cli('migrate')).toMatchObject({
       code: EXIT.ok,
-      out: 'The schema is current (links 2, controls 4, directory 2, registry 3, keys 3, fleet 1).\n',
+      out: 'The schema is current (links 2, controls 5, directory 2, registry 3, keys 3, fleet 3).\n',
     });
+  });
+
+  it('lists every control although one was inserted by hand at an infinite recorded_at, in its text and its --json', async () => {
+    await withDatabase(databaseTarget(undefined, env), (db) =>
+      db.query(
+        `INSERT INTO paygate_operator_controls (action, issuer, recorded_at) VALUES ('refresh_keys', 'https://hand.test', 'infinity')`,
+      ),
+    );
+    try {
+      const listed = await cli('controls');
+      expect(listed.code).toBe(EXIT.ok);
+      expect(listed.out).toMatch(/ {2}#\d+ {2}no valid time {2}refresh_keys {4}https:\/\/hand\.test\n/);
+      const json = await cli('controls', '--json');
+      expect(json.code).toBe(EXIT.ok);
+      expect((JSON.parse(json.out) as { actions: { issuer: string; recordedAt: unknown }[] }).actions).toContainEqual(
+        expect.objectContaining({ issuer: 'https://hand.test', recordedAt: null }),
+      );
+    } finally {
+      await withDatabase(databaseTarget(undefined, env), (db) =>
+        db.query(`DELETE FROM paygate_operator_controls WHERE issuer = 'https://hand.test'`),
+      );
+    }
+  });
+
+  it("escapes a hand-made control's issuer and kid, in its text and its --json: no row's text reaches the terminal raw", async () => {
+    const issuer = 'https://hand.test/\u009b2J\u202e';
+    await withDatabase(databaseTarget(undefined, env), (db) =>
+      db.query(`INSERT INTO paygate_operator_controls (action, issuer, kid) VALUES ('revoke_key', $1, $2)`, [issuer, 'k\u2028']),
+    );
+    try {
+      const listed = await cli('controls');
+      expect(listed.out).toContain('https://hand.test/\\u009b2J\\u202e  k\\u2028');
+      const json = await cli('controls', '--json');
+      expect((JSON.parse(json.out) as { revoked: unknown[] }).revoked).toContainEqual({ issuer, kid: 'k\u2028' });
+      for (const out of [listed.out, json.out]) expect(out).not.toMatch(/[\u009b\u202e\u2028]/);
+    } finally {
+      await withDatabase(databaseTarget(undefined, env), (db) =>
+        db.query('DELETE FROM paygate_operator_controls WHERE issuer = $1', [issuer]),
+      );
+    }
+  });
+
+  it("quotes a heartbeat row's digest written by hand before its constraint: no row's text reaches the terminal raw", async () => {
+    await withDatabase(databaseTarget(undefined, env), async (db) => {
+      await db.query('ALTER TABLE paygate_instances DROP CONSTRAINT paygate_instances_heartbeat');
+      await db.query(
+        `INSERT INTO paygate_instances (name, started_at, interval_ms, registry_change, registry_digest) VALUES ('hand', now(), 600000, 0, E'\\x1b[2Jab')`,
+      );
+      await db.query(`ALTER TABLE paygate_instances ADD CONSTRAINT paygate_instances_heartbeat CHECK (interval_ms > 0) NOT VALID`);
+    });
+    const { code, out } = await cli('fleet');
+    await withDatabase(databaseTarget(undefined, env), (db) => db.query(`DELETE FROM paygate_instances WHERE name = 'hand'`));
+    expect(code).toBe(EXIT.ok);
+    expect(out).toContain('"hand"  heard');
+    expect(out).toContain('registry #0 "\\u001b[2Jab"');
+    expect(out).not.toContain('\u001b');
+  });
+
+  it("escapes an instance's name in fleet --json: no row's text reaches the terminal raw", async () => {
+    const name = 'hand\u202e\u009b';
+    await withDatabase(databaseTarget(undefined, env), (db) =>
+      db.query(`INSERT INTO paygate_instances (name, started_at, interval_ms) VALUES ($1, now(), 600000)`, [name]),
+    );
+    try {
+      const { code, out } = await cli('fleet', '--all', '--json');
+      expect(code).toBe(EXIT.ok);
+      expect((JSON.parse(out) as { instances: { name: string }[] }).instances.map((instance) => instance.name)).toContain(name);
+      expect(out).not.toMatch(/[\u202e\u009b]/);
+    } finally {
+      await withDatabase(databaseTarget(undefined, env), (db) => db.query('DELETE FROM paygate_instances WHERE name = $1', [name]));
+    }
   });
 
   it('sets up the roles of least privilege under the names given, saying which it created and what to grant', async () => {

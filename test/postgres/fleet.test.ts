@@ -173,24 +173,43 @@ describe.skipIf(SKIP)('heartbeats and the fleet on a real PostgreSQL', () => {
     expect((await row('silent'))?.silentFor).toBeGreaterThanOrEqual(59_000);
   });
 
-  it('lists every instance beside rows written by hand with an infinite seen_at: never heard is not live', async () => {
-    const a = await instance('a');
+  it("brings a hand-written seen_at ahead of the database's clock (infinity) back to that clock, so the retention reaches it", async () => {
     await db.query(
       `INSERT INTO ${TABLES.instances} (name, started_at, seen_at, interval_ms, registry_change) VALUES
-         ('never', now(), '-infinity', 1000, 0), ('forever', now(), 'infinity', 1000, 0)`,
+         ('never', now(), '-infinity', 1000, 0), ('forever', now(), 'infinity', 1000, 0), ('later', now(), now(), 1000, 0)`,
     );
-    expect((await readInstances(db)).map(({ name, live }) => ({ name, live }))).toEqual([
-      { name: 'a', live: true },
-      { name: 'forever', live: true },
-      { name: 'never', live: false },
-    ]);
-    expect((await row('never'))?.silentFor).toBe(Number.POSITIVE_INFINITY);
-    expect((await row('forever'))?.silentFor).toBe(0);
+    await db.query(`UPDATE ${TABLES.instances} SET seen_at = now() + interval '1 year' WHERE name = 'later'`);
+    const { rows } = await db.query('SELECT now() AS now');
+    const now = (rows[0] as { now: Date }).now.getTime();
+    for (const name of ['forever', 'later']) {
+      expect((await row(name))?.seenAt.getTime()).toBeLessThanOrEqual(now + AT_ONCE_MS);
+      expect((await row(name))?.seenAt.getTime()).toBeGreaterThanOrEqual(now - AT_ONCE_MS);
+    }
+    expect(await row('never')).toMatchObject({ live: false, silentFor: Number.POSITIVE_INFINITY });
+  });
+
+  it('stops counting a row written by hand with a seen_at of infinity as live once its intervals pass', async () => {
+    await db.query(
+      `INSERT INTO ${TABLES.instances} (name, started_at, seen_at, interval_ms, registry_change) VALUES ('forever', now(), 'infinity', 100, 0)`,
+    );
+    await eventually('the row is not live', async () => (await row('forever'))?.live === false);
     const change = await addIssuer(db, ACME, { by: 'alice' });
-    await a.registry.reload();
-    expect(await waitForFleet(db, { registryChange: change.id, timeout: WAIT_BOUND })).toMatchObject({
-      applied: ['a'],
-      lagging: [expect.objectContaining({ name: 'forever' })],
+    expect(await waitForFleet(db, { registryChange: change.id, timeout: WAIT_BOUND })).toMatchObject({ applied: [], lagging: [] });
+  });
+
+  it.each([
+    ['an interval of 2^31 - 1 ms', 'interval_ms = 2147483647'],
+    ['a control character in the name', "name = E'gateway\\x1b[2J'"],
+    ['a digest that is no SHA-256 in hex', "registry_digest = E'\\x1b[31mdeadbeef'"],
+    ['an infinite start', "started_at = 'infinity'"],
+    ['a negative registry change', 'registry_change = -1'],
+    ['a negative control', 'control = -1'],
+    ['a negative count of issuers', 'registry_issuers = -1'],
+  ])('refuses a row no heartbeat writes, with %s (constraint paygate_instances_heartbeat)', async (_, change) => {
+    await db.query(`INSERT INTO ${TABLES.instances} (name, started_at, interval_ms) VALUES ('hand', now(), 1000)`);
+    await expect(db.query(`UPDATE ${TABLES.instances} SET ${change} WHERE name = 'hand'`)).rejects.toMatchObject({
+      code: '23514',
+      constraint: 'paygate_instances_heartbeat',
     });
   });
 

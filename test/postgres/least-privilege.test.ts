@@ -229,7 +229,7 @@ describe.skipIf(SKIP)('the roles of least privilege on a real PostgreSQL', () =>
         () => expect.fail('migrate resolved'),
         (error: Error) => error,
       );
-      expect(refusal.message).toContain('controls schema version 0, 4 needed');
+      expect(refusal.message).toContain('controls schema version 0, 5 needed');
       expect(refusal.message).toContain(`role "${login}"`);
       expect(refusal.message).toContain("run migrate as the tables' owner");
       expect((refusal.cause as { code?: string }).code).toBe('42501');
@@ -237,6 +237,19 @@ describe.skipIf(SKIP)('the roles of least privilege on a real PostgreSQL', () =>
     } finally {
       await Promise.all([upgraded.end(), owner.end()]);
     }
+  });
+
+  it('refuses to set up the roles as a role that does not own the tables, whose GRANTs would grant nothing, naming it', async () => {
+    const held = { gateway: uniqueRole('gw'), operator: uniqueRole('op') };
+    await admin.query(`CREATE ROLE ${held.gateway} NOLOGIN; CREATE ROLE ${held.operator} NOLOGIN`);
+    const refusal = await migrate(gateway, { only: 'registry', roles: held }).then(
+      () => expect.fail('migrate resolved'),
+      (error: Error) => error,
+    );
+    expect(refusal.message).toContain('may not grant on "paygate_issuer_changes", "paygate_issuers", "paygate_schema_migrations"');
+    expect(refusal.message).toContain("as the tables' owner");
+    const { rows } = await admin.query(`SELECT has_table_privilege($1, '${TABLES.issuers}', 'SELECT') AS granted`, [held.gateway]);
+    expect(rows[0].granted).toBe(false);
   });
 
   it('names the remedy when the migrating role may not create a role', async () => {

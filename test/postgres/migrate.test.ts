@@ -41,6 +41,7 @@ async function versionOneDatabase(pool: pg.Pool): Promise<void> {
   await pool.query(`DROP TABLE ${TABLES.controlsCompacted}`);
   await pool.query('DROP FUNCTION paygate_compact_controls()');
   await pool.query('DROP FUNCTION paygate_operator_controls_stamp() CASCADE');
+  await pool.query(`ALTER TABLE ${TABLES.controls} DROP CONSTRAINT ${TABLES.controls}_text`);
   await pool.query(`ALTER TABLE ${TABLES.idempotency} DROP COLUMN link_id`);
   await pool.query(`DROP TABLE ${TABLES.migrations}`);
   await pool.query(
@@ -92,6 +93,7 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'controls', version: 2 },
       { area: 'controls', version: 3 },
       { area: 'controls', version: 4 },
+      { area: 'controls', version: 5 },
       { area: 'directory', version: 1 },
       { area: 'directory', version: 2 },
       { area: 'registry', version: 1 },
@@ -101,6 +103,8 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'keys', version: 2 },
       { area: 'keys', version: 3 },
       { area: 'fleet', version: 1 },
+      { area: 'fleet', version: 2 },
+      { area: 'fleet', version: 3 },
     ]);
     expect(first.versions).toEqual(SCHEMA_VERSIONS);
     expect(await migrate(pool)).toEqual({ applied: [], versions: SCHEMA_VERSIONS });
@@ -138,8 +142,9 @@ describe.skipIf(SKIP)('migrate', () => {
         { area: 'controls', version: 2 },
         { area: 'controls', version: 3 },
         { area: 'controls', version: 4 },
+        { area: 'controls', version: 5 },
       ],
-      versions: { controls: 4 },
+      versions: { controls: 5 },
     });
     expect(await migrate(pool, { only: 'links' })).toEqual({ applied: [{ area: 'links', version: 2 }], versions: { links: 2 } });
     expect(await tables(pool)).toEqual([...LINK_TABLES, ...CONTROL_TABLES].sort());
@@ -151,6 +156,7 @@ describe.skipIf(SKIP)('migrate', () => {
       ['controls', 2, false],
       ['controls', 3, false],
       ['controls', 4, false],
+      ['controls', 5, false],
       ['links', 1, true],
       ['links', 2, false],
     ]);

@@ -207,6 +207,20 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     });
   });
 
+  it.each([
+    ['an empty issuer', "('suspend_issuer', '', NULL)"],
+    ['an issuer of 2049 characters', "('suspend_issuer', repeat('i', 2049), NULL)"],
+    ['an issuer holding a space', "('suspend_issuer', 'https://acme.test ', NULL)"],
+    ['an empty kid', "('revoke_key', 'https://acme.test', '')"],
+    ['a kid of 2049 characters', "('revoke_key', 'https://acme.test', repeat('k', 2049))"],
+    ['a kid holding a line break', "('revoke_key', 'https://acme.test', E'acme-1\\n')"],
+  ])('refuses a control inserted by hand with %s, as recordControl does (constraint paygate_operator_controls_text)', async (_, row) => {
+    await expect(operator.query(`INSERT INTO ${TABLES.controls} (action, issuer, kid) VALUES ${row}`)).rejects.toMatchObject({
+      code: '23514',
+      constraint: 'paygate_operator_controls_text',
+    });
+  });
+
   it('applies an action an operator inserted by hand even when a later action commits first: ids commit in their order', async () => {
     const a = await instance({ listen: false });
     const hand = await operator.connect();

@@ -244,6 +244,18 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
     expect((await readKeyHistory(db, { issuer: 'https://acme.test' })).map((entry) => entry.kid)).toEqual(['acme-1']);
   });
 
+  it('skips a row of a trusted issuer whose kid is longer than a token may name, reporting it cut: a table writer cannot grow memory', async () => {
+    await db.query(`INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen) VALUES ('https://acme.test', repeat('k', 100000), 0)`);
+    const events: KeyHistoryRowRefusedEvent[] = [];
+    const { verifier } = await instance({ onEvent: (event) => events.push(event) });
+    expect(verifier.keyHistory()).toEqual([]);
+    expect(events).toHaveLength(1);
+    expect(events[0]?.kid).toHaveLength(257);
+    expect(events[0]?.reason).toContain('.kid must be at most 256 characters');
+    expect(events[0]?.reason).toContain('got 257 characters');
+    expect(await readKeyHistory(db, { issuer: 'https://acme.test' })).toEqual([]);
+  });
+
   it('refuses an empty issuer in readKeyHistory', async () => {
     await expect(readKeyHistory(db, { issuer: '' })).rejects.toThrow(TypeError);
   });
