@@ -75,8 +75,8 @@ export interface VerifierOptions {
    */
   readonly jwksMaxAge?: number;
   /**
-   * Seconds a JWKS response's own `Cache-Control` max-age is clamped to: it replaces `jwksMaxAge`
-   * for that download, at least `min` (also what `no-store` and `no-cache` mean) and at most `max`.
+   * Seconds a JWKS response's own `Cache-Control` max-age (less its `Age`) is clamped to: it
+   * replaces `jwksMaxAge` for that download, at least `min` (also what `no-store` and `no-cache` mean) and at most `max`.
    * A response with no usable `max-age` falls back to `jwksMaxAge`. By default the server may
    * shorten the cache but never lengthen it past `jwksMaxAge`: a key the issuer withdraws (after
    * a compromise, say) stops verifying within `jwksMaxAge` of the withdrawal, whatever the server
