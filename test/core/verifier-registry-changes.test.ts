@@ -240,3 +240,13 @@ describe('operator methods named an issuer that is not registered', () => {
     expect(() => gateway.suspendIssuer(42 as unknown as string)).toThrow('suspendIssuer: a number is not a registered issuer');
   });
 });
+
+describe('revokeKey named a kid that is no kid', () => {
+  test.each([
+    ['an empty string', '', 'got ""'],
+    ['a number', 7, 'got 7'],
+  ])('names %s as the value found', (_case, kid, found) => {
+    const gateway = verifier();
+    expect(() => gateway.revokeKey(acme.issuer, kid as string)).toThrow(found);
+  });
+});
