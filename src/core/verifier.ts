@@ -677,9 +677,13 @@ class TokenVerifier implements Verifier {
     return this.#verifyToken(token, met);
   }
 
-  /** A cached result whose key was past its max-age: reused if the key still vouches for it, else verified afresh. */
+  /**
+   * A cached result whose key was past its max-age: reused if the key still vouches for it and the
+   * result is still cached (a change of its issuer's entry meanwhile dropped it), else verified afresh.
+   */
   async #reuseOnceResolved(hit: CachedResult, met?: Encounter): Promise<AuthContext> {
-    if ((await this.#keys.resolve(hit.issuer, hit.key.kid)) === hit.key) return this.#reuse(hit);
+    const key = await this.#keys.resolve(hit.issuer, hit.key.kid);
+    if (key === hit.key && this.#cache?.get(hit.token) === hit) return this.#reuse(hit);
     this.#cache?.delete(hit.token);
     if (met !== undefined) {
       met.cached = false;

@@ -86,6 +86,16 @@ describe('changing an entry', () => {
     expect((await rejection(inFlight)).code).toBe('tenant_not_allowed');
   });
 
+  test('a cached result re-checked while its key reloads is checked against the entry as it is after the wait', async () => {
+    // jwksMaxAge 0: every hit finds its key past its max-age, and waits for the key before it is reused.
+    const gateway = verifier({ registry: [{ ...acme.entry, tenants: ['t-1', 't-2'] }], jwksMaxAge: 0 });
+    const token = await tenantToken(acme, 't-2');
+    await gateway.verify(token);
+    const inFlight = gateway.verify(token);
+    gateway.setRegistry([{ ...acme.entry, tenants: ['t-1'] }]);
+    expect((await rejection(inFlight)).code).toBe('tenant_not_allowed');
+  });
+
   test('a new jwksUri drops the old keys at once: tokens of the old keys stop verifying', async () => {
     const gateway = verifier();
     const old = await acme.token();
