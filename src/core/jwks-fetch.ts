@@ -98,7 +98,8 @@ const MAX_RETRY_AFTER = 86_400;
 export function parseRetryAfter(value: string | null, nowMs: number): number | undefined {
   if (value === null) return undefined;
   const text = value.trim();
-  if (/^\d+$/.test(text)) return Math.min(Number(text), MAX_RETRY_AFTER);
+  const seconds = deltaSeconds(text);
+  if (seconds !== undefined) return Math.min(seconds, MAX_RETRY_AFTER);
   const date = text.endsWith(' GMT') ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(date)) return undefined;
   return Math.min(Math.max(0, Math.ceil((date - nowMs) / 1000)), MAX_RETRY_AFTER);
