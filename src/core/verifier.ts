@@ -458,6 +458,8 @@ class TokenVerifier implements Verifier {
   readonly #engine: SignatureEngine;
   readonly #keys: JwksCache;
   readonly #history: KeyHistory;
+  /** The registered issuers' names, listed once per registry (see {@link #issuerNames}). */
+  #names: { readonly registry: IssuerRegistry; readonly issuers: readonly string[] } | undefined;
   /** The retention of withdrawn keys, computed for one registry. */
   #retained: { readonly registry: IssuerRegistry; readonly seconds: number } | undefined;
   readonly #cache: ResultCache | null;
@@ -715,7 +717,7 @@ class TokenVerifier implements Verifier {
     }
     // The registry's own string, equal to `iss`: the token's copy need not be kept.
     const issuer = this.#registeredIssuer(iss, false).issuer;
-    trace?.({ rule: 'iss', claim: 'iss', passed: true, expected: this.#registry.issuers, actual: iss });
+    trace?.({ rule: 'iss', claim: 'iss', passed: true, expected: this.#issuerNames(), actual: iss });
     try {
       this.#checkNotSuspended(issuer);
       const key = this.#keys.peek(issuer, header.kid, this.#now()) ?? (await this.#keys.resolve(issuer, header.kid));
@@ -785,7 +787,19 @@ class TokenVerifier implements Verifier {
   #registeredIssuer(iss: string, removed: boolean): RegisteredIssuer {
     const registered = this.#registry.get(iss);
     if (registered !== undefined) return registered;
-    throw unknownIssuer(iss, this.#registry.issuers, removed);
+    throw unknownIssuer(iss, this.#issuerNames(), removed);
+  }
+
+  /**
+   * The registered issuers' names, for the facts of `unknown_issuer`: listed once per registry and
+   * shared (frozen), so that a token naming an unregistered issuer, which anyone can send and which
+   * fails before any key or signature, costs no copy of a registry of thousands of issuers.
+   */
+  #issuerNames(): readonly string[] {
+    if (this.#names?.registry !== this.#registry) {
+      this.#names = { registry: this.#registry, issuers: Object.freeze(this.#registry.issuers) };
+    }
+    return this.#names.issuers;
   }
 
   /**

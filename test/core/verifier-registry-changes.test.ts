@@ -4,7 +4,7 @@
  * `jwksUri` drops the old keys; an issuer removed loses its keys and cached results, and its
  * verifications in flight fail.
  */
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { IssuerRegistry } from '../../src/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { rejection } from '../support/fixture.js';
@@ -236,6 +236,27 @@ describe('a bad registry', () => {
   test('a registry written in code still needs one issuer', () => {
     expect(() => new IssuerRegistry([])).toThrow(/at least one issuer/);
     expect(new IssuerRegistry([], { allowEmpty: true }).size).toBe(0);
+  });
+});
+
+describe('tokens naming an unregistered issuer', () => {
+  test('cost no copy of the registry each (anyone can send them): its issuers are listed once', async () => {
+    const registry = new IssuerRegistry([acme.entry]);
+    const listed = vi.spyOn(registry, 'issuers', 'get');
+    const gateway = verifier({ registry });
+    for (const iss of ['https://evil.test', 'https://evil2.test', 'https://evil3.test']) {
+      const error = await rejection(gateway.verify(await acme.token({ iss, sub: iss })));
+      expect(error.facts).toMatchObject({ expected: [acme.issuer] });
+    }
+    expect(listed.mock.calls.length).toBeLessThanOrEqual(1);
+  });
+
+  test('are told the issuers of the registry in force, after a change too', async () => {
+    const gateway = verifier();
+    const token = await acme.token({ iss: 'https://evil.test', sub: 'https://evil.test' });
+    expect((await rejection(gateway.verify(token))).facts).toMatchObject({ expected: [acme.issuer] });
+    gateway.setRegistry([acme.entry, beta.entry]);
+    expect((await rejection(gateway.verify(token))).facts).toMatchObject({ expected: [acme.issuer, beta.issuer] });
   });
 });
 
