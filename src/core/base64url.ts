@@ -16,7 +16,8 @@ interface BufferStatic {
 }
 
 const NodeBuffer = (globalThis as { Buffer?: BufferStatic }).Buffer;
-const utf8 = new TextDecoder();
+/** Keeps a leading byte order mark, as Node's `Buffer` does: a segment behind one is not JSON on any runtime. */
+const utf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 const BASE64URL = /^[A-Za-z0-9_-]*$/;
 
 /** `true` when `text` is unpadded base64url of whole bytes (its trailing bits not checked). */

@@ -73,11 +73,14 @@ export function oneLineJson(value: unknown): string {
   return escapeUnsafe(JSON.stringify(value), false);
 }
 
-/** `"a", "b" and 3 more`, or `none` for an empty list. */
-export function quoteList(values: readonly string[]): string {
-  if (values.length === 0) return 'none';
+/**
+ * `"a", "b" and 3 more`, or `none` for an empty list.
+ * @param total how many values the list holds, when `values` holds only its first ones
+ */
+export function quoteList(values: readonly string[], total = values.length): string {
+  if (total === 0) return 'none';
   const shown = values.slice(0, MAX_LISTED).map(quote).join(', ');
-  return values.length > MAX_LISTED ? `${shown} and ${values.length - MAX_LISTED} more` : shown;
+  return total > MAX_LISTED ? `${shown} and ${total - MAX_LISTED} more` : shown;
 }
 
 /** Latest moment a `Date` holds, in seconds since the epoch (either side of it). */

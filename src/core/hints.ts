@@ -11,7 +11,7 @@
 import { formatMemberPath } from './duplicate-members.js';
 import type { ErnErrorReason } from './ern.js';
 import type { ClaimType, ClockFacts, ErnClaimFacts, FactCode, FailureFacts, HeldKeysFacts, KeyAlgorithmFacts } from './facts.js';
-import { capHint, isoSeconds, kindOf, quote, quoteList } from './hint-text.js';
+import { MAX_LISTED, capHint, isoSeconds, kindOf, quote, quoteList } from './hint-text.js';
 import { findNearMiss, nearMissesFirst } from './near-miss.js';
 
 /** A time claim above this many seconds since the epoch (the year 5138) is taken for milliseconds. */
@@ -85,8 +85,12 @@ function issuerHint({ expected, actual, removed }: FailureFacts<'unknown_issuer'
   const found = `The token's "iss" is ${quote(actual)}`;
   if (removed === true) return `${found}; it was removed from the registry while its token was verified.`;
   if (expected.length === 0) return `${found}; no issuer is registered.`;
-  const ranked = nearMissesFirst(actual, expected);
-  const list = quoteList(ranked.map((entry) => entry.candidate));
+  // The first listed only: the others are counted.
+  const ranked = nearMissesFirst(actual, expected, MAX_LISTED);
+  const list = quoteList(
+    ranked.map((entry) => entry.candidate),
+    expected.length,
+  );
   const registered = expected.length === 1 ? `the registered issuer is ${list}` : `the registered issuers are ${list}`;
   const [first] = ranked;
   if (first?.difference === undefined) {

@@ -13,6 +13,7 @@ import { emit, type JwksFetchTrigger, type KeysRemovedEvent, type VerifierEventL
 import { type FetchLike, type JwksFailureReason, JwksFetchError, fetchJwks } from './jwks-fetch.js';
 import { type IgnoredKey, type KeySelection, type RsaPublicJwk, noteIgnored, selectUsableKeys } from './jwk.js';
 import type { KeyHistory } from './key-history.js';
+import { describe } from './options.js';
 import type { RegisteredIssuer } from './registry.js';
 import type { PreparedKey, SignatureEngine } from './signature.js';
 
@@ -445,7 +446,9 @@ export class JwksCache {
   /** Stops `kid` of `issuer` verifying at once, even if its JWKS still lists it. */
   revoke(issuer: string, kid: string): void {
     const state = this.#state(issuer);
-    if (typeof kid !== 'string' || kid === '') throw new TypeError('revokeKey: kid must be a non-empty string');
+    if (typeof kid !== 'string' || kid === '') {
+      throw new TypeError(`revokeKey: kid must be a non-empty string (a key's kid in the JWKS), got ${describe(kid)}`);
+    }
     state.revoked.add(kid);
     this.#removed(state, [kid], 'revoked');
   }

@@ -29,7 +29,10 @@ export interface JwksFetchLimits {
 /** A good download: the `keys` array, and the `Cache-Control` max-age when the server sent a usable one. */
 export interface JwksDocument {
   readonly keys: readonly unknown[];
-  /** Seconds from `max-age`; 0 for `no-store` or `no-cache`; `undefined` when absent or malformed. */
+  /**
+   * Seconds from `max-age`, less the response's `Age`; 0 for `no-store` or `no-cache`; `undefined`
+   * when absent or malformed.
+   */
   readonly maxAge: number | undefined;
 }
 
@@ -95,7 +98,8 @@ const MAX_RETRY_AFTER = 86_400;
 export function parseRetryAfter(value: string | null, nowMs: number): number | undefined {
   if (value === null) return undefined;
   const text = value.trim();
-  if (/^\d+$/.test(text)) return Math.min(Number(text), MAX_RETRY_AFTER);
+  const seconds = deltaSeconds(text);
+  if (seconds !== undefined) return Math.min(seconds, MAX_RETRY_AFTER);
   const date = text.endsWith(' GMT') ? Date.parse(text) : Number.NaN;
   if (Number.isNaN(date)) return undefined;
   return Math.min(Math.max(0, Math.ceil((date - nowMs) / 1000)), MAX_RETRY_AFTER);
@@ -132,12 +136,31 @@ export function parseCacheControlMaxAge(value: string | null): number | undefine
 function maxAgeSeconds(value: string): number | undefined {
   let digits = value;
   if (digits.length >= 2 && digits.startsWith('"') && digits.endsWith('"')) digits = digits.slice(1, -1);
+  return deltaSeconds(digits);
+}
+
+/** Whole seconds written as digits only (RFC 9111 delta-seconds), or `undefined` when malformed. */
+function deltaSeconds(digits: string): number | undefined {
   if (digits === '' || ![...digits].every((char) => char >= '0' && char <= '9')) return undefined;
   // More than nine significant digits are beyond any bound this package accepts: the exact
   // figure does not matter. Leading zeros are not significant.
   let first = 0;
   while (first < digits.length - 1 && digits[first] === '0') first += 1;
   return digits.length - first > 9 ? Number.MAX_SAFE_INTEGER : Number(digits.slice(first));
+}
+
+/** Longest `Age` value read; the rest is ignored. */
+const MAX_AGE_CHARS = 64;
+
+/**
+ * The seconds a served `max-age` leaves for this copy: the max-age less the response's `Age` (the
+ * seconds a cache such as a CDN has held it, RFC 9111 §4.2.3), at least 0. An `Age` that is not
+ * whole seconds is ignored; of a list, the first member counts (RFC 9111 §5.1).
+ */
+function freshnessLeft(maxAge: number | undefined, age: string | null): number | undefined {
+  if (maxAge === undefined || age === null) return maxAge;
+  const held = deltaSeconds((age.slice(0, MAX_AGE_CHARS).split(',', 1)[0] as string).trim());
+  return held === undefined ? maxAge : Math.max(0, maxAge - held);
 }
 
 async function discard(response: Response): Promise<void> {
@@ -294,7 +317,8 @@ async function exchange(
       throw notJson(contentType);
     }
     const keys = parseDocument(await readLimited(response, limits.maxBytes, signal));
-    return { keys, maxAge: parseCacheControlMaxAge(response.headers.get('cache-control')) };
+    const maxAge = freshnessLeft(parseCacheControlMaxAge(response.headers.get('cache-control')), response.headers.get('age'));
+    return { keys, maxAge };
   }
 }
 

@@ -378,7 +378,9 @@ function checkTime(where: string, field: string, value: unknown, nullable: boole
  * `TypeError` naming `where` and the field. The one home of these rules.
  */
 export function checkKeyHistoryEntry(where: string, raw: unknown): KeyHistoryEntry {
-  if (typeof raw !== 'object' || raw === null) throw new TypeError(`${where} must be an object`);
+  if (typeof raw !== 'object' || raw === null) {
+    throw new TypeError(`${where} must be an object (a key history entry), got ${describeValue(raw)}`);
+  }
   const entry = raw as Record<string, unknown>;
   for (const field of ['issuer', 'kid'] as const) {
     if (typeof entry[field] !== 'string' || entry[field] === '') {
@@ -407,7 +409,9 @@ export function checkKeyHistoryEntry(where: string, raw: unknown): KeyHistoryEnt
 
 /** Checks key histories taken in from elsewhere; a bad one throws a `TypeError` naming the entry and field. */
 export function checkKeyHistory(owner: string, entries: unknown): readonly KeyHistoryEntry[] {
-  if (!Array.isArray(entries)) throw new TypeError(`${owner}: entries must be an array of key history entries`);
+  if (!Array.isArray(entries)) {
+    throw new TypeError(`${owner}: entries must be an array of key history entries, got ${describeValue(entries)}`);
+  }
   entries.forEach((raw: unknown, index) => {
     checkKeyHistoryEntry(`${owner}: entries[${index}]`, raw);
   });

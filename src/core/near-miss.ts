@@ -95,6 +95,24 @@ export function nearMiss(given: string, expected: string): string | undefined {
   return differenceOf(parts(given), parts(expected));
 }
 
+/** Frozen lists of candidates taken apart, each once (the verifier's issuers, one list per registry). */
+const TAKEN_APART = new WeakMap<readonly string[], readonly Parts[]>();
+
+/**
+ * `candidates` taken apart: a frozen array once for all (it cannot change), so that a hint against
+ * a registry of thousands of issuers, which any token naming another issuer asks for, costs a
+ * comparison of lengths per issuer, not their texts taken apart again.
+ */
+function candidateParts(candidates: Iterable<string>): readonly Parts[] {
+  if (!Array.isArray(candidates) || !Object.isFrozen(candidates)) return Array.from(candidates, (candidate) => parts(candidate));
+  let held = TAKEN_APART.get(candidates);
+  if (held === undefined) {
+    held = candidates.map((candidate: string) => parts(candidate));
+    TAKEN_APART.set(candidates, held);
+  }
+  return held;
+}
+
 /**
  * The first of `candidates` that `given` nearly misses, and how. `given` is taken apart once; a
  * candidate is compared only when its core has the same length, so the cost is linear in the
@@ -105,9 +123,9 @@ export function findNearMiss(
   candidates: Iterable<string>,
 ): { readonly candidate: string; readonly difference: string } | undefined {
   const mine = parts(given);
-  for (const candidate of candidates) {
-    const difference = differenceOf(mine, parts(candidate));
-    if (difference !== undefined) return { candidate, difference };
+  for (const theirs of candidateParts(candidates)) {
+    const difference = differenceOf(mine, theirs);
+    if (difference !== undefined) return { candidate: theirs.text, difference };
   }
   return undefined;
 }
@@ -119,18 +137,20 @@ export interface RankedCandidate {
 }
 
 /**
- * Every one of `candidates`, those `given` nearly misses first (each with how), then the others,
- * each group in its own order. `given` is taken apart once, and a candidate is compared only when
- * its core has the same length: linear in the total length of the texts.
+ * The first `limit` of `candidates` (all by default), those `given` nearly misses first (each with
+ * how), then the others, each group in its own order. `given` is taken apart once, and a
+ * candidate is compared only when its core has the same length: linear in the total length of
+ * the texts, and with a frozen list taken apart before, in its number of candidates.
  */
-export function nearMissesFirst(given: string, candidates: Iterable<string>): RankedCandidate[] {
+export function nearMissesFirst(given: string, candidates: Iterable<string>, limit = Number.POSITIVE_INFINITY): RankedCandidate[] {
   const mine = parts(given);
   const misses: RankedCandidate[] = [];
   const others: RankedCandidate[] = [];
-  for (const candidate of candidates) {
-    const difference = differenceOf(mine, parts(candidate));
-    if (difference === undefined) others.push({ candidate });
-    else misses.push({ candidate, difference });
+  for (const theirs of candidateParts(candidates)) {
+    if (misses.length >= limit) break;
+    const difference = differenceOf(mine, theirs);
+    if (difference !== undefined) misses.push({ candidate: theirs.text, difference });
+    else if (others.length < limit) others.push({ candidate: theirs.text });
   }
-  return [...misses, ...others];
+  return [...misses, ...others].slice(0, limit);
 }

@@ -1,6 +1,7 @@
 /**
  * Scopes: the known scopes, the `scope` claim's parser and the requirement checker.
  */
+import { kindOf, quote } from './hint-text.js';
 
 /** The scopes the gateway knows. Every request needs at least one of them (the default policy). */
 export const SCOPES = Object.freeze({
@@ -74,17 +75,24 @@ export class ScopeError extends TypeError {
  */
 export function parseScopes(value: unknown): ScopeSet {
   if (typeof value !== 'string') {
-    throw new ScopeError(`A scope list must be a string, got ${value === null ? 'null' : typeof value}`);
+    throw new ScopeError(`A scope list must be a string of scopes separated by single spaces, got ${kindOf(value)}`);
   }
   if (value === '') return new ScopeSet();
   // One scope, the usual case, needs no split (a call into the runtime).
   const tokens = value.includes(' ') ? value.split(' ') : [value];
   for (const token of tokens) {
-    if (!SCOPE_TOKEN.test(token)) {
-      throw new ScopeError('A scope list holds scope tokens separated by single spaces');
-    }
+    if (!SCOPE_TOKEN.test(token)) throw badScopeList(value, token);
   }
   return new ScopeSet(tokens);
+}
+
+/** The refusal of the scope list `value` for `token`, the first scope in it that is not a scope token. */
+function badScopeList(value: string, token: string): ScopeError {
+  const fault = token === '' ? 'an empty scope (two spaces together, or one at an end)' : `${quote(token)} is not a scope token`;
+  return new ScopeError(
+    `A scope list holds scope tokens separated by single spaces, got ${quote(value)}: ${fault}. ` +
+      'Write each scope in printable ASCII without space, " or \\, one space between two.',
+  );
 }
 
 /**

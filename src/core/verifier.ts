@@ -75,8 +75,8 @@ export interface VerifierOptions {
    */
   readonly jwksMaxAge?: number;
   /**
-   * Seconds a JWKS response's own `Cache-Control` max-age is clamped to: it replaces `jwksMaxAge`
-   * for that download, at least `min` (also what `no-store` and `no-cache` mean) and at most `max`.
+   * Seconds a JWKS response's own `Cache-Control` max-age (less its `Age`) is clamped to: it
+   * replaces `jwksMaxAge` for that download, at least `min` (also what `no-store` and `no-cache` mean) and at most `max`.
    * A response with no usable `max-age` falls back to `jwksMaxAge`. By default the server may
    * shorten the cache but never lengthen it past `jwksMaxAge`: a key the issuer withdraws (after
    * a compromise, say) stops verifying within `jwksMaxAge` of the withdrawal, whatever the server
@@ -458,6 +458,8 @@ class TokenVerifier implements Verifier {
   readonly #engine: SignatureEngine;
   readonly #keys: JwksCache;
   readonly #history: KeyHistory;
+  /** The registered issuers' names, listed once per registry (see {@link #issuerNames}). */
+  #names: { readonly registry: IssuerRegistry; readonly issuers: readonly string[] } | undefined;
   /** The retention of withdrawn keys, computed for one registry. */
   #retained: { readonly registry: IssuerRegistry; readonly seconds: number } | undefined;
   readonly #cache: ResultCache | null;
@@ -677,9 +679,13 @@ class TokenVerifier implements Verifier {
     return this.#verifyToken(token, met);
   }
 
-  /** A cached result whose key was past its max-age: reused if the key still vouches for it, else verified afresh. */
+  /**
+   * A cached result whose key was past its max-age: reused if the key still vouches for it and the
+   * result is still cached (a change of its issuer's entry meanwhile dropped it), else verified afresh.
+   */
   async #reuseOnceResolved(hit: CachedResult, met?: Encounter): Promise<AuthContext> {
-    if ((await this.#keys.resolve(hit.issuer, hit.key.kid)) === hit.key) return this.#reuse(hit);
+    const key = await this.#keys.resolve(hit.issuer, hit.key.kid);
+    if (key === hit.key && this.#cache?.get(hit.token) === hit) return this.#reuse(hit);
     this.#cache?.delete(hit.token);
     if (met !== undefined) {
       met.cached = false;
@@ -711,7 +717,7 @@ class TokenVerifier implements Verifier {
     }
     // The registry's own string, equal to `iss`: the token's copy need not be kept.
     const issuer = this.#registeredIssuer(iss, false).issuer;
-    trace?.({ rule: 'iss', claim: 'iss', passed: true, expected: this.#registry.issuers, actual: iss });
+    trace?.({ rule: 'iss', claim: 'iss', passed: true, expected: this.#issuerNames(), actual: iss });
     try {
       this.#checkNotSuspended(issuer);
       const key = this.#keys.peek(issuer, header.kid, this.#now()) ?? (await this.#keys.resolve(issuer, header.kid));
@@ -781,7 +787,19 @@ class TokenVerifier implements Verifier {
   #registeredIssuer(iss: string, removed: boolean): RegisteredIssuer {
     const registered = this.#registry.get(iss);
     if (registered !== undefined) return registered;
-    throw unknownIssuer(iss, this.#registry.issuers, removed);
+    throw unknownIssuer(iss, this.#issuerNames(), removed);
+  }
+
+  /**
+   * The registered issuers' names, for the facts of `unknown_issuer`: listed once per registry and
+   * shared (frozen), so that a token naming an unregistered issuer, which anyone can send and which
+   * fails before any key or signature, costs no copy of a registry of thousands of issuers.
+   */
+  #issuerNames(): readonly string[] {
+    if (this.#names?.registry !== this.#registry) {
+      this.#names = { registry: this.#registry, issuers: Object.freeze(this.#registry.issuers) };
+    }
+    return this.#names.issuers;
   }
 
   /**

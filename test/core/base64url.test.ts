@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { decodeCanonicalBase64Url, encodeBase64Url } from '../../src/core/base64url.js';
 
 describe('decodeCanonicalBase64Url: the one canonical spelling of some bytes, and nothing else', () => {
@@ -31,5 +31,25 @@ describe('decodeCanonicalBase64Url: the one canonical spelling of some bytes, an
 
   test('the empty string is the spelling of no bytes', () => {
     expect(decodeCanonicalBase64Url('')?.byteLength).toBe(0);
+  });
+});
+
+describe('utf8Text: the same text on every runtime', () => {
+  /** `utf8Text` as a runtime without Node's `Buffer` (Deno, workerd) loads it. */
+  async function webUtf8Text(): Promise<(bytes: Uint8Array) => string> {
+    vi.resetModules();
+    vi.stubGlobal('Buffer', undefined);
+    try {
+      return (await import('../../src/core/base64url.js')).utf8Text;
+    } finally {
+      vi.unstubAllGlobals();
+      vi.resetModules();
+    }
+  }
+
+  test('without Buffer, a leading byte order mark is kept as Node keeps it (a header behind one is not JSON anywhere)', async () => {
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, 0x7b, 0x7d]);
+    expect(Buffer.from(bytes).toString('utf8')).toBe('\ufeff{}');
+    expect((await webUtf8Text())(bytes)).toBe('\ufeff{}');
   });
 });

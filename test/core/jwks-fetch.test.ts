@@ -440,4 +440,34 @@ describe('parseCacheControlMaxAge', () => {
     const fetchImpl = scripted(() => new Response('{"keys":[]}', { headers: { ...JSON_TYPE, 'cache-control': 'max-age=42' } }));
     await expect(fetchJwks('https://issuer.test/jwks', fetchImpl, LIMITS, NOW)).resolves.toEqual({ keys: [], maxAge: 42 });
   });
+
+  /** The max-age a download reports when served with `cacheControl` and `age`. */
+  async function servedMaxAge(cacheControl: string, age: string): Promise<number | undefined> {
+    const fetchImpl = scripted(() => new Response('{"keys":[]}', { headers: { ...JSON_TYPE, 'cache-control': cacheControl, age } }));
+    return (await fetchJwks('https://issuer.test/jwks', fetchImpl, LIMITS, NOW)).maxAge;
+  }
+
+  test('a served max-age is counted from the Age of the copy served (a CDN copy 100 s old has 200 s of 300 left)', async () => {
+    expect(await servedMaxAge('max-age=300', '100')).toBe(200);
+  });
+
+  test('an Age past the max-age leaves the copy no freshness (0, not a negative figure)', async () => {
+    expect(await servedMaxAge('max-age=300', '86400')).toBe(0);
+  });
+
+  test('an Age listed twice counts its first member', async () => {
+    expect(await servedMaxAge('max-age=300', '100, 250')).toBe(200);
+  });
+
+  test.each([
+    ['negative', '-100'],
+    ['a fraction', '1.5'],
+    ['not a number', 'old'],
+  ])('an Age that is %s is ignored', async (_case, age) => {
+    expect(await servedMaxAge('max-age=300', age)).toBe(300);
+  });
+
+  test('an Age without a served max-age changes nothing (jwksMaxAge then applies as it is)', async () => {
+    expect(await servedMaxAge('public', '100')).toBeUndefined();
+  });
 });

@@ -229,6 +229,15 @@ describe('mergeKeyHistory()', () => {
   });
 });
 
+describe('mergeKeyHistory names what it got in place of entries', () => {
+  test.each([
+    ['an entry that is not an object', [null], 'entries[0] must be an object (a key history entry), got null'],
+    ['entries that are not an array', 'rows', 'got "rows"'],
+  ])('%s', (_case, entries, found) => {
+    expect(() => verifier().mergeKeyHistory(entries as never)).toThrow(found);
+  });
+});
+
 describe('the limits are checked', () => {
   test.each([
     ['keyPublishLead', -1],

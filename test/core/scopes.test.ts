@@ -41,6 +41,37 @@ describe('parseScopes', () => {
     expect(() => parseScopes(['a'])).toThrow(ScopeError);
   });
 
+  /** The message `parseScopes(value)` throws. */
+  function refusal(value: unknown): string {
+    try {
+      parseScopes(value);
+    } catch (error) {
+      expect(error).toBeInstanceOf(ScopeError);
+      return (error as ScopeError).message;
+    }
+    throw new Error('parseScopes accepted the value');
+  }
+
+  test('a refused list names the value found and the scope at fault', () => {
+    const message = refusal('pay:processPayments caf\u00e9');
+    expect(message).toContain('got "pay:processPayments caf\u00e9"');
+    expect(message).toContain('"caf\u00e9" is not a scope token');
+  });
+
+  test('a refused list with a doubled space says an empty scope is at fault', () => {
+    expect(refusal('a  b')).toContain('an empty scope');
+  });
+
+  test('a value that is not a string is named by its kind', () => {
+    expect(refusal(['a'])).toContain('got an array');
+  });
+
+  test('a hostile refused list is quoted cut and on one line', () => {
+    const message = refusal('a\nb '.repeat(10_000));
+    expect(message.length).toBeLessThan(500);
+    expect(message).not.toContain('\n');
+  });
+
   test('returns a set that cannot be changed', () => {
     const scopes = parseScopes('a b');
     expect(() => scopes.add('c')).toThrow(TypeError);

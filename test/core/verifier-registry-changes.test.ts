@@ -4,7 +4,7 @@
  * `jwksUri` drops the old keys; an issuer removed loses its keys and cached results, and its
  * verifications in flight fail.
  */
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest';
 import { IssuerRegistry } from '../../src/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { rejection } from '../support/fixture.js';
@@ -82,6 +82,16 @@ describe('changing an entry', () => {
     const gateway = verifier({ registry: [{ ...acme.entry, tenants: ['t-1', 't-2'] }] });
     const token = await tenantToken(acme, 't-2');
     const inFlight = gateway.verify(token); // waits for the first JWKS download
+    gateway.setRegistry([{ ...acme.entry, tenants: ['t-1'] }]);
+    expect((await rejection(inFlight)).code).toBe('tenant_not_allowed');
+  });
+
+  test('a cached result re-checked while its key reloads is checked against the entry as it is after the wait', async () => {
+    // jwksMaxAge 0: every hit finds its key past its max-age, and waits for the key before it is reused.
+    const gateway = verifier({ registry: [{ ...acme.entry, tenants: ['t-1', 't-2'] }], jwksMaxAge: 0 });
+    const token = await tenantToken(acme, 't-2');
+    await gateway.verify(token);
+    const inFlight = gateway.verify(token);
     gateway.setRegistry([{ ...acme.entry, tenants: ['t-1'] }]);
     expect((await rejection(inFlight)).code).toBe('tenant_not_allowed');
   });
@@ -229,6 +239,27 @@ describe('a bad registry', () => {
   });
 });
 
+describe('tokens naming an unregistered issuer', () => {
+  test('cost no copy of the registry each (anyone can send them): its issuers are listed once', async () => {
+    const registry = new IssuerRegistry([acme.entry]);
+    const listed = vi.spyOn(registry, 'issuers', 'get');
+    const gateway = verifier({ registry });
+    for (const iss of ['https://evil.test', 'https://evil2.test', 'https://evil3.test']) {
+      const error = await rejection(gateway.verify(await acme.token({ iss, sub: iss })));
+      expect(error.facts).toMatchObject({ expected: [acme.issuer] });
+    }
+    expect(listed.mock.calls.length).toBeLessThanOrEqual(1);
+  });
+
+  test('are told the issuers of the registry in force, after a change too', async () => {
+    const gateway = verifier();
+    const token = await acme.token({ iss: 'https://evil.test', sub: 'https://evil.test' });
+    expect((await rejection(gateway.verify(token))).facts).toMatchObject({ expected: [acme.issuer] });
+    gateway.setRegistry([acme.entry, beta.entry]);
+    expect((await rejection(gateway.verify(token))).facts).toMatchObject({ expected: [acme.issuer, beta.issuer] });
+  });
+});
+
 describe('operator methods named an issuer that is not registered', () => {
   test('quote it escaped for one log line', () => {
     const gateway = verifier();
@@ -238,5 +269,15 @@ describe('operator methods named an issuer that is not registered', () => {
   test('name a value that is no string', () => {
     const gateway = verifier();
     expect(() => gateway.suspendIssuer(42 as unknown as string)).toThrow('suspendIssuer: a number is not a registered issuer');
+  });
+});
+
+describe('revokeKey named a kid that is no kid', () => {
+  test.each([
+    ['an empty string', '', 'got ""'],
+    ['a number', 7, 'got 7'],
+  ])('names %s as the value found', (_case, kid, found) => {
+    const gateway = verifier();
+    expect(() => gateway.revokeKey(acme.issuer, kid as string)).toThrow(found);
   });
 });
