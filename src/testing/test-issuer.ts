@@ -424,11 +424,13 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       setPublished(published.filter((jwk) => jwk.kid !== kid));
     },
     async listen(listenOptions = {}) {
+      // Checked here: serveJwks() sees only the wrapper below, and a bad one would throw in the server.
+      const onRequest = functionOption<() => void>('listen', 'onRequest', listenOptions.onRequest);
       const server = await serveJwks(document, {
         ...listenOptions,
         onRequest: () => {
           jwksRequests += 1;
-          listenOptions.onRequest?.();
+          onRequest?.();
         },
       });
       servers.push(server);

@@ -213,6 +213,14 @@ describe('TestIssuer.listen', () => {
     }
   });
 
+  test('refuses an onRequest that is not a function before any server starts, naming it and the value', async () => {
+    const issuer = await createTestIssuer();
+    await expect(issuer.listen({ onRequest: 42 as unknown as () => void })).rejects.toThrow(
+      /^listen: onRequest must be a function, got 42$/,
+    );
+    expect(issuer.jwksUri).toBe('https://issuer.test/.well-known/jwks.json');
+  });
+
   test('answers 404 on other paths', async () => {
     const issuer = await createTestIssuer();
     const server = await issuer.listen();
