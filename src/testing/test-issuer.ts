@@ -257,6 +257,13 @@ function withOverrides(base: Record<string, unknown>, overrides: Readonly<Record
   return result;
 }
 
+/** `true` for a key as `generateTestKey()` or `addKey()` makes one: what `token()` signs with. */
+function isTestKey(value: unknown): value is TestKey {
+  if (typeof value !== 'object' || value === null) return false;
+  const { kid, privateKeyPkcs8 } = value as Partial<TestKey>;
+  return typeof kid === 'string' && kid !== '' && privateKeyPkcs8 instanceof Uint8Array;
+}
+
 interface MswModule {
   readonly http: { get(path: string, resolver: () => Response): JwksRequestHandler };
 }
@@ -407,11 +414,19 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       return key;
     },
     promote(key) {
-      const found = typeof key === 'string' ? keys.get(key) : key;
-      if (found === undefined || typeof found !== 'object')
-        throw new TypeError(`promote: ${JSON.stringify(key)} is not a key of this issuer`);
-      signingKey = found;
-      return found;
+      if (typeof key === 'string') {
+        const found = keys.get(key);
+        if (found === undefined) {
+          throw new TypeError(`promote: ${describeValue(key)} is not a key of this issuer (its keys: ${[...keys.keys()].join(', ')})`);
+        }
+        signingKey = found;
+        return found;
+      }
+      if (!isTestKey(key)) {
+        throw new TypeError(`promote: key must be a TestKey or the kid of a key of this issuer, got ${describeValue(key)}`);
+      }
+      signingKey = key;
+      return key;
     },
     retire(...kids) {
       if (kids.length === 0) unpublishAllBut(signingKey.kid);

@@ -106,6 +106,15 @@ describe('pre-publication and promotion', () => {
     expect(() => issuer.promote('nobody')).toThrow(/promote: "nobody" is not a key of this issuer/);
   });
 
+  test.each([
+    ['null', null, /^promote: key must be a TestKey or the kid of a key of this issuer, got null$/],
+    ['an object without a kid', {}, /^promote: key must be .*, got object$/],
+  ])('promote() refuses %s, keeping the signing key, naming the value found', (_name, value, message) => {
+    const before = issuer.signingKey;
+    expect(() => issuer.promote(value as unknown as string)).toThrow(message);
+    expect(issuer.signingKey).toBe(before);
+  });
+
   test('rotate() refuses publishOnly with retire', async () => {
     await expect(issuer.rotate({ publishOnly: true, retire: true })).rejects.toThrow(TypeError);
   });
