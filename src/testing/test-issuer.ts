@@ -248,7 +248,25 @@ function warnListenOrder(mswUri: string): void {
   );
 }
 
-function withOverrides(base: Record<string, unknown>, overrides: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
+/** What the members of each kind of overrides are, for the message refusing them. */
+const OVERRIDDEN = { claims: 'claims', header: 'header members' } as const;
+
+/**
+ * `base` with `overrides` applied, `undefined` removing a member.
+ * @throws {TypeError} naming `owner`, `kind` and the value found when `overrides` is not an object.
+ */
+function withOverrides(
+  owner: string,
+  kind: keyof typeof OVERRIDDEN,
+  base: Record<string, unknown>,
+  overrides: Readonly<Record<string, unknown>> | undefined,
+): Record<string, unknown> {
+  if (overrides !== undefined && (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides))) {
+    throw new TypeError(
+      `${owner}: ${kind} must be an object of ${OVERRIDDEN[kind]} (a member set to undefined removes it), got ${describeValue(overrides)}: ` +
+        'for a segment of any other shape, use signRawToken()',
+    );
+  }
   const result = { ...base };
   for (const [name, value] of Object.entries(overrides ?? {})) {
     if (value === undefined) delete result[name];
@@ -347,7 +365,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     ...(options.maxTokenLifetime === undefined ? {} : { maxTokenLifetime: options.maxTokenLifetime }),
     ...(options.subjectMustEqualIssuer === undefined ? {} : { subjectMustEqualIssuer: options.subjectMustEqualIssuer }),
   });
-  const claims = (overrides?: TestClaims): Record<string, unknown> => {
+  const claimsFor = (owner: string, overrides: TestClaims | undefined): Record<string, unknown> => {
     const iat = Math.floor(now() / 1000);
     const base: Record<string, unknown> = {
       iss: issuer,
@@ -359,8 +377,9 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       tenant_name: tenantName,
       scope,
     };
-    return withOverrides(base, overrides);
+    return withOverrides(owner, 'claims', base, overrides);
   };
+  const claims = (overrides?: TestClaims): Record<string, unknown> => claimsFor('claims', overrides);
   const respond = (): Response => {
     jwksRequests += 1;
     return Response.json(document());
@@ -396,8 +415,14 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     claims,
     async token(overrides, header, tokenOptions = {}) {
       rejectUnknownOptions('token', tokenOptions, TOKEN_OPTION_NAMES);
+      if (tokenOptions.key !== undefined && !isTestKey(tokenOptions.key)) {
+        throw new TypeError(
+          `token: key must be a TestKey (from addKey(), rotate() or generateTestKey()), got ${describeValue(tokenOptions.key)}`,
+        );
+      }
       const key = tokenOptions.key ?? signingKey;
-      return signRawToken(key, withOverrides({ alg: 'RS256', typ: 'JWT', kid: key.kid }, header), claims(overrides));
+      const payload = claimsFor('token', overrides);
+      return signRawToken(key, withOverrides('token', 'header', { alg: 'RS256', typ: 'JWT', kid: key.kid }, header), payload);
     },
     addKey,
     async rotate(rotation = {}) {

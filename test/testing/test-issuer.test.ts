@@ -188,6 +188,26 @@ describe('TestIssuer key management', () => {
     );
   });
 
+  test.each([
+    [
+      'claims given as a string',
+      ['pay:chargeToken'],
+      /^token: claims must be an object of claims .*, got "pay:chargeToken": for a segment .*use signRawToken\(\)$/,
+    ],
+    ['claims given as an array', [['scope']], /^token: claims must be an object of claims .*, got an array: /],
+    ['a header given as null', [{}, null], /^token: header must be an object of header members .*, got null: /],
+  ])('token() refuses %s, naming the value found, instead of minting a token from its characters', async (_name, args, message) => {
+    const issuer = await createTestIssuer();
+    await expect((issuer.token as (...args: unknown[]) => Promise<string>)(...args)).rejects.toThrow(message);
+  });
+
+  test('token() refuses a key option that is not a TestKey, naming the value found', async () => {
+    const issuer = await createTestIssuer();
+    await expect(issuer.token({}, {}, { key: 'test-key' as unknown as TestKey })).rejects.toThrow(
+      /^token: key must be a TestKey \(from addKey\(\), rotate\(\) or generateTestKey\(\)\), got "test-key"$/,
+    );
+  });
+
   test('publish() and unpublish() edit the JWKS as given', async () => {
     const issuer = await createTestIssuer();
     issuer.publish({ kty: 'EC', kid: 'ec-1' });
