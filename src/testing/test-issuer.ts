@@ -328,7 +328,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     unit: 'seconds',
   });
   const kidPrefix = textOption('kid', options.kid, 'test-key');
-  const mswUri = options.jwksUri ?? `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`;
+  const mswUri = textOption('jwksUri', options.jwksUri, `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`);
   let jwksUri = mswUri;
   /** Whether `entry` was read while it named the msw URL (a verifier may hold it). */
   let entryReadBeforeListen = false;

@@ -105,6 +105,7 @@ describe('createTestIssuer option checks', () => {
     ['scope', ['pay:processPayments'], /createTestIssuer: scope must be a non-empty string, got an array/],
     ['tenantName', null, /createTestIssuer: tenantName must be a non-empty string, got null/],
     ['kid', '', /createTestIssuer: kid must be a non-empty string, got ""/],
+    ['jwksUri', 42, /createTestIssuer: jwksUri must be a non-empty string, got 42/],
   ])('refuses the option %s when it is not a non-empty string, naming it and the value', async (name, value, message) => {
     await expect(createTestIssuer({ [name]: value } as TestIssuerOptions)).rejects.toThrow(message);
   });
