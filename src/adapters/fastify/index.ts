@@ -63,6 +63,14 @@ function routeScopes(route: Pick<RouteOptions, 'method' | 'url' | 'config'>): No
 }
 
 const plugin: FastifyPluginAsync<PaygateAuthOptions> = async (fastify, options) => {
+  if (fastify.hasRequestDecorator('auth')) {
+    // Registered again where it already runs (or another plugin owns request.auth): Fastify's own
+    // refusal names only the decorator, and every request would be verified twice.
+    throw new TypeError(
+      'paygateAuth: request.auth is already declared here (paygateAuth registered on this instance or a parent, ' +
+        "or another plugin's request.auth): register paygateAuth once; a route's own scopes go in config.scopes or requireScopes(...)",
+    );
+  }
   const settings = resolveAdapterOptions('paygateAuth', options);
   fastify.decorateRequest('auth', null);
   fastify.addHook('onRoute', (route) => {

@@ -160,6 +160,44 @@ describe('the Fastify adapter', () => {
     await app.close();
   });
 
+  it("refuses a second registration inside the first one's scope, saying where scopes go instead", async () => {
+    const app = Fastify();
+    try {
+      await app.register(paygateAuth, { verifier: fx.verifier });
+      const nested = app.register(
+        async (child) => {
+          await child.register(paygateAuth, { verifier: fx.verifier, requiredScopes: 'hub:subscribe' });
+        },
+        { prefix: '/hub' },
+      );
+      await expect(nested).rejects.toThrow(/^paygateAuth: request\.auth is already declared here .*config\.scopes or requireScopes/);
+      await expect(nested).rejects.toBeInstanceOf(TypeError);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('takes one registration in each of two sibling plugins', async () => {
+    const app = Fastify();
+    for (const prefix of ['/a', '/b']) {
+      void app.register(
+        async (child) => {
+          await child.register(paygateAuth, { verifier: fx.verifier });
+          child.get('/me', me);
+        },
+        { prefix },
+      );
+    }
+    const running = await listen(app);
+    try {
+      const headers = { authorization: `Bearer ${await fx.issuer.token()}` };
+      expect((await fetch(`${running.url}/a/me`, { headers })).status).toBe(200);
+      expect((await fetch(`${running.url}/b/me`)).status).toBe(401);
+    } finally {
+      await running.close();
+    }
+  });
+
   it('verifies a route declared while the plugin is still loading (its register not awaited)', async () => {
     const app = Fastify();
     void app.register(paygateAuth, { verifier: fx.verifier });
