@@ -62,7 +62,27 @@ function routeScopes(route: Pick<RouteOptions, 'method' | 'url' | 'config'>): No
   return stableRequirement(config.scopes, `${label}.scopes`);
 }
 
+/**
+ * Options of Fastify's `register()` that reach the plugin but that Fastify ignores for a plugin
+ * that is not encapsulated: refused with what to do, rather than as unknown options.
+ */
+const REGISTER_OPTIONS = ['prefix', 'logLevel', 'logSerializers'] as const;
+
+/** @throws {TypeError} naming a `register()` option found among the plugin's options. */
+function refuseRegisterOptions(options: unknown): void {
+  if (typeof options !== 'object' || options === null) return;
+  for (const name of REGISTER_OPTIONS) {
+    const value: unknown = (options as Record<string, unknown>)[name];
+    if (value === undefined) continue;
+    throw new TypeError(
+      `paygateAuth: ${name} is an option of Fastify's register(), which it ignores for this plugin (not encapsulated), ` +
+        `got ${describe(value)}: to verify only some routes, register paygateAuth inside a plugin of your own registered with { ${name} }`,
+    );
+  }
+}
+
 const plugin: FastifyPluginAsync<PaygateAuthOptions> = async (fastify, options) => {
+  refuseRegisterOptions(options);
   if (fastify.hasRequestDecorator('auth')) {
     // Registered again where it already runs (or another plugin owns request.auth): Fastify's own
     // refusal names only the decorator, and every request would be verified twice.

@@ -177,6 +177,22 @@ describe('the Fastify adapter', () => {
     }
   });
 
+  it.each([
+    [
+      'prefix',
+      '/api',
+      /^paygateAuth: prefix is an option of Fastify's register\(\), which it ignores for this plugin \(not encapsulated\), got "\/api": .*inside a plugin of your own registered with \{ prefix \}/,
+    ],
+    ['logLevel', 'warn', /^paygateAuth: logLevel is an option of Fastify's register\(\), .*, got "warn": /],
+  ])("refuses Fastify's register option %s, which does not apply to it, saying what to do instead", async (name, value, message) => {
+    const app = Fastify();
+    try {
+      await expect(app.register(paygateAuth, { verifier: fx.verifier, [name]: value } as AdapterOptions)).rejects.toThrow(message);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('takes one registration in each of two sibling plugins', async () => {
     const app = Fastify();
     for (const prefix of ['/a', '/b']) {
