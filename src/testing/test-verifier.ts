@@ -4,7 +4,7 @@
  * JWKS is fetched wherever its issuer serves it now.
  */
 import { type FetchLike, IssuerRegistry, type Verifier, type VerifierOptions, createVerifier } from '../index.js';
-import { VERIFIER_OPTION_NAMES, booleanOption, describeValue, rejectUnknownOptions } from '../internal/index.js';
+import { VERIFIER_OPTION_NAMES, booleanOption, describeValue, functionOption, rejectUnknownOptions } from '../internal/index.js';
 import { type IssuerLink, type TestIssuer, issuerLink } from './test-issuer.js';
 
 /**
@@ -123,6 +123,8 @@ export function createTestVerifier(issuers: TestIssuer | readonly TestIssuer[], 
   const list = issuerList(issuers);
   const { followIssuers, audience, now, fetch, ...rest } = options;
   booleanOption('createTestVerifier', 'followIssuers', followIssuers, true);
+  // Checked here: when following, the verifier gets a wrapper, and a bad one failed every download as 503.
+  functionOption('createTestVerifier', 'fetch', fetch);
   const base = { ...rest, audience: audience ?? (list[0] as TestIssuer).audience, now: now ?? (() => Date.now()) };
   if (followIssuers === false) {
     return createVerifier({

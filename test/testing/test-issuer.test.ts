@@ -272,6 +272,13 @@ describe('createTestVerifier', () => {
     expect(() => createTestVerifier([])).toThrow(TypeError);
   });
 
+  test('refuses a fetch that is not a function when it follows its issuers, naming the value found', async () => {
+    const issuer = await createTestIssuer();
+    expect(() => createTestVerifier(issuer, { fetch: 42 as unknown as typeof fetch })).toThrow(
+      /^createTestVerifier: fetch must be a function, got 42$/,
+    );
+  });
+
   test('refuses a followIssuers that is not a boolean, naming it', async () => {
     const issuer = await createTestIssuer();
     expect(() => createTestVerifier(issuer, { followIssuers: 'yes' as unknown as boolean })).toThrow(/followIssuers must be a boolean/);
