@@ -25,6 +25,11 @@ const KNOWN: ReadonlySet<string> = new Set<string>(KNOWN_SCOPES);
 /** RFC 6749 §3.3 scope-token: %x21 / %x23-5B / %x5D-7E. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
+/** `true` when `value` is an RFC 6749 scope-token: printable ASCII, no space, `"` or `\`. */
+export function isScopeToken(value: unknown): value is string {
+  return typeof value === 'string' && SCOPE_TOKEN.test(value);
+}
+
 /** `true` when `scope` is one of {@link SCOPES}. */
 export function isKnownScope(scope: string): scope is KnownScope {
   return KNOWN.has(scope);
