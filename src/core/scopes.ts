@@ -1,6 +1,7 @@
 /**
  * Scopes: the known scopes, the `scope` claim's parser and the requirement checker.
  */
+import { describe } from './options.js';
 
 /** The scopes the gateway knows. Every request needs at least one of them (the default policy). */
 export const SCOPES = Object.freeze({
@@ -115,11 +116,11 @@ class CheckedRequirement implements NormalizedScopeRequirement {
 
 function checkScopeList(list: unknown, label: string): readonly string[] {
   if (!Array.isArray(list) || list.length === 0) {
-    throw new TypeError(`${label} must be a non-empty array of scopes`);
+    throw new TypeError(`${label} must be a non-empty array of scopes, got ${describe(list)}`);
   }
   list.forEach((scope, index) => {
     if (typeof scope !== 'string' || !SCOPE_TOKEN.test(scope)) {
-      throw new TypeError(`${label}[${index}] must be a scope token (no spaces), got ${JSON.stringify(scope)}`);
+      throw new TypeError(`${label}[${index}] must be a scope token (no spaces), got ${describe(scope)}`);
     }
   });
   return Object.freeze([...new Set(list as string[])]);
@@ -143,7 +144,9 @@ export function normalizeScopeRequirement(requirement: unknown, label = 'require
       return new CheckedRequirement('anyOf', checkScopeList((requirement as { anyOf: unknown }).anyOf, `${label}.anyOf`));
     }
   }
-  throw new TypeError(`${label} must be a scope, an array of scopes (all of), { allOf: [...] } or { anyOf: [...] }`);
+  throw new TypeError(
+    `${label} must be a scope, an array of scopes (all of), { allOf: [...] } or { anyOf: [...] }, got ${describe(requirement)}`,
+  );
 }
 
 /** The default policy: at least one known scope. */
