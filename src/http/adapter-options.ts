@@ -114,6 +114,21 @@ function verifierFrom(owner: string, options: Record<string, unknown>): Authenti
 }
 
 /**
+ * Refuses a middleware factory called by the framework (`app.use(auth)`, not `app.use(auth({…}))`):
+ * it then gets the request and `next` instead of its one options object.
+ * @param count how many arguments the factory got
+ * @param example the call to write instead
+ * @throws {TypeError} naming `owner` and what to write when `count` is more than one.
+ */
+export function refuseMountedFactory(owner: string, count: number, example: string): void {
+  if (count <= 1) return;
+  throw new TypeError(
+    `${owner}: takes one options object, got ${count} arguments: ${owner} itself was mounted as middleware; ` +
+      `call it and mount what it returns: ${example}`,
+  );
+}
+
+/**
  * Checks an adapter's options and builds its verifier when given the verifier's options.
  * @param owner the name errors start with (`auth`, `paygateAuth`, `withAuth`)
  * @throws {TypeError} naming the option at fault.

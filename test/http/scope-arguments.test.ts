@@ -48,6 +48,12 @@ describe('requirementFromArguments', () => {
     expect(() => requirementFromArguments(['pay:\u202eprocess\u2028'])).not.toThrow(/[\u202e\u2028]/);
   });
 
+  it('refuses the arguments of a middleware call (requireScopes mounted uncalled), saying to call it', () => {
+    expect(() => requirementFromArguments([{ method: 'GET', headers: {} }, {}, () => {}])).toThrow(
+      /^requireScopes: several arguments must all be scopes, got object at \[0\]: .*mounted as middleware itself.*requireScopes\('pay:processPayments'\)/,
+    );
+  });
+
   it('returns a frozen requirement, so it is normalized once', () => {
     expect(Object.isFrozen(requirementFromArguments(['pay:chargeToken']))).toBe(true);
   });

@@ -90,6 +90,13 @@ describe('the Express adapter', () => {
     }
   });
 
+  it('refuses to run as middleware itself (app.use(auth)), saying to call it with its options', () => {
+    const mounted = auth as unknown as (...args: unknown[]) => unknown;
+    expect(() => mounted({ method: 'GET', headers: {}, url: '/' }, {}, () => {})).toThrow(
+      /^auth: takes one options object, got 3 arguments: auth itself was mounted as middleware; .*app\.use\(auth\(\{ verifier \}\)\)$/,
+    );
+  });
+
   it('passes the AuthError itself to next(err) when forwardErrors is set', async () => {
     const middleware = auth({
       verifier: { verify: async () => Promise.reject(new Error('unreachable')) },
