@@ -282,6 +282,15 @@ function isTestKey(value: unknown): value is TestKey {
   return typeof kid === 'string' && kid !== '' && privateKeyPkcs8 instanceof Uint8Array;
 }
 
+/**
+ * @throws {TypeError} naming `owner`, `name` and the value found unless `kid` is a string (a
+ * `TestKey` given in its place would match no JWKS entry, and the call would do nothing).
+ */
+function checkKid(owner: string, name: string, kid: unknown): void {
+  if (typeof kid === 'string') return;
+  throw new TypeError(`${owner}: ${name} must be a kid (a string), got ${describeValue(kid)}: for a TestKey, pass key.kid`);
+}
+
 interface MswModule {
   readonly http: { get(path: string, resolver: () => Response): JwksRequestHandler };
 }
@@ -454,6 +463,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       return key;
     },
     retire(...kids) {
+      kids.forEach((kid, index) => checkKid('retire', `kids[${index}]`, kid));
       if (kids.length === 0) unpublishAllBut(signingKey.kid);
       else setPublished(published.filter((jwk) => !kids.includes(jwk.kid as string)));
     },
@@ -461,6 +471,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       setPublished([...published, ...entries]);
     },
     unpublish(kid) {
+      checkKid('unpublish', 'kid', kid);
       setPublished(published.filter((jwk) => jwk.kid !== kid));
     },
     async listen(listenOptions = {}) {

@@ -148,6 +148,23 @@ describe('retirement with the kit verifier', () => {
     expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toEqual([issuer.signingKey.kid]);
   });
 
+  test('retire() refuses a TestKey given in place of its kid, keeping the JWKS, and says to pass key.kid', async () => {
+    const spare = await issuer.addKey({ kid: 'spare-3' });
+    const before = issuer.jwks.keys.map((jwk) => jwk.kid);
+    expect(() => issuer.retire(spare as unknown as string)).toThrow(
+      /^retire: kids\[0\] must be a kid \(a string\), got object: .*key\.kid/,
+    );
+    expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toEqual(before);
+  });
+
+  test('unpublish() refuses a TestKey given in place of its kid, and says to pass key.kid', async () => {
+    const spare = await issuer.addKey({ kid: 'spare-4' });
+    expect(() => issuer.unpublish(spare as unknown as string)).toThrow(
+      /^unpublish: kid must be a kid \(a string\), got object: .*key\.kid/,
+    );
+    expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toContain('spare-4');
+  });
+
   test('unpublish() takes effect at once too', async () => {
     const verifier = createTestVerifier(issuer);
     const spare = await issuer.addKey({ kid: 'spare-2' });
