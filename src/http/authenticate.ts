@@ -5,7 +5,7 @@
  */
 import type { AuthContext } from '../core/auth-context.js';
 import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
-import { optionNames, rejectUnknownOptions } from '../core/options.js';
+import { describe, optionNames, rejectUnknownOptions } from '../core/options.js';
 import {
   DEFAULT_SCOPE_POLICY,
   type NormalizedScopeRequirement,
@@ -98,7 +98,22 @@ export function authorizeScopes(
       error: new ConfigurationError('requireScopes() ran where no verification did: mount the auth middleware before it.'),
     };
   }
-  const error = scopeFailure(auth, requirement);
+  let error: AuthError | null;
+  try {
+    error = scopeFailure(auth, requirement);
+  } catch (thrown) {
+    // Only where the check threw, so a verified request pays nothing for it: an auth value that
+    // another library set (express-jwt's req.auth is the token's payload) has no set of scopes.
+    const scopes: unknown = (auth as { scopes?: unknown }).scopes;
+    if (typeof (scopes as { has?: unknown } | null | undefined)?.has === 'function') throw thrown;
+    return {
+      ok: false,
+      error: new ConfigurationError(
+        `requireScopes() found an auth value whose scopes are not a set (got ${describe(scopes)}): it was set by something ` +
+          "other than this package's auth middleware; mount that middleware before requireScopes(...).",
+      ),
+    };
+  }
   return error === null ? { ok: true } : { ok: false, error };
 }
 

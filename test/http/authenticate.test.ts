@@ -1,4 +1,6 @@
 import { describe, expect, test } from 'vitest';
+import type { AuthContext } from '../../src/core/auth-context.js';
+import { ConfigurationError } from '../../src/core/errors.js';
 import { requirementFailure } from '../../src/http/authenticate.js';
 import { type AuthResult, type AuthenticateInput, authenticate, authorizeScopes, toErrorResponse } from '../../src/index.js';
 import { normalizeScopeRequirement } from '../../src/internal/index.js';
@@ -295,6 +297,15 @@ describe('authorizeScopes', () => {
   test('fails as a configuration error (500), never a pass, where no verification ran', () => {
     const result = authorizeScopes(null, 'hub:subscribe');
     expect(!result.ok && toErrorResponse(result.error).status).toBe(500);
+  });
+
+  test("fails as a configuration error (500) on another library's auth value, a JWT payload without scopes", () => {
+    // express-jwt sets req.auth to the token's payload: requireScopes() must not throw a TypeError on it.
+    const foreign = { sub: 'someone', scope: 'hub:subscribe' } as unknown as AuthContext;
+    const result = authorizeScopes(foreign, 'hub:subscribe');
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error).toBeInstanceOf(ConfigurationError);
+    expect(!result.ok && result.error.message).toMatch(/got undefined/);
   });
 });
 

@@ -97,6 +97,24 @@ describe('the Express adapter', () => {
     );
   });
 
+  it("answers requireScopes behind another library's req.auth (a JWT payload) with 500 configuration_error", async () => {
+    const app = express();
+    app.use((req, _res, next) => {
+      (req as { auth?: unknown }).auth = { sub: 'someone', scope: 'pay:processPayments' }; // as express-jwt does
+      next();
+    });
+    app.get('/payments', requireScopes('pay:processPayments'), (_req, res) => void res.send('reached'));
+    const running = await serveOnLoopback(app);
+    try {
+      const response = await fetch(`${running.url}/payments`);
+      expect(response.status).toBe(500);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(await response.json()).toMatchObject({ code: 'configuration_error' });
+    } finally {
+      await running.close();
+    }
+  });
+
   it('passes the AuthError itself to next(err) when forwardErrors is set', async () => {
     const middleware = auth({
       verifier: { verify: async () => Promise.reject(new Error('unreachable')) },
