@@ -19,7 +19,7 @@ import { ConfigurationError } from '../../core/errors.js';
 import { describe } from '../../core/options.js';
 import { type NormalizedScopeRequirement, type ScopeRequirement, normalizeScopeRequirement } from '../../core/scopes.js';
 import { type AdapterOptions, resolveAdapterOptions, stableRequirement } from '../../http/adapter-options.js';
-import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
+import { type GateFailure, type GateResult, gateRequest, gateScopes, remember } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
 declare module 'fastify' {
@@ -106,7 +106,11 @@ const plugin: FastifyPluginAsync<PaygateAuthOptions> = async (fastify, options) 
   };
   fastify.addHook('onRequest', (request, reply, done) => {
     const config = request.routeOptions.config;
-    if (config?.auth === false) return done();
+    if (config?.auth === false) {
+      // Unverified, but a requireScopes(...) here still fails (or is forwarded) as the plugin says.
+      remember(request.raw, settings);
+      return done();
+    }
     // Normalized by the onRoute hook when the route was built (so this returns them as they are),
     // unless the route was registered before the plugin.
     const scopes = config?.scopes === undefined ? undefined : normalizeScopeRequirement(config.scopes);

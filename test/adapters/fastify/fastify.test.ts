@@ -137,6 +137,24 @@ describe('the Fastify adapter', () => {
     }
   });
 
+  it('forwards requireScopes on a config.auth false route to the error handler when forwardErrors is set', async () => {
+    const app = Fastify();
+    app.setErrorHandler((error, _request, reply: FastifyReply) => {
+      const { status, body } = appErrorResponse(error);
+      return reply.code(status).send(body);
+    });
+    await app.register(paygateAuth, { verifier: fx.verifier, forwardErrors: true });
+    app.get('/public', { config: { auth: false }, preHandler: requireScopes('pay:processPayments') }, me);
+    const running = await listen(app);
+    try {
+      const response = await fetch(`${running.url}/public`);
+      expect(response.status).toBe(500);
+      expect(await response.json()).toEqual({ forwarded: 'configuration_error', isAuthError: false });
+    } finally {
+      await running.close();
+    }
+  });
+
   it('rejects a malformed route config.scopes when the route is declared', async () => {
     const app = Fastify();
     await app.register(paygateAuth, { verifier: fx.verifier });
