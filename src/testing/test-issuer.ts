@@ -463,7 +463,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       return key;
     },
     retire(...kids) {
-      kids.forEach((kid, index) => checkKid('retire', `kids[${index}]`, kid));
+      for (const [index, kid] of kids.entries()) checkKid('retire', `kids[${index}]`, kid);
       if (kids.length === 0) unpublishAllBut(signingKey.kid);
       else setPublished(published.filter((jwk) => !kids.includes(jwk.kid as string)));
     },
