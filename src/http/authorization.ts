@@ -61,7 +61,8 @@ const B64TOKEN_FAULT = /[^A-Za-z0-9\-._~+/=]|=(?=[^=])/;
  */
 function characterAtFault(credentials: string): string {
   const fault = B64TOKEN_FAULT.exec(credentials);
-  if (fault === null) return 'a character it does not allow';
+  // No character at fault and yet refused: the credentials are all padding.
+  if (fault === null) return '"=" padding alone, with no token before it,';
   const place = `character ${fault.index + 1}`;
   if (fault[0] === '=') return `"=" padding at ${place}, before the end`;
   const code = (credentials.codePointAt(fault.index) as number).toString(16).toUpperCase().padStart(4, '0');
