@@ -1,10 +1,10 @@
 /**
  * The one options object every framework adapter takes, checked once when the middleware is made.
  */
-import { booleanOption, describe, methodsOption, rejectUnknownOptions } from '../core/options.js';
+import { booleanOption, describe, rejectUnknownOptions } from '../core/options.js';
 import { type NormalizedScopeRequirement, type ScopeRequirement, normalizeScopeRequirement } from '../core/scopes.js';
 import { VERIFIER_OPTION_NAMES, type VerifierOptions, createVerifier } from '../core/verifier.js';
-import type { AuthenticatingVerifier } from './authenticate.js';
+import { type AuthenticatingVerifier, checkVerifier } from './authenticate.js';
 import { checkRealm } from './error-response.js';
 
 /** The adapter's own options, beside the verifier (or the verifier's options). */
@@ -92,13 +92,6 @@ const KNOWN_OPTIONS: ReadonlySet<string> = new Set([...ADAPTER_OPTION_NAMES, ...
  */
 export function stableRequirement(requirement: unknown, label: string): NormalizedScopeRequirement {
   return normalizeScopeRequirement(requirement, label);
-}
-
-function checkVerifier(owner: string, value: unknown): AuthenticatingVerifier {
-  // `verifyNow` and `holds` are optional (a hand-made verifier may have `verify` alone), but functions if there.
-  const given = value as Partial<AuthenticatingVerifier> | null;
-  const methods = ['verify', ...(['verifyNow', 'holds'] as const).filter((name) => given?.[name] !== undefined)];
-  return methodsOption<AuthenticatingVerifier>(owner, 'verifier', value, methods, 'a verifier from createVerifier()');
 }
 
 function verifierFrom(owner: string, options: Record<string, unknown>): AuthenticatingVerifier {

@@ -5,7 +5,7 @@
  */
 import type { AuthContext } from '../core/auth-context.js';
 import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
-import { describe, optionNames, rejectUnknownOptions } from '../core/options.js';
+import { describe, methodsOption, optionNames, rejectUnknownOptions } from '../core/options.js';
 import {
   DEFAULT_SCOPE_POLICY,
   type NormalizedScopeRequirement,
@@ -125,6 +125,17 @@ function judged(verifier: AuthenticatingVerifier, auth: AuthContext, requirement
   return { ok: false, error };
 }
 
+/**
+ * Checks a verifier: `verify`, and `verifyNow` and `holds` where present (a hand-made verifier
+ * may have `verify` alone), must be functions.
+ * @throws {TypeError} naming `owner` and the value found otherwise.
+ */
+export function checkVerifier(owner: string, value: unknown): AuthenticatingVerifier {
+  const given = value as Partial<AuthenticatingVerifier> | null;
+  const methods = ['verify', ...(['verifyNow', 'holds'] as const).filter((name) => given?.[name] !== undefined)];
+  return methodsOption<AuthenticatingVerifier>(owner, 'verifier', value, methods, 'a verifier from createVerifier()');
+}
+
 /** A failure of the verification as a result; anything but an `AuthError` (a bug) is thrown on. */
 function failed(error: unknown): AuthResult {
   if (!isAuthError(error)) throw error;
@@ -177,5 +188,12 @@ export function authenticate(verifier: AuthenticatingVerifier, input: Authentica
     if (key !== 'authorization' && key !== 'requiredScopes') rejectUnknownOptions('authenticate', input, AUTHENTICATE_INPUT_NAMES);
   }
   const requirement = input.requiredScopes === undefined ? undefined : normalizeScopeRequirement(input.requiredScopes);
-  return authenticateChecked(verifier, input.authorization, requirement);
+  try {
+    return authenticateChecked(verifier, input.authorization, requirement);
+  } catch (error) {
+    // Only where something was thrown (a verified request pays nothing): a verifier that is none
+    // is named, rather than the TypeError it caused.
+    checkVerifier('authenticate', verifier);
+    throw error;
+  }
 }

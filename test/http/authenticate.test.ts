@@ -2,7 +2,14 @@ import { describe, expect, test } from 'vitest';
 import type { AuthContext } from '../../src/core/auth-context.js';
 import { ConfigurationError } from '../../src/core/errors.js';
 import { requirementFailure } from '../../src/http/authenticate.js';
-import { type AuthResult, type AuthenticateInput, authenticate, authorizeScopes, toErrorResponse } from '../../src/index.js';
+import {
+  type AuthResult,
+  type AuthenticateInput,
+  type AuthenticatingVerifier,
+  authenticate,
+  authorizeScopes,
+  toErrorResponse,
+} from '../../src/index.js';
 import { normalizeScopeRequirement } from '../../src/internal/index.js';
 import { seconds, useFixture } from '../support/fixture.js';
 import { verifyUntilCached } from '../support/result-cache.js';
@@ -29,6 +36,18 @@ describe('authenticate', () => {
     expect(() => authenticate(fx.verifier(), null as unknown as AuthenticateInput)).toThrow(
       /^authenticate: options must be an object, got null$/,
     );
+  });
+
+  test.each([
+    ['null', null, /^authenticate: verifier must be a verifier from createVerifier\(\), got null$/],
+    [
+      'an object without verify()',
+      {},
+      /^authenticate: verifier must be a verifier from createVerifier\(\) \(verifier\.verify must be a function\)$/,
+    ],
+  ])('refuses a verifier that is %s, naming it, where a TypeError of its own was thrown on', async (_name, verifier, message) => {
+    const authorization = `Bearer ${await fx.issuer.token()}`;
+    expect(() => authenticate(verifier as unknown as AuthenticatingVerifier, { authorization })).toThrow(message);
   });
 
   test('a token not in the cache comes as a promise', async () => {
