@@ -120,6 +120,12 @@ describe('extractBearerToken', () => {
     expect(performance.now() - started).toBeLessThan(2000); // generous margin: linear is a few ms
   });
 
+  test('refuses a holds that is not a function, naming the value found', () => {
+    expect(() => extractBearerToken('Bearer abc', 42 as unknown as (token: string) => boolean)).toThrow(
+      /^extractBearerToken: holds must be a function, got 42$/,
+    );
+  });
+
   describe("with the verifier's holds()", () => {
     const held = 'eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJ4In0.c2lnbmF0dXJl';
     /** A holds() that knows `held` alone, and records what it was asked. */
