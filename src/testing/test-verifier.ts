@@ -49,6 +49,15 @@ function issuerList(issuers: TestIssuer | readonly TestIssuer[]): readonly TestI
         `createTestVerifier: issuers[${index}] must be a test issuer from createTestIssuer(), got ${describeValue(issuer)}`,
       );
     }
+    // One not made by createTestIssuer() is taken by its entry: without one, it is most likely an
+    // issuer's entry given in its place.
+    const { entry } = issuer as { entry?: unknown };
+    if (issuerLink(issuer) === undefined && (typeof entry !== 'object' || entry === null)) {
+      throw new TypeError(
+        `createTestVerifier: issuers[${index}] must be a test issuer from createTestIssuer(), got an object without entry ` +
+          '(a registry entry, issuer.entry?): pass the issuer itself',
+      );
+    }
   });
   return list;
 }

@@ -268,6 +268,13 @@ describe('createTestVerifier', () => {
     );
   });
 
+  test("refuses an issuer's registry entry given in place of the issuer, saying to pass the issuer", async () => {
+    const issuer = await createTestIssuer();
+    expect(() => createTestVerifier(issuer.entry as unknown as TestIssuer)).toThrow(
+      /^createTestVerifier: issuers\[0\] must be a test issuer from createTestIssuer\(\), got an object without entry .*pass the issuer itself/,
+    );
+  });
+
   test('needs at least one issuer', () => {
     expect(() => createTestVerifier([])).toThrow(TypeError);
   });
