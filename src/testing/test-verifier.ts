@@ -128,6 +128,14 @@ function following(inner: Verifier, followed: readonly Followed[]): Verifier {
  * keeps up with the issuers (see {@link TestVerifierOptions.followIssuers}).
  */
 export function createTestVerifier(issuers: TestIssuer | readonly TestIssuer[], options: TestVerifierOptions = {}): Verifier {
+  const given = (options ?? {}) as { registry?: unknown };
+  if (given.registry !== undefined) {
+    // A verifier option, left out on purpose: "unknown option" would read as a misspelling.
+    throw new TypeError(
+      `createTestVerifier: registry is made from the issuers given, got ${describeValue(given.registry)}: pass the issuers ` +
+        '(createTestVerifier([a, b])), or build the verifier with createVerifier({ registry })',
+    );
+  }
   rejectUnknownOptions('createTestVerifier', options, TEST_VERIFIER_OPTION_NAMES);
   const list = issuerList(issuers);
   const { followIssuers, audience, now, fetch, ...rest } = options;

@@ -275,6 +275,13 @@ describe('createTestVerifier', () => {
     );
   });
 
+  test("refuses a registry option, saying the issuers given make the verifier's registry", async () => {
+    const issuer = await createTestIssuer();
+    expect(() => createTestVerifier(issuer, { registry: [issuer.entry] } as never)).toThrow(
+      /^createTestVerifier: registry is made from the issuers given, got an array: pass the issuers .*createVerifier\(\{ registry \}\)/,
+    );
+  });
+
   test('needs at least one issuer', () => {
     expect(() => createTestVerifier([])).toThrow(TypeError);
   });
