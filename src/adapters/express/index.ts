@@ -39,7 +39,13 @@ function send(res: Response, response: ErrorResponse): void {
   // Already answered (a timeout middleware, while the keys were loading): setting headers would
   // throw, and Express 4 leaves the rejection of the middleware's promise unhandled.
   if (res.headersSent) return;
-  res.status(response.status).set(response.headers).end(JSON.stringify(response.body));
+  const text = JSON.stringify(response.body);
+  // Set here, as Koa and Fastify do: `end()` leaves a HEAD answer without it.
+  res
+    .status(response.status)
+    .set(response.headers)
+    .set('content-length', String(Buffer.byteLength(text)))
+    .end(text);
 }
 
 function fail(failure: GateFailure, res: Response, next: NextFunction): void {

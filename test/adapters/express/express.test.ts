@@ -115,6 +115,22 @@ describe('the Express adapter', () => {
     }
   });
 
+  it('answers a HEAD request it refuses with the Content-Length of the body a GET gets, as Koa and Fastify do', async () => {
+    const app = express();
+    app.use(auth({ verifier: fx.verifier }));
+    app.get('/me', (_req, res) => void res.send('reached'));
+    const running = await serveOnLoopback(app);
+    try {
+      const get = await fetch(`${running.url}/me`);
+      const length = String(new TextEncoder().encode(await get.text()).byteLength);
+      const head = await fetch(`${running.url}/me`, { method: 'HEAD' });
+      expect(head.status).toBe(401);
+      expect(head.headers.get('content-length')).toBe(length);
+    } finally {
+      await running.close();
+    }
+  });
+
   it('passes the AuthError itself to next(err) when forwardErrors is set', async () => {
     const middleware = auth({
       verifier: { verify: async () => Promise.reject(new Error('unreachable')) },
