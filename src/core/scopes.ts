@@ -2,6 +2,7 @@
  * Scopes: the known scopes, the `scope` claim's parser and the requirement checker.
  */
 import { kindOf, quote } from './hint-text.js';
+import { describe } from './options.js';
 
 /** The scopes the gateway knows. Every request needs at least one of them (the default policy). */
 export const SCOPES = Object.freeze({
@@ -25,6 +26,11 @@ const KNOWN: ReadonlySet<string> = new Set<string>(KNOWN_SCOPES);
 
 /** RFC 6749 §3.3 scope-token: %x21 / %x23-5B / %x5D-7E. */
 const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
+
+/** `true` when `value` is an RFC 6749 scope-token: printable ASCII, no space, `"` or `\`. */
+export function isScopeToken(value: unknown): value is string {
+  return typeof value === 'string' && SCOPE_TOKEN.test(value);
+}
 
 /** `true` when `scope` is one of {@link SCOPES}. */
 export function isKnownScope(scope: string): scope is KnownScope {
@@ -118,11 +124,11 @@ class CheckedRequirement implements NormalizedScopeRequirement {
 
 function checkScopeList(list: unknown, label: string): readonly string[] {
   if (!Array.isArray(list) || list.length === 0) {
-    throw new TypeError(`${label} must be a non-empty array of scopes`);
+    throw new TypeError(`${label} must be a non-empty array of scopes, got ${describe(list)}`);
   }
   list.forEach((scope, index) => {
     if (typeof scope !== 'string' || !SCOPE_TOKEN.test(scope)) {
-      throw new TypeError(`${label}[${index}] must be a scope token (no spaces), got ${JSON.stringify(scope)}`);
+      throw new TypeError(`${label}[${index}] must be a scope token (no spaces), got ${describe(scope)}`);
     }
   });
   return Object.freeze([...new Set(list as string[])]);
@@ -146,7 +152,9 @@ export function normalizeScopeRequirement(requirement: unknown, label = 'require
       return new CheckedRequirement('anyOf', checkScopeList((requirement as { anyOf: unknown }).anyOf, `${label}.anyOf`));
     }
   }
-  throw new TypeError(`${label} must be a scope, an array of scopes (all of), { allOf: [...] } or { anyOf: [...] }`);
+  throw new TypeError(
+    `${label} must be a scope, an array of scopes (all of), { allOf: [...] } or { anyOf: [...] }, got ${describe(requirement)}`,
+  );
 }
 
 /** The default policy: at least one known scope. */

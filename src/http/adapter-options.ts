@@ -1,10 +1,10 @@
 /**
  * The one options object every framework adapter takes, checked once when the middleware is made.
  */
-import { booleanOption, describe, methodsOption, rejectUnknownOptions } from '../core/options.js';
+import { booleanOption, describe, rejectUnknownOptions } from '../core/options.js';
 import { type NormalizedScopeRequirement, type ScopeRequirement, normalizeScopeRequirement } from '../core/scopes.js';
 import { VERIFIER_OPTION_NAMES, type VerifierOptions, createVerifier } from '../core/verifier.js';
-import type { AuthenticatingVerifier } from './authenticate.js';
+import { type AuthenticatingVerifier, checkVerifier } from './authenticate.js';
 import { checkRealm } from './error-response.js';
 
 /** The adapter's own options, beside the verifier (or the verifier's options). */
@@ -94,13 +94,6 @@ export function stableRequirement(requirement: unknown, label: string): Normaliz
   return normalizeScopeRequirement(requirement, label);
 }
 
-function checkVerifier(owner: string, value: unknown): AuthenticatingVerifier {
-  // `verifyNow` and `holds` are optional (a hand-made verifier may have `verify` alone), but functions if there.
-  const given = value as Partial<AuthenticatingVerifier> | null;
-  const methods = ['verify', ...(['verifyNow', 'holds'] as const).filter((name) => given?.[name] !== undefined)];
-  return methodsOption<AuthenticatingVerifier>(owner, 'verifier', value, methods, 'a verifier from createVerifier()');
-}
-
 function verifierFrom(owner: string, options: Record<string, unknown>): AuthenticatingVerifier {
   const flat = Object.keys(options).filter((key) => VERIFIER_OPTION_NAMES.has(key));
   if (options.verifier !== undefined) {
@@ -111,6 +104,21 @@ function verifierFrom(owner: string, options: Record<string, unknown>): Authenti
   }
   if (flat.length === 0) throw new TypeError(`${owner}: verifier is required (or the verifier's options: registry, audience, …)`);
   return createVerifier(Object.fromEntries(flat.map((key) => [key, options[key]])) as unknown as VerifierOptions);
+}
+
+/**
+ * Refuses a middleware factory called by the framework (`app.use(auth)`, not `app.use(auth({…}))`):
+ * it then gets the request and `next` instead of its one options object.
+ * @param count how many arguments the factory got
+ * @param example the call to write instead
+ * @throws {TypeError} naming `owner` and what to write when `count` is more than one.
+ */
+export function refuseMountedFactory(owner: string, count: number, example: string): void {
+  if (count <= 1) return;
+  throw new TypeError(
+    `${owner}: takes one options object, got ${count} arguments: ${owner} itself was mounted as middleware; ` +
+      `call it and mount what it returns: ${example}`,
+  );
 }
 
 /**

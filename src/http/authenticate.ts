@@ -5,7 +5,7 @@
  */
 import type { AuthContext } from '../core/auth-context.js';
 import { AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
-import { optionNames, rejectUnknownOptions } from '../core/options.js';
+import { describe, methodsOption, optionNames, rejectUnknownOptions } from '../core/options.js';
 import {
   DEFAULT_SCOPE_POLICY,
   type NormalizedScopeRequirement,
@@ -98,7 +98,22 @@ export function authorizeScopes(
       error: new ConfigurationError('requireScopes() ran where no verification did: mount the auth middleware before it.'),
     };
   }
-  const error = scopeFailure(auth, requirement);
+  let error: AuthError | null;
+  try {
+    error = scopeFailure(auth, requirement);
+  } catch (thrown) {
+    // Only where the check threw, so a verified request pays nothing for it: an auth value that
+    // another library set (express-jwt's req.auth is the token's payload) has no set of scopes.
+    const scopes: unknown = (auth as { scopes?: unknown }).scopes;
+    if (typeof (scopes as { has?: unknown } | null | undefined)?.has === 'function') throw thrown;
+    return {
+      ok: false,
+      error: new ConfigurationError(
+        `requireScopes() found an auth value whose scopes are not a set (got ${describe(scopes)}): it was set by something ` +
+          "other than this package's auth middleware; mount that middleware before requireScopes(...).",
+      ),
+    };
+  }
   return error === null ? { ok: true } : { ok: false, error };
 }
 
@@ -108,6 +123,17 @@ function judged(verifier: AuthenticatingVerifier, auth: AuthContext, requirement
   if (error === null) return { ok: true, auth };
   verifier.reportRefusal?.(error, auth);
   return { ok: false, error };
+}
+
+/**
+ * Checks a verifier: `verify`, and `verifyNow` and `holds` where present (a hand-made verifier
+ * may have `verify` alone), must be functions.
+ * @throws {TypeError} naming `owner` and the value found otherwise.
+ */
+export function checkVerifier(owner: string, value: unknown): AuthenticatingVerifier {
+  const given = value as Partial<AuthenticatingVerifier> | null;
+  const methods = ['verify', ...(['verifyNow', 'holds'] as const).filter((name) => given?.[name] !== undefined)];
+  return methodsOption<AuthenticatingVerifier>(owner, 'verifier', value, methods, 'a verifier from createVerifier()');
 }
 
 /** A failure of the verification as a result; anything but an `AuthError` (a bug) is thrown on. */
@@ -162,5 +188,12 @@ export function authenticate(verifier: AuthenticatingVerifier, input: Authentica
     if (key !== 'authorization' && key !== 'requiredScopes') rejectUnknownOptions('authenticate', input, AUTHENTICATE_INPUT_NAMES);
   }
   const requirement = input.requiredScopes === undefined ? undefined : normalizeScopeRequirement(input.requiredScopes);
-  return authenticateChecked(verifier, input.authorization, requirement);
+  try {
+    return authenticateChecked(verifier, input.authorization, requirement);
+  } catch (error) {
+    // Only where something was thrown (a verified request pays nothing): a verifier that is none
+    // is named, rather than the TypeError it caused.
+    checkVerifier('authenticate', verifier);
+    throw error;
+  }
 }

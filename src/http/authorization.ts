@@ -9,6 +9,7 @@
  */
 import { AuthError } from '../core/errors.js';
 import { kindOf } from '../core/hint-text.js';
+import { functionOption } from '../core/options.js';
 
 /** Every `Authorization` value received: none, one, or each of several headers. */
 export type AuthorizationInput = string | readonly string[] | null | undefined;
@@ -61,7 +62,8 @@ const B64TOKEN_FAULT = /[^A-Za-z0-9\-._~+/=]|=(?=[^=])/;
  */
 function characterAtFault(credentials: string): string {
   const fault = B64TOKEN_FAULT.exec(credentials);
-  if (fault === null) return 'a character it does not allow';
+  // No character at fault and yet refused: the credentials are all padding.
+  if (fault === null) return '"=" padding alone, with no token before it,';
   const place = `character ${fault.index + 1}`;
   if (fault[0] === '=') return `"=" padding at ${place}, before the end`;
   const code = (credentials.codePointAt(fault.index) as number).toString(16).toUpperCase().padStart(4, '0');
@@ -116,8 +118,10 @@ export interface TokenHolder {
  * the same). Its size is left to the verifier, which checks it before anything else.
  * @throws {AuthError} `missing_token` (no header, an empty one, another scheme) or
  *   `invalid_request` (several headers or credentials, empty credentials, not a b64token).
+ * @throws {TypeError} when `holds` is given and is not a function (a server fault).
  */
 export function extractBearerToken(authorization: AuthorizationInput, holds?: (token: string) => boolean): string {
+  functionOption('extractBearerToken', 'holds', holds);
   return readBearerToken(authorization, holds === undefined ? undefined : { holds });
 }
 

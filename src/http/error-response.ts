@@ -4,6 +4,7 @@
  */
 import { AUTH_ERROR_CODES, type AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
 import { booleanOption, describe, optionNames, rejectUnknownOptions } from '../core/options.js';
+import { isScopeToken } from '../core/scopes.js';
 
 /** The members of {@link ErrorResponseOptions}: any other is refused, naming the nearest. */
 const ERROR_RESPONSE_OPTION_NAMES = optionNames<ErrorResponseOptions>({ realm: true, exposeHints: true });
@@ -80,8 +81,11 @@ export function challenge(error: AuthError, realm: string): string | undefined {
   if (error.status !== 400 && error.status !== 401 && error.status !== 403) return undefined;
   let value = `Bearer realm="${realm}"`;
   if (error.error !== null) value += `, error="${error.error}", error_description="${AUTH_ERROR_CODES[error.code].title}"`;
-  if (error.code === 'insufficient_scope' && error.requiredScopes !== undefined) {
-    value += `, scope="${error.requiredScopes.join(' ')}"`;
+  // Scopes this package checked when the route was built; a hand-made error's are left out
+  // unless each is a scope-token, which can stand in the quoted parameter.
+  const scopes = error.requiredScopes;
+  if (error.code === 'insufficient_scope' && scopes !== undefined && scopes.every(isScopeToken)) {
+    value += `, scope="${scopes.join(' ')}"`;
   }
   return value;
 }
@@ -125,6 +129,8 @@ function fromAuthError(error: AuthError, realm: string, exposeHints: boolean): E
   const value = challenge(error, realm);
   if (value !== undefined) headers['www-authenticate'] = value;
   if (error.retryAfter !== undefined) headers['retry-after'] = retryAfterHeader(error.retryAfter);
+  // A hand-made error's NaN or Infinity would make the header unparseable: left out.
+  if (Number.isFinite(error.retryAfter)) headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfter as number)));
   const hint = exposeHints ? error.hint : undefined;
   return {
     status: error.status,

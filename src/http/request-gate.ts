@@ -57,9 +57,10 @@ type Gated = { [GATED_WITH]?: AdapterSettings };
 
 /**
  * Records `settings` on `request`, unless `requireScopes(...)` would answer as they say anyway and
- * has no refusal to report (the verifier has no `onEvent`).
+ * has no refusal to report (the verifier has no `onEvent`): for a request let through unverified
+ * (Fastify's `config.auth: false`), so that its `requireScopes(...)` fails as the settings say.
  */
-function remember(request: object, settings: AdapterSettings): void {
+export function remember(request: object, settings: AdapterSettings): void {
   if (
     settings.realm === UNGATED.realm &&
     settings.forwardErrors === UNGATED.forwardErrors &&

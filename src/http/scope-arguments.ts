@@ -1,6 +1,7 @@
 /**
  * The arguments of every adapter's `requireScopes(...)`.
  */
+import { describe } from '../core/options.js';
 import type { NormalizedScopeRequirement, ScopeRequirement } from '../core/scopes.js';
 import { stableRequirement } from './adapter-options.js';
 
@@ -16,5 +17,16 @@ export type RequireScopesArguments = readonly [requirement: ScopeRequirement] | 
  */
 export function requirementFromArguments(args: readonly unknown[]): NormalizedScopeRequirement {
   if (args.length === 0) throw new TypeError('requireScopes: give at least one scope');
+  if (args.length > 1) {
+    const index = args.findIndex((arg) => typeof arg !== 'string');
+    if (index !== -1) {
+      // Several arguments that are not all scopes: most likely a request and `next`, the framework
+      // calling requireScopes itself (`app.get(path, requireScopes, handler)`).
+      throw new TypeError(
+        `requireScopes: several arguments must all be scopes, got ${describe(args[index])} at [${index}]: if requireScopes ` +
+          "was mounted as middleware itself, call it and mount what it returns: requireScopes('pay:processPayments')",
+      );
+    }
+  }
   return stableRequirement(args.length === 1 ? args[0] : args, 'requireScopes');
 }

@@ -2,7 +2,7 @@
  * A real JWKS endpoint on 127.0.0.1, for tests that must not depend on request interception.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { functionOption, optionNames, rejectUnknownOptions } from '../internal/index.js';
+import { describeValue, functionOption, optionNames, rejectUnknownOptions } from '../internal/index.js';
 
 /** The members of {@link ServeJwksOptions}: any other is refused, naming the nearest. */
 const SERVE_JWKS_OPTION_NAMES = optionNames<ServeJwksOptions>({ path: true, respond: true, onRequest: true });
@@ -40,12 +40,12 @@ export interface ServeJwksOptions {
  */
 export async function serveJwks(document: () => unknown, options: ServeJwksOptions = {}): Promise<JwksServer> {
   if (typeof document !== 'function') {
-    throw new TypeError(`serveJwks: document must be a function returning the JWKS (() => jwks), got ${typeof document}`);
+    throw new TypeError(`serveJwks: document must be a function returning the JWKS (() => jwks), got ${describeValue(document)}`);
   }
   rejectUnknownOptions('serveJwks', options, SERVE_JWKS_OPTION_NAMES);
   const path = options.path ?? '/.well-known/jwks.json';
   if (typeof path !== 'string' || !path.startsWith('/')) {
-    throw new TypeError(`serveJwks: path must start with "/", got ${typeof path === 'string' ? JSON.stringify(path) : typeof path}`);
+    throw new TypeError(`serveJwks: path must start with "/", got ${describeValue(path)}`);
   }
   functionOption('serveJwks', 'respond', options.respond);
   functionOption('serveJwks', 'onRequest', options.onRequest);

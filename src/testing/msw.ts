@@ -12,14 +12,16 @@
  * @module paygate-auth/testing/msw
  */
 import { type HttpHandler, http } from 'msw';
-import { isLoopbackHost } from '../internal/index.js';
+import { describeValue, isLoopbackHost } from '../internal/index.js';
 import { type TestIssuer, issuerLink } from './test-issuer.js';
 
 /** One msw handler per issuer, serving its JWKS at its msw URL and counting the requests (`jwksRequests`). */
 export function jwksHandlers(...issuers: readonly TestIssuer[]): HttpHandler[] {
-  return issuers.map((issuer) => {
+  return issuers.map((issuer, index) => {
     const link = issuerLink(issuer);
-    if (link === undefined) throw new TypeError('jwksHandlers: give issuers made by createTestIssuer()');
+    if (link === undefined) {
+      throw new TypeError(`jwksHandlers: issuers[${index}] must be a test issuer from createTestIssuer(), got ${describeValue(issuer)}`);
+    }
     return http.get(link.registeredJwksUri, () => link.respond());
   });
 }

@@ -248,13 +248,47 @@ function warnListenOrder(mswUri: string): void {
   );
 }
 
-function withOverrides(base: Record<string, unknown>, overrides: Readonly<Record<string, unknown>> | undefined): Record<string, unknown> {
+/** What the members of each kind of overrides are, for the message refusing them. */
+const OVERRIDDEN = { claims: 'claims', header: 'header members' } as const;
+
+/**
+ * `base` with `overrides` applied, `undefined` removing a member.
+ * @throws {TypeError} naming `owner`, `kind` and the value found when `overrides` is not an object.
+ */
+function withOverrides(
+  owner: string,
+  kind: keyof typeof OVERRIDDEN,
+  base: Record<string, unknown>,
+  overrides: Readonly<Record<string, unknown>> | undefined,
+): Record<string, unknown> {
+  if (overrides !== undefined && (typeof overrides !== 'object' || overrides === null || Array.isArray(overrides))) {
+    throw new TypeError(
+      `${owner}: ${kind} must be an object of ${OVERRIDDEN[kind]} (a member set to undefined removes it), got ${describeValue(overrides)}: ` +
+        'for a segment of any other shape, use signRawToken()',
+    );
+  }
   const result = { ...base };
   for (const [name, value] of Object.entries(overrides ?? {})) {
     if (value === undefined) delete result[name];
     else result[name] = value;
   }
   return result;
+}
+
+/** `true` for a key as `generateTestKey()` or `addKey()` makes one: what `token()` signs with. */
+function isTestKey(value: unknown): value is TestKey {
+  if (typeof value !== 'object' || value === null) return false;
+  const { kid, privateKeyPkcs8 } = value as Partial<TestKey>;
+  return typeof kid === 'string' && kid !== '' && privateKeyPkcs8 instanceof Uint8Array;
+}
+
+/**
+ * @throws {TypeError} naming `owner`, `name` and the value found unless `kid` is a string (a
+ * `TestKey` given in its place would match no JWKS entry, and the call would do nothing).
+ */
+function checkKid(owner: string, name: string, kid: unknown): void {
+  if (typeof kid === 'string') return;
+  throw new TypeError(`${owner}: ${name} must be a kid (a string), got ${describeValue(kid)}: for a TestKey, pass key.kid`);
 }
 
 interface MswModule {
@@ -303,7 +337,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     unit: 'seconds',
   });
   const kidPrefix = textOption('kid', options.kid, 'test-key');
-  const mswUri = options.jwksUri ?? `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`;
+  const mswUri = textOption('jwksUri', options.jwksUri, `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`);
   let jwksUri = mswUri;
   /** Whether `entry` was read while it named the msw URL (a verifier may hold it). */
   let entryReadBeforeListen = false;
@@ -340,7 +374,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     ...(options.maxTokenLifetime === undefined ? {} : { maxTokenLifetime: options.maxTokenLifetime }),
     ...(options.subjectMustEqualIssuer === undefined ? {} : { subjectMustEqualIssuer: options.subjectMustEqualIssuer }),
   });
-  const claims = (overrides?: TestClaims): Record<string, unknown> => {
+  const claimsFor = (owner: string, overrides: TestClaims | undefined): Record<string, unknown> => {
     const iat = Math.floor(now() / 1000);
     const base: Record<string, unknown> = {
       iss: issuer,
@@ -352,8 +386,9 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       tenant_name: tenantName,
       scope,
     };
-    return withOverrides(base, overrides);
+    return withOverrides(owner, 'claims', base, overrides);
   };
+  const claims = (overrides?: TestClaims): Record<string, unknown> => claimsFor('claims', overrides);
   const respond = (): Response => {
     jwksRequests += 1;
     return Response.json(document());
@@ -389,8 +424,14 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     claims,
     async token(overrides, header, tokenOptions = {}) {
       rejectUnknownOptions('token', tokenOptions, TOKEN_OPTION_NAMES);
+      if (tokenOptions.key !== undefined && !isTestKey(tokenOptions.key)) {
+        throw new TypeError(
+          `token: key must be a TestKey (from addKey(), rotate() or generateTestKey()), got ${describeValue(tokenOptions.key)}`,
+        );
+      }
       const key = tokenOptions.key ?? signingKey;
-      return signRawToken(key, withOverrides({ alg: 'RS256', typ: 'JWT', kid: key.kid }, header), claims(overrides));
+      const payload = claimsFor('token', overrides);
+      return signRawToken(key, withOverrides('token', 'header', { alg: 'RS256', typ: 'JWT', kid: key.kid }, header), payload);
     },
     addKey,
     async rotate(rotation = {}) {
@@ -407,13 +448,22 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       return key;
     },
     promote(key) {
-      const found = typeof key === 'string' ? keys.get(key) : key;
-      if (found === undefined || typeof found !== 'object')
-        throw new TypeError(`promote: ${JSON.stringify(key)} is not a key of this issuer`);
-      signingKey = found;
-      return found;
+      if (typeof key === 'string') {
+        const found = keys.get(key);
+        if (found === undefined) {
+          throw new TypeError(`promote: ${describeValue(key)} is not a key of this issuer (its keys: ${[...keys.keys()].join(', ')})`);
+        }
+        signingKey = found;
+        return found;
+      }
+      if (!isTestKey(key)) {
+        throw new TypeError(`promote: key must be a TestKey or the kid of a key of this issuer, got ${describeValue(key)}`);
+      }
+      signingKey = key;
+      return key;
     },
     retire(...kids) {
+      for (const [index, kid] of kids.entries()) checkKid('retire', `kids[${index}]`, kid);
       if (kids.length === 0) unpublishAllBut(signingKey.kid);
       else setPublished(published.filter((jwk) => !kids.includes(jwk.kid as string)));
     },
@@ -421,14 +471,17 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       setPublished([...published, ...entries]);
     },
     unpublish(kid) {
+      checkKid('unpublish', 'kid', kid);
       setPublished(published.filter((jwk) => jwk.kid !== kid));
     },
     async listen(listenOptions = {}) {
+      // Checked here: serveJwks() sees only the wrapper below, and a bad one would throw in the server.
+      const onRequest = functionOption<() => void>('listen', 'onRequest', listenOptions.onRequest);
       const server = await serveJwks(document, {
         ...listenOptions,
         onRequest: () => {
           jwksRequests += 1;
-          listenOptions.onRequest?.();
+          onRequest?.();
         },
       });
       servers.push(server);

@@ -3,7 +3,7 @@
  * (the `kid` defaults to the key's RFC 7638 thumbprint), and signing with `CompactSign`. For
  * malformed tokens, {@link signRawToken} also signs header and payload bytes exactly as given.
  */
-import { rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { describeValue, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import type { webcrypto } from 'node:crypto';
 import {
   CompactSign,
@@ -115,9 +115,15 @@ export async function generateTestKey(options: TestKeyOptions = {}): Promise<Tes
   rejectUnknownOptions('generateTestKey', options, TEST_KEY_OPTION_NAMES);
   const modulusLength = options.modulusLength ?? 2048;
   if (!Number.isInteger(modulusLength) || modulusLength < 512)
-    throw new TypeError('generateTestKey: modulusLength must be an integer of at least 512');
+    throw new TypeError(`generateTestKey: modulusLength must be an integer of at least 512, got ${describeValue(modulusLength)}`);
   if (options.kid !== undefined && (typeof options.kid !== 'string' || options.kid === '')) {
-    throw new TypeError('generateTestKey: kid must be a non-empty string');
+    throw new TypeError(`generateTestKey: kid must be a non-empty string, got ${describeValue(options.kid)}`);
+  }
+  const { jwk } = options;
+  if (jwk !== undefined && (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk))) {
+    throw new TypeError(
+      `generateTestKey: jwk must be an object of JWK members to set (or, set to undefined, remove), got ${describeValue(jwk)}`,
+    );
   }
   const pair = await pairOf(modulusLength);
   const { kty, n, e } = await exportJWK(pair.publicKey);
@@ -191,7 +197,9 @@ export async function signRawToken(key: TestKey, header: unknown, payload: unkno
   rejectUnknownOptions('signRawToken', options, SIGN_RAW_TOKEN_OPTION_NAMES);
   const headerAlg = (header as { alg?: unknown } | null)?.alg;
   const alg: TestSigningAlgorithm = options.alg ?? (isSigningAlgorithm(headerAlg) ? headerAlg : 'RS256');
-  if (!isSigningAlgorithm(alg)) throw new TypeError(`signRawToken: alg must be one of ${Object.keys(SIGNING).join(', ')}`);
+  if (!isSigningAlgorithm(alg)) {
+    throw new TypeError(`signRawToken: alg must be one of ${Object.keys(SIGNING).join(', ')}, got ${describeValue(alg)}`);
+  }
   if (joseSigns(key, header, alg)) {
     return new CompactSign(segmentBytes(payload)).setProtectedHeader(header as { alg: string }).sign(await privateJwkOf(key));
   }

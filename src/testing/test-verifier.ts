@@ -4,7 +4,7 @@
  * JWKS is fetched wherever its issuer serves it now.
  */
 import { type FetchLike, IssuerRegistry, type Verifier, type VerifierOptions, createVerifier } from '../index.js';
-import { VERIFIER_OPTION_NAMES, booleanOption, describeValue, rejectUnknownOptions } from '../internal/index.js';
+import { VERIFIER_OPTION_NAMES, booleanOption, describeValue, functionOption, rejectUnknownOptions } from '../internal/index.js';
 import { type IssuerLink, type TestIssuer, issuerLink } from './test-issuer.js';
 
 /**
@@ -47,6 +47,15 @@ function issuerList(issuers: TestIssuer | readonly TestIssuer[]): readonly TestI
     if (typeof issuer !== 'object' || issuer === null) {
       throw new TypeError(
         `createTestVerifier: issuers[${index}] must be a test issuer from createTestIssuer(), got ${describeValue(issuer)}`,
+      );
+    }
+    // One not made by createTestIssuer() is taken by its entry: without one, it is most likely an
+    // issuer's entry given in its place.
+    const { entry } = issuer as { entry?: unknown };
+    if (issuerLink(issuer) === undefined && (typeof entry !== 'object' || entry === null)) {
+      throw new TypeError(
+        `createTestVerifier: issuers[${index}] must be a test issuer from createTestIssuer(), got an object without entry ` +
+          '(a registry entry, issuer.entry?): pass the issuer itself',
       );
     }
   });
@@ -119,10 +128,20 @@ function following(inner: Verifier, followed: readonly Followed[]): Verifier {
  * keeps up with the issuers (see {@link TestVerifierOptions.followIssuers}).
  */
 export function createTestVerifier(issuers: TestIssuer | readonly TestIssuer[], options: TestVerifierOptions = {}): Verifier {
+  const given = (options ?? {}) as { registry?: unknown };
+  if (given.registry !== undefined) {
+    // A verifier option, left out on purpose: "unknown option" would read as a misspelling.
+    throw new TypeError(
+      `createTestVerifier: registry is made from the issuers given, got ${describeValue(given.registry)}: pass the issuers ` +
+        '(createTestVerifier([a, b])), or build the verifier with createVerifier({ registry })',
+    );
+  }
   rejectUnknownOptions('createTestVerifier', options, TEST_VERIFIER_OPTION_NAMES);
   const list = issuerList(issuers);
   const { followIssuers, audience, now, fetch, ...rest } = options;
   booleanOption('createTestVerifier', 'followIssuers', followIssuers, true);
+  // Checked here: when following, the verifier gets a wrapper, and a bad one failed every download as 503.
+  functionOption('createTestVerifier', 'fetch', fetch);
   const base = { ...rest, audience: audience ?? (list[0] as TestIssuer).audience, now: now ?? (() => Date.now()) };
   if (followIssuers === false) {
     return createVerifier({

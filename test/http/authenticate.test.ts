@@ -1,6 +1,15 @@
 import { describe, expect, test } from 'vitest';
+import type { AuthContext } from '../../src/core/auth-context.js';
+import { ConfigurationError } from '../../src/core/errors.js';
 import { requirementFailure } from '../../src/http/authenticate.js';
-import { type AuthResult, type AuthenticateInput, authenticate, authorizeScopes, toErrorResponse } from '../../src/index.js';
+import {
+  type AuthResult,
+  type AuthenticateInput,
+  type AuthenticatingVerifier,
+  authenticate,
+  authorizeScopes,
+  toErrorResponse,
+} from '../../src/index.js';
 import { normalizeScopeRequirement } from '../../src/internal/index.js';
 import { seconds, useFixture } from '../support/fixture.js';
 import { verifyUntilCached } from '../support/result-cache.js';
@@ -27,6 +36,18 @@ describe('authenticate', () => {
     expect(() => authenticate(fx.verifier(), null as unknown as AuthenticateInput)).toThrow(
       /^authenticate: options must be an object, got null$/,
     );
+  });
+
+  test.each([
+    ['null', null, /^authenticate: verifier must be a verifier from createVerifier\(\), got null$/],
+    [
+      'an object without verify()',
+      {},
+      /^authenticate: verifier must be a verifier from createVerifier\(\) \(verifier\.verify must be a function\)$/,
+    ],
+  ])('refuses a verifier that is %s, naming it, where a TypeError of its own was thrown on', async (_name, verifier, message) => {
+    const authorization = `Bearer ${await fx.issuer.token()}`;
+    expect(() => authenticate(verifier as unknown as AuthenticatingVerifier, { authorization })).toThrow(message);
   });
 
   test('a token not in the cache comes as a promise', async () => {
@@ -295,6 +316,15 @@ describe('authorizeScopes', () => {
   test('fails as a configuration error (500), never a pass, where no verification ran', () => {
     const result = authorizeScopes(null, 'hub:subscribe');
     expect(!result.ok && toErrorResponse(result.error).status).toBe(500);
+  });
+
+  test("fails as a configuration error (500) on another library's auth value, a JWT payload without scopes", () => {
+    // express-jwt sets req.auth to the token's payload: requireScopes() must not throw a TypeError on it.
+    const foreign = { sub: 'someone', scope: 'hub:subscribe' } as unknown as AuthContext;
+    const result = authorizeScopes(foreign, 'hub:subscribe');
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error).toBeInstanceOf(ConfigurationError);
+    expect(!result.ok && result.error.message).toMatch(/got undefined/);
   });
 });
 

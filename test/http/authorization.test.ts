@@ -93,6 +93,12 @@ describe('extractBearerToken', () => {
     expect(failure('Bearer abc=.def').message).toContain('"=" padding at character 4, before the end');
   });
 
+  test('credentials of "=" padding alone are invalid_request saying there is no token before the padding', () => {
+    const error = failure('Bearer ====');
+    expect(error.code).toBe('invalid_request');
+    expect(error.message).toContain('"=" padding alone, with no token before it');
+  });
+
   test('several Authorization headers are named by their number', () => {
     expect(failure(['Bearer a', 'Bearer b', 'Bearer c']).message).toContain('3 Authorization headers');
   });
@@ -112,6 +118,12 @@ describe('extractBearerToken', () => {
     const started = performance.now();
     expect(failure(header).status).toBeLessThan(500);
     expect(performance.now() - started).toBeLessThan(2000); // generous margin: linear is a few ms
+  });
+
+  test('refuses a holds that is not a function, naming the value found', () => {
+    expect(() => extractBearerToken('Bearer abc', 42 as unknown as (token: string) => boolean)).toThrow(
+      /^extractBearerToken: holds must be a function, got 42$/,
+    );
   });
 
   describe("with the verifier's holds()", () => {

@@ -33,6 +33,28 @@ describe('toErrorResponse', () => {
     );
   });
 
+  test.each([
+    ['a quote and a parameter', ['pay:x", error="forged']],
+    ['a line break', ['pay:x\r\nset-cookie: a=b']],
+    ['non-ASCII text', ['pay:é']],
+  ])('a hand-made insufficient_scope error whose requiredScopes hold %s puts no scope="…" in the challenge', (_name, scopes) => {
+    const error = new AuthError('insufficient_scope', 'Lacks scopes.', { requiredScopes: scopes });
+    const response = toErrorResponse(error);
+    expect(response.status).toBe(403);
+    expect(response.headers['www-authenticate']).toBe(
+      'Bearer realm="paygate", error="insufficient_scope", error_description="Insufficient scope"',
+    );
+  });
+
+  test.each([
+    ['NaN', Number.NaN],
+    ['Infinity', Number.POSITIVE_INFINITY],
+  ])('a hand-made jwks_unavailable error whose retryAfter is %s gets no Retry-After', (_name, retryAfter) => {
+    const response = toErrorResponse(new AuthError('jwks_unavailable', 'Keys unavailable.', { retryAfter }));
+    expect(response.status).toBe(503);
+    expect(response.headers['retry-after']).toBeUndefined();
+  });
+
   test('jwks_unavailable is 503 with Retry-After in whole seconds and no challenge', () => {
     const response = toErrorResponse(new AuthError('jwks_unavailable', 'Keys unavailable.', { retryAfter: 2.2 }));
     expect(response.status).toBe(503);

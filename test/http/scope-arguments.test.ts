@@ -31,6 +31,29 @@ describe('requirementFromArguments', () => {
     });
   });
 
+  it.each([
+    ['a number', [42], /^requireScopes must be a scope, an array of scopes .*, got 42$/],
+    ['a misspelt { anyof }', [{ anyof: ['pay:chargeToken'] }], /^requireScopes must be a scope, .*, got object$/],
+    [
+      '{ anyOf } holding a string',
+      [{ anyOf: 'pay:chargeToken' }],
+      /^requireScopes\.anyOf must be a non-empty array of scopes, got "pay:chargeToken"$/,
+    ],
+  ])('refuses %s, naming the value found', (_name, args, message) => {
+    expect(() => requirementFromArguments(args)).toThrow(message);
+  });
+
+  it('names a refused scope escaped for one log line, never with its bidi or control characters raw', () => {
+    expect(() => requirementFromArguments(['pay:\u202eprocess\u2028'])).toThrow(/^requireScopes\[0\] must be a scope token/);
+    expect(() => requirementFromArguments(['pay:\u202eprocess\u2028'])).not.toThrow(/[\u202e\u2028]/);
+  });
+
+  it('refuses the arguments of a middleware call (requireScopes mounted uncalled), saying to call it', () => {
+    expect(() => requirementFromArguments([{ method: 'GET', headers: {} }, {}, () => {}])).toThrow(
+      /^requireScopes: several arguments must all be scopes, got object at \[0\]: .*mounted as middleware itself.*requireScopes\('pay:processPayments'\)/,
+    );
+  });
+
   it('returns a frozen requirement, so it is normalized once', () => {
     expect(Object.isFrozen(requirementFromArguments(['pay:chargeToken']))).toBe(true);
   });

@@ -17,6 +17,12 @@ describe('serveJwks', () => {
     await expect(serveJwks(() => ({ keys: [] }), { path: 'keys.json' })).rejects.toThrow(/serveJwks: path must start with "\/"/);
   });
 
+  test('names a refused path escaped for one log line, never with its bidi characters raw', async () => {
+    const refused = serveJwks(() => ({ keys: [] }), { path: 'keys\u202e.json' });
+    await expect(refused).rejects.toThrow(/^serveJwks: path must start with "\/", got "keys/);
+    await expect(refused).rejects.not.toThrow(/\u202e/);
+  });
+
   test.each(['respond', 'onRequest'])('refuses a %s that is not a function, naming it', async (name) => {
     await expect(serveJwks(() => ({ keys: [] }), { [name]: true } as never)).rejects.toThrow(`serveJwks: ${name} must be a function`);
   });

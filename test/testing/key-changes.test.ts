@@ -106,6 +106,15 @@ describe('pre-publication and promotion', () => {
     expect(() => issuer.promote('nobody')).toThrow(/promote: "nobody" is not a key of this issuer/);
   });
 
+  test.each([
+    ['null', null, /^promote: key must be a TestKey or the kid of a key of this issuer, got null$/],
+    ['an object without a kid', {}, /^promote: key must be .*, got object$/],
+  ])('promote() refuses %s, keeping the signing key, naming the value found', (_name, value, message) => {
+    const before = issuer.signingKey;
+    expect(() => issuer.promote(value as unknown as string)).toThrow(message);
+    expect(issuer.signingKey).toBe(before);
+  });
+
   test('rotate() refuses publishOnly with retire', async () => {
     await expect(issuer.rotate({ publishOnly: true, retire: true })).rejects.toThrow(TypeError);
   });
@@ -137,6 +146,23 @@ describe('retirement with the kit verifier', () => {
     expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toContain('b');
     issuer.retire();
     expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toEqual([issuer.signingKey.kid]);
+  });
+
+  test('retire() refuses a TestKey given in place of its kid, keeping the JWKS, and says to pass key.kid', async () => {
+    const spare = await issuer.addKey({ kid: 'spare-3' });
+    const before = issuer.jwks.keys.map((jwk) => jwk.kid);
+    expect(() => issuer.retire(spare as unknown as string)).toThrow(
+      /^retire: kids\[0\] must be a kid \(a string\), got object: .*key\.kid/,
+    );
+    expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toEqual(before);
+  });
+
+  test('unpublish() refuses a TestKey given in place of its kid, and says to pass key.kid', async () => {
+    const spare = await issuer.addKey({ kid: 'spare-4' });
+    expect(() => issuer.unpublish(spare as unknown as string)).toThrow(
+      /^unpublish: kid must be a kid \(a string\), got object: .*key\.kid/,
+    );
+    expect(issuer.jwks.keys.map((jwk) => jwk.kid)).toContain('spare-4');
   });
 
   test('unpublish() takes effect at once too', async () => {

@@ -38,4 +38,10 @@ describe('msw', () => {
   test('jwksHandlers refuse an issuer not made by createTestIssuer', () => {
     expect(() => jwksHandlers({ ...acme })).toThrow(/createTestIssuer/);
   });
+
+  test('jwksHandlers name the place and the value of what is not an issuer', () => {
+    expect(() => jwksHandlers(acme, undefined as unknown as TestIssuer)).toThrow(
+      /^jwksHandlers: issuers\[1\] must be a test issuer from createTestIssuer\(\), got undefined$/,
+    );
+  });
 });

@@ -105,6 +105,7 @@ describe('createTestIssuer option checks', () => {
     ['scope', ['pay:processPayments'], /createTestIssuer: scope must be a non-empty string, got an array/],
     ['tenantName', null, /createTestIssuer: tenantName must be a non-empty string, got null/],
     ['kid', '', /createTestIssuer: kid must be a non-empty string, got ""/],
+    ['jwksUri', 42, /createTestIssuer: jwksUri must be a non-empty string, got 42/],
   ])('refuses the option %s when it is not a non-empty string, naming it and the value', async (name, value, message) => {
     await expect(createTestIssuer({ [name]: value } as TestIssuerOptions)).rejects.toThrow(message);
   });
@@ -188,6 +189,26 @@ describe('TestIssuer key management', () => {
     );
   });
 
+  test.each([
+    [
+      'claims given as a string',
+      ['pay:chargeToken'],
+      /^token: claims must be an object of claims .*, got "pay:chargeToken": for a segment .*use signRawToken\(\)$/,
+    ],
+    ['claims given as an array', [['scope']], /^token: claims must be an object of claims .*, got an array: /],
+    ['a header given as null', [{}, null], /^token: header must be an object of header members .*, got null: /],
+  ])('token() refuses %s, naming the value found, instead of minting a token from its characters', async (_name, args, message) => {
+    const issuer = await createTestIssuer();
+    await expect((issuer.token as (...args: unknown[]) => Promise<string>)(...args)).rejects.toThrow(message);
+  });
+
+  test('token() refuses a key option that is not a TestKey, naming the value found', async () => {
+    const issuer = await createTestIssuer();
+    await expect(issuer.token({}, {}, { key: 'test-key' as unknown as TestKey })).rejects.toThrow(
+      /^token: key must be a TestKey \(from addKey\(\), rotate\(\) or generateTestKey\(\)\), got "test-key"$/,
+    );
+  });
+
   test('publish() and unpublish() edit the JWKS as given', async () => {
     const issuer = await createTestIssuer();
     issuer.publish({ kty: 'EC', kid: 'ec-1' });
@@ -211,6 +232,14 @@ describe('TestIssuer.listen', () => {
     } finally {
       await issuer.close();
     }
+  });
+
+  test('refuses an onRequest that is not a function before any server starts, naming it and the value', async () => {
+    const issuer = await createTestIssuer();
+    await expect(issuer.listen({ onRequest: 42 as unknown as () => void })).rejects.toThrow(
+      /^listen: onRequest must be a function, got 42$/,
+    );
+    expect(issuer.jwksUri).toBe('https://issuer.test/.well-known/jwks.json');
   });
 
   test('answers 404 on other paths', async () => {
@@ -239,8 +268,29 @@ describe('createTestVerifier', () => {
     );
   });
 
+  test("refuses an issuer's registry entry given in place of the issuer, saying to pass the issuer", async () => {
+    const issuer = await createTestIssuer();
+    expect(() => createTestVerifier(issuer.entry as unknown as TestIssuer)).toThrow(
+      /^createTestVerifier: issuers\[0\] must be a test issuer from createTestIssuer\(\), got an object without entry .*pass the issuer itself/,
+    );
+  });
+
+  test("refuses a registry option, saying the issuers given make the verifier's registry", async () => {
+    const issuer = await createTestIssuer();
+    expect(() => createTestVerifier(issuer, { registry: [issuer.entry] } as never)).toThrow(
+      /^createTestVerifier: registry is made from the issuers given, got an array: pass the issuers .*createVerifier\(\{ registry \}\)/,
+    );
+  });
+
   test('needs at least one issuer', () => {
     expect(() => createTestVerifier([])).toThrow(TypeError);
+  });
+
+  test('refuses a fetch that is not a function when it follows its issuers, naming the value found', async () => {
+    const issuer = await createTestIssuer();
+    expect(() => createTestVerifier(issuer, { fetch: 42 as unknown as typeof fetch })).toThrow(
+      /^createTestVerifier: fetch must be a function, got 42$/,
+    );
   });
 
   test('refuses a followIssuers that is not a boolean, naming it', async () => {

@@ -12,6 +12,18 @@ describe('generateTestKey', () => {
     expect(key.publicJwk.kid).toBe(key.kid);
   });
 
+  test.each([
+    [
+      'a modulusLength given as a string',
+      { modulusLength: '2048' },
+      /^generateTestKey: modulusLength must be an integer of at least 512, got "2048"$/,
+    ],
+    ['a kid that is a number', { kid: 7 }, /^generateTestKey: kid must be a non-empty string, got 7$/],
+    ['a jwk that is a string', { jwk: 'alg' }, /^generateTestKey: jwk must be an object of JWK members .*, got "alg"$/],
+  ])('refuses %s, naming the value found', async (_name, options, message) => {
+    await expect(generateTestKey(options as never)).rejects.toThrow(message);
+  });
+
   test('keeps a kid that is given', async () => {
     expect((await generateTestKey({ kid: 'k-1' })).publicJwk.kid).toBe('k-1');
   });
@@ -47,6 +59,13 @@ describe('signRawToken', () => {
       expect(JSON.parse(new TextDecoder().decode(payload))).toEqual({ sub: 'x' });
     },
   );
+
+  test('refuses an alg option it cannot sign with, naming the value found', async () => {
+    const key = await generateTestKey({ kid: 'k-1' });
+    await expect(signRawToken(key, { alg: 'RS256' }, {}, { alg: 'ES256' as never })).rejects.toThrow(
+      /^signRawToken: alg must be one of RS256, RS384, RS512, PS256, PS384, PS512, got "ES256"$/,
+    );
+  });
 
   test('encodes header and payload bytes exactly as given (a duplicate member, for attack tests)', async () => {
     const key = await generateTestKey({ kid: 'k-1' });

@@ -13,7 +13,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthContext } from '../../core/auth-context.js';
 import { ConfigurationError } from '../../core/errors.js';
-import { type AdapterOptions, resolveAdapterOptions } from '../../http/adapter-options.js';
+import { type AdapterOptions, refuseMountedFactory, resolveAdapterOptions } from '../../http/adapter-options.js';
 import type { ErrorResponse } from '../../http/error-response.js';
 import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
@@ -39,7 +39,13 @@ function send(res: Response, response: ErrorResponse): void {
   // Already answered (a timeout middleware, while the keys were loading): setting headers would
   // throw, and Express 4 leaves the rejection of the middleware's promise unhandled.
   if (res.headersSent) return;
-  res.status(response.status).set(response.headers).end(JSON.stringify(response.body));
+  const text = JSON.stringify(response.body);
+  // Set here, as Koa and Fastify do: `end()` leaves a HEAD answer without it.
+  res
+    .status(response.status)
+    .set(response.headers)
+    .set('content-length', String(Buffer.byteLength(text)))
+    .end(text);
 }
 
 function fail(failure: GateFailure, res: Response, next: NextFunction): void {
@@ -48,7 +54,9 @@ function fail(failure: GateFailure, res: Response, next: NextFunction): void {
 }
 
 /** Middleware that verifies every request and sets `req.auth`; failures are answered (or forwarded). */
-export function auth(options: AuthOptions): RequestHandler {
+export function auth(options: AuthOptions): RequestHandler;
+export function auth(options: AuthOptions, ...mounted: unknown[]): RequestHandler {
+  refuseMountedFactory('auth', 1 + mounted.length, 'app.use(auth({ verifier }))');
   const settings = resolveAdapterOptions('auth', options);
   const pass = (result: GateResult, req: Request, res: Response, next: NextFunction): void => {
     if (!result.ok) {

@@ -19,7 +19,7 @@ import { ConfigurationError } from '../../core/errors.js';
 import { describe } from '../../core/options.js';
 import { type NormalizedScopeRequirement, type ScopeRequirement, normalizeScopeRequirement } from '../../core/scopes.js';
 import { type AdapterOptions, resolveAdapterOptions, stableRequirement } from '../../http/adapter-options.js';
-import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
+import { type GateFailure, type GateResult, gateRequest, gateScopes, remember } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
 declare module 'fastify' {
@@ -62,7 +62,35 @@ function routeScopes(route: Pick<RouteOptions, 'method' | 'url' | 'config'>): No
   return stableRequirement(config.scopes, `${label}.scopes`);
 }
 
+/**
+ * Options of Fastify's `register()` that reach the plugin but that Fastify ignores for a plugin
+ * that is not encapsulated: refused with what to do, rather than as unknown options.
+ */
+const REGISTER_OPTIONS = ['prefix', 'logLevel', 'logSerializers'] as const;
+
+/** @throws {TypeError} naming a `register()` option found among the plugin's options. */
+function refuseRegisterOptions(options: unknown): void {
+  if (typeof options !== 'object' || options === null) return;
+  for (const name of REGISTER_OPTIONS) {
+    const value: unknown = (options as Record<string, unknown>)[name];
+    if (value === undefined) continue;
+    throw new TypeError(
+      `paygateAuth: ${name} is an option of Fastify's register(), which it ignores for this plugin (not encapsulated), ` +
+        `got ${describe(value)}: to verify only some routes, register paygateAuth inside a plugin of your own registered with { ${name} }`,
+    );
+  }
+}
+
 const plugin: FastifyPluginAsync<PaygateAuthOptions> = async (fastify, options) => {
+  refuseRegisterOptions(options);
+  if (fastify.hasRequestDecorator('auth')) {
+    // Registered again where it already runs (or another plugin owns request.auth): Fastify's own
+    // refusal names only the decorator, and every request would be verified twice.
+    throw new TypeError(
+      'paygateAuth: request.auth is already declared here (paygateAuth registered on this instance or a parent, ' +
+        "or another plugin's request.auth): register paygateAuth once; a route's own scopes go in config.scopes or requireScopes(...)",
+    );
+  }
   const settings = resolveAdapterOptions('paygateAuth', options);
   fastify.decorateRequest('auth', null);
   fastify.addHook('onRoute', (route) => {
@@ -78,7 +106,11 @@ const plugin: FastifyPluginAsync<PaygateAuthOptions> = async (fastify, options) 
   };
   fastify.addHook('onRequest', (request, reply, done) => {
     const config = request.routeOptions.config;
-    if (config?.auth === false) return done();
+    if (config?.auth === false) {
+      // Unverified, but a requireScopes(...) here still fails (or is forwarded) as the plugin says.
+      remember(request.raw, settings);
+      return done();
+    }
     // Normalized by the onRoute hook when the route was built (so this returns them as they are),
     // unless the route was registered before the plugin.
     const scopes = config?.scopes === undefined ? undefined : normalizeScopeRequirement(config.scopes);

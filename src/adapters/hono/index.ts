@@ -16,7 +16,7 @@
 import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AuthContext } from '../../core/auth-context.js';
-import { type AdapterOptions, resolveAdapterOptions } from '../../http/adapter-options.js';
+import { type AdapterOptions, refuseMountedFactory, resolveAdapterOptions } from '../../http/adapter-options.js';
 import { type GateFailure, type GateResult, type GatedRequest, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
@@ -76,7 +76,9 @@ function pass(result: GateResult, c: Context<{ Variables: AuthVariables }>, next
  * `forwardErrors`, thrown to `app.onError`). A cached token is answered at once: the next
  * handler runs in the same call, with no promise of this middleware's own in between.
  */
-export function auth(options: AuthOptions): MiddlewareHandler<{ Variables: AuthVariables }> {
+export function auth(options: AuthOptions): MiddlewareHandler<{ Variables: AuthVariables }>;
+export function auth(options: AuthOptions, ...mounted: unknown[]): MiddlewareHandler<{ Variables: AuthVariables }> {
+  refuseMountedFactory('auth', 1 + mounted.length, 'app.use(auth({ verifier }))');
   const settings = resolveAdapterOptions('auth', options);
   return (c, next) => {
     const result = gateRequest(settings, gatedRequest(c));

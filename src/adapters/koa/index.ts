@@ -12,7 +12,7 @@
  */
 import type { Context, Middleware, Next } from 'koa';
 import type { AuthContext } from '../../core/auth-context.js';
-import { type AdapterOptions, resolveAdapterOptions } from '../../http/adapter-options.js';
+import { type AdapterOptions, refuseMountedFactory, resolveAdapterOptions } from '../../http/adapter-options.js';
 import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
@@ -47,7 +47,9 @@ function fail(failure: GateFailure, ctx: Context): void {
 }
 
 /** Middleware that verifies every request and sets `ctx.state.auth`; failures are answered (or thrown). */
-export function auth(options: AuthOptions): Middleware<AuthState> {
+export function auth(options: AuthOptions): Middleware<AuthState>;
+export function auth(options: AuthOptions, ...mounted: unknown[]): Middleware<AuthState> {
+  refuseMountedFactory('auth', 1 + mounted.length, 'app.use(auth({ verifier }))');
   const settings = resolveAdapterOptions('auth', options);
   const pass = (result: GateResult, ctx: Context, next: Next): Promise<unknown> | undefined => {
     if (!result.ok) {

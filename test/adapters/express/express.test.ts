@@ -90,6 +90,47 @@ describe('the Express adapter', () => {
     }
   });
 
+  it('refuses to run as middleware itself (app.use(auth)), saying to call it with its options', () => {
+    const mounted = auth as unknown as (...args: unknown[]) => unknown;
+    expect(() => mounted({ method: 'GET', headers: {}, url: '/' }, {}, () => {})).toThrow(
+      /^auth: takes one options object, got 3 arguments: auth itself was mounted as middleware; .*app\.use\(auth\(\{ verifier \}\)\)$/,
+    );
+  });
+
+  it("answers requireScopes behind another library's req.auth (a JWT payload) with 500 configuration_error", async () => {
+    const app = express();
+    app.use((req, _res, next) => {
+      (req as { auth?: unknown }).auth = { sub: 'someone', scope: 'pay:processPayments' }; // as express-jwt does
+      next();
+    });
+    app.get('/payments', requireScopes('pay:processPayments'), (_req, res) => void res.send('reached'));
+    const running = await serveOnLoopback(app);
+    try {
+      const response = await fetch(`${running.url}/payments`);
+      expect(response.status).toBe(500);
+      expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(await response.json()).toMatchObject({ code: 'configuration_error' });
+    } finally {
+      await running.close();
+    }
+  });
+
+  it('answers a HEAD request it refuses with the Content-Length of the body a GET gets, as Koa and Fastify do', async () => {
+    const app = express();
+    app.use(auth({ verifier: fx.verifier }));
+    app.get('/me', (_req, res) => void res.send('reached'));
+    const running = await serveOnLoopback(app);
+    try {
+      const get = await fetch(`${running.url}/me`);
+      const length = String(new TextEncoder().encode(await get.text()).byteLength);
+      const head = await fetch(`${running.url}/me`, { method: 'HEAD' });
+      expect(head.status).toBe(401);
+      expect(head.headers.get('content-length')).toBe(length);
+    } finally {
+      await running.close();
+    }
+  });
+
   it('passes the AuthError itself to next(err) when forwardErrors is set', async () => {
     const middleware = auth({
       verifier: { verify: async () => Promise.reject(new Error('unreachable')) },

@@ -137,6 +137,24 @@ describe('the Fastify adapter', () => {
     }
   });
 
+  it('forwards requireScopes on a config.auth false route to the error handler when forwardErrors is set', async () => {
+    const app = Fastify();
+    app.setErrorHandler((error, _request, reply: FastifyReply) => {
+      const { status, body } = appErrorResponse(error);
+      return reply.code(status).send(body);
+    });
+    await app.register(paygateAuth, { verifier: fx.verifier, forwardErrors: true });
+    app.get('/public', { config: { auth: false }, preHandler: requireScopes('pay:processPayments') }, me);
+    const running = await listen(app);
+    try {
+      const response = await fetch(`${running.url}/public`);
+      expect(response.status).toBe(500);
+      expect(await response.json()).toEqual({ forwarded: 'configuration_error', isAuthError: false });
+    } finally {
+      await running.close();
+    }
+  });
+
   it('rejects a malformed route config.scopes when the route is declared', async () => {
     const app = Fastify();
     await app.register(paygateAuth, { verifier: fx.verifier });
@@ -158,6 +176,60 @@ describe('the Fastify adapter', () => {
     await app.register(paygateAuth, { verifier: fx.verifier });
     expect(() => app.get('/bad', { config: { auth: false, scopes: 'pay:processPayments' } }, me)).toThrow(/config\.auth false/);
     await app.close();
+  });
+
+  it("refuses a second registration inside the first one's scope, saying where scopes go instead", async () => {
+    const app = Fastify();
+    try {
+      await app.register(paygateAuth, { verifier: fx.verifier });
+      const nested = app.register(
+        async (child) => {
+          await child.register(paygateAuth, { verifier: fx.verifier, requiredScopes: 'hub:subscribe' });
+        },
+        { prefix: '/hub' },
+      );
+      await expect(nested).rejects.toThrow(/^paygateAuth: request\.auth is already declared here .*config\.scopes or requireScopes/);
+      await expect(nested).rejects.toBeInstanceOf(TypeError);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it.each([
+    [
+      'prefix',
+      '/api',
+      /^paygateAuth: prefix is an option of Fastify's register\(\), which it ignores for this plugin \(not encapsulated\), got "\/api": .*inside a plugin of your own registered with \{ prefix \}/,
+    ],
+    ['logLevel', 'warn', /^paygateAuth: logLevel is an option of Fastify's register\(\), .*, got "warn": /],
+  ])("refuses Fastify's register option %s, which does not apply to it, saying what to do instead", async (name, value, message) => {
+    const app = Fastify();
+    try {
+      await expect(app.register(paygateAuth, { verifier: fx.verifier, [name]: value } as AdapterOptions)).rejects.toThrow(message);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('takes one registration in each of two sibling plugins', async () => {
+    const app = Fastify();
+    for (const prefix of ['/a', '/b']) {
+      void app.register(
+        async (child) => {
+          await child.register(paygateAuth, { verifier: fx.verifier });
+          child.get('/me', me);
+        },
+        { prefix },
+      );
+    }
+    const running = await listen(app);
+    try {
+      const headers = { authorization: `Bearer ${await fx.issuer.token()}` };
+      expect((await fetch(`${running.url}/a/me`, { headers })).status).toBe(200);
+      expect((await fetch(`${running.url}/b/me`)).status).toBe(401);
+    } finally {
+      await running.close();
+    }
   });
 
   it('verifies a route declared while the plugin is still loading (its register not awaited)', async () => {

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import { type Context, Hono } from 'hono';
+import { type Context, Hono, type MiddlewareHandler } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { type AuthVariables, auth, requireScopes } from '../../../src/adapters/hono/index.js';
 import { AuthError } from '../../../src/core/errors.js';
@@ -93,6 +93,21 @@ describe('the Hono adapter', () => {
     expect(response.status).toBe(401);
     expect(response.headers.get('access-control-allow-origin')).toBe('https://shop.example');
     expect(response.headers.get('www-authenticate')).toBe('Bearer realm="paygate"');
+  });
+
+  it('refuses to run as middleware itself (app.use(auth)), saying to call it with its options', async () => {
+    const app = new Hono();
+    let refused: unknown;
+    app.onError((error, c) => {
+      refused = error;
+      return c.text('refused', 500);
+    });
+    app.use(auth as unknown as MiddlewareHandler);
+    app.get('/me', (c) => c.text('reached'));
+    expect((await app.request('/me')).status).toBe(500);
+    expect(String(refused)).toMatch(
+      /^TypeError: auth: takes one options object, got 2 arguments: auth itself was mounted as middleware; .*app\.use\(auth\(\{ verifier \}\)\)$/,
+    );
   });
 
   it('throws the AuthError itself to app.onError when forwardErrors is set', async () => {

@@ -65,6 +65,13 @@ describe('the Koa adapter', () => {
     expect(ctx.state.auth).toBe(cached);
   });
 
+  it('refuses to run as middleware itself (app.use(auth)), saying to call it with its options', () => {
+    const mounted = auth as unknown as (...args: unknown[]) => unknown;
+    expect(() => mounted({ method: 'GET', req: {}, state: {} }, async () => {})).toThrow(
+      /^auth: takes one options object, got 2 arguments: auth itself was mounted as middleware; .*app\.use\(auth\(\{ verifier \}\)\)$/,
+    );
+  });
+
   it('throws the AuthError itself to upstream middleware when forwardErrors is set', async () => {
     const middleware = auth({
       verifier: { verify: () => Promise.reject(new Error('not called')) },
