@@ -129,8 +129,6 @@ function fromAuthError(error: AuthError, realm: string, exposeHints: boolean): E
   const value = challenge(error, realm);
   if (value !== undefined) headers['www-authenticate'] = value;
   if (error.retryAfter !== undefined) headers['retry-after'] = retryAfterHeader(error.retryAfter);
-  // A hand-made error's NaN or Infinity would make the header unparseable: left out.
-  if (Number.isFinite(error.retryAfter)) headers['retry-after'] = String(Math.max(1, Math.ceil(error.retryAfter as number)));
   const hint = exposeHints ? error.hint : undefined;
   return {
     status: error.status,

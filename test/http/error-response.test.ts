@@ -49,10 +49,10 @@ describe('toErrorResponse', () => {
   test.each([
     ['NaN', Number.NaN],
     ['Infinity', Number.POSITIVE_INFINITY],
-  ])('a hand-made jwks_unavailable error whose retryAfter is %s gets no Retry-After', (_name, retryAfter) => {
+  ])('a hand-made jwks_unavailable error whose retryAfter is %s gets Retry-After: 1, a value a client can read', (_name, retryAfter) => {
     const response = toErrorResponse(new AuthError('jwks_unavailable', 'Keys unavailable.', { retryAfter }));
     expect(response.status).toBe(503);
-    expect(response.headers['retry-after']).toBeUndefined();
+    expect(response.headers['retry-after']).toBe('1');
   });
 
   test('jwks_unavailable is 503 with Retry-After in whole seconds and no challenge', () => {
