@@ -3,8 +3,8 @@
  * quotes the token, a signature or key material.
  */
 import { describe, expect, test } from 'vitest';
-import { type AuthError, type VerifierEvent, type VerifyFailureEvent, createVerifier } from '../../src/index.js';
-import { type TestIssuer, encodeSegment, generateTestKey } from '../../src/testing/index.js';
+import type { AuthError, VerifierEvent, VerifyFailureEvent } from '../../src/index.js';
+import { type TestIssuer, generateTestKey } from '../../src/testing/index.js';
 import { AUDIENCE, rejection, seconds, useFixture } from '../support/fixture.js';
 import { verifyUntilCached } from '../support/result-cache.js';
 
@@ -88,34 +88,6 @@ describe('unknown_issuer names the registered issuers, a near miss first', () =>
     expect(error.hint).toContain('"iss" is "https://evil.test"');
     expect(error.hint).toContain('the registered issuers are "https://issuer.test", "https://limited.test", "https://short.test"');
     expect(error.hint).toContain('none differs from it only by a trailing slash, letter case or http/https');
-  });
-});
-
-describe('unknown_issuer hints at 10,000 issuers (anyone can send a token naming another)', () => {
-  /** The median microseconds of reading the hint of a token naming an unregistered issuer, with `count` issuers registered. */
-  async function hintMicros(count: number): Promise<number> {
-    const registry = Array.from({ length: count }, (_, index) => ({
-      issuer: `https://i${index}.example`,
-      jwksUri: `https://i${index}.example/jwks`,
-      products: ['acme'],
-    }));
-    const verifier = createVerifier({ registry, audience: AUDIENCE, cache: false });
-    const token = `${encodeSegment({ alg: 'RS256', kid: 'k' })}.${encodeSegment({ iss: 'https://evil.example' })}.AAAA`;
-    const times: number[] = [];
-    for (let run = 0; run < 31; run += 1) {
-      const error = await rejection(verifier.verify(token));
-      const started = performance.now();
-      expect(error.hint).toContain('"https://evil.example"');
-      times.push((performance.now() - started) * 1000);
-    }
-    return times.sort((a, b) => a - b)[15] as number;
-  }
-
-  test('cost about what they cost at 10 issuers: the registry is taken apart once, not per hint', async () => {
-    const few = await hintMicros(10);
-    const many = await hintMicros(10_000);
-    // Taken apart per hint, 10,000 issuers cost over 150 times 10 (5 ms a hint); once, a few times.
-    expect(many).toBeLessThan(40 * Math.max(few, 5));
   });
 });
 

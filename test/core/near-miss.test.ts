@@ -67,3 +67,43 @@ describe('nearMissesFirst', () => {
     ]);
   });
 });
+
+describe("a frozen list of candidates (the verifier's issuers, one per registry)", () => {
+  /** `values` frozen, behind a proxy that counts the reads of its members. */
+  function counted(values: readonly string[]): { list: readonly string[]; reads: () => number } {
+    let reads = 0;
+    const list = new Proxy(Object.freeze([...values]), {
+      get(target, key, receiver) {
+        if (typeof key === 'string' && /^\d+$/.test(key)) reads += 1;
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    return { list, reads: () => reads };
+  }
+  const issuers = Array.from({ length: 1000 }, (_, index) => `https://i${index}.example`);
+
+  test('is read once for every hint after: a token naming another issuer costs no pass over its texts', () => {
+    const { list, reads } = counted(issuers);
+    nearMissesFirst('https://evil.example', list, 20);
+    const first = reads();
+    nearMissesFirst('https://evil2.example', list, 20);
+    findNearMiss('https://I1.example', list);
+    expect([first, reads()]).toEqual([1000, 1000]);
+  });
+
+  test('still ranks a near miss first on a later hint', () => {
+    const { list } = counted(issuers);
+    nearMissesFirst('https://evil.example', list, 20);
+    expect(nearMissesFirst('https://I7.example/', list, 2)).toEqual([
+      { candidate: 'https://i7.example', difference: 'a trailing slash and letter case' },
+      { candidate: 'https://i0.example' },
+    ]);
+  });
+
+  test('an unfrozen list is read again each time (it may have changed)', () => {
+    const values = ['https://a.example'];
+    expect(findNearMiss('https://b.example/', values)).toBeUndefined();
+    values.push('https://b.example');
+    expect(findNearMiss('https://b.example/', values)).toEqual({ candidate: 'https://b.example', difference: 'a trailing slash' });
+  });
+});
