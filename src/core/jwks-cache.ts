@@ -13,6 +13,7 @@ import { emit, type JwksFetchTrigger, type KeysRemovedEvent, type VerifierEventL
 import { type FetchLike, type JwksFailureReason, JwksFetchError, fetchJwks } from './jwks-fetch.js';
 import { type IgnoredKey, type KeySelection, type RsaPublicJwk, noteIgnored, selectUsableKeys } from './jwk.js';
 import type { KeyHistory } from './key-history.js';
+import { quote } from './hint-text.js';
 import { describe } from './options.js';
 import type { RegisteredIssuer } from './registry.js';
 import type { PreparedKey, SignatureEngine } from './signature.js';
@@ -439,6 +440,12 @@ export class JwksCache {
     const state = this.#state(issuer);
     if (state.inflight !== null) await state.inflight;
     const ok = await this.#load(state, 'refresh');
+    // The entry changed meanwhile: a download from a `jwksUri` since left installed nothing.
+    const current = this.#states.get(issuer);
+    if (current === undefined) {
+      throw new TypeError(`refresh: ${quote(issuer)} was removed from the registry while its keys were reloaded; nothing to refresh`);
+    }
+    if (current !== state) return this.refresh(issuer);
     if (!ok) throw this.#unavailable(state, this.#settings.now());
     return { issuer, ok, keys: state.keys?.size ?? 0 };
   }
