@@ -463,14 +463,18 @@ export class JwksCache {
   /** Loads every issuer whose keys are not fresh; reports each one; never rejects. */
   async warmUp(): Promise<KeyLoadReport[]> {
     const now = this.#settings.now();
-    return Promise.all(
-      [...this.#states.values()].map(async (state): Promise<KeyLoadReport> => {
-        const issuer = state.registered.issuer;
-        const ok = state.inflight === null && state.keys !== null && now < state.freshUntil ? true : await this.#load(state, 'warm_up');
-        if (ok) return { issuer, ok, keys: state.keys?.size ?? 0 };
-        return { issuer, ok, error: state.lastFailure ?? "The issuer's JWKS could not be loaded." };
-      }),
-    );
+    return Promise.all([...this.#states.values()].map((state) => this.#warm(state, now)));
+  }
+
+  /** One issuer's part of {@link warmUp}: its entry as it is once the load ends (moved meanwhile: loaded afresh). */
+  async #warm(state: IssuerState, now: number): Promise<KeyLoadReport> {
+    const issuer = state.registered.issuer;
+    const ok = state.inflight === null && state.keys !== null && now < state.freshUntil ? true : await this.#load(state, 'warm_up');
+    const current = this.#states.get(issuer);
+    if (current === undefined) return { issuer, ok: false, error: 'The issuer was removed from the registry while its keys were loaded.' };
+    if (current !== state) return this.#warm(current, now);
+    if (ok) return { issuer, ok, keys: state.keys?.size ?? 0 };
+    return { issuer, ok, error: state.lastFailure ?? "The issuer's JWKS could not be loaded." };
   }
 
   /**

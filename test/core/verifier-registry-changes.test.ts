@@ -147,6 +147,20 @@ describe('changing an entry', () => {
     }
   });
 
+  test('warmUp() in flight when the jwksUri moves loads the keys of the new one and reports them', async () => {
+    const gateway = verifier();
+    const moved = await createTestIssuer({ product: 'acme', issuer: acme.issuer, audience: AUDIENCE, kid: 'moved-1' });
+    await moved.listen();
+    try {
+      const warming = gateway.warmUp();
+      gateway.setRegistry([{ ...acme.entry, jwksUri: moved.jwksUri }]);
+      expect(await warming).toEqual([{ issuer: acme.issuer, ok: true, keys: 1 }]);
+      expect(gateway.exportKeys().issuers.flatMap((held) => held.keys.map((key) => key.kid))).toEqual(['moved-1']);
+    } finally {
+      await moved.close();
+    }
+  });
+
   test('the same jwksUri keeps the held keys: no download is needed', async () => {
     const gateway = verifier();
     await gateway.verify(await acme.token());
