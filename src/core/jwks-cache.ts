@@ -443,7 +443,9 @@ export class JwksCache {
     // The entry changed meanwhile: a download from a `jwksUri` since left installed nothing.
     const current = this.#states.get(issuer);
     if (current === undefined) {
-      throw new TypeError(`refresh: ${quote(issuer)} was removed from the registry while its keys were reloaded; nothing to refresh`);
+      throw new TypeError(
+        `refresh: ${quote(issuer)} was removed from the registry while its keys were reloaded: nothing was refreshed; register it again (setRegistry) to load its keys`,
+      );
     }
     if (current !== state) return this.refresh(issuer);
     if (!ok) throw this.#unavailable(state, this.#settings.now());
