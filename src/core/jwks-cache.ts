@@ -13,6 +13,7 @@ import { emit, type JwksFetchTrigger, type KeysRemovedEvent, type VerifierEventL
 import { type FetchLike, type JwksFailureReason, JwksFetchError, fetchJwks } from './jwks-fetch.js';
 import { type IgnoredKey, type KeySelection, type RsaPublicJwk, noteIgnored, selectUsableKeys } from './jwk.js';
 import type { KeyHistory } from './key-history.js';
+import { quote } from './hint-text.js';
 import { describe } from './options.js';
 import type { RegisteredIssuer } from './registry.js';
 import type { PreparedKey, SignatureEngine } from './signature.js';
@@ -439,6 +440,14 @@ export class JwksCache {
     const state = this.#state(issuer);
     if (state.inflight !== null) await state.inflight;
     const ok = await this.#load(state, 'refresh');
+    // The entry changed meanwhile: a download from a `jwksUri` since left installed nothing.
+    const current = this.#states.get(issuer);
+    if (current === undefined) {
+      throw new TypeError(
+        `refresh: ${quote(issuer)} was removed from the registry while its keys were reloaded: nothing was refreshed; register it again (setRegistry) to load its keys`,
+      );
+    }
+    if (current !== state) return this.refresh(issuer);
     if (!ok) throw this.#unavailable(state, this.#settings.now());
     return { issuer, ok, keys: state.keys?.size ?? 0 };
   }
@@ -456,14 +465,18 @@ export class JwksCache {
   /** Loads every issuer whose keys are not fresh; reports each one; never rejects. */
   async warmUp(): Promise<KeyLoadReport[]> {
     const now = this.#settings.now();
-    return Promise.all(
-      [...this.#states.values()].map(async (state): Promise<KeyLoadReport> => {
-        const issuer = state.registered.issuer;
-        const ok = state.inflight === null && state.keys !== null && now < state.freshUntil ? true : await this.#load(state, 'warm_up');
-        if (ok) return { issuer, ok, keys: state.keys?.size ?? 0 };
-        return { issuer, ok, error: state.lastFailure ?? "The issuer's JWKS could not be loaded." };
-      }),
-    );
+    return Promise.all([...this.#states.values()].map((state) => this.#warm(state, now)));
+  }
+
+  /** One issuer's part of {@link warmUp}: its entry as it is once the load ends (moved meanwhile: loaded afresh). */
+  async #warm(state: IssuerState, now: number): Promise<KeyLoadReport> {
+    const issuer = state.registered.issuer;
+    const ok = state.inflight === null && state.keys !== null && now < state.freshUntil ? true : await this.#load(state, 'warm_up');
+    const current = this.#states.get(issuer);
+    if (current === undefined) return { issuer, ok: false, error: 'The issuer was removed from the registry while its keys were loaded.' };
+    if (current !== state) return this.#warm(current, now);
+    if (ok) return { issuer, ok, keys: state.keys?.size ?? 0 };
+    return { issuer, ok, error: state.lastFailure ?? "The issuer's JWKS could not be loaded." };
   }
 
   /**

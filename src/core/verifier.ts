@@ -241,7 +241,8 @@ export interface Verifier {
    * Reloads `issuer`'s JWKS now (after a key compromise, say); results verified with keys no
    * longer published are dropped.
    * @throws {AuthError} `jwks_unavailable` when the download fails (the held keys are kept).
-   * @throws {TypeError} when `issuer` is not registered.
+   * @throws {TypeError} when `issuer` is not registered, or is removed (`setRegistry`) before the
+   * download ends. Moved to another `jwksUri` meanwhile, it is reloaded from the new one.
    */
   refresh(issuer: string): Promise<KeyLoadReport>;
   /** Stops key `kid` of `issuer` verifying at once (`key_revoked`), cached results included. */

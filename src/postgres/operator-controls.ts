@@ -138,7 +138,14 @@ function notifiedControl(payload: string | undefined): number | undefined {
   }
 }
 
+/** {@link Controls}'s own `#applyHeld`, for {@link applyHeldControls}. */
+let applyHeld: (controls: Controls) => void;
+
 class Controls implements PostgresControls {
+  static {
+    applyHeld = (controls) => controls.#applyHeld();
+  }
+
   readonly #db: SqlClient;
   readonly #follower: TableFollower;
   readonly #timeout: number;
@@ -223,6 +230,12 @@ class Controls implements PostgresControls {
     this.#state = state;
     for (const applied of this.#attached) this.#apply(applied, fresh);
     if (state.through !== before.through) for (const listener of this.#appliedListeners) notify(listener);
+  }
+
+  /** Brings every attached verifier to the state held, without reading: for issuers just registered. */
+  #applyHeld(): void {
+    if (this.#follower.closed) return;
+    for (const applied of this.#attached) this.#apply(applied, []);
   }
 
   onApplied(listener: () => void): () => void {
@@ -319,6 +332,15 @@ class Controls implements PostgresControls {
     await this.#follower.close();
     this.#attached.clear();
   }
+}
+
+/**
+ * For `postgresFollowers`, as its registry applies a change: brings the controls `controls` holds
+ * (what `postgresControls()` resolved) to every verifier attached to it at once, without a read,
+ * so an issuer just registered gets its suspension or revocation in the same turn as its entry.
+ */
+export function applyHeldControls(controls: PostgresControls): void {
+  if (controls instanceof Controls) applyHeld(controls);
 }
 
 /**

@@ -9,7 +9,13 @@
 import type { Verifier } from '../index.js';
 import { optionNames, rejectUnknownOptions } from '../internal/index.js';
 import { NotificationListener, type PostgresListener, type PostgresListenerOptions } from './notification-listener.js';
-import { type ControlledVerifier, type PostgresControls, type PostgresControlsOptions, postgresControls } from './operator-controls.js';
+import {
+  type ControlledVerifier,
+  type PostgresControls,
+  type PostgresControlsOptions,
+  applyHeldControls,
+  postgresControls,
+} from './operator-controls.js';
 import {
   type KeyHistoryVerifier,
   type PostgresKeyHistory,
@@ -187,9 +193,13 @@ export async function postgresFollowers<const O extends PostgresFollowersOptions
   }
   if (registryStarted !== undefined && controlsStarted !== undefined) {
     // The controls act only on issuers a verifier registers: each registry applied brings the
-    // controls in force to the issuers it adds, now rather than at the next poll. A failed read
+    // controls held to the issuers it adds in the same turn (no verification runs between the
+    // entry and its suspension or revocation), then reads for any recorded since. A failed read
     // is the controls' own poll's to retry and report.
-    registryStarted.onApplied(() => void controlsStarted.reload().catch(() => undefined));
+    registryStarted.onApplied(() => {
+      applyHeldControls(controlsStarted);
+      void controlsStarted.reload().catch(() => undefined);
+    });
   }
   return followers as unknown as PostgresFollowers<O>;
 }

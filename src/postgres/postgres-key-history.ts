@@ -226,7 +226,8 @@ class SharedKeyHistory implements PostgresKeyHistory {
       const changes = verifier.keyHistoryChanges(this.#written.get(verifier) ?? 0);
       // One statement per verifier: one INSERT … ON CONFLICT may not touch a row twice.
       await writeKeyHistory(this.#db, changes.entries, timeout);
-      this.#written.set(verifier, changes.through);
+      // Detached during the write: nothing more is written for it, and it is not kept.
+      if (this.#attached.has(verifier)) this.#written.set(verifier, changes.through);
       for (const entry of changes.entries) written.add(entry.issuer);
       withdrawnBefore = Math.min(withdrawnBefore, changes.withdrawnBefore);
     }

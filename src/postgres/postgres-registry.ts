@@ -119,7 +119,10 @@ export interface PostgresRegistry {
   readonly listening: boolean;
   /** Milliseconds since the epoch of the last good read of the table; `null` before any. */
   readonly loadedAt: number | null;
-  /** The id of the last registry change the registry in force includes; `0` for none. */
+  /**
+   * The id of the last registry change the registry in force includes (the attached verifiers
+   * hold it already); `0` for none.
+   */
   readonly through: number;
   /** SHA-256 (hex) of the entries in force, as `registry_loaded` reported it. */
   readonly digest: string;
@@ -255,11 +258,14 @@ class FollowedRegistry implements PostgresRegistry {
       through = snapshot.through;
     }
     const { registry: next, refused, change, judged } = applied;
+    // The digest first: until the verifiers are told, `through`, `registry()` and `digest` (what
+    // the heartbeat writes, and a fleet wait reads) keep naming the registry they hold.
+    const digest = await this.#digester.update(next, applied.touched);
+    if (this.#follower.closed) return;
     this.#registry = next;
     this.#through = through;
-    this.#digest = await this.#digester.update(next, applied.touched);
+    this.#digest = digest;
     this.#refused = Object.freeze(refused);
-    if (this.#follower.closed) return;
     const failures: unknown[] = [];
     for (const verifier of this.#attached) {
       try {

@@ -133,6 +133,34 @@ describe('changing an entry', () => {
     }
   });
 
+  test('refresh() in flight when the jwksUri moves loads the keys of the new one and reports them', async () => {
+    const gateway = verifier();
+    const moved = await createTestIssuer({ product: 'acme', issuer: acme.issuer, audience: AUDIENCE, kid: 'moved-1' });
+    await moved.listen();
+    try {
+      const refreshing = gateway.refresh(acme.issuer);
+      gateway.setRegistry([{ ...acme.entry, jwksUri: moved.jwksUri }]);
+      expect(await refreshing).toEqual({ issuer: acme.issuer, ok: true, keys: 1 });
+      expect(gateway.exportKeys().issuers.flatMap((held) => held.keys.map((key) => key.kid))).toEqual(['moved-1']);
+    } finally {
+      await moved.close();
+    }
+  });
+
+  test('warmUp() in flight when the jwksUri moves loads the keys of the new one and reports them', async () => {
+    const gateway = verifier();
+    const moved = await createTestIssuer({ product: 'acme', issuer: acme.issuer, audience: AUDIENCE, kid: 'moved-1' });
+    await moved.listen();
+    try {
+      const warming = gateway.warmUp();
+      gateway.setRegistry([{ ...acme.entry, jwksUri: moved.jwksUri }]);
+      expect(await warming).toEqual([{ issuer: acme.issuer, ok: true, keys: 1 }]);
+      expect(gateway.exportKeys().issuers.flatMap((held) => held.keys.map((key) => key.kid))).toEqual(['moved-1']);
+    } finally {
+      await moved.close();
+    }
+  });
+
   test('the same jwksUri keeps the held keys: no download is needed', async () => {
     const gateway = verifier();
     await gateway.verify(await acme.token());
@@ -168,6 +196,18 @@ describe('removing an issuer', () => {
     const error = await rejection(inFlight);
     expect(error.code).toBe('unknown_issuer');
     expect(error.facts).toMatchObject({ rule: 'iss', actual: beta.issuer, expected: [acme.issuer] });
+  });
+
+  test('refresh() in flight for it rejects, naming the issuer removed', async () => {
+    const gateway = verifier();
+    const refreshing = gateway.refresh(acme.issuer);
+    gateway.setRegistry([beta.entry]);
+    const error = await refreshing.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as TypeError).message).toContain(`"${acme.issuer}" was removed`);
   });
 
   test('its keys leave exportKeys() and other issuers keep theirs', async () => {

@@ -7,7 +7,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { createTestPglite } from './pglite.js';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { IssuerRegistry, type Verifier, createVerifier } from '../../src/index.js';
 import {
   PostgresDirectory,
@@ -309,6 +309,43 @@ describe('postgresFollowers on PGlite', () => {
       expect(followers.listener.listening).toBe(true);
     } finally {
       await followers.close();
+    }
+  });
+
+  it('applies a control held ahead of its issuer as the registry brings the issuer, before the controls read again', async () => {
+    const followers = await postgresFollowers(lite, {
+      registry: { pollInterval: NO_POLL, onEvent: () => undefined },
+      controls: { pollInterval: NO_POLL, compactInterval: 0 },
+    });
+    const other = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://ahead.test', product: 'ahead', kid: 'ahead-1' });
+    await other.listen();
+    let open = (): void => undefined;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    try {
+      const verifier = createVerifier({ registry: new IssuerRegistry([], { allowEmpty: true }), audience: AUDIENCE });
+      followers.attach(verifier);
+      await recordControl(lite, { action: 'suspend_issuer', issuer: other.issuer });
+      await followers.controls.reload();
+      // The controls' next read is held (a slow database): only what they hold already can apply.
+      const query = lite.query.bind(lite);
+      vi.spyOn(lite, 'query').mockImplementation(async (text: string, ...rest: unknown[]) => {
+        if (text.includes(TABLES.controls)) await gate;
+        return query(text, ...(rest as [unknown[]]));
+      });
+      await addIssuer(lite, other.entry, BY);
+      await followers.registry.reload();
+      const outcome = await verifier.verify(await other.token()).then(
+        () => 'accepted',
+        (error: { code?: string }) => error.code,
+      );
+      expect(outcome).toBe('issuer_suspended');
+    } finally {
+      open();
+      vi.restoreAllMocks();
+      await followers.close();
+      await other.close();
     }
   });
 
