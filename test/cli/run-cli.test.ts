@@ -8,6 +8,9 @@ function capture(): CliIo & { out: string[]; err: string[] } {
   return { out, err, env: {}, stdout: (text) => out.push(text), stderr: (text) => err.push(text) };
 }
 
+/** A line break, an escape sequence that clears a terminal, and a forged second line, made long. */
+const HOSTILE = `x\n\u001b[2Jpaygate-auth: all done${'y'.repeat(500)}`;
+
 const ran: (readonly string[])[] = [];
 const COMMANDS: readonly CliCommand[] = [
   {
@@ -128,6 +131,18 @@ describe('runCli: the version and the groups of commands', () => {
     expect(await runCli(['keys', 'rotate'], io, COMMANDS)).toBe(EXIT.usage);
     expect(io.err.join('')).toContain('unknown command "keys rotate"');
     expect(io.err.join('')).toContain('keys generate  make a key');
+  });
+
+  it.each([
+    ['command', [HOSTILE]],
+    ['command of a group', ['keys', HOSTILE]],
+  ])('quotes an unknown %s as one escaped line, cut (attack: an argument that forges lines)', async (_what, args) => {
+    const io = capture();
+    expect(await runCli(args, io, COMMANDS)).toBe(EXIT.usage);
+    const [first = ''] = io.err.join('').split('\n');
+    expect(first).toContain('x\\u000a\\u001b[2Jpaygate-auth: all done');
+    expect(first).not.toContain('\u001b');
+    expect(first.length).toBeLessThan(200);
   });
 
   it('reports a file error as one line naming the file, never a stack trace', async () => {
