@@ -4,7 +4,7 @@
  * `--version`, and turns failures into exit codes (0 done, 1 the command failed, 2 a usage
  * mistake). A failure is one line on standard error, never a stack trace.
  */
-import { quote } from '../internal/index.js';
+import { capHint, quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { describeFileError } from './file-errors.js';
 import { VERSION } from './version.js';
@@ -94,9 +94,12 @@ function answerGroup(args: readonly string[], io: CliIo, word: string, group: re
   return EXIT.usage;
 }
 
-/** A failure as the one line printed for it: a file error names its file; anything else its message. */
+/**
+ * A failure as the one line printed for it: a file error names its file; anything else its
+ * message, cut and escaped (a database's, a key store's or a network's message may hold anything).
+ */
 function failureLine(error: unknown): string {
-  return describeFileError(error) ?? (error instanceof Error ? error.message : String(error));
+  return describeFileError(error) ?? capHint(error instanceof Error ? error.message : String(error));
 }
 
 /** Runs the command line `args` (without `node` and the script); resolves the exit code. */

@@ -31,6 +31,14 @@ const COMMANDS: readonly CliCommand[] = [
     },
   },
   {
+    name: 'forge',
+    summary: 'fails with a message of many lines',
+    help: 'Usage: paygate-auth forge',
+    run: async () => {
+      throw new Error(`the server says: ${HOSTILE}\n${'z'.repeat(5000)}`);
+    },
+  },
+  {
     name: 'strict',
     summary: 'takes no options',
     help: 'Usage: paygate-auth strict',
@@ -90,6 +98,16 @@ describe('runCli', () => {
     const io = capture();
     expect(await runCli(['strict', '--bogus'], io, COMMANDS)).toBe(EXIT.usage);
     expect(io.err.join('')).toBe('paygate-auth strict: unknown option --bogus\nRun "paygate-auth strict --help" for its options.\n');
+  });
+
+  it("reports a failure whose message holds line breaks as one escaped line, cut (attack: a server's message forging lines)", async () => {
+    const io = capture();
+    expect(await runCli(['forge'], io, COMMANDS)).toBe(EXIT.failed);
+    const err = io.err.join('');
+    expect(err).toMatch(/^paygate-auth forge: the server says: x\\u000a\\u001b\[2Jpaygate-auth: all done/);
+    expect(err.indexOf('\n')).toBe(err.length - 1);
+    expect(err).not.toContain('\u001b');
+    expect(err.length).toBeLessThan(1100);
   });
 
   it("reports a command's failure by its message and exits 1", async () => {
