@@ -34,7 +34,7 @@ export function parseOptions(args: readonly string[], options: OptionSpec, maxPo
     if (token.kind === 'option') checkOption(token, options[token.name], seen);
   }
   if (positionals.length > maxPositionals) {
-    throw new UsageError(`unexpected argument "${positionals[maxPositionals]}"`);
+    throw new UsageError(`unexpected argument ${quote(positionals[maxPositionals] as string)}`);
   }
   return { values, positionals };
 }
@@ -49,7 +49,7 @@ interface OptionToken {
 
 function checkOption(token: OptionToken, spec: OptionSpec[string] | undefined, seen: Set<string>): void {
   const { name } = token;
-  if (spec === undefined) throw new UsageError(`unknown option ${token.rawName}`);
+  if (spec === undefined) throw new UsageError(`unknown option ${quote(token.rawName)}`);
   if (seen.has(name) && spec.multiple !== true) throw new UsageError(`--${name} is given twice`);
   seen.add(name);
   if (spec.type === 'boolean') {

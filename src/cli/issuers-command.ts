@@ -142,7 +142,8 @@ async function entryFromFile(parsed: ParsedOptions, file: string): Promise<Issue
     if (parsed.values[flag] !== undefined) throw new UsageError(`--${flag} cannot be combined with --entry (the entry says it)`);
   }
   const entries = await readEntries(file);
-  if (entries.length !== 1) throw new UsageError(`--entry ${file}: holds ${entries.length} entries, give one (or use "issuers import")`);
+  if (entries.length !== 1)
+    throw new UsageError(`--entry ${quote(file)}: holds ${entries.length} entries, give one (or use "issuers import")`);
   return entries[0] as IssuerEntry;
 }
 

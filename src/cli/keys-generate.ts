@@ -87,7 +87,7 @@ export const keysGenerateCommand: CliCommand = {
     const parsed = parseOptions(args, OPTIONS, 0);
     const out = fileValue('--out', requiredValue(parsed, 'out')) as string;
     const format = stringValue(parsed, 'format') ?? 'pkcs8';
-    if (format !== 'pkcs8' && format !== 'jwk') throw new UsageError(`--format must be "pkcs8" or "jwk", got "${format}"`);
+    if (format !== 'pkcs8' && format !== 'jwk') throw new UsageError(`--format must be "pkcs8" or "jwk", got ${quote(format)}`);
     const bits = stringValue(parsed, 'modulus-length');
     const modulusLength = bits === undefined ? 2048 : /^\d+$/.test(bits) ? Number(bits) : Number.NaN;
     if (modulusLength !== 2048 && modulusLength !== 3072 && modulusLength !== 4096)

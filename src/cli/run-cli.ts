@@ -4,6 +4,7 @@
  * `--version`, and turns failures into exit codes (0 done, 1 the command failed, 2 a usage
  * mistake). A failure is one line on standard error, never a stack trace.
  */
+import { capHint, quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { describeFileError } from './file-errors.js';
 import { VERSION } from './version.js';
@@ -89,13 +90,16 @@ function answerGroup(args: readonly string[], io: CliIo, word: string, group: re
     io.stdout(groupListing(word, group));
     return EXIT.ok;
   }
-  io.stderr(`paygate-auth: unknown command "${word} ${next}".\n\n${groupListing(word, group)}`);
+  io.stderr(`paygate-auth: unknown command ${quote(`${word} ${next}`)}.\n\n${groupListing(word, group)}`);
   return EXIT.usage;
 }
 
-/** A failure as the one line printed for it: a file error names its file; anything else its message. */
+/**
+ * A failure as the one line printed for it: a file error names its file; anything else its
+ * message, cut and escaped (a database's, a key store's or a network's message may hold anything).
+ */
 function failureLine(error: unknown): string {
-  return describeFileError(error) ?? (error instanceof Error ? error.message : String(error));
+  return describeFileError(error) ?? capHint(error instanceof Error ? error.message : String(error));
 }
 
 /** Runs the command line `args` (without `node` and the script); resolves the exit code. */
@@ -123,7 +127,7 @@ export async function runCli(args: readonly string[], io: CliIo, commands: reado
     if (first !== undefined && group.length > 0) return answerGroup(args, io, first, group);
     // The command as typed: `help extra` asked for `extra --help`, but the user typed `extra`.
     const typed = args.slice(0, 2).filter((arg) => !isHelp(arg));
-    io.stderr(`paygate-auth: unknown command "${typed.join(' ')}".\n\n${listing(commands)}`);
+    io.stderr(`paygate-auth: unknown command ${quote(typed.join(' '))}.\n\n${listing(commands)}`);
     return EXIT.usage;
   }
   const { command, rest } = found;

@@ -17,12 +17,27 @@ function schemeOf(text: string): string {
   return '';
 }
 
+/**
+ * Where the slashes that end `text` start, no earlier than `from`: `text.length` when it ends in
+ * none. One pass from the end, no regular expression: `/\/+$/` tries every slash of a run that
+ * does not end the text (`"////…/x"`), each to its end, so it takes quadratic time.
+ */
+export function trailingSlashesStart(text: string, from = 0): number {
+  let end = text.length;
+  while (end > from && text.charCodeAt(end - 1) === 0x2f) end -= 1;
+  return end;
+}
+
+/** `text` without the slashes that end it (`https://pay.example/l/` → `https://pay.example/l`), in linear time. */
+export function withoutTrailingSlashes(text: string): string {
+  return text.slice(0, trailingSlashesStart(text));
+}
+
 /** An identifier taken apart: its scheme (`http://`, `https://` or `''`), core and trailing slashes. */
 function parts(text: string) {
   const trimmedText = text.trim();
   const scheme = schemeOf(trimmedText);
-  let end = trimmedText.length;
-  while (end > scheme.length && trimmedText.charCodeAt(end - 1) === 0x2f) end -= 1;
+  const end = trailingSlashesStart(trimmedText, scheme.length);
   return {
     text,
     trimmed: trimmedText !== text,

@@ -3,6 +3,7 @@
  * namespaces (products, and for a limited integration, tenants) each may act for.
  */
 import { rejectUnknownOptions, optionNames } from './options.js';
+import { formatMemberPath } from './duplicate-members.js';
 import { isNamePart } from './ern.js';
 import { kindOf, quote } from './hint-text.js';
 import { JwksAddressError, checkAllowedHosts, screenJwksHost } from './jwks-address.js';
@@ -187,8 +188,11 @@ function checkEntry(raw: unknown, named: string, allowedHosts: ReadonlySet<strin
   }
   where = `${where} (${quote(issuer)})`;
   for (const key of Object.keys(entry)) {
-    if (!ENTRY_KEYS.has(key))
-      throw new TypeError(`IssuerRegistry: ${where}.${key} is not an entry field (expected one of ${[...ENTRY_KEYS].join(', ')})`);
+    if (ENTRY_KEYS.has(key)) continue;
+    // The name is the row's text: `.audience`, or quoted, cut and escaped (`["odd\u000aname"]`).
+    const member = formatMemberPath([key]);
+    const field = member.startsWith('[') ? member : `.${member}`;
+    throw new TypeError(`IssuerRegistry: ${where}${field} is not an entry field (expected one of ${[...ENTRY_KEYS].join(', ')})`);
   }
   const jwksUri = checkJwksUri(where, entry.jwksUri, allowedHosts);
   const products = checkNames(where, 'products', entry.products, true) as ReadonlySet<string>;

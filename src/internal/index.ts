@@ -22,7 +22,7 @@ export {
 } from '../core/options.js';
 export { MAX_ENTRY_LIFETIME, checkIssuerEntry, deriveRegistry, isHttpsUri } from '../core/registry.js';
 export { WITHDRAWN_KEPT, checkKeyHistoryEntry } from '../core/key-history.js';
-export { findNearMiss } from '../core/near-miss.js';
+export { findNearMiss, withoutTrailingSlashes } from '../core/near-miss.js';
 export { rejectReason as jwkRejectReason } from '../core/jwk.js';
 export { MAX_KID_LENGTH } from '../core/jose-header.js';
 export { normalizeScopeRequirement } from '../core/scopes.js';

@@ -93,7 +93,7 @@ function isPublicJwk(value: unknown, kid: string): value is RsaPublicJwk {
 function damagedSchedule(file: string, problem: string, cause?: unknown): KeyStoreError {
   return new KeyStoreError(
     'invalid_schedule',
-    `${file}: ${problem}; restore ${SCHEDULE} from a backup, or correct it (the key files beside it are kept).`,
+    `${quote(file)}: ${problem}; restore ${SCHEDULE} from a backup, or correct it (the key files beside it are kept).`,
     cause === undefined ? undefined : { cause },
   );
 }
@@ -234,7 +234,7 @@ export class FileKeyStore implements KeyStore {
     }
     throw new KeyStoreError(
       'key_not_found',
-      `${this.directory} holds no key file for "${kid}" (${KEY_SUFFIXES.map(([suffix]) => `${kid}${suffix}`).join(' or ')}): restore it from a backup; if it is lost, remove its entry from ${SCHEDULE} (the tokens it signed will be refused).`,
+      `${quote(this.directory)} holds no key file for "${kid}" (${KEY_SUFFIXES.map(([suffix]) => `${kid}${suffix}`).join(' or ')}): restore it from a backup; if it is lost, remove its entry from ${SCHEDULE} (the tokens it signed will be refused).`,
     );
   }
 
@@ -267,7 +267,7 @@ export class FileKeyStore implements KeyStore {
       if (keys.length === 0) return [];
       throw new KeyStoreError(
         'schedule_missing',
-        `${file} is missing, but ${this.directory} holds key files (${keys.sort().join(', ')}): restore ${SCHEDULE} from a backup, or move the key files away to start over.`,
+        `${quote(file)} is missing, but ${quote(this.directory)} holds key files (${keys.sort().join(', ')}): restore ${SCHEDULE} from a backup, or move the key files away to start over.`,
       );
     }
     let parsed: unknown;

@@ -3,7 +3,7 @@
  * read back (PKCS#8 PEM or a private JWK) with the checks `FileKeyStore` applies to its own.
  * `node:fs` is loaded only when a function here is called.
  */
-import { rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { optionNames, quote, rejectUnknownOptions } from '../internal/index.js';
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, importJWK, importPKCS8 } from 'jose';
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 import { hasCode, makeDirectoryDurably, sweepTemporaries, writeFileDurably } from './durable-file.js';
@@ -125,7 +125,7 @@ export async function writePrivateKeyFile(file: string, text: string): Promise<v
   try {
     await writeFileDurably(file, text, { mode: PRIVATE_FILE_MODE, overwrite: false });
   } catch (error) {
-    if (hasCode(error, 'EEXIST')) throw new KeyStoreError('key_exists', `${file} exists already; a key file is never overwritten.`);
+    if (hasCode(error, 'EEXIST')) throw new KeyStoreError('key_exists', `${quote(file)} exists already; a key file is never overwritten.`);
     throw error;
   }
 }
@@ -152,7 +152,7 @@ export async function readPrivateKeyText(file: string): Promise<string> {
     if (length > MAX_KEY_FILE_BYTES) {
       throw new KeyStoreError(
         'invalid_key_file',
-        `${file} holds more than ${MAX_KEY_FILE_BYTES} bytes; a private RSA key file holds a few thousand: give the file keys generate wrote with --out.`,
+        `${quote(file)} holds more than ${MAX_KEY_FILE_BYTES} bytes; a private RSA key file holds a few thousand: give the file keys generate wrote with --out.`,
       );
     }
     return new TextDecoder().decode(buffer.subarray(0, length));
@@ -187,7 +187,7 @@ async function refuseLooseMode(
   // A directory named as a key file is no key file: reading it says so (EISDIR), where "chmod 600" would be wrong advice.
   if (code === 'insecure_key_file' && stats.isDirectory()) return;
   if (process.platform !== 'win32' && (stats.mode & mask) !== 0) {
-    throw new KeyStoreError(code, `${path} ${problem} (mode ${(stats.mode & 0o777).toString(8)}); run chmod ${advice} on it.`);
+    throw new KeyStoreError(code, `${quote(path)} ${problem} (mode ${(stats.mode & 0o777).toString(8)}); run chmod ${advice} on it.`);
   }
 }
 
@@ -245,12 +245,12 @@ export async function importPrivateKey(text: string, format: PrivateKeyFormat, f
   } catch {
     throw new KeyStoreError(
       'invalid_key_file',
-      `${file} is not a private RSA key in ${format === 'pkcs8' ? 'PKCS#8 PEM' : 'JWK'} form: ${whatKeyTextHolds(text, format)}.`,
+      `${quote(file)} is not a private RSA key in ${format === 'pkcs8' ? 'PKCS#8 PEM' : 'JWK'} form: ${whatKeyTextHolds(text, format)}.`,
     );
   }
   const bits = (key.algorithm as { modulusLength?: number }).modulusLength ?? 0;
   if (bits < MIN_MODULUS_BITS) {
-    throw new KeyStoreError('weak_key', `${file} holds a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_BITS} bits.`);
+    throw new KeyStoreError('weak_key', `${quote(file)} holds a ${bits}-bit RSA key; the gateway needs at least ${MIN_MODULUS_BITS} bits.`);
   }
   return key;
 }

@@ -151,7 +151,7 @@ export function buildClaims(input: SignInput, settings: ClaimSettings, nowSecond
   if (typeof input !== 'object' || input === null) throw new IssuerError('unknown_field', 'sign() takes an object { tenant, scopes, … }');
   for (const key of Object.keys(input)) {
     if (!INPUT_FIELDS.has(key))
-      throw new IssuerError('unknown_field', `${key} is not a sign() field (expected one of ${[...INPUT_FIELDS].join(', ')})`, key);
+      throw new IssuerError('unknown_field', `${quote(key)} is not a sign() field (expected one of ${[...INPUT_FIELDS].join(', ')})`, key);
   }
   const tenant = checkTenant(input.tenant, settings);
   const scope = checkScopes(input.scopes);

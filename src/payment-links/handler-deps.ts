@@ -13,6 +13,7 @@ import {
   rejectUnknownOptions,
   optionNames,
   quote,
+  withoutTrailingSlashes,
 } from '../internal/index.js';
 import type { Verifier } from '../index.js';
 import { type Directory, InMemoryDirectory } from './directory.js';
@@ -184,7 +185,7 @@ function checkPayPageUrl(value: unknown): string {
   ) {
     throw fail('payPageUrl', `${rule}, got ${quote(url.href)}`);
   }
-  return url.href.replace(/\/+$/, '');
+  return withoutTrailingSlashes(url.href);
 }
 
 function checkObject<T>(name: string, value: unknown, methods: readonly string[], fallback: () => T): T {

@@ -3,7 +3,15 @@
  * Every claim has a default that makes a valid token for the audience and tenant given; any claim
  * or header member can be overridden, or removed with `undefined`.
  */
-import { booleanOption, describeValue, functionOption, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import {
+  booleanOption,
+  describeValue,
+  functionOption,
+  numberOption,
+  optionNames,
+  rejectUnknownOptions,
+  withoutTrailingSlashes,
+} from '../internal/index.js';
 import { type IssuerEntry, parseTenantErn } from '../index.js';
 import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
 import { type PublishedJwk, type TestKey, generateTestKey, signRawToken } from './test-key.js';
@@ -337,7 +345,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     unit: 'seconds',
   });
   const kidPrefix = textOption('kid', options.kid, 'test-key');
-  const mswUri = textOption('jwksUri', options.jwksUri, `${issuer.replace(/\/+$/, '')}/.well-known/jwks.json`);
+  const mswUri = textOption('jwksUri', options.jwksUri, `${withoutTrailingSlashes(issuer)}/.well-known/jwks.json`);
   let jwksUri = mswUri;
   /** Whether `entry` was read while it named the msw URL (a verifier may hold it). */
   let entryReadBeforeListen = false;

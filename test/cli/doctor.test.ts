@@ -458,7 +458,7 @@ describe('paygate-auth doctor', () => {
     [['--entry', 'x.json'], '--audience is required'],
     [['--audience', AUD, '--issuer', ISS, '--jwks', 'j.json'], '--product is required without --entry'],
     [['--audience', AUD, '--entry', 'x.json', '--product', 'acme'], '--product cannot be combined with --entry'],
-    [['--audience', AUD, '--bogus'], 'unknown option --bogus'],
+    [['--audience', AUD, '--bogus'], 'unknown option "--bogus"'],
     [
       ['--audience', AUD, '--issuer', ISS, '--product', 'acme', '--jwks', 'j.json', '--now', '99999999999999'],
       '--now must be an ISO 8601 date or seconds since the epoch, got "99999999999999"',

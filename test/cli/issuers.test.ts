@@ -43,7 +43,7 @@ describe('paygate-auth issuers without a database', () => {
 
   const ADD = ['issuers', 'add', '--issuer', 'https://a.example', '--jwks-uri', 'https://a.example/jwks.json', '--product', 'acme'];
   it.each([
-    ['an option is unknown', [...ADD, '--frobnicate'], 'unknown option --frobnicate'],
+    ['an option is unknown', [...ADD, '--frobnicate'], 'unknown option "--frobnicate"'],
     ['--product is missing', ADD.slice(0, 6), '--product is required'],
     ['--issuer is missing', ['issuers', 'add', '--jwks-uri', 'https://a.example/jwks.json', '--product', 'acme'], '--issuer is required'],
     ['--token is given without --audience', [...ADD, '--token', '-'], '--audience is required with --token'],

@@ -83,12 +83,14 @@ describe('paygate-auth keys generate', () => {
 
   it.each([
     [['--format', 'pem', '--out', 'x'], '--format must be "pkcs8" or "jwk"'],
+    // A value that forges a line: quoted as one escaped line (an argument is any text a script passes on).
+    [['--format', 'pem\n\u001b[2J', '--out', 'x'], '--format must be "pkcs8" or "jwk", got "pem\\u000a\\u001b[2J"'],
     [['--modulus-length', '1024', '--out', 'x'], '--modulus-length must be 2048, 3072 or 4096, got "1024"'],
     [['--modulus-length', '0x800', '--out', 'x'], '--modulus-length must be 2048, 3072 or 4096, got "0x800"'],
     [['--modulus-length', '2048.0', '--out', 'x'], '--modulus-length must be 2048, 3072 or 4096, got "2048.0"'],
     [[], '--out is required'],
     [['--out', 'x', '--out', 'y'], '--out is given twice'],
-    [['--out', 'x', '--bogus'], 'unknown option --bogus'],
+    [['--out', 'x', '--bogus'], 'unknown option "--bogus"'],
     [['--out'], '--out needs a value'],
   ])('exits 2 on %j', async (args, message) => {
     const result = await cli(['keys', 'generate', ...args]);

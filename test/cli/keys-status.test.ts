@@ -61,7 +61,7 @@ describe('keys status without a database', () => {
   });
 
   it.each([
-    ['an option is unknown', ['--all'], 'unknown option --all'],
+    ['an option is unknown', ['--all'], 'unknown option "--all"'],
     ['two issuers are given', ['https://a.test', 'https://b.test'], 'unexpected argument "https://b.test"'],
     ['--now is no date', ['--now', 'tomorrow'], '--now must be an ISO 8601 date'],
     ['--now is "-1", which Date.parse reads as 2001', ['--now', '-1'], '--now must be an ISO 8601 date'],

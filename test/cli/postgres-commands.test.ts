@@ -48,7 +48,7 @@ describe('the PostgreSQL commands without a database', () => {
     ['DATABASE_URL is not set', ['suspend-issuer', '--issuer', ISSUER], {}, 'DATABASE_URL is not set'],
     ['--kid is missing', ['revoke-key', '--issuer', ISSUER], { DATABASE_URL: 'postgres://x@127.0.0.1:1/x' }, '--kid is required'],
     ['--issuer is missing', ['suspend-issuer'], { DATABASE_URL: 'postgres://x@127.0.0.1:1/x' }, '--issuer is required'],
-    ['an option is unknown', ['resume-issuer', '--issuer', ISSUER, '--frobnicate'], {}, 'unknown option --frobnicate'],
+    ['an option is unknown', ['resume-issuer', '--issuer', ISSUER, '--frobnicate'], {}, 'unknown option "--frobnicate"'],
     ['a value is missing', ['refresh-keys', '--issuer'], {}, '--issuer needs a value'],
     ['an option is repeated', ['refresh-keys', '--issuer', ISSUER, '--issuer=x'], {}, '--issuer is given twice'],
     ['the issuer has a space', ['suspend-issuer', '--issuer', 'https://a b'], {}, 'issuer must be'],

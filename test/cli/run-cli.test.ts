@@ -8,6 +8,9 @@ function capture(): CliIo & { out: string[]; err: string[] } {
   return { out, err, env: {}, stdout: (text) => out.push(text), stderr: (text) => err.push(text) };
 }
 
+/** A line break, an escape sequence that clears a terminal, and a forged second line, made long. */
+const HOSTILE = `x\n\u001b[2Jpaygate-auth: all done${'y'.repeat(500)}`;
+
 const ran: (readonly string[])[] = [];
 const COMMANDS: readonly CliCommand[] = [
   {
@@ -25,6 +28,14 @@ const COMMANDS: readonly CliCommand[] = [
     help: 'Usage: paygate-auth fail',
     run: async () => {
       throw new Error('the database is unreachable');
+    },
+  },
+  {
+    name: 'forge',
+    summary: 'fails with a message of many lines',
+    help: 'Usage: paygate-auth forge',
+    run: async () => {
+      throw new Error(`the server says: ${HOSTILE}\n${'z'.repeat(5000)}`);
     },
   },
   {
@@ -89,6 +100,16 @@ describe('runCli', () => {
     expect(io.err.join('')).toBe('paygate-auth strict: unknown option --bogus\nRun "paygate-auth strict --help" for its options.\n');
   });
 
+  it("reports a failure whose message holds line breaks as one escaped line, cut (attack: a server's message forging lines)", async () => {
+    const io = capture();
+    expect(await runCli(['forge'], io, COMMANDS)).toBe(EXIT.failed);
+    const err = io.err.join('');
+    expect(err).toMatch(/^paygate-auth forge: the server says: x\\u000a\\u001b\[2Jpaygate-auth: all done/);
+    expect(err.indexOf('\n')).toBe(err.length - 1);
+    expect(err).not.toContain('\u001b');
+    expect(err.length).toBeLessThan(1100);
+  });
+
   it("reports a command's failure by its message and exits 1", async () => {
     const io = capture();
     expect(await runCli(['fail'], io, COMMANDS)).toBe(EXIT.failed);
@@ -128,6 +149,18 @@ describe('runCli: the version and the groups of commands', () => {
     expect(await runCli(['keys', 'rotate'], io, COMMANDS)).toBe(EXIT.usage);
     expect(io.err.join('')).toContain('unknown command "keys rotate"');
     expect(io.err.join('')).toContain('keys generate  make a key');
+  });
+
+  it.each([
+    ['command', [HOSTILE]],
+    ['command of a group', ['keys', HOSTILE]],
+  ])('quotes an unknown %s as one escaped line, cut (attack: an argument that forges lines)', async (_what, args) => {
+    const io = capture();
+    expect(await runCli(args, io, COMMANDS)).toBe(EXIT.usage);
+    const [first = ''] = io.err.join('').split('\n');
+    expect(first).toContain('x\\u000a\\u001b[2Jpaygate-auth: all done');
+    expect(first).not.toContain('\u001b');
+    expect(first.length).toBeLessThan(200);
   });
 
   it('reports a file error as one line naming the file, never a stack trace', async () => {

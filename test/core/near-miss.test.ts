@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { findNearMiss, nearMiss, nearMissesFirst } from '../../src/core/near-miss.js';
+import { findNearMiss, nearMiss, nearMissesFirst, withoutTrailingSlashes } from '../../src/core/near-miss.js';
 
 describe('nearMiss', () => {
   test.each([
@@ -105,5 +105,18 @@ describe("a frozen list of candidates (the verifier's issuers, one per registry)
     expect(findNearMiss('https://b.example/', values)).toBeUndefined();
     values.push('https://b.example');
     expect(findNearMiss('https://b.example/', values)).toEqual({ candidate: 'https://b.example', difference: 'a trailing slash' });
+  });
+});
+
+describe('withoutTrailingSlashes', () => {
+  test.each([
+    ['https://pay.example/l/', 'https://pay.example/l'],
+    ['https://pay.example/l//', 'https://pay.example/l'],
+    ['https://pay.example/l', 'https://pay.example/l'],
+    ['a//b', 'a//b'],
+    ['///', ''],
+    ['', ''],
+  ])('%j is %j', (text, expected) => {
+    expect(withoutTrailingSlashes(text)).toBe(expected);
   });
 });

@@ -78,6 +78,20 @@ describe('IssuerRegistry', () => {
     expect(() => new IssuerRegistry(entries as IssuerEntry[])).toThrow(message);
   });
 
+  test('quotes an unknown field name as one escaped line, cut (attack: a table row whose field name forges lines)', () => {
+    const name = `x\n\u001b[2Jall done${'y'.repeat(500)}`;
+    let message = '';
+    try {
+      new IssuerRegistry([{ ...entry, [name]: 1 }] as IssuerEntry[]);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain('["x\\u000a\\u001b[2Jall done');
+    expect(message).toContain('is not an entry field');
+    expect(message).not.toMatch(/[\n\u001b]/);
+    expect(message.length).toBeLessThan(300);
+  });
+
   test.each<[string, Partial<Record<keyof IssuerEntry, unknown>> | null, string]>([
     ['an entry that is not an object', null, 'entries[0] must be an object, got null'],
     [

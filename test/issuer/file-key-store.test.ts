@@ -125,7 +125,7 @@ describe('FileKeyStore', () => {
     await writeFile(join(directory, 'schedule.json'), text);
     const error = await store.loadSchedule().catch((caught: unknown) => caught);
     expect((error as KeyStoreError).code).toBe('invalid_schedule');
-    expect((error as KeyStoreError).message).toContain(`${join(directory, 'schedule.json')}: ${fault}`);
+    expect((error as KeyStoreError).message).toContain(`"${join(directory, 'schedule.json')}": ${fault}`);
     expect((error as KeyStoreError).message).toContain('restore schedule.json from a backup');
   });
 

@@ -140,6 +140,16 @@ describe('issuer.sign', () => {
     expect(error.field).toBe(field);
   });
 
+  it('quotes an unknown field as one escaped line, cut (attack: sign() input from a request, its name forging lines)', async () => {
+    const { issuer } = await defaultIssuer();
+    const name = `x\n\u001b[2Jall done${'y'.repeat(500)}`;
+    const error = await refusal(issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'], [name]: 1 } as never));
+    expect(error.code).toBe('unknown_field');
+    expect(error.message).toContain('"x\\u000a\\u001b[2Jall done');
+    expect(error.message).not.toMatch(/[\n\u001b]/);
+    expect(error.message.length).toBeLessThan(300);
+  });
+
   it('refuses a tenant outside the tenants of a limited integration', async () => {
     const { issuer } = await ready({ tenants: ['t-2'] });
     const error = await refusal(issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }));

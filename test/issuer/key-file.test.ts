@@ -154,4 +154,13 @@ describe('readPrivateKeyFile', () => {
     expect((error as KeyStoreError).code).toBe('invalid_key_file');
     expect((error as KeyStoreError).message).not.toContain('hello secret world');
   });
+
+  it('names a key file whose name holds a line break and an escape as one escaped line (attack: a --key path forging lines)', async () => {
+    const file = join(directory, 'x\n\u001b[2Jall done.pem');
+    await writeFile(file, 'no key', { mode: 0o600 });
+    const error: unknown = await readPrivateKeyFile(file).catch((caught: unknown) => caught);
+    expect((error as KeyStoreError).code).toBe('invalid_key_file');
+    expect((error as KeyStoreError).message).toContain('x\\u000a\\u001b[2Jall done.pem"');
+    expect((error as KeyStoreError).message).not.toMatch(/[\n\u001b]/);
+  });
 });

@@ -4,6 +4,14 @@ import { createPaymentLinkHandler } from '../../src/payment-links/index.js';
 const base = { payPageUrl: 'https://pay.example.test/l' };
 
 describe('createPaymentLinkHandler options', () => {
+  it('reads a payPageUrl holding a long run of slashes in linear time (attack: a PAY_PAGE_URL made to backtrack)', () => {
+    // `/\/+$/` took quadratic time over it: seconds for these 100 000 slashes, not milliseconds.
+    const payPageUrl = `https://pay.example.test/${'/'.repeat(100_000)}l`;
+    const started = performance.now();
+    expect(typeof createPaymentLinkHandler({ payPageUrl })).toBe('function');
+    expect(performance.now() - started).toBeLessThan(2000); // generous margin: linear is a few ms
+  });
+
   it('works with only the pay-page URL, on in-memory defaults', () => {
     const handler = createPaymentLinkHandler(base);
     expect(typeof handler).toBe('function');

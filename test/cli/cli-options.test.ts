@@ -1,0 +1,36 @@
+/**
+ * `parseOptions`: the arguments a usage mistake names are command-line text, which a script may
+ * pass on from anywhere: each is quoted as one escaped line, cut, never written raw.
+ */
+import { describe, expect, it } from 'vitest';
+import { parseOptions } from '../../src/cli/cli-options.js';
+import { UsageError } from '../../src/cli/command.js';
+
+/** A line break, an escape sequence that clears a terminal, and a forged second line, made long. */
+const HOSTILE = `x\n\u001b[2Jpaygate-auth: all done${'y'.repeat(500)}`;
+
+function mistake(args: readonly string[]): UsageError {
+  try {
+    parseOptions(args, { out: { type: 'string' } }, 0);
+  } catch (error) {
+    if (error instanceof UsageError) return error;
+    throw error;
+  }
+  throw new Error('parseOptions accepted the arguments');
+}
+
+describe('parseOptions naming hostile arguments', () => {
+  it('quotes an unknown option as one escaped line, cut (attack: an option name that forges lines)', () => {
+    const { message } = mistake([`--${HOSTILE}`]);
+    expect(message).toContain('unknown option "--x\\u000a\\u001b[2Jpaygate-auth: all done');
+    expect(message).not.toMatch(/[\n\u001b]/);
+    expect(message.length).toBeLessThan(200);
+  });
+
+  it('quotes an unexpected argument as one escaped line, cut (attack: an argument that forges lines)', () => {
+    const { message } = mistake([HOSTILE]);
+    expect(message).toContain('unexpected argument "x\\u000a\\u001b[2Jpaygate-auth: all done');
+    expect(message).not.toMatch(/[\n\u001b]/);
+    expect(message.length).toBeLessThan(200);
+  });
+});
