@@ -72,8 +72,8 @@ export interface IssuerOptions {
    */
   readonly standby?: boolean;
   /**
-   * Default token lifetime, seconds; at most `maxLifetime`.
-   * @default 300, or `maxLifetime` when that is shorter
+   * Default token lifetime, a whole number of seconds above 0 and at most `maxLifetime`.
+   * @default 300, or the whole seconds of `maxLifetime` when that is shorter
    */
   readonly lifetime?: number;
   /**
@@ -374,13 +374,15 @@ class RotatingIssuer implements Issuer {
       max: MAX_ENTRY_LIFETIME,
       exclusiveMin: true,
     });
-    const lifetime = numberOption(OWNER, 'lifetime', o.lifetime, Math.min(300, this.maxLifetime), {
+    // A token's lifetime is whole seconds (sign() refuses any other): the default is the whole
+    // seconds of a shorter maxLifetime.
+    const lifetime = numberOption(OWNER, 'lifetime', o.lifetime, Math.min(300, Math.floor(this.maxLifetime)), {
       unit: 'seconds',
       min: 0,
       max: this.maxLifetime,
       exclusiveMin: true,
+      integer: true,
     });
-    if (!Number.isInteger(lifetime)) throw new TypeError(`${OWNER}: lifetime must be a whole number of seconds`);
     booleanOption(OWNER, 'emitExp', o.emitExp, true);
     const maxAge = numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, Math.min(600, this.rotation.publishLead), {
       unit: 'seconds',

@@ -157,6 +157,12 @@ describe('issuer.sign', () => {
     const claims = decodeJwt(await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }));
     expect((claims.expt as number) - (claims.iat as number)).toBe(60);
   });
+
+  it('takes the whole seconds of a maxLifetime under 300 s that is not whole as the default lifetime', async () => {
+    const { issuer } = await ready({ maxLifetime: 60.5 });
+    const claims = decodeJwt(await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }));
+    expect((claims.expt as number) - (claims.iat as number)).toBe(60);
+  });
 });
 
 describe('the rotation schedule', () => {
@@ -573,7 +579,8 @@ describe('createIssuer options', () => {
     [{ rotation: { interval: Number.NaN } }, 'rotation.interval must be a number of seconds'],
     [{ rotation: { every: 3600 } }, 'unknown option "every"'],
     [{ maxLifetime: 8 * 86_400 }, 'maxLifetime must be a number of seconds above 0 and at most 604800'],
-    [{ lifetime: 90_000 }, 'lifetime must be a number of seconds above 0 and at most 86400'],
+    [{ lifetime: 90_000 }, 'lifetime must be a whole number of seconds above 0 and at most 86400, got 90000'],
+    [{ lifetime: 1.5 }, 'lifetime must be a whole number of seconds above 0 and at most 86400, got 1.5'],
     [{ jwksMaxAge: 7200 }, 'jwksMaxAge must be a number of seconds from 0 to 3600'],
     [{ emitExp: 'yes' }, 'emitExp must be a boolean'],
     [{ standby: 'no' }, 'standby must be a boolean'],
