@@ -299,7 +299,9 @@ export interface Verifier {
   readonly reportRefusal: ((error: AuthError, auth: AuthContext) => void) | undefined;
   /** The trusted issuers now (see {@link setRegistry}). */
   readonly registry: IssuerRegistry;
+  /** The configured audiences (`audience`, as an array), frozen. */
   readonly audiences: readonly string[];
+  /** Largest token accepted, in bytes (`maxTokenBytes`). */
   readonly maxTokenBytes: number;
 }
 

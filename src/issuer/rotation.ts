@@ -37,7 +37,7 @@ export interface RotationOptions {
   readonly retentionMargin?: number;
 }
 
-/** {@link RotationOptions} with every default applied. */
+/** {@link RotationOptions} with every default applied, in seconds. */
 export interface RotationPolicy {
   readonly interval: number;
   readonly publishLead: number;
