@@ -867,14 +867,16 @@ class TokenVerifier implements Verifier {
   keyHistoryChanges(after: number): KeyHistoryChanges {
     if (!Number.isSafeInteger(after) || after < 0) {
       throw new TypeError(
-        `keyHistoryChanges: after must be a non-negative integer (a version it returned as through), not ${String(after)}`,
+        `keyHistoryChanges: after must be a non-negative integer (a version it returned as through, or 0 for every key), got ${describe(after)}`,
       );
     }
     return this.#history.changes(after);
   }
 
   mergeKeyHistory(entries: readonly KeyHistoryEntry[], options: MergeKeyHistoryOptions = {}): void {
-    if (typeof options !== 'object' || options === null) throw new TypeError('mergeKeyHistory: options must be an object');
+    if (typeof options !== 'object' || options === null) {
+      throw new TypeError(`mergeKeyHistory: options must be an object, got ${describe(options)}`);
+    }
     const stored = booleanOption('mergeKeyHistory', 'stored', options.stored, false);
     this.#history.merge(checkKeyHistory('mergeKeyHistory', entries), stored);
   }

@@ -6,6 +6,7 @@ import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 import {
   booleanOption,
   describeValue,
+  functionOption,
   isHttpsUri,
   jwkRejectReason,
   MAX_ENTRY_LIFETIME,
@@ -356,7 +357,8 @@ class RotatingIssuer implements Issuer {
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: IssuerOptions) {
-    if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError(`${OWNER}: options must be an object, got ${describeValue(options)}`);
     rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
     const o = options as unknown as Record<string, unknown>;
     this.issuer = issuerOption(`${OWNER}: issuer`, o.issuer);
@@ -364,8 +366,7 @@ class RotatingIssuer implements Issuer {
     this.products = namesOption(`${OWNER}: product`, o.product, true) as readonly string[];
     const tenants = namesOption(`${OWNER}: tenants`, o.tenants, false);
     this.#store = checkKeyStore(`${OWNER}: keyStore`, o.keyStore);
-    if (o.now !== undefined && typeof o.now !== 'function') throw new TypeError(`${OWNER}: now must be a function`);
-    this.#now = (o.now as (() => number) | undefined) ?? Date.now;
+    this.#now = functionOption<() => number>(OWNER, 'now', o.now) ?? Date.now;
     this.rotation = checkRotation(o.rotation);
     this.standby = booleanOption(OWNER, 'standby', o.standby, true);
     this.maxLifetime = numberOption(OWNER, 'maxLifetime', o.maxLifetime, DAY, {

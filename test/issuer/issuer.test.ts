@@ -583,6 +583,8 @@ describe('createIssuer options', () => {
     [{ lifetime: 1.5 }, 'lifetime must be a whole number of seconds above 0 and at most 86400, got 1.5'],
     [{ jwksMaxAge: 7200 }, 'jwksMaxAge must be a number of seconds from 0 to 3600'],
     [{ emitExp: 'yes' }, 'emitExp must be a boolean'],
+    [{ rotation: 'daily' }, 'rotation must be an object, got "daily"'],
+    [{ now: 1_700_000_000_000 }, 'now must be a function, got 1700000000000'],
     [{ standby: 'no' }, 'standby must be a boolean'],
     [{ algorithm: 'RS512' }, 'unknown option "algorithm"'],
     [{ issuer: 'acme' }, 'issuer must be an https: URI'],
