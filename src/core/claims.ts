@@ -27,7 +27,9 @@ export interface TokenTimes {
   readonly expiry: number;
   /** Which claim gave the expiry: `exp`, or `expt` when it is the earlier (or the only) one. */
   readonly expiryClaim: 'exp' | 'expt';
+  /** `iat`, in seconds since the epoch. */
   readonly iat: number;
+  /** `nbf`, in seconds since the epoch; `undefined` when the token carries none. */
   readonly nbf: number | undefined;
 }
 

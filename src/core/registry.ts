@@ -35,7 +35,8 @@ export interface IssuerEntry {
    */
   readonly tenants?: readonly string[];
   /**
-   * Longest accepted token lifetime, `expiry − (nbf ?? iat)`, in seconds; overrides the verifier's.
+   * Longest accepted token lifetime, `expiry − (nbf ?? iat)`, in seconds (above 0, at most 7 days);
+   * overrides the verifier's.
    * @default the verifier's `maxTokenLifetime` (86 400 s)
    */
   readonly maxTokenLifetime?: number;
@@ -53,6 +54,7 @@ export interface RegisteredIssuer {
   readonly jwksUri: string;
   readonly products: ReadonlySet<string>;
   readonly tenants: ReadonlySet<string> | null;
+  /** The entry's `maxTokenLifetime`, in seconds; `undefined` when the verifier's applies. */
   readonly maxTokenLifetime: number | undefined;
   readonly subjectMustEqualIssuer: boolean;
   /** The entry as given (frozen copy). */

@@ -37,8 +37,25 @@ export function isKnownScope(scope: string): scope is KnownScope {
   return KNOWN.has(scope);
 }
 
+/**
+ * A set of scopes that cannot be changed after it is made. Typed as a `ReadonlySet`: at run time it
+ * is a `Set` (`instanceof Set` holds), whose `add`, `delete` and `clear` throw a `TypeError`.
+ */
+export interface ScopeSet extends ReadonlySet<string> {
+  /** The scopes, space-delimited, as in a `scope` claim. */
+  toString(): string;
+  /** The scopes as an array, as `JSON.stringify` writes them. */
+  toJSON(): string[];
+}
+
+/** {@link ScopeSet}'s constructor: `new ScopeSet(scopes)`, a frozen set of `scopes`. */
+export interface ScopeSetConstructor {
+  new (scopes?: Iterable<string>): ScopeSet;
+  readonly prototype: ScopeSet;
+}
+
 /** A set of scopes that cannot be changed after it is made. */
-export class ScopeSet extends Set<string> implements ReadonlySet<string> {
+export const ScopeSet: ScopeSetConstructor = class ScopeSet extends Set<string> {
   constructor(scopes: Iterable<string> = []) {
     super();
     // Set's own add: this class's refuses.
@@ -66,7 +83,7 @@ export class ScopeSet extends Set<string> implements ReadonlySet<string> {
   toJSON(): string[] {
     return [...this];
   }
-}
+};
 
 /** Raised by {@link parseScopes} for a value that is not a valid space-delimited scope list. */
 export class ScopeError extends TypeError {

@@ -300,7 +300,9 @@ export interface Verifier {
   readonly reportRefusal: ((error: AuthError, auth: AuthContext) => void) | undefined;
   /** The trusted issuers now (see {@link setRegistry}). */
   readonly registry: IssuerRegistry;
+  /** The configured audiences (`audience`, as an array), frozen. */
   readonly audiences: readonly string[];
+  /** Largest token accepted, in bytes (`maxTokenBytes`). */
   readonly maxTokenBytes: number;
 }
 
@@ -383,9 +385,9 @@ function checkMaxAgeBounds(value: unknown, maxAge: number): MaxAgeBounds {
   }
   rejectUnknownOptions(`${OWNER}: ${name}`, value, MAX_AGE_BOUND_NAMES);
   const bounds = value as Record<string, unknown>;
-  const max = numberOption(OWNER, `${name}.max`, bounds.max, defaults.max, { min: 0, max: DAY });
+  const max = numberOption(OWNER, `${name}.max`, bounds.max, defaults.max, { min: 0, max: DAY, unit: 'seconds' });
   // The lower bound's default never exceeds the upper one, given or not.
-  const min = numberOption(OWNER, `${name}.min`, bounds.min, Math.min(defaults.min, max), { min: 0, max: DAY });
+  const min = numberOption(OWNER, `${name}.min`, bounds.min, Math.min(defaults.min, max), { min: 0, max: DAY, unit: 'seconds' });
   if (min > max) {
     const source = bounds.max === undefined ? ` (its default, jwksMaxAge)` : '';
     throw new TypeError(`${OWNER}: ${name}.min must not exceed ${name}.max${source}, got ${min} > ${max}`);
@@ -397,9 +399,9 @@ const MAX_AGE_BOUND_NAMES = optionNames<MaxAgeBounds>({ min: true, max: true });
 
 /** `jwksBackoff` and `jwksBackoffMax`: the first back-off never beyond the longest. */
 function checkBackoff(initial: unknown, longest: unknown): { backoffInitial: number; backoffMax: number } {
-  const backoffMax = numberOption(OWNER, 'jwksBackoffMax', longest, 60, { min: 0, max: DAY });
+  const backoffMax = numberOption(OWNER, 'jwksBackoffMax', longest, 60, { min: 0, max: DAY, unit: 'seconds' });
   // The first back-off's default never exceeds the longest, given or not.
-  const backoffInitial = numberOption(OWNER, 'jwksBackoff', initial, Math.min(1, backoffMax), { min: 0, max: DAY });
+  const backoffInitial = numberOption(OWNER, 'jwksBackoff', initial, Math.min(1, backoffMax), { min: 0, max: DAY, unit: 'seconds' });
   if (backoffInitial > backoffMax) {
     const source = longest === undefined ? ' (its default)' : '';
     throw new TypeError(
@@ -487,14 +489,16 @@ class TokenVerifier implements Verifier {
       min: 256,
       max: 1_048_576,
       integer: true,
+      unit: 'bytes',
     });
     this.#policy = {
       audiences: new Map(this.audiences.map((audience) => [audience, audience] as const)),
-      clockTolerance: numberOption(OWNER, 'clockTolerance', o.clockTolerance, 30, { min: 0, max: 600 }),
+      clockTolerance: numberOption(OWNER, 'clockTolerance', o.clockTolerance, 30, { min: 0, max: 600, unit: 'seconds' }),
       maxTokenLifetime: numberOption(OWNER, 'maxTokenLifetime', o.maxTokenLifetime, DAY, {
         min: 0,
         max: 7 * DAY,
         exclusiveMin: true,
+        unit: 'seconds',
       }),
     };
     this.#algorithms = checkAlgorithms(o.algorithms);
@@ -506,19 +510,21 @@ class TokenVerifier implements Verifier {
       min: 1,
       max: 10_000_000,
       integer: true,
+      unit: 'results',
     });
     const maxBytes = numberOption(OWNER, 'cacheMaxBytes', o.cacheMaxBytes, 32 * 1024 * 1024, {
       min: 1024,
       max: 2 ** 40,
       integer: true,
+      unit: 'bytes',
     });
     const admission = checkAdmission(o.cacheAdmission);
     this.#cache = useCache ? new ResultCache({ maxEntries, maxBytes, admission }) : null;
-    const staleWindow = numberOption(OWNER, 'jwksStaleWindow', o.jwksStaleWindow, DAY, { min: 0, max: 30 * DAY });
+    const staleWindow = numberOption(OWNER, 'jwksStaleWindow', o.jwksStaleWindow, DAY, { min: 0, max: 30 * DAY, unit: 'seconds' });
     this.#history = new KeyHistory(
       {
-        publishLead: numberOption(OWNER, 'keyPublishLead', o.keyPublishLead, 3600, { min: 0, max: 7 * DAY }),
-        maxKeyAge: numberOption(OWNER, 'keyMaxAge', o.keyMaxAge, 3 * DAY, { min: 3600, max: 366 * DAY }),
+        publishLead: numberOption(OWNER, 'keyPublishLead', o.keyPublishLead, 3600, { min: 0, max: 7 * DAY, unit: 'seconds' }),
+        maxKeyAge: numberOption(OWNER, 'keyMaxAge', o.keyMaxAge, 3 * DAY, { min: 3600, max: 366 * DAY, unit: 'seconds' }),
         now: () => this.#now(),
         longestValidity: (issuer) =>
           (this.#registry.get(issuer)?.maxTokenLifetime ?? this.#policy.maxTokenLifetime) + this.#policy.clockTolerance,
@@ -526,22 +532,23 @@ class TokenVerifier implements Verifier {
       },
       this.#onEvent,
     );
-    const jwksMaxAge = numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY });
+    const jwksMaxAge = numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, 600, { min: 0, max: DAY, unit: 'seconds' });
     this.#keys = new JwksCache(this.#registry.registered(), {
       maxAge: jwksMaxAge,
       maxAgeBounds: checkMaxAgeBounds(o.jwksMaxAgeBounds, jwksMaxAge),
-      timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, 5, { min: 0, max: 120, exclusiveMin: true }),
+      timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, 5, { min: 0, max: 120, exclusiveMin: true, unit: 'seconds' }),
       maxBytes: numberOption(OWNER, 'jwksMaxBytes', o.jwksMaxBytes, 262_144, {
         min: 1024,
         max: 16 * 1024 * 1024,
         integer: true,
+        unit: 'bytes',
       }),
-      maxRedirects: numberOption(OWNER, 'jwksMaxRedirects', o.jwksMaxRedirects, 0, { min: 0, max: 10, integer: true }),
+      maxRedirects: numberOption(OWNER, 'jwksMaxRedirects', o.jwksMaxRedirects, 0, { min: 0, max: 10, integer: true, unit: 'redirects' }),
       get allowedHosts() {
         return verifier.#allowedHosts;
       },
       staleWindow,
-      cooldown: numberOption(OWNER, 'jwksCooldown', o.jwksCooldown, 30, { min: 0, max: DAY }),
+      cooldown: numberOption(OWNER, 'jwksCooldown', o.jwksCooldown, 30, { min: 0, max: DAY, unit: 'seconds' }),
       ...checkBackoff(o.jwksBackoff, o.jwksBackoffMax),
       algorithms: this.#algorithms,
       fetch: functionOption<FetchLike>(OWNER, 'fetch', o.fetch),
@@ -866,14 +873,16 @@ class TokenVerifier implements Verifier {
   keyHistoryChanges(after: number): KeyHistoryChanges {
     if (!Number.isSafeInteger(after) || after < 0) {
       throw new TypeError(
-        `keyHistoryChanges: after must be a non-negative integer (a version it returned as through), not ${String(after)}`,
+        `keyHistoryChanges: after must be a non-negative integer (a version it returned as through, or 0 for every key), got ${describe(after)}`,
       );
     }
     return this.#history.changes(after);
   }
 
   mergeKeyHistory(entries: readonly KeyHistoryEntry[], options: MergeKeyHistoryOptions = {}): void {
-    if (typeof options !== 'object' || options === null) throw new TypeError('mergeKeyHistory: options must be an object');
+    if (typeof options !== 'object' || options === null) {
+      throw new TypeError(`mergeKeyHistory: options must be an object, got ${describe(options)}`);
+    }
     const stored = booleanOption('mergeKeyHistory', 'stored', options.stored, false);
     this.#history.merge(checkKeyHistory('mergeKeyHistory', entries), stored);
   }

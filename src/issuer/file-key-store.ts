@@ -10,6 +10,7 @@ import { KeyStoreError } from './errors.js';
 import {
   type PrivateKeyFormat,
   checkKeyDirectoryMode,
+  checkKeyFormat,
   generateKeyText,
   importPrivateKey,
   readPrivateKeyText,
@@ -156,11 +157,8 @@ export class FileKeyStore implements KeyStore {
     if (typeof options !== 'object' || options === null || typeof options.directory !== 'string' || options.directory === '') {
       throw new TypeError('FileKeyStore: directory must be a non-empty path');
     }
-    if (options.format !== undefined && options.format !== 'pkcs8' && options.format !== 'jwk') {
-      throw new TypeError('FileKeyStore: format must be "pkcs8" or "jwk"');
-    }
+    this.format = checkKeyFormat('FileKeyStore', options.format);
     this.directory = options.directory;
-    this.format = options.format ?? 'pkcs8';
     this.#modulusLength = checkModulusLength('FileKeyStore: modulusLength', options.modulusLength);
     this.#sweepAfter = numberOption('FileKeyStore', 'sweepAfter', options.sweepAfter, 60, { unit: 'seconds', min: 0, max: 86_400 });
   }

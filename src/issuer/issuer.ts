@@ -6,6 +6,7 @@ import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 import {
   booleanOption,
   describeValue,
+  functionOption,
   isHttpsUri,
   jwkRejectReason,
   MAX_ENTRY_LIFETIME,
@@ -72,8 +73,8 @@ export interface IssuerOptions {
    */
   readonly standby?: boolean;
   /**
-   * Default token lifetime, seconds; at most `maxLifetime`.
-   * @default 300, or `maxLifetime` when that is shorter
+   * Default token lifetime, a whole number of seconds above 0 and at most `maxLifetime`.
+   * @default 300, or the whole seconds of `maxLifetime` when that is shorter
    */
   readonly lifetime?: number;
   /**
@@ -356,7 +357,8 @@ class RotatingIssuer implements Issuer {
   #queue: Promise<unknown> = Promise.resolve();
 
   constructor(options: IssuerOptions) {
-    if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
+    if (typeof options !== 'object' || options === null)
+      throw new TypeError(`${OWNER}: options must be an object, got ${describeValue(options)}`);
     rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
     const o = options as unknown as Record<string, unknown>;
     this.issuer = issuerOption(`${OWNER}: issuer`, o.issuer);
@@ -364,8 +366,7 @@ class RotatingIssuer implements Issuer {
     this.products = namesOption(`${OWNER}: product`, o.product, true) as readonly string[];
     const tenants = namesOption(`${OWNER}: tenants`, o.tenants, false);
     this.#store = checkKeyStore(`${OWNER}: keyStore`, o.keyStore);
-    if (o.now !== undefined && typeof o.now !== 'function') throw new TypeError(`${OWNER}: now must be a function`);
-    this.#now = (o.now as (() => number) | undefined) ?? Date.now;
+    this.#now = functionOption<() => number>(OWNER, 'now', o.now) ?? Date.now;
     this.rotation = checkRotation(o.rotation);
     this.standby = booleanOption(OWNER, 'standby', o.standby, true);
     this.maxLifetime = numberOption(OWNER, 'maxLifetime', o.maxLifetime, DAY, {
@@ -374,13 +375,15 @@ class RotatingIssuer implements Issuer {
       max: MAX_ENTRY_LIFETIME,
       exclusiveMin: true,
     });
-    const lifetime = numberOption(OWNER, 'lifetime', o.lifetime, Math.min(300, this.maxLifetime), {
+    // A token's lifetime is whole seconds (sign() refuses any other): the default is the whole
+    // seconds of a shorter maxLifetime.
+    const lifetime = numberOption(OWNER, 'lifetime', o.lifetime, Math.min(300, Math.floor(this.maxLifetime)), {
       unit: 'seconds',
       min: 0,
       max: this.maxLifetime,
       exclusiveMin: true,
+      integer: true,
     });
-    if (!Number.isInteger(lifetime)) throw new TypeError(`${OWNER}: lifetime must be a whole number of seconds`);
     booleanOption(OWNER, 'emitExp', o.emitExp, true);
     const maxAge = numberOption(OWNER, 'jwksMaxAge', o.jwksMaxAge, Math.min(600, this.rotation.publishLead), {
       unit: 'seconds',

@@ -3,7 +3,7 @@
  * read back (PKCS#8 PEM or a private JWK) with the checks `FileKeyStore` applies to its own.
  * `node:fs` is loaded only when a function here is called.
  */
-import { optionNames, quote, rejectUnknownOptions } from '../internal/index.js';
+import { describeValue, optionNames, quote, rejectUnknownOptions } from '../internal/index.js';
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, importJWK, importPKCS8 } from 'jose';
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 import { hasCode, makeDirectoryDurably, sweepTemporaries, writeFileDurably } from './durable-file.js';
@@ -64,12 +64,21 @@ const PRIVATE_FILE_MODE = 0o600;
 export async function generateKeyFile(file: string, options: GenerateKeyFileOptions = {}): Promise<RsaPublicJwk> {
   rejectUnknownOptions('generateKeyFile', options, GENERATE_KEY_FILE_OPTION_NAMES);
   if (typeof file !== 'string' || file === '') throw new TypeError('generateKeyFile: file must be a non-empty path');
-  const format = options.format ?? 'pkcs8';
-  if (format !== 'pkcs8' && format !== 'jwk') throw new TypeError('generateKeyFile: format must be "pkcs8" or "jwk"');
+  const format = checkKeyFormat('generateKeyFile', options.format);
   const modulusLength = checkModulusLength('generateKeyFile: modulusLength', options.modulusLength);
   const { publicJwk, text } = await generateKeyText(format, modulusLength);
   await writePrivateKeyFile(file, text);
   return publicJwk;
+}
+
+/**
+ * `value`, a key file format, or `'pkcs8'` when it is `undefined`.
+ * @throws {TypeError} naming `owner` and the value found otherwise.
+ */
+export function checkKeyFormat(owner: string, value: unknown): PrivateKeyFormat {
+  if (value === undefined) return 'pkcs8';
+  if (value === 'pkcs8' || value === 'jwk') return value;
+  throw new TypeError(`${owner}: format must be "pkcs8" or "jwk" (a PKCS#8 PEM file or a JWK file), got ${describeValue(value)}`);
 }
 
 /** A new RS256 key pair: the private key as the text of a key file in `format`, and the public JWK. */

@@ -17,7 +17,7 @@ export interface KeyRecord {
   readonly kid: string;
   /** The public key as published. */
   readonly publicJwk: RsaPublicJwk;
-  /** When it was first published in the JWKS. */
+  /** When it was first published in the JWKS, in milliseconds since the epoch (as every time of a record). */
   readonly publishedAt: number;
   /**
    * When it starts signing: at least the publication lead after `publishedAt`. For a standby, when

@@ -12,7 +12,7 @@
  * signs: when the signing key is compromised, the standby takes over at once, for the rest of that
  * key's turn. A standby leaves the JWKS once a younger one may sign, having signed nothing.
  */
-import { numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { describeValue, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import type { KeyRecord } from './key-store.js';
 
 /** The rotation schedule's settings, in seconds. */
@@ -37,7 +37,7 @@ export interface RotationOptions {
   readonly retentionMargin?: number;
 }
 
-/** {@link RotationOptions} with every default applied. */
+/** {@link RotationOptions} with every default applied, in seconds. */
 export interface RotationPolicy {
   readonly interval: number;
   readonly publishLead: number;
@@ -57,7 +57,8 @@ const KNOWN = optionNames<RotationPolicy>({ interval: true, publishLead: true, r
 /** Checks `rotation`. @throws {TypeError} naming the option. */
 export function checkRotation(value: unknown): RotationPolicy {
   if (value === undefined) return DEFAULT_ROTATION;
-  if (typeof value !== 'object' || value === null) throw new TypeError('createIssuer: rotation must be an object');
+  if (typeof value !== 'object' || value === null)
+    throw new TypeError(`createIssuer: rotation must be an object, got ${describeValue(value)}`);
   rejectUnknownOptions('createIssuer: rotation', value, KNOWN);
   const o = value as Record<string, unknown>;
   const interval = numberOption('createIssuer', 'rotation.interval', o.interval, DEFAULT_ROTATION.interval, {

@@ -40,8 +40,10 @@ export interface Telemetry {
   keyHistoryOptions<T extends PostgresKeyHistoryOptions>(options?: T): T;
   /**
    * `postgresFollowers(db, options)` options that report the staleness of each follower it starts
-   * (the registry, the controls, the key history; your callbacks still called).
+   * (the registry, the controls, the key history; your callbacks still called). Without `options`,
+   * every follower is started, as by `postgresFollowers(db)`, and typed so.
    */
+  followersOptions(): Record<never, never>;
   followersOptions<T extends PostgresFollowersOptions>(options?: T): T;
   /** Stops observing the verifiers' keys and the followers (the counters and spans stop with the verifiers). */
   stop(): void;

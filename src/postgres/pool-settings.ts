@@ -28,15 +28,23 @@ export interface PoolSettingsOptions {
   readonly max?: number;
 }
 
-/** What {@link poolSettings} returns: a `pg.PoolConfig`. */
+/** What {@link poolSettings} returns: a `pg.PoolConfig` (its member names; every time in milliseconds). */
 export interface PoolSettings {
+  /** The `postgres://` URL given. */
   readonly connectionString: string;
+  /** Most connections (`max`). */
   readonly max: number;
+  /** Milliseconds to wait for a connection (`connectTimeout`). */
   readonly connectionTimeoutMillis: number;
+  /** Milliseconds the client waits for a statement before destroying its connection (`statementTimeout`). */
   readonly query_timeout: number;
+  /** Milliseconds the server lets a statement run before cancelling it (`statementTimeout`). */
   readonly statement_timeout: number;
+  /** TCP keep-alive on every connection, so that a dead peer is found. */
   readonly keepAlive: true;
+  /** Milliseconds of silence before the first keep-alive probe: 10 000. */
   readonly keepAliveInitialDelayMillis: number;
+  /** Milliseconds an idle connection stays in the pool: 30 000. */
   readonly idleTimeoutMillis: number;
 }
 

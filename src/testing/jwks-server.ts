@@ -30,7 +30,10 @@ export interface ServeJwksOptions {
    * @default undefined
    */
   readonly respond?: (request: IncomingMessage, response: ServerResponse) => boolean | Promise<boolean>;
-  /** Called on every request, before it is answered. */
+  /**
+   * Called on every request, before it is answered.
+   * @default undefined
+   */
   readonly onRequest?: () => void;
 }
 

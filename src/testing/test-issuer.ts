@@ -88,7 +88,10 @@ export interface TestIssuerOptions {
   readonly kid?: string;
   /** Its entry's `tenants` (a limited integration). @default undefined */
   readonly tenants?: readonly string[];
-  /** Its entry's `maxTokenLifetime`. @default undefined */
+  /**
+   * Its entry's `maxTokenLifetime`, in seconds (above 0, at most 7 days).
+   * @default undefined (the verifier's `maxTokenLifetime`)
+   */
   readonly maxTokenLifetime?: number;
   /** Its entry's `subjectMustEqualIssuer`. @default undefined (true) */
   readonly subjectMustEqualIssuer?: boolean;
@@ -135,7 +138,11 @@ export type TestHeader = Readonly<Record<string, unknown>>;
 export interface AddKeyOptions {
   /** @default the next `<kid>-<n>` */
   readonly kid?: string;
-  /** @default 2048 */
+  /**
+   * Modulus size in bits, as `generateTestKey`'s: a whole number of at least 512 (below 2048 only
+   * to show that such keys are refused).
+   * @default 2048
+   */
   readonly modulusLength?: number;
   /** Members to set on (or remove from) the published JWK. @default {} */
   readonly jwk?: Readonly<Record<string, unknown>>;

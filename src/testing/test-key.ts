@@ -30,6 +30,7 @@ export type PublishedJwk = Readonly<Record<string, unknown>> & { readonly kid: s
 /** A test key pair. */
 export interface TestKey {
   readonly kid: string;
+  /** Modulus size in bits. */
   readonly modulusLength: number;
   /** The public key as published in the JWKS. */
   readonly publicJwk: PublishedJwk;

@@ -396,6 +396,20 @@ describe('keyHistoryChanges()', () => {
       expect.objectContaining({ name: 'TypeError', message: expect.stringContaining('after') }),
     );
   });
+
+  test.each([
+    ['0', 'got "0"'],
+    [-1, 'got -1'],
+    [null, 'got null'],
+  ])('a bad version (%j) is named in the message as found, a string quoted', (after, found) => {
+    expect(() => verifier().keyHistoryChanges(after as never)).toThrow(
+      expect.objectContaining({ message: expect.stringContaining(found) }),
+    );
+  });
+
+  test('bad options of mergeKeyHistory are named in the message as found', () => {
+    expect(() => verifier().mergeKeyHistory([], null as never)).toThrow(/mergeKeyHistory: options must be an object, got null/);
+  });
 });
 
 describe('keyHistoryChanges() asked by more than one reader', () => {

@@ -73,7 +73,9 @@ describe('parseScopes', () => {
   });
 
   test('returns a set that cannot be changed', () => {
-    const scopes = parseScopes('a b');
+    // Its type offers no add, delete or clear; the methods a Set has at run time throw.
+    const scopes = parseScopes('a b') as ReadonlySet<string> as Set<string>;
+    expect(scopes).toBeInstanceOf(Set);
     expect(() => scopes.add('c')).toThrow(TypeError);
     expect(() => scopes.delete('a')).toThrow(TypeError);
     expect(() => scopes.clear()).toThrow(TypeError);

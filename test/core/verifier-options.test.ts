@@ -79,6 +79,27 @@ describe('createVerifier options', () => {
     expect(() => createVerifier({ ...base(), [name]: value })).toThrow(found);
   });
 
+  test.each<[keyof VerifierOptions, unknown, string]>([
+    ['clockTolerance', 30_000, 'clockTolerance must be a number of seconds from 0 to 600, got 30000'],
+    ['maxTokenLifetime', 86_400_000, 'maxTokenLifetime must be a number of seconds above 0 and at most 604800'],
+    ['jwksMaxAge', 600_000, 'jwksMaxAge must be a number of seconds from 0 to 86400'],
+    ['jwksMaxAgeBounds', { max: 600_000 }, 'jwksMaxAgeBounds.max must be a number of seconds from 0 to 86400'],
+    ['keyPublishLead', -1, 'keyPublishLead must be a number of seconds'],
+    ['keyMaxAge', 60, 'keyMaxAge must be a number of seconds'],
+    ['jwksTimeout', 5000, 'jwksTimeout must be a number of seconds above 0 and at most 120'],
+    ['jwksStaleWindow', -1, 'jwksStaleWindow must be a number of seconds'],
+    ['jwksCooldown', -1, 'jwksCooldown must be a number of seconds'],
+    ['jwksBackoff', -1, 'jwksBackoff must be a number of seconds'],
+    ['jwksBackoffMax', -1, 'jwksBackoffMax must be a number of seconds'],
+    ['maxTokenBytes', 100, 'maxTokenBytes must be a whole number of bytes from 256 to 1048576'],
+    ['jwksMaxBytes', 10, 'jwksMaxBytes must be a whole number of bytes'],
+    ['cacheMaxBytes', 12, 'cacheMaxBytes must be a whole number of bytes'],
+    ['cacheMaxEntries', 0, 'cacheMaxEntries must be a whole number of results'],
+    ['jwksMaxRedirects', 11, 'jwksMaxRedirects must be a whole number of redirects'],
+  ])('refuses %s = %j, naming its unit: milliseconds given for seconds are told apart', (name, value, message) => {
+    expect(() => createVerifier({ ...base(), [name]: value })).toThrow(message);
+  });
+
   test.each<[unknown, string]>([
     ['https://payments.test\n', 'got "https://payments.test\\u000a"'],
     [['https://a.test', ' https://b.test'], 'audience[1] is " https://b.test"'],

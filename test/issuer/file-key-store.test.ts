@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { decodeProtectedHeader } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileKeyStore, type IssuerOptions, KeyStoreError, createIssuer } from '../../src/issuer/index.js';
+import { FileKeyStore, type IssuerOptions, KeyStoreError, createIssuer, generateKeyFile } from '../../src/issuer/index.js';
 import { fakeClock } from '../support/jwks-clock.js';
 
 const ISS = 'https://auth.acme.example';
@@ -160,6 +160,12 @@ describe('FileKeyStore', () => {
   ])('throws a TypeError for %j', (options, name) => {
     expect(() => new FileKeyStore(options as never)).toThrow(TypeError);
     expect(() => new FileKeyStore(options as never)).toThrow(name);
+  });
+
+  it('names the format found when refusing one, as generateKeyFile does', async () => {
+    const message = 'format must be "pkcs8" or "jwk" (a PKCS#8 PEM file or a JWK file), got "pem"';
+    expect(() => new FileKeyStore({ directory: 'x', format: 'pem' as never })).toThrow(`FileKeyStore: ${message}`);
+    await expect(generateKeyFile('x', { format: 'pem' as never })).rejects.toThrow(`generateKeyFile: ${message}`);
   });
 });
 

@@ -167,6 +167,12 @@ describe('issuer.sign', () => {
     const claims = decodeJwt(await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }));
     expect((claims.expt as number) - (claims.iat as number)).toBe(60);
   });
+
+  it('takes the whole seconds of a maxLifetime under 300 s that is not whole as the default lifetime', async () => {
+    const { issuer } = await ready({ maxLifetime: 60.5 });
+    const claims = decodeJwt(await issuer.sign({ tenant: TENANT, scopes: ['hub:subscribe'] }));
+    expect((claims.expt as number) - (claims.iat as number)).toBe(60);
+  });
 });
 
 describe('the rotation schedule', () => {
@@ -583,9 +589,12 @@ describe('createIssuer options', () => {
     [{ rotation: { interval: Number.NaN } }, 'rotation.interval must be a number of seconds'],
     [{ rotation: { every: 3600 } }, 'unknown option "every"'],
     [{ maxLifetime: 8 * 86_400 }, 'maxLifetime must be a number of seconds above 0 and at most 604800'],
-    [{ lifetime: 90_000 }, 'lifetime must be a number of seconds above 0 and at most 86400'],
+    [{ lifetime: 90_000 }, 'lifetime must be a whole number of seconds above 0 and at most 86400, got 90000'],
+    [{ lifetime: 1.5 }, 'lifetime must be a whole number of seconds above 0 and at most 86400, got 1.5'],
     [{ jwksMaxAge: 7200 }, 'jwksMaxAge must be a number of seconds from 0 to 3600'],
     [{ emitExp: 'yes' }, 'emitExp must be a boolean'],
+    [{ rotation: 'daily' }, 'rotation must be an object, got "daily"'],
+    [{ now: 1_700_000_000_000 }, 'now must be a function, got 1700000000000'],
     [{ standby: 'no' }, 'standby must be a boolean'],
     [{ algorithm: 'RS512' }, 'unknown option "algorithm"'],
     [{ issuer: 'acme' }, 'issuer must be an https: URI'],

@@ -24,8 +24,13 @@ import { type RequireScopesArguments, requirementFromArguments } from '../../htt
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** The verified caller, set in `onRequest`; `null` where no verification ran (`config.auth: false`, an allowed preflight). */
-    auth: AuthContext | null;
+    /**
+     * The verified caller, set in `onRequest`; `null` where no verification ran (`config.auth:
+     * false`, an allowed preflight); `undefined` where paygateAuth is not registered (an instance
+     * without it, or a sibling plugin of the one that registers it): this type reaches every
+     * Fastify request of the program.
+     */
+    auth?: AuthContext | null;
   }
   interface FastifyContextConfig {
     /**
@@ -138,7 +143,7 @@ export function requireScopes(
 /**
  * `request.auth` as the verified caller, for a route behind the plugin and `config.scopes` or a
  * `requireScopes(...)` preHandler. Fastify's types cannot carry what a hook checked to the
- * handler, so `request.auth` stays `AuthContext | null` there; this narrows it. Throws a
+ * handler, so `request.auth` stays `AuthContext | null | undefined` there; this narrows it. Throws a
  * `ConfigurationError` (500) when no verification ran (`config.auth: false`, an allowed preflight).
  *
  * @example
@@ -147,7 +152,7 @@ export function requireScopes(
  * ```
  */
 export function authOf(request: FastifyRequest): AuthContext {
-  const verified = request.auth as AuthContext | null | undefined;
+  const verified = request.auth;
   if (verified == null) {
     throw new ConfigurationError(
       'authOf: request.auth is not set: register paygateAuth before this route, and keep config.auth true on it',

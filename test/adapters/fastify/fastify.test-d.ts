@@ -8,11 +8,20 @@ declare const verifier: Verifier;
 const app = Fastify();
 
 describe('paygate-auth/fastify types', () => {
-  it('types request.auth as AuthContext | null through declaration merging', () => {
-    expectTypeOf<FastifyRequest['auth']>().toEqualTypeOf<AuthContext | null>();
+  it('types request.auth as AuthContext | null | undefined through declaration merging: undefined where the plugin is not registered', () => {
+    expectTypeOf<FastifyRequest['auth']>().toEqualTypeOf<AuthContext | null | undefined>();
     app.get('/me', async (request) => {
-      expectTypeOf(request.auth).toEqualTypeOf<AuthContext | null>();
-      // @ts-expect-error request.auth may be null: it must be checked before use
+      expectTypeOf(request.auth).toEqualTypeOf<AuthContext | null | undefined>();
+      // @ts-expect-error request.auth may be null or undefined: it must be checked before use
+      return request.auth.tenant;
+    });
+  });
+
+  it('does not let a check for null alone pass for a verified caller: an instance without the plugin has undefined', () => {
+    app.get('/health', async (request) => {
+      if (request.auth === null) return 'public';
+      expectTypeOf(request.auth).toEqualTypeOf<AuthContext | undefined>();
+      // @ts-expect-error request.auth is undefined where paygateAuth is not registered
       return request.auth.tenant;
     });
   });
@@ -47,7 +56,7 @@ describe('paygate-auth/fastify types', () => {
 
   it("narrows the caller with authOf(request) behind scopes, as Fastify cannot type a hook's check", () => {
     app.post('/payments', { preHandler: requireScopes('pay:processPayments') }, async (request) => {
-      expectTypeOf(request.auth).toEqualTypeOf<AuthContext | null>();
+      expectTypeOf(request.auth).toEqualTypeOf<AuthContext | null | undefined>();
       expectTypeOf(authOf(request)).toEqualTypeOf<AuthContext>();
       return authOf(request).tenant.id;
     });

@@ -232,6 +232,23 @@ describe('the Fastify adapter', () => {
     }
   });
 
+  it('leaves request.auth undefined, not null, in a sibling plugin the plugin is not registered in', async () => {
+    const app = Fastify();
+    void app.register(async (child) => {
+      await child.register(paygateAuth, { verifier: fx.verifier });
+    });
+    void app.register(async (sibling) => {
+      sibling.get('/outside', async (request) => ({ undefined: request.auth === undefined, null: request.auth === null }));
+    });
+    try {
+      const response = await app.inject({ url: '/outside' });
+      expect(response.statusCode).toBe(200);
+      expect(response.json()).toEqual({ undefined: true, null: false });
+    } finally {
+      await app.close();
+    }
+  });
+
   it('verifies a route declared while the plugin is still loading (its register not awaited)', async () => {
     const app = Fastify();
     void app.register(paygateAuth, { verifier: fx.verifier });
