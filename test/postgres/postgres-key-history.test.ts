@@ -58,6 +58,23 @@ async function instance(
   return { verifier, log, keys };
 }
 
+/** `pool` behind a client that counts the statements refused through it (a flush, a retry). */
+function counting(pool: pg.Pool): { client: SqlClient & { end(): Promise<void> }; refused: () => number } {
+  let refused = 0;
+  const client = {
+    query: async (text: string, params?: unknown[]) => {
+      try {
+        return await pool.query(text, params);
+      } catch (error) {
+        refused += 1;
+        throw error;
+      }
+    },
+    end: () => pool.end(),
+  };
+  return { client, refused: () => refused };
+}
+
 const breaches = (log: EventLog): string[] =>
   log.events.filter((event): event is KeyBreachEvent => event.type.startsWith('key_')).map((event) => `${event.type} ${event.kid}`);
 
@@ -308,27 +325,18 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
   it('reports a stopped server once, keeps verifying, and flushes again once it is back', async () => {
     const errors: unknown[] = [];
     let recovered = 0;
-    const pool = openPool(server.url, { max: 2 });
-    /** The statements the key history sent: each flush, retried or not, sends one at least. */
-    let sent = 0;
-    const counting = {
-      query: (text: string, params?: unknown[]) => {
-        sent += 1;
-        return pool.query(text, params);
-      },
-      end: () => pool.end(),
-    };
+    const { client, refused } = counting(openPool(server.url, { max: 2 }));
     const { verifier } = await instance(
       { flushInterval: 100, onError: (error) => errors.push(error), onRecovered: () => (recovered += 1) },
-      counting,
+      client,
     );
     await server.stop();
     try {
       await verifier.verify(await issuer.token());
       await eventually('the stop is reported', () => errors.length > 0);
       // Once: nothing more over five more flushes, each refused.
-      const reported = sent;
-      await eventually('five more flushes', () => sent >= reported + 5);
+      const reported = refused();
+      await eventually('five more flushes refused', () => refused() >= reported + 5);
       expect(errors).toHaveLength(1);
     } finally {
       await server.start();
@@ -523,6 +531,7 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       const errors: unknown[] = [];
       /** How many errors had been reported at each recovery. */
       const recoveries: number[] = [];
+      const { client, refused } = counting(throughProxy());
       const { verifier, keys } = await instance(
         {
           flushInterval: 100,
@@ -530,7 +539,7 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
           onError: (error) => errors.push(error),
           onRecovered: () => recoveries.push(errors.length),
         },
-        throughProxy(),
+        client,
       );
       // A flush that missed its bound on the loaded machine is a stall and a recovery of their own:
       // the silence starts with no stall under way, and only what follows it counts.
@@ -540,9 +549,11 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       await verifier.verify(await issuer.token());
       await expect(keys.flush()).rejects.toThrow(StatementTimeoutError);
       await eventually('the stall is reported', () => errors.length > before);
-      // Once: nothing more over two bounds of the silence. The stall is the statement's bound, or
-      // the connection's when the flush had to open one (the pool destroys a connection past it).
-      await new Promise((resolve) => setTimeout(resolve, 2 * BOUND));
+      // Once: nothing more over two more flushes refused in the silence. Each is refused at the
+      // statement's bound, or the connection's when it had to open one (the pool destroys a
+      // connection past it).
+      const reported = refused();
+      await eventually('two more flushes refused', () => refused() >= reported + 2);
       expect(errors.slice(before).map(isUnavailable)).toEqual([true]);
       clock.advance(MINUTE);
       await verifier.verify(await issuer.token());
