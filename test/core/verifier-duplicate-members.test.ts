@@ -56,7 +56,8 @@ describe('repeated member names in a token', () => {
     const claims = claimsJson().replace('{', '{"iss":"https://evil.test",');
     const error = await rejection(fx.verifier().verify(signRaw(fx.issuer, headerJson(), claims)));
     expect(error.code).toBe('malformed_token');
-    expect(error.message).toBe('The token payload repeats the member "iss"; each member name may appear once.');
+    expect(error.facts).toMatchObject({ actual: { segment: 'payload', problem: 'repeated_member', member: ['iss'] } });
+    expect(error.message).toContain('"iss"');
   });
 
   test('a payload with a repeated member in a nested claim is malformed_token', async () => {

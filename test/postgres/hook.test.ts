@@ -22,9 +22,17 @@ const thrower = (): never => {
 let lite: PGlite;
 /** `true` while every statement through {@link flaky} fails as a dropped connection does. */
 let down = false;
+/** The statements {@link flaky} answered, failed or not: a follower's reads, counted. */
+let answered = 0;
 const flaky = {
-  query: (text: string, params?: unknown[]) =>
-    down ? Promise.reject(new Error('Connection terminated unexpectedly')) : lite.query<Record<string, unknown>>(text, params),
+  query: async (text: string, params?: unknown[]) => {
+    try {
+      if (down) throw new Error('Connection terminated unexpectedly');
+      return await lite.query<Record<string, unknown>>(text, params);
+    } finally {
+      answered += 1;
+    }
+  },
 };
 
 const unhandled: unknown[] = [];
@@ -80,8 +88,11 @@ describe('a follower whose hooks throw', () => {
       down = false;
       const record = await recordControl(lite, { action: 'suspend_issuer', issuer: 'https://hooks.test' });
       await eventually('the action read after the stall', () => controls.state().through >= record.id);
-      // A retry or a poll after the throwing onRecovered, for its rejection, if any, to surface.
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      // A poll answered after the throwing onRecovered, and a turn of the event loop after it: a
+      // rejection it left unhandled, if any, has surfaced by then.
+      const read = answered;
+      await eventually('a poll after the recovery', () => answered > read);
+      await new Promise((resolve) => setImmediate(resolve));
       expect(unhandled).toEqual([]);
     } finally {
       await controls.close();

@@ -57,6 +57,20 @@ async function instance(
   return { verifier, log, keys };
 }
 
+/**
+ * `pool`, still the pool the key history is given (its sessions and their bounds are the pool's),
+ * counting the sessions it checks out: one for each flush, retried or not.
+ */
+function counting(pool: pg.Pool): { pool: pg.Pool; sessions: () => number } {
+  let sessions = 0;
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  pool.connect = (() => {
+    sessions += 1;
+    return connect();
+  }) as typeof pool.connect;
+  return { pool, sessions: () => sessions };
+}
+
 const breaches = (log: EventLog): string[] =>
   log.events.filter((event): event is KeyBreachEvent => event.type.startsWith('key_')).map((event) => `${event.type} ${event.kid}`);
 
@@ -307,17 +321,18 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
   it('reports a stopped server once, keeps verifying, and flushes again once it is back', async () => {
     const errors: unknown[] = [];
     let recovered = 0;
-    const { verifier } = await instance({
-      flushInterval: 100,
-      onError: (error) => errors.push(error),
-      onRecovered: () => (recovered += 1),
-    });
+    const { pool, sessions } = counting(openPool(server.url, { max: 2 }));
+    const { verifier } = await instance(
+      { flushInterval: 100, onError: (error) => errors.push(error), onRecovered: () => (recovered += 1) },
+      pool,
+    );
     await server.stop();
     try {
       await verifier.verify(await issuer.token());
       await eventually('the stop is reported', () => errors.length > 0);
-      // Once: nothing more over five flush intervals.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Once: nothing more over five more flushes, each refused (a sixth has started).
+      const reported = sessions();
+      await eventually('five more flushes refused', () => sessions() > reported + 5);
       expect(errors).toHaveLength(1);
     } finally {
       await server.start();
@@ -512,6 +527,7 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       const errors: unknown[] = [];
       /** How many errors had been reported at each recovery. */
       const recoveries: number[] = [];
+      const { pool, sessions } = counting(throughProxy());
       const { verifier, keys } = await instance(
         {
           flushInterval: 100,
@@ -519,7 +535,7 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
           onError: (error) => errors.push(error),
           onRecovered: () => recoveries.push(errors.length),
         },
-        throughProxy(),
+        pool,
       );
       // A flush that missed its bound on the loaded machine is a stall and a recovery of their own:
       // the silence starts with no stall under way, and only what follows it counts.
@@ -529,9 +545,11 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       await verifier.verify(await issuer.token());
       await expect(keys.flush()).rejects.toThrow(StatementTimeoutError);
       await eventually('the stall is reported', () => errors.length > before);
-      // Once: nothing more over two bounds of the silence. The stall is the statement's bound, or
-      // the connection's when the flush had to open one (the pool destroys a connection past it).
-      await new Promise((resolve) => setTimeout(resolve, 2 * BOUND));
+      // Once: nothing more over two more flushes refused in the silence (a third has started).
+      // Each is refused at the statement's bound, or the connection's when it had to open one (the
+      // pool destroys a connection past it).
+      const reported = sessions();
+      await eventually('two more flushes refused', () => sessions() > reported + 2);
       expect(errors.slice(before).map(isUnavailable)).toEqual([true]);
       clock.advance(MINUTE);
       await verifier.verify(await issuer.token());

@@ -4,6 +4,7 @@
  * stops answering (a stopped server, a network gone silent through a TCP proxy) leaves the last
  * registry in force and says so once, and a change made after it answers again still arrives.
  */
+import type pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import { createTestPglite } from './pglite.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -50,6 +51,8 @@ interface Instance {
   readonly registry: PostgresRegistry;
   readonly verifier: Verifier;
   readonly events: RegistryEvent[];
+  /** The sessions its pool checked out so far: a read, a retry, a listening connection each. */
+  readonly sessions: () => number;
 }
 
 /**
@@ -60,6 +63,12 @@ interface Instance {
 async function instance(options: PostgresRegistryOptions = {}, to = url): Promise<Instance> {
   const pool = openPool(to, { max: 4 });
   pools.push(pool);
+  let sessions = 0;
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  pool.connect = (() => {
+    sessions += 1;
+    return connect();
+  }) as typeof pool.connect;
   const deadline = Date.now() + PATIENCE_MS;
   let events: RegistryEvent[] = [];
   let registry: PostgresRegistry;
@@ -76,7 +85,7 @@ async function instance(options: PostgresRegistryOptions = {}, to = url): Promis
   running.push(registry);
   const verifier = createVerifier({ registry: new IssuerRegistry([], { allowEmpty: true }), audience: AUDIENCE });
   registry.attach(verifier);
-  return { registry, verifier, events };
+  return { registry, verifier, events, sessions: () => sessions };
 }
 
 const count = (events: readonly RegistryEvent[], type: RegistryEvent['type']) => events.filter((event) => event.type === type).length;
@@ -503,8 +512,9 @@ describe.skipIf(SKIP)('postgresRegistry when the database stops answering', () =
     proxy.silence();
     await eventually('both report registry_stale', () => staleSinceSilence().every((stale) => stale.length > 0));
     expect(await allAccept([a, b], acme)).toBe(true);
-    // Once: nothing more over two poll intervals of the silence.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Once: nothing more over two more sessions each tried in the silence (a third has started).
+    const tried = [a.sessions(), b.sessions()];
+    await eventually('two more sessions each', () => [a, b].every(({ sessions }, index) => sessions() > (tried[index] ?? 0) + 2));
     for (const stale of staleSinceSilence()) {
       expect(stale).toEqual([{ type: 'registry_stale', error: expect.any(String), since: expect.any(Number), issuers: 1 }]);
     }

@@ -47,6 +47,8 @@ interface Instance {
   readonly create: ReturnType<typeof makeHandler>;
   /** `stall` and `recovered`, as reported. */
   readonly events: string[];
+  /** The sessions its pool checked out so far: a read, a retry, a listening connection each. */
+  readonly sessions: () => number;
 }
 
 /**
@@ -68,6 +70,12 @@ async function startInstance(url: string, listens: boolean): Promise<Instance> {
     max: 4,
   });
   const pool = openPool(connectionString, settings);
+  let sessions = 0;
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  pool.connect = (() => {
+    sessions += 1;
+    return connect();
+  }) as typeof pool.connect;
   const events: string[] = [];
   const options = { statementTimeout: STATEMENT_TIMEOUT };
   const controls = await postgresControls(pool, {
@@ -88,7 +96,7 @@ async function startInstance(url: string, listens: boolean): Promise<Instance> {
     ids: randomIds,
     now: () => Date.now(),
   });
-  return { pool, controls, verifier, create, events };
+  return { pool, controls, verifier, create, events, sessions: () => sessions };
 }
 
 async function createLink(instance: Instance, key: string = randomUUID()): Promise<{ response: HandlerResponse; ms: number }> {
@@ -148,8 +156,9 @@ describe.skipIf(SKIP)('two instances through a network that goes silent', () => 
   it('reports the stall to onError on each instance, once', async () => {
     const sinceSilence = () => instances.map(({ events }, index) => events.slice(eventsBeforeSilence[index]));
     await eventually('both instances report a stall', () => sinceSilence().every((events) => events.includes('stall')));
-    // Once: nothing more over a poll interval of the silence.
-    await new Promise((resolve) => setTimeout(resolve, POLL_INTERVAL));
+    // Once: nothing more over two more sessions each tried in the silence (a third has started).
+    const tried = instances.map(({ sessions }) => sessions());
+    await eventually('two more sessions each', () => instances.every(({ sessions }, index) => sessions() > (tried[index] ?? 0) + 2));
     expect(sinceSilence()).toEqual([['stall'], ['stall']]);
     expect(instances[0]?.controls.listening).toBe(false);
   });

@@ -168,9 +168,9 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
     });
 
     it('refuses a bad statementTimeout of the link store and the directory with a TypeError naming it', () => {
-      expect(() => new PostgresPaymentLinkStore(pool, { statementTimeout: 0 })).toThrow(
-        new TypeError('PostgresPaymentLinkStore: statementTimeout must be a whole number of milliseconds from 10 to 600000, got 0'),
-      );
+      const linkStore = () => new PostgresPaymentLinkStore(pool, { statementTimeout: 0 });
+      expect(linkStore).toThrow(TypeError);
+      expect(linkStore).toThrow(/^PostgresPaymentLinkStore: statementTimeout .*from 10 to 600000, got 0$/);
       expect(() => new PostgresDirectory(pool, { statementTimeout: 1.5 })).toThrow(/^PostgresDirectory: statementTimeout/);
     });
   });
