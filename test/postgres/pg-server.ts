@@ -157,6 +157,21 @@ export function openPool(url: string, options: Omit<pg.PoolConfig, 'connectionSt
   return pool;
 }
 
+/**
+ * Counts the sessions `pool` checks out from now on (each `connect()`: a read, a retry, a
+ * listening connection), leaving it the pool it is: its sessions and their bounds unchanged. A
+ * test polls this count to see that a follower went on trying, instead of sleeping.
+ */
+export function countSessions(pool: pg.Pool): () => number {
+  let sessions = 0;
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  pool.connect = (() => {
+    sessions += 1;
+    return connect();
+  }) as typeof pool.connect;
+  return () => sessions;
+}
+
 /** A running server. */
 export interface PgServer {
   /** `postgres://postgres@127.0.0.1:<port>/postgres` */

@@ -26,7 +26,7 @@ import { type FakeClock, fakeClock } from '../support/jwks-clock.js';
 import { type EventLog, eventLog } from '../support/jwks-events.js';
 import { eventually } from './eventually.js';
 import { writeRefusedKeyRow } from './forged-key-row.js';
-import { type PgServer, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { type PgServer, countSessions, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 import { type TcpProxy, startProxy } from './tcp-proxy.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/postgres-key-history.test.ts');
@@ -55,20 +55,6 @@ async function instance(
   const verifier = createVerifier({ registry: [issuer.entry], audience: AUDIENCE, now: clock.now, onEvent: log.listener, cache: false });
   keys.attach(verifier);
   return { verifier, log, keys };
-}
-
-/**
- * `pool`, still the pool the key history is given (its sessions and their bounds are the pool's),
- * counting the sessions it checks out: one for each flush, retried or not.
- */
-function counting(pool: pg.Pool): { pool: pg.Pool; sessions: () => number } {
-  let sessions = 0;
-  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
-  pool.connect = (() => {
-    sessions += 1;
-    return connect();
-  }) as typeof pool.connect;
-  return { pool, sessions: () => sessions };
 }
 
 const breaches = (log: EventLog): string[] =>
@@ -321,7 +307,8 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
   it('reports a stopped server once, keeps verifying, and flushes again once it is back', async () => {
     const errors: unknown[] = [];
     let recovered = 0;
-    const { pool, sessions } = counting(openPool(server.url, { max: 2 }));
+    const pool = openPool(server.url, { max: 2 });
+    const sessions = countSessions(pool);
     const { verifier } = await instance(
       { flushInterval: 100, onError: (error) => errors.push(error), onRecovered: () => (recovered += 1) },
       pool,
@@ -527,7 +514,8 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       const errors: unknown[] = [];
       /** How many errors had been reported at each recovery. */
       const recoveries: number[] = [];
-      const { pool, sessions } = counting(throughProxy());
+      const pool = throughProxy();
+      const sessions = countSessions(pool);
       const { verifier, keys } = await instance(
         {
           flushInterval: 100,

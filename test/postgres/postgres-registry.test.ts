@@ -4,7 +4,6 @@
  * stops answering (a stopped server, a network gone silent through a TCP proxy) leaves the last
  * registry in force and says so once, and a change made after it answers again still arrives.
  */
-import type pg from 'pg';
 import type { PGlite } from '@electric-sql/pglite';
 import { createTestPglite } from './pglite.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -28,7 +27,7 @@ import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
 import { verifyUntilCached } from '../support/result-cache.js';
 import { eventually } from './eventually.js';
-import { type PgServer, createTestDatabase, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
+import { type PgServer, createTestDatabase, countSessions, openPool, skipWithoutPostgres, startPostgres } from './pg-server.js';
 import { clearRegistry, loginRole, urlAs, writtenBeforeKeyCheck } from './roles.js';
 import { type TcpProxy, startProxy } from './tcp-proxy.js';
 
@@ -63,12 +62,7 @@ interface Instance {
 async function instance(options: PostgresRegistryOptions = {}, to = url): Promise<Instance> {
   const pool = openPool(to, { max: 4 });
   pools.push(pool);
-  let sessions = 0;
-  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
-  pool.connect = (() => {
-    sessions += 1;
-    return connect();
-  }) as typeof pool.connect;
+  const sessions = countSessions(pool);
   const deadline = Date.now() + PATIENCE_MS;
   let events: RegistryEvent[] = [];
   let registry: PostgresRegistry;
@@ -85,7 +79,7 @@ async function instance(options: PostgresRegistryOptions = {}, to = url): Promis
   running.push(registry);
   const verifier = createVerifier({ registry: new IssuerRegistry([], { allowEmpty: true }), audience: AUDIENCE });
   registry.attach(verifier);
-  return { registry, verifier, events, sessions: () => sessions };
+  return { registry, verifier, events, sessions };
 }
 
 const count = (events: readonly RegistryEvent[], type: RegistryEvent['type']) => events.filter((event) => event.type === type).length;

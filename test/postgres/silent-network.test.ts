@@ -26,7 +26,7 @@ import { createTestVerifier } from '../../src/testing/index.js';
 import { SEEDS, jsonRequest, makeHandler, useCallers, validBody } from '../payment-links/support.js';
 import { LOADED_MARGIN_MS } from '../support/loaded-machine.js';
 import { eventually } from './eventually.js';
-import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
+import { createTestDatabase, countSessions, openPool, skipWithoutPostgres } from './pg-server.js';
 import { type TcpProxy, startProxy } from './tcp-proxy.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/silent-network.test.ts');
@@ -70,12 +70,7 @@ async function startInstance(url: string, listens: boolean): Promise<Instance> {
     max: 4,
   });
   const pool = openPool(connectionString, settings);
-  let sessions = 0;
-  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
-  pool.connect = (() => {
-    sessions += 1;
-    return connect();
-  }) as typeof pool.connect;
+  const sessions = countSessions(pool);
   const events: string[] = [];
   const options = { statementTimeout: STATEMENT_TIMEOUT };
   const controls = await postgresControls(pool, {
@@ -96,7 +91,7 @@ async function startInstance(url: string, listens: boolean): Promise<Instance> {
     ids: randomIds,
     now: () => Date.now(),
   });
-  return { pool, controls, verifier, create, events, sessions: () => sessions };
+  return { pool, controls, verifier, create, events, sessions };
 }
 
 async function createLink(instance: Instance, key: string = randomUUID()): Promise<{ response: HandlerResponse; ms: number }> {
