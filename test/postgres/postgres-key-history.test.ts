@@ -12,7 +12,6 @@ import {
   type KeyHistoryRowRefusedEvent,
   type PostgresKeyHistory,
   type PostgresKeyHistoryOptions,
-  StatementTimeoutError,
   isUnavailable,
   migrate,
   poolSettings,
@@ -531,7 +530,13 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       const before = errors.length;
       proxy.silence();
       await verifier.verify(await issuer.token());
-      await expect(keys.flush()).rejects.toThrow(StatementTimeoutError);
+      // Refused at the statement's bound, or at the connection's when the flush had to open one (a
+      // connection an earlier flush held past its bound on the loaded machine was destroyed).
+      const refused = await keys.flush().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(isUnavailable(refused)).toBe(true);
       await eventually('the stall is reported', () => errors.length > before);
       // Once: nothing more over two more flushes refused in the silence (a third has started).
       // Each is refused at the statement's bound, or the connection's when it had to open one (the
