@@ -7,7 +7,7 @@
  * a case (a batch each), so a slow spell of a shared machine weighs on both, and each rate is its
  * median over the rounds. A refusal reads the value about ten times where a token read whole reads
  * it once or twice (the anchored pattern giving its run back one character at a time, the trim,
- * the scheme, the spaces and commas, then the character at fault, for the message): 3× to 10× in
+ * the scheme, the spaces and commas, then the character at fault, for the message): 3× to 11× in
  * the first runs. A hostile value must cost at most 20× the benign one; a pattern that backtracked
  * from each place would cost about 10^5× (a million characters tried from each of a million).
  *
