@@ -14,7 +14,7 @@
  * Environment: BENCH_ROUNDS (30), BENCH_BATCH (5 parses per value and round).
  */
 import { AuthError, extractBearerToken } from '../dist/index.js';
-import { machineLine, resultTable, writeSection } from './lib/report.mjs';
+import { machineLine, median, resultTable, writeSection } from './lib/report.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 30);
 const BATCH = Number(process.env.BENCH_BATCH ?? 5);
@@ -70,7 +70,6 @@ const runs = CASES.map((c) => {
 });
 for (const pair of runs) for (const { run } of pair) run();
 
-const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 const times = runs.map((pair) => pair.map(() => []));
 const startedAt = new Date();
 for (let round = 0; round < ROUNDS; round += 1) {
