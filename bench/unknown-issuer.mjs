@@ -9,7 +9,7 @@
  * Environment: BENCH_ROUNDS (40), BENCH_BATCH (200 rejections per case and round).
  */
 import { IssuerRegistry, createVerifier } from '../dist/index.js';
-import { machineLine, resultTable, writeSection } from './lib/report.mjs';
+import { machineLine, median, resultTable, writeSection } from './lib/report.mjs';
 import { AUDIENCE, PRODUCT, claimsFor, createBenchKey, flat, signToken } from './lib/tokens.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 40);
@@ -48,7 +48,6 @@ for (const c of CASES) {
   if (new TextEncoder().encode(c.token).byteLength > 8192) throw new Error(`${c.id}: token over 8192 bytes`);
   await rejectAndExplain(c.token);
 }
-const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
 const times = CASES.map(() => []);
 const startedAt = new Date();
 for (let round = 0; round < ROUNDS; round += 1) {

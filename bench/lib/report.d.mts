@@ -15,6 +15,8 @@ export type RowWithRatios = Row & {
 };
 
 export function withRatios(rows: readonly Row[], options?: { lowerIsBetter?: boolean }): RowWithRatios[];
+/** The middle of `values` (the upper of the two middle ones for an even count). */
+export function median(values: readonly number[]): number;
 export function figure(value: number | undefined): string;
 export function ratio(value: number | undefined): string;
 export function markdownTable(head: readonly string[], rows: readonly (readonly string[])[], align?: readonly string[]): string;

@@ -37,6 +37,11 @@ export function withRatios(rows, { lowerIsBetter = false } = {}) {
   });
 }
 
+/** The middle of `values` (the upper of the two middle ones for an even count): a rate's median round. */
+export function median(values) {
+  return [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)];
+}
+
 /** A figure: whole numbers with separators from 100 up, three significant digits below. */
 export function figure(value) {
   if (value === undefined || !Number.isFinite(value)) return '–';

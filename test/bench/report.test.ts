@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type Row, figure, ratio, replaceSection, resultTable, withRatios } from '../../bench/lib/report.mjs';
+import { type Row, figure, median, ratio, replaceSection, resultTable, withRatios } from '../../bench/lib/report.mjs';
 
 const COLD = 'cold';
 const WARM = 'warm';
@@ -101,5 +101,14 @@ describe('replaceSection', () => {
     expect(replaceSection('# Results\n', 'instructions', 'counts')).toBe(
       '# Results\n\n<!-- instructions:start -->\ncounts\n<!-- instructions:end -->\n',
     );
+  });
+});
+
+describe('median', () => {
+  it('takes the middle round, the upper middle one of an even count, without reordering its input', () => {
+    const rounds = [5, 1, 3];
+    expect(median(rounds)).toBe(3);
+    expect(median([4, 1, 3, 2])).toBe(3);
+    expect(rounds).toEqual([5, 1, 3]);
   });
 });

@@ -108,16 +108,18 @@ describe('extractBearerToken', () => {
     expect(extractBearerToken(`Bearer ${token}`)).toBe(token);
   });
 
+  // Hostile 1 MB values, made for a pattern that backtracks. Their time against a benign value of
+  // the same size is judged by `npm run bench:hostile-header` (bench/hostile-header.mjs), not
+  // here: a pattern that backtracked would hang this test (no timeout stops a synchronous match).
   test.each([
-    ['b64token characters then a quote', `Bearer ${'a'.repeat(1_000_000)}"`],
-    ['spaces then nothing', `Bearer${' '.repeat(1_000_000)}x"`],
-    ['padding then a character', `Bearer a${'='.repeat(1_000_000)}a`],
-    ['leading white space', `${' '.repeat(1_000_000)}Basic`],
-  ])('refuses a hostile 1 MB value (%s) in linear time (attack: a header made to backtrack)', (_name, header) => {
-    // A pattern that backtracked would take on the order of 10^12 steps here, not milliseconds.
-    const started = performance.now();
-    expect(failure(header).status).toBeLessThan(500);
-    expect(performance.now() - started).toBeLessThan(2000); // generous margin: linear is a few ms
+    ['b64token characters then a quote', `Bearer ${'a'.repeat(1_000_000)}"`, 'invalid_request', 'U+0022 at character 1000001'],
+    ['spaces then nothing', `Bearer${' '.repeat(1_000_000)}x"`, 'invalid_request', 'U+0022 at character 2'],
+    ['padding then a character', `Bearer a${'='.repeat(1_000_000)}a`, 'invalid_request', '"=" padding at character 1000001'],
+    ['leading white space', `${' '.repeat(1_000_000)}Basic`, 'missing_token', 'another scheme than Bearer'],
+  ])('refuses a hostile 1 MB value (%s) as %s, naming the fault (attack: a header made to backtrack)', (_name, header, code, fault) => {
+    const error = failure(header);
+    expect(error.code).toBe(code);
+    expect(error.message).toContain(fault);
   });
 
   test('refuses a holds that is not a function, naming the value found', () => {
@@ -176,12 +178,24 @@ describe('extractBearerToken', () => {
       expect(asked).toEqual([]);
     });
 
-    test('refuses a hostile 1 MB value in linear time with it too', () => {
-      const started = performance.now();
-      for (const header of [`${' '.repeat(1_000_000)}Bearer x"`, `Bearer${' '.repeat(1_000_000)}x"`]) {
-        expect(() => extractBearerToken(header, () => false)).toThrow(AuthError);
-      }
-      expect(performance.now() - started).toBeLessThan(2000); // generous margin: linear is a few ms
+    // Timed against a benign value of the same size by `npm run bench:hostile-header`, not here.
+    test.each([
+      ['leading white space', `${' '.repeat(1_000_000)}Bearer x"`],
+      ['spaces then nothing', `Bearer${' '.repeat(1_000_000)}x"`],
+    ])('refuses a hostile 1 MB value (%s) with it too as invalid_request, naming the fault', (_name, header) => {
+      const { asked, holds } = holding();
+      const error = (() => {
+        try {
+          extractBearerToken(header, holds);
+        } catch (caught) {
+          return caught;
+        }
+        throw new Error('expected an AuthError');
+      })();
+      expect(error).toBeInstanceOf(AuthError);
+      expect(error).toMatchObject({ code: 'invalid_request' });
+      expect((error as AuthError).message).toContain('U+0022 at character 2');
+      expect(asked).toEqual(['x"']);
     });
   });
 

@@ -6,10 +6,19 @@ import { randomUUID } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { IdempotencyStore, PaymentLinkStore, RecordedResponse, StoredPaymentLink } from '../../src/payment-links/index.js';
 import { randomLinkCode } from '../../src/payment-links/index.js';
+import type { SqlClient, SqlRow } from '../../src/postgres/index.js';
+import { eventually } from './eventually.js';
 
 export interface StoreFixture {
   links(): PaymentLinkStore;
   idempotency(): IdempotencyStore;
+  /**
+   * How many times, since the last `reset()`, a claim on the store `idempotency()` gives has found
+   * its key held pending under its own fingerprint and begun to wait for the holder: the contract's
+   * deterministic signal that a waiter is waiting (see {@link observeStatements} and
+   * {@link observeWaits}), in place of sleeping a fixed time.
+   */
+  waits(): number;
   /** Empties the stores between tests. */
   reset(): Promise<void>;
 }
@@ -158,8 +167,13 @@ export function describeStoreContract(name: string, fixture: () => StoreFixture)
     it('makes a request with the same body wait for the holder, then replay its response', async () => {
       const first = await store.claim(claimOf(TENANT_A, 'k-1', 'f1'));
       if (first.state !== 'claimed') throw new Error('not claimed');
-      const waiting = store.claim(claimOf(TENANT_A, 'k-1', 'f1'));
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      let answered = false;
+      const waiting = store.claim(claimOf(TENANT_A, 'k-1', 'f1')).finally(() => {
+        answered = true;
+      });
+      // Completed only once the second claim waits (or has answered without waiting, which the
+      // assertion below refuses), so the replay comes through the wait and not a later first look.
+      await eventually('the second claim waits for the holder', () => fixture().waits() >= 1 || answered);
       await store.complete(first.lease, RESPONSE);
       expect(await waiting).toEqual({ state: 'completed', fingerprint: 'f1', response: RESPONSE });
     });
@@ -184,4 +198,75 @@ export function describeStoreContract(name: string, fixture: () => StoreFixture)
       });
     });
   });
+}
+
+/**
+ * An idempotency store whose claims are counted as waits (for {@link StoreFixture.waits}) when
+ * they have not answered by the time their synchronous part has run: the in-memory store looks at
+ * the key and, finding it pending under the request's fingerprint, begins its wait before it first
+ * yields, and every other claim answers at once. The count is taken one microtask after the call,
+ * after the reaction of a claim that has already answered.
+ */
+export function observeWaits(store: IdempotencyStore): { store: IdempotencyStore; waits(): number } {
+  let waits = 0;
+  return {
+    waits: () => waits,
+    store: {
+      claim(request) {
+        const claim = store.claim(request);
+        let answered = false;
+        const noteAnswer = (): void => {
+          answered = true;
+        };
+        claim.then(noteAnswer, noteAnswer);
+        queueMicrotask(() => {
+          if (!answered) waits += 1;
+        });
+        return claim;
+      },
+      complete: (lease, response) => store.complete(lease, response),
+      release: (lease) => store.release(lease),
+    },
+  };
+}
+
+/** Whether `text` is `PostgresIdempotencyStore`'s claim statement. */
+const isClaimStatement = (text: unknown): boolean => typeof text === 'string' && text.trimStart().startsWith('WITH claimed AS');
+
+/**
+ * `db` (a pool, a client or PGlite), still of its kind (a pool's `connect()` and `idleCount`
+ * pass through, and its checked-out connections are observed too), counting as a wait (for
+ * {@link StoreFixture.waits}) each `PostgresIdempotencyStore` claim statement that answered its
+ * key pending under the request's own fingerprint (its third parameter): the claim then sleeps and
+ * looks again until the holder finishes.
+ */
+export function observeStatements<T extends SqlClient>(db: T): { db: T; waits(): number } {
+  let waits = 0;
+  const note = (text: unknown, params: unknown, result: unknown): void => {
+    const row = (result as { rows?: SqlRow[] } | undefined)?.rows?.[0];
+    if (isClaimStatement(text) && row?.state === 'pending' && Array.isArray(params) && row.fingerprint === params[2]) waits += 1;
+  };
+  const observed = <C extends object>(target: C): C =>
+    new Proxy(target, {
+      get(object, property) {
+        const value: unknown = Reflect.get(object, property, object);
+        if (property === 'query' && typeof value === 'function') {
+          return (text: unknown, params?: unknown) => {
+            const result: unknown = value.call(object, text, params);
+            if (result instanceof Promise) {
+              return result.then((answer: unknown) => {
+                note(text, params, answer);
+                return answer;
+              });
+            }
+            return result;
+          };
+        }
+        if (property === 'connect' && typeof value === 'function') {
+          return async () => observed(await value.call(object));
+        }
+        return typeof value === 'function' ? value.bind(object) : value;
+      },
+    });
+  return { db: observed(db), waits: () => waits };
 }

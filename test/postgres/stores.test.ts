@@ -17,26 +17,43 @@ import {
 } from '../../src/postgres/index.js';
 import { TABLES } from '../../src/postgres/schema-names.js';
 import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
-import { type StoreFixture, TENANT_A, TENANT_B, describeStoreContract, storedLink } from './store-contract.js';
+import {
+  type StoreFixture,
+  TENANT_A,
+  TENANT_B,
+  describeStoreContract,
+  observeStatements,
+  observeWaits,
+  storedLink,
+} from './store-contract.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/stores.test.ts');
 
+/** The fixture of the stores on `db`; its idempotency store's statements are observed from each `reset()` on. */
 function postgresFixture(db: () => SqlClient): StoreFixture {
+  let observed: { db: SqlClient; waits(): number } | undefined;
+  const current = () => {
+    if (observed === undefined) throw new Error('reset() first');
+    return observed;
+  };
   return {
     links: () => new PostgresPaymentLinkStore(db()),
-    idempotency: () => new PostgresIdempotencyStore(db()),
+    idempotency: () => new PostgresIdempotencyStore(current().db),
+    waits: () => current().waits(),
     reset: async () => {
       await db().query(`TRUNCATE ${TABLES.links}, ${TABLES.idempotency}`);
+      observed = observeStatements(db());
     },
   };
 }
 
-let memory: { links: InMemoryPaymentLinkStore; idempotency: InMemoryIdempotencyStore };
+let memory: { links: InMemoryPaymentLinkStore; idempotency: ReturnType<typeof observeWaits> };
 describeStoreContract('in memory', () => ({
   links: () => memory.links,
-  idempotency: () => memory.idempotency,
+  idempotency: () => memory.idempotency.store,
+  waits: () => memory.idempotency.waits(),
   reset: async () => {
-    memory = { links: new InMemoryPaymentLinkStore(), idempotency: new InMemoryIdempotencyStore() };
+    memory = { links: new InMemoryPaymentLinkStore(), idempotency: observeWaits(new InMemoryIdempotencyStore()) };
   },
 }));
 
@@ -47,7 +64,8 @@ describe('PGlite', () => {
     await migrate(lite, { only: 'links' });
   });
   afterAll(() => lite.close());
-  describeStoreContract('PGlite', () => postgresFixture(() => lite));
+  const fixture = postgresFixture(() => lite);
+  describeStoreContract('PGlite', () => fixture);
 });
 
 let pool: pg.Pool;
@@ -60,7 +78,8 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
     await pool?.end();
   });
 
-  describeStoreContract('PostgreSQL', () => postgresFixture(() => pool));
+  const fixture = postgresFixture(() => pool);
+  describeStoreContract('PostgreSQL', () => fixture);
 
   describe('PostgresIdempotencyStore', () => {
     beforeEach(() => pool.query(`TRUNCATE ${TABLES.links}, ${TABLES.idempotency}`));
