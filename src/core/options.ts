@@ -84,7 +84,10 @@ export function methodsOption<T>(owner: string, name: string, value: unknown, me
     throw new TypeError(`${owner}: ${name} must be ${what}, got ${describe(value)}`);
   }
   const missing = methods.find((method) => typeof (value as Record<string, unknown>)[method] !== 'function');
-  if (missing !== undefined) throw new TypeError(`${owner}: ${name} must be ${what} (${name}.${missing} must be a function)`);
+  if (missing !== undefined)
+    throw new TypeError(
+      `${owner}: ${name} must be ${what} (${name}.${missing} must be a function, got ${describe((value as Record<string, unknown>)[missing])})`,
+    );
   return value as T;
 }
 
