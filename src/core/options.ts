@@ -74,6 +74,12 @@ export function functionOption<T>(owner: string, name: string, value: unknown): 
   return value as T | undefined;
 }
 
+/** `value` in words for a refusal of an object that needs `member`: `an object whose get is undefined`, or {@link describe}. */
+export function describeHolder(value: unknown, member: string): string {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return describe(value);
+  return `${typeof value === 'function' ? 'a function' : 'an object'} whose ${member} is ${describe((value as Record<string, unknown>)[member])}`;
+}
+
 /**
  * `value`, an object with each of `methods` (a verifier, a store, a provider).
  * @param what what it must be, for the message: `a verifier from createVerifier()`

@@ -13,6 +13,7 @@ export { isLoopbackHost } from '../core/loopback.js';
 export {
   booleanOption,
   describe as describeValue,
+  describeHolder,
   functionOption,
   methodsOption,
   nearestName,

@@ -3,7 +3,7 @@
  * Another tenant's link is 404, as if it did not exist.
  */
 import type { Verifier } from '../index.js';
-import { checkRealm, describeValue, functionOption, optionNames, quote, rejectUnknownOptions } from '../internal/index.js';
+import { checkRealm, describeHolder, functionOption, optionNames, quote, rejectUnknownOptions } from '../internal/index.js';
 import { LINK_SCOPE, checkCaller } from './caller.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
 import type { Handler, HandlerResponse } from './handler-request.js';
@@ -61,7 +61,7 @@ export function createGetPaymentLinkHandler(options: GetPaymentLinkHandlerOption
   const store = options?.store;
   if (typeof store?.get !== 'function')
     throw new TypeError(
-      `createGetPaymentLinkHandler: store must be a PaymentLinkStore (with a get method), got ${typeof store === 'object' && store !== null ? `an object whose get is ${describeValue(store.get)}` : describeValue(store)}`,
+      `createGetPaymentLinkHandler: store must be a PaymentLinkStore (with a get method), got ${describeHolder(store, 'get')}`,
     );
   const policy = {
     requiredScopes: LINK_SCOPE,
