@@ -3,7 +3,7 @@
  * are checked by the package's one home of option checks (src/core/options.ts, through src/internal).
  */
 import { ErnError, formatTenantErn } from '../index.js';
-import { isHttpsUri, quote } from '../internal/index.js';
+import { describeValue, isHttpsUri, quote } from '../internal/index.js';
 
 /** What the contract asks of an `iss` and an audience, as the gateway's registry checks it. */
 export const URI_RULE = 'must be an https: URI without credentials (http: only on a loopback host)';
@@ -26,10 +26,21 @@ export function issuerOption(name: string, value: unknown): string {
   return issuer;
 }
 
+/**
+ * What a list option that must be a non-empty array of items passing `ok` holds instead, for the
+ * `got …` of its refusal: the value, `an empty array`, or the first item refused and its index.
+ */
+export function describeListFault(value: unknown, ok: (item: unknown) => boolean): string {
+  if (!Array.isArray(value)) return describeValue(value);
+  if (value.length === 0) return 'an empty array';
+  const index = value.findIndex((item) => !ok(item));
+  return `${describeValue(value[index])} at [${index}]`;
+}
+
 /** A non-empty string without surrounding white space. */
 export function textOption(name: string, value: unknown): string {
   if (typeof value !== 'string' || value === '' || value.trim() !== value) {
-    throw new TypeError(`${name} must be a non-empty string without surrounding white space`);
+    throw new TypeError(`${name} must be a non-empty string without surrounding white space, got ${describeValue(value)}`);
   }
   return value;
 }
@@ -51,7 +62,8 @@ export function namesOption(name: string, value: unknown, required: boolean): re
   if (value === undefined && !required) return null;
   const list = typeof value === 'string' ? [value] : value;
   if (!Array.isArray(list) || list.length === 0 || !list.every(isNamePart)) {
-    throw new TypeError(`${name} must be a name, or a non-empty array of names, of letters, digits, "-", "_" and "."`);
+    const found = typeof value === 'string' ? describeValue(value) : describeListFault(list, isNamePart);
+    throw new TypeError(`${name} must be a name, or a non-empty array of names, of letters, digits, "-", "_" and ".", got ${found}`);
   }
   return Object.freeze([...new Set(list as string[])]);
 }
