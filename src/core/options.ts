@@ -158,7 +158,7 @@ export function rejectUnknownOptions(owner: string, options: object, known: Read
   for (const key of Object.keys(options)) {
     if (known.has(key)) continue;
     const nearest = nearestName(key, known);
-    const advice = nearest === undefined ? `the options are ${[...known].join(', ')}` : `did you mean ${JSON.stringify(nearest)}?`;
+    const advice = nearest === undefined ? `the options are ${[...known].join(', ')}` : `did you mean ${quote(nearest)}?`;
     throw new TypeError(`${owner}: unknown option ${describe(key)} (${advice})`);
   }
 }

@@ -3,7 +3,7 @@
  * method names the tenant; nothing of one tenant is reachable through another. A database
  * implements the same interface.
  */
-import { isNamePart } from '../internal/index.js';
+import { isNamePart, quote } from '../internal/index.js';
 import { parseTenantErn } from '../index.js';
 import { isUuid, randomIds } from './ids.js';
 
@@ -83,7 +83,7 @@ function seedError(where: string, message: string): TypeError {
 
 function checkUuid(value: string | undefined, where: string): string {
   if (value === undefined) return randomIds.uuid();
-  if (!isUuid(value)) throw seedError(where, `must be a UUID, got ${JSON.stringify(value)}`);
+  if (!isUuid(value)) throw seedError(where, `must be a UUID, got ${quote(value)}`);
   return value.toLowerCase();
 }
 
@@ -110,7 +110,7 @@ function buildTenant(seed: TenantSeed, where: string): TenantData {
   (seed.departments ?? []).forEach((department, index) => {
     const at = `${where}.departments[${index}]`;
     const ref = checkRef(department.ref, `${at}.ref`);
-    if (departments.has(ref)) throw seedError(`${at}.ref`, `repeats "${ref}"`);
+    if (departments.has(ref)) throw seedError(`${at}.ref`, `repeats ${quote(ref)}`);
     const storeId = department.store === undefined ? null : checkUuid(department.store, `${at}.store`);
     if (storeId !== null && !stores.has(storeId)) throw seedError(`${at}.store`, 'names no store of this tenant');
     departments.set(ref, Object.freeze({ ref, id: checkUuid(department.id, `${at}.id`), storeId }));

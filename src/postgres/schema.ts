@@ -5,7 +5,7 @@
  * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
  * each version is applied in the transaction that records it).
  */
-import { capHint, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { capHint, describeValue, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import {
   COMPACT_CONTROLS,
   DIRECTORY_CHANNEL,
@@ -554,11 +554,18 @@ export interface MigrationReport {
   readonly roles?: RolesReport;
 }
 
+/** What `only` holds instead of schema areas, for the `got …` of its refusal. */
+function describeAreas(areas: unknown): string {
+  if (!Array.isArray(areas)) return describeValue(areas);
+  if (areas.length === 0) return 'an empty array';
+  return describeValue(areas.find((area) => !SCHEMA_AREAS.includes(area)));
+}
+
 function checkAreas(only: MigrateOptions['only']): readonly SchemaArea[] {
   if (only === undefined) return SCHEMA_AREAS;
   const areas = typeof only === 'string' ? [only] : only;
   if (!Array.isArray(areas) || areas.length === 0 || !areas.every((area) => SCHEMA_AREAS.includes(area))) {
-    throw new TypeError(`migrate: only must name one or more of ${SCHEMA_AREAS.join(', ')}, got ${JSON.stringify(only)}`);
+    throw new TypeError(`migrate: only must name one or more of ${SCHEMA_AREAS.join(', ')}, got ${describeAreas(areas)}`);
   }
   return SCHEMA_AREAS.filter((area) => areas.includes(area));
 }
@@ -699,7 +706,7 @@ async function migrateWithin(
           if (errorState(error) !== INSUFFICIENT_PRIVILEGE) throw error;
           // A role of least privilege (a gateway's) migrating at start, before the owner upgraded.
           throw new Error(
-            `migrate: the database has ${area} schema version ${newest}, ${SCHEMA_VERSIONS[area]} needed by this paygate-auth, and role ${JSON.stringify(String(schemas[0]?.role))} may not apply version ${migration.version} (${(error as Error).message}): run migrate as the tables' owner (npx paygate-auth migrate), then start again`,
+            `migrate: the database has ${area} schema version ${newest}, ${SCHEMA_VERSIONS[area]} needed by this paygate-auth, and role ${quote(String(schemas[0]?.role))} may not apply version ${migration.version} (${(error as Error).message}): run migrate as the tables' owner (npx paygate-auth migrate), then start again`,
             { cause: error },
           );
         }

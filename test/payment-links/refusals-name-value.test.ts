@@ -3,7 +3,12 @@
  * package quotes values, so a misconfigured gateway is fixed from the message alone.
  */
 import { describe, expect, it } from 'vitest';
-import { createGetPaymentLinkHandler, createOpenApiDocument, createPaymentLinkHandler } from '../../src/payment-links/index.js';
+import {
+  InMemoryDirectory,
+  createGetPaymentLinkHandler,
+  createOpenApiDocument,
+  createPaymentLinkHandler,
+} from '../../src/payment-links/index.js';
 import { jsonRequest, makeHandler, useCallers, validBody } from './support.js';
 
 const callers = useCallers();
@@ -41,5 +46,12 @@ describe('payment-link refusals name the value found', () => {
   it('createGetPaymentLinkHandler names a store without get', () => {
     expect(messageOf(() => createGetPaymentLinkHandler({ store: 'links' as never }))).toContain('got "links"');
     expect(messageOf(() => createGetPaymentLinkHandler({ store: {} as never }))).toContain('got an object whose get is undefined');
+  });
+
+  it('InMemoryDirectory quotes a seed id that is no UUID, cut to a log line', () => {
+    const id = `x${'9'.repeat(500)}`;
+    const message = messageOf(() => new InMemoryDirectory([{ tenant: 'ern:acme/tenants/t-1', stores: [{ id, name: 'Desk' }] }] as never));
+    expect(message).toContain('got "x999');
+    expect(message).not.toContain(id);
   });
 });

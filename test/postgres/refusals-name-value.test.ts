@@ -55,4 +55,9 @@ describe('postgres refusals name the value found', () => {
       await registry.close();
     }
   });
+
+  it('migrate names the schema area it does not know', async () => {
+    await expect(migrate(unused as never, { only: ['registry', 'nope'] as never })).rejects.toThrow(/only must name .*got "nope"/);
+    await expect(migrate(unused as never, { only: [] as never })).rejects.toThrow(/got an empty array/);
+  });
 });
