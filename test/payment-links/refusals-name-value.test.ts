@@ -9,6 +9,7 @@ import {
   createOpenApiDocument,
   createPaymentLinkHandler,
 } from '../../src/payment-links/index.js';
+import { readJsonBody } from '../../src/payment-links/request-body.js';
 import { jsonRequest, makeHandler, useCallers, validBody } from './support.js';
 
 const callers = useCallers();
@@ -53,5 +54,25 @@ describe('payment-link refusals name the value found', () => {
     const message = messageOf(() => new InMemoryDirectory([{ tenant: 'ern:acme/tenants/t-1', stores: [{ id, name: 'Desk' }] }] as never));
     expect(message).toContain('got "x999');
     expect(message).not.toContain(id);
+  });
+
+  it('InMemoryDirectory names tenants that are not a list', () => {
+    expect(messageOf(() => new InMemoryDirectory('ern:acme/tenants/t-1' as never))).toContain('got "ern:acme/tenants/t-1"');
+  });
+
+  it('InMemoryDirectory names a ref that is no name, and a department store it does not hold', () => {
+    const tenant = 'ern:acme/tenants/t-1';
+    expect(messageOf(() => new InMemoryDirectory([{ tenant, departments: [{ ref: 'a b' }] }] as never))).toContain('got "a b"');
+    const store = '5a1d0f8e-8d3c-4c55-9a55-0f7a3c1b0a09';
+    const seed = { tenant, departments: [{ ref: 'cardiology', store }] };
+    expect(messageOf(() => new InMemoryDirectory([seed] as never))).toContain(`got "${store}"`);
+  });
+
+  it('names the chunk a body stream yielded that is neither bytes nor text', async () => {
+    async function* stream() {
+      yield 42;
+    }
+    const request = { auth: null, headers: { 'content-type': 'application/json' }, body: stream() };
+    await expect(readJsonBody(request as never, 1024)).rejects.toThrow(/neither bytes nor text, got 42/);
   });
 });
