@@ -164,7 +164,8 @@ function checkLifetime(value: unknown, settings: ClaimSettings): number {
  * @throws {IssuerError} naming the first input the gateway would refuse.
  */
 export function buildClaims(input: SignInput, settings: ClaimSettings, nowSeconds: number): TokenClaims {
-  if (typeof input !== 'object' || input === null) throw new IssuerError('unknown_field', 'sign() takes an object { tenant, scopes, … }');
+  if (typeof input !== 'object' || input === null)
+    throw new IssuerError('unknown_field', `sign() takes an object { tenant, scopes, … }, got ${describeValue(input)}`);
   for (const key of Object.keys(input)) {
     if (!INPUT_FIELDS.has(key))
       throw new IssuerError('unknown_field', `${quote(key)} is not a sign() field (expected one of ${[...INPUT_FIELDS].join(', ')})`, key);

@@ -68,6 +68,14 @@ describe('signToken refusals name the value found', () => {
     expect(message).toContain('got "a b" at [1]');
   });
 
+  it('names input that is not an object', async () => {
+    const error = await signToken('ern:acme/tenants/t-1' as never, { key, issuer: ISS, audience: AUD }).catch((caught) => caught);
+    expect([(error as IssuerError).code, (error as IssuerError).message]).toEqual([
+      'unknown_field',
+      expect.stringContaining('got "ern:acme/tenants/t-1"'),
+    ]);
+  });
+
   it('names scopes that are not a list', async () => {
     const error = await signToken({ ...INPUT, scopes: 3 as never }, { key, issuer: ISS, audience: AUD }).catch((caught) => caught);
     expect([(error as IssuerError).code, (error as IssuerError).message]).toEqual(['invalid_scope', expect.stringContaining('got 3')]);
