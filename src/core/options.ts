@@ -81,6 +81,17 @@ export function describeHolder(value: unknown, member: string): string {
 }
 
 /**
+ * What a list option that must be a non-empty array of items passing `ok` holds instead, for the
+ * `got …` of its refusal: the value, `an empty array`, or the first item refused and its index.
+ */
+export function describeListFault(value: unknown, ok: (item: unknown) => boolean): string {
+  if (!Array.isArray(value)) return describe(value);
+  if (value.length === 0) return 'an empty array';
+  const index = value.findIndex((item) => !ok(item));
+  return `${describe(value[index])} at [${index}]`;
+}
+
+/**
  * `value`, an object with each of `methods` (a verifier, a store, a provider).
  * @param what what it must be, for the message: `a verifier from createVerifier()`
  * @throws {TypeError} naming `owner`, `name`, `what` and the first method missing.

@@ -14,6 +14,7 @@ export {
   booleanOption,
   describe as describeValue,
   describeHolder,
+  describeListFault,
   functionOption,
   methodsOption,
   nearestName,

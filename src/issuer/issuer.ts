@@ -5,6 +5,7 @@
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 import {
   booleanOption,
+  describeListFault,
   describeValue,
   functionOption,
   isHttpsUri,
@@ -18,7 +19,7 @@ import {
 import { signClaims } from './compact.js';
 import { IssuerError, KeyStoreError } from './errors.js';
 import { type KeyRecord, type KeyStore, checkKeyStore } from './key-store.js';
-import { URI_RULE, describeListFault, issuerOption, namesOption } from './options.js';
+import { URI_RULE, issuerOption, namesOption } from './options.js';
 import { modulusBits } from './rsa-key.js';
 import {
   type RotationOptions,

@@ -3,7 +3,7 @@
  * are checked by the package's one home of option checks (src/core/options.ts, through src/internal).
  */
 import { ErnError, formatTenantErn } from '../index.js';
-import { describeValue, isHttpsUri, quote } from '../internal/index.js';
+import { describeListFault, describeValue, isHttpsUri, quote } from '../internal/index.js';
 
 /** What the contract asks of an `iss` and an audience, as the gateway's registry checks it. */
 export const URI_RULE = 'must be an https: URI without credentials (http: only on a loopback host)';
@@ -24,17 +24,6 @@ export function issuerOption(name: string, value: unknown): string {
   const issuer = textOption(name, value);
   if (!isHttpsUri(issuer)) throw new TypeError(`${name} ${URI_RULE}, got ${describeUri(issuer)}`);
   return issuer;
-}
-
-/**
- * What a list option that must be a non-empty array of items passing `ok` holds instead, for the
- * `got …` of its refusal: the value, `an empty array`, or the first item refused and its index.
- */
-export function describeListFault(value: unknown, ok: (item: unknown) => boolean): string {
-  if (!Array.isArray(value)) return describeValue(value);
-  if (value.length === 0) return 'an empty array';
-  const index = value.findIndex((item) => !ok(item));
-  return `${describeValue(value[index])} at [${index}]`;
 }
 
 /** A non-empty string without surrounding white space. */

@@ -5,6 +5,7 @@
 import { parseTenantErn } from '../index.js';
 import {
   booleanOption,
+  describeListFault,
   describeValue,
   functionOption,
   MAX_ENTRY_LIFETIME,
@@ -16,7 +17,7 @@ import {
 import { signClaims } from './compact.js';
 import { IssuerError } from './errors.js';
 import type { SigningKey } from './key-file.js';
-import { describeListFault, issuerOption, namesOption, textOption } from './options.js';
+import { issuerOption, namesOption, textOption } from './options.js';
 import { signRs256 } from './rsa-key.js';
 import { type ClaimSettings, type SignInput, buildClaims } from './token-claims.js';
 

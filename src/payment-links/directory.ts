@@ -3,7 +3,7 @@
  * method names the tenant; nothing of one tenant is reachable through another. A database
  * implements the same interface.
  */
-import { describeValue, isNamePart, quote } from '../internal/index.js';
+import { describeListFault, describeValue, isNamePart, quote } from '../internal/index.js';
 import { parseTenantErn } from '../index.js';
 import { isUuid, randomIds } from './ids.js';
 
@@ -95,10 +95,10 @@ function checkRef(value: unknown, where: string): string {
 function checkCodes(value: unknown, where: string): readonly string[] {
   if (value === undefined) return Object.freeze([]);
   if (!Array.isArray(value) || !value.every((code) => typeof code === 'string' && code !== '')) {
-    const found = Array.isArray(value)
-      ? describeValue(value.find((code) => typeof code !== 'string' || code === ''))
-      : describeValue(value);
-    throw seedError(where, `must be an array of non-empty strings, got ${found}`);
+    throw seedError(
+      where,
+      `must be an array of non-empty strings, got ${describeListFault(value, (code) => typeof code === 'string' && code !== '')}`,
+    );
   }
   return Object.freeze([...value]);
 }

@@ -5,7 +5,7 @@
  * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
  * each version is applied in the transaction that records it).
  */
-import { capHint, describeValue, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { capHint, describeListFault, describeValue, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import {
   COMPACT_CONTROLS,
   DIRECTORY_CHANNEL,
@@ -554,18 +554,13 @@ export interface MigrationReport {
   readonly roles?: RolesReport;
 }
 
-/** What `only` holds instead of schema areas, for the `got …` of its refusal. */
-function describeAreas(areas: unknown): string {
-  if (!Array.isArray(areas)) return describeValue(areas);
-  if (areas.length === 0) return 'an empty array';
-  return describeValue(areas.find((area) => !SCHEMA_AREAS.includes(area)));
-}
-
 function checkAreas(only: MigrateOptions['only']): readonly SchemaArea[] {
   if (only === undefined) return SCHEMA_AREAS;
   const areas = typeof only === 'string' ? [only] : only;
   if (!Array.isArray(areas) || areas.length === 0 || !areas.every((area) => SCHEMA_AREAS.includes(area))) {
-    throw new TypeError(`migrate: only must name one or more of ${SCHEMA_AREAS.join(', ')}, got ${describeAreas(areas)}`);
+    throw new TypeError(
+      `migrate: only must name one or more of ${SCHEMA_AREAS.join(', ')}, got ${typeof only === 'string' ? describeValue(only) : describeListFault(areas, (area) => SCHEMA_AREAS.includes(area as SchemaArea))}`,
+    );
   }
   return SCHEMA_AREAS.filter((area) => areas.includes(area));
 }

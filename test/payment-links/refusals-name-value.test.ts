@@ -75,4 +75,9 @@ describe('payment-link refusals name the value found', () => {
     const request = { auth: null, headers: { 'content-type': 'application/json' }, body: stream() };
     await expect(readJsonBody(request as never, 1024)).rejects.toThrow(/neither bytes nor text, got 42/);
   });
+
+  it('InMemoryDirectory names the payment-method code it refuses, and where', () => {
+    const seed = { tenant: 'ern:acme/tenants/t-1', paymentMethods: { allowed: ['visa', ''], blocked: [] } };
+    expect(messageOf(() => new InMemoryDirectory([seed] as never))).toContain('got "" at [1]');
+  });
 });
