@@ -53,12 +53,12 @@ function checkOption(token: OptionToken, spec: OptionSpec[string] | undefined, s
   if (seen.has(name) && spec.multiple !== true) throw new UsageError(`--${name} is given twice`);
   seen.add(name);
   if (spec.type === 'boolean') {
-    if (token.value !== undefined) throw new UsageError(`--${name} takes no value`);
+    if (token.value !== undefined) throw new UsageError(`--${name} takes no value, got ${quote(token.value)}: give --${name} alone`);
     return;
   }
   const { value } = token;
   if (value === undefined || value === '' || (token.inlineValue !== true && value.startsWith('--'))) {
-    throw new UsageError(`--${name} needs a value`);
+    throw new UsageError(`--${name} needs a value, got ${value === undefined ? 'none' : quote(value)}: give it as --${name} <value>`);
   }
 }
 

@@ -109,7 +109,7 @@ export function databaseTarget(parsed: ParsedOptions | undefined, env: Readonly<
   const from = given === undefined ? 'DATABASE_URL' : '--database-url';
   const url = given ?? env.DATABASE_URL;
   if (url === undefined || url.trim() === '') {
-    const found = url === undefined ? 'is not set' : `is blank (${JSON.stringify(url)})`;
+    const found = url === undefined ? 'is not set' : `is blank (${quote(url)})`;
     throw new UsageError(`${from} ${found}: give the PostgreSQL database as ${EXAMPLE}`);
   }
   checkUrl(url, from);

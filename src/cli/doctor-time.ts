@@ -58,7 +58,7 @@ export function readNow(value: string | undefined, fallback: () => number): numb
   if (!/^\d+$/.test(value) && iso === null) throw new UsageError(`${expected}: give e.g. 2030-01-01T12:00:00Z or 1893499200`);
   // A time of day without its zone would be read in this machine's zone, unlike the gateway's.
   if (iso !== null && value.includes('T') && iso[1] === undefined)
-    throw new UsageError(`${expected}, a time without its zone: add Z (UTC) or an offset, as in ${value}Z`);
+    throw new UsageError(`${expected}, a time without its zone: add Z (UTC) or an offset, as in ${quote(`${value}Z`)}`);
   const ms = iso === null ? Number(value) * 1000 : Date.parse(value);
   // A moment a Date can hold (±8.64e15 ms): the commands write it as an ISO 8601 date. A day past
   // its month's end (2030-02-31) is no date, where Date.parse would roll it over into March.

@@ -3,6 +3,7 @@
  * every area or one of them, and sets up the roles of least privilege when asked.
  */
 import { type MigrateOptions, type SchemaArea, migrate } from '../postgres/index.js';
+import { quote } from '../internal/index.js';
 import { DEFAULT_ROLES, SCHEMA_AREAS } from '../postgres/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, stringValue } from './cli-options.js';
@@ -12,7 +13,7 @@ import { EXIT } from './run-cli.js';
 function readArea(value: string | undefined): SchemaArea | undefined {
   if (value === undefined) return undefined;
   if (!(SCHEMA_AREAS as readonly string[]).includes(value))
-    throw new UsageError(`--only must be one of ${SCHEMA_AREAS.join(', ')}, got ${JSON.stringify(value)}`);
+    throw new UsageError(`--only must be one of ${SCHEMA_AREAS.join(', ')}, got ${quote(value)}`);
   return value as SchemaArea;
 }
 

@@ -74,6 +74,23 @@ export function functionOption<T>(owner: string, name: string, value: unknown): 
   return value as T | undefined;
 }
 
+/** `value` in words for a refusal of an object that needs `member`: `an object whose get is undefined`, or {@link describe}. */
+export function describeHolder(value: unknown, member: string): string {
+  if ((typeof value !== 'object' && typeof value !== 'function') || value === null) return describe(value);
+  return `${typeof value === 'function' ? 'a function' : 'an object'} whose ${member} is ${describe((value as Record<string, unknown>)[member])}`;
+}
+
+/**
+ * What a list option that must be a non-empty array of items passing `ok` holds instead, for the
+ * `got …` of its refusal: the value, `an empty array`, or the first item refused and its index.
+ */
+export function describeListFault(value: unknown, ok: (item: unknown) => boolean): string {
+  if (!Array.isArray(value)) return describe(value);
+  if (value.length === 0) return 'an empty array';
+  const index = value.findIndex((item) => !ok(item));
+  return `${describe(value[index])} at [${index}]`;
+}
+
 /**
  * `value`, an object with each of `methods` (a verifier, a store, a provider).
  * @param what what it must be, for the message: `a verifier from createVerifier()`
@@ -84,7 +101,10 @@ export function methodsOption<T>(owner: string, name: string, value: unknown, me
     throw new TypeError(`${owner}: ${name} must be ${what}, got ${describe(value)}`);
   }
   const missing = methods.find((method) => typeof (value as Record<string, unknown>)[method] !== 'function');
-  if (missing !== undefined) throw new TypeError(`${owner}: ${name} must be ${what} (${name}.${missing} must be a function)`);
+  if (missing !== undefined)
+    throw new TypeError(
+      `${owner}: ${name} must be ${what} (${name}.${missing} must be a function, got ${describe((value as Record<string, unknown>)[missing])})`,
+    );
   return value as T;
 }
 
@@ -149,7 +169,7 @@ export function rejectUnknownOptions(owner: string, options: object, known: Read
   for (const key of Object.keys(options)) {
     if (known.has(key)) continue;
     const nearest = nearestName(key, known);
-    const advice = nearest === undefined ? `the options are ${[...known].join(', ')}` : `did you mean ${JSON.stringify(nearest)}?`;
+    const advice = nearest === undefined ? `the options are ${[...known].join(', ')}` : `did you mean ${quote(nearest)}?`;
     throw new TypeError(`${owner}: unknown option ${describe(key)} (${advice})`);
   }
 }

@@ -2,7 +2,7 @@
  * The issuer registry: which issuers are trusted, where their keys are, and which resource-name
  * namespaces (products, and for a limited integration, tenants) each may act for.
  */
-import { rejectUnknownOptions, optionNames } from './options.js';
+import { describe, rejectUnknownOptions, optionNames } from './options.js';
 import { formatMemberPath } from './duplicate-members.js';
 import { isNamePart } from './ern.js';
 import { kindOf, quote } from './hint-text.js';
@@ -159,7 +159,7 @@ function checkNames(where: string, field: string, value: unknown, required: bool
     if (!isNamePart(name)) {
       fail(where, `${field}[${index}]`, 'must be a name of letters, digits, "-", "_" and "."', shown(name));
     }
-    if (names.has(name)) throw new TypeError(`IssuerRegistry: ${where}.${field}[${index}] repeats ${JSON.stringify(name)}`);
+    if (names.has(name)) throw new TypeError(`IssuerRegistry: ${where}.${field}[${index}] repeats ${quote(name)}`);
     names.add(name);
   });
   return names;
@@ -305,7 +305,7 @@ export class IssuerRegistry {
   constructor(entries: Iterable<IssuerEntry>, options: IssuerRegistryOptions = {}) {
     rejectUnknownOptions('IssuerRegistry', options, ISSUER_REGISTRY_OPTION_NAMES);
     if (entries === null || typeof entries !== 'object' || typeof (entries as Iterable<unknown>)[Symbol.iterator] !== 'function') {
-      throw new TypeError('IssuerRegistry: entries must be an array of issuer entries');
+      throw new TypeError(`IssuerRegistry: entries must be an array of issuer entries, got ${describe(entries)}`);
     }
     this.#allowedHosts = checkAllowedHosts('IssuerRegistry', 'jwksAllowedHosts', options.jwksAllowedHosts);
     if (entries instanceof DerivedIssuers) {
@@ -325,7 +325,9 @@ export class IssuerRegistry {
       index += 1;
     }
     if (issuers.size === 0 && options.allowEmpty !== true) {
-      throw new TypeError('IssuerRegistry: entries must hold at least one issuer');
+      throw new TypeError(
+        'IssuerRegistry: entries must hold at least one issuer, got none: add an entry, or pass allowEmpty: true for a registry filled later',
+      );
     }
     this.#issuers = new LayeredIssuers(issuers);
   }

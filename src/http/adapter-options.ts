@@ -1,6 +1,7 @@
 /**
  * The one options object every framework adapter takes, checked once when the middleware is made.
  */
+import { quote } from '../core/hint-text.js';
 import { booleanOption, describe, rejectUnknownOptions } from '../core/options.js';
 import { type NormalizedScopeRequirement, type ScopeRequirement, normalizeScopeRequirement } from '../core/scopes.js';
 import { VERIFIER_OPTION_NAMES, type VerifierOptions, createVerifier } from '../core/verifier.js';
@@ -98,7 +99,7 @@ function verifierFrom(owner: string, options: Record<string, unknown>): Authenti
   const flat = Object.keys(options).filter((key) => VERIFIER_OPTION_NAMES.has(key));
   if (options.verifier !== undefined) {
     if (flat.length > 0) {
-      throw new TypeError(`${owner}: give verifier or the verifier's options, not both (found ${JSON.stringify(flat[0])})`);
+      throw new TypeError(`${owner}: give verifier or the verifier's options, not both (found ${quote(flat[0] as string)}): remove one`);
     }
     return checkVerifier(owner, options.verifier);
   }

@@ -13,6 +13,8 @@ export { isLoopbackHost } from '../core/loopback.js';
 export {
   booleanOption,
   describe as describeValue,
+  describeHolder,
+  describeListFault,
   functionOption,
   methodsOption,
   nearestName,

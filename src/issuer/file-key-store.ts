@@ -4,7 +4,7 @@
  * importing `paygate-auth/issuer` stays possible on runtimes without it.
  */
 import type { RsaPublicJwk } from '../index.js';
-import { numberOption, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { describeValue, numberOption, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { hasCode, makeDirectoryDurably, removeFileDurably, writeFileDurably } from './durable-file.js';
 import { KeyStoreError } from './errors.js';
 import {
@@ -69,7 +69,10 @@ const TEMPORARY_FILE = /^([A-Za-z0-9_-]{1,128})\.(?:pem|jwk\.json|json)\.[0-9a-f
 
 function checkKid(kid: unknown): string {
   if (typeof kid !== 'string' || !KID.test(kid))
-    throw new KeyStoreError('key_not_found', `${JSON.stringify(kid)} is not a key id this store can hold.`);
+    throw new KeyStoreError(
+      'key_not_found',
+      `${describeValue(kid)} is not a key id this store can hold (1 to 128 letters, digits, "-" and "_").`,
+    );
   return kid;
 }
 
@@ -155,7 +158,9 @@ export class FileKeyStore implements KeyStore {
   constructor(options: FileKeyStoreOptions) {
     rejectUnknownOptions('FileKeyStore', options, FILE_KEY_STORE_OPTION_NAMES);
     if (typeof options !== 'object' || options === null || typeof options.directory !== 'string' || options.directory === '') {
-      throw new TypeError('FileKeyStore: directory must be a non-empty path');
+      throw new TypeError(
+        `FileKeyStore: directory must be a non-empty path, got ${describeValue((options as Partial<FileKeyStoreOptions> | null)?.directory)}`,
+      );
     }
     this.format = checkKeyFormat('FileKeyStore', options.format);
     this.directory = options.directory;
@@ -232,7 +237,7 @@ export class FileKeyStore implements KeyStore {
     }
     throw new KeyStoreError(
       'key_not_found',
-      `${quote(this.directory)} holds no key file for "${kid}" (${KEY_SUFFIXES.map(([suffix]) => `${kid}${suffix}`).join(' or ')}): restore it from a backup; if it is lost, remove its entry from ${SCHEDULE} (the tokens it signed will be refused).`,
+      `${quote(this.directory)} holds no key file for ${quote(kid)} (${KEY_SUFFIXES.map(([suffix]) => `${kid}${suffix}`).join(' or ')}): restore it from a backup; if it is lost, remove its entry from ${SCHEDULE} (the tokens it signed will be refused).`,
     );
   }
 

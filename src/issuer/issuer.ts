@@ -5,6 +5,7 @@
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 import {
   booleanOption,
+  describeListFault,
   describeValue,
   functionOption,
   isHttpsUri,
@@ -245,10 +246,13 @@ const KNOWN_OPTIONS = optionNames<IssuerOptions>({
 function checkAudience(value: unknown): string | readonly string[] {
   const list = typeof value === 'string' && value !== '' ? [value] : value;
   if (!Array.isArray(list) || list.length === 0 || !list.every((item) => typeof item === 'string' && item !== '')) {
-    throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them`);
+    const found =
+      typeof value === 'string' ? describeValue(value) : describeListFault(list, (item) => typeof item === 'string' && item !== '');
+    throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them, got ${found}`);
   }
   list.forEach((item: string, index) => {
-    if (!isHttpsUri(item)) throw new TypeError(`${OWNER}: ${typeof value === 'string' ? 'audience' : `audience[${index}]`} ${URI_RULE}`);
+    if (!isHttpsUri(item))
+      throw new TypeError(`${OWNER}: ${typeof value === 'string' ? 'audience' : `audience[${index}]`} ${URI_RULE}, got ${quote(item)}`);
   });
   return typeof value === 'string' ? value : Object.freeze([...list]);
 }
@@ -321,7 +325,8 @@ function checkUniqueKids(records: readonly KeyRecord[]): void {
 function publishedJwk(jwk: RsaPublicJwk): RsaPublicJwk {
   const { kty, n, e, kid } = (jwk ?? {}) as Partial<RsaPublicJwk>;
   if (kty !== 'RSA' || typeof n !== 'string' || typeof e !== 'string' || typeof kid !== 'string' || kid === '') {
-    throw new TypeError(`${OWNER}: keyStore.generate() must resolve an RSA public JWK with kty "RSA", n, e and a kid`);
+    const found = typeof jwk !== 'object' || jwk === null ? describeValue(jwk) : `kty ${describeValue(kty)} and kid ${describeValue(kid)}`;
+    throw new TypeError(`${OWNER}: keyStore.generate() must resolve an RSA public JWK with kty "RSA", n, e and a kid, got ${found}`);
   }
   // A key the store made for another purpose (`use: "enc"`) or algorithm is not relabelled: refused.
   const { use, alg } = jwk as { readonly use?: unknown; readonly alg?: unknown };
@@ -480,7 +485,7 @@ class RotatingIssuer implements Issuer {
     if (!(await crypto.subtle.verify(algorithm, publicKey, signature, data))) {
       throw new KeyStoreError(
         'key_mismatch',
-        `The key store's private key "${record.kid}" does not match the public key the schedule publishes.`,
+        `The key store's private key ${quote(record.kid)} does not match the public key the schedule publishes.`,
       );
     }
   }
@@ -566,7 +571,12 @@ class RotatingIssuer implements Issuer {
       const at = this.#now();
       const settled = settleRetirements(this.#schedule, at);
       const record = typeof kid === 'string' ? recordsOf(settled).find((candidate) => candidate.kid === kid) : undefined;
-      if (record === undefined) throw new IssuerError('unknown_key', `The issuer holds no key ${JSON.stringify(kid)}.`, 'kid');
+      if (record === undefined)
+        throw new IssuerError(
+          'unknown_key',
+          `The issuer holds no key ${typeof kid === 'string' ? quote(kid) : describeValue(kid)}.`,
+          'kid',
+        );
       let schedule: Schedule = {
         chain: settled.chain.filter((candidate) => candidate !== record),
         standbys: settled.standbys.filter((candidate) => candidate !== record),

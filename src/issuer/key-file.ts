@@ -63,7 +63,8 @@ const PRIVATE_FILE_MODE = 0o600;
  */
 export async function generateKeyFile(file: string, options: GenerateKeyFileOptions = {}): Promise<RsaPublicJwk> {
   rejectUnknownOptions('generateKeyFile', options, GENERATE_KEY_FILE_OPTION_NAMES);
-  if (typeof file !== 'string' || file === '') throw new TypeError('generateKeyFile: file must be a non-empty path');
+  if (typeof file !== 'string' || file === '')
+    throw new TypeError(`generateKeyFile: file must be a non-empty path, got ${describeValue(file)}`);
   const format = checkKeyFormat('generateKeyFile', options.format);
   const modulusLength = checkModulusLength('generateKeyFile: modulusLength', options.modulusLength);
   const { publicJwk, text } = await generateKeyText(format, modulusLength);
@@ -105,7 +106,7 @@ export async function generateKeyText(
 export async function readPrivateKeyFile(file: string, options: ReadPrivateKeyFileOptions = {}): Promise<SigningKey> {
   rejectUnknownOptions('readPrivateKeyFile', options, READ_PRIVATE_KEY_FILE_OPTION_NAMES);
   if (options.kid !== undefined && (typeof options.kid !== 'string' || options.kid === ''))
-    throw new TypeError('readPrivateKeyFile: kid must be a non-empty string');
+    throw new TypeError(`readPrivateKeyFile: kid must be a non-empty string (or left out), got ${describeValue(options.kid)}`);
   const text = await readPrivateKeyText(file);
   const isJwk = text.trimStart().startsWith('{');
   const privateKey = await importPrivateKey(text, isJwk ? 'jwk' : 'pkcs8', file);

@@ -4,7 +4,7 @@
  * too. {@link InMemoryKeyStore} is for tests; `FileKeyStore` writes files; a KMS-backed store
  * implements the same five methods (and, optionally, `sweep`) (see `docs/issuer.md`).
  */
-import { rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { describeValue, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { KeyStoreError } from './errors.js';
 import type { RsaPublicJwk } from '../index.js';
 import { type CryptoKey, generateRsaKeyPair, signRs256 } from './rsa-key.js';
@@ -72,14 +72,18 @@ const STORE_METHODS = ['generate', 'sign', 'loadSchedule', 'saveSchedule', 'dest
 
 /** Checks that `value` implements {@link KeyStore}. @throws {TypeError} naming `name` and the member. */
 export function checkKeyStore(name: string, value: unknown): KeyStore {
-  if (typeof value !== 'object' || value === null) throw new TypeError(`${name} must be a KeyStore object`);
+  if (typeof value !== 'object' || value === null)
+    throw new TypeError(`${name} must be a KeyStore object (such as a FileKeyStore), got ${describeValue(value)}`);
   for (const method of STORE_METHODS) {
     if (typeof (value as Record<string, unknown>)[method] !== 'function') {
-      throw new TypeError(`${name}.${method} must be a function (see the KeyStore interface)`);
+      throw new TypeError(
+        `${name}.${method} must be a function (see the KeyStore interface), got ${describeValue((value as Record<string, unknown>)[method])}`,
+      );
     }
   }
   const sweep = (value as Record<string, unknown>).sweep;
-  if (sweep !== undefined && typeof sweep !== 'function') throw new TypeError(`${name}.sweep must be a function when given`);
+  if (sweep !== undefined && typeof sweep !== 'function')
+    throw new TypeError(`${name}.sweep must be a function when given, got ${describeValue(sweep)}`);
   return value as KeyStore;
 }
 
@@ -114,7 +118,7 @@ export class InMemoryKeyStore implements KeyStore {
 
   async sign(kid: string, data: Uint8Array): Promise<Uint8Array> {
     const key = this.#keys.get(kid);
-    if (key === undefined) throw new KeyStoreError('key_not_found', `The key store holds no key "${kid}".`);
+    if (key === undefined) throw new KeyStoreError('key_not_found', `The key store holds no key ${quote(kid)}.`);
     return signRs256(key, data);
   }
 

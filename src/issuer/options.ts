@@ -3,7 +3,7 @@
  * are checked by the package's one home of option checks (src/core/options.ts, through src/internal).
  */
 import { ErnError, formatTenantErn } from '../index.js';
-import { isHttpsUri, quote } from '../internal/index.js';
+import { describeListFault, describeValue, isHttpsUri, quote } from '../internal/index.js';
 
 /** What the contract asks of an `iss` and an audience, as the gateway's registry checks it. */
 export const URI_RULE = 'must be an https: URI without credentials (http: only on a loopback host)';
@@ -29,7 +29,7 @@ export function issuerOption(name: string, value: unknown): string {
 /** A non-empty string without surrounding white space. */
 export function textOption(name: string, value: unknown): string {
   if (typeof value !== 'string' || value === '' || value.trim() !== value) {
-    throw new TypeError(`${name} must be a non-empty string without surrounding white space`);
+    throw new TypeError(`${name} must be a non-empty string without surrounding white space, got ${describeValue(value)}`);
   }
   return value;
 }
@@ -51,7 +51,8 @@ export function namesOption(name: string, value: unknown, required: boolean): re
   if (value === undefined && !required) return null;
   const list = typeof value === 'string' ? [value] : value;
   if (!Array.isArray(list) || list.length === 0 || !list.every(isNamePart)) {
-    throw new TypeError(`${name} must be a name, or a non-empty array of names, of letters, digits, "-", "_" and "."`);
+    const found = typeof value === 'string' ? describeValue(value) : describeListFault(list, isNamePart);
+    throw new TypeError(`${name} must be a name, or a non-empty array of names, of letters, digits, "-", "_" and ".", got ${found}`);
   }
   return Object.freeze([...new Set(list as string[])]);
 }

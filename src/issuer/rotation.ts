@@ -77,7 +77,10 @@ export function checkRotation(value: unknown): RotationPolicy {
     min: 0,
     max: 30 * DAY,
   });
-  if (publishLead >= interval) throw new TypeError('createIssuer: rotation.publishLead must be shorter than rotation.interval');
+  if (publishLead >= interval)
+    throw new TypeError(
+      `createIssuer: rotation.publishLead must be shorter than rotation.interval (${interval} s), got ${publishLead} s: shorten publishLead or lengthen interval`,
+    );
   return Object.freeze({ interval, publishLead, retentionMargin });
 }
 

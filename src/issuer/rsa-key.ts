@@ -4,6 +4,7 @@
  */
 import { base64url, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
+import { describeValue } from '../internal/index.js';
 
 /**
  * A WebCrypto key, as the runtime's own types name it (Node's, or a Worker's): the declarations
@@ -20,7 +21,8 @@ export interface GeneratedKeyPair {
 /** Checks a modulus length option. @throws {TypeError} naming `name`. */
 export function checkModulusLength(name: string, value: unknown): number {
   if (value === undefined) return MIN_MODULUS_BITS;
-  if (value !== 2048 && value !== 3072 && value !== 4096) throw new TypeError(`${name} must be 2048, 3072 or 4096`);
+  if (value !== 2048 && value !== 3072 && value !== 4096)
+    throw new TypeError(`${name} must be 2048, 3072 or 4096 (bits), got ${describeValue(value)}`);
   return value;
 }
 

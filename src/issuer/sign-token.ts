@@ -3,7 +3,17 @@
  * `sign()`: for trying things out and for tests, without a key store or a rotation schedule.
  */
 import { parseTenantErn } from '../index.js';
-import { booleanOption, MAX_ENTRY_LIFETIME, MAX_KID_LENGTH, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import {
+  booleanOption,
+  describeListFault,
+  describeValue,
+  functionOption,
+  MAX_ENTRY_LIFETIME,
+  MAX_KID_LENGTH,
+  numberOption,
+  rejectUnknownOptions,
+  optionNames,
+} from '../internal/index.js';
 import { signClaims } from './compact.js';
 import { IssuerError } from './errors.js';
 import type { SigningKey } from './key-file.js';
@@ -68,12 +78,15 @@ function productOf(tenant: unknown): readonly string[] {
 }
 
 function settingsOf(options: SignTokenOptions, tenant: unknown): ClaimSettings {
-  if (typeof options !== 'object' || options === null) throw new TypeError(`${OWNER}: options must be an object`);
+  if (typeof options !== 'object' || options === null)
+    throw new TypeError(`${OWNER}: options must be an object with key and audience, got ${describeValue(options)}`);
   rejectUnknownOptions(OWNER, options, KNOWN_OPTIONS);
   const audience = options.audience;
   if (typeof audience === 'string') textOption(`${OWNER}: audience`, audience);
   else if (!Array.isArray(audience) || audience.length === 0)
-    throw new TypeError(`${OWNER}: audience must be a non-empty string or a non-empty array of them`);
+    throw new TypeError(
+      `${OWNER}: audience must be a non-empty string or a non-empty array of them, got ${describeListFault(audience, () => false)}`,
+    );
   else for (const [index, item] of (audience as unknown[]).entries()) textOption(`${OWNER}: audience[${index}]`, item);
   const maxLifetime = numberOption(OWNER, 'maxLifetime', options.maxLifetime, 86_400, {
     unit: 'seconds',
@@ -82,7 +95,7 @@ function settingsOf(options: SignTokenOptions, tenant: unknown): ClaimSettings {
     exclusiveMin: true,
   });
   booleanOption(OWNER, 'emitExp', options.emitExp, true);
-  if (options.now !== undefined && typeof options.now !== 'function') throw new TypeError(`${OWNER}: now must be a function`);
+  functionOption(OWNER, 'now', options.now);
   return {
     issuer: issuerOption(`${OWNER}: issuer`, options.issuer),
     audience: typeof audience === 'string' ? audience : Object.freeze([...audience]),
@@ -111,7 +124,9 @@ export async function signToken(input: SignInput, options: SignTokenOptions): Pr
   const claims = buildClaims(input, settings, (options.now ?? Date.now)() / 1000);
   const { privateKey, kid } = (await key) ?? {};
   if (privateKey === undefined || typeof kid !== 'string' || kid === '')
-    throw new TypeError(`${OWNER}: key must hold a privateKey and a non-empty kid`);
+    throw new TypeError(
+      `${OWNER}: key must hold a privateKey and a non-empty kid (readPrivateKeyFile() resolves one), got ${privateKey === undefined ? 'no privateKey' : `kid ${describeValue(kid)}`}`,
+    );
   if (kid.length > MAX_KID_LENGTH) {
     throw new IssuerError(
       'invalid_kid',

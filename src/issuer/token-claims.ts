@@ -4,7 +4,7 @@
  * {@link IssuerError} naming the input.
  */
 import { ErnError, SCOPES, type TenantErn, type UserReference, parseTenantErn, parseUserReference } from '../index.js';
-import { describeValue, quote } from '../internal/index.js';
+import { describeValue, quote, quoteList } from '../internal/index.js';
 import { IssuerError } from './errors.js';
 
 /** What a token is for. */
@@ -73,12 +73,16 @@ function checkTenant(value: unknown, settings: ClaimSettings): TenantErn {
   if (!settings.products.includes(tenant.product)) {
     throw new IssuerError(
       'tenant_not_allowed',
-      `tenant "${tenant.ern}" belongs to product "${tenant.product}"; this issuer acts for ${settings.products.map((p) => `"${p}"`).join(', ')}`,
+      `tenant ${quote(tenant.ern)} belongs to product ${quote(tenant.product)}; this issuer acts for ${quoteList(settings.products)}: give a tenant of one of them`,
       'tenant',
     );
   }
   if (settings.tenants !== null && !settings.tenants.includes(tenant.id)) {
-    throw new IssuerError('tenant_not_allowed', `tenant id "${tenant.id}" is not one this limited integration may act for`, 'tenant');
+    throw new IssuerError(
+      'tenant_not_allowed',
+      `tenant id ${quote(tenant.id)} is not one this limited integration may act for (${quoteList(settings.tenants)})`,
+      'tenant',
+    );
   }
   return tenant;
 }
@@ -86,9 +90,17 @@ function checkTenant(value: unknown, settings: ClaimSettings): TenantErn {
 function checkScopes(value: unknown): string {
   const list = typeof value === 'string' ? (value === '' ? [] : value.split(' ')) : value;
   if (!Array.isArray(list))
-    throw new IssuerError('invalid_scope', 'scopes must be an array of scopes or a space-delimited string', 'scopes');
+    throw new IssuerError(
+      'invalid_scope',
+      `scopes must be an array of scopes or a space-delimited string, got ${describeValue(value)}`,
+      'scopes',
+    );
   if (list.length === 0)
-    throw new IssuerError('invalid_scope', `scopes must hold at least one of ${[...KNOWN_SCOPES].join(', ')}`, 'scopes');
+    throw new IssuerError(
+      'invalid_scope',
+      `scopes must hold at least one of ${[...KNOWN_SCOPES].join(', ')}, got ${typeof value === 'string' ? '""' : 'an empty array'}`,
+      'scopes',
+    );
   for (const scope of list) {
     if (typeof scope !== 'string' || !KNOWN_SCOPES.has(scope)) {
       // Several scopes in one element: each is its own element (in the CLI, one --scope each).
@@ -116,7 +128,11 @@ function checkUser(value: unknown, tenant: TenantErn): string | undefined {
     throw new IssuerError('invalid_user', `user must be a user reference: ${error.message}`, 'user');
   }
   if (user.product !== null && user.product !== tenant.product) {
-    throw new IssuerError('invalid_user', `user names product "${user.product}", not the tenant's "${tenant.product}"`, 'user');
+    throw new IssuerError(
+      'invalid_user',
+      `user names product ${quote(user.product)}, not the tenant's ${quote(tenant.product)}: give a user of the tenant's product`,
+      'user',
+    );
   }
   return user.ern;
 }
@@ -148,7 +164,8 @@ function checkLifetime(value: unknown, settings: ClaimSettings): number {
  * @throws {IssuerError} naming the first input the gateway would refuse.
  */
 export function buildClaims(input: SignInput, settings: ClaimSettings, nowSeconds: number): TokenClaims {
-  if (typeof input !== 'object' || input === null) throw new IssuerError('unknown_field', 'sign() takes an object { tenant, scopes, … }');
+  if (typeof input !== 'object' || input === null)
+    throw new IssuerError('unknown_field', `sign() takes an object { tenant, scopes, … }, got ${describeValue(input)}`);
   for (const key of Object.keys(input)) {
     if (!INPUT_FIELDS.has(key))
       throw new IssuerError('unknown_field', `${quote(key)} is not a sign() field (expected one of ${[...INPUT_FIELDS].join(', ')})`, key);

@@ -3,7 +3,7 @@
  * method names the tenant; nothing of one tenant is reachable through another. A database
  * implements the same interface.
  */
-import { isNamePart } from '../internal/index.js';
+import { describeListFault, describeValue, isNamePart, quote } from '../internal/index.js';
 import { parseTenantErn } from '../index.js';
 import { isUuid, randomIds } from './ids.js';
 
@@ -83,19 +83,22 @@ function seedError(where: string, message: string): TypeError {
 
 function checkUuid(value: string | undefined, where: string): string {
   if (value === undefined) return randomIds.uuid();
-  if (!isUuid(value)) throw seedError(where, `must be a UUID, got ${JSON.stringify(value)}`);
+  if (!isUuid(value)) throw seedError(where, `must be a UUID, got ${quote(value)}`);
   return value.toLowerCase();
 }
 
 function checkRef(value: unknown, where: string): string {
-  if (!isNamePart(value)) throw seedError(where, 'must be 1 to 256 letters, digits, "-", "_" or "."');
+  if (!isNamePart(value)) throw seedError(where, `must be 1 to 256 letters, digits, "-", "_" or ".", got ${describeValue(value)}`);
   return value;
 }
 
 function checkCodes(value: unknown, where: string): readonly string[] {
   if (value === undefined) return Object.freeze([]);
   if (!Array.isArray(value) || !value.every((code) => typeof code === 'string' && code !== '')) {
-    throw seedError(where, 'must be an array of non-empty strings');
+    throw seedError(
+      where,
+      `must be an array of non-empty strings, got ${describeListFault(value, (code) => typeof code === 'string' && code !== '')}`,
+    );
   }
   return Object.freeze([...value]);
 }
@@ -110,9 +113,10 @@ function buildTenant(seed: TenantSeed, where: string): TenantData {
   (seed.departments ?? []).forEach((department, index) => {
     const at = `${where}.departments[${index}]`;
     const ref = checkRef(department.ref, `${at}.ref`);
-    if (departments.has(ref)) throw seedError(`${at}.ref`, `repeats "${ref}"`);
+    if (departments.has(ref)) throw seedError(`${at}.ref`, `repeats ${quote(ref)}`);
     const storeId = department.store === undefined ? null : checkUuid(department.store, `${at}.store`);
-    if (storeId !== null && !stores.has(storeId)) throw seedError(`${at}.store`, 'names no store of this tenant');
+    if (storeId !== null && !stores.has(storeId))
+      throw seedError(`${at}.store`, `names no store of this tenant, got ${quote(storeId)}: seed the store first`);
     departments.set(ref, Object.freeze({ ref, id: checkUuid(department.id, `${at}.id`), storeId }));
   });
   const shoppers = new Map<string, Shopper>();
@@ -137,7 +141,7 @@ export class InMemoryDirectory implements Directory {
 
   /** @throws {TypeError} naming the seed entry at fault. */
   constructor(tenants: readonly TenantSeed[] = []) {
-    if (!Array.isArray(tenants)) throw seedError('tenants', 'must be an array');
+    if (!Array.isArray(tenants)) throw seedError('tenants', `must be an array of tenant seeds, got ${describeValue(tenants)}`);
     for (const [index, seed] of tenants.entries()) this.addTenant(seed, `tenants[${index}]`);
   }
 

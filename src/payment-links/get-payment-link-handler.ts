@@ -3,7 +3,7 @@
  * Another tenant's link is 404, as if it did not exist.
  */
 import type { Verifier } from '../index.js';
-import { checkRealm, functionOption, optionNames, quote, rejectUnknownOptions } from '../internal/index.js';
+import { checkRealm, describeHolder, functionOption, optionNames, quote, rejectUnknownOptions } from '../internal/index.js';
 import { LINK_SCOPE, checkCaller } from './caller.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
 import type { Handler, HandlerResponse } from './handler-request.js';
@@ -59,7 +59,10 @@ function checkRecord(link: StoredPaymentLink, tenant: string, id: string): Store
 export function createGetPaymentLinkHandler(options: GetPaymentLinkHandlerOptions): Handler {
   rejectUnknownOptions('createGetPaymentLinkHandler', options, GET_PAYMENT_LINK_HANDLER_OPTION_NAMES);
   const store = options?.store;
-  if (typeof store?.get !== 'function') throw new TypeError('createGetPaymentLinkHandler: store must be a PaymentLinkStore');
+  if (typeof store?.get !== 'function')
+    throw new TypeError(
+      `createGetPaymentLinkHandler: store must be a PaymentLinkStore (with a get method), got ${describeHolder(store, 'get')}`,
+    );
   const policy = {
     requiredScopes: LINK_SCOPE,
     allowPublicTenant: false,

@@ -206,7 +206,8 @@ function defaultNotificationError(error: unknown, event: LinkCreatedEvent): void
  * @throws {TypeError} naming the option at fault.
  */
 export function resolveDeps(deps: PaymentLinkHandlerDeps): ResolvedDeps {
-  if (typeof deps !== 'object' || deps === null) throw new TypeError(`${OWNER}: deps must be an object with at least payPageUrl`);
+  if (typeof deps !== 'object' || deps === null)
+    throw new TypeError(`${OWNER}: deps must be an object with at least payPageUrl, got ${describeValue(deps)}`);
   rejectUnknownOptions(OWNER, deps, KNOWN);
   const locationPrefix = deps.locationPrefix ?? '/payment-links/';
   // It starts the Location header of every 201: a character no header can carry would fail each

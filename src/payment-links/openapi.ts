@@ -18,7 +18,15 @@ import {
   SCOPES,
   toErrorResponse,
 } from '../index.js';
-import { deepFreeze, NAME_PART_PATTERN, numberOption, PROBLEM_TYPE_BASE, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import {
+  deepFreeze,
+  describeValue,
+  NAME_PART_PATTERN,
+  numberOption,
+  PROBLEM_TYPE_BASE,
+  rejectUnknownOptions,
+  optionNames,
+} from '../internal/index.js';
 import { LINK_SCOPE } from './caller.js';
 import { ISO_4217_CODES, isPaymentCurrency } from './currencies.js';
 import { FRACTION_DIGITS, decimalPattern } from './decimal.js';
@@ -541,7 +549,8 @@ export function createOpenApiDocument(options: OpenApiDocumentOptions = {}): Ope
     unit: 'bytes',
   });
   const version = options.version ?? '1';
-  if (typeof version !== 'string' || version === '') throw new TypeError('createOpenApiDocument: version must be a non-empty string');
+  if (typeof version !== 'string' || version === '')
+    throw new TypeError(`createOpenApiDocument: version must be a non-empty string such as "1", got ${describeValue(version)}`);
   const document: OpenApiDocument = {
     openapi: '3.1.0',
     info: {

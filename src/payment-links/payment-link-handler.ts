@@ -13,7 +13,7 @@
  * new key is recorded together with the link, in one commit; a key that has a record already is
  * claimed first, as with any store.
  */
-import { quote } from '../internal/index.js';
+import { describeValue, quote } from '../internal/index.js';
 import { parseReference } from '../index.js';
 import { LINK_SCOPE, checkCaller } from './caller.js';
 import { formatDecimal } from './decimal.js';
@@ -52,7 +52,7 @@ interface Creation {
 function checkClock(now: () => number): number {
   const value = now();
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new TypeError('createPaymentLinkHandler: now() must return milliseconds since the epoch');
+    throw new TypeError(`createPaymentLinkHandler: now() must return milliseconds since the epoch, got ${describeValue(value)}`);
   }
   return value;
 }

@@ -10,7 +10,7 @@ import {
   type RecordedResponse,
   completeIfHeld,
 } from './idempotency-store.js';
-import { deepFreeze } from '../internal/index.js';
+import { deepFreeze, quote } from '../internal/index.js';
 import type { StoredPaymentLink } from './payment-link.js';
 
 /** Raised by {@link PaymentLinkStore.insert} when the id or link code is taken (a server fault). */
@@ -113,7 +113,7 @@ export class InMemoryPaymentLinkStore implements PaymentLinkStore {
 
   #insert(link: StoredPaymentLink): void {
     const id = link.id.toLowerCase();
-    if (this.#byId.has(id)) throw new DuplicatePaymentLinkError(`A payment link with id ${link.id} exists already`);
+    if (this.#byId.has(id)) throw new DuplicatePaymentLinkError(`A payment link with id ${quote(link.id)} exists already`);
     if (this.#byCode.has(link.link_code)) throw new DuplicatePaymentLinkError('A payment link with this link code exists already');
     const frozen = deepFreeze(structuredClone(link));
     this.#byId.set(id, frozen);

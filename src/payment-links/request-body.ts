@@ -2,7 +2,7 @@
  * The JSON body of a request: media type (415), size (413), syntax and repeated member names (400)
  * are decided here, before any field is looked at.
  */
-import { type MemberPath, findDuplicateMember, formatMemberPath, quote } from '../internal/index.js';
+import { type MemberPath, findDuplicateMember, formatMemberPath, describeValue, quote } from '../internal/index.js';
 import { PaymentLinkError } from './errors.js';
 import type { HandlerRequest } from './handler-request.js';
 import { headerValues } from './headers.js';
@@ -60,7 +60,7 @@ function chunkBytes(chunk: unknown): Uint8Array {
   if (chunk instanceof Uint8Array) return chunk;
   if (typeof chunk === 'string') return encoder.encode(chunk);
   if (chunk instanceof ArrayBuffer) return new Uint8Array(chunk);
-  throw new TypeError('The request body stream yielded a chunk that is neither bytes nor text');
+  throw new TypeError(`The request body stream yielded a chunk that is neither bytes nor text, got ${describeValue(chunk)}`);
 }
 
 /**

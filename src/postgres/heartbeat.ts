@@ -6,7 +6,7 @@
  * waits on them. Rows not written for `retention` are deleted by the heartbeats of the others,
  * and an instance deletes its own at `close()`.
  */
-import { describeValue, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { describeHolder, describeValue, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { TABLES } from './schema.js';
 import type { PostgresControls } from './operator-controls.js';
 import type { PostgresRegistry } from './postgres-registry.js';
@@ -151,7 +151,9 @@ class Heartbeat implements PostgresHeartbeat {
       ['controls', options.controls],
     ] as const) {
       if (follower !== undefined && typeof follower?.onApplied !== 'function') {
-        throw new TypeError(`${OWNER}: ${key} must be what ${key === 'registry' ? 'postgresRegistry' : 'postgresControls'}() resolves`);
+        throw new TypeError(
+          `${OWNER}: ${key} must be what ${key === 'registry' ? 'postgresRegistry' : 'postgresControls'}() resolves, got ${describeHolder(follower, 'onApplied')}`,
+        );
       }
     }
     ({ follower: this.#follower, onError: this.#onError } = poller(db, {

@@ -414,7 +414,9 @@ export async function updateIssuer(db: SqlClient, entry: IssuerEntry, options: U
   // Only compared: where its JWKS may be was decided when it was written.
   const expected = options.expected === undefined ? undefined : comparable(options.expected).entries()[0];
   if (expected !== undefined && expected.issuer !== checked.issuer) {
-    throw new TypeError(`updateIssuer: expected.issuer must be the entry's issuer, ${quote(checked.issuer)}`);
+    throw new TypeError(
+      `updateIssuer: expected.issuer must be the entry's issuer, ${quote(checked.issuer)}, got ${quote(expected.issuer)}`,
+    );
   }
   const since = checkUnchangedSince('updateIssuer', options.unchangedSince);
   return changing(db, timeout, 'updating an issuer', by, async (session) => {

@@ -18,7 +18,7 @@ import {
   notificationSource,
 } from './notification-connection.js';
 import { type SqlClient, checkClient, checkStatementTimeout } from './sql-client.js';
-import { functionOption, numberOption, optionNames, rejectUnknownOptions } from '../internal/index.js';
+import { describeValue, functionOption, numberOption, optionNames, rejectUnknownOptions } from '../internal/index.js';
 import { notify } from './hook.js';
 
 /** Options of {@link postgresListener}. */
@@ -165,7 +165,7 @@ export class NotificationListener implements PostgresListener {
     onDrop?: (error: Error) => void,
   ): Promise<() => Promise<void>> {
     if (typeof channel !== 'string' || !CHANNEL.test(channel)) {
-      throw new TypeError(`${OWNER}: channel must be a lower-case identifier (a-z, 0-9, _; at most 63), got ${JSON.stringify(channel)}`);
+      throw new TypeError(`${OWNER}: channel must be a lower-case identifier (a-z, 0-9, _; at most 63), got ${describeValue(channel)}`);
     }
     for (const [name, hook] of [
       ['onNotification', onNotification ?? null],

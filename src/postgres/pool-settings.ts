@@ -2,7 +2,7 @@
  * The `pg.Pool` settings that bound every wait on the network: a connection attempt, a
  * statement, and a connection that went silent without closing.
  */
-import { numberOption, optionNames, rejectUnknownOptions } from '../internal/index.js';
+import { describeValue, numberOption, optionNames, rejectUnknownOptions } from '../internal/index.js';
 import { DEFAULT_STATEMENT_TIMEOUT, checkStatementTimeout } from './sql-client.js';
 
 /** The members of {@link PoolSettingsOptions}: any other is refused, naming the nearest. */
@@ -65,7 +65,9 @@ export interface PoolSettings {
 export function poolSettings(connectionString: string, options: PoolSettingsOptions = {}): PoolSettings {
   rejectUnknownOptions('poolSettings', options, POOL_SETTINGS_OPTION_NAMES);
   if (typeof connectionString !== 'string' || connectionString === '')
-    throw new TypeError('poolSettings: connectionString must be a postgres:// URL');
+    throw new TypeError(
+      `poolSettings: connectionString must be a postgres:// URL (such as process.env.DATABASE_URL), got ${describeValue(connectionString)}`,
+    );
   const statementTimeout = checkStatementTimeout(options.statementTimeout ?? DEFAULT_STATEMENT_TIMEOUT, 'poolSettings');
   const connectTimeout = numberOption('poolSettings', 'connectTimeout', options.connectTimeout, 2000, {
     min: 10,

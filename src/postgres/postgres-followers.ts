@@ -7,7 +7,7 @@
  * adds at once.
  */
 import type { Verifier } from '../index.js';
-import { optionNames, rejectUnknownOptions } from '../internal/index.js';
+import { describeValue, optionNames, rejectUnknownOptions } from '../internal/index.js';
 import { NotificationListener, type PostgresListener, type PostgresListenerOptions } from './notification-listener.js';
 import {
   type ControlledVerifier,
@@ -95,7 +95,7 @@ function followed<T extends object>(
 ): (T & { listen?: PostgresListener }) | undefined {
   if (options === false) return undefined;
   if (options !== undefined && (typeof options !== 'object' || options === null)) {
-    throw new TypeError(`${OWNER}: ${name} must be an options object or false`);
+    throw new TypeError(`${OWNER}: ${name} must be an options object or false (to follow no ${name}), got ${describeValue(options)}`);
   }
   for (const key of ['listen', 'heartbeatInterval'] as const) {
     if (options !== undefined && key in options) {

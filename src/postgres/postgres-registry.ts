@@ -11,7 +11,7 @@
  * database.
  */
 import type { IssuerRegistry, RegistryChange, Verifier } from '../index.js';
-import { checkAllowedHosts, functionOption, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { checkAllowedHosts, describeHolder, functionOption, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { readRegistryChanges, readRegistrySnapshot } from './issuer-table.js';
 import { RegistryDigest } from './registry-digest.js';
 import { type AppliedRows, type RefusedRow, type RefusedRowRule, RegistryRows } from './registry-rows.js';
@@ -292,7 +292,7 @@ class FollowedRegistry implements PostgresRegistry {
   attach(verifier: Pick<Verifier, 'setRegistry'>): () => void {
     this.#follower.refuseClosed('attach()');
     if (typeof (verifier as Partial<Verifier> | null)?.setRegistry !== 'function') {
-      throw new TypeError('attach: verifier must be a Verifier (createVerifier())');
+      throw new TypeError(`attach: verifier must be a Verifier (createVerifier()), got ${describeHolder(verifier, 'setRegistry')}`);
     }
     verifier.setRegistry(this.#registry);
     this.#attached.add(verifier);

@@ -165,7 +165,7 @@ export async function setUpRoles(
       const state = (error as { code?: unknown } | null)?.code;
       if (state !== '42501') throw error;
       throw new Error(
-        `migrate: the role running it may not create role "${role}" (it needs CREATEROLE): create it first (CREATE ROLE ${role} NOLOGIN), or run migrate as a role that may`,
+        `migrate: the role running it may not create role ${quote(role)} (it needs CREATEROLE): create it first (CREATE ROLE ${role} NOLOGIN), or run migrate as a role that may`,
         { cause: error },
       );
     }

@@ -5,7 +5,7 @@
  * idempotent, and safe to run from many instances at once (they queue on one advisory lock, and
  * each version is applied in the transaction that records it).
  */
-import { capHint, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { capHint, describeListFault, describeValue, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import {
   COMPACT_CONTROLS,
   DIRECTORY_CHANNEL,
@@ -558,7 +558,9 @@ function checkAreas(only: MigrateOptions['only']): readonly SchemaArea[] {
   if (only === undefined) return SCHEMA_AREAS;
   const areas = typeof only === 'string' ? [only] : only;
   if (!Array.isArray(areas) || areas.length === 0 || !areas.every((area) => SCHEMA_AREAS.includes(area))) {
-    throw new TypeError(`migrate: only must name one or more of ${SCHEMA_AREAS.join(', ')}, got ${JSON.stringify(only)}`);
+    throw new TypeError(
+      `migrate: only must name one or more of ${SCHEMA_AREAS.join(', ')}, got ${typeof only === 'string' ? describeValue(only) : describeListFault(areas, (area) => SCHEMA_AREAS.includes(area as SchemaArea))}`,
+    );
   }
   return SCHEMA_AREAS.filter((area) => areas.includes(area));
 }
@@ -699,7 +701,7 @@ async function migrateWithin(
           if (errorState(error) !== INSUFFICIENT_PRIVILEGE) throw error;
           // A role of least privilege (a gateway's) migrating at start, before the owner upgraded.
           throw new Error(
-            `migrate: the database has ${area} schema version ${newest}, ${SCHEMA_VERSIONS[area]} needed by this paygate-auth, and role ${JSON.stringify(String(schemas[0]?.role))} may not apply version ${migration.version} (${(error as Error).message}): run migrate as the tables' owner (npx paygate-auth migrate), then start again`,
+            `migrate: the database has ${area} schema version ${newest}, ${SCHEMA_VERSIONS[area]} needed by this paygate-auth, and role ${quote(String(schemas[0]?.role))} may not apply version ${migration.version} (${(error as Error).message}): run migrate as the tables' owner (npx paygate-auth migrate), then start again`,
             { cause: error },
           );
         }

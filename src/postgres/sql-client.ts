@@ -2,7 +2,7 @@
  * The database client the PostgreSQL stores take: anything with `query(text, params) → { rows }`,
  * such as a `pg.Pool`, a `pg.Client` or PGlite. Nothing here loads `pg`.
  */
-import { numberOption } from '../internal/index.js';
+import { describeHolder, numberOption } from '../internal/index.js';
 
 /** A row as the driver returns it. */
 export type SqlRow = Record<string, unknown>;
@@ -179,7 +179,9 @@ export function isPool(db: unknown): db is SqlPool {
 /** Checks that `db` can run statements. */
 export function checkClient(db: unknown, where: string): SqlClient {
   if (typeof db !== 'object' || db === null || typeof (db as Partial<SqlClient>).query !== 'function') {
-    throw new TypeError(`${where}: db must have a query(text, params) method (a pg.Pool, a pg.Client or PGlite)`);
+    throw new TypeError(
+      `${where}: db must have a query(text, params) method (a pg.Pool, a pg.Client or PGlite), got ${describeHolder(db, 'query')}`,
+    );
   }
   return db as SqlClient;
 }

@@ -9,6 +9,7 @@ import {
   functionOption,
   numberOption,
   optionNames,
+  quote,
   rejectUnknownOptions,
   withoutTrailingSlashes,
 } from '../internal/index.js';
@@ -338,8 +339,8 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
   const tenantProduct = parseTenantErn(tenant).product;
   if (tenantProduct !== product) {
     throw new TypeError(
-      `createTestIssuer: tenant ${JSON.stringify(tenant)} is of the product ${JSON.stringify(tenantProduct)}, ` +
-        `not the issuer's product ${JSON.stringify(product)}: give product: ${JSON.stringify(tenantProduct)} too`,
+      `createTestIssuer: tenant ${quote(tenant)} is of the product ${quote(tenantProduct)}, ` +
+        `not the issuer's product ${quote(product)}: give product: ${quote(tenantProduct)} too`,
     );
   }
   const scope = textOption('scope', options.scope, 'pay:processPayments');

@@ -42,7 +42,7 @@ interface Followed {
 
 function issuerList(issuers: TestIssuer | readonly TestIssuer[]): readonly TestIssuer[] {
   const list: readonly TestIssuer[] = Array.isArray(issuers) ? issuers : [issuers as TestIssuer];
-  if (list.length === 0) throw new TypeError('createTestVerifier: give at least one test issuer');
+  if (list.length === 0) throw new TypeError('createTestVerifier: give at least one test issuer, got an empty array');
   list.forEach((issuer, index) => {
     if (typeof issuer !== 'object' || issuer === null) {
       throw new TypeError(

@@ -34,3 +34,19 @@ describe('parseOptions naming hostile arguments', () => {
     expect(message.length).toBeLessThan(200);
   });
 });
+
+describe('parseOptions naming the value of a misused option', () => {
+  it('names the value given to an option that takes none', () => {
+    expect(() => parseOptions(['--dry-run=yes'], { 'dry-run': { type: 'boolean' } }, 0)).toThrow(/--dry-run takes no value, got "yes"/);
+  });
+
+  it('names the option taken for the value of one that needs a value', () => {
+    expect(() => parseOptions(['--out', '--force'], { out: { type: 'string' }, force: { type: 'boolean' } }, 0)).toThrow(
+      /--out needs a value, got "--force"/,
+    );
+  });
+
+  it('says it got none when an option that needs a value ends the line', () => {
+    expect(mistake(['--out']).message).toMatch(/--out needs a value, got none/);
+  });
+});

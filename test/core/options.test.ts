@@ -117,7 +117,7 @@ describe('the option checks', () => {
 
   it('refuses an object without a method required, naming the method', () => {
     expect(() => methodsOption('f', 'store', { get() {} }, ['get', 'put'], 'a store')).toThrow(
-      'f: store must be a store (store.put must be a function)',
+      'f: store must be a store (store.put must be a function, got undefined)',
     );
   });
 });

@@ -43,7 +43,7 @@ describe('authenticate', () => {
     [
       'an object without verify()',
       {},
-      /^authenticate: verifier must be a verifier from createVerifier\(\) \(verifier\.verify must be a function\)$/,
+      /^authenticate: verifier must be a verifier from createVerifier\(\) \(verifier\.verify must be a function, got undefined\)$/,
     ],
   ])('refuses a verifier that is %s, naming it, where a TypeError of its own was thrown on', async (_name, verifier, message) => {
     const authorization = `Bearer ${await fx.issuer.token()}`;
