@@ -150,15 +150,28 @@ export type VerifierEvent =
   | RegistryChangedEvent
   | IssuerSuspensionEvent;
 
-/** Receives {@link VerifierEvent}s. It must not throw; if it does, the error is ignored. */
+/**
+ * Receives {@link VerifierEvent}s. It must not throw; if it does, the error is ignored, and so is
+ * the rejection of a promise it returns (an `async` listener).
+ */
 export type VerifierEventListener = (event: VerifierEvent) => void;
 
 /** Calls `listener`, if any, shielding the caller from its failures. */
 export function emit(listener: VerifierEventListener | undefined, event: VerifierEvent): void {
   if (listener === undefined) return;
   try {
-    listener(event);
+    ignoreRejection(listener(event));
   } catch {
     // A metrics hook must never change the outcome of a verification.
   }
+}
+
+const ignore = (): void => {};
+
+/**
+ * What a caller's hook returned, with its rejection ignored if it is a promise (an `async` hook):
+ * left alone, that rejection would be unhandled, which ends a Node process.
+ */
+export function ignoreRejection(returned: unknown): void {
+  if (returned instanceof Promise) returned.catch(ignore);
 }

@@ -6,6 +6,7 @@
 export { NAME_PART_PATTERN, isNamePart } from '../core/ern.js';
 export { type MemberPath, findDuplicateMember, formatMemberPath } from '../core/duplicate-members.js';
 export { MAX_LISTED, MAX_QUOTED_CHARS, capHint, isoSeconds, oneLineJson, quote, quoteList } from '../core/hint-text.js';
+export { ignoreRejection } from '../core/events.js';
 export { isJsonObject } from '../core/json-object.js';
 export { checkAllowedHosts } from '../core/jwks-address.js';
 export { MILLISECONDS_THRESHOLD } from '../core/hints.js';

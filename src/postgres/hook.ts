@@ -1,10 +1,13 @@
 /** Calling a caller's hook from a follower or a listener, and the default hooks' log lines. */
-import { capHint } from '../internal/index.js';
+import { capHint, ignoreRejection } from '../internal/index.js';
 
-/** Calls `listener`, shielding the caller from what it throws (a hook must not stop a follower). */
+/**
+ * Calls `listener`, shielding the caller from what it throws and from the rejection of a promise
+ * it returns (a hook must not stop a follower, nor end the process as an unhandled rejection).
+ */
 export function notify(listener: () => void): void {
   try {
-    listener();
+    ignoreRejection(listener());
   } catch {
     // A listener's failure is its own.
   }

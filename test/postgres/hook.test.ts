@@ -1,7 +1,7 @@
 /**
- * A caller's hook on a follower (`onEvent`, `onError`, `onRecovered`) that throws stops nothing:
- * not the start-up, not a load, not the retries after a stall, and it never becomes an unhandled
- * rejection (which ends a Node process). On PGlite, behind a client the test can make fail.
+ * A caller's hook on a follower (`onEvent`, `onError`, `onRecovered`) that throws, or an `async`
+ * one that rejects, stops nothing: not the start-up, not a load, not the retries after a stall,
+ * and it never becomes an unhandled rejection (which ends a Node process). On PGlite, behind a client the test can make fail.
  */
 import type { PGlite } from '@electric-sql/pglite';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -92,6 +92,30 @@ describe('a follower whose hooks throw', () => {
       // rejection it left unhandled, if any, has surfaced by then.
       const read = answered;
       await eventually('a poll after the recovery', () => answered > read);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      await controls.close();
+    }
+  });
+
+  it('postgresControls keeps retrying through a stall although an async onError rejects, with no unhandled rejection', async () => {
+    let reported = 0;
+    const controls = await postgresControls(flaky, {
+      listen: false,
+      pollInterval: 100,
+      reconnectDelay: 10,
+      onError: async () => {
+        reported += 1;
+        throw new Error('a listener bug');
+      },
+    });
+    try {
+      down = true;
+      await eventually('the stall reported', () => reported > 0);
+      down = false;
+      const record = await recordControl(lite, { action: 'suspend_issuer', issuer: 'https://hooks.test' });
+      await eventually('the action read after the stall', () => controls.state().through >= record.id);
       await new Promise((resolve) => setImmediate(resolve));
       expect(unhandled).toEqual([]);
     } finally {
