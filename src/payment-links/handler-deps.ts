@@ -74,8 +74,8 @@ export interface PaymentLinkHandlerDeps {
    */
   readonly onLinkCreated?: (event: LinkCreatedEvent) => void | Promise<void>;
   /**
-   * Receives a failure of `onLinkCreated`. What it throws is ignored: the link is stored, and its
-   * 201 is sent.
+   * Receives a failure of `onLinkCreated`. What it throws, or its promise's rejection if it is
+   * `async`, is ignored: the link is stored, and its 201 is sent.
    * @default writes one line to console.error
    */
   readonly onNotificationError?: (error: unknown, event: LinkCreatedEvent) => void;

@@ -13,7 +13,7 @@
  * new key is recorded together with the link, in one commit; a key that has a record already is
  * claimed first, as with any store.
  */
-import { describeValue, quote } from '../internal/index.js';
+import { describeValue, ignoreRejection, quote } from '../internal/index.js';
 import { parseReference } from '../index.js';
 import { LINK_SCOPE, checkCaller } from './caller.js';
 import { formatDecimal } from './decimal.js';
@@ -362,7 +362,7 @@ async function notify(deps: ResolvedDeps, event: LinkCreatedEvent | null): Promi
     await Promise.race([notified, late]);
   } catch (error) {
     try {
-      deps.onNotificationError(error, event);
+      ignoreRejection(deps.onNotificationError(error, event));
     } catch {
       // The link is stored: its 201 is sent all the same, or a client retrying without a key
       // would create it twice.

@@ -201,6 +201,30 @@ describe('POST /payment-links/ creating a link', () => {
     expect((await handler.store.list(TENANT_A)).map((link) => link.id)).toEqual([(response.body as PaymentLink).id]);
   });
 
+  it('leaves no unhandled rejection when an async onNotificationError rejects', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      let reported = 0;
+      const handler = makeHandler({
+        onLinkCreated: () => Promise.reject(new Error('hub down')),
+        onNotificationError: async () => {
+          reported += 1;
+          throw new Error('the logger failed');
+        },
+      });
+      expect((await handler(jsonRequest(await callers.auth(), validBody()))).status).toBe(201);
+      // Two turns of the event loop: a rejection left unhandled has been reported by then.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(reported).toBe(1);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('writes a failing hook to console.error when no error handler is given', async () => {
     const spy = vi.spyOn(console, 'error').mockImplementation(() => {});
     try {
