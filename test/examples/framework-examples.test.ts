@@ -2,14 +2,18 @@
  * The Express, Koa and Hono examples, end to end. Each is copied alone into an empty project whose
  * node_modules holds only the packages it imports (paygate-auth is this repository, on dist/),
  * started there as a child process, and driven with the token it prints; every answer is checked
- * against the OpenAPI document of the reference endpoints.
+ * against the OpenAPI document of the reference endpoints. Each refuses a PORT that is no port,
+ * and on SIGTERM or SIGINT lets a request in flight finish, then exits with code 0.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { type IncomingMessage, request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../postgres/eventually.js';
 import { PATIENCE_MS } from '../support/loaded-machine.js';
 import { documentedFetch } from '../support/openapi.js';
 
@@ -57,30 +61,98 @@ function copyIntoEmptyProject(example: string): string {
   return project;
 }
 
-/** Starts the example in its project; resolves with its address and the token it prints. */
-async function start(example: string): Promise<{ url: string; token: string }> {
-  const cwd = copyIntoEmptyProject(example);
+/** The example running in `cwd` (a project of {@link copyIntoEmptyProject}) with `PORT` set. */
+function run(cwd: string, port: string): { child: ChildProcess; exited: Promise<number | null>; output: () => string } {
   const child = spawn(process.execPath, ['server.mjs'], {
     cwd,
-    env: { ...process.env, PORT: '0' },
+    env: { ...process.env, PORT: port },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
   let output = '';
+  const read = (chunk: Buffer): void => {
+    output += chunk.toString();
+  };
+  child.stdout?.on('data', read);
+  child.stderr?.on('data', read);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, exited, output: () => output };
+}
+
+/** A started example: its process, address and the token it prints. */
+interface Started {
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  readonly url: string;
+  readonly port: number;
+  readonly token: string;
+}
+
+/** Starts the example in its project (a new one unless `cwd` is given); resolves once it printed its address and token. */
+async function start(example: string, cwd = copyIntoEmptyProject(example)): Promise<Started> {
+  const { child, exited, output } = run(cwd, '0');
+  let url: string | undefined;
+  let token: string | undefined;
+  await eventually(`the ${example} example prints its address and a token`, () => {
+    if (child.exitCode !== null) throw new Error(`${example} exited with ${child.exitCode}:\n${output()}`);
+    url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output())?.[1];
+    token = /Authorization: Bearer ([A-Za-z0-9_.-]+)"/.exec(output())?.[1];
+    return url !== undefined && token !== undefined;
+  });
+  return { child, exited, url: url as string, port: Number(new URL(url as string).port), token: token as string };
+}
+
+/** `true` once `port` refuses new connections. */
+function refuses(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
+/**
+ * A POST /payment-links/ sent with `Expect: 100-continue` on a kept-alive connection: resolves
+ * once the server answered `100 Continue` (Node does so as it hands the request to the app), with
+ * the request, whose body is still to be sent, and its answer.
+ */
+function linkRequestInFlight(started: Started): Promise<{
+  send: () => void;
+  answer: Promise<{ status: number; connection: string | undefined; text: string }>;
+}> {
+  const text = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${example} did not start:\n${output}`)), PATIENCE_MS);
-    const read = (chunk: Buffer): void => {
-      output += chunk.toString();
-      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
-      const token = /Authorization: Bearer ([A-Za-z0-9_.-]+)"/.exec(output)?.[1];
-      if (url !== undefined && token !== undefined) {
-        clearTimeout(timer);
-        resolve({ url, token });
-      }
-    };
-    child.stdout?.on('data', read);
-    child.stderr?.on('data', read);
-    child.once('exit', (code) => reject(new Error(`${example} exited with ${code}:\n${output}`)));
+    const request = httpRequest({
+      host: '127.0.0.1',
+      port: started.port,
+      method: 'POST',
+      path: '/payment-links/',
+      headers: {
+        authorization: `Bearer ${started.token}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(text),
+        connection: 'keep-alive',
+        expect: '100-continue',
+      },
+    });
+    const answer = new Promise<{ status: number; connection: string | undefined; text: string }>((done, failed) => {
+      request.once('response', (response: IncomingMessage) => {
+        let received = '';
+        response.setEncoding('utf8').on('data', (chunk: string) => {
+          received += chunk;
+        });
+        response.once('end', () => done({ status: response.statusCode ?? 0, connection: response.headers.connection, text: received }));
+        response.once('error', failed);
+      });
+      request.once('error', failed);
+    });
+    answer.catch(() => undefined);
+    request.once('continue', () => resolve({ send: () => request.end(text), answer }));
+    request.once('error', reject);
+    request.flushHeaders();
   });
 }
 
@@ -156,4 +228,41 @@ describe.each(EXAMPLES)('the %s example', (example) => {
     expect(response.status).toBe(415);
     expect(await response.json()).toMatchObject({ code: 'unsupported_media_type' });
   });
+});
+
+describe.each(EXAMPLES)('the %s example on PORT and on shutdown', (example) => {
+  let project = '';
+  beforeAll(() => {
+    project = copyIntoEmptyProject(example);
+  });
+
+  it.each(['http', '65536', '-1', '80.5', ' 80'])(
+    'refuses PORT=%j with exit code 2 and one line naming PORT, the value found and the range',
+    async (value) => {
+      const { exited, output } = run(project, value);
+      expect(await exited).toBe(2);
+      const lines = output().trim().split('\n');
+      expect(lines).toEqual([expect.stringMatching(/^PORT must be a port number \(0 for any free port\) from 0 to 65535, got /)]);
+      expect(lines[0]).toContain(`got ${JSON.stringify(value)}`);
+    },
+    PATIENCE_MS,
+  );
+
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'on %s stops taking connections, lets a request in flight finish, then exits with code 0',
+    async (signal) => {
+      const started = await start(example, project);
+      const { send, answer } = await linkRequestInFlight(started);
+      started.child.kill(signal);
+      await eventually(`the ${example} example stops taking connections`, () => refuses(started.port));
+      send();
+      const { status, connection, text } = await answer;
+      expect(status).toBe(201);
+      // Not kept alive for another request: the drain ends with the answer.
+      expect(connection).toBe('close');
+      expect(JSON.parse(text)).toMatchObject({ status: 'active', currency: 'DKK' });
+      expect(await started.exited).toBe(0);
+    },
+    PATIENCE_MS,
+  );
 });
