@@ -7,8 +7,6 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { type IncomingMessage, request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventually } from '../postgres/eventually.js';
 import { PATIENCE_MS } from '../support/loaded-machine.js';
 import { documentedFetch } from '../support/openapi.js';
+import { postInFlight, refuses } from './in-flight.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const projects: string[] = [];
@@ -100,60 +99,6 @@ async function start(example: string, cwd = copyIntoEmptyProject(example)): Prom
     return url !== undefined && token !== undefined;
   });
   return { child, exited, url: url as string, port: Number(new URL(url as string).port), token: token as string };
-}
-
-/** `true` once `port` refuses new connections. */
-function refuses(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', () => resolve(true));
-  });
-}
-
-/**
- * A POST /payment-links/ sent with `Expect: 100-continue` on a kept-alive connection: resolves
- * once the server answered `100 Continue` (Node does so as it hands the request to the app), with
- * the request, whose body is still to be sent, and its answer.
- */
-function linkRequestInFlight(started: Started): Promise<{
-  send: () => void;
-  answer: Promise<{ status: number; connection: string | undefined; text: string }>;
-}> {
-  const text = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const request = httpRequest({
-      host: '127.0.0.1',
-      port: started.port,
-      method: 'POST',
-      path: '/payment-links/',
-      headers: {
-        authorization: `Bearer ${started.token}`,
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(text),
-        connection: 'keep-alive',
-        expect: '100-continue',
-      },
-    });
-    const answer = new Promise<{ status: number; connection: string | undefined; text: string }>((done, failed) => {
-      request.once('response', (response: IncomingMessage) => {
-        let received = '';
-        response.setEncoding('utf8').on('data', (chunk: string) => {
-          received += chunk;
-        });
-        response.once('end', () => done({ status: response.statusCode ?? 0, connection: response.headers.connection, text: received }));
-        response.once('error', failed);
-      });
-      request.once('error', failed);
-    });
-    answer.catch(() => undefined);
-    request.once('continue', () => resolve({ send: () => request.end(text), answer }));
-    request.once('error', reject);
-    request.flushHeaders();
-  });
 }
 
 beforeAll(() => {
@@ -252,7 +197,9 @@ describe.each(EXAMPLES)('the %s example on PORT and on shutdown', (example) => {
     'on %s stops taking connections, lets a request in flight finish, then exits with code 0',
     async (signal) => {
       const started = await start(example, project);
-      const { send, answer } = await linkRequestInFlight(started);
+      const { send, answer } = await postInFlight(started.port, '/payment-links/', JSON.stringify(body), {
+        authorization: `Bearer ${started.token}`,
+      });
       started.child.kill(signal);
       await eventually(`the ${example} example stops taking connections`, () => refuses(started.port));
       send();
