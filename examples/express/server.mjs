@@ -1,7 +1,9 @@
 /**
  * The reference payment-link handlers on Express, through paygate-auth/express. Stands alone:
  * copy this file into a project with `npm i paygate-auth express` and run `node server.mjs`
- * (PORT, default 3001). It prints a curl command with a token to try.
+ * (PORT, default 3001; 0 to 65535, another value stops it with exit code 2). It prints a curl
+ * command with a token to try. On SIGTERM or SIGINT it stops taking connections, lets the
+ * requests in flight finish, and exits with code 0.
  *
  * The issuer here is a demo one from paygate-auth/testing (its JWKS on 127.0.0.1), so the example
  * needs nothing else; in a service, the registry lists the real issuers and their JWKS URLs.
@@ -10,10 +12,27 @@
  * which checks Content-Type, reads at most 64 KiB, after authentication, and parses the JSON.
  */
 import express from 'express';
-import { IssuerRegistry, createVerifier } from 'paygate-auth';
+import { IssuerRegistry, createVerifier, quote } from 'paygate-auth';
 import { auth } from 'paygate-auth/express';
 import { InMemoryDirectory, createGetPaymentLinkHandler, createInfoHandler, createPaymentLinkHandler } from 'paygate-auth/payment-links';
 import { createTestIssuer } from 'paygate-auth/testing';
+
+/**
+ * PORT: a port number from 0 to 65535 (0 for any free port), or `fallback` when unset or empty.
+ * Any other value is one line naming PORT, the value found and the range, and exit code 2, before
+ * anything is opened.
+ */
+function portFromEnv(fallback) {
+  const text = process.env.PORT;
+  if (text === undefined || text === '') return fallback;
+  if (/^\d+$/.test(text) && Number(text) <= 65_535) return Number(text);
+  console.error(
+    `PORT must be a port number (0 for any free port) from 0 to 65535, got ${quote(text)}: correct it, or unset it for the default`,
+  );
+  process.exit(2);
+}
+
+const port = portFromEnv(3001);
 
 const AUDIENCE = 'https://payments.example';
 const TENANT = 'ern:demo/tenants/clinic-1';
@@ -57,15 +76,44 @@ app.get('/info/', route(createInfoHandler()));
 app.post('/payment-links/', route(createLink));
 app.get('/payment-links/:id', route(createGetPaymentLinkHandler({ store: createLink.store })));
 
-const server = app.listen(Number(process.env.PORT ?? 3001), '127.0.0.1', async () => {
+const server = app.listen(port, '127.0.0.1', async () => {
   const url = `http://127.0.0.1:${server.address().port}`;
   console.log(`Express example listening on ${url}`);
   console.log(`curl -s ${url}/info/ -H "Authorization: Bearer ${await issuer.token()}"`);
 });
+
+/** How long shutdown lets the requests in flight finish before it cuts them (as the example gateway's default). */
+const DRAIN_MS = 10_000;
+
+// The answers not yet sent, so that on shutdown each closes its connection rather than keep it alive.
+const unanswered = new Set();
+server.on('request', (_request, response) => {
+  unanswered.add(response);
+  response.once('close', () => unanswered.delete(response));
+});
+
+/**
+ * On SIGINT and SIGTERM: stops taking connections, closes the idle ones and lets the requests in
+ * flight finish (those still open after DRAIN_MS are cut), then closes the JWKS server and exits
+ * with code 0 (1 when closing failed).
+ */
+let stopping = false;
 const stop = () => {
-  server.closeAllConnections();
-  server.close();
-  void jwks.close();
+  if (stopping) return;
+  stopping = true;
+  for (const response of unanswered) if (!response.headersSent) response.shouldKeepAlive = false;
+  const cut = setTimeout(() => server.closeAllConnections(), DRAIN_MS).unref();
+  server.close(() => {
+    clearTimeout(cut);
+    jwks.close().then(
+      () => process.exit(0),
+      (error) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  });
+  server.closeIdleConnections();
 };
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

@@ -1,9 +1,11 @@
 /**
  * The reference payment-link handlers on Hono (a Web fetch runtime), through paygate-auth/fetch,
  * served on Node by @hono/node-server. Stands alone: copy this file into a project with
- * `npm i paygate-auth hono @hono/node-server` and run `node server.mjs` (PORT, default 3003). It
- * prints a curl command with a token to try. The same `route` works in any fetch runtime:
- * Workers, Deno, Bun, Next.js route handlers.
+ * `npm i paygate-auth hono @hono/node-server` and run `node server.mjs` (PORT, default 3003; 0 to
+ * 65535, another value stops it with exit code 2). It prints a curl command with a token to try.
+ * On SIGTERM or SIGINT it stops taking connections, lets the requests in flight finish, and exits
+ * with code 0. The same `route` works in any fetch runtime: Workers, Deno, Bun, Next.js route
+ * handlers.
  *
  * The issuer here is a demo one from paygate-auth/testing (its JWKS on 127.0.0.1), so the example
  * needs nothing else; in a service, the registry lists the real issuers and their JWKS URLs.
@@ -13,10 +15,27 @@
  */
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { IssuerRegistry, createVerifier } from 'paygate-auth';
+import { IssuerRegistry, createVerifier, quote } from 'paygate-auth';
 import { withAuth } from 'paygate-auth/fetch';
 import { InMemoryDirectory, createGetPaymentLinkHandler, createInfoHandler, createPaymentLinkHandler } from 'paygate-auth/payment-links';
 import { createTestIssuer } from 'paygate-auth/testing';
+
+/**
+ * PORT: a port number from 0 to 65535 (0 for any free port), or `fallback` when unset or empty.
+ * Any other value is one line naming PORT, the value found and the range, and exit code 2, before
+ * anything is opened.
+ */
+function portFromEnv(fallback) {
+  const text = process.env.PORT;
+  if (text === undefined || text === '') return fallback;
+  if (/^\d+$/.test(text) && Number(text) <= 65_535) return Number(text);
+  console.error(
+    `PORT must be a port number (0 for any free port) from 0 to 65535, got ${quote(text)}: correct it, or unset it for the default`,
+  );
+  process.exit(2);
+}
+
+const port = portFromEnv(3003);
 
 const AUDIENCE = 'https://payments.example';
 const TENANT = 'ern:demo/tenants/clinic-1';
@@ -63,14 +82,44 @@ app.get('/info/', (c) => info(c.req.raw, {}));
 app.post('/payment-links/', (c) => create(c.req.raw, {}));
 app.get('/payment-links/:id', (c) => read(c.req.raw, { id: c.req.param('id') }));
 
-const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: Number(process.env.PORT ?? 3003) }, async (address) => {
+const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port }, async (address) => {
   const url = `http://127.0.0.1:${address.port}`;
   console.log(`Hono example listening on ${url}`);
   console.log(`curl -s ${url}/info/ -H "Authorization: Bearer ${await issuer.token()}"`);
 });
+
+/** How long shutdown lets the requests in flight finish before it cuts them (as the example gateway's default). */
+const DRAIN_MS = 10_000;
+
+// The answers not yet sent, so that on shutdown each closes its connection rather than keep it alive.
+const unanswered = new Set();
+server.on('request', (_request, response) => {
+  unanswered.add(response);
+  response.once('close', () => unanswered.delete(response));
+});
+
+/**
+ * On SIGINT and SIGTERM: stops taking connections, closes the idle ones and lets the requests in
+ * flight finish (those still open after DRAIN_MS are cut), then closes the JWKS server and exits
+ * with code 0 (1 when closing failed).
+ */
+let stopping = false;
 const stop = () => {
-  server.close();
-  void jwks.close();
+  if (stopping) return;
+  stopping = true;
+  for (const response of unanswered) if (!response.headersSent) response.shouldKeepAlive = false;
+  const cut = setTimeout(() => server.closeAllConnections(), DRAIN_MS).unref();
+  server.close(() => {
+    clearTimeout(cut);
+    jwks.close().then(
+      () => process.exit(0),
+      (error) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  });
+  server.closeIdleConnections();
 };
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

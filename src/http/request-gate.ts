@@ -53,7 +53,14 @@ const UNGATED: Pick<AdapterSettings, 'realm' | 'forwardErrors' | 'exposeHints'> 
   exposeHints: false,
 };
 
-type Gated = { [GATED_WITH]?: AdapterSettings };
+/**
+ * Marks a request the gate let through unverified as a CORS preflight (`allowPreflight`), so that
+ * its `requireScopes(...)` passes it on rather than fail it as a configuration error. Set on the
+ * preflight path alone: a verified request carries nothing.
+ */
+const LET_THROUGH: unique symbol = Symbol('paygate-auth.preflightLetThrough');
+
+type Gated = { [GATED_WITH]?: AdapterSettings; [LET_THROUGH]?: true };
 
 /**
  * Records `settings` on `request`, unless `requireScopes(...)` would answer as they say anyway and
@@ -72,6 +79,23 @@ export function remember(request: object, settings: AdapterSettings): void {
 }
 
 const PREFLIGHT: GateResult = Object.freeze({ ok: true, auth: null });
+
+const PASSED = Object.freeze({ ok: true } as const);
+
+/** Lets `request`, a real CORS preflight, through unverified, marking it for its `requireScopes(...)`. */
+function letThrough(request: GatedRequest): GateResult {
+  if (Object.isExtensible(request)) (request as Gated)[LET_THROUGH] = true;
+  return PREFLIGHT;
+}
+
+/**
+ * `true` when `auth` is `null` because the gate let `request` through as a CORS preflight, and it
+ * is one still (its method not rewritten since): the one case where no verification ran that
+ * `requireScopes(...)` passes.
+ */
+function letThroughAsPreflight(request: object, auth: AuthContext | null | undefined): boolean {
+  return auth === null && (request as Gated)[LET_THROUGH] === true && isCorsPreflight(request as GatedRequest);
+}
 
 function failure(error: unknown, settings: Pick<AdapterSettings, 'realm' | 'forwardErrors' | 'exposeHints'>): GateFailure {
   if (settings.forwardErrors) return { ok: false, error, response: undefined };
@@ -128,7 +152,7 @@ export function gateRequest(
   routeScopes?: NormalizedScopeRequirement,
 ): GateResult | Promise<GateResult> {
   remember(request, settings);
-  if (settings.allowPreflight && isCorsPreflight(request)) return PREFLIGHT;
+  if (settings.allowPreflight && isCorsPreflight(request)) return letThrough(request);
   let result: AuthResult | Promise<AuthResult>;
   try {
     result = authenticateChecked(settings.verifier, authorizationOf(request), settings.requiredScopes);
@@ -143,7 +167,8 @@ export function gateRequest(
 }
 
 /**
- * A route's `requireScopes(...)` check of `auth` for `request`. Where no verification ran it
+ * A route's `requireScopes(...)` check of `auth` for `request`. A CORS preflight the gate let
+ * through (`allowPreflight`) passes, its auth still `null`. Anywhere else no verification ran it
  * fails as a configuration error (500), answered with the default realm unless the request was
  * gated with other settings.
  */
@@ -154,6 +179,8 @@ export function gateScopes(
 ): { readonly ok: true } | GateFailure {
   const checked = authorizeScopes(auth, requirement);
   if (checked.ok) return checked;
+  // Only where the check failed, so a verified request pays nothing for it.
+  if (letThroughAsPreflight(request, auth)) return PASSED;
   const gated = (request as Gated)[GATED_WITH];
   if (auth !== null && auth !== undefined && isAuthError(checked.error)) gated?.verifier.reportRefusal?.(checked.error, auth);
   return failure(checked.error, gated ?? UNGATED);

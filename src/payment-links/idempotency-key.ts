@@ -3,8 +3,10 @@
  *
  * A key is 1 to 255 visible ASCII characters without `"`, `,` or `\` (a UUID is a good key); it
  * may be sent bare or as a quoted string (`"…"`, the IETF draft's form). The fingerprint is the
- * SHA-256 of the body's canonical JSON (members sorted), so the same body sent with its members
- * in another order or other whitespace is the same request; any other difference is not.
+ * SHA-256 of the body's canonical JSON (members sorted, members whose value is `null` left out, as
+ * the field rules count `null` as absent), so the same body sent with its members in another
+ * order, other whitespace, or an optional member as `null` rather than left out, is the same
+ * request; any other difference is not.
  */
 import { quote, sha256Hex } from '../internal/index.js';
 import { PaymentLinkError } from './errors.js';
@@ -65,6 +67,14 @@ const CLOSE_OBJECT = new Literal('}');
  * stack: a body nested thousands of levels deep (it fits in a few KiB) is fingerprinted like any other.
  */
 export function canonicalJson(value: unknown): string {
+  return canonicalText(value, false);
+}
+
+/**
+ * {@link canonicalJson}, leaving out the object members whose value is `null` when `dropNull`
+ * (array elements stay as they are).
+ */
+function canonicalText(value: unknown, dropNull: boolean): string {
   const out: string[] = [];
   const work: unknown[] = [value];
   while (work.length > 0) {
@@ -81,10 +91,12 @@ export function canonicalJson(value: unknown): string {
     } else if (typeof next === 'object' && next !== null) {
       out.push('{');
       work.push(CLOSE_OBJECT);
-      const names = Object.keys(next).sort();
+      const object = next as Record<string, unknown>;
+      const all = Object.keys(object).sort();
+      const names = dropNull ? all.filter((name) => object[name] !== null) : all;
       for (let index = names.length - 1; index >= 0; index--) {
         const name = names[index] as string;
-        work.push((next as Record<string, unknown>)[name], new Literal(`${JSON.stringify(name)}:`));
+        work.push(object[name], new Literal(`${JSON.stringify(name)}:`));
         if (index > 0) work.push(COMMA);
       }
     } else {
@@ -94,7 +106,10 @@ export function canonicalJson(value: unknown): string {
   return out.join('');
 }
 
-/** SHA-256 (hex) of the canonical JSON of `body`. */
+/**
+ * SHA-256 (hex) of the canonical JSON of `body`, its `null` members left out: the field rules
+ * count `null` as absent, so a retry that sends an optional field as `null` is the same request.
+ */
 export function fingerprint(body: unknown): Promise<string> {
-  return sha256Hex(canonicalJson(body));
+  return sha256Hex(canonicalText(body, true));
 }

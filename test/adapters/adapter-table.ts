@@ -256,6 +256,36 @@ export function describeAdapterTable(harness: AdapterHarness): void {
       expect(await response.json()).toMatchObject({ forwarded: 'missing_token' });
     });
 
+    it('lets a CORS preflight that allowPreflight let through pass requireScopes, its auth null', async () => {
+      const response = await at(t.main, '/manage', { method: 'OPTIONS', headers: PREFLIGHT });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ auth: null });
+    });
+
+    it('verifies an OPTIONS request without the preflight headers before requireScopes: 401, never a pass', async () => {
+      const response = await at(t.main, '/manage', { method: 'OPTIONS' });
+      expect(response.status).toBe(401);
+      expect(await problem(response)).toMatchObject({ status: 401, code: 'missing_token' });
+    });
+
+    it('checks the scopes of an OPTIONS request carrying a token: 403 insufficient_scope', async () => {
+      const response = await at(t.main, '/manage', { method: 'OPTIONS', headers: bearer(await token()) });
+      expect(response.status).toBe(403);
+      expect(await problem(response)).toMatchObject({ status: 403, code: 'insufficient_scope' });
+    });
+
+    it('verifies a GET carrying the preflight headers before requireScopes: 401, never a pass', async () => {
+      const response = await at(t.main, '/manage', { headers: PREFLIGHT });
+      expect(response.status).toBe(401);
+      expect(await problem(response)).toMatchObject({ status: 401, code: 'missing_token' });
+    });
+
+    it('fails requireScopes on a CORS preflight where no verification ran as a 500 configuration error', async () => {
+      const response = await at(t.main, '/unguarded', { method: 'OPTIONS', headers: PREFLIGHT });
+      expect(response.status).toBe(500);
+      expect(await problem(response)).toMatchObject({ status: 500, code: 'configuration_error' });
+    });
+
     it('fails requireScopes where no verification ran as a 500 configuration error, never a pass', async () => {
       const response = await at(t.main, '/unguarded', { headers: bearer(await token()) });
       expect(response.status).toBe(500);

@@ -3,11 +3,12 @@
  * runs against all four adapters. Routes:
  *
  * - `GET /me`, `OPTIONS /me`: answer {@link describeAuth} of the request's auth.
- * - `GET /manage`: `requireScopes('pay:manageIntegration')`.
+ * - `GET /manage`, `OPTIONS /manage`: `requireScopes('pay:manageIntegration')`.
  * - `GET /both`: `requireScopes('pay:processPayments', 'hub:subscribe')` (all of).
  * - `GET /either`: `requireScopes({ anyOf: ['pay:chargeToken', 'hub:subscribe'] })`.
  * - `GET /boom`: the handler throws an {@link AppError}.
- * - `GET /unguarded`: `requireScopes('pay:processPayments')` where no verification ran.
+ * - `GET /unguarded`, `OPTIONS /unguarded`: `requireScopes('pay:processPayments')` where no
+ *   verification ran.
  *
  * The app's own error handler answers with {@link appErrorResponse}.
  */

@@ -2,7 +2,8 @@
  * The Express, Koa and Hono examples, end to end. Each is copied alone into an empty project whose
  * node_modules holds only the packages it imports (paygate-auth is this repository, on dist/),
  * started there as a child process, and driven with the token it prints; every answer is checked
- * against the OpenAPI document of the reference endpoints.
+ * against the OpenAPI document of the reference endpoints. Each refuses a PORT that is no port,
+ * and on SIGTERM or SIGINT lets a request in flight finish, then exits with code 0.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -10,8 +11,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventually } from '../postgres/eventually.js';
 import { PATIENCE_MS } from '../support/loaded-machine.js';
 import { documentedFetch } from '../support/openapi.js';
+import { postInFlight, refuses } from './in-flight.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const projects: string[] = [];
@@ -57,31 +60,45 @@ function copyIntoEmptyProject(example: string): string {
   return project;
 }
 
-/** Starts the example in its project; resolves with its address and the token it prints. */
-async function start(example: string): Promise<{ url: string; token: string }> {
-  const cwd = copyIntoEmptyProject(example);
+/** The example running in `cwd` (a project of {@link copyIntoEmptyProject}) with `PORT` set. */
+function run(cwd: string, port: string): { child: ChildProcess; exited: Promise<number | null>; output: () => string } {
   const child = spawn(process.execPath, ['server.mjs'], {
     cwd,
-    env: { ...process.env, PORT: '0' },
+    env: { ...process.env, PORT: port },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
   let output = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${example} did not start:\n${output}`)), PATIENCE_MS);
-    const read = (chunk: Buffer): void => {
-      output += chunk.toString();
-      const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output)?.[1];
-      const token = /Authorization: Bearer ([A-Za-z0-9_.-]+)"/.exec(output)?.[1];
-      if (url !== undefined && token !== undefined) {
-        clearTimeout(timer);
-        resolve({ url, token });
-      }
-    };
-    child.stdout?.on('data', read);
-    child.stderr?.on('data', read);
-    child.once('exit', (code) => reject(new Error(`${example} exited with ${code}:\n${output}`)));
+  const read = (chunk: Buffer): void => {
+    output += chunk.toString();
+  };
+  child.stdout?.on('data', read);
+  child.stderr?.on('data', read);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, exited, output: () => output };
+}
+
+/** A started example: its process, address and the token it prints. */
+interface Started {
+  readonly child: ChildProcess;
+  readonly exited: Promise<number | null>;
+  readonly url: string;
+  readonly port: number;
+  readonly token: string;
+}
+
+/** Starts the example in its project (a new one unless `cwd` is given); resolves once it printed its address and token. */
+async function start(example: string, cwd = copyIntoEmptyProject(example)): Promise<Started> {
+  const { child, exited, output } = run(cwd, '0');
+  let url: string | undefined;
+  let token: string | undefined;
+  await eventually(`the ${example} example prints its address and a token`, () => {
+    if (child.exitCode !== null) throw new Error(`${example} exited with ${child.exitCode}:\n${output()}`);
+    url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output())?.[1];
+    token = /Authorization: Bearer ([A-Za-z0-9_.-]+)"/.exec(output())?.[1];
+    return url !== undefined && token !== undefined;
   });
+  return { child, exited, url: url as string, port: Number(new URL(url as string).port), token: token as string };
 }
 
 beforeAll(() => {
@@ -156,4 +173,43 @@ describe.each(EXAMPLES)('the %s example', (example) => {
     expect(response.status).toBe(415);
     expect(await response.json()).toMatchObject({ code: 'unsupported_media_type' });
   });
+});
+
+describe.each(EXAMPLES)('the %s example on PORT and on shutdown', (example) => {
+  let project = '';
+  beforeAll(() => {
+    project = copyIntoEmptyProject(example);
+  });
+
+  it.each(['http', '65536', '-1', '80.5', ' 80'])(
+    'refuses PORT=%j with exit code 2 and one line naming PORT, the value found and the range',
+    async (value) => {
+      const { exited, output } = run(project, value);
+      expect(await exited).toBe(2);
+      const lines = output().trim().split('\n');
+      expect(lines).toEqual([expect.stringMatching(/^PORT must be a port number \(0 for any free port\) from 0 to 65535, got /)]);
+      expect(lines[0]).toContain(`got ${JSON.stringify(value)}`);
+    },
+    PATIENCE_MS,
+  );
+
+  it.each(['SIGTERM', 'SIGINT'] as const)(
+    'on %s stops taking connections, lets a request in flight finish, then exits with code 0',
+    async (signal) => {
+      const started = await start(example, project);
+      const { send, answer } = await postInFlight(started.port, '/payment-links/', JSON.stringify(body), {
+        authorization: `Bearer ${started.token}`,
+      });
+      started.child.kill(signal);
+      await eventually(`the ${example} example stops taking connections`, () => refuses(started.port));
+      send();
+      const { status, connection, text } = await answer;
+      expect(status).toBe(201);
+      // Not kept alive for another request: the drain ends with the answer.
+      expect(connection).toBe('close');
+      expect(JSON.parse(text)).toMatchObject({ status: 'active', currency: 'DKK' });
+      expect(await started.exited).toBe(0);
+    },
+    PATIENCE_MS,
+  );
 });

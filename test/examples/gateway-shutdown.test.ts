@@ -5,14 +5,13 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { type ClientRequest, type IncomingMessage, request as httpRequest } from 'node:http';
-import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
 import { eventually } from '../postgres/eventually.js';
+import { postInFlight, refuses } from './in-flight.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const children: ChildProcess[] = [];
@@ -63,64 +62,24 @@ async function startGateway(env: Record<string, string> = {}): Promise<Started> 
   return { child, port, linkToken, body, exited, output: () => output };
 }
 
-/** `true` once the port refuses new connections. */
-function refuses(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', () => resolve(true));
-  });
-}
-
 /**
- * A POST /payment-links/ sent with `Expect: 100-continue`: resolves once the gateway asked for its
- * body (the request is in its handler, authenticated), with the request to finish and its answer.
+ * A POST /payment-links/ held in flight: resolves once the gateway asked for its body (the
+ * request is in its handler, authenticated), with `send()` and the answer to come.
  */
-function linkRequestInFlight(
-  gateway: Started,
-): Promise<{ request: ClientRequest; answer: Promise<{ status: number; connection: string | undefined; text: string }> }> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest({
-      host: '127.0.0.1',
-      port: gateway.port,
-      method: 'POST',
-      path: '/payment-links/',
-      headers: {
-        authorization: `Bearer ${gateway.linkToken}`,
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(gateway.body),
-        'idempotency-key': crypto.randomUUID(),
-        expect: '100-continue',
-      },
-    });
-    const answer = new Promise<{ status: number; connection: string | undefined; text: string }>((done, failed) => {
-      request.once('response', (response: IncomingMessage) => {
-        let text = '';
-        response.setEncoding('utf8').on('data', (chunk: string) => {
-          text += chunk;
-        });
-        response.once('end', () => done({ status: response.statusCode ?? 0, connection: response.headers.connection, text }));
-        response.once('error', failed);
-      });
-      request.once('error', failed);
-    });
-    answer.catch(() => undefined);
-    request.once('continue', () => resolve({ request, answer }));
-    request.once('error', reject);
-    request.flushHeaders();
+function linkRequestInFlight(gateway: Started): ReturnType<typeof postInFlight> {
+  return postInFlight(gateway.port, '/payment-links/', gateway.body, {
+    authorization: `Bearer ${gateway.linkToken}`,
+    'idempotency-key': crypto.randomUUID(),
   });
 }
 
 describe('the example gateway on SIGTERM', () => {
   it('lets a request in flight finish, then exits with code 0', async () => {
     const gateway = await startGateway();
-    const { request, answer } = await linkRequestInFlight(gateway);
+    const { send, answer } = await linkRequestInFlight(gateway);
     gateway.child.kill('SIGTERM');
     await eventually('the gateway stops taking connections', () => refuses(gateway.port));
-    request.end(gateway.body);
+    send();
     const { status, connection, text } = await answer;
     expect(status).toBe(201);
     // Not kept alive for another request: the drain ends with the answer.

@@ -221,6 +221,33 @@ describe('gateScopes', () => {
     expect(forwarded).toMatchObject({ ok: false, response: undefined });
   });
 
+  it('passes a CORS preflight that allowPreflight let through, its auth staying null', () => {
+    const request = { method: 'OPTIONS', headers: { ...PREFLIGHT } };
+    const gated = gateRequest(resolveAdapterOptions('auth', { verifier, allowPreflight: true }), request);
+    expect(gated).toEqual({ ok: true, auth: null });
+    expect(gateScopes(request, null, { allOf: ['pay:processPayments'] })).toEqual({ ok: true });
+  });
+
+  it('fails a CORS preflight where no gate ran as a 500 configuration error', () => {
+    const result = gateScopes({ method: 'OPTIONS', headers: { ...PREFLIGHT } }, null, { allOf: ['pay:processPayments'] });
+    expect(!result.ok && result.response).toMatchObject({ status: 500, body: { code: 'configuration_error' } });
+  });
+
+  it('fails a let-through preflight whose method was changed after the gate as a 500 configuration error', () => {
+    const request = { method: 'OPTIONS', headers: { ...PREFLIGHT } };
+    gateRequest(resolveAdapterOptions('auth', { verifier, allowPreflight: true }), request);
+    request.method = 'GET';
+    const result = gateScopes(request, null, { allOf: ['pay:processPayments'] });
+    expect(!result.ok && result.response).toMatchObject({ status: 500, body: { code: 'configuration_error' } });
+  });
+
+  it('fails a let-through preflight whose auth was cleared to undefined as a 500 configuration error', () => {
+    const request = { method: 'OPTIONS', headers: { ...PREFLIGHT } };
+    gateRequest(resolveAdapterOptions('auth', { verifier, allowPreflight: true }), request);
+    const result = gateScopes(request, undefined, { allOf: ['pay:processPayments'] });
+    expect(!result.ok && result.response).toMatchObject({ status: 500, body: { code: 'configuration_error' } });
+  });
+
   it('answers an ungated request in the default realm', () => {
     const result = gateScopes({}, auth, { allOf: ['hub:subscribe'] });
     expect(!result.ok && result.response?.headers['www-authenticate']).toMatch(/^Bearer realm="paygate"/);

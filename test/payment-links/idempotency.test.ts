@@ -110,6 +110,36 @@ describe('POST /payment-links/ with Idempotency-Key', () => {
     expect(await handler.store.list(TENANT_A)).toHaveLength(1);
   });
 
+  it.each([
+    ['phone', {}, { phone: null }],
+    ['locale', {}, { locale: null }],
+    ['description', { description: undefined }, { description: null }],
+    ['tokenize', {}, { tokenize: null }],
+    ['duration', {}, { duration: null }],
+    ['meta', { meta: undefined }, { meta: null }],
+    ['payment_details', {}, { payment_details: null }],
+  ])('treats %s sent as null and left out as the same request, replaying the first link', async (_field, absent, nulled) => {
+    const handler = makeHandler();
+    const auth = await callers.auth();
+    const first = await handler(jsonRequest(auth, validBody(absent), KEY));
+    const again = await handler(jsonRequest(auth, validBody({ ...absent, ...nulled }), KEY));
+    expect([first.status, again.status]).toEqual([201, 201]);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(await handler.store.list(TENANT_A)).toHaveLength(1);
+  });
+
+  it("treats a line item's optional id and tax_percentage sent as null and left out as the same request", async () => {
+    const line = { quantity: 1, description: 'Visit', amount_excluding_tax: '100', tax_amount: '25.5', amount_including_tax: '125.5' };
+    const handler = makeHandler();
+    const auth = await callers.auth();
+    const first = await handler(jsonRequest(auth, validBody({ payment_details: { line_items: [line] } }), KEY));
+    const nulled = { ...line, id: null, tax_percentage: null };
+    const again = await handler(jsonRequest(auth, validBody({ payment_details: { line_items: [nulled] } }), KEY));
+    expect([first.status, again.status]).toEqual([201, 201]);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(await handler.store.list(TENANT_A)).toHaveLength(1);
+  });
+
   it('answers 409 for the same key with another body, and makes no second link', async () => {
     const handler = makeHandler();
     const auth = await callers.auth();

@@ -64,8 +64,9 @@ export function withAuth<Args extends unknown[]>(handler: AuthenticatedHandler<A
 
 /**
  * Wraps a `withAuth` handler with a route's scope check: several scopes are all needed; or one
- * scope, array, `{ allOf }` or `{ anyOf }`. Where no verification ran (`auth` is `null`) it
- * fails as a configuration error (500).
+ * scope, array, `{ allOf }` or `{ anyOf }`. A CORS preflight that `allowPreflight` let through
+ * reaches the handler with `auth` still `null`; anywhere else no verification ran (`auth` is
+ * `null`) it fails as a configuration error (500).
  *
  * @example
  * ```ts

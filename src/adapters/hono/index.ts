@@ -88,8 +88,9 @@ export function auth(options: AuthOptions, ...mounted: unknown[]): MiddlewareHan
 
 /**
  * Route middleware: several scopes are all needed; or one scope, array, `{ allOf }` or
- * `{ anyOf }`. The handlers after it read `c.get('auth')` as an `AuthContext`. Where no
- * verification ran it fails as a configuration error (500), never as a pass.
+ * `{ anyOf }`. The handlers after it read `c.get('auth')` as an `AuthContext` (still `null` on a
+ * CORS preflight that `allowPreflight` let through). Anywhere else no verification ran it fails as
+ * a configuration error (500), never as a pass.
  */
 export function requireScopes(...scopes: RequireScopesArguments): MiddlewareHandler<{ Variables: VerifiedVariables }> {
   const requirement = requirementFromArguments(scopes);

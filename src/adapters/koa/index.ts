@@ -26,7 +26,10 @@ export interface AuthState {
   auth?: AuthContext | null;
 }
 
-/** The state after `requireScopes(...)`: the caller is verified (`@koa/router` routes and `app.use` chains see it). */
+/**
+ * The state after `requireScopes(...)`: the caller is verified (`@koa/router` routes and `app.use`
+ * chains see it), except on a CORS preflight that `allowPreflight` let through, where it is `null`.
+ */
 export interface VerifiedState {
   auth: AuthContext;
 }

@@ -12,10 +12,12 @@ function referenceApp(options: AdapterOptions): express.Express {
   const app = express();
   const me = (req: Request, res: Response) => void res.json(describeAuth(req.auth));
   app.get('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), me);
+  app.options('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), me);
   app.use(auth(options));
   app.get('/me', me);
   app.options('/me', me);
   app.get('/manage', requireScopes(...ROUTE_SCOPES.manage), me);
+  app.options('/manage', requireScopes(...ROUTE_SCOPES.manage), me);
   app.get('/both', requireScopes(...ROUTE_SCOPES.both), me);
   app.get('/either', requireScopes(...ROUTE_SCOPES.either), me);
   app.get('/boom', () => {

@@ -24,11 +24,14 @@ async function referenceApp(options: AdapterOptions): Promise<FastifyInstance> {
   });
   await app.register(paygateAuth, options);
   app.get('/unguarded', { config: { auth: false }, preHandler: requireScopes(...ROUTE_SCOPES.unguarded) }, me);
+  app.options('/unguarded', { config: { auth: false }, preHandler: requireScopes(...ROUTE_SCOPES.unguarded) }, me);
   app.get('/me', me);
   app.options('/me', me);
   app.get('/manage', { preHandler: requireScopes(...ROUTE_SCOPES.manage) }, me);
+  app.options('/manage', { preHandler: requireScopes(...ROUTE_SCOPES.manage) }, me);
   app.get('/both', { preHandler: requireScopes(...ROUTE_SCOPES.both) }, me);
   app.get('/either', { config: { scopes: ROUTE_SCOPES.either[0] } }, me);
+  app.options('/either', { config: { scopes: ROUTE_SCOPES.either[0] } }, me);
   app.get('/boom', async () => {
     throw new AppError('boom');
   });
@@ -80,6 +83,20 @@ describe('the Fastify adapter', () => {
     };
     expect(semver.satisfies(WITHOUT_ROUTE_CONFIG, manifest.peerDependencies.fastify as string)).toBe(false);
     expect(semver.satisfies('4.23.0', manifest.peerDependencies.fastify as string)).toBe(true);
+  });
+
+  it("lets a CORS preflight that allowPreflight let through pass a route's config.scopes, its auth null", async () => {
+    const app = await listen(await referenceApp({ verifier: fx.verifier, allowPreflight: true }));
+    try {
+      const preflight = { origin: 'https://shop.example', 'access-control-request-method': 'POST' };
+      const response = await fetch(`${app.url}/either`, { method: 'OPTIONS', headers: preflight });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({ auth: null });
+      const plain = await fetch(`${app.url}/either`, { method: 'OPTIONS' });
+      expect(plain.status).toBe(401);
+    } finally {
+      await app.close();
+    }
   });
 
   it('is also the default export', () => {

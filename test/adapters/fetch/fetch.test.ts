@@ -37,10 +37,12 @@ function referenceApp(options: AdapterOptions): Hono<Env> {
   });
   const unguarded = requireScopes(...ROUTE_SCOPES.unguarded)((_request, auth) => Response.json(describeAuth(auth)));
   app.get('/unguarded', (c) => unguarded(c.req.raw, null));
+  app.options('/unguarded', (c) => unguarded(c.req.raw, null));
   app.use(honoAuth(options));
   app.get('/me', me);
   app.options('/me', me);
   app.get('/manage', scoped(...ROUTE_SCOPES.manage));
+  app.options('/manage', scoped(...ROUTE_SCOPES.manage));
   app.get('/both', scoped(...ROUTE_SCOPES.both));
   app.get('/either', scoped(...ROUTE_SCOPES.either));
   app.get('/boom', () => {

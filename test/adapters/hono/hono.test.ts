@@ -20,10 +20,12 @@ function referenceApp(options: AdapterOptions): Hono<Env> {
     return c.json(body, status as 418);
   });
   app.get('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), (c) => c.json(describeAuth(c.get('auth'))));
+  app.options('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), (c) => c.json(describeAuth(c.get('auth'))));
   app.use(auth(options));
   app.get('/me', me);
   app.options('/me', me);
   app.get('/manage', requireScopes(...ROUTE_SCOPES.manage), (c) => c.json(describeAuth(c.get('auth'))));
+  app.options('/manage', requireScopes(...ROUTE_SCOPES.manage), (c) => c.json(describeAuth(c.get('auth'))));
   app.get('/both', requireScopes(...ROUTE_SCOPES.both), (c) => c.json(describeAuth(c.get('auth'))));
   app.get('/either', requireScopes(...ROUTE_SCOPES.either), (c) => c.json(describeAuth(c.get('auth'))));
   app.get('/boom', () => {

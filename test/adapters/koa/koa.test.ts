@@ -14,11 +14,14 @@ function referenceApp(options: AdapterOptions): Koa {
   const me = (ctx: Context) => {
     ctx.body = describeAuth(ctx.state.auth);
   };
-  const unguarded = new Router().get('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), me);
+  const unguarded = new Router()
+    .get('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), me)
+    .options('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), me);
   const guarded = new Router()
     .get('/me', me)
     .options('/me', me)
     .get('/manage', requireScopes(...ROUTE_SCOPES.manage), me)
+    .options('/manage', requireScopes(...ROUTE_SCOPES.manage), me)
     .get('/both', requireScopes(...ROUTE_SCOPES.both), me)
     .get('/either', requireScopes(...ROUTE_SCOPES.either), me)
     .get('/boom', () => {
