@@ -61,24 +61,35 @@ export class DatabaseUnreachableError extends Error {
 }
 
 /**
- * The registry table holds no issuer and the role the gateway logs in as may not write it (the
- * gateway's role of least privilege, docs/postgres.md): its message names the role and what to do.
+ * The role the gateway logs in as (the gateway's role of least privilege, docs/postgres.md) may not
+ * do what the start needs: upgrade a schema the owner has not upgraded, or seed the empty registry
+ * table. Its message, one line, names the database (never the password), the role and what to do.
  */
-export class RegistryNotSeededError extends Error {
-  name = 'RegistryNotSeededError';
+export class RoleRefusedError extends Error {
+  name = 'RoleRefusedError';
 }
 
 /** SQLSTATE of a statement the role has no privilege for. */
 const INSUFFICIENT_PRIVILEGE = '42501';
 
-/** Seeds the empty registry table with `issuers`; refused for lack of privilege, a {@link RegistryNotSeededError}. */
+/** Migrates the schema; refused for lack of privilege (the server's refusal as `cause`), a {@link RoleRefusedError}. */
+async function migrateAs(pool, url, statementTimeout) {
+  try {
+    await migrate(pool, { statementTimeout });
+  } catch (error) {
+    if (error?.cause?.code !== INSUFFICIENT_PRIVILEGE) throw error;
+    throw new RoleRefusedError(`cannot start on ${shownDatabase(url)}: ${error.message}`, { cause: error });
+  }
+}
+
+/** Seeds the empty registry table with `issuers`; refused for lack of privilege, a {@link RoleRefusedError}. */
 async function seedRegistry(pool, url, issuers) {
   try {
     return await importIssuers(pool, issuers, { by: SEEDED_BY });
   } catch (error) {
     if (error?.code !== INSUFFICIENT_PRIVILEGE) throw error;
     const { rows } = await pool.query('SELECT session_user AS role');
-    throw new RegistryNotSeededError(
+    throw new RoleRefusedError(
       `the issuer registry at ${shownDatabase(url)} holds no issuer, and role ${quote(String(rows[0]?.role))} may not seed it with the demo issuer (${quote(error.message)}): start the gateway once as the tables' owner, which seeds it, then as this role`,
       { cause: error },
     );
@@ -124,7 +135,7 @@ export async function openStores(settings, { seeds, memoryDirectory, issuers }) 
     throw error;
   }
   try {
-    await migrate(pool, { statementTimeout });
+    await migrateAs(pool, url, statementTimeout);
     // Two instances starting at once may both find the table empty: the second import finds the
     // entries registered already and changes nothing.
     // The gateway's role of least privilege may not write the table: that is an operator's or the owner's.
