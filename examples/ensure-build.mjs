@@ -15,10 +15,10 @@
  * and builds nothing. A build killed halfway does not block the next one.
  *
  * On stderr while it builds (nothing when dist/ is current): a line when it starts, each stage of
- * the build as it ends (ESM, CJS, the type declarations), a line every 15 s during a long stage
- * (a busy machine can take minutes), and the build's whole output only if the build fails; a
- * line when it waits for another process's build. Stdout stays what the example prints (a
- * token, say).
+ * the build as it starts and as it ends (ESM, CJS, the type declarations), a line every 15 s
+ * during a long stage (a busy machine can take minutes), and the build's whole output only if the
+ * build fails; a line when it waits for another process's build. Stdout stays what the example
+ * prints (a token, say).
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -75,7 +75,7 @@ function isStale() {
 /** Seconds since `started`, for the progress lines. */
 const since = (started) => `${((performance.now() - started) / 1000).toFixed(1)} s`;
 
-/** Runs the build, telling stderr of each stage that ends; resolves its exit code and whole output. */
+/** Runs the build, telling stderr of each stage that starts or ends; resolves its exit code and whole output. */
 function build(started) {
   return new Promise((resolve) => {
     const child = spawn('npm', ['run', 'build', '--silent'], {

@@ -42,7 +42,7 @@ import {
 } from './demo.mjs';
 import { serve } from './node-server.mjs';
 import { SettingError, readSettings } from './settings.mjs';
-import { DatabaseUnreachableError, openStores } from './stores.mjs';
+import { DatabaseUnreachableError, RoleRefusedError, openStores } from './stores.mjs';
 
 function banner({ url, jwksUrl, jwksAnsweredHere, keyFile, created, infoToken, linkToken, store, registry }) {
   const [clinic] = TENANT_SEEDS;
@@ -174,6 +174,6 @@ main().catch((error) => {
     console.error(error.message);
     process.exit(2);
   }
-  console.error(error instanceof DatabaseUnreachableError ? error.message : error);
+  console.error(error instanceof DatabaseUnreachableError || error instanceof RoleRefusedError ? error.message : error);
   process.exit(1);
 });

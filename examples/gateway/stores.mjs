@@ -21,7 +21,7 @@
  * Tuning, with DATABASE_URL: the PAYGATE_* variables of `settings.mjs`, checked there before anything
  * starts.
  */
-import { IssuerRegistry } from 'paygate-auth';
+import { IssuerRegistry, quote } from 'paygate-auth';
 import {
   PostgresDirectory,
   PostgresIdempotencyStore,
@@ -58,6 +58,42 @@ export function shownDatabase(url) {
  */
 export class DatabaseUnreachableError extends Error {
   name = 'DatabaseUnreachableError';
+}
+
+/**
+ * The role the gateway logs in as (the gateway's role of least privilege, docs/postgres.md) may not
+ * do what the start needs: upgrade a schema the owner has not upgraded, or seed the empty registry
+ * table. Its message, one line, names the database (never the password), the role and what to do.
+ */
+export class RoleRefusedError extends Error {
+  name = 'RoleRefusedError';
+}
+
+/** SQLSTATE of a statement the role has no privilege for. */
+const INSUFFICIENT_PRIVILEGE = '42501';
+
+/** Migrates the schema; refused for lack of privilege (the server's refusal as `cause`), a {@link RoleRefusedError}. */
+async function migrateAs(pool, url, statementTimeout) {
+  try {
+    await migrate(pool, { statementTimeout });
+  } catch (error) {
+    if (error?.cause?.code !== INSUFFICIENT_PRIVILEGE) throw error;
+    throw new RoleRefusedError(`cannot start on ${shownDatabase(url)}: ${error.message}`, { cause: error });
+  }
+}
+
+/** Seeds the empty registry table with `issuers`; refused for lack of privilege, a {@link RoleRefusedError}. */
+async function seedRegistry(pool, url, issuers) {
+  try {
+    return await importIssuers(pool, issuers, { by: SEEDED_BY });
+  } catch (error) {
+    if (error?.code !== INSUFFICIENT_PRIVILEGE) throw error;
+    const { rows } = await pool.query('SELECT session_user AS role');
+    throw new RoleRefusedError(
+      `the issuer registry at ${shownDatabase(url)} holds no issuer, and role ${quote(String(rows[0]?.role))} may not seed it with the demo issuer (${quote(error.message)}): start the gateway once as the tables' owner, which seeds it, then as this role`,
+      { cause: error },
+    );
+  }
 }
 
 /**
@@ -99,10 +135,11 @@ export async function openStores(settings, { seeds, memoryDirectory, issuers }) 
     throw error;
   }
   try {
-    await migrate(pool, { statementTimeout });
+    await migrateAs(pool, url, statementTimeout);
     // Two instances starting at once may both find the table empty: the second import finds the
     // entries registered already and changes nothing.
-    const seeded = (await readIssuers(pool)).length === 0 ? await importIssuers(pool, issuers, { by: SEEDED_BY }) : undefined;
+    // The gateway's role of least privilege may not write the table: that is an operator's or the owner's.
+    const seeded = (await readIssuers(pool)).length === 0 ? await seedRegistry(pool, url, issuers) : undefined;
     // The registry, the operator controls and the key history, on one LISTEN connection.
     const followers = await postgresFollowers(pool, {
       statementTimeout,

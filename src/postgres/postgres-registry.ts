@@ -85,7 +85,7 @@ export type RegistryEvent =
 export interface PostgresRegistryOptions extends FollowOptions {
   /**
    * Receives each {@link RegistryEvent}. Must not throw (what it throws is ignored).
-   * @default one line to console.error for `registry_stale` and `registry_recovered`
+   * @default one line to console.error for each event but `registry_loaded`
    */
   readonly onEvent?: (event: RegistryEvent) => void;
   /**

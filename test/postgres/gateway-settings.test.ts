@@ -11,7 +11,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
 import { requireBuild, root } from './gateway-processes.js';
-import { type TestDatabase, createTestDatabase, skipWithoutPostgres } from './pg-server.js';
+import { migrate } from '../../src/postgres/index.js';
+import { type TestDatabase, createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
+import { loginRole, uniqueRole, urlAs } from './roles.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/gateway-settings.test.ts');
 
@@ -82,6 +84,52 @@ describe.skipIf(SKIP)('the example gateway started with DATABASE_URL', () => {
     },
     PATIENCE_MS,
   );
+});
+
+describe.skipIf(SKIP)("the example gateway started as the gateway's role of least privilege", () => {
+  let least: TestDatabase;
+  let behind: TestDatabase;
+  let admin: pg.Pool;
+  let behindAdmin: pg.Pool;
+  let app: string;
+  let behindApp: string;
+
+  beforeAll(async () => {
+    requireBuild();
+    [least, behind] = await Promise.all([createTestDatabase('gateway_least'), createTestDatabase('gateway_behind')]);
+    admin = openPool(least.url, { max: 2 });
+    behindAdmin = openPool(behind.url, { max: 2 });
+    const roles = { gateway: uniqueRole('gateway'), operator: uniqueRole('operator') };
+    await migrate(admin, { roles });
+    app = await loginRole(admin, 'gateway_app', [roles.gateway]);
+    // The owner has migrated the links alone: the other areas are for the owner to create.
+    const behindRoles = { gateway: uniqueRole('gateway'), operator: uniqueRole('operator') };
+    await migrate(behindAdmin, { only: 'links', roles: behindRoles });
+    behindApp = await loginRole(behindAdmin, 'gateway_app', [behindRoles.gateway]);
+    stateDir = mkdtempSync(join(tmpdir(), 'paygate-settings-'));
+  });
+
+  afterAll(async () => {
+    await admin?.end();
+    await behindAdmin?.end();
+    if (stateDir !== undefined) rmSync(stateDir, { recursive: true, force: true });
+  });
+
+  it('exits 1 in one line naming its role when the registry is empty and the role may not seed it', async () => {
+    const started = await runGateway({ DATABASE_URL: urlAs(least.url, app) }, PATIENCE_MS);
+    expect(started.code).toBe(1);
+    expect(started.stderr.trim().split('\n')).toEqual([expect.stringContaining(`role "${app}"`)]);
+    expect(started.stderr).toContain(`postgres://127.0.0.1:${least.port}/`);
+    const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM paygate_issuers');
+    expect(rows[0]?.n).toBe(0);
+  });
+
+  it('exits 1 in one line naming its role when the schema is behind and the role may not migrate it', async () => {
+    const started = await runGateway({ DATABASE_URL: urlAs(behind.url, behindApp) }, PATIENCE_MS);
+    expect(started.code).toBe(1);
+    expect(started.stderr.trim().split('\n')).toEqual([expect.stringContaining(`role "${behindApp}"`)]);
+    expect(started.stderr).toContain(`postgres://127.0.0.1:${behind.port}/`);
+  });
 });
 
 describe('the example gateway with a DATABASE_URL that is no postgres:// URL', () => {
