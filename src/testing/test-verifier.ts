@@ -50,9 +50,11 @@ function issuerList(issuers: TestIssuer | readonly TestIssuer[]): readonly TestI
       );
     }
     // One not made by createTestIssuer() is taken by its entry: without one, it is most likely an
-    // issuer's entry given in its place.
+    // issuer's entry given in its place. A kit issuer's entry is not read here: reading it before
+    // listen() would warn that a verifier holds its msw URL, and this one follows listen().
+    if (issuerLink(issuer) !== undefined) return;
     const { entry } = issuer as { entry?: unknown };
-    if (issuerLink(issuer) === undefined && (typeof entry !== 'object' || entry === null)) {
+    if (typeof entry !== 'object' || entry === null) {
       throw new TypeError(
         `createTestVerifier: issuers[${index}] must be a test issuer from createTestIssuer(), got an object without entry ` +
           '(a registry entry, issuer.entry?): pass the issuer itself',

@@ -1,7 +1,8 @@
 /**
  * The first hour of the docs works when pasted: the first snippet of docs/issuer.md runs as
  * written against the packed package and signs at once; the adapter options listed in the README
- * and in docs/configuration.md are exactly those the adapters take. (docs/testing.md's recipe is
+ * and in docs/configuration.md are exactly those the adapters take, and configuration.md's
+ * createVerifier table is exactly the verifier's options. (docs/testing.md's recipe is
  * run by test/package/consumer.test.ts; its set-up order by test/testing/key-changes.test.ts.)
  */
 import { execFile } from 'node:child_process';
@@ -11,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { VERIFIER_OPTION_NAMES } from '../../src/core/verifier.js';
 import { ADAPTER_OPTION_NAMES } from '../../src/http/adapter-options.js';
 import { type PackedPackage, packedPackage } from '../support/packed-package.js';
 import { PATIENCE_MS } from '../support/loaded-machine.js';
@@ -60,6 +62,15 @@ describe('the adapter options, wherever they are listed', () => {
     const section = configuration.slice(configuration.indexOf('## Adapter options'));
     const table = section.slice(0, section.indexOf('\n\n', section.indexOf('| option')));
     expect([...table.matchAll(/^\| `(\w+)` \|/gm)].map((match) => match[1])).toEqual([...ADAPTER_OPTION_NAMES]);
+  });
+});
+
+describe("the verifier's options in docs/configuration.md", () => {
+  it('the createVerifier table has a row for every option createVerifier takes, and no other', async () => {
+    const configuration = await page('docs/configuration.md');
+    const section = configuration.slice(configuration.indexOf('## `createVerifier(options)`'));
+    const table = section.slice(0, section.indexOf('\n\n', section.indexOf('| option')));
+    expect([...table.matchAll(/^\| `(\w+)` \|/gm)].map((match) => match[1])).toEqual([...VERIFIER_OPTION_NAMES]);
   });
 });
 

@@ -67,13 +67,14 @@ describe.skipIf(packedPackage() === null)('the packed package in a consumer proj
   });
 
   it(
-    "runs the README's test-kit recipe as it stands, with express, supertest and vitest",
+    "runs the README's test-kit recipe as it stands, with express, supertest and vitest, and no warning",
     async () => {
       const dir = await project('recipe', ['express', 'supertest', 'vitest', 'msw']);
       await cp(RECIPE, join(dir, 'app.test.mjs'));
       const { code, output } = await node(dir, [join(dir, 'node_modules/vitest/vitest.mjs'), 'run', '--root', dir]);
       expect(output).toMatch(/Tests\s+2 passed \(2\)/);
       expect(code).toBe(0);
+      expect(output).not.toMatch(/PAYGATE_AUTH_\w+/);
     },
     4 * PATIENCE_MS,
   );

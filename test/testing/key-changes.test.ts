@@ -266,6 +266,20 @@ describe('listen() and the order of set-up', () => {
     }
   });
 
+  test('no warning for a kit verifier that follows its issuer, built before listen()', async () => {
+    const issuer = await createTestIssuer();
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    try {
+      const verifier = createTestVerifier(issuer);
+      await issuer.listen();
+      await expect(verifier.verify(await issuer.token())).resolves.toBeDefined();
+      expect(warn).not.toHaveBeenCalled();
+    } finally {
+      warn.mockRestore();
+      await issuer.close();
+    }
+  });
+
   test('close() serves the JWKS at its msw URL again', async () => {
     const issuer = await createTestIssuer();
     await issuer.listen();
