@@ -354,6 +354,29 @@ describe('failures', () => {
   });
 });
 
+describe('the JWKS size limit (default 256 KiB)', () => {
+  /** A `fetch` serving the issuer's JWKS padded with spaces to `bytes` bytes, streamed (no Content-Length). */
+  function servingPadded(bytes: number): FetchLike {
+    const bare = JSON.stringify({ keys: issuer.jwks.keys, pad: '' });
+    const document = JSON.stringify({ keys: issuer.jwks.keys, pad: ' '.repeat(bytes - bare.length) });
+    expect(Buffer.byteLength(document)).toBe(bytes);
+    return async () => new Response(document, { status: 200, headers: { 'content-type': 'application/json' } });
+  }
+
+  test('a JWKS of exactly 262144 bytes is read and its keys verify', async () => {
+    const v = verifier({ fetch: servingPadded(262_144) });
+    await expect(v.verify(await issuer.token())).resolves.toBeDefined();
+    expect(log.fetches()).toMatchObject([{ outcome: 'ok', keys: 1 }]);
+  });
+
+  test('a JWKS of 262145 bytes is a failed download: too_large, jwks_unavailable (attack: memory exhaustion by a huge key set)', async () => {
+    const v = verifier({ fetch: servingPadded(262_145) });
+    const error = await authRejection(v.verify(await issuer.token()));
+    expect([error.code, error.status]).toEqual(['jwks_unavailable', 503]);
+    expect(log.fetches()).toMatchObject([{ outcome: 'error', reason: 'too_large' }]);
+  });
+});
+
 describe('fetch injection', () => {
   test('an injected fetch makes every download', async () => {
     const calls: string[] = [];
