@@ -60,6 +60,28 @@ describe('iss: an exact match with a registered issuer', () => {
   });
 });
 
+describe("kid collisions across issuers: keys are looked up in the named issuer's JWKS only", () => {
+  test("with both issuers' keys held under one kid, a token signed by one and naming the other is invalid_signature either way", async () => {
+    const verifier = fx.verifier();
+    await verifier.verify(await beta().token());
+    await verifier.verify(await acme().token());
+    expect(beta().signingKey.kid).toBe(acme().signingKey.kid);
+    const asAcme = await beta().token({ iss: acme().issuer, sub: acme().issuer, tenant_ern: 'ern:acme/tenants/t-1' });
+    const asBeta = await acme().token({ iss: beta().issuer, sub: beta().issuer, tenant_ern: 'ern:beta/tenants/b-1' });
+    expect((await rejection(verifier.verify(asAcme))).code).toBe('invalid_signature');
+    expect((await rejection(verifier.verify(asBeta))).code).toBe('invalid_signature');
+  });
+
+  test("a token naming a kid only another issuer publishes is unknown_key, though that issuer's key is held (attack: borrowing another issuer's key)", async () => {
+    const verifier = fx.verifier();
+    await verifier.verify(await limited().token());
+    await verifier.verify(await acme().token());
+    const forged = await limited().token({ iss: acme().issuer, sub: acme().issuer });
+    expect(JSON.parse(Buffer.from(forged.split('.')[0] as string, 'base64url').toString())).toMatchObject({ kid: 'limited-key' });
+    expect((await rejection(verifier.verify(forged))).code).toBe('unknown_key');
+  });
+});
+
 describe('expiry: expt or exp, the earlier wins', () => {
   test('a token whose expiry is only in expt is accepted, and expiresAt is that expiry', async () => {
     const auth = await fx.verifier().verify(await acme().token({ exp: undefined, expt: now() + 120 }));
