@@ -361,6 +361,14 @@ describe("tenant_ern: a tenant of the issuer's products and listed tenants", () 
     });
   });
 
+  test("a tenant_ern whose product differs from the issuer's only in case is tenant_not_allowed (names are case-sensitive)", async () => {
+    expect(await codeOf({ tenant_ern: 'ern:ACME/tenants/t-1' })).toEqual({ code: 'tenant_not_allowed', claim: 'tenant_ern' });
+  });
+
+  test('a limited integration naming its listed tenant id in another case is tenant_not_allowed', async () => {
+    expect(await codeOf({ tenant_ern: 'ern:acme/tenants/T-1' }, limited())).toEqual({ code: 'tenant_not_allowed', claim: 'tenant_ern' });
+  });
+
   test('a limited integration reaching an unlisted tenant is tenant_not_allowed (attack: widening a limited grant)', async () => {
     expect(await codeOf({ tenant_ern: 'ern:acme/tenants/t-2' }, limited())).toEqual({
       code: 'tenant_not_allowed',
