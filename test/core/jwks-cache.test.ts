@@ -3,7 +3,7 @@
  * 127.0.0.1, on a fake clock (the verifier's `now` drives max-age, cooldown, back-off and the stale
  * window; network timeouts are real time).
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import { type FetchLike, createVerifier, toErrorResponse } from '../../src/index.js';
 import { type TestIssuer, type TestKey, createTestIssuer, encodeSegment } from '../../src/testing/index.js';
 import { fakeClock } from '../support/jwks-clock.js';
@@ -374,6 +374,19 @@ describe('the JWKS size limit (default 256 KiB)', () => {
     const error = await authRejection(v.verify(await issuer.token()));
     expect([error.code, error.status]).toEqual(['jwks_unavailable', 503]);
     expect(log.fetches()).toMatchObject([{ outcome: 'error', reason: 'too_large' }]);
+  });
+});
+
+describe('the JWKS time limit (default 5 s)', () => {
+  test('every download is bounded by a 5 s abort signal unless jwksTimeout says otherwise (a stalled endpoint cannot hold verifications)', async () => {
+    const timeout = vi.spyOn(AbortSignal, 'timeout');
+    try {
+      await verifier().verify(await issuer.token());
+      await verifier({ jwksTimeout: 0.5 }).verify(await issuer.token());
+      expect(timeout.mock.calls).toEqual([[5000], [500]]);
+    } finally {
+      timeout.mockRestore();
+    }
   });
 });
 
