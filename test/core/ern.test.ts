@@ -48,6 +48,13 @@ describe('parseTenantErn', () => {
     expect(Object.isFrozen(parseTenantErn('ern:acme/tenants/t-1'))).toBe(true);
   });
 
+  test('accepts a product and a tenant id of exactly 256 characters, and refuses 257 for either', () => {
+    const at = 'a'.repeat(256);
+    expect(parseTenantErn(`ern:${at}/tenants/${at}`)).toMatchObject({ product: at, id: at });
+    expect(ernError(() => parseTenantErn(`ern:${at}a/tenants/t-1`)).reason).toBe('product');
+    expect(ernError(() => parseTenantErn(`ern:acme/tenants/${at}a`)).reason).toBe('tenant_id');
+  });
+
   test.each([
     ['not a string', 42, 'not_a_string'],
     ['no ern: prefix', 'acme/tenants/t-1', 'prefix'],

@@ -124,6 +124,22 @@ describe('the key rules: rejectReason', () => {
   });
 
   test.each([
+    ['2047 bits, one under the minimum, is ignored (attack: a weaker key slipped in)', 256, 0x7f, 'modulus of 2047 bits, under 2048'],
+    ['2048 bits, the minimum, is usable', 256, 0x80, null],
+    ['8192 bits, the maximum, is usable', 1024, 0xff, null],
+    [
+      '8193 bits, one over the maximum, is ignored (attack: a key that makes each verification costly)',
+      1025,
+      0x01,
+      'modulus of 8193 bits, over 8192',
+    ],
+  ])('a modulus of %s', (_name, bytes, first, reason) => {
+    const modulus = Buffer.alloc(bytes, 0xff);
+    modulus[0] = first;
+    expect(rejectReason(variant({ n: modulus.toString('base64url') }), RS256)).toBe(reason);
+  });
+
+  test.each([
     ['n padded with "="', () => ({ n: `${good.n as string}=` })],
     ['n in standard base64', () => ({ n: `${good.n as string}+/` })],
     ['n not a string', () => ({ n: 12 })],
@@ -144,6 +160,14 @@ describe('the key rules: rejectReason', () => {
 
   test('accepts the exponent 3', () => {
     expect(rejectReason(variant({ e: 'Aw' }), RS256)).toBeNull();
+  });
+
+  test('accepts the exponent 2^32 - 1, the largest of 32 bits (2^32 + 1, of 33 bits, is ignored above)', () => {
+    expect(rejectReason(variant({ e: Buffer.from([0xff, 0xff, 0xff, 0xff]).toString('base64url') }), RS256)).toBeNull();
+  });
+
+  test('accepts a kid of exactly 256 characters (a token can name it; 257 is ignored above)', () => {
+    expect(rejectReason(variant({ kid: 'k'.repeat(256) }), RS256)).toBeNull();
   });
 
   test.each([
@@ -210,6 +234,17 @@ describe('selectUsableKeys: the rest of the set still counts', () => {
     );
     expect(selection.ignored).toBe(1000);
     expect(selection.reasons).toHaveLength(20);
+  });
+
+  test.each([
+    [20, 20],
+    [21, 20],
+  ])('of %i ignored entries, %i are described and all are counted', (count, described) => {
+    const selection = selectUsableKeys(
+      Array.from({ length: count }, () => small),
+      RS256,
+    );
+    expect([selection.ignored, selection.reasons.length]).toEqual([count, described]);
   });
 
   test('an ignored entry does not make its kid ambiguous: the usable key under that kid stays', () => {

@@ -3,7 +3,7 @@
  * 127.0.0.1, on a fake clock (the verifier's `now` drives max-age, cooldown, back-off and the stale
  * window; network timeouts are real time).
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
 import { type FetchLike, createVerifier, toErrorResponse } from '../../src/index.js';
 import { type TestIssuer, type TestKey, createTestIssuer, encodeSegment } from '../../src/testing/index.js';
 import { fakeClock } from '../support/jwks-clock.js';
@@ -351,6 +351,42 @@ describe('failures', () => {
     expect([error.code, error.status]).toEqual(['jwks_unavailable', 503]);
     await expect(v.verify(await issuer.token())).resolves.toBeDefined();
     expect(faulty.requests).toBe(2);
+  });
+});
+
+describe('the JWKS size limit (default 256 KiB)', () => {
+  /** A `fetch` serving the issuer's JWKS padded with spaces to `bytes` bytes, streamed (no Content-Length). */
+  function servingPadded(bytes: number): FetchLike {
+    const bare = JSON.stringify({ keys: issuer.jwks.keys, pad: '' });
+    const document = JSON.stringify({ keys: issuer.jwks.keys, pad: ' '.repeat(bytes - bare.length) });
+    expect(Buffer.byteLength(document)).toBe(bytes);
+    return async () => new Response(document, { status: 200, headers: { 'content-type': 'application/json' } });
+  }
+
+  test('a JWKS of exactly 262144 bytes is read and its keys verify', async () => {
+    const v = verifier({ fetch: servingPadded(262_144) });
+    await expect(v.verify(await issuer.token())).resolves.toBeDefined();
+    expect(log.fetches()).toMatchObject([{ outcome: 'ok', keys: 1 }]);
+  });
+
+  test('a JWKS of 262145 bytes is a failed download: too_large, jwks_unavailable (attack: memory exhaustion by a huge key set)', async () => {
+    const v = verifier({ fetch: servingPadded(262_145) });
+    const error = await authRejection(v.verify(await issuer.token()));
+    expect([error.code, error.status]).toEqual(['jwks_unavailable', 503]);
+    expect(log.fetches()).toMatchObject([{ outcome: 'error', reason: 'too_large' }]);
+  });
+});
+
+describe('the JWKS time limit (default 5 s)', () => {
+  test('every download is bounded by a 5 s abort signal unless jwksTimeout says otherwise (a stalled endpoint cannot hold verifications)', async () => {
+    const timeout = vi.spyOn(AbortSignal, 'timeout');
+    try {
+      await verifier().verify(await issuer.token());
+      await verifier({ jwksTimeout: 0.5 }).verify(await issuer.token());
+      expect(timeout.mock.calls).toEqual([[5000], [500]]);
+    } finally {
+      timeout.mockRestore();
+    }
   });
 });
 

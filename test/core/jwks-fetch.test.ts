@@ -75,6 +75,13 @@ function loopbackOnly(): FetchLike & { readonly urls: string[] } {
 }
 
 const JSON_TYPE = { 'content-type': 'application/json' } as const;
+/** A JWKS document with no keys, padded with spaces to `bytes` bytes. */
+function paddedDocument(bytes: number): string {
+  const padded = JSON.stringify({ keys: [], pad: ' '.repeat(bytes - JSON.stringify({ keys: [], pad: '' }).length) });
+  expect(padded.length).toBe(bytes);
+  return padded;
+}
+
 const redirect = (location: string) => new Response(null, { status: 302, headers: { location } });
 
 describe('a good download', () => {
@@ -353,6 +360,28 @@ describe('the size limit (256 KiB by default) stops reading', () => {
     expect(padded.length).toBe(LIMITS.maxBytes);
     const fetchImpl = scripted(() => new Response(padded, { status: 200, headers: JSON_TYPE }));
     await expect(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW)).resolves.toMatchObject({ keys: [] });
+  });
+
+  test('a streamed body one byte over the limit, with no Content-Length, is too_large', async () => {
+    const padded = paddedDocument(LIMITS.maxBytes + 1);
+    const fetchImpl = scripted(() => new Response(padded, { status: 200, headers: JSON_TYPE }));
+    // The limit is met while reading, not from a declared length.
+    expect(new Response(padded, { headers: JSON_TYPE }).headers.get('content-length')).toBeNull();
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect(error.reason).toBe('too_large');
+  });
+
+  test('a declared Content-Length exactly at the limit is read', async () => {
+    const padded = paddedDocument(LIMITS.maxBytes);
+    const headers = { ...JSON_TYPE, 'content-length': String(LIMITS.maxBytes) };
+    const fetchImpl = scripted(() => new Response(padded, { status: 200, headers }));
+    await expect(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW)).resolves.toMatchObject({ keys: [] });
+  });
+
+  test('a declared Content-Length one byte over the limit is too_large', async () => {
+    const headers = { ...JSON_TYPE, 'content-length': String(LIMITS.maxBytes + 1) };
+    const fetchImpl = scripted(() => new Response('{"keys":[]}', { status: 200, headers }));
+    expect((await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW))).reason).toBe('too_large');
   });
 });
 

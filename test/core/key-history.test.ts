@@ -52,6 +52,15 @@ describe('key_used_early', () => {
     expect(breaches()).toEqual([]);
   });
 
+  test('a key first used one second before the publication lead (1 h) is reported', async () => {
+    const gateway = verifier();
+    await gateway.verify(await issuer.token());
+    const next = await issuer.addKey({ kid: 'next' });
+    clock.advance(HOUR - 1);
+    await gateway.verify(await issuer.token(undefined, undefined, { key: next }));
+    expect(breaches().map((event) => [event.type, event.kid])).toEqual([['key_used_early', 'next']]);
+  });
+
   test("a key in the issuer's first download is not reported, its publication time being unknown", async () => {
     const gateway = verifier();
     await gateway.verify(await issuer.token());
@@ -94,6 +103,17 @@ describe('key_rotation_overdue', () => {
     const gateway = verifier({ keyMaxAge: 2 * HOUR });
     await gateway.verify(await issuer.token());
     clock.advance(2 * HOUR + 1);
+    await gateway.verify(await issuer.token());
+    expect(breaches().map((event) => event.type)).toEqual(['key_rotation_overdue']);
+  });
+
+  test('a key signing exactly keyMaxAge after it was first seen is not reported, one second later it is', async () => {
+    const gateway = verifier({ keyMaxAge: 2 * HOUR });
+    await gateway.verify(await issuer.token());
+    clock.advance(2 * HOUR);
+    await gateway.verify(await issuer.token());
+    expect(breaches()).toEqual([]);
+    clock.advance(1);
     await gateway.verify(await issuer.token());
     expect(breaches().map((event) => event.type)).toEqual(['key_rotation_overdue']);
   });

@@ -146,6 +146,11 @@ describe('IssuerRegistry', () => {
     expect(message).not.toContain('secret');
   });
 
+  test('takes an entry maxTokenLifetime of exactly 7 days and refuses one second more, naming the value found', () => {
+    expect(new IssuerRegistry([{ ...entry, maxTokenLifetime: 604_800 }]).get(entry.issuer)?.maxTokenLifetime).toBe(604_800);
+    expect(() => new IssuerRegistry([{ ...entry, maxTokenLifetime: 604_801 }])).toThrow(/maxTokenLifetime must be .*got 604801/);
+  });
+
   test('accepts an http: issuer on a loopback host only (tests, examples)', () => {
     expect(new IssuerRegistry([{ ...entry, issuer: 'http://127.0.0.1:9999' }]).issuers).toEqual(['http://127.0.0.1:9999']);
   });

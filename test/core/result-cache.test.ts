@@ -91,6 +91,21 @@ describe('ResultCache', () => {
     expect([a, b, c].map((one) => cache.get(one!.token) === one)).toEqual([true, false, true]);
   });
 
+  test.each([
+    [1024, [true, true]],
+    [1023, [false, true]],
+  ])(
+    'two tokens of 512 characters under maxBytes %i: held %j (the bound holds exactly its bytes; one less evicts the older)',
+    (maxBytes, held) => {
+      const cache = new ResultCache({ maxEntries: 100, maxBytes, admission: 'first-use' });
+      const [a, b] = ['1', '2'].map((last) => result(`h.p.${'s'.repeat(507)}${last}`));
+      expect(a!.token).toHaveLength(512);
+      cache.set(a!);
+      cache.set(b!);
+      expect([a, b].map((one) => cache.get(one!.token) === one)).toEqual(held);
+    },
+  );
+
   test("under 'first-use' admission every token is admitted", () => {
     const cache = firstUse();
     expect([cache.admits('a.b.c1'), cache.admits('a.b.c1')]).toEqual([true, true]);

@@ -10,10 +10,12 @@ const fx = useFixture(
   {},
   { issuer: 'https://limited.test', product: 'acme', tenants: ['t-1'], kid: 'limited-key' },
   { issuer: 'https://beta.test', product: 'beta', tenant: 'ern:beta/tenants/b-1' },
+  { issuer: 'https://limited-public.test', product: 'acme', tenants: ['t-1', 'public'], kid: 'limited-public-key' },
 );
 const acme = () => fx.issuers[0]!;
 const limited = () => fx.issuers[1]!;
 const beta = () => fx.issuers[2]!;
+const limitedWithPublic = () => fx.issuers[3]!;
 const now = () => seconds(fx.clock);
 const HOUR = 3600;
 const DAY = 24 * HOUR;
@@ -55,6 +57,28 @@ describe('iss: an exact match with a registered issuer', () => {
     // beta's key has the same kid as acme's; the signature is checked with acme's key.
     const forged = await beta().token({ iss: acme().issuer, sub: acme().issuer, tenant_ern: 'ern:acme/tenants/t-1' });
     expect((await rejection(fx.verifier().verify(forged))).code).toBe('invalid_signature');
+  });
+});
+
+describe("kid collisions across issuers: keys are looked up in the named issuer's JWKS only", () => {
+  test("with both issuers' keys held under one kid, a token signed by one and naming the other is invalid_signature either way", async () => {
+    const verifier = fx.verifier();
+    await verifier.verify(await beta().token());
+    await verifier.verify(await acme().token());
+    expect(beta().signingKey.kid).toBe(acme().signingKey.kid);
+    const asAcme = await beta().token({ iss: acme().issuer, sub: acme().issuer, tenant_ern: 'ern:acme/tenants/t-1' });
+    const asBeta = await acme().token({ iss: beta().issuer, sub: beta().issuer, tenant_ern: 'ern:beta/tenants/b-1' });
+    expect((await rejection(verifier.verify(asAcme))).code).toBe('invalid_signature');
+    expect((await rejection(verifier.verify(asBeta))).code).toBe('invalid_signature');
+  });
+
+  test("a token naming a kid only another issuer publishes is unknown_key, though that issuer's key is held (attack: borrowing another issuer's key)", async () => {
+    const verifier = fx.verifier();
+    await verifier.verify(await limited().token());
+    await verifier.verify(await acme().token());
+    const forged = await limited().token({ iss: acme().issuer, sub: acme().issuer });
+    expect(JSON.parse(Buffer.from(forged.split('.')[0] as string, 'base64url').toString())).toMatchObject({ kid: 'limited-key' });
+    expect((await rejection(verifier.verify(forged))).code).toBe('unknown_key');
   });
 });
 
@@ -121,8 +145,36 @@ describe('iat and nbf', () => {
     await expect(fx.verifier().verify(await acme().token({ iat: now() + 29, expt: now() + 300 }))).resolves.toBeDefined();
   });
 
+  test('an iat exactly the clock tolerance (30 s) ahead is accepted: the tolerance is inclusive', async () => {
+    const auth = await fx.verifier().verify(await acme().token({ iat: now() + 30, expt: now() + 300 }));
+    expect(auth.issuer).toBe(acme().issuer);
+  });
+
+  test('an iat one second beyond the clock tolerance is token_not_yet_valid, naming the tolerance it broke', async () => {
+    const error = await rejection(fx.verifier().verify(await acme().token({ iat: now() + 31, expt: now() + 300 })));
+    expect([error.code, error.claim]).toEqual(['token_not_yet_valid', 'iat']);
+    expect(error.facts).toMatchObject({ expected: { now: now(), tolerance: 30 }, actual: now() + 31 });
+  });
+
   test('an nbf in the future beyond the tolerance is token_not_yet_valid', async () => {
     expect(await codeOf({ nbf: now() + 60 })).toEqual({ code: 'token_not_yet_valid', claim: 'nbf' });
+  });
+
+  test('an nbf exactly the clock tolerance (30 s) ahead is accepted: the tolerance is inclusive', async () => {
+    const auth = await fx.verifier().verify(await acme().token({ nbf: now() + 30, expt: now() + 300 }));
+    expect(auth.issuer).toBe(acme().issuer);
+  });
+
+  test('an nbf one second beyond the clock tolerance is token_not_yet_valid (attack: a token used before its window opens)', async () => {
+    const error = await rejection(fx.verifier().verify(await acme().token({ nbf: now() + 31, expt: now() + 300 })));
+    expect([error.code, error.claim]).toEqual(['token_not_yet_valid', 'nbf']);
+    expect(error.facts).toMatchObject({ expected: { now: now(), tolerance: 30 }, actual: now() + 31 });
+  });
+
+  test('clockTolerance applies to nbf: 5 s of tolerance refuses an nbf 6 s ahead', async () => {
+    const token = await acme().token({ nbf: now() + 6, expt: now() + 300 });
+    await expect(fx.verifier({ clockTolerance: 6 }).verify(token)).resolves.toBeDefined();
+    expect((await rejection(fx.verifier({ clockTolerance: 5 }).verify(token))).code).toBe('token_not_yet_valid');
   });
 
   test('an nbf in the past is accepted', async () => {
@@ -177,6 +229,20 @@ describe('lifetime: expiry − (nbf ?? iat) more than 0 and at most the maximum'
     await expect(fx.verifier().verify(token)).resolves.toBeDefined();
   });
 
+  test('the lifetime counts from an nbf earlier than iat: 24 h and one second from nbf is token_lifetime_exceeded (attack: a backdated nbf stretching the window)', async () => {
+    // From iat the lifetime is 23 h and one second; the token is valid from nbf, though.
+    const error = await rejection(
+      fx.verifier().verify(await acme().token({ iat: now(), nbf: now() - HOUR, expt: now() + DAY - HOUR + 1 })),
+    );
+    expect([error.code, error.claim]).toEqual(['token_lifetime_exceeded', 'expt']);
+    expect(error.facts).toMatchObject({ actual: { lifetime: DAY + 1, start: now() - HOUR, startClaim: 'nbf' } });
+  });
+
+  test('the lifetime counts from an nbf earlier than iat: exactly 24 h from nbf is accepted', async () => {
+    const token = await acme().token({ iat: now(), nbf: now() - HOUR, expt: now() + DAY - HOUR });
+    await expect(fx.verifier().verify(token)).resolves.toBeDefined();
+  });
+
   test('the verifier option maxTokenLifetime lowers the maximum', async () => {
     const token = await acme().token({ iat: now(), expt: now() + 2 * HOUR });
     expect((await rejection(fx.verifier({ maxTokenLifetime: HOUR }).verify(token))).code).toBe('token_lifetime_exceeded');
@@ -191,6 +257,24 @@ describe('lifetime: expiry − (nbf ?? iat) more than 0 and at most the maximum'
     const token = await acme().token({ iat: now(), expt: now() + 2 * HOUR });
     await expect(fx.verifier().verify(token)).resolves.toBeDefined();
     expect((await rejection(strict.verify(token))).code).toBe('token_lifetime_exceeded');
+  });
+  test("a lifetime of exactly an issuer entry's maxTokenLifetime is accepted, and one second more is token_lifetime_exceeded", async () => {
+    const strict = createVerifier({
+      registry: new IssuerRegistry([{ ...acme().entry, maxTokenLifetime: HOUR }]),
+      audience: 'https://payments.test',
+      now: fx.clock,
+    });
+    await expect(strict.verify(await acme().token({ iat: now(), expt: now() + HOUR }))).resolves.toBeDefined();
+    const error = await rejection(strict.verify(await acme().token({ iat: now(), expt: now() + HOUR + 1 })));
+    expect(error.code).toBe('token_lifetime_exceeded');
+    expect(error.facts).toMatchObject({ expected: { maximum: HOUR, issuerOwn: true }, actual: { lifetime: HOUR + 1 } });
+  });
+
+  test("a lifetime of exactly the verifier's maxTokenLifetime is accepted, and one second more is token_lifetime_exceeded", async () => {
+    const verifier = fx.verifier({ maxTokenLifetime: HOUR });
+    await expect(verifier.verify(await acme().token({ iat: now(), expt: now() + HOUR }))).resolves.toBeDefined();
+    const error = await rejection(verifier.verify(await acme().token({ iat: now(), expt: now() + HOUR + 1 })));
+    expect(error.facts).toMatchObject({ code: 'token_lifetime_exceeded', expected: { maximum: HOUR, issuerOwn: false } });
   });
 });
 
@@ -277,6 +361,14 @@ describe("tenant_ern: a tenant of the issuer's products and listed tenants", () 
     });
   });
 
+  test("a tenant_ern whose product differs from the issuer's only in case is tenant_not_allowed (names are case-sensitive)", async () => {
+    expect(await codeOf({ tenant_ern: 'ern:ACME/tenants/t-1' })).toEqual({ code: 'tenant_not_allowed', claim: 'tenant_ern' });
+  });
+
+  test('a limited integration naming its listed tenant id in another case is tenant_not_allowed', async () => {
+    expect(await codeOf({ tenant_ern: 'ern:acme/tenants/T-1' }, limited())).toEqual({ code: 'tenant_not_allowed', claim: 'tenant_ern' });
+  });
+
   test('a limited integration reaching an unlisted tenant is tenant_not_allowed (attack: widening a limited grant)', async () => {
     expect(await codeOf({ tenant_ern: 'ern:acme/tenants/t-2' }, limited())).toEqual({
       code: 'tenant_not_allowed',
@@ -287,6 +379,18 @@ describe("tenant_ern: a tenant of the issuer's products and listed tenants", () 
   test("a limited integration does not reach its product's public tenant unless public is listed", async () => {
     expect(await codeOf({ tenant_ern: 'ern:acme/tenants/public' }, limited())).toMatchObject({
       code: 'tenant_not_allowed',
+    });
+  });
+
+  test("a limited integration listing public reaches its product's public tenant", async () => {
+    const auth = await fx.verifier().verify(await limitedWithPublic().token({ tenant_ern: 'ern:acme/tenants/public' }));
+    expect(auth.tenant).toEqual({ ern: 'ern:acme/tenants/public', product: 'acme', id: 'public', isPublic: true });
+  });
+
+  test("a limited integration listing public still does not reach another product's public tenant", async () => {
+    expect(await codeOf({ tenant_ern: 'ern:beta/tenants/public' }, limitedWithPublic())).toEqual({
+      code: 'tenant_not_allowed',
+      claim: 'tenant_ern',
     });
   });
 

@@ -1,4 +1,4 @@
-import { createHmac, createPublicKey } from 'node:crypto';
+import { createHmac, createPrivateKey, createPublicKey, sign } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import { encodeSegment, generateTestKey, signRawToken } from '../../src/testing/index.js';
 import { rejection, useFixture } from '../support/fixture.js';
@@ -43,6 +43,34 @@ describe('token shape: anything but three unpadded base64url JSON segments is ma
     const error = await rejection(fx.verifier().verify(42 as unknown as string));
     expect(error.code).toBe('malformed_token');
   });
+});
+
+describe('a segment behind a UTF-8 byte order mark is malformed_token', () => {
+  /** A token signed with the issuer's key over `header` and `payload` as given, each after `prefix` bytes. */
+  function signedWith(headerPrefix: number[], payloadPrefix: number[]): string {
+    const segment = (prefix: number[], value: unknown) =>
+      Buffer.concat([Buffer.from(prefix), Buffer.from(JSON.stringify(value))]).toString('base64url');
+    const input = `${segment(headerPrefix, { alg: 'RS256', kid: fx.issuer.signingKey.kid })}.${segment(payloadPrefix, fx.issuer.claims())}`;
+    const key = createPrivateKey({ key: Buffer.from(fx.issuer.signingKey.privateKeyPkcs8), format: 'der', type: 'pkcs8' });
+    return `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
+  }
+  const BOM = [0xef, 0xbb, 0xbf];
+
+  test('the same token without the mark verifies (the control)', async () => {
+    await expect(fx.verifier().verify(signedWith([], []))).resolves.toMatchObject({ issuer: fx.issuer.issuer });
+  });
+
+  test.each([
+    ['header', BOM, []],
+    ['payload', [], BOM],
+  ])(
+    'a %s behind a byte order mark is malformed_token (attack: a reader that strips the mark sees another token)',
+    async (segment, header, payload) => {
+      const error = await rejection(fx.verifier().verify(signedWith(header, payload)));
+      expect(error.code).toBe('malformed_token');
+      expect(error.facts).toMatchObject({ actual: { segment, problem: 'json' } });
+    },
+  );
 });
 
 describe('token alphabet: one stray character anywhere in a validly signed token is malformed_token', () => {
@@ -135,6 +163,19 @@ describe('token size: over the limit is token_too_large, before any parsing', ()
     expect(error.code).toBe('token_too_large');
   });
 
+  test('a token of exactly 8192 bytes in two-byte characters is parsed, not too large (the byte count is exact)', async () => {
+    const error = await rejection(fx.verifier().verify('\u00e9'.repeat(4096)));
+    expect(error.code).toBe('malformed_token');
+  });
+
+  test('a validly signed token of exactly maxTokenBytes verifies, and one byte more is token_too_large', async () => {
+    const token = await fx.issuer.token();
+    await expect(fx.verifier({ maxTokenBytes: token.length }).verify(token)).resolves.toMatchObject({ issuer: fx.issuer.issuer });
+    const error = await rejection(fx.verifier({ maxTokenBytes: token.length }).verify(`${token}A`));
+    expect(error.code).toBe('token_too_large');
+    expect(error.facts).toMatchObject({ expected: token.length, actual: { length: token.length + 1 } });
+  });
+
   test('maxTokenBytes sets the limit', async () => {
     const token = await fx.issuer.token();
     const error = await rejection(fx.verifier({ maxTokenBytes: token.length - 1 }).verify(token));
@@ -208,6 +249,10 @@ describe('alg: RS256 only, never none or HMAC', () => {
   test('the algorithms option refuses anything but RSA algorithms', () => {
     expect(() => fx.verifier({ algorithms: ['HS256' as 'RS256'] })).toThrow(/algorithms must be/);
     expect(() => fx.verifier({ algorithms: [] })).toThrow(/algorithms must be/);
+  });
+
+  test.each(['none', 'None', 'HS384'])('the algorithms option refuses "%s" beside RS256: it can never be enabled', (alg) => {
+    expect(() => fx.verifier({ algorithms: ['RS256', alg as 'RS256'] })).toThrow(`algorithms[1] is "${alg}"`);
   });
 });
 

@@ -100,6 +100,21 @@ describe('createVerifier options', () => {
     expect(() => createVerifier({ ...base(), [name]: value })).toThrow(message);
   });
 
+  test.each<[keyof VerifierOptions, number, number]>([
+    ['clockTolerance', 600, 600.001],
+    ['maxTokenBytes', 256, 255],
+    ['maxTokenBytes', 1_048_576, 1_048_577],
+    ['maxTokenLifetime', 604_800, 604_801],
+    ['jwksMaxBytes', 1024, 1023],
+    ['jwksMaxBytes', 16 * 1024 * 1024, 16 * 1024 * 1024 + 1],
+    ['jwksMaxRedirects', 10, 11],
+    ['jwksTimeout', 120, 120.001],
+  ])('takes %s = %d, its bound, and refuses %d, one past it, naming the value found', (name, bound, past) => {
+    expect(() => createVerifier({ ...base(), [name]: bound })).not.toThrow();
+    expect(() => createVerifier({ ...base(), [name]: past })).toThrow(`createVerifier: ${name} must be`);
+    expect(() => createVerifier({ ...base(), [name]: past })).toThrow(`got ${past}`);
+  });
+
   test.each<[unknown, string]>([
     ['https://payments.test\n', 'got "https://payments.test\\u000a"'],
     [['https://a.test', ' https://b.test'], 'audience[1] is " https://b.test"'],
