@@ -94,13 +94,13 @@ function answerGroup(args: readonly string[], io: CliIo, word: string, group: re
     next,
     group.map((command) => command.name.slice(word.length + 1)),
   );
-  io.stderr(`paygate-auth: unknown command ${quote(`${word} ${next}`)}${meant(nearest, `${word} `)}.\n\n${groupListing(word, group)}`);
+  io.stderr(`paygate-auth: unknown command ${quote(`${word} ${next}`)}${meant(nearest, `${word} `)}\n\n${groupListing(word, group)}`);
   return EXIT.usage;
 }
 
-/** `: did you mean "keys generate"?` for the command `nearest` names, or nothing. */
+/** `: did you mean "keys generate"?` for the command `nearest` names, else the end of the sentence. */
 function meant(nearest: string | undefined, group = ''): string {
-  return nearest === undefined ? '' : `: did you mean ${quote(`${group}${nearest}`)}?`;
+  return nearest === undefined ? '.' : `: did you mean ${quote(`${group}${nearest}`)}?`;
 }
 
 /**
@@ -137,8 +137,11 @@ export async function runCli(args: readonly string[], io: CliIo, commands: reado
     // The command as typed: `help extra` asked for `extra --help`, but the user typed `extra`.
     const typed = args.slice(0, 2).filter((arg) => !isHelp(arg));
     const words = new Set(commands.map((command) => command.name.split(' ')[0] as string));
-    const nearest = typed[0] === undefined ? undefined : nearestName(typed[0], words);
-    io.stderr(`paygate-auth: unknown command ${quote(typed.join(' '))}${meant(nearest)}.\n\n${listing(commands)}`);
+    const word = typed[0] === undefined ? undefined : nearestName(typed[0], words);
+    // `isuers list` meant `issuers list`, when that is a command.
+    const whole = `${word} ${typed[1]}`;
+    const nearest = word !== undefined && commands.some((command) => command.name === whole) ? whole : word;
+    io.stderr(`paygate-auth: unknown command ${quote(typed.join(' '))}${meant(nearest)}\n\n${listing(commands)}`);
     return EXIT.usage;
   }
   const { command, rest } = found;

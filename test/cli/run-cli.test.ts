@@ -70,7 +70,13 @@ describe('runCli', () => {
   it('names the nearest command when an unknown one is misspelt', async () => {
     const io = capture();
     expect(await runCli(['strcit'], io, COMMANDS)).toBe(EXIT.usage);
-    expect(io.err.join('')).toContain('unknown command "strcit": did you mean "strict"?');
+    expect(io.err.join('')).toMatch(/unknown command "strcit": did you mean "strict"\?\n/);
+  });
+
+  it('names the nearest two-word command when its first word is misspelt', async () => {
+    const io = capture();
+    expect(await runCli(['kyes', 'generate'], io, COMMANDS)).toBe(EXIT.usage);
+    expect(io.err.join('')).toMatch(/unknown command "kyes generate": did you mean "keys generate"\?\n/);
   });
 
   it('names the nearest command of a group when one is misspelt, and none far from every one', async () => {
