@@ -230,12 +230,14 @@ describe('file errors of the key commands', () => {
     expect(err).toBe(`paygate-auth token sign: cannot read --key "${folder}": is a directory, not a file (EISDIR)\n`);
   });
 
-  it('keys generate --out under a file fails (exit 1) with one line naming the file', async () => {
+  it('keys generate --out under a file fails (exit 1) with one line naming the file, which is not a directory', async () => {
     await writeFile(join(directory, 'a-file'), '');
     const out = join(directory, 'a-file', 'key.pem');
     const { code, err } = await cli(['keys', 'generate', '--out', out]);
     expect(code).toBe(EXIT.failed);
-    expect(err).toMatch(/^paygate-auth keys generate: cannot write --out ".*a-file\/key\.pem": ".*a-file" exists already \(EEXIST\)\n$/);
+    expect(err).toMatch(
+      /^paygate-auth keys generate: cannot write --out ".*a-file\/key\.pem": ".*a-file" exists and is not a directory \(EEXIST\)\n$/,
+    );
   });
 
   it('keys generate --out <an existing file> fails (exit 1) naming --out and what to do', async () => {
@@ -308,7 +310,7 @@ describe('file errors of the key commands', () => {
     const out = join(directory, 'same.pem');
     const { code, err } = await cli(['keys', 'generate', '--out', out, '--jwks', out]);
     expect(code).toBe(EXIT.usage);
-    expect(err).toContain('--jwks must name another file than --out');
+    expect(err).toContain(`--jwks must name another file than --out, got ${JSON.stringify(out)} for both: give the JWKS its own file`);
     await expect(stat(out)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
