@@ -125,9 +125,12 @@ describe('paygate-auth token sign', () => {
     expect(doctor.code).toBe(EXIT.ok);
   });
 
-  it('tells a --scope holding several scopes to give one --scope each', async () => {
-    const key = await generate('several-scopes');
-    const result = await cli(withOptions(signArgs(key.file), ['--scope', 'pay:processPayments hub:subscribe']));
+  it.each([
+    ['spaces', 'pay:processPayments hub:subscribe'],
+    ['commas', 'pay:processPayments,hub:subscribe'],
+  ])('tells a --scope holding several scopes (%s) to give one --scope each', async (separator, scopes) => {
+    const key = await generate(`several-scopes-${separator}`);
+    const result = await cli(withOptions(signArgs(key.file), ['--scope', scopes]));
     expect([result.code, result.out]).toEqual([EXIT.failed, '']);
     expect(result.err).toContain('refused (invalid_scope, --scope)');
     expect(result.err).toContain('one --scope each');
