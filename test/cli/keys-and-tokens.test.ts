@@ -136,6 +136,15 @@ describe('paygate-auth token sign', () => {
     expect(result.err).toContain('one --scope each');
   });
 
+  it('takes a token sign without --scope as a usage mistake (exit 2), saying how to give one', async () => {
+    const key = await generate('no-scope');
+    const args = signArgs(key.file).slice(0, -2);
+    const result = await cli(args);
+    expect(result.code).toBe(EXIT.usage);
+    expect(result.err).toContain('--scope is required, got none: give it once per scope, e.g. --scope pay:processPayments');
+    expect(result.out).toBe('');
+  });
+
   it('refuses a --kid over 256 characters, naming it, and exits 1', async () => {
     const key = await generate('long-kid');
     const result = await cli(withOptions(signArgs(key.file), ['--kid', 'k'.repeat(257)]));
