@@ -3,7 +3,7 @@
  * {@link UsageError} (exit 2).
  */
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { quote } from '../internal/index.js';
+import { nearestName, quote } from '../internal/index.js';
 import { UsageError } from './command.js';
 
 /** The options of one command, as `util.parseArgs` takes them. */
@@ -29,9 +29,9 @@ export function parseOptions(args: readonly string[], options: OptionSpec, maxPo
     strict: false,
     tokens: true,
   });
-  const seen = new Set<string>();
+  const seen = new Map<string, string | undefined>();
   for (const token of tokens) {
-    if (token.kind === 'option') checkOption(token, options[token.name], seen);
+    if (token.kind === 'option') checkOption(token, options, seen);
   }
   if (positionals.length > maxPositionals) {
     throw new UsageError(`unexpected argument ${quote(positionals[maxPositionals] as string)}`);
@@ -47,11 +47,24 @@ interface OptionToken {
   readonly inlineValue?: boolean | undefined;
 }
 
-function checkOption(token: OptionToken, spec: OptionSpec[string] | undefined, seen: Set<string>): void {
+/** `unknown option "--databse-url"`, and the option it is nearest to, if any (`did you mean --database-url?`). */
+function unknownOption(token: OptionToken, options: OptionSpec): UsageError {
+  const nearest = token.rawName.startsWith('--') ? nearestName(token.name, Object.keys(options)) : undefined;
+  return new UsageError(`unknown option ${quote(token.rawName)}${nearest === undefined ? '' : `: did you mean --${nearest}?`}`);
+}
+
+/** `--out is given twice, got "a" and "b": give it once`. */
+function givenTwice(name: string, first: string | undefined, second: string | undefined): UsageError {
+  const values = first === undefined || second === undefined ? '' : `, got ${quote(first)} and ${quote(second)}`;
+  return new UsageError(`--${name} is given twice${values}: give it once`);
+}
+
+function checkOption(token: OptionToken, options: OptionSpec, seen: Map<string, string | undefined>): void {
   const { name } = token;
-  if (spec === undefined) throw new UsageError(`unknown option ${quote(token.rawName)}`);
-  if (seen.has(name) && spec.multiple !== true) throw new UsageError(`--${name} is given twice`);
-  seen.add(name);
+  const spec = Object.hasOwn(options, name) ? options[name] : undefined;
+  if (spec === undefined) throw unknownOption(token, options);
+  if (seen.has(name) && spec.multiple !== true) throw givenTwice(name, seen.get(name), token.value);
+  seen.set(name, token.value);
   if (spec.type === 'boolean') {
     if (token.value !== undefined) throw new UsageError(`--${name} takes no value, got ${quote(token.value)}: give --${name} alone`);
     return;
@@ -78,7 +91,7 @@ export function stringValues(parsed: ParsedOptions, name: string): string[] {
 /** A required string option. @throws {UsageError} naming it. */
 export function requiredValue(parsed: ParsedOptions, name: string): string {
   const value = stringValue(parsed, name);
-  if (value === undefined || value === '') throw new UsageError(`--${name} is required`);
+  if (value === undefined || value === '') throw new UsageError(`--${name} is required, got none: give it as --${name} <value>`);
   return value;
 }
 

@@ -29,7 +29,7 @@ export const DATABASE_HELP = `Database:
   --database-url <url>         the database, in place of DATABASE_URL (which keeps the password
                                out of the process list)
   --connect-timeout <s>        how long to wait for the database to answer when connecting, in
-                               seconds (default ${DEFAULT_CONNECT_TIMEOUT})
+                               whole seconds, 1 to ${MAX_CONNECT_TIMEOUT} (default ${DEFAULT_CONNECT_TIMEOUT})
 
 Environment:
   DATABASE_URL  the PostgreSQL database, e.g. postgres://gateway@db.internal:5432/payments

@@ -164,6 +164,7 @@ async function runDoctor(args: readonly string[], io: CliIo, deps: DoctorDeps): 
       now: nowMs,
       fetch,
       where: (issuer) => (fromFile ? jwks : (registry.get(issuer)?.jwksUri ?? issuer)),
+      jwksFile: fromFile ? jwks : undefined,
     },
     io.stdout,
   );

@@ -42,5 +42,7 @@ export function describeFileError(error: unknown, label?: string, file?: string)
   const path = file ?? error.path;
   const named = [label, path === undefined ? undefined : quote(path)].filter((part) => part !== undefined).join(' ');
   const other = error.path !== undefined && error.path !== path ? ` ${quote(error.path)}` : '';
-  return `${named === '' ? 'a file' : named}:${other} ${REASONS[error.code] ?? 'cannot be used'} (${error.code})`;
+  // A directory on the way that exists (EEXIST from mkdir) is a file where a directory is needed.
+  const reason = other !== '' && error.code === 'EEXIST' ? 'exists and is not a directory' : REASONS[error.code];
+  return `${named === '' ? 'a file' : named}:${other} ${reason ?? 'cannot be used'} (${error.code})`;
 }

@@ -171,6 +171,11 @@ export interface GatewayCheckOptions {
   readonly fetch?: FetchLike | undefined;
   /** Where an issuer's keys are read from, as printed on the jwks line. */
   readonly where: (issuer: string) => string;
+  /**
+   * The file the keys are read from (`doctor --jwks <file>`), if any: a failed download names it,
+   * not the URL its answer stands in for.
+   */
+  readonly jwksFile?: string | undefined;
   /** Hears every JWKS download the verifier makes. */
   readonly onDownload?: (event: JwksFetchEvent) => void;
 }
@@ -193,8 +198,19 @@ export interface GatewayCheck {
   check(token: string): Promise<Rejection | null>;
 }
 
-/** The line of a failure: the rule's name, the verifier's hint (else its message) and the code. */
-function failureLine(error: AuthError, rule: RuleName): string {
+/**
+ * The line of a failure: the rule's name, the verifier's hint (else its message) and the code. A
+ * JWKS read from `jwksFile` that fails is named as that file, from the verifier's facts: its hint
+ * would name the URL the file stands in for.
+ */
+function failureLine(error: AuthError, rule: RuleName, jwksFile: string | undefined): string {
+  const facts = error.facts;
+  if (jwksFile !== undefined && facts?.code === 'jwks_unavailable' && facts.expected.reason !== 'address') {
+    const { issuer, failure } = facts.expected;
+    const why = failure === null ? '' : ` (${failure})`;
+    const text = `The keys of ${quote(issuer)} are read from the file ${quote(jwksFile)}, which failed${why}: give a JWKS file, { "keys": [...] } in JSON.`;
+    return line('✗', 'jwks', text, error.code);
+  }
   return line('✗', error.code === 'jwks_unavailable' ? 'jwks' : NAMES[rule], error.hint ?? error.message, error.code);
 }
 
@@ -240,7 +256,7 @@ export function gatewayCheck(options: GatewayCheckOptions, write: (text: string)
         error = caught;
       }
       const rule: RuleName = current.failed?.rule ?? error.facts?.rule ?? 'format';
-      write(failureLine(error, rule));
+      write(failureLine(error, rule, options.jwksFile));
       return { error, rule };
     },
   };

@@ -8,6 +8,7 @@
  */
 import {
   type IssuerChange,
+  IssuerChangeError,
   type IssuerRecord,
   addIssuer,
   importIssuers,
@@ -26,6 +27,7 @@ import { readEntries } from './entry-file.js';
 import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
 import { allowedJwksHosts, checkRegistry, shown } from './gateway-check.js';
 import { checkCandidate } from './issuer-check.js';
+import { notRegisteredError, notRegisteredHint } from './registered-issuer.js';
 import { EXIT } from './run-cli.js';
 import { type StdinReader, readProcessStdin, readToken } from './token-input.js';
 
@@ -286,7 +288,7 @@ async function planUpdate(db: CliDatabase, parsed: ParsedOptions, given: IssuerE
   const since = unchangedSince(parsed) ?? current?.change;
   const state = since === undefined ? {} : { unchangedSince: since };
   if (given !== undefined) return { entry: given, ...state };
-  if (current === undefined) throw new Error(`issuer ${quote(issuer)} is not registered (add it)`);
+  if (current === undefined) throw await notRegisteredError(db, issuer);
   if (current.refused !== null) {
     throw new Error(
       `the row of ${quote(issuer)} is left out by every instance (${current.refused.rule}): ${current.refused.reason}; give the whole entry with --entry, or remove the row`,
@@ -374,7 +376,12 @@ async function runRemove(args: readonly string[], io: CliIo, deps: IssuersDeps):
   if (parsed.positionals[0] !== undefined && parsed.values.issuer !== undefined) throw new UsageError('give the issuer once');
   const by = await actor(parsed, deps);
   const bound = waitBound(parsed);
-  return onDatabase(parsed, io, async (db) => changed(db, await asUsage(() => removeIssuer(db, issuer, { by })), parsed, io, bound));
+  return onDatabase(parsed, io, async (db) => {
+    const change = await asUsage(() => removeIssuer(db, issuer, { by })).catch(async (error: unknown) => {
+      throw error instanceof IssuerChangeError && error.code === 'issuer_not_found' ? await notRegisteredError(db, issuer) : error;
+    });
+    return changed(db, change, parsed, io, bound);
+  });
 }
 
 async function runList(args: readonly string[], io: CliIo): Promise<number> {
@@ -406,17 +413,20 @@ const SHOWN_CHANGES = 10;
 async function runShow(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseOptions(args, { issuer: STRING, ...DATABASE_OPTIONS, json: FLAG }, 1);
   const issuer = parsed.positionals[0] ?? requiredValue(parsed, 'issuer');
-  const { record, changes } = await onDatabase(parsed, io, async (db) => ({
-    record: (await readIssuers(db)).find((item) => item.issuer === issuer),
+  const { records, changes } = await onDatabase(parsed, io, async (db) => ({
+    records: await readIssuers(db),
     changes: await readIssuerChanges(db, { issuer }),
   }));
+  const record = records.find((item) => item.issuer === issuer);
+  const issuers = records.map((item) => item.issuer);
   const last = changes.slice(-SHOWN_CHANGES);
   if (parsed.values.json === true) {
     io.stdout(`${oneLineJson({ record: record ?? null, changes: last })}\n`);
     return record === undefined ? EXIT.failed : EXIT.ok;
   }
-  if (record === undefined) io.stderr(`paygate-auth issuers show: ${quote(issuer)} is not registered.\n`);
-  else {
+  if (record === undefined) {
+    io.stderr(`paygate-auth issuers show: issuer ${quote(issuer)} is not registered; ${notRegisteredHint(issuer, issuers)}.\n`);
+  } else {
     io.stdout(recordLine(record));
     io.stdout(`  entry: ${oneLineJson(record.entry)}\n`);
   }

@@ -63,7 +63,9 @@ function cannotWrite(error: unknown, option: string, file: string, more = ''): u
  */
 async function checkJwksFile(jwksFile: string, out: string): Promise<void> {
   const [fs, path] = await Promise.all([import('node:fs/promises'), import('node:path')]);
-  if (path.resolve(jwksFile) === path.resolve(out)) throw new UsageError('--jwks must name another file than --out');
+  if (path.resolve(jwksFile) === path.resolve(out)) {
+    throw new UsageError(`--jwks must name another file than --out, got ${quote(jwksFile)} for both: give the JWKS its own file`);
+  }
   const exists = await fs.lstat(jwksFile).then(
     () => true,
     (error: unknown) => {

@@ -5,11 +5,13 @@
  */
 import type { KeyHistoryEntry } from '../index.js';
 import { quote, quoteList } from '../internal/index.js';
+import { type SqlClient, readIssuers } from '../postgres/index.js';
 import { readKeyHistory } from '../postgres/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, stringValue } from './cli-options.js';
 import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { describeDuration, describeTime, isoSeconds, readNow } from './doctor-time.js';
+import { notRegisteredHint } from './registered-issuer.js';
 import { EXIT } from './run-cli.js';
 
 /** Milliseconds the read may take from the command line. */
@@ -38,8 +40,24 @@ function describeKey(key: KeyHistoryEntry, now: number): string[] {
   ];
 }
 
-function describeHistory(keys: readonly KeyHistoryEntry[], issuer: string | undefined, now: number): string[] {
-  if (keys.length === 0) return [`No key history recorded${issuer === undefined ? '' : ` for issuer ${quote(issuer)}`}.`];
+/**
+ * Why nothing is recorded for `issuer`, when the registry table (if migrated) does not hold it:
+ * `, which is not registered; the registry has "…" (a trailing slash): give that`. So a mistyped
+ * issuer is never read as one whose keys broke no rule.
+ */
+async function unregistered(db: SqlClient, issuer: string): Promise<string> {
+  let registered: string[];
+  try {
+    registered = (await readIssuers(db, { statementTimeout: READ_TIMEOUT })).map((record) => record.issuer);
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === '42P01') return '';
+    throw error;
+  }
+  return registered.includes(issuer) ? '' : `, which is not registered; ${notRegisteredHint(issuer, registered)}`;
+}
+
+function describeHistory(keys: readonly KeyHistoryEntry[], issuer: string | undefined, now: number, why: string): string[] {
+  if (keys.length === 0) return [`No key history recorded${issuer === undefined ? '' : ` for issuer ${quote(issuer)}${why}`}.`];
   const lines: string[] = [];
   let current: string | undefined;
   for (const key of keys) {
@@ -81,14 +99,18 @@ Exit codes: 0 listed, 1 the database failed, 2 usage.
     const now = readNow(stringValue(parsed, 'now'), Date.now);
     const [issuer] = parsed.positionals;
     if (issuer === '') throw new UsageError('the issuer must not be empty');
-    const keys = await withDatabase(databaseTarget(parsed, io.env), (db) =>
-      readKeyHistory(db, issuer === undefined ? { statementTimeout: READ_TIMEOUT } : { issuer, statementTimeout: READ_TIMEOUT }),
-    );
+    const { keys, why } = await withDatabase(databaseTarget(parsed, io.env), async (db) => {
+      const read = await readKeyHistory(
+        db,
+        issuer === undefined ? { statementTimeout: READ_TIMEOUT } : { issuer, statementTimeout: READ_TIMEOUT },
+      );
+      return { keys: read, why: issuer === undefined || read.length > 0 ? '' : await unregistered(db, issuer) };
+    });
     if (parsed.values.json === true) {
       io.stdout(`${JSON.stringify({ keys }, null, 2)}\n`);
       return EXIT.ok;
     }
-    io.stdout(`${describeHistory(keys, issuer, now).join('\n')}\n`);
+    io.stdout(`${describeHistory(keys, issuer, now, why).join('\n')}\n`);
     return EXIT.ok;
   },
 };

@@ -37,10 +37,26 @@ export async function requireRegistered(db: SqlClient, issuer: string): Promise<
     );
   }
   const registered = records.filter((held) => held.refused === null).map((held) => held.issuer);
+  throw new NotRegisteredError(`issuer ${quote(issuer)} is not registered; ${notRegisteredHint(issuer, registered)}, or ${FORCE}`);
+}
+
+/**
+ * What to give in place of `issuer`, which `registered` lacks: the near miss it holds (`the
+ * registry has "https://auth.acme.example" (a trailing slash): give that`), else how many it holds
+ * and where to list them. So an operator who mistypes an issuer never takes it for one not registered.
+ */
+export function notRegisteredHint(issuer: string, registered: readonly string[]): string {
   const near = findNearMiss(issuer, registered);
-  const hint =
-    near === undefined
-      ? `the registry holds ${registered.length} issuer(s) ("paygate-auth issuers list")`
-      : `the registry has ${quote(near.candidate)} (${near.difference}): give that`;
-  throw new NotRegisteredError(`issuer ${quote(issuer)} is not registered; ${hint}, or ${FORCE}`);
+  return near === undefined
+    ? `the registry holds ${registered.length} issuer(s) ("paygate-auth issuers list")`
+    : `the registry has ${quote(near.candidate)} (${near.difference}): give that`;
+}
+
+/**
+ * `issuer "…" is not registered; <what to give>`, naming the near miss among the issuers the
+ * registry table holds now.
+ */
+export async function notRegisteredError(db: SqlClient, issuer: string): Promise<NotRegisteredError> {
+  const registered = (await readIssuers(db)).map((held) => held.issuer);
+  return new NotRegisteredError(`issuer ${quote(issuer)} is not registered; ${notRegisteredHint(issuer, registered)}`);
 }

@@ -4,7 +4,7 @@
  * `--version`, and turns failures into exit codes (0 done, 1 the command failed, 2 a usage
  * mistake). A failure is one line on standard error, never a stack trace.
  */
-import { capHint, quote } from '../internal/index.js';
+import { capHint, nearestName, quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { describeFileError } from './file-errors.js';
 import { VERSION } from './version.js';
@@ -90,8 +90,17 @@ function answerGroup(args: readonly string[], io: CliIo, word: string, group: re
     io.stdout(groupListing(word, group));
     return EXIT.ok;
   }
-  io.stderr(`paygate-auth: unknown command ${quote(`${word} ${next}`)}.\n\n${groupListing(word, group)}`);
+  const nearest = nearestName(
+    next,
+    group.map((command) => command.name.slice(word.length + 1)),
+  );
+  io.stderr(`paygate-auth: unknown command ${quote(`${word} ${next}`)}${meant(nearest, `${word} `)}\n\n${groupListing(word, group)}`);
   return EXIT.usage;
+}
+
+/** `: did you mean "keys generate"?` for the command `nearest` names, else the end of the sentence. */
+function meant(nearest: string | undefined, group = ''): string {
+  return nearest === undefined ? '.' : `: did you mean ${quote(`${group}${nearest}`)}?`;
 }
 
 /**
@@ -127,7 +136,12 @@ export async function runCli(args: readonly string[], io: CliIo, commands: reado
     if (first !== undefined && group.length > 0) return answerGroup(args, io, first, group);
     // The command as typed: `help extra` asked for `extra --help`, but the user typed `extra`.
     const typed = args.slice(0, 2).filter((arg) => !isHelp(arg));
-    io.stderr(`paygate-auth: unknown command ${quote(typed.join(' '))}.\n\n${listing(commands)}`);
+    const words = new Set(commands.map((command) => command.name.split(' ')[0] as string));
+    const word = typed[0] === undefined ? undefined : nearestName(typed[0], words);
+    // `isuers list` meant `issuers list`, when that is a command.
+    const whole = `${word} ${typed[1]}`;
+    const nearest = word !== undefined && commands.some((command) => command.name === whole) ? whole : word;
+    io.stderr(`paygate-auth: unknown command ${quote(typed.join(' '))}${meant(nearest)}\n\n${listing(commands)}`);
     return EXIT.usage;
   }
   const { command, rest } = found;

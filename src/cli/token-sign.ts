@@ -77,12 +77,16 @@ export const tokenSignCommand: CliCommand = {
     const audiences = stringValues(parsed, 'audience');
     if (audiences.length === 0) throw new UsageError('--audience is required');
     const tenant = requiredValue(parsed, 'tenant');
+    const scopes = stringValues(parsed, 'scope');
+    if (scopes.length === 0) {
+      throw new UsageError('--scope is required, got none: give it once per scope, e.g. --scope pay:processPayments');
+    }
     const maxLifetime = secondsValue(parsed, 'max-lifetime');
     const products = stringValues(parsed, 'product');
     const lifetime = stringValue(parsed, 'lifetime');
     const input = {
       tenant,
-      scopes: stringValues(parsed, 'scope'),
+      scopes,
       ...(stringValue(parsed, 'user') === undefined ? {} : { user: stringValue(parsed, 'user') }),
       ...(stringValue(parsed, 'tenant-name') === undefined ? {} : { tenantName: stringValue(parsed, 'tenant-name') }),
       // Digits only are a number; anything else goes as the text given, which the refusal quotes.

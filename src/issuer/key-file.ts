@@ -213,7 +213,10 @@ function whatKeyTextHolds(text: string, format: PrivateKeyFormat): string {
     } catch {
       return 'it is not JSON';
     }
-    const { kty, d } = (typeof jwk === 'object' && jwk !== null ? jwk : {}) as Record<string, unknown>;
+    const { kty, d, keys } = (typeof jwk === 'object' && jwk !== null ? jwk : {}) as Record<string, unknown>;
+    if (kty === undefined && Array.isArray(keys)) {
+      return 'it is a JWKS ("keys"), the public keys to publish, not the private key: give the file keys generate wrote with --out';
+    }
     if (kty !== 'RSA')
       return `its kty is ${typeof kty === 'string' && /^[\w-]{1,16}$/.test(kty) ? `"${kty}"` : 'missing or odd'}, not "RSA"`;
     if (d === undefined) return 'it is a public JWK (no "d"), not the private key: give the file keys generate wrote with --out';

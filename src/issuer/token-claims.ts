@@ -103,9 +103,9 @@ function checkScopes(value: unknown): string {
     );
   for (const scope of list) {
     if (typeof scope !== 'string' || !KNOWN_SCOPES.has(scope)) {
-      // Several scopes in one element: each is its own element (in the CLI, one --scope each).
+      // Several scopes in one element, space- or comma-separated: each is its own element (in the CLI, one --scope each).
       const several =
-        typeof scope === 'string' && scope.trim().includes(' ')
+        typeof scope === 'string' && (scope.trim().includes(' ') || scope.includes(','))
           ? '; give each scope as an element of its own (on the command line, one --scope each)'
           : '';
       throw new IssuerError(

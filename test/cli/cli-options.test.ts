@@ -3,7 +3,7 @@
  * pass on from anywhere: each is quoted as one escaped line, cut, never written raw.
  */
 import { describe, expect, it } from 'vitest';
-import { parseOptions } from '../../src/cli/cli-options.js';
+import { parseOptions, requiredValue } from '../../src/cli/cli-options.js';
 import { UsageError } from '../../src/cli/command.js';
 
 /** A line break, an escape sequence that clears a terminal, and a forged second line, made long. */
@@ -48,5 +48,35 @@ describe('parseOptions naming the value of a misused option', () => {
 
   it('says it got none when an option that needs a value ends the line', () => {
     expect(mistake(['--out']).message).toMatch(/--out needs a value, got none/);
+  });
+});
+
+describe('parseOptions saying what to give', () => {
+  const DATABASE = { 'database-url': { type: 'string' }, 'connect-timeout': { type: 'string' } } as const;
+
+  it('names the nearest option when an unknown one is misspelt', () => {
+    expect(() => parseOptions(['--databse-url', 'postgres://db/x'], DATABASE, 0)).toThrow(
+      /unknown option "--databse-url": did you mean --database-url\?/,
+    );
+  });
+
+  it.each(['--constructor', '--toString', '--__proto__'])('refuses %s, a member of every object, as an unknown option', (option) => {
+    expect(() => parseOptions([option, 'x'], DATABASE, 0)).toThrow(/^unknown option "--/);
+  });
+
+  it('names no option when an unknown one is near none', () => {
+    expect(() => parseOptions(['--bogus'], DATABASE, 0)).toThrow(/^unknown option "--bogus"$/);
+  });
+
+  it('names both values of an option given twice, and says to give it once', () => {
+    expect(() => parseOptions(['--database-url', 'postgres://a/x', '--database-url=postgres://b/x'], DATABASE, 0)).toThrow(
+      /--database-url is given twice, got "postgres:\/\/a\/x" and "postgres:\/\/b\/x": give it once/,
+    );
+  });
+
+  it('says it got none, and how to give it, when a required option is missing', () => {
+    expect(() => requiredValue(parseOptions([], DATABASE, 0), 'database-url')).toThrow(
+      /--database-url is required, got none: give it as --database-url <value>/,
+    );
   });
 });

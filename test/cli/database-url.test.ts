@@ -33,6 +33,13 @@ const DATABASE_COMMANDS: readonly (readonly string[])[] = [
 ];
 
 describe('--database-url on every command that reads the database', () => {
+  it('gives the range --connect-timeout takes (whole seconds, 1 to 600) in every --help that names it', () => {
+    const named = COMMANDS.filter((command) => command.help.includes('--connect-timeout'));
+    expect(named.length).toBeGreaterThan(0);
+    for (const command of named)
+      expect(command.help.replace(/\s+/g, ' '), command.name).toContain('in whole seconds, 1 to 600 (default 10)');
+  });
+
   it('is named by every PostgreSQL command, issuers add, update and import included', () => {
     const named = COMMANDS.filter((command) => command.help.includes('DATABASE_URL')).map((command) => command.name);
     for (const command of named) expect(COMMANDS.find((c) => c.name === command)?.help, command).toContain('--database-url <url>');

@@ -260,6 +260,21 @@ describe('paygate-auth doctor', () => {
     expect(firstFailure(out)).toMatch(/^✗ jwks .*repeats the member keys\[0\]\.n.*→ jwks_unavailable$/);
   });
 
+  it.each([
+    ['--entry', () => ['--entry', entryFile]],
+    ['--issuer and --product', () => ['--issuer', ISS, '--product', 'acme']],
+  ])('names the --jwks file, not a URL, when it holds no JWKS (with %s)', async (_form, gateway) => {
+    const file = join(directory, 'not-a-jwks.txt');
+    await writeFile(file, 'eyJhbGciOi.not.json');
+    const io = captureIo();
+    const args = ['doctor', await issuer.token(), ...gateway(), '--jwks', file, '--audience', AUD, '--now', String(NOW_S)];
+    expect(await runCli(args, io, [doctor])).toBe(EXIT.failed);
+    const failing = firstFailure(io.out());
+    expect(failing).toMatch(/^✗ jwks .*→ jwks_unavailable$/);
+    expect(failing).toContain(JSON.stringify(file));
+    expect(failing).not.toMatch(/\.well-known|\.invalid/);
+  });
+
   it('names the key rule each ignored JWKS entry broke: a set of one 1024-bit key holds no usable key', async () => {
     const weak = await generateTestKey({ kid: 'test-key', modulusLength: 1024 });
     const file = join(directory, 'weak.json');

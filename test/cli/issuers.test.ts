@@ -351,6 +351,18 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     });
   });
 
+  it.each([
+    ['show', (name: string) => ['issuers', 'show', name]],
+    ['update', (name: string) => ['issuers', 'update', '--issuer', name, '--tenant', 't-9']],
+    ['remove', (name: string) => ['issuers', 'remove', name]],
+  ])('issuers %s names the registered issuer a trailing slash away from the one given', async (_name, args) => {
+    await cli(...addArgs('slash'));
+    const { code, err } = await cli(...args('https://slash.example/'));
+    expect(code).toBe(EXIT.failed);
+    expect(err).toContain('"https://slash.example/" is not registered; the registry has "https://slash.example" (a trailing slash)');
+    expect(await listed()).toContain('https://slash.example');
+  });
+
   it('lists each issuer with products, tenants, jwksUri, and when and by whom it was added', async () => {
     const { code, out } = await cli('issuers', 'list');
     expect(code).toBe(EXIT.ok);

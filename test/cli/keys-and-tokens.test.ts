@@ -125,12 +125,24 @@ describe('paygate-auth token sign', () => {
     expect(doctor.code).toBe(EXIT.ok);
   });
 
-  it('tells a --scope holding several scopes to give one --scope each', async () => {
-    const key = await generate('several-scopes');
-    const result = await cli(withOptions(signArgs(key.file), ['--scope', 'pay:processPayments hub:subscribe']));
+  it.each([
+    ['spaces', 'pay:processPayments hub:subscribe'],
+    ['commas', 'pay:processPayments,hub:subscribe'],
+  ])('tells a --scope holding several scopes (%s) to give one --scope each', async (separator, scopes) => {
+    const key = await generate(`several-scopes-${separator}`);
+    const result = await cli(withOptions(signArgs(key.file), ['--scope', scopes]));
     expect([result.code, result.out]).toEqual([EXIT.failed, '']);
     expect(result.err).toContain('refused (invalid_scope, --scope)');
     expect(result.err).toContain('one --scope each');
+  });
+
+  it('takes a token sign without --scope as a usage mistake (exit 2), saying how to give one', async () => {
+    const key = await generate('no-scope');
+    const args = signArgs(key.file).slice(0, -2);
+    const result = await cli(args);
+    expect(result.code).toBe(EXIT.usage);
+    expect(result.err).toContain('--scope is required, got none: give it once per scope, e.g. --scope pay:processPayments');
+    expect(result.out).toBe('');
   });
 
   it('refuses a --kid over 256 characters, naming it, and exits 1', async () => {
@@ -230,12 +242,14 @@ describe('file errors of the key commands', () => {
     expect(err).toBe(`paygate-auth token sign: cannot read --key "${folder}": is a directory, not a file (EISDIR)\n`);
   });
 
-  it('keys generate --out under a file fails (exit 1) with one line naming the file', async () => {
+  it('keys generate --out under a file fails (exit 1) with one line naming the file, which is not a directory', async () => {
     await writeFile(join(directory, 'a-file'), '');
     const out = join(directory, 'a-file', 'key.pem');
     const { code, err } = await cli(['keys', 'generate', '--out', out]);
     expect(code).toBe(EXIT.failed);
-    expect(err).toMatch(/^paygate-auth keys generate: cannot write --out ".*a-file\/key\.pem": ".*a-file" exists already \(EEXIST\)\n$/);
+    expect(err).toMatch(
+      /^paygate-auth keys generate: cannot write --out ".*a-file\/key\.pem": ".*a-file" exists and is not a directory \(EEXIST\)\n$/,
+    );
   });
 
   it('keys generate --out <an existing file> fails (exit 1) naming --out and what to do', async () => {
@@ -308,7 +322,7 @@ describe('file errors of the key commands', () => {
     const out = join(directory, 'same.pem');
     const { code, err } = await cli(['keys', 'generate', '--out', out, '--jwks', out]);
     expect(code).toBe(EXIT.usage);
-    expect(err).toContain('--jwks must name another file than --out');
+    expect(err).toContain(`--jwks must name another file than --out, got ${JSON.stringify(out)} for both: give the JWKS its own file`);
     await expect(stat(out)).rejects.toMatchObject({ code: 'ENOENT' });
   });
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { type KeyHistoryEntry, createVerifier } from '../../src/index.js';
-import { migrate, postgresKeyHistory } from '../../src/postgres/index.js';
+import { addIssuer, migrate, postgresKeyHistory } from '../../src/postgres/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { createTestDatabase, openPool, skipWithoutPostgres } from '../postgres/pg-server.js';
 import { type FakeClock, fakeClock } from '../support/jwks-clock.js';
@@ -120,6 +120,23 @@ describe.skipIf(SKIP)('keys status on a real database', () => {
   it('says when nothing is recorded for an issuer', async () => {
     const result = await cli('keys', 'status', 'https://nobody.test');
     expect(result).toEqual({ code: EXIT.ok, out: 'No key history recorded for issuer "https://nobody.test".\n', err: '' });
+  });
+
+  it('names the registered issuer a trailing slash away when nothing is recorded for the one given', async () => {
+    const migrated = env;
+    env = { DATABASE_URL: (await createTestDatabase('keys_status_registry')).url };
+    const registryPool = openPool(env.DATABASE_URL as string, { max: 1 });
+    try {
+      await migrate(registryPool, { only: ['registry', 'keys'] });
+      await addIssuer(registryPool, { issuer: ISSUER, jwksUri: 'https://acme.test/jwks.json', products: ['acme'] }, { by: 'test' });
+      const result = await cli('keys', 'status', `${ISSUER}/`);
+      expect(result.code).toBe(EXIT.ok);
+      expect(result.out).toContain(`No key history recorded for issuer "${ISSUER}/"`);
+      expect(result.out).toContain(`the registry has "${ISSUER}" (a trailing slash): give that`);
+    } finally {
+      env = migrated;
+      await registryPool.end();
+    }
   });
 
   it('shows all three breaches, and a restart does not reset first-seen', async () => {

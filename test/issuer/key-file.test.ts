@@ -112,6 +112,11 @@ describe('readPrivateKeyFile', () => {
     ['a public key PEM', rsa.publicKey.export({ type: 'spki', format: 'pem' }) as string, ['"PUBLIC KEY"', 'not the private key']],
     ['an EC PKCS#8 PEM', ec.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string, ['"PRIVATE KEY"', 'not an RSA key']],
     ['a public JWK', JSON.stringify(rsa.publicKey.export({ format: 'jwk' })), ['public JWK (no "d")', 'not the private key']],
+    [
+      'a JWKS (the file keys generate wrote with --jwks)',
+      JSON.stringify({ keys: [rsa.publicKey.export({ format: 'jwk' })] }),
+      ['a JWKS ("keys")', 'not the private key', 'with --out'],
+    ],
     ['an EC private JWK', JSON.stringify(ec.privateKey.export({ format: 'jwk' })), ['kty is "EC"', 'not "RSA"']],
   ])('refuses %s as invalid_key_file, saying what it holds and what to do, never its content', async (_kind, text, facts) => {
     const file = join(directory, `wrong-kind-${facts[0]?.replace(/\W/g, '')}`);
