@@ -6,6 +6,7 @@ import type { SchemaArea } from './schema-names.js';
 
 /**
  * Why `migrate()` refused:
+ * - `no_schema`: the migrating role may use no existing schema of its `search_path`;
  * - `schema_newer`: the database holds a version of an area newer than this package knows;
  * - `upgrade_denied`: the migrating role may not apply a version the database lacks (a gateway's
  *   role before the owner upgraded; `cause` is the server's refusal);
@@ -18,6 +19,7 @@ import type { SchemaArea } from './schema-names.js';
  * - `create_role_denied`: `roles` named a missing role the migrating role may not create.
  */
 export type MigrationErrorCode =
+  | 'no_schema'
   | 'schema_newer'
   | 'upgrade_denied'
   | 'ledger_denied'
@@ -44,6 +46,8 @@ export interface MigrationFacts {
   readonly owner?: string;
   /** The role that could not be created (`create_role_denied`). */
   readonly createRole?: string;
+  /** The migrating session's `search_path` (`no_schema`). */
+  readonly searchPath?: string;
 }
 
 /** A refusal of `migrate()`: nothing was committed. `code` is stable; the fields are its facts. */
@@ -58,6 +62,7 @@ export class MigrationError extends Error {
   readonly tables: readonly string[] | undefined;
   readonly owner: string | undefined;
   readonly createRole: string | undefined;
+  readonly searchPath: string | undefined;
 
   /** @param message names the facts and what to do next. @param cause the server's refusal, if any. */
   constructor(code: MigrationErrorCode, message: string, facts: MigrationFacts, cause?: unknown) {
@@ -71,5 +76,6 @@ export class MigrationError extends Error {
     this.tables = facts.tables === undefined ? undefined : Object.freeze([...facts.tables]);
     this.owner = facts.owner;
     this.createRole = facts.createRole;
+    this.searchPath = facts.searchPath;
   }
 }

@@ -622,6 +622,15 @@ async function upgradeLedger(session: SqlClient): Promise<void> {
   await session.query(`ALTER TABLE ${TABLES.migrations} ALTER COLUMN area SET NOT NULL, ADD PRIMARY KEY (area, version)`);
 }
 
+/** The refusal of `role`, which may use no existing schema of its `searchPath`. */
+function noSchema(role: string, searchPath: string): MigrationError {
+  return new MigrationError(
+    'no_schema',
+    `migrate: role ${quote(role)} may use no existing schema of its search_path ${quote(searchPath)}, where migrate needs one to find or create its tables in: grant it USAGE on the schema (and CREATE, to create the tables: GRANT USAGE, CREATE ON SCHEMA public TO ${quote(role)}), or set its search_path to a schema it may use`,
+    { role, searchPath },
+  );
+}
+
 /** What `migrate` does to the ledger: read it, create it, or record a version in it. */
 type LedgerStep = 'read' | 'create' | 'write';
 
@@ -674,7 +683,8 @@ function ledgerBehind(area: SchemaArea, version: number, newest: number, created
  * @param db A `pg.Pool` (one connection is checked out), a `pg.Client` or PGlite.
  * @throws {TypeError} for an unknown area, a bad `statementTimeout` or bad `roles`.
  * @throws {MigrationError} with a stable `code` and the facts as fields (its message names them and
- * the remedy): `schema_newer` when the database holds a newer version of an area than this package
+ * the remedy): `no_schema` when the migrating role may use no existing schema of its
+ * `search_path` (`role`, `searchPath`); `schema_newer` when the database holds a newer version of an area than this package
  * knows (`area`, `found`, `known`); `upgrade_denied` when the migrating role may not apply a version
  * it lacks (a gateway's role before the owner upgraded: `role`, `area`, `found`, `known`,
  * `version`); `ledger_denied` when it may not read, create or write the ledger (`role`, `tables`);
@@ -722,9 +732,13 @@ async function migrateWithin(
 ): Promise<MigrationReport> {
   return inTransaction(db, timeout, async (session) => {
     await session.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    const { rows: schemas } = await session.query('SELECT current_schema() AS schema, current_user AS role');
-    const context: MigrationContext = { schema: quoteIdentifier(String(schemas[0]?.schema)) };
+    const { rows: schemas } = await session.query(
+      `SELECT current_schema() AS schema, current_user AS role, current_setting('search_path') AS search_path`,
+    );
     const role = String(schemas[0]?.role);
+    // No schema of the search_path exists that the role may use: nowhere to find or make the tables.
+    if (schemas[0]?.schema == null) throw noSchema(role, String(schemas[0]?.search_path));
+    const context: MigrationContext = { schema: quoteIdentifier(String(schemas[0].schema)) };
     const ledgerCreated = await ensureLedger(session, role, context.schema);
     const { rows } = await onLedger(role, 'read', context.schema, () => session.query(`SELECT area, version FROM ${TABLES.migrations}`));
     const applied: { area: SchemaArea; version: number }[] = [];

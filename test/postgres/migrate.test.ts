@@ -284,6 +284,20 @@ describe.skipIf(SKIP)('migrate', () => {
     expect(await tables(pool)).toEqual([]);
   });
 
+  it('refuses a role that may use no schema of its search_path with no_schema, naming the role and the search_path', async () => {
+    const { url } = await createTestDatabase('no_schema');
+    const pool = openPool(url, { max: 1 });
+    pools.push(pool);
+    const role = await loginRole(pool, 'no_usage');
+    await pool.query(`REVOKE USAGE ON SCHEMA public FROM PUBLIC, ${role}`);
+    const denied = openPool(urlAs(url, role), { max: 1 });
+    pools.push(denied);
+    const refusal = await migrate(denied).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(MigrationError);
+    expect(refusal).toMatchObject({ code: 'no_schema', role, searchPath: '"$user", public' });
+    expect(await tables(pool)).toEqual([]);
+  });
+
   it("rejects with a StatementTimeoutError, the server's 57014 as cause, when statement_timeout fires waiting for the migration lock", async () => {
     const { url } = await createTestDatabase('lock_wait');
     const holder = new pg.Client({ connectionString: url });
