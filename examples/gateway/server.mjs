@@ -42,7 +42,7 @@ import {
 } from './demo.mjs';
 import { serve } from './node-server.mjs';
 import { SettingError, readSettings } from './settings.mjs';
-import { DatabaseUnreachableError, RoleRefusedError, openStores } from './stores.mjs';
+import { DatabaseUnreachableError, RoleRefusedError, SchemaRefusedError, openStores } from './stores.mjs';
 
 function banner({ url, jwksUrl, jwksAnsweredHere, keyFile, created, infoToken, linkToken, store, registry }) {
   const [clinic] = TENANT_SEEDS;
@@ -174,6 +174,7 @@ main().catch((error) => {
     console.error(error.message);
     process.exit(2);
   }
-  console.error(error instanceof DatabaseUnreachableError || error instanceof RoleRefusedError ? error.message : error);
+  const oneLine = [DatabaseUnreachableError, RoleRefusedError, SchemaRefusedError].some((type) => error instanceof type);
+  console.error(oneLine ? error.message : error);
   process.exit(1);
 });

@@ -23,6 +23,7 @@
  */
 import { IssuerRegistry, quote } from 'paygate-auth';
 import {
+  MigrationError,
   PostgresDirectory,
   PostgresIdempotencyStore,
   PostgresPaymentLinkStore,
@@ -69,16 +70,32 @@ export class RoleRefusedError extends Error {
   name = 'RoleRefusedError';
 }
 
+/**
+ * The database's schema is not one this gateway can start on: newer than its paygate-auth knows,
+ * or its ledger dropped or emptied. Its message, one line, names the database (never the
+ * password), what `migrate` found and what to do.
+ */
+export class SchemaRefusedError extends Error {
+  name = 'SchemaRefusedError';
+}
+
 /** SQLSTATE of a statement the role has no privilege for. */
 const INSUFFICIENT_PRIVILEGE = '42501';
 
-/** Migrates the schema; refused for lack of privilege (the server's refusal as `cause`), a {@link RoleRefusedError}. */
+/** The codes of `migrate`'s refusals of the role's rights (the others are of the schema's state). */
+const ROLE_REFUSALS = new Set(['upgrade_denied', 'ledger_denied']);
+
+/**
+ * Migrates the schema; a refusal of `migrate` (a `MigrationError`, as `cause`) is a
+ * {@link RoleRefusedError} when the role may not do it, else a {@link SchemaRefusedError}.
+ */
 async function migrateAs(pool, url, statementTimeout) {
   try {
     await migrate(pool, { statementTimeout });
   } catch (error) {
-    if (error?.cause?.code !== INSUFFICIENT_PRIVILEGE) throw error;
-    throw new RoleRefusedError(`cannot start on ${shownDatabase(url)}: ${error.message}`, { cause: error });
+    if (!(error instanceof MigrationError)) throw error;
+    const line = `cannot start on ${shownDatabase(url)}: ${error.message}`;
+    throw ROLE_REFUSALS.has(error.code) ? new RoleRefusedError(line, { cause: error }) : new SchemaRefusedError(line, { cause: error });
   }
 }
 

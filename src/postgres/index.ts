@@ -61,6 +61,7 @@ export {
 } from './postgres-followers.js';
 export { type PoolSettings, type PoolSettingsOptions, poolSettings } from './pool-settings.js';
 export type { RolesReport, SchemaRoles } from './schema-roles.js';
+export { MigrationError, type MigrationErrorCode, type MigrationFacts } from './migration-error.js';
 export { type MigrateOptions, type MigrationReport, SCHEMA_VERSIONS, type SchemaArea, migrate } from './schema.js';
 export {
   type PooledSqlClient,

@@ -11,6 +11,8 @@
  */
 import { describeValue, quote, quoteList } from '../internal/index.js';
 import { COMPACT_CONTROLS, type SchemaArea, TABLES } from './schema-names.js';
+import { errorState } from './database-errors.js';
+import { MigrationError } from './migration-error.js';
 import type { SqlClient } from './sql-client.js';
 
 /** The names of the two roles `migrate` sets up (created `NOLOGIN` when missing). */
@@ -125,8 +127,13 @@ async function checkOwner(session: SqlClient, areas: readonly SchemaArea[]): Pro
   );
   const first = rows[0];
   if (first === undefined) return;
-  throw new Error(
-    `migrate: role ${quote(String(first.role))} may not grant on ${quoteList(rows.map((row) => String(row.name)))}, owned by ${quote(String(first.owner))}: a GRANT by a role that does not own a table grants nothing; run migrate with roles as the tables' owner (or a member of its role), or have the owner run the GRANT statements of docs/postgres.md`,
+  const role = String(first.role);
+  const owner = String(first.owner);
+  const tables = rows.map((row) => String(row.name));
+  throw new MigrationError(
+    'not_owner',
+    `migrate: role ${quote(role)} may not grant on ${quoteList(tables)}, owned by ${quote(owner)}: a GRANT by a role that does not own a table grants nothing; run migrate with roles as the tables' owner (or a member of its role), or have the owner run the GRANT statements of docs/postgres.md`,
+    { role, tables, owner },
   );
 }
 
@@ -146,30 +153,34 @@ export function grantStatements(roles: Required<SchemaRoles>, areas: readonly Sc
 /**
  * Creates the roles that are missing (`NOLOGIN`: grant them to login roles), then grants each
  * what it may do in `areas`. Idempotent; run in `migrate`'s transaction.
- * @throws {Error} naming the remedy when the migrating role may not create roles.
+ * @param role the migrating role (`current_user`).
+ * @throws {MigrationError} `create_role_denied` when `role` may not create a missing role;
+ * `not_owner` when it does not own the tables (its `GRANT`s would grant nothing).
  */
 export async function setUpRoles(
   session: SqlClient,
   roles: Required<SchemaRoles>,
   areas: readonly SchemaArea[],
   schema: string,
+  role: string,
 ): Promise<RolesReport> {
   const { rows } = await session.query('SELECT rolname FROM pg_roles WHERE rolname = ANY($1)', [[roles.gateway, roles.operator]]);
   const existing = new Set(rows.map((row) => String(row.rolname)));
   const created: string[] = [];
-  for (const role of [roles.gateway, roles.operator]) {
-    if (existing.has(role)) continue;
+  for (const createRole of [roles.gateway, roles.operator]) {
+    if (existing.has(createRole)) continue;
     try {
-      await session.query(`CREATE ROLE ${role} NOLOGIN`);
+      await session.query(`CREATE ROLE ${createRole} NOLOGIN`);
     } catch (error) {
-      const state = (error as { code?: unknown } | null)?.code;
-      if (state !== '42501') throw error;
-      throw new Error(
-        `migrate: the role running it may not create role ${quote(role)} (it needs CREATEROLE): create it first (CREATE ROLE ${role} NOLOGIN), or run migrate as a role that may`,
-        { cause: error },
+      if (errorState(error) !== '42501') throw error;
+      throw new MigrationError(
+        'create_role_denied',
+        `migrate: role ${quote(role)}, running it, may not create role ${quote(createRole)}, which does not exist (it needs CREATEROLE): create it first (CREATE ROLE ${createRole} NOLOGIN), or run migrate as a role that may`,
+        { role, createRole },
+        error,
       );
     }
-    created.push(role);
+    created.push(createRole);
   }
   await checkOwner(session, areas);
   for (const statement of grantStatements(roles, areas, schema)) await session.query(statement);

@@ -16,6 +16,7 @@ import {
   TABLES,
 } from './schema-names.js';
 import { errorState } from './database-errors.js';
+import { MigrationError } from './migration-error.js';
 import { type RolesReport, type SchemaRoles, checkRoles, setUpRoles } from './schema-roles.js';
 import { type SqlClient, StatementTimeoutError, checkClient, checkStatementTimeout, inTransaction, numberColumn } from './sql-client.js';
 
@@ -571,7 +572,7 @@ function checkAreas(only: MigrateOptions['only']): readonly SchemaArea[] {
  * `controls` 1 together, and is recorded as those two rows (their time of application kept).
  * `true` when the ledger was missing and is created now.
  */
-async function ensureLedger(session: SqlClient): Promise<boolean> {
+async function ensureLedger(session: SqlClient, role: string, schema: string): Promise<boolean> {
   // The catalog, not information_schema: that lists only the tables the role has a privilege on.
   const { rows } = await session.query(
     `SELECT a.attname AS column_name FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
@@ -579,23 +580,35 @@ async function ensureLedger(session: SqlClient): Promise<boolean> {
     [TABLES.migrations],
   );
   if (rows.length === 0) {
-    await session.query(
-      `CREATE TABLE ${TABLES.migrations} (
+    await onLedger(role, 'create', schema, () =>
+      session.query(
+        `CREATE TABLE ${TABLES.migrations} (
         area text NOT NULL,
         version integer NOT NULL,
         description text NOT NULL,
         applied_at timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (area, version)
       )`,
+      ),
     );
     return true;
   }
   if (rows.some((row) => row.column_name === 'area')) return false;
-  const { rows: versions } = await session.query(`SELECT version FROM ${TABLES.migrations}`);
+  const { rows: versions } = await onLedger(role, 'read', schema, () => session.query(`SELECT version FROM ${TABLES.migrations}`));
   const unknown = versions.map((row) => numberColumn(row.version)).find((version) => version !== 1);
   if (unknown !== undefined) {
-    throw new Error(`migrate: the database has schema version ${unknown}, newer than this paygate-auth knows; upgrade paygate-auth`);
+    throw new MigrationError(
+      'schema_newer',
+      `migrate: the database's single-version ledger ${TABLES.migrations} holds schema version ${describeValue(unknown)}, where this paygate-auth knows version 1 alone of that ledger (later versions are recorded per area); upgrade paygate-auth to the version that migrated this database`,
+      { found: unknown, known: 1, tables: [TABLES.migrations] },
+    );
   }
+  await onLedger(role, 'write', schema, () => upgradeLedger(session));
+  return false;
+}
+
+/** The single-version ledger rewritten as one row per (area, version), its version 1 as `links` 1 and `controls` 1. */
+async function upgradeLedger(session: SqlClient): Promise<void> {
   await session.query(`ALTER TABLE ${TABLES.migrations} DROP CONSTRAINT ${TABLES.migrations}_pkey`);
   await session.query(`ALTER TABLE ${TABLES.migrations} ADD COLUMN area text`);
   await session.query(
@@ -607,7 +620,43 @@ async function ensureLedger(session: SqlClient): Promise<boolean> {
     MIGRATIONS.links[0]?.description,
   ]);
   await session.query(`ALTER TABLE ${TABLES.migrations} ALTER COLUMN area SET NOT NULL, ADD PRIMARY KEY (area, version)`);
-  return false;
+}
+
+/** The refusal of `role`, which may use no existing schema of its `searchPath`. */
+function noSchema(role: string, searchPath: string): MigrationError {
+  return new MigrationError(
+    'no_schema',
+    `migrate: role ${quote(role)} may use no existing schema of its search_path ${quote(searchPath)}, where migrate needs one to find or create its tables in: grant it USAGE on the schema (and CREATE, to create the tables: GRANT USAGE, CREATE ON SCHEMA public TO ${quote(role)}), or set its search_path to a schema it may use`,
+    { role, searchPath },
+  );
+}
+
+/** What `migrate` does to the ledger: read it, create it, or record a version in it. */
+type LedgerStep = 'read' | 'create' | 'write';
+
+/**
+ * `work` on the ledger; the server's refusal for lack of privilege (SQLSTATE 42501: permission
+ * denied for the table, or for the schema it is created in) a `ledger_denied` {@link MigrationError}
+ * naming `role`, the ledger and what to grant or run, the refusal as its `cause`.
+ */
+async function onLedger<T>(role: string, step: LedgerStep, schema: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (errorState(error) !== INSUFFICIENT_PRIVILEGE) throw error;
+    const found = `role ${quote(role)} may not ${step} the ledger ${TABLES.migrations}${step === 'create' ? ` in schema ${schema}` : ''} (${capHint((error as Error).message)}, SQLSTATE ${INSUFFICIENT_PRIVILEGE})`;
+    const remedy = {
+      read: `grant it SELECT on ${TABLES.migrations} (migrate with roles grants it to the roles it sets up), or run migrate as the tables' owner (npx paygate-auth migrate)`,
+      create: `run migrate first as a role that may create tables in schema ${schema} (its owner: npx paygate-auth migrate), or grant this role CREATE on that schema`,
+      write: `run migrate as the tables' owner (npx paygate-auth migrate), then start again`,
+    }[step];
+    throw new MigrationError(
+      'ledger_denied',
+      `migrate: ${found}, where migrate needs to ${step} it: ${remedy}`,
+      { role, tables: [TABLES.migrations] },
+      error,
+    );
+  }
 }
 
 /**
@@ -615,13 +664,15 @@ async function ensureLedger(session: SqlClient): Promise<boolean> {
  * ledger was dropped (`created`: this run made it anew) or emptied, or the tables were made
  * without it. Its `cause` is the server's refusal.
  */
-function ledgerBehind(area: SchemaArea, version: number, newest: number, created: boolean, error: unknown): Error {
+function ledgerBehind(area: SchemaArea, version: number, newest: number, created: boolean, error: unknown): MigrationError {
   const ledger = created
     ? `the ledger ${TABLES.migrations} was missing`
     : `the ledger ${TABLES.migrations} records ${area} version ${newest}`;
-  return new Error(
+  return new MigrationError(
+    created ? 'ledger_missing' : 'ledger_behind',
     `migrate: ${area} schema version ${version} is not applied by the ledger's account (${ledger}), but what it creates exists already (${capHint((error as Error).message)}, SQLSTATE ${errorState(error)}): the ledger was dropped or emptied, or the tables were made without it; restore ${TABLES.migrations} from a backup, or drop the ${area} tables if they hold nothing to keep, then run migrate again`,
-    { cause: error },
+    { area, version, found: newest, known: SCHEMA_VERSIONS[area], tables: [TABLES.migrations] },
+    error,
   );
 }
 
@@ -630,14 +681,18 @@ function ledgerBehind(area: SchemaArea, version: number, newest: number, created
  * {@link SCHEMA_VERSIONS}. Safe to run at every start of every instance: concurrent runs wait for
  * each other, and a version is applied at most once. A failure rolls the whole call back.
  * @param db A `pg.Pool` (one connection is checked out), a `pg.Client` or PGlite.
- * @throws {TypeError} for an unknown area, a bad `statementTimeout` or bad `roles`. @throws {Error} when the
- * database holds a newer version of an area than this package knows, when the migrating role may
- * not apply a version it lacks (a gateway's role before the owner upgraded: the message names the
- * area, both versions and the remedy; `cause` is the server's refusal), or when `roles` asks for a
- * role the migrating role may not create, or as a role that does not own the tables (its `GRANT`s would
- * grant nothing), or when what a version creates exists already while the
- * ledger does not record it (the ledger dropped or emptied: the message names the area, the version,
- * what exists and the remedy; `cause` is the server's refusal).
+ * @throws {TypeError} for an unknown area, a bad `statementTimeout` or bad `roles`.
+ * @throws {MigrationError} with a stable `code` and the facts as fields (its message names them and
+ * the remedy): `no_schema` when the migrating role may use no existing schema of its
+ * `search_path` (`role`, `searchPath`); `schema_newer` when the database holds a newer version of an area than this package
+ * knows (`area`, `found`, `known`); `upgrade_denied` when the migrating role may not apply a version
+ * it lacks (a gateway's role before the owner upgraded: `role`, `area`, `found`, `known`,
+ * `version`); `ledger_denied` when it may not read, create or write the ledger (`role`, `tables`);
+ * `ledger_missing` / `ledger_behind` when what a version creates exists already while the ledger
+ * was missing / does not record it (`area`, `version`, `found`); `not_owner` when `roles` asks as a
+ * role that does not own the tables, whose `GRANT`s would grant nothing (`role`, `tables`,
+ * `owner`); `create_role_denied` when `roles` names a missing role it may not create (`role`,
+ * `createRole`). Where the server refused, its error is the `cause`.
  * @throws {StatementTimeoutError} when a statement on a pooled connection got no answer within
  * `statementTimeout`, or the server cancelled one (SQLSTATE 57014, its `statement_timeout`, which
  * may fire first while waiting for the migration lock; `cause` is the server's error). Nothing was
@@ -677,18 +732,25 @@ async function migrateWithin(
 ): Promise<MigrationReport> {
   return inTransaction(db, timeout, async (session) => {
     await session.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    const ledgerCreated = await ensureLedger(session);
-    const { rows: schemas } = await session.query('SELECT current_schema() AS schema, current_user AS role');
-    const context: MigrationContext = { schema: quoteIdentifier(String(schemas[0]?.schema)) };
-    const { rows } = await session.query(`SELECT area, version FROM ${TABLES.migrations}`);
+    const { rows: schemas } = await session.query(
+      `SELECT current_schema() AS schema, current_user AS role, current_setting('search_path') AS search_path`,
+    );
+    const role = String(schemas[0]?.role);
+    // No schema of the search_path exists that the role may use: nowhere to find or make the tables.
+    if (schemas[0]?.schema == null) throw noSchema(role, String(schemas[0]?.search_path));
+    const context: MigrationContext = { schema: quoteIdentifier(String(schemas[0].schema)) };
+    const ledgerCreated = await ensureLedger(session, role, context.schema);
+    const { rows } = await onLedger(role, 'read', context.schema, () => session.query(`SELECT area, version FROM ${TABLES.migrations}`));
     const applied: { area: SchemaArea; version: number }[] = [];
     const versions: Partial<Record<SchemaArea, number>> = {};
     for (const area of areas) {
       const done = new Set(rows.filter((row) => row.area === area).map((row) => numberColumn(row.version)));
       const newest = Math.max(0, ...done);
       if (newest > SCHEMA_VERSIONS[area]) {
-        throw new Error(
+        throw new MigrationError(
+          'schema_newer',
           `migrate: the database has ${area} schema version ${newest}, newer than ${SCHEMA_VERSIONS[area]}, the newest this paygate-auth knows; upgrade paygate-auth`,
+          { area, found: newest, known: SCHEMA_VERSIONS[area], tables: [TABLES.migrations] },
         );
       }
       for (const migration of MIGRATIONS[area]) {
@@ -700,21 +762,25 @@ async function migrateWithin(
           if (ALREADY_EXISTS.has(errorState(error) ?? '')) throw ledgerBehind(area, migration.version, newest, ledgerCreated, error);
           if (errorState(error) !== INSUFFICIENT_PRIVILEGE) throw error;
           // A role of least privilege (a gateway's) migrating at start, before the owner upgraded.
-          throw new Error(
-            `migrate: the database has ${area} schema version ${newest}, ${SCHEMA_VERSIONS[area]} needed by this paygate-auth, and role ${quote(String(schemas[0]?.role))} may not apply version ${migration.version} (${(error as Error).message}): run migrate as the tables' owner (npx paygate-auth migrate), then start again`,
-            { cause: error },
+          throw new MigrationError(
+            'upgrade_denied',
+            `migrate: the database has ${area} schema version ${newest}, ${SCHEMA_VERSIONS[area]} needed by this paygate-auth, and role ${quote(role)} may not apply version ${migration.version} (${capHint((error as Error).message)}, SQLSTATE ${INSUFFICIENT_PRIVILEGE}): run migrate as the tables' owner (npx paygate-auth migrate), then start again`,
+            { role, area, found: newest, known: SCHEMA_VERSIONS[area], version: migration.version },
+            error,
           );
         }
-        await session.query(`INSERT INTO ${TABLES.migrations} (area, version, description) VALUES ($1, $2, $3)`, [
-          area,
-          migration.version,
-          migration.description,
-        ]);
+        await onLedger(role, 'write', context.schema, () =>
+          session.query(`INSERT INTO ${TABLES.migrations} (area, version, description) VALUES ($1, $2, $3)`, [
+            area,
+            migration.version,
+            migration.description,
+          ]),
+        );
         applied.push({ area, version: migration.version });
       }
       versions[area] = Math.max(newest, ...applied.filter((entry) => entry.area === area).map((entry) => entry.version));
     }
     if (roles === undefined) return { applied, versions };
-    return { applied, versions, roles: await setUpRoles(session, roles, areas, context.schema) };
+    return { applied, versions, roles: await setUpRoles(session, roles, areas, context.schema, role) };
   });
 }

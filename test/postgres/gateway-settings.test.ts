@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
 import { requireBuild, root } from './gateway-processes.js';
-import { migrate } from '../../src/postgres/index.js';
+import { SCHEMA_VERSIONS, migrate } from '../../src/postgres/index.js';
 import { type TestDatabase, createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 import { loginRole, uniqueRole, urlAs } from './roles.js';
 
@@ -72,6 +72,23 @@ describe.skipIf(SKIP)('the example gateway started with DATABASE_URL', () => {
     expect(started.stderr).not.toContain('s3cret');
   });
 
+  it('exits 1 in one line naming the database and both versions when its schema is newer than the gateway knows', async () => {
+    const newer = await createTestDatabase('gateway_newer');
+    const owner = openPool(newer.url, { max: 1 });
+    try {
+      await migrate(owner);
+      await owner.query(`INSERT INTO paygate_schema_migrations (area, version, description) VALUES ('links', $1, 'from the future')`, [
+        SCHEMA_VERSIONS.links + 1,
+      ]);
+    } finally {
+      await owner.end();
+    }
+    const started = await runGateway({ DATABASE_URL: newer.url }, PATIENCE_MS);
+    expect(started.code).toBe(1);
+    expect(started.stderr.trim().split('\n')).toEqual([expect.stringContaining(`links schema version ${SCHEMA_VERSIONS.links + 1}`)]);
+    expect(started.stderr).toContain(`postgres://127.0.0.1:${newer.port}/`);
+  });
+
   it(
     'exits 2 naming an out-of-range PAYGATE_IDEMPOTENCY_LEASE_MS, having migrated nothing (it hung, retrying on a closed pool)',
     async () => {
@@ -122,6 +139,15 @@ describe.skipIf(SKIP)("the example gateway started as the gateway's role of leas
     expect(started.stderr).toContain(`postgres://127.0.0.1:${least.port}/`);
     const { rows } = await admin.query<{ n: number }>('SELECT count(*)::int AS n FROM paygate_issuers');
     expect(rows[0]?.n).toBe(0);
+  });
+
+  it('exits 1 in one line naming its role when the role is granted nothing, not even to read the schema ledger', async () => {
+    const nothing = await loginRole(admin, 'granted_nothing');
+    const started = await runGateway({ DATABASE_URL: urlAs(least.url, nothing) }, PATIENCE_MS);
+    expect(started.code).toBe(1);
+    expect(started.stderr.trim().split('\n')).toEqual([expect.stringContaining(`role "${nothing}"`)]);
+    expect(started.stderr).toContain('paygate_schema_migrations');
+    expect(started.stderr).toContain(`postgres://127.0.0.1:${least.port}/`);
   });
 
   it('exits 1 in one line naming its role when the schema is behind and the role may not migrate it', async () => {

@@ -12,10 +12,12 @@ import { IssuerRegistry, createVerifier } from '../../src/index.js';
 import { randomIds } from '../../src/payment-links/index.js';
 import { DEFAULT_ROLES, SCHEMA_AREAS, compactControls, readFleet, readKeyHistory, recordControl } from '../../src/postgres/internal.js';
 import {
+  MigrationError,
   type MigrationReport,
   PostgresDirectory,
   PostgresIdempotencyStore,
   PostgresPaymentLinkStore,
+  SCHEMA_VERSIONS,
   addIssuer,
   migrate,
   postgresControls,
@@ -229,10 +231,16 @@ describe.skipIf(SKIP)('the roles of least privilege on a real PostgreSQL', () =>
         () => expect.fail('migrate resolved'),
         (error: Error) => error,
       );
-      expect(refusal.message).toContain('controls schema version 0, 5 needed');
-      expect(refusal.message).toContain(`role "${login}"`);
-      expect(refusal.message).toContain("run migrate as the tables' owner");
-      expect((refusal.cause as { code?: string }).code).toBe('42501');
+      expect(refusal).toBeInstanceOf(MigrationError);
+      expect(refusal).toMatchObject({
+        code: 'upgrade_denied',
+        role: login,
+        area: 'controls',
+        found: 0,
+        known: SCHEMA_VERSIONS.controls,
+        version: 1,
+        cause: { code: '42501' },
+      });
       expect((await owner.query(`SELECT count(*)::int AS n FROM ${TABLES.migrations} WHERE area = 'controls'`)).rows[0].n).toBe(0);
     } finally {
       await Promise.all([upgraded.end(), owner.end()]);
@@ -246,20 +254,28 @@ describe.skipIf(SKIP)('the roles of least privilege on a real PostgreSQL', () =>
       () => expect.fail('migrate resolved'),
       (error: Error) => error,
     );
-    expect(refusal.message).toContain('may not grant on "paygate_issuer_changes", "paygate_issuers", "paygate_schema_migrations"');
-    expect(refusal.message).toContain("as the tables' owner");
+    expect(refusal).toBeInstanceOf(MigrationError);
+    expect(refusal).toMatchObject({
+      code: 'not_owner',
+      role: expect.stringMatching(/^gateway_app_/),
+      tables: [TABLES.issuerChanges, TABLES.issuers, TABLES.migrations],
+      owner: 'postgres',
+    });
     const { rows } = await admin.query(`SELECT has_table_privilege($1, '${TABLES.issuers}', 'SELECT') AS granted`, [held.gateway]);
     expect(rows[0].granted).toBe(false);
   });
 
-  it('names the remedy when the migrating role may not create a role', async () => {
+  it('refuses with create_role_denied, naming both roles, when the migrating role may not create a role', async () => {
     const migrator = await loginRole(admin, 'migrator');
     await admin.query(`GRANT SELECT ON ${TABLES.migrations} TO ${migrator}`);
     const limited = openPool(urlAs(url, migrator), { max: 1 });
     try {
-      await expect(migrate(limited, { only: 'links', roles: { gateway: uniqueRole('gw'), operator: uniqueRole('op') } })).rejects.toThrow(
-        /may not create role "gw_[0-9a-f]+" \(it needs CREATEROLE\)/,
+      const missing = uniqueRole('gw');
+      const refusal = await migrate(limited, { only: 'links', roles: { gateway: missing, operator: uniqueRole('op') } }).catch(
+        (error: unknown) => error,
       );
+      expect(refusal).toBeInstanceOf(MigrationError);
+      expect(refusal).toMatchObject({ code: 'create_role_denied', role: migrator, createRole: missing, cause: { code: '42501' } });
     } finally {
       await limited.end();
     }

@@ -7,9 +7,17 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SCHEMA_AREAS } from '../../src/postgres/internal.js';
 import { MIGRATION_LOCK } from '../../src/postgres/schema.js';
-import { SCHEMA_VERSIONS, StatementTimeoutError, migrate, readIssuerChanges, readIssuers } from '../../src/postgres/index.js';
+import {
+  MigrationError,
+  SCHEMA_VERSIONS,
+  StatementTimeoutError,
+  migrate,
+  readIssuerChanges,
+  readIssuers,
+} from '../../src/postgres/index.js';
 import { TABLES } from '../../src/postgres/schema-names.js';
 import { createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
+import { loginRole, urlAs } from './roles.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/migrate.test.ts');
 const pools: pg.Pool[] = [];
@@ -197,36 +205,97 @@ describe.skipIf(SKIP)('migrate', () => {
     expect(reports.map((report) => report.applied.length).sort()).toEqual([0, 0, 0, APPLIED_FRESH]);
   });
 
-  it('refuses a database whose area is newer than this package', async () => {
+  it('refuses a database whose area is newer than this package with schema_newer, naming both versions', async () => {
     const pool = await freshPool('newer');
     await migrate(pool);
     await pool.query(`INSERT INTO ${TABLES.migrations} (area, version, description) VALUES ('controls', $1, 'from the future')`, [
       SCHEMA_VERSIONS.controls + 1,
     ]);
-    await expect(migrate(pool, { only: 'controls' })).rejects.toThrow(`controls schema version ${SCHEMA_VERSIONS.controls + 1}`);
+    const refusal = await migrate(pool, { only: 'controls' }).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(MigrationError);
+    expect(refusal).toMatchObject({
+      code: 'schema_newer',
+      area: 'controls',
+      found: SCHEMA_VERSIONS.controls + 1,
+      known: SCHEMA_VERSIONS.controls,
+    });
     expect((await migrate(pool, { only: 'links' })).applied).toEqual([]);
   });
 
-  it('names the table found and the missing ledger when the tables exist without their ledger', async () => {
+  it('refuses a single-version ledger of a version other than 1 with schema_newer, naming the version found', async () => {
+    const pool = await freshPool('newer_single');
+    await versionOneDatabase(pool);
+    await pool.query(`UPDATE ${TABLES.migrations} SET version = 2`);
+    const refusal = await migrate(pool).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(MigrationError);
+    expect(refusal).toMatchObject({ code: 'schema_newer', area: undefined, found: 2, known: 1 });
+  });
+
+  it('refuses tables that exist without their ledger with ledger_missing, naming the area and version, the server refusal as cause', async () => {
     const pool = await freshPool('ledger_dropped');
     await migrate(pool, { only: 'links' });
     await pool.query(`DROP TABLE ${TABLES.migrations}`);
     const refusal = await migrate(pool, { only: 'links' }).catch((error: unknown) => error);
-    expect(refusal).toMatchObject({ cause: { code: '42P07' } });
+    expect(refusal).toBeInstanceOf(MigrationError);
+    expect(refusal).toMatchObject({
+      code: 'ledger_missing',
+      area: 'links',
+      version: 1,
+      found: 0,
+      tables: [TABLES.migrations],
+      cause: { code: '42P07' },
+    });
     expect((refusal as Error).message).toContain(`relation "${TABLES.links}" already exists`);
-    expect((refusal as Error).message).toContain(`ledger ${TABLES.migrations} was missing`);
-    expect((refusal as Error).message).toContain('links schema version 1');
     expect(await tables(pool)).toEqual(LINK_TABLES);
   });
 
-  it('names the version the ledger records when it was emptied of an area whose tables exist', async () => {
+  it('refuses a ledger emptied of an area whose tables exist with ledger_behind, naming the version it records', async () => {
     const pool = await freshPool('ledger_emptied');
     await migrate(pool, { only: 'controls' });
     await pool.query(`DELETE FROM ${TABLES.migrations} WHERE area = 'controls' AND version > 1`);
     const refusal = await migrate(pool, { only: 'controls' }).catch((error: unknown) => error);
-    expect((refusal as Error).message).toContain('controls schema version 2');
-    expect((refusal as Error).message).toContain('records controls version 1');
-    expect((refusal as Error).message).toContain('already exists');
+    expect(refusal).toBeInstanceOf(MigrationError);
+    expect(refusal).toMatchObject({ code: 'ledger_behind', area: 'controls', version: 2, found: 1, known: SCHEMA_VERSIONS.controls });
+  });
+
+  it('refuses a role granted nothing with ledger_denied, naming the role and the ledger, the server 42501 as cause', async () => {
+    const { url } = await createTestDatabase('ledger_denied');
+    const pool = openPool(url, { max: 1 });
+    pools.push(pool);
+    await migrate(pool);
+    const role = await loginRole(pool, 'no_grants');
+    const denied = openPool(urlAs(url, role), { max: 1 });
+    pools.push(denied);
+    const refusal = await migrate(denied).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(MigrationError);
+    expect(refusal).toMatchObject({ code: 'ledger_denied', role, tables: [TABLES.migrations], cause: { code: '42501' } });
+  });
+
+  it('refuses a role that may not create the missing ledger with ledger_denied, the server 42501 as cause', async () => {
+    const { url } = await createTestDatabase('ledger_create_denied');
+    const pool = openPool(url, { max: 1 });
+    pools.push(pool);
+    const role = await loginRole(pool, 'no_create');
+    const denied = openPool(urlAs(url, role), { max: 1 });
+    pools.push(denied);
+    const refusal = await migrate(denied).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(MigrationError);
+    expect(refusal).toMatchObject({ code: 'ledger_denied', role, tables: [TABLES.migrations], cause: { code: '42501' } });
+    expect(await tables(pool)).toEqual([]);
+  });
+
+  it('refuses a role that may use no schema of its search_path with no_schema, naming the role and the search_path', async () => {
+    const { url } = await createTestDatabase('no_schema');
+    const pool = openPool(url, { max: 1 });
+    pools.push(pool);
+    const role = await loginRole(pool, 'no_usage');
+    await pool.query(`REVOKE USAGE ON SCHEMA public FROM PUBLIC, ${role}`);
+    const denied = openPool(urlAs(url, role), { max: 1 });
+    pools.push(denied);
+    const refusal = await migrate(denied).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(MigrationError);
+    expect(refusal).toMatchObject({ code: 'no_schema', role, searchPath: '"$user", public' });
+    expect(await tables(pool)).toEqual([]);
   });
 
   it("rejects with a StatementTimeoutError, the server's 57014 as cause, when statement_timeout fires waiting for the migration lock", async () => {
