@@ -2,8 +2,9 @@
  * The package as a consumer installs it: `npm pack` (one pack shared by the run), unpacked into a fresh project's node_modules,
  * its dependencies and the consumer's own packages linked from this repository's node_modules (no
  * network). One project runs the README's test-kit recipe (`examples/testing/app.test.mjs`)
- * verbatim with vitest; another, without msw, type-checks a consumer of `paygate-auth/testing`
- * against the built declarations. Needs the build (`npm test` runs it first).
+ * verbatim with vitest; one runs the kit under `node --test` (docs/testing.md's test runners);
+ * another, without msw, type-checks a consumer of `paygate-auth/testing` against the built
+ * declarations. Needs the build (`npm test` runs it first).
  */
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -73,6 +74,70 @@ describe.skipIf(packedPackage() === null)('the packed package in a consumer proj
       await cp(RECIPE, join(dir, 'app.test.mjs'));
       const { code, output } = await node(dir, [join(dir, 'node_modules/vitest/vitest.mjs'), 'run', '--root', dir]);
       expect(output).toMatch(/Tests\s+2 passed \(2\)/);
+      expect(code).toBe(0);
+      expect(output).not.toMatch(/PAYGATE_AUTH_\w+/);
+    },
+    4 * PATIENCE_MS,
+  );
+
+  it(
+    'runs the kit under node --test, ESM with mock timers and CommonJS with msw, and the process exits on its own',
+    async () => {
+      const dir = await project('node-test', ['msw']);
+      await writeFile(
+        join(dir, 'esm.test.mjs'),
+        [
+          "import assert from 'node:assert/strict';",
+          "import { after, afterEach, before, mock, test } from 'node:test';",
+          "import { createTestIssuer, createTestVerifier } from 'paygate-auth/testing';",
+          'const issuer = await createTestIssuer();',
+          'const verifier = createTestVerifier(issuer);',
+          'before(async () => { await issuer.listen(); });',
+          'after(() => issuer.close());',
+          'afterEach(() => mock.timers.reset());',
+          "test('a retired key stops verifying at once', async () => {",
+          '  const old = await issuer.token();',
+          '  await verifier.verify(old);',
+          '  await issuer.rotate({ retire: true });',
+          '  await verifier.verify(await issuer.token());',
+          "  await assert.rejects(verifier.verify(old), { code: 'unknown_key' });",
+          '});',
+          "test('a token expires when mock timers move the clock', async () => {",
+          '  const token = await issuer.token();',
+          "  mock.timers.enable({ apis: ['Date', 'setTimeout'], now: Date.now() });",
+          '  mock.timers.tick(60 * 60 * 1000);',
+          "  await assert.rejects(verifier.verify(token), { code: 'token_expired' });",
+          '});',
+          '',
+        ].join('\n'),
+      );
+      await writeFile(
+        join(dir, 'cjs.test.cjs'),
+        [
+          "const assert = require('node:assert/strict');",
+          "const { after, before, test } = require('node:test');",
+          "const { setupServer } = require('msw/node');",
+          "const { createTestIssuer, createTestVerifier } = require('paygate-auth/testing');",
+          "const { errorExceptLoopback, jwksHandlers } = require('paygate-auth/testing/msw');",
+          'let issuer;',
+          'let server;',
+          'before(async () => {',
+          '  issuer = await createTestIssuer();',
+          '  server = setupServer(...jwksHandlers(issuer));',
+          '  server.listen({ onUnhandledRequest: errorExceptLoopback });',
+          '});',
+          'after(() => server.close());',
+          "test('require() loads the kit, and msw serves the JWKS', async () => {",
+          '  const auth = await createTestVerifier(issuer).verify(await issuer.token());',
+          "  assert.equal(auth.tenant.id, 't-1');",
+          '  assert.equal(issuer.jwksRequests, 1);',
+          '});',
+          '',
+        ].join('\n'),
+      );
+      const { code, output } = await node(dir, ['--test', 'esm.test.mjs', 'cjs.test.cjs']);
+      expect(output).toMatch(/^# pass 3$/m);
+      expect(output).toMatch(/^# fail 0$/m);
       expect(code).toBe(0);
       expect(output).not.toMatch(/PAYGATE_AUTH_\w+/);
     },

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type PackedPackage, packedPackage } from '../support/packed-package.js';
 import { ALLOWED_FRAMEWORKS, EXPECTED_EXPORTS, FRAMEWORKS, LINKED_PACKAGES, RUNTIME_PACKAGES } from './fixtures.js';
@@ -205,6 +206,19 @@ describe.skipIf(packedPackage() === null)('the packed package', () => {
         testing: { code: 'malformed_token', sameClass: true },
       });
     });
+  });
+
+  // `module: commonjs` alone means node10 resolution before TypeScript 6 (ts-jest's usual set-up):
+  // it reads no `exports`, so a subpath's types must be found another way (`typesVersions`).
+  it.each(SUBPATHS)("resolves %s to its CommonJS declarations under TypeScript's node10 resolution", (subpath) => {
+    const consumer = join(workdir, 'consumer.ts');
+    const { resolvedModule } = ts.resolveModuleName(
+      subpath,
+      consumer,
+      { module: ts.ModuleKind.CommonJS, moduleResolution: ts.ModuleResolutionKind.Node10 },
+      ts.sys,
+    );
+    expect(resolvedModule?.resolvedFileName).toMatch(/\/dist\/[\w/-]+\.d\.cts$/);
   });
 
   it('makes the fastify plugin load the fastify-plugin wrapper and not fastify itself', async () => {
