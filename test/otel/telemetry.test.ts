@@ -273,6 +273,34 @@ describe('JWKS downloads', () => {
   });
 });
 
+describe('your onEvent beside the telemetry', () => {
+  it('is still called, and an async one whose promise rejects leaves no unhandled rejection', async () => {
+    setUp();
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', record);
+    try {
+      const seen: string[] = [];
+      const verifier = verifierFor({
+        onEvent: async (event: VerifierEvent) => {
+          seen.push(event.type);
+          throw new Error('the exporter is down');
+        },
+      });
+      await expect(verifier.verify(await issuer.token())).resolves.toMatchObject({ issuer: issuer.issuer });
+      // Two turns of the event loop: a rejection left unhandled has been reported by then.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(seen).toContain('verify_success');
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+  });
+});
+
 describe('keys', () => {
   it('held are observed per registered issuer at each collection: 0 before a download, then those that verify', async () => {
     setUp();
