@@ -96,6 +96,16 @@ export function requiredValue(parsed: ParsedOptions, name: string): string {
 }
 
 /**
+ * A required repeatable option's values, one or more. @throws {UsageError} naming it, that none
+ * was found, and `example` (`pay:processPayments`) as the way to give one.
+ */
+export function requiredValues(parsed: ParsedOptions, name: string, example: string): string[] {
+  const values = stringValues(parsed, name);
+  if (values.length === 0) throw new UsageError(`--${name} is required, got none: give it once per value, e.g. --${name} ${example}`);
+  return values;
+}
+
+/**
  * A library's option refusal (`<owner>: <name>[i] <rule>`, a `TypeError`) as the usage mistake it
  * is on the command line: the flag `flags` gives for `<name>`, then the rule with the value found.
  * `undefined` for any other error, or an option that no flag gives.

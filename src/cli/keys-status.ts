@@ -6,7 +6,7 @@
 import type { KeyHistoryEntry } from '../index.js';
 import { quote, quoteList } from '../internal/index.js';
 import { type SqlClient, readIssuers } from '../postgres/index.js';
-import { readKeyHistory } from '../postgres/internal.js';
+import { isMissingTable, readKeyHistory } from '../postgres/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, stringValue } from './cli-options.js';
 import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
@@ -50,7 +50,7 @@ async function unregistered(db: SqlClient, issuer: string): Promise<string> {
   try {
     registered = (await readIssuers(db, { statementTimeout: READ_TIMEOUT })).map((record) => record.issuer);
   } catch (error) {
-    if ((error as { code?: unknown } | null)?.code === '42P01') return '';
+    if (isMissingTable(error)) return '';
     throw error;
   }
   return registered.includes(issuer) ? '' : `, which is not registered; ${notRegisteredHint(issuer, registered)}`;

@@ -6,6 +6,7 @@
  */
 import { findNearMiss, quote } from '../internal/index.js';
 import { type SqlClient, readIssuers } from '../postgres/index.js';
+import { isMissingTable } from '../postgres/internal.js';
 
 /** An issuer named to a command is not one the instances register. */
 export class NotRegisteredError extends Error {
@@ -24,7 +25,7 @@ export async function requireRegistered(db: SqlClient, issuer: string): Promise<
   try {
     records = await readIssuers(db);
   } catch (error) {
-    if ((error as { code?: unknown } | null)?.code !== '42P01') throw error;
+    if (!isMissingTable(error)) throw error;
     throw new NotRegisteredError(
       `cannot tell whether issuer ${quote(issuer)} is registered: the issuer registry's tables are missing (run "paygate-auth migrate" first, or ${FORCE})`,
     );

@@ -4,8 +4,8 @@
  * the option). For trying things out: it signs at once, whatever the key's publication time.
  */
 import { IssuerError, KeyStoreError, readPrivateKeyFile, signToken } from '../issuer/index.js';
-import { type CliCommand, UsageError } from './command.js';
-import { flagMistake, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
+import type { CliCommand } from './command.js';
+import { flagMistake, parseOptions, requiredValue, requiredValues, secondsValue, stringValue, stringValues } from './cli-options.js';
 import { describeFileError } from './file-errors.js';
 import { EXIT } from './run-cli.js';
 
@@ -74,13 +74,9 @@ export const tokenSignCommand: CliCommand = {
     const parsed = parseOptions(args, OPTIONS, 0);
     const keyFile = requiredValue(parsed, 'key');
     const issuer = requiredValue(parsed, 'issuer');
-    const audiences = stringValues(parsed, 'audience');
-    if (audiences.length === 0) throw new UsageError('--audience is required');
+    const audiences = requiredValues(parsed, 'audience', 'https://payments.example');
     const tenant = requiredValue(parsed, 'tenant');
-    const scopes = stringValues(parsed, 'scope');
-    if (scopes.length === 0) {
-      throw new UsageError('--scope is required, got none: give it once per scope, e.g. --scope pay:processPayments');
-    }
+    const scopes = requiredValues(parsed, 'scope', 'pay:processPayments');
     const maxLifetime = secondsValue(parsed, 'max-lifetime');
     const products = stringValues(parsed, 'product');
     const lifetime = stringValue(parsed, 'lifetime');

@@ -8,6 +8,7 @@ import {
   describeListFault,
   describeValue,
   functionOption,
+  ignoreRejection,
   isHttpsUri,
   jwkRejectReason,
   MAX_ENTRY_LIFETIME,
@@ -220,7 +221,7 @@ export interface Issuer {
   reload(): Promise<void>;
   /**
    * Runs {@link tick} every `every` seconds (default 300) until stopped; errors go to `onError`
-   * (what it throws is ignored), by default one line to console.error: a rotation that fails (a
+   * (what it throws, or an `async` one's rejection, is ignored), by default one line to console.error: a rotation that fails (a
    * full disk, a key store down) is never silent.
    */
   startSchedule(options?: { readonly every?: number; readonly onError?: (error: unknown) => void }): ScheduleTimer;
@@ -644,9 +645,10 @@ class RotatingIssuer implements Issuer {
     const timer = setInterval(() => {
       this.tick().catch((error: unknown) => {
         try {
-          onError(error);
+          ignoreRejection(onError(error));
         } catch {
-          // A failing error hook must not become an unhandled rejection: the next tick runs anyway.
+          // A failing error hook (throwing, or an async one rejecting) must not become an unhandled
+          // rejection: the next tick runs anyway.
         }
       });
     }, every * 1000);

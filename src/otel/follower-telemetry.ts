@@ -9,7 +9,7 @@
  */
 import type { Meter, ObservableGauge, ObservableResult } from '@opentelemetry/api';
 import { isAuthError } from '../index.js';
-import { capHint, quote } from '../internal/index.js';
+import { capHint, ignoreRejection, quote } from '../internal/index.js';
 import type { PostgresFollowersOptions, PostgresRegistryOptions, RegistryEvent } from '../postgres/index.js';
 import { ATTRIBUTE_NAMES, METRIC_NAMES } from './names.js';
 
@@ -60,7 +60,7 @@ export class FollowerTelemetry {
     const onEvent = (event: RegistryEvent): void => {
       if (event.type === 'registry_stale') this.#staleSince.set('registry', event.since);
       else this.#staleSince.set('registry', null);
-      if (own !== undefined) own(event);
+      if (own !== undefined) ignoreRejection(own(event));
       else if (event.type === 'registry_stale')
         log('registry', `cannot be read (${event.error}); keeping the registry read at ${new Date(event.since).toISOString()} (retrying)`);
       else if (event.type === 'registry_recovered') log('registry', `is read again after ${event.staleForMs} ms`);
@@ -85,12 +85,12 @@ export class FollowerTelemetry {
       if (!isAuthError(error) && !(error instanceof TypeError) && (this.#staleSince.get(follower) ?? null) === null) {
         this.#staleSince.set(follower, Date.now());
       }
-      if (ownError !== undefined) ownError(error);
+      if (ownError !== undefined) ignoreRejection(ownError(error));
       else log(follower, `failed: ${message(error)} (retrying)`);
     };
     const onRecovered = (): void => {
       this.#staleSince.set(follower, null);
-      if (ownRecovered !== undefined) ownRecovered();
+      if (ownRecovered !== undefined) ignoreRejection(ownRecovered());
       else if (ownError === undefined) log(follower, 'answers again');
     };
     return { ...options, onError, onRecovered };

@@ -2,7 +2,7 @@
  * The entry point of paygate-auth/otel: one object that builds instrumented verifiers and wires
  * the PostgreSQL followers, reporting to the providers given or the global ones.
  */
-import { rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { ignoreRejection, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { type Verifier, type VerifierEventListener, type VerifierOptions, createVerifier } from '../index.js';
 import type {
   PostgresControlsOptions,
@@ -58,7 +58,8 @@ function both(ours: VerifierEventListener, yours: VerifierEventListener | undefi
   if (typeof yours !== 'function') return yours;
   return (event) => {
     ours(event);
-    yours(event);
+    // Returned to no one: an async listener's rejection is ignored here, as emit() ignores it.
+    ignoreRejection(yours(event));
   };
 }
 

@@ -22,6 +22,11 @@ export function errorState(error: unknown): string | undefined {
   return sqlState(error);
 }
 
+/** `true` for the error of a table that is not there (SQLSTATE 42P01: an area not migrated). */
+export function isMissingTable(error: unknown): boolean {
+  return sqlState(error) === '42P01';
+}
+
 /** `true` when `error` says the database is unreachable, overloaded or restarting. */
 export function isUnavailable(error: unknown): boolean {
   if (error instanceof StorageUnavailableError || error instanceof StatementTimeoutError) return true;

@@ -4,7 +4,7 @@
  * command until every live instance has applied its change, bounded.
  */
 import { checkAllowedHosts, describeValue, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
-import { storageFailure } from './database-errors.js';
+import { isMissingTable, storageFailure } from './database-errors.js';
 import { readRegistrySnapshot } from './issuer-table.js';
 import { registryDigest } from './registry-digest.js';
 import { checkRegistryRows } from './registry-rows.js';
@@ -113,11 +113,6 @@ function toInstance(row: SqlRow): InstanceRecord {
   });
 }
 
-/** `true` for the error of a table that is not there (an area not migrated). */
-function missingTable(error: unknown): boolean {
-  return (error as { code?: unknown } | null)?.code === '42P01';
-}
-
 /**
  * Every row of the heartbeat table, by name. A `seen_at` written by hand may be infinite, which
  * PostgreSQL cannot subtract: such a row is silent for ever (`-infinity`) or not at all, as any
@@ -173,14 +168,14 @@ export async function readFleet(db: SqlClient, options: ReadFleetOptions = {}): 
         refused: checked.refused.length,
       };
     } catch (error) {
-      if (!missingTable(error)) throw error;
+      if (!isMissingTable(error)) throw error;
     }
     let control: number | null = null;
     try {
       const { rows } = await queryWithin(db, timeout, `SELECT coalesce(max(id), 0) AS id FROM ${TABLES.controls}`);
       control = numberColumn(rows[0]?.id ?? 0);
     } catch (error) {
-      if (!missingTable(error)) throw error;
+      if (!isMissingTable(error)) throw error;
     }
     return { instances: held, registry, control };
   } catch (error) {

@@ -12,6 +12,7 @@ export {
   readControlRecords,
   recordControl,
 } from './control-log.js';
+export { isMissingTable } from './database-errors.js';
 export { type FleetState, type FleetWaitReport, type InstanceRecord, LIVE_MARGIN, readFleet, waitForFleet } from './fleet.js';
 export { readKeyHistory } from './key-history-table.js';
 export { DEFAULT_ROLES } from './schema-roles.js';

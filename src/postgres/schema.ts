@@ -622,11 +622,22 @@ async function upgradeLedger(session: SqlClient): Promise<void> {
   await session.query(`ALTER TABLE ${TABLES.migrations} ALTER COLUMN area SET NOT NULL, ADD PRIMARY KEY (area, version)`);
 }
 
+/**
+ * The first schema `searchPath` names other than `$user`, as written there (an identifier, quoted
+ * where it needs it), cut and escaped for one line; `<schema>` when it names none.
+ */
+function firstNamedSchema(searchPath: string): string {
+  const named = (searchPath.match(/"(?:[^"]|"")*"|[^,]+/g) ?? []).map((entry) => entry.trim());
+  const schema = named.find((entry) => entry !== '' && entry !== '$user' && entry !== '"$user"');
+  return schema === undefined ? '<schema>' : capHint(schema);
+}
+
 /** The refusal of `role`, which may use no existing schema of its `searchPath`. */
 function noSchema(role: string, searchPath: string): MigrationError {
+  const schema = firstNamedSchema(searchPath);
   return new MigrationError(
     'no_schema',
-    `migrate: role ${quote(role)} may use no existing schema of its search_path ${quote(searchPath)}, where migrate needs one to find or create its tables in: grant it USAGE on the schema (and CREATE, to create the tables: GRANT USAGE, CREATE ON SCHEMA public TO ${quote(role)}), or set its search_path to a schema it may use`,
+    `migrate: role ${quote(role)} may use no existing schema of its search_path ${quote(searchPath)}, where migrate needs one to find or create its tables in: grant it USAGE on the schema (and CREATE, to create the tables: GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${quote(role)}), or set its search_path to a schema it may use`,
     { role, searchPath },
   );
 }

@@ -54,29 +54,42 @@ describe('parseOptions naming the value of a misused option', () => {
 describe('parseOptions saying what to give', () => {
   const DATABASE = { 'database-url': { type: 'string' }, 'connect-timeout': { type: 'string' } } as const;
 
+  /** The message of the `UsageError` that `run` throws. */
+  function usageMessage(run: () => unknown): string {
+    try {
+      run();
+    } catch (error) {
+      if (error instanceof UsageError) return error.message;
+      throw error;
+    }
+    throw new Error('no UsageError was thrown');
+  }
+
   it('names the nearest option when an unknown one is misspelt', () => {
-    expect(() => parseOptions(['--databse-url', 'postgres://db/x'], DATABASE, 0)).toThrow(
-      /unknown option "--databse-url": did you mean --database-url\?/,
-    );
+    const message = usageMessage(() => parseOptions(['--databse-url', 'postgres://db/x'], DATABASE, 0));
+    expect(message).toMatch(/^unknown option "--databse-url"/);
+    expect(message).toContain('did you mean --database-url?');
   });
 
   it.each(['--constructor', '--toString', '--__proto__'])('refuses %s, a member of every object, as an unknown option', (option) => {
-    expect(() => parseOptions([option, 'x'], DATABASE, 0)).toThrow(/^unknown option "--/);
+    expect(usageMessage(() => parseOptions([option, 'x'], DATABASE, 0))).toMatch(/^unknown option "--/);
   });
 
   it('names no option when an unknown one is near none', () => {
-    expect(() => parseOptions(['--bogus'], DATABASE, 0)).toThrow(/^unknown option "--bogus"$/);
+    expect(usageMessage(() => parseOptions(['--bogus'], DATABASE, 0))).toBe('unknown option "--bogus"');
   });
 
   it('names both values of an option given twice, and says to give it once', () => {
-    expect(() => parseOptions(['--database-url', 'postgres://a/x', '--database-url=postgres://b/x'], DATABASE, 0)).toThrow(
-      /--database-url is given twice, got "postgres:\/\/a\/x" and "postgres:\/\/b\/x": give it once/,
-    );
+    const message = usageMessage(() => parseOptions(['--database-url', 'postgres://a/x', '--database-url=postgres://b/x'], DATABASE, 0));
+    expect(message).toMatch(/^--database-url is given twice/);
+    expect(message).toContain('"postgres://a/x"');
+    expect(message).toContain('"postgres://b/x"');
+    expect(message).toContain('give it once');
   });
 
   it('says it got none, and how to give it, when a required option is missing', () => {
-    expect(() => requiredValue(parseOptions([], DATABASE, 0), 'database-url')).toThrow(
-      /--database-url is required, got none: give it as --database-url <value>/,
-    );
+    const message = usageMessage(() => requiredValue(parseOptions([], DATABASE, 0), 'database-url'));
+    expect(message).toMatch(/^--database-url is required, got none/);
+    expect(message).toContain('--database-url <value>');
   });
 });

@@ -359,7 +359,8 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     await cli(...addArgs('slash'));
     const { code, err } = await cli(...args('https://slash.example/'));
     expect(code).toBe(EXIT.failed);
-    expect(err).toContain('"https://slash.example/" is not registered; the registry has "https://slash.example" (a trailing slash)');
+    expect(err).toContain('issuer "https://slash.example/" is not registered');
+    expect(err).toContain('the registry has "https://slash.example" (a trailing slash)');
     expect(await listed()).toContain('https://slash.example');
   });
 

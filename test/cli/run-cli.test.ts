@@ -70,19 +70,22 @@ describe('runCli', () => {
   it('names the nearest command when an unknown one is misspelt', async () => {
     const io = capture();
     expect(await runCli(['strcit'], io, COMMANDS)).toBe(EXIT.usage);
-    expect(io.err.join('')).toMatch(/unknown command "strcit": did you mean "strict"\?\n/);
+    expect(io.err.join('')).toContain('unknown command "strcit"');
+    expect(io.err.join('')).toMatch(/did you mean "strict"\?\n/);
   });
 
   it('names the nearest two-word command when its first word is misspelt', async () => {
     const io = capture();
     expect(await runCli(['kyes', 'generate'], io, COMMANDS)).toBe(EXIT.usage);
-    expect(io.err.join('')).toMatch(/unknown command "kyes generate": did you mean "keys generate"\?\n/);
+    expect(io.err.join('')).toContain('unknown command "kyes generate"');
+    expect(io.err.join('')).toMatch(/did you mean "keys generate"\?\n/);
   });
 
   it('names the nearest command of a group when one is misspelt, and none far from every one', async () => {
     const near = capture();
     expect(await runCli(['keys', 'generat'], near, COMMANDS)).toBe(EXIT.usage);
-    expect(near.err.join('')).toContain('unknown command "keys generat": did you mean "keys generate"?');
+    expect(near.err.join('')).toContain('unknown command "keys generat"');
+    expect(near.err.join('')).toContain('did you mean "keys generate"?');
     const far = capture();
     expect(await runCli(['keys', 'rotate'], far, COMMANDS)).toBe(EXIT.usage);
     expect(far.err.join('')).not.toContain('did you mean');

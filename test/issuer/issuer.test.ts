@@ -260,6 +260,37 @@ describe('the rotation schedule', () => {
     }
   });
 
+  it('startSchedule() ignores the rejection of an async onError: no unhandled rejection', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', record);
+    try {
+      const { issuer } = await ready();
+      vi.spyOn(issuer, 'tick').mockRejectedValue(new Error('disk full'));
+      const reported: unknown[] = [];
+      const timer = issuer.startSchedule({
+        every: 60,
+        onError: async (error) => {
+          reported.push(error);
+          throw new Error('the log shipper failed');
+        },
+      });
+      vi.advanceTimersByTime(60_000);
+      await vi.waitFor(() => expect(reported).toHaveLength(1));
+      timer.stop();
+      // Two turns of the event loop: a rejection left unhandled has been reported by then.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+      vi.useRealTimers();
+    }
+  });
+
   it('startSchedule() without onError logs a failed tick on one escaped line, never silently', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined);

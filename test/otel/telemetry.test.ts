@@ -29,7 +29,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import { AuthError, type VerifierEvent, authenticate } from '../../src/index.js';
 import { ATTRIBUTE_NAMES as A, METRIC_NAMES, SPAN_NAMES, type Telemetry, createTelemetry } from '../../src/otel/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
-import { type PostgresFollowersOptions, postgresControls, postgresKeyHistory, postgresRegistry } from '../../src/postgres/index.js';
+import { shielded } from '../../src/postgres/hook.js';
+import {
+  type PostgresFollowersOptions,
+  type RegistryEvent,
+  postgresControls,
+  postgresKeyHistory,
+  postgresRegistry,
+} from '../../src/postgres/index.js';
 
 const AUDIENCE = 'https://payments.test';
 
@@ -266,6 +273,34 @@ describe('JWKS downloads', () => {
   });
 });
 
+describe('your onEvent beside the telemetry', () => {
+  it('is still called, and an async one whose promise rejects leaves no unhandled rejection', async () => {
+    setUp();
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', record);
+    try {
+      const seen: string[] = [];
+      const verifier = verifierFor({
+        onEvent: async (event: VerifierEvent) => {
+          seen.push(event.type);
+          throw new Error('the exporter is down');
+        },
+      });
+      await expect(verifier.verify(await issuer.token())).resolves.toMatchObject({ issuer: issuer.issuer });
+      // Two turns of the event loop: a rejection left unhandled has been reported by then.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(seen).toContain('verify_success');
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+  });
+});
+
 describe('keys', () => {
   it('held are observed per registered issuer at each collection: 0 before a download, then those that verify', async () => {
     setUp();
@@ -344,6 +379,35 @@ describe('PostgreSQL followers', () => {
       vi.useRealTimers();
     }
     expect(errors).toEqual([refused, new Error('Connection terminated unexpectedly'), 'recovered']);
+  });
+
+  it("keep an async hook's rejection ignored when wrapping it, as the follower does: no unhandled rejection", async () => {
+    setUp();
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', record);
+    try {
+      const calls: string[] = [];
+      const failing = (name: string) => async () => {
+        calls.push(name);
+        throw new Error(`${name}: the exporter is down`);
+      };
+      const controls = telemetry.controlsOptions({ onError: failing('onError'), onRecovered: failing('onRecovered') });
+      const registry = telemetry.registryOptions({ onEvent: failing('onEvent') });
+      // As a follower calls its hooks.
+      shielded(controls.onError as (error: unknown) => void)(new Error('Connection terminated unexpectedly'));
+      shielded(controls.onRecovered as () => void)();
+      shielded(registry.onEvent as (event: RegistryEvent) => void)({ type: 'registry_recovered', staleForMs: 1000 });
+      // Two turns of the event loop: a rejection left unhandled has been reported by then.
+      await new Promise((resolve) => setImmediate(resolve));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(calls).toEqual(['onError', 'onRecovered', 'onEvent']);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', record);
+    }
   });
 
   it('log a stall and its end in one line each where no callback is given', async () => {

@@ -298,6 +298,21 @@ describe.skipIf(SKIP)('migrate', () => {
     expect(await tables(pool)).toEqual([]);
   });
 
+  it("names the search_path's own schema, not public, in no_schema's GRANT remedy", async () => {
+    const { url } = await createTestDatabase('no_schema_other');
+    const pool = openPool(url, { max: 1 });
+    pools.push(pool);
+    const role = await loginRole(pool, 'no_usage_payments');
+    await pool.query('CREATE SCHEMA payments');
+    await pool.query(`ALTER ROLE ${role} SET search_path = payments`);
+    const denied = openPool(urlAs(url, role), { max: 1 });
+    pools.push(denied);
+    const refusal = await migrate(denied).catch((error: unknown) => error);
+    expect(refusal).toMatchObject({ code: 'no_schema', role, searchPath: 'payments' });
+    expect((refusal as Error).message).toContain('ON SCHEMA payments TO');
+    expect((refusal as Error).message).not.toContain('ON SCHEMA public');
+  });
+
   it("rejects with a StatementTimeoutError, the server's 57014 as cause, when statement_timeout fires waiting for the migration lock", async () => {
     const { url } = await createTestDatabase('lock_wait');
     const holder = new pg.Client({ connectionString: url });

@@ -88,7 +88,8 @@ export function requireScopes(...scopes: RequireScopesArguments): RequestHandler
  * `req.auth` as the verified caller, for a route behind `auth()` and `requireScopes(...)`. Express's
  * types cannot carry what one middleware checked to the next handler, so `req.auth` stays
  * `AuthContext | null | undefined` there; this narrows it. Throws a `ConfigurationError` (500) when no
- * verification ran on `req`, which `requireScopes` already rules out.
+ * verification ran on `req`: `auth()` not mounted before it, or a CORS preflight that
+ * `allowPreflight` let through, which `requireScopes` passes on with `req.auth` `null`.
  *
  * @example
  * ```ts
