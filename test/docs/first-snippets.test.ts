@@ -8,7 +8,8 @@
 import { execFile } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -79,7 +80,9 @@ describe('the Node 20 note on Fastify', () => {
     const manifest = JSON.parse(await page('package.json')) as { overrides: Record<string, string> };
     const pinned = manifest.overrides['light-my-request'] as string;
     expect(await page('docs/adapters.md')).toContain(`{ "overrides": { "light-my-request": "${pinned}" } }`);
-    const installed = JSON.parse(await page('node_modules/fastify/node_modules/light-my-request/package.json')) as {
+    // The one Fastify loads, nested under it or hoisted (as when another Fastify is installed too).
+    const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
+    const installed = JSON.parse(await readFile(join(dirname(fromFastify.resolve('light-my-request')), 'package.json'), 'utf8')) as {
       version: string;
       dependencies: Record<string, string>;
     };

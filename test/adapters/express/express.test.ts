@@ -2,42 +2,13 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { describe, expect, it } from 'vitest';
 import { auth, requireScopes } from '../../../src/adapters/express/index.js';
 import { AuthError } from '../../../src/core/errors.js';
-import type { AdapterOptions } from '../../../src/http/adapter-options.js';
 import { verifyUntilCached } from '../../support/result-cache.js';
 import { describeAdapterTable } from '../adapter-table.js';
 import { useLoopbackIssuer } from '../loopback-issuer.js';
-import { type AdapterHarness, AppError, ROUTE_SCOPES, appErrorResponse, serveOnLoopback, describeAuth } from '../reference-app.js';
+import { serveOnLoopback } from '../reference-app.js';
+import { expressHarness } from './express-app.js';
 
-function referenceApp(options: AdapterOptions): express.Express {
-  const app = express();
-  const me = (req: Request, res: Response) => void res.json(describeAuth(req.auth));
-  app.get('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), me);
-  app.options('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), me);
-  app.use(auth(options));
-  app.get('/me', me);
-  app.options('/me', me);
-  app.get('/manage', requireScopes(...ROUTE_SCOPES.manage), me);
-  app.options('/manage', requireScopes(...ROUTE_SCOPES.manage), me);
-  app.get('/both', requireScopes(...ROUTE_SCOPES.both), me);
-  app.get('/either', requireScopes(...ROUTE_SCOPES.either), me);
-  app.get('/boom', () => {
-    throw new AppError('boom');
-  });
-  app.use((error: unknown, _req: Request, res: Response, _next: NextFunction) => {
-    const { status, body } = appErrorResponse(error);
-    res.status(status).json(body);
-  });
-  return app;
-}
-
-const harness: AdapterHarness = {
-  name: 'Express',
-  start: (options) => serveOnLoopback(referenceApp(options)),
-  create: (options) => auth(options as AdapterOptions),
-  requireScopes: (...scopes) => requireScopes(...(scopes as [string])),
-};
-
-describeAdapterTable(harness);
+describeAdapterTable(expressHarness(express));
 
 describe('the Express adapter', () => {
   const fx = useLoopbackIssuer();

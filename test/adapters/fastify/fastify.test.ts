@@ -1,14 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import defaultExport, { paygateAuth, requireScopes } from '../../../src/adapters/fastify/index.js';
 import type { AdapterOptions } from '../../../src/http/adapter-options.js';
 import { describeAdapterTable } from '../adapter-table.js';
 import { useLoopbackIssuer } from '../loopback-issuer.js';
-import { type AdapterHarness, AppError, ROUTE_SCOPES, type RunningApp, appErrorResponse, describeAuth } from '../reference-app.js';
-
-const me = async (request: FastifyRequest) => describeAuth(request.auth);
+import { type RunningApp, appErrorResponse } from '../reference-app.js';
+import { fastifyHarness, listen, me, referenceApp } from './fastify-app.js';
 
 /** Fastify's own `semver`, with which `register()` checks a plugin's declared range. */
 const fromFastify = createRequire(createRequire(import.meta.url).resolve('fastify'));
@@ -16,48 +15,7 @@ const semver = fromFastify('semver') as { satisfies(version: string, range: stri
 /** The last Fastify release whose `request.routeOptions` has no `config` (it came in 4.23.0). */
 const WITHOUT_ROUTE_CONFIG = '4.22.2';
 
-async function referenceApp(options: AdapterOptions): Promise<FastifyInstance> {
-  const app = Fastify();
-  app.setErrorHandler((error, _request, reply: FastifyReply) => {
-    const { status, body } = appErrorResponse(error);
-    return reply.code(status).send(body);
-  });
-  await app.register(paygateAuth, options);
-  app.get('/unguarded', { config: { auth: false }, preHandler: requireScopes(...ROUTE_SCOPES.unguarded) }, me);
-  app.options('/unguarded', { config: { auth: false }, preHandler: requireScopes(...ROUTE_SCOPES.unguarded) }, me);
-  app.get('/me', me);
-  app.options('/me', me);
-  app.get('/manage', { preHandler: requireScopes(...ROUTE_SCOPES.manage) }, me);
-  app.options('/manage', { preHandler: requireScopes(...ROUTE_SCOPES.manage) }, me);
-  app.get('/both', { preHandler: requireScopes(...ROUTE_SCOPES.both) }, me);
-  app.get('/either', { config: { scopes: ROUTE_SCOPES.either[0] } }, me);
-  app.options('/either', { config: { scopes: ROUTE_SCOPES.either[0] } }, me);
-  app.get('/boom', async () => {
-    throw new AppError('boom');
-  });
-  return app;
-}
-
-async function listen(app: FastifyInstance): Promise<RunningApp> {
-  const url = await app.listen({ port: 0, host: '127.0.0.1' });
-  return { url, close: () => app.close() };
-}
-
-const harness: AdapterHarness = {
-  name: 'Fastify',
-  start: async (options) => listen(await referenceApp(options)),
-  create: async (options) => {
-    const app = Fastify();
-    try {
-      await app.register(paygateAuth, options as AdapterOptions);
-    } finally {
-      await app.close();
-    }
-  },
-  requireScopes: (...scopes) => requireScopes(...(scopes as [string])),
-};
-
-describeAdapterTable(harness);
+describeAdapterTable(fastifyHarness(Fastify));
 
 describe('the Fastify adapter', () => {
   const fx = useLoopbackIssuer();
@@ -86,7 +44,7 @@ describe('the Fastify adapter', () => {
   });
 
   it("lets a CORS preflight that allowPreflight let through pass a route's config.scopes, its auth null", async () => {
-    const app = await listen(await referenceApp({ verifier: fx.verifier, allowPreflight: true }));
+    const app = await listen(await referenceApp(Fastify, { verifier: fx.verifier, allowPreflight: true }));
     try {
       const preflight = { origin: 'https://shop.example', 'access-control-request-method': 'POST' };
       const response = await fetch(`${app.url}/either`, { method: 'OPTIONS', headers: preflight });

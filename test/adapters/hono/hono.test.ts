@@ -1,62 +1,14 @@
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
-import { type Context, Hono, type MiddlewareHandler } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { type AuthVariables, auth, requireScopes } from '../../../src/adapters/hono/index.js';
+import { auth } from '../../../src/adapters/hono/index.js';
 import { AuthError } from '../../../src/core/errors.js';
-import type { AdapterOptions } from '../../../src/http/adapter-options.js';
 import { verifyUntilCached } from '../../support/result-cache.js';
 import { describeAdapterTable } from '../adapter-table.js';
 import { useLoopbackIssuer } from '../loopback-issuer.js';
-import { type AdapterHarness, AppError, ROUTE_SCOPES, type RunningApp, appErrorResponse, describeAuth } from '../reference-app.js';
+import { describeAuth } from '../reference-app.js';
+import { type Env, honoHarness, referenceApp } from './hono-app.js';
 
-type Env = { Variables: AuthVariables };
-
-function referenceApp(options: AdapterOptions): Hono<Env> {
-  const app = new Hono<Env>();
-  const me = (c: Context<Env>) => c.json(describeAuth(c.get('auth')));
-  app.onError((error, c) => {
-    const { status, body } = appErrorResponse(error);
-    return c.json(body, status as 418);
-  });
-  app.get('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), (c) => c.json(describeAuth(c.get('auth'))));
-  app.options('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), (c) => c.json(describeAuth(c.get('auth'))));
-  app.use(auth(options));
-  app.get('/me', me);
-  app.options('/me', me);
-  app.get('/manage', requireScopes(...ROUTE_SCOPES.manage), (c) => c.json(describeAuth(c.get('auth'))));
-  app.options('/manage', requireScopes(...ROUTE_SCOPES.manage), (c) => c.json(describeAuth(c.get('auth'))));
-  app.get('/both', requireScopes(...ROUTE_SCOPES.both), (c) => c.json(describeAuth(c.get('auth'))));
-  app.get('/either', requireScopes(...ROUTE_SCOPES.either), (c) => c.json(describeAuth(c.get('auth'))));
-  app.get('/boom', () => {
-    throw new AppError('boom');
-  });
-  return app;
-}
-
-async function listen(app: Hono<Env>): Promise<RunningApp> {
-  return new Promise((resolve) => {
-    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => {
-      resolve({
-        url: `http://127.0.0.1:${info.port}`,
-        close: () =>
-          new Promise<void>((done) => {
-            if ('closeAllConnections' in server) server.closeAllConnections();
-            server.close(() => done());
-          }),
-      });
-    });
-  });
-}
-
-const harness: AdapterHarness = {
-  name: 'Hono',
-  start: async (options) => listen(referenceApp(options)),
-  create: (options) => auth(options as AdapterOptions),
-  requireScopes: (...scopes) => requireScopes(...(scopes as [string])),
-};
-
-describeAdapterTable(harness);
+describeAdapterTable(honoHarness({ Hono }));
 
 describe('the Hono adapter', () => {
   const fx = useLoopbackIssuer();
@@ -133,7 +85,7 @@ describe('the Hono adapter', () => {
 
     it("reads Authorization from Node's raw header lines, not from the Request built from them", async () => {
       const token = await fx.issuer.token();
-      const app = referenceApp({ verifier: fx.verifier });
+      const app = referenceApp({ Hono }, { verifier: fx.verifier });
       const fromLines = await app.request('/me', {}, incoming(['Authorization', `Bearer ${token}`]));
       const notFromRequest = await app.request('/me', { headers: { authorization: `Bearer ${token}` } }, incoming([]));
       expect(fromLines.status).toBe(200);
@@ -143,7 +95,7 @@ describe('the Hono adapter', () => {
 
     it('answers two Authorization lines with 400 invalid_request, as Node received them', async () => {
       const token = await fx.issuer.token();
-      const app = referenceApp({ verifier: fx.verifier });
+      const app = referenceApp({ Hono }, { verifier: fx.verifier });
       const response = await app.request('/me', {}, incoming(['Authorization', `Bearer ${token}`, 'authorization', `Bearer ${token}`]));
       expect(response.status).toBe(400);
       expect(await response.json()).toMatchObject({ code: 'invalid_request' });
@@ -154,13 +106,13 @@ describe('the Hono adapter', () => {
       ['raw header lines but no headers', { incoming: { method: 'GET', rawHeaders: [] } }],
       ['not an object', { incoming: 'node' }],
     ])('reads the Request when c.env.incoming has %s', async (_case, env) => {
-      const app = referenceApp({ verifier: fx.verifier });
+      const app = referenceApp({ Hono }, { verifier: fx.verifier });
       const response = await app.request('/me', { headers: { authorization: `Bearer ${await fx.issuer.token()}` } }, env);
       expect(response.status).toBe(200);
     });
 
     it("answers requireScopes' refusal with the middleware's settings (its hints), as for the request it gated", async () => {
-      const app = referenceApp({ verifier: fx.verifier, exposeHints: true });
+      const app = referenceApp({ Hono }, { verifier: fx.verifier, exposeHints: true });
       const response = await app.request('/manage', {}, incoming(['Authorization', `Bearer ${await fx.issuer.token()}`]));
       expect(response.status).toBe(403);
       expect(await response.json()).toMatchObject({ code: 'insufficient_scope', hint: expect.any(String) });
@@ -168,7 +120,7 @@ describe('the Hono adapter', () => {
   });
 
   it('answers through app.request() as through a server', async () => {
-    const app = referenceApp({ verifier: fx.verifier });
+    const app = referenceApp({ Hono }, { verifier: fx.verifier });
     const response = await app.request('/manage', { headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
     expect(response.status).toBe(403);
     expect(await response.json()).toMatchObject({ code: 'insufficient_scope' });

@@ -1,55 +1,13 @@
-import Router from '@koa/router';
 import Koa, { type Context } from 'koa';
 import { describe, expect, it } from 'vitest';
-import { auth, requireScopes } from '../../../src/adapters/koa/index.js';
+import { auth } from '../../../src/adapters/koa/index.js';
 import { AuthError } from '../../../src/core/errors.js';
-import type { AdapterOptions } from '../../../src/http/adapter-options.js';
 import { verifyUntilCached } from '../../support/result-cache.js';
 import { describeAdapterTable } from '../adapter-table.js';
 import { useLoopbackIssuer } from '../loopback-issuer.js';
-import { type AdapterHarness, AppError, ROUTE_SCOPES, appErrorResponse, serveOnLoopback, describeAuth } from '../reference-app.js';
+import { koaHarness } from './koa-app.js';
 
-function referenceApp(options: AdapterOptions): Koa {
-  const app = new Koa();
-  const me = (ctx: Context) => {
-    ctx.body = describeAuth(ctx.state.auth);
-  };
-  const unguarded = new Router()
-    .get('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), me)
-    .options('/unguarded', requireScopes(...ROUTE_SCOPES.unguarded), me);
-  const guarded = new Router()
-    .get('/me', me)
-    .options('/me', me)
-    .get('/manage', requireScopes(...ROUTE_SCOPES.manage), me)
-    .options('/manage', requireScopes(...ROUTE_SCOPES.manage), me)
-    .get('/both', requireScopes(...ROUTE_SCOPES.both), me)
-    .get('/either', requireScopes(...ROUTE_SCOPES.either), me)
-    .get('/boom', () => {
-      throw new AppError('boom');
-    });
-  app.use(async (ctx, next) => {
-    try {
-      await next();
-    } catch (error) {
-      const { status, body } = appErrorResponse(error);
-      ctx.status = status;
-      ctx.body = body;
-    }
-  });
-  app.use(unguarded.routes());
-  app.use(auth(options));
-  app.use(guarded.routes());
-  return app;
-}
-
-const harness: AdapterHarness = {
-  name: 'Koa',
-  start: (options) => serveOnLoopback(referenceApp(options).callback()),
-  create: (options) => auth(options as AdapterOptions),
-  requireScopes: (...scopes) => requireScopes(...(scopes as [string])),
-};
-
-describeAdapterTable(harness);
+describeAdapterTable(koaHarness(Koa));
 
 describe('the Koa adapter', () => {
   const fx = useLoopbackIssuer();
