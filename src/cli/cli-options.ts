@@ -88,20 +88,29 @@ export function stringValues(parsed: ParsedOptions, name: string): string[] {
   return (Array.isArray(value) ? value : [value]).filter((item): item is string => typeof item === 'string');
 }
 
-/** A required string option. @throws {UsageError} naming it. */
-export function requiredValue(parsed: ParsedOptions, name: string): string {
+/**
+ * The refusal of a required option not given: its name, `hint` (when or why it is required:
+ * `without --entry`, `(the gateway service the token is for)`), that none was found, then `howTo`.
+ */
+function missingOption(name: string, hint: string | undefined, howTo: string): UsageError {
+  return new UsageError(`--${name} is required${hint === undefined ? '' : ` ${hint}`}, got none: ${howTo}`);
+}
+
+/** A required string option. @throws {UsageError} naming it, and `hint` (see {@link requiredValues}). */
+export function requiredValue(parsed: ParsedOptions, name: string, hint?: string): string {
   const value = stringValue(parsed, name);
-  if (value === undefined || value === '') throw new UsageError(`--${name} is required, got none: give it as --${name} <value>`);
+  if (value === undefined || value === '') throw missingOption(name, hint, `give it as --${name} <value>`);
   return value;
 }
 
 /**
- * A required repeatable option's values, one or more. @throws {UsageError} naming it, that none
- * was found, and `example` (`pay:processPayments`) as the way to give one.
+ * A required repeatable option's values, one or more. @throws {UsageError} naming it, `hint` after
+ * the name when given (when or why it is required: `without --entry`), that none was found, and
+ * `example` (`pay:processPayments`) as the way to give one.
  */
-export function requiredValues(parsed: ParsedOptions, name: string, example: string): string[] {
+export function requiredValues(parsed: ParsedOptions, name: string, example: string, hint?: string): string[] {
   const values = stringValues(parsed, name);
-  if (values.length === 0) throw new UsageError(`--${name} is required, got none: give it once per value, e.g. --${name} ${example}`);
+  if (values.length === 0) throw missingOption(name, hint, `give it once per value, e.g. --${name} ${example}`);
   return values;
 }
 

@@ -9,7 +9,7 @@
 import type { FetchLike, IssuerEntry } from '../index.js';
 import { quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
-import { type ParsedOptions, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
+import { type ParsedOptions, parseOptions, requiredValue, requiredValues, secondsValue, stringValue, stringValues } from './cli-options.js';
 import { readNow } from './doctor-time.js';
 import { describeFileError } from './file-errors.js';
 import { readEntries } from './entry-file.js';
@@ -96,8 +96,7 @@ async function gatewayEntries(parsed: ParsedOptions): Promise<IssuerEntry[]> {
     return jwksUri === undefined ? entries : entries.map((entry) => ({ ...entry, jwksUri }));
   }
   requiredValue(parsed, 'jwks');
-  const products = stringValues(parsed, 'product');
-  if (products.length === 0) throw new UsageError('--product is required without --entry');
+  const products = requiredValues(parsed, 'product', 'acme', 'without --entry');
   const tenants = stringValues(parsed, 'tenant');
   const maxTokenLifetime = secondsValue(parsed, 'max-lifetime');
   return [
@@ -138,8 +137,7 @@ async function fileFetch(file: string): Promise<FetchLike> {
 
 async function runDoctor(args: readonly string[], io: CliIo, deps: DoctorDeps): Promise<number> {
   const parsed = parseOptions(args, OPTIONS, 1);
-  const audiences = stringValues(parsed, 'audience');
-  if (audiences.length === 0) throw new UsageError('--audience is required (the gateway service the token is for)');
+  const audiences = requiredValues(parsed, 'audience', 'https://payments.example', '(the gateway service the token is for)');
   const entries = await gatewayEntries(parsed);
   const registry = checkRegistry(entries, allowedJwksHosts(parsed));
   const nowMs = readNow(stringValue(parsed, 'now'), deps.now ?? Date.now);

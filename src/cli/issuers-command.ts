@@ -21,7 +21,7 @@ import {
 import type { FetchLike, IssuerEntry } from '../index.js';
 import { oneLineJson, quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
-import { type ParsedOptions, parseOptions, requiredValue, secondsValue, stringValue, stringValues } from './cli-options.js';
+import { type ParsedOptions, parseOptions, requiredValue, requiredValues, secondsValue, stringValue, stringValues } from './cli-options.js';
 import { type CliDatabase, DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { readEntries } from './entry-file.js';
 import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
@@ -126,7 +126,7 @@ function entryFromFlags(parsed: ParsedOptions, base: IssuerEntry | undefined): I
   const maxTokenLifetime = secondsValue(parsed, 'max-token-lifetime');
   const subjectMustEqualIssuer = booleanValue(parsed, 'subject-must-equal-issuer');
   const jwksUri = base === undefined ? requiredValue(parsed, 'jwks-uri') : (stringValue(parsed, 'jwks-uri') ?? base.jwksUri);
-  if (base === undefined && products.length === 0) throw new UsageError('--product is required (or --entry <file.json>)');
+  if (base === undefined && products.length === 0) requiredValues(parsed, 'product', 'acme', '(or --entry <file.json>)');
   return {
     ...base,
     issuer: requiredValue(parsed, 'issuer'),
@@ -327,9 +327,8 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
     const by = await actor(parsed, deps);
     const audience = stringValues(parsed, 'audience');
     const tokenSource = stringValue(parsed, 'token');
-    if (tokenSource !== undefined && audience.length === 0) {
-      throw new UsageError('--audience is required with --token (the gateway service the token is for)');
-    }
+    if (tokenSource !== undefined)
+      requiredValues(parsed, 'audience', 'https://payments.example', 'with --token (the gateway service the token is for)');
     const entryFile = stringValue(parsed, 'entry');
     // The whole entry when the options say it (a usage mistake is found before connecting).
     const given =

@@ -163,3 +163,22 @@ export function toErrorResponse(error: unknown, options: ErrorResponseOptions = 
     body: problem(500, 'internal_error', 'Internal server error', detail),
   };
 }
+
+/** An {@link ErrorResponse} as an adapter sends it: the body's text, and headers with its length. */
+export interface SerializedErrorResponse {
+  readonly status: number;
+  /** `response.headers` and `content-length`, the byte length of `text`. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly text: string;
+}
+
+/**
+ * `response` with its body as JSON text and that text's `content-length` among the headers: set by
+ * the adapter, not left to the framework, so a refused `HEAD` (answered without the body) carries
+ * the length a `GET` gets, as Koa and Fastify answer it.
+ */
+export function serializeErrorResponse(response: ErrorResponse): SerializedErrorResponse {
+  const text = JSON.stringify(response.body);
+  const headers = { ...response.headers, 'content-length': String(new TextEncoder().encode(text).byteLength) };
+  return { status: response.status, headers, text };
+}

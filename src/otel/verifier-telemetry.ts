@@ -113,7 +113,8 @@ export class VerifierTelemetry {
     this.#keyCount =
       meter?.createObservableUpDownCounter(METRIC_NAMES.keyCount, {
         unit: '{key}',
-        description: 'Keys each issuer has that verify now (published, not revoked, not past the stale window).',
+        description:
+          'Keys each issuer has that verify now (published, not revoked, not past the stale window) in any verifier of this telemetry, each counted once.',
       }) ?? null;
     this.#observeKeys = meter === null ? null : (result) => this.#observe(result);
   }
@@ -183,13 +184,25 @@ export class VerifierTelemetry {
     pastSpan(this.#tracer, SPAN_NAMES.jwksFetch, SpanKind.CLIENT, event.durationMs, spanAttributes, event.reason);
   }
 
-  /** One observation per registered issuer of every verifier watched: the keys that verify now. */
+  /**
+   * One observation per registered issuer of every verifier watched: its distinct keys (by `kid`)
+   * that verify now in any of them. Two verifiers trusting one issuer hold the same keys: a sum
+   * would count each twice.
+   */
   #observe(result: ObservableResult): void {
-    const held = new Map<string, number>();
+    const held = new Map<string, Set<string>>();
+    const kidsOf = (issuer: string): Set<string> => {
+      const kids = held.get(issuer) ?? new Set<string>();
+      held.set(issuer, kids);
+      return kids;
+    };
     for (const verifier of this.#verifiers) {
-      for (const issuer of verifier.registry.issuers) held.set(issuer, held.get(issuer) ?? 0);
-      for (const entry of verifier.exportKeys().issuers) held.set(entry.issuer, (held.get(entry.issuer) ?? 0) + entry.keys.length);
+      for (const issuer of verifier.registry.issuers) kidsOf(issuer);
+      for (const entry of verifier.exportKeys().issuers) {
+        const kids = kidsOf(entry.issuer);
+        for (const key of entry.keys) kids.add(key.kid);
+      }
     }
-    for (const [issuer, keys] of held) result.observe(keys, { [A.issuer]: issuer });
+    for (const [issuer, kids] of held) result.observe(kids.size, { [A.issuer]: issuer });
   }
 }

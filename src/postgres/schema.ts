@@ -68,7 +68,8 @@ export const CONTROLS_LOCK = 1_885_826_915;
  * Controls version 4: each action's id is drawn by a trigger under {@link CONTROLS_LOCK}, held
  * until commit, however the row is written (`recordControl`, or an operator's `INSERT` in
  * `psql`): ids then commit in their order, and an instance reading the actions past the last id
- * it applied skips none. (The identity's own value, drawn before the trigger, is replaced.)
+ * it applied skips none. (The identity's own value, drawn before the trigger, was replaced, and
+ * wasted, until version 6.)
  */
 function changeStampedControls({ schema }: MigrationContext): readonly string[] {
   return [
@@ -81,6 +82,32 @@ function changeStampedControls({ schema }: MigrationContext): readonly string[] 
      END $$`,
     `CREATE TRIGGER paygate_operator_controls_stamp BEFORE INSERT ON ${TABLES.controls}
        FOR EACH ROW EXECUTE FUNCTION paygate_operator_controls_stamp()`,
+  ];
+}
+
+/**
+ * Controls version 6: one id drawn per action. The identity drew a value of its own before the
+ * stamp trigger drew the id kept, so ids went up by 2 per action; the identity is dropped for a
+ * sequence only the trigger draws from, started past every value the identity drew.
+ */
+function singleDrawControls({ schema }: MigrationContext): readonly string[] {
+  const ids = `${TABLES.controls}_ids`;
+  return [
+    // No action is written while the sequence is taken over (none may draw from the identity).
+    `LOCK TABLE ${TABLES.controls} IN ACCESS EXCLUSIVE MODE`,
+    `CREATE SEQUENCE ${ids}`,
+    `SELECT setval('${ids}', drawn) FROM (
+       SELECT pg_sequence_last_value(pg_get_serial_sequence('${TABLES.controls}', 'id')::regclass) AS drawn
+     ) AS identity WHERE drawn IS NOT NULL`,
+    `ALTER TABLE ${TABLES.controls} ALTER COLUMN id DROP IDENTITY`,
+    `ALTER SEQUENCE ${ids} OWNED BY ${TABLES.controls}.id`,
+    `CREATE OR REPLACE FUNCTION paygate_operator_controls_stamp() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path = ${schema}, pg_temp AS $$
+     BEGIN
+       PERFORM pg_advisory_xact_lock(${CONTROLS_LOCK});
+       NEW.id := nextval('${ids}');
+       RETURN NEW;
+     END $$`,
   ];
 }
 
@@ -346,6 +373,7 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
          END $$`,
       ],
     },
+    { version: 6, description: 'one operator control id drawn per action', statements: singleDrawControls },
   ],
   directory: [
     {

@@ -97,6 +97,17 @@ export function describeAdapterTable(harness: AdapterHarness): void {
       expect(await problem(response)).toMatchObject({ status: 401, code: 'missing_token' });
     });
 
+    it("answers a HEAD request it refuses with a GET refusal's headers, Content-Length included, and no body", async () => {
+      const get = await at(t.main, '/me');
+      const length = String(new TextEncoder().encode(await get.text()).byteLength);
+      const head = await at(t.main, '/me', { method: 'HEAD' });
+      expect(head.status).toBe(401);
+      expect(head.headers.get('content-length')).toBe(length);
+      expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+      expect(head.headers.get('www-authenticate')).toBe(get.headers.get('www-authenticate'));
+      expect(await head.text()).toBe('');
+    });
+
     it('uses the realm "paygate" when none is configured', async () => {
       const response = await at(t.down, '/me');
       expect(response.status).toBe(401);

@@ -3,7 +3,7 @@
  * pass on from anywhere: each is quoted as one escaped line, cut, never written raw.
  */
 import { describe, expect, it } from 'vitest';
-import { parseOptions, requiredValue } from '../../src/cli/cli-options.js';
+import { parseOptions, requiredValue, requiredValues } from '../../src/cli/cli-options.js';
 import { UsageError } from '../../src/cli/command.js';
 
 /** A line break, an escape sequence that clears a terminal, and a forged second line, made long. */
@@ -91,5 +91,14 @@ describe('parseOptions saying what to give', () => {
     const message = usageMessage(() => requiredValue(parseOptions([], DATABASE, 0), 'database-url'));
     expect(message).toMatch(/^--database-url is required, got none/);
     expect(message).toContain('--database-url <value>');
+  });
+
+  it('says when a required option is required, before that it got none and an example', () => {
+    const message = usageMessage(() =>
+      requiredValues(parseOptions([], { product: { type: 'string', multiple: true } }, 0), 'product', 'acme', 'without --entry'),
+    );
+    expect(message).toMatch(/^--product is required without --entry, /);
+    expect(message).toContain('got none');
+    expect(message).toContain('--product acme');
   });
 });

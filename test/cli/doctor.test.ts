@@ -484,6 +484,17 @@ describe('paygate-auth doctor', () => {
     expect(io.err()).toContain(message);
   });
 
+  it.each([
+    ['--audience', ['--entry', 'x.json'], '--audience https://'],
+    ['--product', ['--audience', AUD, '--issuer', ISS, '--jwks', 'j.json'], '--product acme'],
+  ])('takes doctor without %s as a usage mistake, naming none found and an example', async (option, args, example) => {
+    const io = captureIo();
+    expect(await runCli(['doctor', 'a.b.c', ...args], io, [doctor])).toBe(EXIT.usage);
+    expect(io.err()).toContain(`${option} is required`);
+    expect(io.err()).toContain('got none');
+    expect(io.err()).toContain(example);
+  });
+
   it('refuses a registry entry the gateway would not accept, naming the field', async () => {
     const file = join(directory, 'bad-entry.json');
     await writeFile(file, JSON.stringify({ ...ENTRY, jwksUri: 'http://auth.acme.example/jwks.json' }));

@@ -74,6 +74,18 @@ describe('paygate-auth issuers without a database', () => {
     expect(err).toContain(message);
   });
 
+  it.each([
+    ['--product', ADD.slice(0, 6), '--product acme'],
+    ['--audience (with --token)', [...ADD, '--token', '-'], '--audience https://'],
+  ])('takes issuers add without %s as a usage mistake, naming none found and an example', async (option, args, example) => {
+    env = { DATABASE_URL: 'postgres://x@127.0.0.1:1/x' };
+    const { code, err } = await cli(...args);
+    expect(code).toBe(EXIT.usage);
+    expect(err).toContain(`${option.split(' ')[0]} is required`);
+    expect(err).toContain('got none');
+    expect(err).toContain(example);
+  });
+
   it('exits 1 naming the host, never the password, for an unreachable --database-url', async () => {
     env = {};
     const { code, err } = await cli('issuers', 'list', '--database-url', 'postgres://gateway:s3cret@127.0.0.1:1/payments');

@@ -313,6 +313,19 @@ describe('keys', () => {
     expect(await held()).toEqual([[issuer.issuer, 0]]);
   });
 
+  it('held by two verifiers of one issuer are counted once: the distinct keys that verify, not their sum', async () => {
+    setUp();
+    const [first, second] = [verifierFor(), verifierFor()];
+    const held = async () => points(await sdk.metric(METRIC_NAMES.keyCount)).map((point) => [point.attributes[A.issuer], point.value]);
+    await Promise.all([first.warmUp(), second.warmUp()]);
+    expect(await held()).toEqual([[issuer.issuer, 1]]);
+    // Revoked in one verifier only: the key still verifies in the other.
+    first.revokeKey(issuer.issuer, 'test-key');
+    expect(await held()).toEqual([[issuer.issuer, 1]]);
+    second.revokeKey(issuer.issuer, 'test-key');
+    expect(await held()).toEqual([[issuer.issuer, 0]]);
+  });
+
   it('removed are counted by cause, and broken key rules by rule', async () => {
     setUp();
     const rotating = await createTestIssuer({ audience: AUDIENCE, issuer: 'https://rotating.test' });

@@ -49,6 +49,8 @@ async function versionOneDatabase(pool: pg.Pool): Promise<void> {
   await pool.query(`DROP TABLE ${TABLES.controlsCompacted}`);
   await pool.query('DROP FUNCTION paygate_compact_controls()');
   await pool.query('DROP FUNCTION paygate_operator_controls_stamp() CASCADE');
+  await pool.query(`DROP SEQUENCE ${TABLES.controls}_ids`);
+  await pool.query(`ALTER TABLE ${TABLES.controls} ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY`);
   await pool.query(`ALTER TABLE ${TABLES.controls} DROP CONSTRAINT ${TABLES.controls}_text`);
   await pool.query(`ALTER TABLE ${TABLES.idempotency} DROP COLUMN link_id`);
   await pool.query(`DROP TABLE ${TABLES.migrations}`);
@@ -102,6 +104,7 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'controls', version: 3 },
       { area: 'controls', version: 4 },
       { area: 'controls', version: 5 },
+      { area: 'controls', version: 6 },
       { area: 'directory', version: 1 },
       { area: 'directory', version: 2 },
       { area: 'registry', version: 1 },
@@ -151,8 +154,9 @@ describe.skipIf(SKIP)('migrate', () => {
         { area: 'controls', version: 3 },
         { area: 'controls', version: 4 },
         { area: 'controls', version: 5 },
+        { area: 'controls', version: 6 },
       ],
-      versions: { controls: 5 },
+      versions: { controls: 6 },
     });
     expect(await migrate(pool, { only: 'links' })).toEqual({ applied: [{ area: 'links', version: 2 }], versions: { links: 2 } });
     expect(await tables(pool)).toEqual([...LINK_TABLES, ...CONTROL_TABLES].sort());
@@ -165,10 +169,16 @@ describe.skipIf(SKIP)('migrate', () => {
       ['controls', 3, false],
       ['controls', 4, false],
       ['controls', 5, false],
+      ['controls', 6, false],
       ['links', 1, true],
       ['links', 2, false],
     ]);
     expect((await pool.query(`SELECT issuer FROM ${TABLES.controls}`)).rows).toEqual([{ issuer: 'https://acme.test' }]);
+    // The id sequence taken over from the identity goes on past the row written before.
+    const next = await pool.query(
+      `INSERT INTO ${TABLES.controls} (action, issuer) VALUES ('resume_issuer', 'https://acme.test') RETURNING id`,
+    );
+    expect(Number(next.rows[0].id)).toBe(2);
     expect((await pool.query(`SELECT link_code FROM ${TABLES.links}`)).rows).toEqual([{ link_code: 'code-1' }]);
   });
 

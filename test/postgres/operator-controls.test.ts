@@ -207,6 +207,15 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     });
   });
 
+  it('gives two controls recorded one after the other consecutive ids: one id drawn per row', async () => {
+    const first = await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    const second = await recordControl(operator, { action: 'resume_issuer', issuer: acme.issuer });
+    const hand = await operator.query(`INSERT INTO ${TABLES.controls} (action, issuer) VALUES ('refresh_keys', $1) RETURNING id`, [
+      acme.issuer,
+    ]);
+    expect([second.id - first.id, Number(hand.rows[0].id) - second.id]).toEqual([1, 1]);
+  });
+
   it.each([
     ['an empty issuer', "('suspend_issuer', '', NULL)"],
     ['an issuer of 2049 characters', "('suspend_issuer', repeat('i', 2049), NULL)"],

@@ -14,7 +14,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthContext } from '../../core/auth-context.js';
 import { ConfigurationError } from '../../core/errors.js';
 import { type AdapterOptions, refuseMountedFactory, resolveAdapterOptions } from '../../http/adapter-options.js';
-import type { ErrorResponse } from '../../http/error-response.js';
+import { type ErrorResponse, serializeErrorResponse } from '../../http/error-response.js';
 import { type GateFailure, type GateResult, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
@@ -39,13 +39,9 @@ function send(res: Response, response: ErrorResponse): void {
   // Already answered (a timeout middleware, while the keys were loading): setting headers would
   // throw, and Express 4 leaves the rejection of the middleware's promise unhandled.
   if (res.headersSent) return;
-  const text = JSON.stringify(response.body);
-  // Set here, as Koa and Fastify do: `end()` leaves a HEAD answer without it.
-  res
-    .status(response.status)
-    .set(response.headers)
-    .set('content-length', String(Buffer.byteLength(text)))
-    .end(text);
+  // Content-Length set here, as Koa and Fastify do: `end()` leaves a HEAD answer without it.
+  const { status, headers, text } = serializeErrorResponse(response);
+  res.status(status).set(headers).end(text);
 }
 
 function fail(failure: GateFailure, res: Response, next: NextFunction): void {

@@ -13,7 +13,7 @@
 import type { AuthContext } from '../../core/auth-context.js';
 import { describe } from '../../core/options.js';
 import { type AdapterOptions, resolveAdapterOptions } from '../../http/adapter-options.js';
-import type { ErrorResponse } from '../../http/error-response.js';
+import { serializeErrorResponse } from '../../http/error-response.js';
 import { type GateFailure, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
@@ -31,10 +31,11 @@ export type AuthenticatedHandler<Args extends unknown[], Auth extends AuthContex
 /** A Web handler: the runtime's own `(request, ...rest)` signature. */
 export type FetchHandler<Args extends unknown[]> = (request: Request, ...rest: Args) => Promise<Response>;
 
+/** The failure's answer, its Content-Length set: a runtime answering a HEAD without the body keeps it. */
 function answer(failure: GateFailure): Response {
   if (failure.response === undefined) throw failure.error;
-  const { status, headers, body }: ErrorResponse = failure.response;
-  return new Response(JSON.stringify(body), { status, headers });
+  const { status, headers, text } = serializeErrorResponse(failure.response);
+  return new Response(text, { status, headers });
 }
 
 /**

@@ -17,6 +17,7 @@ import type { Context, MiddlewareHandler, Next } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { AuthContext } from '../../core/auth-context.js';
 import { type AdapterOptions, refuseMountedFactory, resolveAdapterOptions } from '../../http/adapter-options.js';
+import { serializeErrorResponse } from '../../http/error-response.js';
 import { type GateFailure, type GateResult, type GatedRequest, gateRequest, gateScopes } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
@@ -41,12 +42,14 @@ export type { AuthContext, RequireScopesArguments };
 
 /**
  * Answers `failure` (through `c.newResponse`, so headers set by earlier middleware, CORS's say,
- * are kept), or throws it to Hono's error path (`app.onError`) when failures are forwarded.
+ * are kept), or throws it to Hono's error path (`app.onError`) when failures are forwarded. Its
+ * Content-Length is set here: Hono answers a HEAD with the GET's headers and no body, so a length
+ * left to the server would be missing.
  */
 function fail(failure: GateFailure, c: Context): Promise<Response> {
   if (failure.response === undefined) throw failure.error;
-  const { status, headers, body } = failure.response;
-  return Promise.resolve(c.newResponse(JSON.stringify(body), status as ContentfulStatusCode, headers));
+  const { status, headers, text } = serializeErrorResponse(failure.response);
+  return Promise.resolve(c.newResponse(text, status as ContentfulStatusCode, headers));
 }
 
 /**
