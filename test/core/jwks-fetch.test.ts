@@ -1,3 +1,4 @@
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   type FetchLike,
@@ -498,5 +499,46 @@ describe('parseCacheControlMaxAge', () => {
 
   test('an Age without a served max-age changes nothing (jwksMaxAge then applies as it is)', async () => {
     expect(await servedMaxAge('public', '100')).toBeUndefined();
+  });
+});
+
+describe('Content-Encoding with Node’s fetch (which decodes gzip, deflate and br itself)', () => {
+  let encoded: JwksServer;
+  let answer: { encoding: string; body: Buffer };
+
+  beforeAll(async () => {
+    encoded = await serveJwks(() => issuer.jwks, {
+      respond(_request, response) {
+        response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': answer.encoding });
+        response.end(answer.body);
+        return true;
+      },
+    });
+  });
+
+  afterAll(() => encoded.close());
+
+  test('a gzip JWKS is read', async () => {
+    answer = { encoding: 'gzip', body: gzipSync(JSON.stringify(issuer.jwks)) };
+    await expect(fetchJwks(encoded.url, realFetch, LIMITS, NOW)).resolves.toMatchObject({ keys: issuer.jwks.keys });
+  });
+
+  test('a gzip bomb is too_large: decoded bytes count against the limit', async () => {
+    answer = { encoding: 'gzip', body: gzipSync(Buffer.alloc(LIMITS.maxBytes * 64, 0x20)) };
+    expect((await failure(fetchJwks(encoded.url, realFetch, LIMITS, NOW))).reason).toBe('too_large');
+  });
+
+  test('an unknown Content-Encoding is content_encoding, not a body read as it came', async () => {
+    answer = { encoding: 'x-squeeze', body: Buffer.from(JSON.stringify(issuer.jwks)) };
+    const error = await failure(fetchJwks(encoded.url, realFetch, LIMITS, NOW));
+    expect(error.reason).toBe('content_encoding');
+    expect(error.message).toContain('"x-squeeze"');
+  });
+
+  test('a body that is not the gzip its Content-Encoding says is content_encoding, not network', async () => {
+    const broken = gzipSync(JSON.stringify(issuer.jwks));
+    broken.fill(0x41, 20, 60);
+    answer = { encoding: 'gzip', body: broken };
+    expect((await failure(fetchJwks(encoded.url, realFetch, LIMITS, NOW))).reason).toBe('content_encoding');
   });
 });
