@@ -8,7 +8,7 @@
  */
 import { findDuplicateMember, formatMemberPath } from './duplicate-members.js';
 import { type JwksAddressRefusal, describeRefusal, screenJwksAddress, screenJwksHost } from './jwks-address.js';
-import { nodeJwksFetch } from './jwks-node-fetch.js';
+import { DECODERS, contentCodings, nodeJwksFetch } from './jwks-node-fetch.js';
 import { quote } from './hint-text.js';
 import { isJsonObject } from './json-object.js';
 
@@ -46,6 +46,7 @@ export type JwksFailureReason =
   | 'redirects'
   | 'redirect_target'
   | 'content_type'
+  | 'content_encoding'
   | 'invalid_json'
   | 'no_keys';
 
@@ -171,7 +172,41 @@ async function discard(response: Response): Promise<void> {
   }
 }
 
-async function readLimited(response: Response, maxBytes: number, signal: AbortSignal): Promise<string> {
+/** The content codings a download decodes (the default `fetch` on Node, and `fetch` itself, decode these). */
+const CODINGS: readonly string[] = Object.keys(DECODERS);
+
+/**
+ * The one content coding of `contentEncoding` (`undefined` for none or `identity`); a coding not
+ * in {@link CODINGS}, or more than one, is a `content_encoding` failure naming what was served.
+ */
+function contentCoding(contentEncoding: string | null): string | undefined {
+  const codings = contentCodings(contentEncoding);
+  const [coding] = codings;
+  if (coding === undefined) return undefined;
+  if (codings.length === 1 && CODINGS.includes(coding)) return coding;
+  if (contentEncoding === null) return undefined;
+  throw new JwksFetchError(
+    'content_encoding',
+    `The JWKS is served with Content-Encoding ${quote(contentEncoding)}, not one of none, gzip, deflate or br: serve it uncompressed or with one of those.`,
+  );
+}
+
+/** `true` when `error`, or what caused it, is zlib's (or Brotli's) refusal of a compressed body. */
+function isDecodingError(error: unknown): boolean {
+  let current = error;
+  for (let depth = 0; depth < 4 && typeof current === 'object' && current !== null; depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && (code.startsWith('Z_') || code.startsWith('ERR__ERROR_'))) return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/**
+ * The body as text, decoded bytes counted: reading stops past `maxBytes`, however small the
+ * compressed body was (a compression bomb is `too_large` after at most `maxBytes` decoded bytes).
+ */
+async function readLimited(response: Response, maxBytes: number, signal: AbortSignal, coding: string | undefined): Promise<string> {
   const declared = Number(response.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await discard(response);
@@ -182,7 +217,18 @@ async function readLimited(response: Response, maxBytes: number, signal: AbortSi
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    let chunk: Awaited<ReturnType<typeof reader.read>>;
+    try {
+      chunk = await reader.read();
+    } catch (cause) {
+      if (coding === undefined || !isDecodingError(cause)) throw cause;
+      throw new JwksFetchError(
+        'content_encoding',
+        `The JWKS body is not valid ${coding} data, though its Content-Encoding says ${quote(coding)}: check how the server compresses it, or serve it uncompressed.`,
+        { cause },
+      );
+    }
+    const { done, value } = chunk;
     if (done) break;
     if (signal.aborted) {
       await reader.cancel().catch(() => undefined);
@@ -316,7 +362,14 @@ async function exchange(
       await discard(response);
       throw notJson(contentType);
     }
-    const keys = parseDocument(await readLimited(response, limits.maxBytes, signal));
+    let coding: string | undefined;
+    try {
+      coding = contentCoding(response.headers.get('content-encoding'));
+    } catch (error) {
+      await discard(response);
+      throw error;
+    }
+    const keys = parseDocument(await readLimited(response, limits.maxBytes, signal, coding));
     const maxAge = freshnessLeft(parseCacheControlMaxAge(response.headers.get('cache-control')), response.headers.get('age'));
     return { keys, maxAge };
   }

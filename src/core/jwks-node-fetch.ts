@@ -12,7 +12,7 @@
  *
  * The costs, all acceptable for a document downloaded once per issuer per max-age: one fresh
  * connection per download (`agent: false`: never a pooled connection that nobody screened, no
- * keep-alive), HTTP/1.1 only, no decompression (none is asked for), and no proxy: a gateway that
+ * keep-alive), HTTP/1.1 only (gzip, deflate and br bodies decoded as `fetch` decodes them), and no proxy: a gateway that
  * must reach the internet through an egress proxy injects its own `fetch` (`createVerifier({
  * fetch })`), which then gets the checks of the host's name and literal address only.
  *
@@ -26,6 +26,7 @@
 import type * as Dns from 'node:dns';
 import type * as Http from 'node:http';
 import type * as Stream from 'node:stream';
+import type * as Zlib from 'node:zlib';
 import type { FetchLike } from './jwks-fetch.js';
 
 /** Why connecting to `address` (which `url`'s host resolved to) is refused, or `undefined`. */
@@ -36,6 +37,7 @@ interface NodeModules {
   readonly https: typeof Http;
   readonly dns: typeof Dns;
   readonly stream: typeof Stream;
+  readonly zlib: typeof Zlib;
 }
 
 interface NodeProcess {
@@ -57,6 +59,7 @@ function nodeModules(): NodeModules | undefined {
     https: load('node:https') as typeof Http,
     dns: load('node:dns') as typeof Dns,
     stream: load('node:stream') as typeof Stream,
+    zlib: load('node:zlib') as typeof Zlib,
   };
 }
 
@@ -87,6 +90,40 @@ function screenedLookup(dns: typeof Dns, url: URL, screen: AddressScreen, refuse
       return callback(null, first.address, first.family);
     });
   }) as Http.RequestOptions['lookup'];
+}
+
+/**
+ * The content codings a `Content-Encoding` value lists, lower-cased, `identity` left out; empty
+ * when there is none.
+ */
+export function contentCodings(contentEncoding: string | null): string[] {
+  if (contentEncoding === null) return [];
+  return contentEncoding
+    .split(',')
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== '' && coding !== 'identity');
+}
+
+/** The decoder of each content coding decoded, as `fetch` decodes them (`x-gzip` is `gzip`). */
+export const DECODERS: Readonly<Record<string, (zlib: typeof Zlib) => Stream.Transform>> = {
+  gzip: (zlib) => zlib.createGunzip(),
+  'x-gzip': (zlib) => zlib.createGunzip(),
+  deflate: (zlib) => zlib.createInflate(),
+  br: (zlib) => zlib.createBrotliDecompress(),
+};
+
+/**
+ * The response body, decoded when it has one content coding of {@link DECODERS}, as a stream the
+ * reader pulls: the decoder runs only as far as the reader reads (a compression bomb is never
+ * inflated past the size limit). Any other coding is left as served, for the download to refuse.
+ */
+function responseBody(modules: NodeModules, response: Http.IncomingMessage): ReadableStream<Uint8Array> {
+  const codings = contentCodings(response.headers['content-encoding'] ?? null);
+  const decoder = codings.length === 1 ? DECODERS[codings[0] as string] : undefined;
+  if (decoder === undefined) return modules.stream.Readable.toWeb(response) as ReadableStream<Uint8Array>;
+  const decoded = decoder(modules.zlib);
+  modules.stream.pipeline(response, decoded, () => undefined);
+  return modules.stream.Readable.toWeb(decoded) as ReadableStream<Uint8Array>;
 }
 
 /** The response headers, in order, repeated names kept. */
@@ -127,7 +164,7 @@ export function nodeJwksFetch(screen: AddressScreen): FetchLike | undefined {
       request.on('response', (response) => {
         try {
           const status = response.statusCode ?? 0;
-          const body = NULL_BODY.has(status) ? null : (modules.stream.Readable.toWeb(response) as ReadableStream<Uint8Array>);
+          const body = NULL_BODY.has(status) ? null : responseBody(modules, response);
           if (body === null) response.on('error', () => undefined).resume();
           resolve(new Response(body, { status, headers: responseHeaders(response) }));
         } catch (error) {

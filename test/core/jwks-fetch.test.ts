@@ -1,6 +1,9 @@
+import net from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import {
   type FetchLike,
+  type JwksFailureReason,
   JwksFetchError,
   type JwksFetchLimits,
   fetchJwks,
@@ -498,5 +501,114 @@ describe('parseCacheControlMaxAge', () => {
 
   test('an Age without a served max-age changes nothing (jwksMaxAge then applies as it is)', async () => {
     expect(await servedMaxAge('public', '100')).toBeUndefined();
+  });
+});
+
+describe('Content-Encoding with Node’s fetch (which decodes gzip, deflate and br itself)', () => {
+  let encoded: JwksServer;
+  let answer: { encoding: string; body: Buffer };
+
+  beforeAll(async () => {
+    encoded = await serveJwks(() => issuer.jwks, {
+      respond(_request, response) {
+        response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': answer.encoding });
+        response.end(answer.body);
+        return true;
+      },
+    });
+  });
+
+  afterAll(() => encoded.close());
+
+  test('a gzip JWKS is read', async () => {
+    answer = { encoding: 'gzip', body: gzipSync(JSON.stringify(issuer.jwks)) };
+    await expect(fetchJwks(encoded.url, realFetch, LIMITS, NOW)).resolves.toMatchObject({ keys: issuer.jwks.keys });
+  });
+
+  test('a gzip bomb is too_large: decoded bytes count against the limit', async () => {
+    answer = { encoding: 'gzip', body: gzipSync(Buffer.alloc(LIMITS.maxBytes * 64, 0x20)) };
+    expect((await failure(fetchJwks(encoded.url, realFetch, LIMITS, NOW))).reason).toBe('too_large');
+  });
+
+  test('an unknown Content-Encoding is content_encoding, not a body read as it came', async () => {
+    answer = { encoding: 'x-squeeze', body: Buffer.from(JSON.stringify(issuer.jwks)) };
+    const error = await failure(fetchJwks(encoded.url, realFetch, LIMITS, NOW));
+    expect(error.reason).toBe('content_encoding');
+    expect(error.message).toContain('"x-squeeze"');
+  });
+
+  test('a body that is not the gzip its Content-Encoding says is content_encoding, not network', async () => {
+    const broken = gzipSync(JSON.stringify(issuer.jwks));
+    broken.fill(0x41, 20, 60);
+    answer = { encoding: 'gzip', body: broken };
+    expect((await failure(fetchJwks(encoded.url, realFetch, LIMITS, NOW))).reason).toBe('content_encoding');
+  });
+});
+
+describe('HTTP framing from a raw server, with the default fetch on Node and with Node’s fetch', () => {
+  /** The bytes the server writes for one request, before it closes the connection. */
+  let script: (body: Buffer) => Buffer;
+  let raw: net.Server;
+  let rawUrl: string;
+  const FETCHES: readonly (readonly [name: string, fetchImpl: FetchLike | undefined])[] = [
+    ['the default fetch', undefined],
+    ['Node’s fetch', realFetch],
+  ];
+  const head = (lines: string, version = '1.1') =>
+    `HTTP/${version} 200 OK\r\ncontent-type: application/json\r\n${lines}connection: close\r\n\r\n`;
+
+  beforeAll(async () => {
+    raw = net.createServer((socket) => {
+      socket.on('error', () => undefined);
+      socket.once('data', () => socket.end(script(Buffer.from(JSON.stringify(issuer.jwks)))));
+    });
+    await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
+    rawUrl = `http://127.0.0.1:${(raw.address() as net.AddressInfo).port}/jwks.json`;
+  });
+
+  afterAll(() => new Promise<void>((resolve) => raw.close(() => resolve())));
+
+  const CASES: readonly (readonly [title: string, script: (body: Buffer) => Buffer, outcome: JwksFailureReason | 'ok'])[] = [
+    ['HTTP/1.0 without Content-Length, ended by the close, is read', (body) => Buffer.concat([Buffer.from(head('', '1.0')), body]), 'ok'],
+    [
+      'a UTF-8 byte order mark before the JSON is skipped',
+      (body) => Buffer.concat([Buffer.from(head(`content-length: ${body.length + 3}\r\n`)), Buffer.from([0xef, 0xbb, 0xbf]), body]),
+      'ok',
+    ],
+    [
+      'a Content-Length shorter than the body cuts it: invalid_json',
+      (body) => Buffer.concat([Buffer.from(head(`content-length: ${body.length - 10}\r\n`)), body]),
+      'invalid_json',
+    ],
+    [
+      'a Content-Length longer than the body, then a close: network',
+      (body) => Buffer.concat([Buffer.from(head(`content-length: ${body.length + 10}\r\n`)), body]),
+      'network',
+    ],
+    [
+      'a malformed chunk size: network',
+      (body) =>
+        Buffer.concat([Buffer.from(head('transfer-encoding: chunked\r\n')), Buffer.from('zz\r\n'), body, Buffer.from('\r\n0\r\n\r\n')]),
+      'network',
+    ],
+  ];
+
+  for (const [name, fetchImpl] of FETCHES) {
+    test.each(CASES)(`${name}: %s`, async (_title, answer, outcome) => {
+      script = answer;
+      const download = fetchJwks(rawUrl, fetchImpl, LIMITS, NOW);
+      if (outcome === 'ok') await expect(download).resolves.toMatchObject({ keys: issuer.jwks.keys });
+      else expect((await failure(download)).reason).toBe(outcome);
+    });
+  }
+
+  test('the default fetch reads the 200 after interim 100 and 103 answers', async () => {
+    script = (body) =>
+      Buffer.concat([
+        Buffer.from('HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nlink: </x>\r\n\r\n'),
+        Buffer.from(head(`content-length: ${body.length}\r\n`)),
+        body,
+      ]);
+    await expect(fetchJwks(rawUrl, undefined, LIMITS, NOW)).resolves.toMatchObject({ keys: issuer.jwks.keys });
   });
 });

@@ -5,7 +5,9 @@
  * check to race. A listener on 127.0.0.1 counts the connections that would be the attack.
  */
 import net from 'node:net';
+import zlib from 'node:zlib';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test, vi } from 'vitest';
+import { JwksFetchError, fetchJwks } from '../../src/core/jwks-fetch.js';
 import { type IssuerEntry, IssuerRegistry, type VerifierOptions, createVerifier } from '../../src/index.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, serveJwks } from '../../src/testing/index.js';
 import { type ResolverStub, stubResolver } from '../support/resolver-stub.js';
@@ -197,5 +199,95 @@ describe('the http: loopback exception still works for test servers on 127.0.0.1
     expect(() => new IssuerRegistry([entry(server.url.replace('127.0.0.1', 'jwks.rebind.example'))])).toThrow(
       /http: is allowed only for loopback/,
     );
+  });
+});
+
+describe('compressed bodies: decoded as fetch decodes them, decoded bytes counted against the limit', () => {
+  const ENCODE: Readonly<Record<string, (data: Buffer) => Buffer>> = {
+    gzip: (data) => zlib.gzipSync(data),
+    'x-gzip': (data) => zlib.gzipSync(data),
+    deflate: (data) => zlib.deflateSync(data),
+    br: (data) => zlib.brotliCompressSync(data),
+  };
+  /** Megabytes of spaces the bomb inflates to, inside a valid JSON prefix; its gzip is about 1/1000 of it. */
+  const BOMB_MB = 64;
+  /** At most this share of the bomb may be decoded before the download stops: the limit is 1/256 of it, and 1/16 leaves room for the buffers between. */
+  const BOMB_SHARE = 16;
+  let issuer: TestIssuer;
+  let server: JwksServer;
+  let bomb: Buffer;
+  /** What the next answer carries: its Content-Encoding and body. */
+  let answer: { encoding: string; body: Buffer };
+
+  beforeAll(async () => {
+    issuer = await createTestIssuer({ issuer: ISS, audience: AUDIENCE, product: 'acme' });
+    const gzip = zlib.createGzip({ level: 9 });
+    const parts: Buffer[] = [];
+    gzip.on('data', (part: Buffer) => parts.push(part));
+    const done = new Promise((resolve) => gzip.on('end', resolve));
+    gzip.write('{"keys":[],"padding":"');
+    const megabyte = Buffer.alloc(1024 * 1024, 0x20);
+    for (let index = 0; index < BOMB_MB; index += 1) gzip.write(megabyte);
+    gzip.end('"}');
+    await done;
+    bomb = Buffer.concat(parts);
+    server = await serveJwks(() => issuer.jwks, {
+      respond(_request, response) {
+        response.writeHead(200, { 'content-type': 'application/json', 'content-encoding': answer.encoding });
+        response.end(answer.body);
+        return true;
+      },
+    });
+  });
+
+  afterAll(() => server.close());
+
+  const LIMITS = { timeout: PATIENCE_MS / 1000, maxBytes: 256 * 1024, maxRedirects: 0, allowedHosts: new Set<string>() };
+
+  test.each(Object.keys(ENCODE))('a JWKS served with Content-Encoding %s verifies with the default fetch', async (encoding) => {
+    answer = { encoding, body: (ENCODE[encoding] as (data: Buffer) => Buffer)(Buffer.from(JSON.stringify(issuer.jwks))) };
+    const gateway = createVerifier({ registry: [entry(server.url)], audience: AUDIENCE });
+    await expect(gateway.verify(await issuer.token())).resolves.toMatchObject({ issuer: ISS });
+  });
+
+  test('a gzip bomb is too_large, decoded only up to the limit: most of it is never inflated', async () => {
+    expect(bomb.byteLength).toBeLessThan(LIMITS.maxBytes);
+    answer = { encoding: 'gzip', body: bomb };
+    // The default fetch loads node:zlib at each download: its decoder, counted.
+    const decoders: zlib.Gunzip[] = [];
+    const createGunzip = zlib.createGunzip;
+    vi.spyOn(zlib, 'createGunzip').mockImplementation((options) => {
+      const decoder = createGunzip(options);
+      decoders.push(decoder);
+      return decoder;
+    });
+    const outcome = await fetchJwks(server.url, undefined, LIMITS, Date.now()).catch((error: unknown) => error);
+    expect(outcome).toBeInstanceOf(JwksFetchError);
+    expect((outcome as JwksFetchError).reason).toBe('too_large');
+    expect(decoders).toHaveLength(1);
+    // Compressed bytes the decoder took in, about 1/1000 of what they inflate to: a reader that
+    // went on would have taken in the whole bomb.
+    expect(decoders[0]?.bytesWritten).toBeLessThan(bomb.byteLength / BOMB_SHARE);
+  });
+
+  test('a body that is not the gzip its Content-Encoding says fails as content_encoding', async () => {
+    const broken = zlib.gzipSync(Buffer.from(JSON.stringify(issuer.jwks)));
+    broken.fill(0x41, 20, 60);
+    answer = { encoding: 'gzip', body: broken };
+    const outcome = await fetchJwks(server.url, undefined, LIMITS, Date.now()).catch((error: unknown) => error);
+    expect((outcome as JwksFetchError).reason).toBe('content_encoding');
+  });
+
+  test('an unknown Content-Encoding fails as content_encoding and names it', async () => {
+    answer = { encoding: 'x-squeeze', body: Buffer.from(JSON.stringify(issuer.jwks)) };
+    const outcome = await fetchJwks(server.url, undefined, LIMITS, Date.now()).catch((error: unknown) => error);
+    expect((outcome as JwksFetchError).reason).toBe('content_encoding');
+    expect((outcome as JwksFetchError).message).toContain('"x-squeeze"');
+  });
+
+  test('two content codings in a row fail as content_encoding (one coding is decoded, never a stack)', async () => {
+    answer = { encoding: 'gzip, gzip', body: zlib.gzipSync(zlib.gzipSync(Buffer.from(JSON.stringify(issuer.jwks)))) };
+    const outcome = await fetchJwks(server.url, undefined, LIMITS, Date.now()).catch((error: unknown) => error);
+    expect((outcome as JwksFetchError).reason).toBe('content_encoding');
   });
 });

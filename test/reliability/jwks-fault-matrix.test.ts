@@ -81,6 +81,34 @@ const CASES: readonly FaultCase[] = [
     requestsPerDownload: 1,
     retryAfter: '1',
   },
+  {
+    fault: 'compression_bomb',
+    title: 'endless gzip bomb (about 1000 decoded bytes per byte sent)',
+    reason: 'too_large',
+    requestsPerDownload: 1,
+    retryAfter: '1',
+  },
+  {
+    fault: 'unknown_encoding',
+    title: 'unknown Content-Encoding',
+    reason: 'content_encoding',
+    requestsPerDownload: 1,
+    retryAfter: '1',
+  },
+  {
+    fault: 'trickle_headers',
+    title: 'headers trickled a byte per 100 ms (slowloris)',
+    reason: 'timeout',
+    requestsPerDownload: 1,
+    retryAfter: '1',
+  },
+  {
+    fault: 'trickle_body',
+    title: 'body trickled a byte per 100 ms',
+    reason: 'timeout',
+    requestsPerDownload: 1,
+    retryAfter: '1',
+  },
 ];
 
 const clock = fakeClock();

@@ -1,10 +1,12 @@
 /**
  * A JWKS endpoint on 127.0.0.1 that misbehaves on demand: a closed port, slow answers, 500, 429
  * with `Retry-After`, invalid JSON, JSON without `keys`, an endless body, a redirect loop, a
- * connection reset mid-body, and a server that flaps. It serves a test issuer's JWKS otherwise, and
+ * connection reset mid-body, a server that flaps, an endless gzip bomb, an unknown
+ * `Content-Encoding`, and headers or a body trickled a byte at a time (slowloris). It serves a test issuer's JWKS otherwise, and
  * counts requests and how many are open at once.
  */
 import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
+import { createGzip } from 'node:zlib';
 import type { IssuerEntry } from '../../src/index.js';
 import type { TestIssuer } from '../../src/testing/index.js';
 import { PATIENCE_MS } from './loaded-machine.js';
@@ -21,6 +23,10 @@ export type JwksFault =
   | 'redirect_loop'
   | 'reset_mid_body'
   | 'flapping'
+  | 'compression_bomb'
+  | 'unknown_encoding'
+  | 'trickle_headers'
+  | 'trickle_body'
   | 'unreachable';
 
 /** Options of {@link serveFaultyJwks}. */
@@ -29,7 +35,7 @@ export interface FaultyJwksOptions {
   readonly slowMs?: number;
   /** `Retry-After` of a `status_429` answer, in seconds. @default 30 */
   readonly retryAfter?: number;
-  /** Bytes an `oversized` body stops at if nobody stops reading it first. @default 64 MiB */
+  /** Bytes an `oversized` body (decoded, for `compression_bomb`) stops at if nobody stops reading it first. @default 64 MiB */
   readonly streamCap?: number;
 }
 
@@ -47,9 +53,9 @@ export interface FaultyJwks {
   readonly active: number;
   /** The most requests ever open at once since the last {@link reset}. */
   readonly maxActive: number;
-  /** Body bytes an `oversized` answer wrote before its connection closed. */
+  /** Body bytes an `oversized` answer wrote (decoded bytes, for `compression_bomb`) before its connection closed. */
   readonly streamedBytes: number;
-  /** `oversized` answers whose connection the client closed before the body ended. */
+  /** `oversized` and `compression_bomb` answers whose connection the client closed before the body ended. */
   readonly abandonedStreams: number;
   /** Holds every answer until the returned function is called. */
   hold(): () => void;
@@ -113,6 +119,50 @@ export async function serveFaultyJwks(issuer: TestIssuer, options: FaultyJwksOpt
     pump();
   };
 
+  /** `oversized` in gzip: spaces compressed as they are written, about 1000 decoded bytes per byte sent. */
+  const bomb = (response: ServerResponse): void => {
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    const gzip = createGzip({ level: 9 });
+    let closed = false;
+    response.once('close', () => {
+      closed = true;
+      if (!response.writableFinished) abandonedStreams += 1;
+      gzip.destroy();
+    });
+    response.writeHead(200, { ...JSON_TYPE, 'content-encoding': 'gzip' });
+    gzip.pipe(response);
+    gzip.write('{"keys":[],"padding":"');
+    const pump = (): void => {
+      while (!closed && streamedBytes < streamCap) {
+        streamedBytes += chunk.byteLength;
+        if (!gzip.write(chunk)) {
+          gzip.once('drain', pump);
+          return;
+        }
+      }
+      if (!closed) gzip.end('"}');
+    };
+    pump();
+  };
+
+  /** Writes `text` to the raw connection a byte every 100 ms, until it is written or the client leaves. */
+  const trickle = (request: IncomingMessage, response: ServerResponse, text: string): void => {
+    const socket = request.socket;
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (sent >= text.length || socket.destroyed) {
+        clearInterval(timer);
+        socket.end();
+        return;
+      }
+      socket.write(text.slice(sent, sent + 1));
+      sent += 1;
+    }, 100);
+    response.once('close', () => clearInterval(timer));
+  };
+  const head = (body: string): string =>
+    `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nX-Padding: ${'.'.repeat(300)}\r\nConnection: close\r\n\r\n`;
+
   const resetMidBody = (request: IncomingMessage, response: ServerResponse): void => {
     const body = document();
     response.writeHead(200, { ...JSON_TYPE, 'content-length': Buffer.byteLength(body) });
@@ -152,6 +202,21 @@ export async function serveFaultyJwks(issuer: TestIssuer, options: FaultyJwksOpt
       case 'reset_mid_body':
         resetMidBody(request, response);
         return true;
+      case 'compression_bomb':
+        bomb(response);
+        return true;
+      case 'unknown_encoding':
+        response.writeHead(200, { ...JSON_TYPE, 'content-encoding': 'x-squeeze' }).end(document());
+        return true;
+      case 'trickle_headers':
+        trickle(request, response, head(document()) + document());
+        return true;
+      case 'trickle_body': {
+        const body = document();
+        request.socket.write(head(body));
+        trickle(request, response, body);
+        return true;
+      }
       case 'flapping':
         flaps += 1;
         return flaps % 2 === 1 ? answer(request, response, 'status_500') : false;
