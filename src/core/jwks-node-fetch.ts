@@ -12,9 +12,10 @@
  *
  * The costs, all acceptable for a document downloaded once per issuer per max-age: one fresh
  * connection per download (`agent: false`: never a pooled connection that nobody screened, no
- * keep-alive), HTTP/1.1 only (gzip, deflate and br bodies decoded as `fetch` decodes them), and no proxy: a gateway that
- * must reach the internet through an egress proxy injects its own `fetch` (`createVerifier({
- * fetch })`), which then gets the checks of the host's name and literal address only.
+ * keep-alive), HTTP/1.1 only (gzip, deflate and br bodies decoded as `fetch` decodes them), and
+ * no proxy: a gateway that must reach the internet through an egress proxy injects its own `fetch`
+ * (`createVerifier({ fetch })`), which then gets the checks of the host's name and literal address
+ * only.
  *
  * Reached through `process.getBuiltinModule`, never imported, as `signature.ts` reaches
  * `node:crypto`: Web runtimes and bundlers never load `node:http`. Used on Node only, not on
