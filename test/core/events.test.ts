@@ -3,32 +3,14 @@
  * what it throws is ignored, and so is a promise it returns that rejects (an `async` listener
  * whose exporter fails), which would otherwise be an unhandled rejection.
  */
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import type { VerifierEvent } from '../../src/index.js';
 import { useFixture } from '../support/fixture.js';
+import { watchUnhandledRejections } from '../support/unhandled-rejections.js';
 
 const fx = useFixture();
 
-const unhandled: unknown[] = [];
-const onUnhandled = (reason: unknown): void => {
-  unhandled.push(reason);
-};
-
-/** Two turns of the event loop: a rejection left unhandled has been reported by then. */
-async function afterRejectionsSurface(): Promise<void> {
-  await new Promise((resolve) => setImmediate(resolve));
-  await new Promise((resolve) => setImmediate(resolve));
-}
-
 describe('onEvent', () => {
-  beforeEach(() => {
-    unhandled.length = 0;
-    process.on('unhandledRejection', onUnhandled);
-  });
-  afterEach(() => {
-    process.off('unhandledRejection', onUnhandled);
-  });
-
   test('a listener that throws at every event leaves the verification its outcome', async () => {
     const seen: string[] = [];
     const verifier = fx.verifier({
@@ -43,17 +25,22 @@ describe('onEvent', () => {
   });
 
   test('an async listener whose promise rejects leaves no unhandled rejection', async () => {
-    const seen: string[] = [];
-    const verifier = fx.verifier({
-      onEvent: async (event: VerifierEvent) => {
-        seen.push(event.type);
-        throw new Error('exporter down');
-      },
-    });
-    const auth = await verifier.verify(await fx.issuer.token());
-    await afterRejectionsSurface();
-    expect(auth.tenant.ern).toBe('ern:acme/tenants/t-1');
-    expect(seen).toContain('verify_success');
-    expect(unhandled).toEqual([]);
+    const unhandled = watchUnhandledRejections();
+    try {
+      const seen: string[] = [];
+      const verifier = fx.verifier({
+        onEvent: async (event: VerifierEvent) => {
+          seen.push(event.type);
+          throw new Error('exporter down');
+        },
+      });
+      const auth = await verifier.verify(await fx.issuer.token());
+      await unhandled.settled();
+      expect(auth.tenant.ern).toBe('ern:acme/tenants/t-1');
+      expect(seen).toContain('verify_success');
+      expect(unhandled.reasons).toEqual([]);
+    } finally {
+      unhandled.stop();
+    }
   });
 });

@@ -13,6 +13,7 @@ import {
 import type { RsaPublicJwk } from '../../src/index.js';
 import { fakeClock, type FakeClock } from '../support/jwks-clock.js';
 import { PATIENCE_MS } from '../support/loaded-machine.js';
+import { watchUnhandledRejections } from '../support/unhandled-rejections.js';
 
 const ISS = 'https://auth.acme.example';
 const AUD = 'https://payments.example';
@@ -232,11 +233,7 @@ describe('the rotation schedule', () => {
 
   it('startSchedule() shields the process from an onError that throws: no unhandled rejection', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-    const unhandled: unknown[] = [];
-    const record = (reason: unknown): void => {
-      unhandled.push(reason);
-    };
-    process.on('unhandledRejection', record);
+    const unhandled = watchUnhandledRejections();
     try {
       const { issuer } = await ready();
       vi.spyOn(issuer, 'tick').mockRejectedValue(new Error('disk full'));
@@ -251,22 +248,17 @@ describe('the rotation schedule', () => {
       vi.advanceTimersByTime(60_000);
       await vi.waitFor(() => expect(reported).toHaveLength(1));
       timer.stop();
-      await new Promise((resolve) => setImmediate(resolve));
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(unhandled).toEqual([]);
+      await unhandled.settled();
+      expect(unhandled.reasons).toEqual([]);
     } finally {
-      process.off('unhandledRejection', record);
+      unhandled.stop();
       vi.useRealTimers();
     }
   });
 
   it('startSchedule() ignores the rejection of an async onError: no unhandled rejection', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
-    const unhandled: unknown[] = [];
-    const record = (reason: unknown): void => {
-      unhandled.push(reason);
-    };
-    process.on('unhandledRejection', record);
+    const unhandled = watchUnhandledRejections();
     try {
       const { issuer } = await ready();
       vi.spyOn(issuer, 'tick').mockRejectedValue(new Error('disk full'));
@@ -281,12 +273,10 @@ describe('the rotation schedule', () => {
       vi.advanceTimersByTime(60_000);
       await vi.waitFor(() => expect(reported).toHaveLength(1));
       timer.stop();
-      // Two turns of the event loop: a rejection left unhandled has been reported by then.
-      await new Promise((resolve) => setImmediate(resolve));
-      await new Promise((resolve) => setImmediate(resolve));
-      expect(unhandled).toEqual([]);
+      await unhandled.settled();
+      expect(unhandled.reasons).toEqual([]);
     } finally {
-      process.off('unhandledRejection', record);
+      unhandled.stop();
       vi.useRealTimers();
     }
   });

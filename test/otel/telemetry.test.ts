@@ -37,6 +37,7 @@ import {
   postgresKeyHistory,
   postgresRegistry,
 } from '../../src/postgres/index.js';
+import { watchUnhandledRejections } from '../support/unhandled-rejections.js';
 
 const AUDIENCE = 'https://payments.test';
 
@@ -276,11 +277,7 @@ describe('JWKS downloads', () => {
 describe('your onEvent beside the telemetry', () => {
   it('is still called, and an async one whose promise rejects leaves no unhandled rejection', async () => {
     setUp();
-    const unhandled: unknown[] = [];
-    const record = (reason: unknown): void => {
-      unhandled.push(reason);
-    };
-    process.on('unhandledRejection', record);
+    const unhandled = watchUnhandledRejections();
     try {
       const seen: string[] = [];
       const verifier = verifierFor({
@@ -290,13 +287,11 @@ describe('your onEvent beside the telemetry', () => {
         },
       });
       await expect(verifier.verify(await issuer.token())).resolves.toMatchObject({ issuer: issuer.issuer });
-      // Two turns of the event loop: a rejection left unhandled has been reported by then.
-      await new Promise((resolve) => setImmediate(resolve));
-      await new Promise((resolve) => setImmediate(resolve));
+      await unhandled.settled();
       expect(seen).toContain('verify_success');
-      expect(unhandled).toEqual([]);
+      expect(unhandled.reasons).toEqual([]);
     } finally {
-      process.off('unhandledRejection', record);
+      unhandled.stop();
     }
   });
 });
@@ -396,11 +391,7 @@ describe('PostgreSQL followers', () => {
 
   it("keep an async hook's rejection ignored when wrapping it, as the follower does: no unhandled rejection", async () => {
     setUp();
-    const unhandled: unknown[] = [];
-    const record = (reason: unknown): void => {
-      unhandled.push(reason);
-    };
-    process.on('unhandledRejection', record);
+    const unhandled = watchUnhandledRejections();
     try {
       const calls: string[] = [];
       const failing = (name: string) => async () => {
@@ -413,13 +404,11 @@ describe('PostgreSQL followers', () => {
       shielded(controls.onError as (error: unknown) => void)(new Error('Connection terminated unexpectedly'));
       shielded(controls.onRecovered as () => void)();
       shielded(registry.onEvent as (event: RegistryEvent) => void)({ type: 'registry_recovered', staleForMs: 1000 });
-      // Two turns of the event loop: a rejection left unhandled has been reported by then.
-      await new Promise((resolve) => setImmediate(resolve));
-      await new Promise((resolve) => setImmediate(resolve));
+      await unhandled.settled();
       expect(calls).toEqual(['onError', 'onRecovered', 'onEvent']);
-      expect(unhandled).toEqual([]);
+      expect(unhandled.reasons).toEqual([]);
     } finally {
-      process.off('unhandledRejection', record);
+      unhandled.stop();
     }
   });
 

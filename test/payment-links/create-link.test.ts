@@ -20,6 +20,7 @@ import {
   useFakeTimeouts,
   validBody,
 } from './support.js';
+import { watchUnhandledRejections } from '../support/unhandled-rejections.js';
 
 const callers = useCallers();
 
@@ -202,9 +203,7 @@ describe('POST /payment-links/ creating a link', () => {
   });
 
   it('leaves no unhandled rejection when an async onNotificationError rejects', async () => {
-    const unhandled: unknown[] = [];
-    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
-    process.on('unhandledRejection', onUnhandled);
+    const unhandled = watchUnhandledRejections();
     try {
       let reported = 0;
       const handler = makeHandler({
@@ -215,13 +214,11 @@ describe('POST /payment-links/ creating a link', () => {
         },
       });
       expect((await handler(jsonRequest(await callers.auth(), validBody()))).status).toBe(201);
-      // Two turns of the event loop: a rejection left unhandled has been reported by then.
-      await new Promise((resolve) => setImmediate(resolve));
-      await new Promise((resolve) => setImmediate(resolve));
+      await unhandled.settled();
       expect(reported).toBe(1);
-      expect(unhandled).toEqual([]);
+      expect(unhandled.reasons).toEqual([]);
     } finally {
-      process.off('unhandledRejection', onUnhandled);
+      unhandled.stop();
     }
   });
 
