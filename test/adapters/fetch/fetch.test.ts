@@ -1,5 +1,3 @@
-import type { AddressInfo } from 'node:net';
-import { serve } from '@hono/node-server';
 import { type Context, Hono, type Next } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { type RequireScopesArguments, requireScopes, withAuth } from '../../../src/adapters/fetch/index.js';
@@ -7,8 +5,9 @@ import type { AuthContext } from '../../../src/core/auth-context.js';
 import { AuthError } from '../../../src/core/errors.js';
 import type { AdapterOptions } from '../../../src/http/adapter-options.js';
 import { describeAdapterTable } from '../adapter-table.js';
+import { listen } from '../hono/hono-app.js';
 import { useLoopbackIssuer } from '../loopback-issuer.js';
-import { type AdapterHarness, AppError, ROUTE_SCOPES, type RunningApp, appErrorResponse, describeAuth } from '../reference-app.js';
+import { type AdapterHarness, AppError, ROUTE_SCOPES, appErrorResponse, describeAuth } from '../reference-app.js';
 
 type Env = { Variables: { auth: AuthContext | null } };
 
@@ -49,21 +48,6 @@ function referenceApp(options: AdapterOptions): Hono<Env> {
     throw new AppError('boom');
   });
   return app;
-}
-
-async function listen(app: Hono<Env>): Promise<RunningApp> {
-  return new Promise((resolve) => {
-    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => {
-      resolve({
-        url: `http://127.0.0.1:${info.port}`,
-        close: () =>
-          new Promise<void>((done) => {
-            if ('closeAllConnections' in server) server.closeAllConnections();
-            server.close(() => done());
-          }),
-      });
-    });
-  });
 }
 
 const harness: AdapterHarness = {

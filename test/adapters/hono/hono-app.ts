@@ -5,7 +5,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
-import type { Context, Hono } from 'hono';
+import type { Context, Hono, Env as HonoEnv } from 'hono';
 import { type AuthVariables, auth, requireScopes } from '../../../src/adapters/hono/index.js';
 import type { AdapterOptions } from '../../../src/http/adapter-options.js';
 import { type AdapterHarness, AppError, ROUTE_SCOPES, type RunningApp, appErrorResponse, describeAuth } from '../reference-app.js';
@@ -40,7 +40,8 @@ export function referenceApp(framework: HonoModule, options: AdapterOptions): Ho
   return app;
 }
 
-async function listen(app: Hono<Env>): Promise<RunningApp> {
+/** `app` served on 127.0.0.1 at a free port, by `@hono/node-server`. */
+export async function listen<E extends HonoEnv>(app: Hono<E>): Promise<RunningApp> {
   return new Promise((resolve) => {
     const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => {
       resolve({
