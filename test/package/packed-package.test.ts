@@ -117,6 +117,13 @@ describe.skipIf(packedPackage() === null)('the packed package', () => {
     expect(entries.filter((name) => !['dist', 'docs', 'package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'].includes(name))).toEqual([]);
   });
 
+  it('carries the text of the licence package.json declares', async () => {
+    const { license } = JSON.parse(await readFile(join(unpacked, 'package.json'), 'utf8')) as { license: string };
+    const text = await readFile(join(unpacked, 'LICENSE'), 'utf8');
+    expect(license).toBe('MIT');
+    expect(text.split('\n', 1)[0]).toBe(`${license} License`);
+  });
+
   it('carries every document the README links to', async () => {
     const readme = await readFile(join(unpacked, 'README.md'), 'utf8');
     const targets = [...readme.matchAll(/\]\(([^)\s]+)\)/g)]
