@@ -1,9 +1,9 @@
 /**
  * How hints and messages write the values they quote: as one safe log line. A quoted value is cut
  * first (so the work is bounded whatever its length), then escaped: `"` and `\`, every control
- * character (C0, DEL, C1), U+2028/U+2029, the bidirectional controls, the invisible format
- * characters and lone surrogates are shown as escapes, never raw. Lists are shortened. Each
- * function reads its input once.
+ * character (C0, DEL, C1), U+2028/U+2029, the bidirectional controls, every default-ignorable
+ * (invisible) code point and lone surrogates are shown as escapes, never raw. Lists are shortened.
+ * Each function reads its input once.
  */
 
 /** Longest value quoted whole; a longer one is cut and marked with `…`. */
@@ -15,18 +15,21 @@ export const MAX_LISTED = 8;
 export const MAX_HINT_CHARS = 1000;
 
 /**
- * What a log line must not hold raw: C0, DEL, C1, U+2028/U+2029, the bidirectional controls, the
- * invisible format characters (soft hyphen, zero-width space and joiners, word joiner and the
- * invisible operators, BOM, the tag characters U+E0000–U+E007F: a value that differs from another
- * only by one of them would print the same), a lone surrogate. Each match is one code unit, or
- * the two of a tag character (a lone surrogate is told apart by its neighbour alone), so matching
- * is linear.
+ * What a log line must not hold raw: C0, DEL, C1, U+2028/U+2029, the bidirectional controls, every
+ * default-ignorable code point (Unicode's invisible characters: soft hyphen, combining grapheme
+ * joiner, Hangul fillers, Khmer inherent vowels, Mongolian variation selectors, zero-width space
+ * and joiners, word joiner and the invisible operators, variation selectors, BOM, the shorthand
+ * and musical format controls, the tags and variation selectors of U+E0000–U+E0FFF: a value that
+ * differs from another only by one of them would print the same), a lone surrogate. Each match is
+ * one code unit, or the two of a character outside the basic plane (a lone surrogate is told
+ * apart by its neighbour alone), so matching is linear. The combining ones (U+034F, U+17B4–U+17B5,
+ * the variation selectors) stand alone: in a class with others they would read as one character.
  */
 const UNSAFE =
-  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]|\udb40[\udc00-\udc7f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u115f\u1160\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff0-\ufffb]|\u034f|[\u17b4-\u17b5]|[\u180b-\u180d]|\u180f|[\ufe00-\ufe0f]|\ud82f[\udca0-\udca3]|\ud834[\udd73-\udd7a]|[\udb40-\udb43][\udc00-\udfff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const UNSAFE_OR_QUOTING = new RegExp(`${UNSAFE.source}|["\\\\]`, 'g');
 
-/** `\uXXXX` for each code unit of `text` (one, or the two of a tag character). */
+/** `\uXXXX` for each code unit of `text` (one, or the two of a character outside the basic plane). */
 function unicodeEscapes(text: string): string {
   let escaped = '';
   for (let index = 0; index < text.length; index += 1) escaped += `\\u${text.charCodeAt(index).toString(16).padStart(4, '0')}`;

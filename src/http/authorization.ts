@@ -15,11 +15,28 @@ import { functionOption } from '../core/options.js';
 export type AuthorizationInput = string | readonly string[] | null | undefined;
 
 /**
- * `Bearer`, one or more spaces, an RFC 6750 b64token, white space around the whole. Linear: the
- * token's characters, its `=` padding and the trailing white space are disjoint classes, so no
- * character can be matched two ways.
+ * `Bearer`, one or more spaces, an RFC 6750 b64token, white space around the whole: spaces, tabs
+ * (HTTP's optional white space) and line ends, never another character JavaScript's `\s` or
+ * `trim()` takes for white space (a no-break space, a vertical tab, a form feed): a token followed
+ * by one is no b64token, and a proxy in front would read it otherwise. Linear: the token's
+ * characters, its `=` padding and the trailing white space are disjoint classes, so no character
+ * can be matched two ways.
  */
-const BEARER = /^\s*bearer +([A-Za-z0-9\-._~+/]+=*)\s*$/i;
+const BEARER = /^[ \t\r\n]*bearer +([A-Za-z0-9\-._~+/]+=*)[ \t\r\n]*$/i;
+
+/** `true` for the white space {@link BEARER} allows around the value. */
+function isWhiteSpace(code: number): boolean {
+  return code === 0x20 || code === 0x09 || code === 0x0d || code === 0x0a;
+}
+
+/** `value` without the white space {@link BEARER} allows around it; one pass from each end. */
+function trimmed(value: string): string {
+  let start = 0;
+  let end = value.length;
+  while (start < end && isWhiteSpace(value.charCodeAt(start))) start += 1;
+  while (end > start && isWhiteSpace(value.charCodeAt(end - 1))) end -= 1;
+  return start === 0 && end === value.length ? value : value.slice(start, end);
+}
 
 /**
  * `Bearer` and its spaces, read from the start of a value already trimmed (sticky: where
@@ -32,10 +49,9 @@ const SCHEME = /bearer +/iy;
  * check of its grammar; `undefined` for another shape. Reads the scheme and the white space only.
  */
 function credentialsOf(value: string): string | undefined {
-  // `trim` removes what `\s` matches, as the white space around {@link BEARER}.
-  const trimmed = value.trim();
+  const text = trimmed(value);
   SCHEME.lastIndex = 0;
-  return SCHEME.test(trimmed) ? trimmed.slice(SCHEME.lastIndex) : undefined;
+  return SCHEME.test(text) ? text.slice(SCHEME.lastIndex) : undefined;
 }
 
 /** What every refusal asks the client to send instead. */
@@ -88,14 +104,17 @@ function single(authorization: AuthorizationInput): string | undefined {
  * scheme (`missing_token`), else empty, several or not b64token credentials (`invalid_request`).
  */
 function refusal(value: string): AuthError {
-  const trimmed = value.trim();
-  const space = trimmed.indexOf(' ');
-  const scheme = space === -1 ? trimmed : trimmed.slice(0, space);
-  if (trimmed === '') return missing();
+  const text = trimmed(value);
+  const space = text.indexOf(' ');
+  const scheme = space === -1 ? text : text.slice(0, space);
+  if (text === '') return missing();
   if (scheme.toLowerCase() !== 'bearer') {
     return new AuthError('missing_token', `The Authorization header uses another scheme than Bearer: ${SEND}.`);
   }
-  const credentials = trimmed.slice(space + 1).trimStart();
+  // The spaces after the scheme: what follows them is the credentials, a tab or a no-break space included.
+  let start = space + 1;
+  while (text.charCodeAt(start) === 0x20) start += 1;
+  const credentials = text.slice(start);
   if (space === -1 || credentials === '') return invalidRequest(`The Bearer credentials are empty: ${SEND}.`);
   if (credentials.includes(',') || credentials.includes(' ')) {
     return invalidRequest(`The Authorization header carries more than one credential: ${SEND}, with one token.`);

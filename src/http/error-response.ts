@@ -3,6 +3,7 @@
  * RFC 9457 `application/problem+json` body. Neither ever carries the token or key material.
  */
 import { AUTH_ERROR_CODES, type AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
+import { capHint } from '../core/hint-text.js';
 import { booleanOption, describe, optionNames, rejectUnknownOptions } from '../core/options.js';
 import { isScopeToken } from '../core/scopes.js';
 
@@ -73,18 +74,21 @@ export function checkRealm(realm: unknown, owner = 'realm'): string {
 
 /**
  * The `WWW-Authenticate` value for `error`, or `undefined` where none belongs (503). Every part is
- * configuration or fixed text: `error_description` is the code's title (never the message, which
- * may quote what the client sent), so no client byte reaches a header and the challenge is short
+ * configuration or fixed text: the status, `error` and `error_description` (the title) are the
+ * code's, from this package's table, never the error's own fields (an object that only looks like
+ * an `AuthError`, by its name and code, may hold anything in them), nor the message (which may
+ * quote what the client sent), so no client byte reaches a header and the challenge is short
  * whatever the token.
  */
 export function challenge(error: AuthError, realm: string): string | undefined {
-  if (error.status !== 400 && error.status !== 401 && error.status !== 403) return undefined;
+  const info = AUTH_ERROR_CODES[error.code];
+  if (info.status !== 400 && info.status !== 401 && info.status !== 403) return undefined;
   let value = `Bearer realm="${realm}"`;
-  if (error.error !== null) value += `, error="${error.error}", error_description="${AUTH_ERROR_CODES[error.code].title}"`;
+  if (info.error !== null) value += `, error="${info.error}", error_description="${info.title}"`;
   // Scopes this package checked when the route was built; a hand-made error's are left out
   // unless each is a scope-token, which can stand in the quoted parameter.
-  const scopes = error.requiredScopes;
-  if (error.code === 'insufficient_scope' && scopes !== undefined && scopes.every(isScopeToken)) {
+  const scopes: unknown = error.requiredScopes;
+  if (error.code === 'insufficient_scope' && Array.isArray(scopes) && scopes.every(isScopeToken)) {
     value += `, scope="${scopes.join(' ')}"`;
   }
   return value;
@@ -124,16 +128,26 @@ export function retryAfterHeader(seconds: number): string {
   return String(Math.min(MAX_RETRY_AFTER, Math.max(1, Math.ceil(seconds))));
 }
 
+/** A text of the error's own for the body: cut and escaped as a hint is (the package's own are short and plain). */
+function ownText(value: unknown): string | undefined {
+  return typeof value === 'string' ? capHint(value) : undefined;
+}
+
+/**
+ * The status and title are the code's (see {@link challenge}); the message, claim and hint, the
+ * error's own texts, are cut and escaped, so that a look-alike's cannot make the body long.
+ */
 function fromAuthError(error: AuthError, realm: string, exposeHints: boolean): ErrorResponse {
+  const { status, title } = AUTH_ERROR_CODES[error.code];
   const headers: Record<string, string> = { ...BASE_HEADERS };
   const value = challenge(error, realm);
   if (value !== undefined) headers['www-authenticate'] = value;
   if (error.retryAfter !== undefined) headers['retry-after'] = retryAfterHeader(error.retryAfter);
-  const hint = exposeHints ? error.hint : undefined;
+  const hint = exposeHints ? ownText(error.hint) : undefined;
   return {
-    status: error.status,
+    status,
     headers,
-    body: problem(error.status, error.code, error.title, error.message, error.claim, hint),
+    body: problem(status, error.code, title, ownText(error.message) ?? '', ownText(error.claim), hint),
   };
 }
 

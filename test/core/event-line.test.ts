@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { type KeyHistoryEntry, type VerifierEvent, eventLine } from '../../src/index.js';
 
@@ -62,5 +63,13 @@ describe('eventLine', () => {
     const line = eventLine(event);
     expect(line.split('\n')).toHaveLength(1);
     expect(line.length).toBeLessThan(1100);
+  });
+
+  it("is how docs/observability.md's recipes log an event's text, never JSON.stringify (bidi and C1 raw, uncut)", () => {
+    const page = readFileSync(new URL('../../docs/observability.md', import.meta.url), 'utf8');
+    // JSON.stringify leaves U+2028, U+202E and C1 controls raw: a JWKS's kid would reach the log as sent.
+    expect(page).not.toMatch(/JSON\.stringify\([^)]*event\./);
+    expect(JSON.stringify({ kid: '\u202ek1\u009b' })).toContain('\u202e');
+    expect(eventLine({ type: 'key_withdrawn', issuer: ISSUER, kid: '\u202ek1\u009b', key: KEY })).not.toMatch(/[\u202e\u009b]/);
   });
 });

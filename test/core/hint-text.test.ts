@@ -50,6 +50,20 @@ describe('hint text', () => {
     expect(quote('kid\u{E0041}\u{E007F}')).toBe('"kid\\udb40\\udc41\\udb40\\udc7f"');
   });
 
+  test('quote shows every default-ignorable code point (variation selectors, Hangul fillers, CGJ…) as escapes', () => {
+    // Each prints as nothing: `"k1\ufe0f"` raw would read as the registered `"k1"`.
+    const invisible = /^[\p{Default_Ignorable_Code_Point}\p{Bidi_Control}]$/u;
+    const raw: string[] = [];
+    for (let code = 0; code <= 0x10ffff; code += 1) {
+      if (code >= 0xd800 && code <= 0xdfff) continue;
+      const char = String.fromCodePoint(code);
+      if (!invisible.test(char)) continue;
+      const escapes = Array.from({ length: char.length }, (_unused, index) => `\\u${char.charCodeAt(index).toString(16).padStart(4, '0')}`);
+      if (quote(`a${char}b`) !== `"a${escapes.join('')}b"`) raw.push(`U+${code.toString(16).toUpperCase().padStart(4, '0')}`);
+    }
+    expect(raw).toEqual([]);
+  });
+
   test('quote keeps a character outside the basic plane and escapes a lone surrogate', () => {
     expect(quote('\u{1F600}')).toBe('"\u{1F600}"');
     expect(quote('a\ud800b')).toBe('"a\\ud800b"');

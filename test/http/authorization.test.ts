@@ -71,6 +71,25 @@ describe('extractBearerToken', () => {
   });
 
   test.each([
+    ['a no-break space after the token', 'Bearer abc\u00a0', 'invalid_request', 'U+00A0 at character 4'],
+    ['a vertical tab after the token', 'Bearer abc\u000b', 'invalid_request', 'U+000B at character 4'],
+    ['a no-break space before the token', 'Bearer \u00a0abc', 'invalid_request', 'U+00A0 at character 1'],
+    ['a tab before the token', 'Bearer \tabc', 'invalid_request', 'U+0009 at character 1'],
+    ['a form feed before the scheme', '\u000cBearer abc', 'missing_token', 'another scheme than Bearer'],
+  ])(
+    'refuses %s: only spaces, tabs and line ends are white space around it (attack: a token a proxy reads otherwise)',
+    (_name, header, code, fault) => {
+      const error = failure(header);
+      expect(error.code).toBe(code);
+      expect(error.message).toContain(fault);
+    },
+  );
+
+  test('refuses a held token followed by a no-break space, as it refuses any token so followed', () => {
+    expect(() => extractBearerToken('Bearer abc\u00a0', (token) => token === 'abc')).toThrow(AuthError);
+  });
+
+  test.each([
     ['no header', undefined],
     ['another scheme', 'Basic dXNlcjpwYXNz'],
     ['Bearer with no token', 'Bearer'],

@@ -71,6 +71,36 @@ describe('toErrorResponse', () => {
     },
   );
 
+  test("an error that only looks like an AuthError (its name and code) answers its code's status and challenge, not its own fields", () => {
+    // isAuthError accepts copies of the package by name and code: the rest of such an object is not this package's text.
+    const lookAlike = Object.assign(new Error('The request said "x".'), {
+      name: 'AuthError',
+      code: 'invalid_request',
+      status: 200,
+      error: 'invalid_request", error_description="forged',
+      title: 'forged title',
+    });
+    const response = toErrorResponse(lookAlike);
+    expect(response.status).toBe(400);
+    expect(response.headers['www-authenticate']).toBe(
+      'Bearer realm="paygate", error="invalid_request", error_description="Invalid authorization request"',
+    );
+    expect(response.body).toMatchObject({ status: 400, code: 'invalid_request', title: 'Invalid authorization request' });
+  });
+
+  test('an error that only looks like an AuthError has its detail and claim cut and escaped in the body', () => {
+    const lookAlike = Object.assign(new Error(`x\u202e${'y'.repeat(1_000_000)}`), {
+      name: 'AuthError',
+      code: 'invalid_claim',
+      claim: `aud\u2028${'z'.repeat(1_000_000)}`,
+    });
+    const { body } = toErrorResponse(lookAlike);
+    expect(body.detail.length).toBeLessThan(1100);
+    expect(body.detail).not.toContain('\u202e');
+    expect(body.claim?.length).toBeLessThan(1100);
+    expect(body.claim).not.toContain('\u2028');
+  });
+
   test('the realm is configurable and appears in every challenge', () => {
     const response = toErrorResponse(new AuthError('malformed_token', 'Bad.'), { realm: 'payments-eu' });
     expect(response.headers['www-authenticate']).toMatch(/^Bearer realm="payments-eu", /);
