@@ -202,7 +202,8 @@ export interface Issuer {
   tick(): Promise<TickReport>;
   /**
    * Publishes a new key now (and its standby); it signs once `rotation.publishLead` has passed. A
-   * key already waiting for its turn is returned instead.
+   * key already waiting for its turn is returned instead. Re-reads the store first, as
+   * {@link tick} and {@link compromised} do, so that keys another instance published are kept.
    */
   rotate(): Promise<KeyInfo>;
   /**
@@ -556,6 +557,9 @@ class RotatingIssuer implements Issuer {
 
   rotate(): Promise<KeyInfo> {
     return this.#serial(async () => {
+      // Re-read first, as tick() does: another instance may have published keys since this one last
+      // read the store, and a save from an older view would drop them (they would then be swept).
+      await this.load();
       const at = this.#now();
       const settled = settleRetirements(this.#schedule, at);
       const waiting = settled.chain.find((record) => record.signsFrom > at);
@@ -569,6 +573,7 @@ class RotatingIssuer implements Issuer {
 
   compromised(kid: string): Promise<CompromiseReport> {
     return this.#serial(async () => {
+      await this.load(); // as rotate(): never save from an older view of a shared store
       const at = this.#now();
       const settled = settleRetirements(this.#schedule, at);
       const record = typeof kid === 'string' ? recordsOf(settled).find((candidate) => candidate.kid === kid) : undefined;
