@@ -201,6 +201,13 @@ async function refuseLooseMode(
   }
 }
 
+/** A private JWK's `alg` other than RS256 or `use` other than sig, as `alg "RS384", not "RS256"`; else `null`. */
+function mislabel(alg: unknown, use: unknown): string | null {
+  if (alg !== undefined && alg !== 'RS256') return `alg ${describeValue(alg)}, not "RS256"`;
+  if (use !== undefined && use !== 'sig') return `use ${describeValue(use)}, not "sig"`;
+  return null;
+}
+
 /**
  * What a key file's text that could not be imported holds, and what to do: read from its PEM label
  * or its JWK's `kty` and `d`, which hold no secret; never a quote of the content.
@@ -213,13 +220,17 @@ function whatKeyTextHolds(text: string, format: PrivateKeyFormat): string {
     } catch {
       return 'it is not JSON';
     }
-    const { kty, d, keys } = (typeof jwk === 'object' && jwk !== null ? jwk : {}) as Record<string, unknown>;
+    const { kty, d, keys, alg, use } = (typeof jwk === 'object' && jwk !== null ? jwk : {}) as Record<string, unknown>;
     if (kty === undefined && Array.isArray(keys)) {
       return 'it is a JWKS ("keys"), the public keys to publish, not the private key: give the file keys generate wrote with --out';
     }
     if (kty !== 'RSA')
       return `its kty is ${typeof kty === 'string' && /^[\w-]{1,16}$/.test(kty) ? `"${kty}"` : 'missing or odd'}, not "RSA"`;
     if (d === undefined) return 'it is a public JWK (no "d"), not the private key: give the file keys generate wrote with --out';
+    const label = mislabel(alg, use);
+    if (label !== null) {
+      return `it is labelled ${label}: a key made for another use is not relabelled, and a verifier refuses RS256 tokens of a key published so; give a key made for RS256 signing (keys generate --format jwk)`;
+    }
     return 'its members do not make an RSA private key';
   }
   const label = /-----BEGIN ([A-Z0-9 ]{1,40})-----/.exec(text)?.[1];
@@ -251,6 +262,8 @@ export async function importPrivateKey(text: string, format: PrivateKeyFormat, f
     else {
       const jwk = JSON.parse(text) as Record<string, unknown>;
       if (jwk.kty !== 'RSA' || typeof jwk.d !== 'string') throw new TypeError('not a private RSA JWK');
+      // Labelled for another algorithm or use: refused, never relabelled RS256 (see whatKeyTextHolds).
+      if (mislabel(jwk.alg, jwk.use) !== null) throw new TypeError('not an RS256 signing key');
       const imported = await importJWK({ ...jwk, alg: 'RS256', ext: false }, 'RS256', { extractable: false });
       if (imported instanceof Uint8Array) throw new TypeError('not an asymmetric key');
       key = imported;
