@@ -67,6 +67,12 @@ const KEY_SUFFIXES = [
 const KEY_FILE = /^([A-Za-z0-9_-]{1,128})\.(?:pem|jwk\.json)$/;
 const TEMPORARY_FILE = /^([A-Za-z0-9_-]{1,128})\.(?:pem|jwk\.json|json)\.[0-9a-f-]{36}\.tmp$/;
 
+/**
+ * What to do about a key file the schedule names that is missing or damaged: a new key in its place
+ * would not be the key the schedule publishes.
+ */
+const LOST_KEY_ADVICE = `restore it from a backup; if it is lost, remove its entry from ${SCHEDULE} (the tokens it signed will be refused)`;
+
 function checkKid(kid: unknown): string {
   if (typeof kid !== 'string' || !KID.test(kid))
     throw new KeyStoreError(
@@ -233,11 +239,11 @@ export class FileKeyStore implements KeyStore {
         if (hasCode(error, 'ENOENT')) continue;
         throw error;
       }
-      return importPrivateKey(text, format, file);
+      return importPrivateKey(text, format, file, LOST_KEY_ADVICE);
     }
     throw new KeyStoreError(
       'key_not_found',
-      `${quote(this.directory)} holds no key file for ${quote(kid)} (${KEY_SUFFIXES.map(([suffix]) => `${kid}${suffix}`).join(' or ')}): restore it from a backup; if it is lost, remove its entry from ${SCHEDULE} (the tokens it signed will be refused).`,
+      `${quote(this.directory)} holds no key file for ${quote(kid)} (${KEY_SUFFIXES.map(([suffix]) => `${kid}${suffix}`).join(' or ')}): ${LOST_KEY_ADVICE}.`,
     );
   }
 
