@@ -431,7 +431,7 @@ class RotatingIssuer implements Issuer {
     const record: KeyRecord = { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom, ...(standby ? { standby: true as const } : {}) };
     // Probed before it is published, as the keys are at start-up: a store that signs with another
     // key or algorithm would otherwise be found only once every token of the key is refused.
-    await this.#probe(record);
+    await this.#probe(record, true);
     return record;
   }
 
@@ -478,7 +478,7 @@ class RotatingIssuer implements Issuer {
    * Signs a probe with key `record` and checks it against the published half, so that a missing,
    * unreadable or swapped key file fails now and not at the first `sign()`.
    */
-  async #probe(record: KeyRecord): Promise<void> {
+  async #probe(record: KeyRecord, isNew = false): Promise<void> {
     checkPublishable(record.publicJwk);
     const data = new TextEncoder().encode(`paygate-auth key probe ${record.kid}`);
     const signature = await this.#store.sign(record.kid, data);
@@ -487,7 +487,10 @@ class RotatingIssuer implements Issuer {
     if (!(await crypto.subtle.verify(algorithm, publicKey, signature, data))) {
       throw new KeyStoreError(
         'key_mismatch',
-        `The key store's private key ${quote(record.kid)} does not match the public key the schedule publishes.`,
+        `The key store's private key ${quote(record.kid)} does not match the public key the schedule publishes` +
+          (isNew
+            ? ": it is a new key, and nothing was published; make the store's sign() use the key its generate() made for that kid."
+            : ': restore that private key (a key file swapped by hand, a KMS alias moved) from a backup; if it is lost, remove its record from the schedule (the tokens it signed will be refused).'),
       );
     }
   }

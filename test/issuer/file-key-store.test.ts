@@ -326,7 +326,10 @@ describe('FileKeyStore after a crash', () => {
       format: 'pem',
     }) as string;
     await writeFile(file, other);
-    expect((await refusal(createIssuer(options(new FileKeyStore({ directory }))))).code).toBe('key_mismatch');
+    const error = await refusal(createIssuer(options(new FileKeyStore({ directory }))));
+    expect(error.code).toBe('key_mismatch');
+    expect(error.message).toContain('restore');
+    expect(error.message).toContain('remove its record');
   });
 
   it('refuses at createIssuer a key file the schedule names but the directory lacks', async () => {

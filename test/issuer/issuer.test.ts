@@ -568,6 +568,18 @@ describe('a key generated after start-up', () => {
     expect(kids(issuer)).toEqual(before);
     expect((await store.loadSchedule()).map((record) => record.kid).sort()).toEqual([...before].sort());
   });
+
+  it("says, when a new key does not match, that nothing was published and that the store's sign() must use the key generate() made", async () => {
+    const clock = fakeClock();
+    const store = new SwappingKeyStore();
+    const issuer = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store, now: clock.now });
+    store.swap = true;
+    clock.advance(48 * HOUR);
+    const error = (await issuer.tick().catch((caught: unknown) => caught)) as Error;
+    expect(error).toMatchObject({ code: 'key_mismatch' });
+    expect(error.message).toContain('nothing was published');
+    expect(error.message).toContain('generate()');
+  });
 });
 
 describe('createIssuer options', () => {
