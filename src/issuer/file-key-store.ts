@@ -215,18 +215,30 @@ export class FileKeyStore implements KeyStore {
   async generate(): Promise<RsaPublicJwk> {
     await this.#directory();
     // A key file is never the first thing in the directory: a schedule missing later is then a loss,
-    // not a fresh start (see loadSchedule).
-    try {
-      await writeFileDurably(await this.#file(SCHEDULE), `${JSON.stringify({ keys: [] }, null, 2)}\n`, {
-        mode: 0o644,
-        overwrite: false,
-      });
-    } catch (error) {
-      if (!hasCode(error, 'EEXIST')) throw error;
+    // not a fresh start (see loadSchedule). Written only when missing: a copy written and fsynced
+    // for nothing would be a full disk's first failure, naming the schedule for a key's write.
+    const schedule = await this.#file(SCHEDULE);
+    if (!(await this.#exists(schedule))) {
+      try {
+        await writeFileDurably(schedule, `${JSON.stringify({ keys: [] }, null, 2)}\n`, { mode: 0o644, overwrite: false });
+      } catch (error) {
+        if (!hasCode(error, 'EEXIST')) throw error;
+      }
     }
     const { publicJwk, text } = await generateKeyText(this.format, this.#modulusLength);
     await writePrivateKeyFile(await this.#file(`${publicJwk.kid}${this.format === 'pkcs8' ? '.pem' : '.jwk.json'}`), text);
     return publicJwk;
+  }
+
+  async #exists(file: string): Promise<boolean> {
+    const { fs } = await this.#node();
+    try {
+      await fs.lstat(file);
+      return true;
+    } catch (error) {
+      if (hasCode(error, 'ENOENT')) return false;
+      throw error;
+    }
   }
 
   async #readKey(kid: string): Promise<CryptoKey> {
