@@ -5,6 +5,7 @@
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 import {
   booleanOption,
+  capHint,
   describeListFault,
   describeValue,
   functionOption,
@@ -665,11 +666,14 @@ class RotatingIssuer implements Issuer {
   }
 }
 
-/** The default `onError` of `startSchedule`: one escaped line, with what happens next. */
+/**
+ * The default `onError` of `startSchedule`: one escaped line, with what happens next. The error is
+ * cut at a hint's length, not a quoted value's: a key store's message says what to do at its end.
+ */
 function logTickFailure(error: unknown, every: number): void {
   const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   console.error(
-    `paygate-auth/issuer: the rotation schedule's tick failed (${quote(reason)}); it runs again in ${every} s. ` +
+    `paygate-auth/issuer: the rotation schedule's tick failed (${capHint(reason)}); it runs again in ${every} s. ` +
       'Keys due to be published or retired wait until a tick succeeds; pass startSchedule({ onError }) to handle it.',
   );
 }
