@@ -5,6 +5,8 @@
  * `*.tmp` file, which the key store's sweep removes. `node:fs` is loaded on first use.
  */
 
+import { quote } from '../internal/index.js';
+
 /** The suffix of the temporary files {@link writeFileDurably} leaves behind after a crash. */
 export const TEMPORARY_SUFFIX = '.tmp';
 
@@ -48,6 +50,21 @@ export async function makeDirectoryDurably(directory: string, mode: number): Pro
 }
 
 /**
+ * `error`, a failure of a write of `file` through `temporary`, naming `file`: the caller named it,
+ * never the temporary file (gone by now). A disk error of the write itself (ENOSPC, EIO) names no
+ * file at all, and would reach a log line without saying which write failed.
+ */
+function namingTarget(error: unknown, temporary: string, file: string): unknown {
+  if (!(error instanceof Error)) return error;
+  const failure = error as Error & { path?: unknown };
+  if (failure.path !== undefined && failure.path !== temporary) return error;
+  failure.path = file;
+  const message = failure.message.split(temporary).join(file);
+  failure.message = message.includes(file) ? message : `${message}, writing ${quote(file)}`;
+  return error;
+}
+
+/**
  * Writes `text` to `file` crash-safely with `mode`. With `overwrite: false` an existing `file` is
  * kept and the write fails with the `EEXIST` error.
  */
@@ -73,10 +90,7 @@ export async function writeFileDurably(
       await fs.rm(temporary, { force: true });
     }
   } catch (error) {
-    // The caller named `file`, never the temporary file (gone by now): an error names `file`.
-    if (typeof error === 'object' && error !== null && (error as { path?: unknown }).path === temporary)
-      (error as { path: string }).path = file;
-    throw error;
+    throw namingTarget(error, temporary, file);
   }
   await syncDirectory(path.dirname(file));
 }

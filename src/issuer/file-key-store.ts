@@ -67,6 +67,12 @@ const KEY_SUFFIXES = [
 const KEY_FILE = /^([A-Za-z0-9_-]{1,128})\.(?:pem|jwk\.json)$/;
 const TEMPORARY_FILE = /^([A-Za-z0-9_-]{1,128})\.(?:pem|jwk\.json|json)\.[0-9a-f-]{36}\.tmp$/;
 
+/**
+ * What to do about a key file the schedule names that is missing or damaged: a new key in its place
+ * would not be the key the schedule publishes.
+ */
+const LOST_KEY_ADVICE = `restore it from a backup; if it is lost, remove its entry from ${SCHEDULE} (the tokens it signed will be refused)`;
+
 function checkKid(kid: unknown): string {
   if (typeof kid !== 'string' || !KID.test(kid))
     throw new KeyStoreError(
@@ -209,18 +215,30 @@ export class FileKeyStore implements KeyStore {
   async generate(): Promise<RsaPublicJwk> {
     await this.#directory();
     // A key file is never the first thing in the directory: a schedule missing later is then a loss,
-    // not a fresh start (see loadSchedule).
-    try {
-      await writeFileDurably(await this.#file(SCHEDULE), `${JSON.stringify({ keys: [] }, null, 2)}\n`, {
-        mode: 0o644,
-        overwrite: false,
-      });
-    } catch (error) {
-      if (!hasCode(error, 'EEXIST')) throw error;
+    // not a fresh start (see loadSchedule). Written only when missing: a copy written and fsynced
+    // for nothing would be a full disk's first failure, naming the schedule for a key's write.
+    const schedule = await this.#file(SCHEDULE);
+    if (!(await this.#exists(schedule))) {
+      try {
+        await writeFileDurably(schedule, `${JSON.stringify({ keys: [] }, null, 2)}\n`, { mode: 0o644, overwrite: false });
+      } catch (error) {
+        if (!hasCode(error, 'EEXIST')) throw error;
+      }
     }
     const { publicJwk, text } = await generateKeyText(this.format, this.#modulusLength);
     await writePrivateKeyFile(await this.#file(`${publicJwk.kid}${this.format === 'pkcs8' ? '.pem' : '.jwk.json'}`), text);
     return publicJwk;
+  }
+
+  async #exists(file: string): Promise<boolean> {
+    const { fs } = await this.#node();
+    try {
+      await fs.lstat(file);
+      return true;
+    } catch (error) {
+      if (hasCode(error, 'ENOENT')) return false;
+      throw error;
+    }
   }
 
   async #readKey(kid: string): Promise<CryptoKey> {
@@ -233,11 +251,11 @@ export class FileKeyStore implements KeyStore {
         if (hasCode(error, 'ENOENT')) continue;
         throw error;
       }
-      return importPrivateKey(text, format, file);
+      return importPrivateKey(text, format, file, LOST_KEY_ADVICE);
     }
     throw new KeyStoreError(
       'key_not_found',
-      `${quote(this.directory)} holds no key file for ${quote(kid)} (${KEY_SUFFIXES.map(([suffix]) => `${kid}${suffix}`).join(' or ')}): restore it from a backup; if it is lost, remove its entry from ${SCHEDULE} (the tokens it signed will be refused).`,
+      `${quote(this.directory)} holds no key file for ${quote(kid)} (${KEY_SUFFIXES.map(([suffix]) => `${kid}${suffix}`).join(' or ')}): ${LOST_KEY_ADVICE}.`,
     );
   }
 

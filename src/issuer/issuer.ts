@@ -5,6 +5,7 @@
 import { MIN_MODULUS_BITS, type RsaPublicJwk } from '../index.js';
 import {
   booleanOption,
+  capHint,
   describeListFault,
   describeValue,
   functionOption,
@@ -202,7 +203,8 @@ export interface Issuer {
   tick(): Promise<TickReport>;
   /**
    * Publishes a new key now (and its standby); it signs once `rotation.publishLead` has passed. A
-   * key already waiting for its turn is returned instead.
+   * key already waiting for its turn is returned instead. Re-reads the store first, as
+   * {@link tick} and {@link compromised} do, so that keys another instance published are kept.
    */
   rotate(): Promise<KeyInfo>;
   /**
@@ -430,7 +432,7 @@ class RotatingIssuer implements Issuer {
     const record: KeyRecord = { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom, ...(standby ? { standby: true as const } : {}) };
     // Probed before it is published, as the keys are at start-up: a store that signs with another
     // key or algorithm would otherwise be found only once every token of the key is refused.
-    await this.#probe(record);
+    await this.#probe(record, true);
     return record;
   }
 
@@ -477,7 +479,7 @@ class RotatingIssuer implements Issuer {
    * Signs a probe with key `record` and checks it against the published half, so that a missing,
    * unreadable or swapped key file fails now and not at the first `sign()`.
    */
-  async #probe(record: KeyRecord): Promise<void> {
+  async #probe(record: KeyRecord, isNew = false): Promise<void> {
     checkPublishable(record.publicJwk);
     const data = new TextEncoder().encode(`paygate-auth key probe ${record.kid}`);
     const signature = await this.#store.sign(record.kid, data);
@@ -486,7 +488,10 @@ class RotatingIssuer implements Issuer {
     if (!(await crypto.subtle.verify(algorithm, publicKey, signature, data))) {
       throw new KeyStoreError(
         'key_mismatch',
-        `The key store's private key ${quote(record.kid)} does not match the public key the schedule publishes.`,
+        `The key store's private key ${quote(record.kid)} does not match the public key the schedule publishes` +
+          (isNew
+            ? ": it is a new key, and nothing was published; make the store's sign() use the key its generate() made for that kid."
+            : ': restore that private key (a key file swapped by hand, a KMS alias moved) from a backup; if it is lost, remove its record from the schedule (the tokens it signed will be refused).'),
       );
     }
   }
@@ -556,6 +561,9 @@ class RotatingIssuer implements Issuer {
 
   rotate(): Promise<KeyInfo> {
     return this.#serial(async () => {
+      // Re-read first, as tick() does: another instance may have published keys since this one last
+      // read the store, and a save from an older view would drop them (they would then be swept).
+      await this.load();
       const at = this.#now();
       const settled = settleRetirements(this.#schedule, at);
       const waiting = settled.chain.find((record) => record.signsFrom > at);
@@ -569,6 +577,7 @@ class RotatingIssuer implements Issuer {
 
   compromised(kid: string): Promise<CompromiseReport> {
     return this.#serial(async () => {
+      await this.load(); // as rotate(): never save from an older view of a shared store
       const at = this.#now();
       const settled = settleRetirements(this.#schedule, at);
       const record = typeof kid === 'string' ? recordsOf(settled).find((candidate) => candidate.kid === kid) : undefined;
@@ -657,11 +666,14 @@ class RotatingIssuer implements Issuer {
   }
 }
 
-/** The default `onError` of `startSchedule`: one escaped line, with what happens next. */
+/**
+ * The default `onError` of `startSchedule`: one escaped line, with what happens next. The error is
+ * cut at a hint's length, not a quoted value's: a key store's message says what to do at its end.
+ */
 function logTickFailure(error: unknown, every: number): void {
   const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   console.error(
-    `paygate-auth/issuer: the rotation schedule's tick failed (${quote(reason)}); it runs again in ${every} s. ` +
+    `paygate-auth/issuer: the rotation schedule's tick failed (${capHint(reason)}); it runs again in ${every} s. ` +
       'Keys due to be published or retired wait until a tick succeeds; pass startSchedule({ onError }) to handle it.',
   );
 }

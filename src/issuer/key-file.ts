@@ -201,37 +201,48 @@ async function refuseLooseMode(
   }
 }
 
+/** A private JWK's `alg` other than RS256 or `use` other than sig, as `alg "RS384", not "RS256"`; else `null`. */
+function mislabel(alg: unknown, use: unknown): string | null {
+  if (alg !== undefined && alg !== 'RS256') return `alg ${describeValue(alg)}, not "RS256"`;
+  if (use !== undefined && use !== 'sig') return `use ${describeValue(use)}, not "sig"`;
+  return null;
+}
+
 /**
  * What a key file's text that could not be imported holds, and what to do: read from its PEM label
  * or its JWK's `kty` and `d`, which hold no secret; never a quote of the content.
  */
-function whatKeyTextHolds(text: string, format: PrivateKeyFormat): string {
+function whatKeyTextHolds(text: string, format: PrivateKeyFormat, damaged: string): string {
   if (format === 'jwk') {
     let jwk: unknown;
     try {
       jwk = JSON.parse(text);
     } catch {
-      return 'it is not JSON';
+      return `it is not JSON: ${damaged}`;
     }
-    const { kty, d, keys } = (typeof jwk === 'object' && jwk !== null ? jwk : {}) as Record<string, unknown>;
+    const { kty, d, keys, alg, use } = (typeof jwk === 'object' && jwk !== null ? jwk : {}) as Record<string, unknown>;
     if (kty === undefined && Array.isArray(keys)) {
       return 'it is a JWKS ("keys"), the public keys to publish, not the private key: give the file keys generate wrote with --out';
     }
     if (kty !== 'RSA')
       return `its kty is ${typeof kty === 'string' && /^[\w-]{1,16}$/.test(kty) ? `"${kty}"` : 'missing or odd'}, not "RSA"`;
     if (d === undefined) return 'it is a public JWK (no "d"), not the private key: give the file keys generate wrote with --out';
-    return 'its members do not make an RSA private key';
+    const label = mislabel(alg, use);
+    if (label !== null) {
+      return `it is labelled ${label}: a key made for another use is not relabelled, and a verifier refuses RS256 tokens of a key published so; give a key made for RS256 signing (keys generate --format jwk)`;
+    }
+    return `its members do not make an RSA private key: ${damaged}`;
   }
   const label = /-----BEGIN ([A-Z0-9 ]{1,40})-----/.exec(text)?.[1];
   switch (label) {
     case undefined:
-      return 'it holds no PEM block ("-----BEGIN PRIVATE KEY-----")';
+      return `it holds no PEM block ("-----BEGIN PRIVATE KEY-----"): ${damaged}`;
     case 'RSA PRIVATE KEY':
       return `it holds a PKCS#1 key ("RSA PRIVATE KEY"): convert it with openssl pkcs8 -topk8 -nocrypt -in <file> -out <new file>`;
     case 'ENCRYPTED PRIVATE KEY':
       return 'it is encrypted ("ENCRYPTED PRIVATE KEY"): decrypt it with openssl pkcs8 -in <file> -out <new file>';
     case 'PRIVATE KEY':
-      return 'it holds a "PRIVATE KEY" that is not an RSA key, or is damaged: generate one with paygate-auth keys generate';
+      return `it holds a "PRIVATE KEY" that is not an RSA key, or is damaged: ${damaged}`;
     default:
       return label.includes('PUBLIC KEY') || label === 'CERTIFICATE'
         ? `it holds a "${label}", not the private key: give the file keys generate wrote with --out`
@@ -239,18 +250,30 @@ function whatKeyTextHolds(text: string, format: PrivateKeyFormat): string {
   }
 }
 
+/** What to do with a key file that holds no key, or a damaged one, when nothing else depends on it. */
+const GENERATE_ANOTHER = 'generate one with paygate-auth keys generate';
+
 /**
  * Imports a private key file's text (PKCS#8 PEM or a private JWK) as a non-extractable RS256 key.
+ * `damaged` is what to do when the file holds no key or a damaged one: by default, generate one; a
+ * key store whose schedule names the key says to restore it instead.
  * @throws {KeyStoreError} `invalid_key_file`, naming the file and never its content; `weak_key`
  * for an RSA modulus under 2048 bits, naming its size.
  */
-export async function importPrivateKey(text: string, format: PrivateKeyFormat, file: string): Promise<CryptoKey> {
+export async function importPrivateKey(
+  text: string,
+  format: PrivateKeyFormat,
+  file: string,
+  damaged: string = GENERATE_ANOTHER,
+): Promise<CryptoKey> {
   let key: CryptoKey;
   try {
     if (format === 'pkcs8') key = await importPKCS8(text, 'RS256', { extractable: false });
     else {
       const jwk = JSON.parse(text) as Record<string, unknown>;
       if (jwk.kty !== 'RSA' || typeof jwk.d !== 'string') throw new TypeError('not a private RSA JWK');
+      // Labelled for another algorithm or use: refused, never relabelled RS256 (see whatKeyTextHolds).
+      if (mislabel(jwk.alg, jwk.use) !== null) throw new TypeError('not an RS256 signing key');
       const imported = await importJWK({ ...jwk, alg: 'RS256', ext: false }, 'RS256', { extractable: false });
       if (imported instanceof Uint8Array) throw new TypeError('not an asymmetric key');
       key = imported;
@@ -258,7 +281,7 @@ export async function importPrivateKey(text: string, format: PrivateKeyFormat, f
   } catch {
     throw new KeyStoreError(
       'invalid_key_file',
-      `${quote(file)} is not a private RSA key in ${format === 'pkcs8' ? 'PKCS#8 PEM' : 'JWK'} form: ${whatKeyTextHolds(text, format)}.`,
+      `${quote(file)} is not a private RSA key in ${format === 'pkcs8' ? 'PKCS#8 PEM' : 'JWK'} form: ${whatKeyTextHolds(text, format, damaged)}.`,
     );
   }
   const bits = (key.algorithm as { modulusLength?: number }).modulusLength ?? 0;

@@ -144,16 +144,22 @@ export function standbyLeavesAt(standbys: readonly KeyRecord[], index: number): 
   return standbys[index + 1]?.signsFrom;
 }
 
-function isListed(record: KeyRecord, leaves: number | undefined, at: number): boolean {
-  return record.publishedAt <= at && (leaves === undefined || at < leaves);
+/**
+ * Whether a key is in the JWKS at `at` (ms): until it leaves. A key is saved when it is published,
+ * so one whose `publishedAt` is after `at` was published by a clock ahead of this one (or this
+ * clock is behind): it is listed all the same. Listing a key early is harmless; leaving it out
+ * would make every verifier downloading from this instance drop the key the others sign with.
+ */
+function isListed(leaves: number | undefined, at: number): boolean {
+  return leaves === undefined || at < leaves;
 }
 
 /** The keys in the JWKS at `at` (ms): the chain's, newest first, then the standbys', newest first. */
 export function publishedKeys(schedule: Schedule, at: number, keep: number): KeyRecord[] {
   const { chain, standbys } = schedule;
   return [
-    ...chain.filter((record, index) => isListed(record, unpublishAt(chain, index, at, keep), at)).reverse(),
-    ...standbys.filter((record, index) => isListed(record, standbyLeavesAt(standbys, index), at)).reverse(),
+    ...chain.filter((_record, index) => isListed(unpublishAt(chain, index, at, keep), at)).reverse(),
+    ...standbys.filter((_record, index) => isListed(standbyLeavesAt(standbys, index), at)).reverse(),
   ];
 }
 

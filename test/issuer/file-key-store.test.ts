@@ -304,6 +304,20 @@ describe('FileKeyStore after a crash', () => {
     expect(error.message).toContain(file);
   });
 
+  it.each([
+    ['a truncated', (text: string) => text.slice(0, text.length / 2)],
+    ['an emptied', () => ''],
+  ])('advises restoring %s key file the schedule names, never generating a new key (invalid_key_file)', async (_how, damage) => {
+    const issuer = await createIssuer(options(new FileKeyStore({ directory })));
+    const file = join(directory, `${issuer.keys()[0]?.kid}.pem`);
+    await writeFile(file, damage(await readFile(file, 'utf8')));
+    const error = await refusal(createIssuer(options(new FileKeyStore({ directory }))));
+    expect(error.code).toBe('invalid_key_file');
+    expect(error.message).toContain('restore it from a backup');
+    expect(error.message).toContain('remove its entry from schedule.json');
+    expect(error.message).not.toContain('keys generate');
+  });
+
   it('refuses at createIssuer a key file swapped for another key', async () => {
     const issuer = await createIssuer(options(new FileKeyStore({ directory })));
     const file = join(directory, `${issuer.keys()[0]?.kid}.pem`);
@@ -312,7 +326,10 @@ describe('FileKeyStore after a crash', () => {
       format: 'pem',
     }) as string;
     await writeFile(file, other);
-    expect((await refusal(createIssuer(options(new FileKeyStore({ directory }))))).code).toBe('key_mismatch');
+    const error = await refusal(createIssuer(options(new FileKeyStore({ directory }))));
+    expect(error.code).toBe('key_mismatch');
+    expect(error.message).toContain('restore');
+    expect(error.message).toContain('remove its record');
   });
 
   it('refuses at createIssuer a key file the schedule names but the directory lacks', async () => {

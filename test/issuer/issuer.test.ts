@@ -276,10 +276,30 @@ describe('the rotation schedule', () => {
       await vi.waitFor(() => expect(logged).toHaveBeenCalledTimes(1));
       timer.stop();
       const line = String(logged.mock.calls[0]?.[0]);
-      expect(line).toContain(
-        'the rotation schedule\'s tick failed ("Error: ENOSPC: disk full\\u000a[fake] all good"); it runs again in 60 s',
-      );
+      expect(line).toContain("the rotation schedule's tick failed (Error: ENOSPC: disk full\\u000a[fake] all good); it runs again in 60 s");
       expect(line).not.toContain('\n');
+    } finally {
+      logged.mockRestore();
+      vi.useRealTimers();
+    }
+  });
+
+  it('startSchedule() without onError logs the whole of a key store error, its advice included', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const logged = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      const { issuer } = await ready();
+      const advice = 'restore schedule.json from a backup, or correct it (the key files beside it are kept).';
+      const failure = new KeyStoreError(
+        'invalid_schedule',
+        `"/var/lib/acme/paygate-keys/schedule.json": it is empty (0 bytes), not JSON; ${advice}`,
+      );
+      vi.spyOn(issuer, 'tick').mockRejectedValue(failure);
+      const timer = issuer.startSchedule({ every: 60 });
+      vi.advanceTimersByTime(60_000);
+      await vi.waitFor(() => expect(logged).toHaveBeenCalledTimes(1));
+      timer.stop();
+      expect(String(logged.mock.calls[0]?.[0])).toContain(advice);
     } finally {
       logged.mockRestore();
       vi.useRealTimers();
@@ -567,6 +587,18 @@ describe('a key generated after start-up', () => {
     await expect(issuer.tick()).rejects.toMatchObject({ name: 'KeyStoreError', code: 'key_mismatch' });
     expect(kids(issuer)).toEqual(before);
     expect((await store.loadSchedule()).map((record) => record.kid).sort()).toEqual([...before].sort());
+  });
+
+  it("says, when a new key does not match, that nothing was published and that the store's sign() must use the key generate() made", async () => {
+    const clock = fakeClock();
+    const store = new SwappingKeyStore();
+    const issuer = await createIssuer({ issuer: ISS, audience: AUD, product: 'acme', keyStore: store, now: clock.now });
+    store.swap = true;
+    clock.advance(48 * HOUR);
+    const error = (await issuer.tick().catch((caught: unknown) => caught)) as Error;
+    expect(error).toMatchObject({ code: 'key_mismatch' });
+    expect(error.message).toContain('nothing was published');
+    expect(error.message).toContain('generate()');
   });
 });
 

@@ -128,6 +128,29 @@ describe('readPrivateKeyFile', () => {
     expect((error as KeyStoreError).message).not.toContain(body);
   });
 
+  const privateJwk = rsa.privateKey.export({ format: 'jwk' });
+  it.each([
+    ['alg "RS384"', { alg: 'RS384' }, 'alg "RS384"'],
+    ['alg "PS256"', { alg: 'PS256' }, 'alg "PS256"'],
+    ['use "enc"', { use: 'enc' }, 'use "enc"'],
+  ])(
+    'refuses a private JWK labelled %s as invalid_key_file, naming the label, never relabelling it RS256',
+    async (_label, members, found) => {
+      const file = join(directory, `labelled-${Object.values(members)[0]}.jwk.json`);
+      await writeFile(file, JSON.stringify({ ...privateJwk, ...members }), { mode: 0o600 });
+      const error: unknown = await readPrivateKeyFile(file).catch((caught: unknown) => caught);
+      expect((error as KeyStoreError).code).toBe('invalid_key_file');
+      expect((error as KeyStoreError).message).toContain(found);
+      expect((error as KeyStoreError).message).not.toContain(privateJwk.d as string);
+    },
+  );
+
+  it('reads a private JWK labelled alg "RS256" and use "sig", as generateKeyFile writes it', async () => {
+    const file = join(directory, 'labelled-rs256.jwk.json');
+    await writeFile(file, JSON.stringify({ ...privateJwk, alg: 'RS256', use: 'sig' }), { mode: 0o600 });
+    expect((await readPrivateKeyFile(file)).kid).toMatch(/^[\w-]{43}$/);
+  });
+
   it('refuses a file over 64 KiB (invalid_key_file), naming the limit, even when a key starts it', async () => {
     const pem = rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
     const file = join(directory, 'padded.pem');
