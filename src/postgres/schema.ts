@@ -111,6 +111,25 @@ function singleDrawControls({ schema }: MigrationContext): readonly string[] {
   ];
 }
 
+/**
+ * Controls version 7: an action, once recorded, is never changed. An `UPDATE` by hand (in `psql`)
+ * is refused, whoever runs it: one moving a row's id past the others made every running instance,
+ * which reads the actions past the last id it applied, skip each action recorded after it; one
+ * changing a revoked key left it revoked on the running instances and not on those started later.
+ * Rows written before are kept as they are. Record a new action instead (a resumption, say).
+ */
+function unchangedControls({ schema }: MigrationContext): readonly string[] {
+  return [
+    `CREATE FUNCTION paygate_operator_controls_unchanged() RETURNS trigger LANGUAGE plpgsql SET search_path = ${schema}, pg_temp AS $$
+     BEGIN
+       RAISE EXCEPTION '% holds recorded actions: UPDATE is refused (a changed id or key is missed by running instances); record a new action instead',
+         TG_TABLE_NAME USING ERRCODE = 'insufficient_privilege';
+     END $$`,
+    `CREATE TRIGGER paygate_operator_controls_unchanged BEFORE UPDATE ON ${TABLES.controls}
+       FOR EACH STATEMENT EXECUTE FUNCTION paygate_operator_controls_unchanged()`,
+  ];
+}
+
 /** The advisory lock each write of the key history holds until it commits ("pgkh"): taken by its stamp trigger. */
 export const KEY_HISTORY_LOCK = 1_885_825_896;
 
@@ -374,6 +393,7 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
       ],
     },
     { version: 6, description: 'one operator control id drawn per action', statements: singleDrawControls },
+    { version: 7, description: 'a recorded operator control is never changed', statements: unchangedControls },
   ],
   directory: [
     {

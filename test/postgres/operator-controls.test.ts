@@ -230,6 +230,21 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     });
   });
 
+  it.each([
+    ['moving its id past the others', 'id = id + 1000000'],
+    ['changing the key it revokes', `kid = 'acme-other'`],
+  ])('refuses an UPDATE by hand %s (SQLSTATE 42501), and a running instance still applies the next action', async (_, change) => {
+    const a = await instance({ listen: false });
+    await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-1' });
+    await expect(operator.query(`UPDATE ${TABLES.controls} SET ${change}`)).rejects.toMatchObject({ code: '42501' });
+    await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-2' });
+    await a.controls.reload();
+    expect(a.controls.state().revoked).toEqual([
+      { issuer: acme.issuer, kid: 'acme-1' },
+      { issuer: acme.issuer, kid: 'acme-2' },
+    ]);
+  });
+
   it('applies an action an operator inserted by hand even when a later action commits first: ids commit in their order', async () => {
     const a = await instance({ listen: false });
     const hand = await operator.connect();
