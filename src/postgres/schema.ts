@@ -130,6 +130,37 @@ function unchangedControls({ schema }: MigrationContext): readonly string[] {
   ];
 }
 
+/**
+ * Controls version 8: the compaction mark, however written, only moves forward and never past the
+ * newest id drawn; its row cannot be deleted. An instance that had not read up to a compaction
+ * reads the table whole when the mark is past what it applied: a mark moved back (or deleted) by
+ * hand hid a compaction, so that instance kept an issuer suspended after its resumption was folded
+ * away; a mark moved past every id made each read of every instance read the table whole. A mark
+ * written before is brought back to the newest id drawn, and a missing one put back there (safe:
+ * an instance then reads the compacted table whole once).
+ */
+function guardedCompactionMark({ schema }: MigrationContext): readonly string[] {
+  const drawn = `(SELECT last_value FROM ${TABLES.controls}_ids)`;
+  return [
+    `UPDATE ${TABLES.controlsCompacted} SET through = least(through, ${drawn})`,
+    `INSERT INTO ${TABLES.controlsCompacted} (through) SELECT ${drawn} WHERE NOT EXISTS (SELECT 1 FROM ${TABLES.controlsCompacted})`,
+    `CREATE FUNCTION paygate_operator_controls_mark() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path = ${schema}, pg_temp AS $$
+     BEGIN
+       IF TG_OP = 'UPDATE' THEN
+         NEW.through := greatest(OLD.through, least(NEW.through, ${drawn}));
+         RETURN NEW;
+       END IF;
+       RAISE EXCEPTION '% holds the compaction mark: % is refused (instances behind a compaction would miss it); run paygate_compact_controls() instead',
+         TG_TABLE_NAME, TG_OP USING ERRCODE = 'insufficient_privilege';
+     END $$`,
+    `CREATE TRIGGER paygate_operator_controls_mark BEFORE UPDATE ON ${TABLES.controlsCompacted}
+       FOR EACH ROW EXECUTE FUNCTION paygate_operator_controls_mark()`,
+    `CREATE TRIGGER paygate_operator_controls_mark_kept BEFORE DELETE OR TRUNCATE ON ${TABLES.controlsCompacted}
+       FOR EACH STATEMENT EXECUTE FUNCTION paygate_operator_controls_mark()`,
+  ];
+}
+
 /** The advisory lock each write of the key history holds until it commits ("pgkh"): taken by its stamp trigger. */
 export const KEY_HISTORY_LOCK = 1_885_825_896;
 
@@ -394,6 +425,11 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
     },
     { version: 6, description: 'one operator control id drawn per action', statements: singleDrawControls },
     { version: 7, description: 'a recorded operator control is never changed', statements: unchangedControls },
+    {
+      version: 8,
+      description: 'the operator controls compaction mark only moves forward, to an id drawn',
+      statements: guardedCompactionMark,
+    },
   ],
   directory: [
     {

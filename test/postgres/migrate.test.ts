@@ -50,6 +50,7 @@ async function versionOneDatabase(pool: pg.Pool): Promise<void> {
   await pool.query('DROP FUNCTION paygate_compact_controls()');
   await pool.query('DROP FUNCTION paygate_operator_controls_stamp() CASCADE');
   await pool.query('DROP FUNCTION paygate_operator_controls_unchanged() CASCADE');
+  await pool.query('DROP FUNCTION paygate_operator_controls_mark() CASCADE');
   await pool.query(`DROP SEQUENCE ${TABLES.controls}_ids`);
   await pool.query(`ALTER TABLE ${TABLES.controls} ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY`);
   await pool.query(`ALTER TABLE ${TABLES.controls} DROP CONSTRAINT ${TABLES.controls}_text`);
@@ -107,6 +108,7 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'controls', version: 5 },
       { area: 'controls', version: 6 },
       { area: 'controls', version: 7 },
+      { area: 'controls', version: 8 },
       { area: 'directory', version: 1 },
       { area: 'directory', version: 2 },
       { area: 'registry', version: 1 },
@@ -158,8 +160,9 @@ describe.skipIf(SKIP)('migrate', () => {
         { area: 'controls', version: 5 },
         { area: 'controls', version: 6 },
         { area: 'controls', version: 7 },
+        { area: 'controls', version: 8 },
       ],
-      versions: { controls: 7 },
+      versions: { controls: 8 },
     });
     expect(await migrate(pool, { only: 'links' })).toEqual({ applied: [{ area: 'links', version: 2 }], versions: { links: 2 } });
     expect(await tables(pool)).toEqual([...LINK_TABLES, ...CONTROL_TABLES].sort());
@@ -174,6 +177,7 @@ describe.skipIf(SKIP)('migrate', () => {
       ['controls', 5, false],
       ['controls', 6, false],
       ['controls', 7, false],
+      ['controls', 8, false],
       ['links', 1, true],
       ['links', 2, false],
     ]);

@@ -309,6 +309,35 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     expect(behind.controls.state().revoked).toEqual([{ issuer: acme.issuer, kid: 'acme-old' }]);
   });
 
+  it.each([
+    ['an UPDATE moving the compaction mark back to 0', `UPDATE ${TABLES.controlsCompacted} SET through = 0`],
+    ['a DELETE of the compaction mark', `DELETE FROM ${TABLES.controlsCompacted}`],
+  ])('still brings an instance behind a compaction to its state after %s by hand', async (_, statement) => {
+    const behind = await instance({ listen: false });
+    const token = await acme.token();
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    await behind.controls.reload();
+    await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-old' });
+    await recordControl(operator, { action: 'resume_issuer', issuer: acme.issuer });
+    await compactControls(operator);
+    const refused = await operator.query(statement).then(
+      () => undefined,
+      (error: { code?: string }) => error.code,
+    );
+    await behind.controls.reload();
+    expect(await accepts(behind.verifier, token)).toBe(true);
+    expect(refused).toBe(statement.startsWith('DELETE') ? '42501' : undefined);
+  });
+
+  it('keeps a compaction mark an UPDATE by hand moves past every id drawn at the newest id drawn', async () => {
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    const newest = await recordControl(operator, { action: 'resume_issuer', issuer: acme.issuer });
+    await compactControls(operator);
+    await operator.query(`UPDATE ${TABLES.controlsCompacted} SET through = 9000000000000000`);
+    const { rows } = await operator.query(`SELECT through FROM ${TABLES.controlsCompacted}`);
+    expect(Number(rows[0].through)).toBe(newest.id);
+  });
+
   it('starts on a compacted table that keeps more controls than one read takes (1000)', async () => {
     // 1001 revocations: compaction keeps them all, and its mark is the last one's id.
     await operator.query(
