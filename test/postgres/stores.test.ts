@@ -164,6 +164,39 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
     });
 
     it.each([
+      ['a response of JSON null', 'null', null],
+      ['a response that is a JSON array', '[201]', null],
+      ['a link record of JSON null', '{"status":201,"headers":{}}', 'null'],
+    ])('replays no completed record written by hand with %s, naming the value found', async (_, response, record) => {
+      let linkId: string | null = null;
+      if (record !== null) {
+        const link = storedLink(TENANT_A);
+        linkId = link.id;
+        await pool.query(`INSERT INTO ${TABLES.links} (id, tenant, link_code, record) VALUES ($1, $2, $3, $4)`, [
+          link.id,
+          TENANT_A,
+          link.link_code,
+          record,
+        ]);
+      }
+      await pool.query(
+        `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response, link_id)
+         VALUES ($1, 'by-hand', 'completed', 'f', 9e12, $2, $3)`,
+        [TENANT_A, response, linkId],
+      );
+      const claimed = new PostgresIdempotencyStore(pool).claim({
+        tenant: TENANT_A,
+        key: 'by-hand',
+        fingerprint: 'f',
+        now: 1000,
+        expiresAt: 2000,
+      });
+      const failure = await claimed.catch((error: unknown) => error);
+      expect((failure as Error).message).toMatch(/cannot be replayed/);
+      expect((failure as Error).message).toContain(`got ${JSON.stringify(record === null ? response : record)}`);
+    });
+
+    it.each([
       ['NaN', Number.NaN],
       ['a string', '100000'],
       ['a negative time', -1],
