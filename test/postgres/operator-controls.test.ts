@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { type Verifier, createVerifier } from '../../src/index.js';
 import {
   ClosedError,
+  type ControlRowIgnoredEvent,
   type PostgresControls,
   type PostgresControlsOptions,
   migrate,
@@ -134,6 +135,26 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     await a.controls.reload();
     expect(await accepts(a.verifier, await acme.token())).toBe(true);
     expect(a.controls.state().suspended).toEqual(['https://other.test']);
+  });
+
+  it('reports once a control written by hand for a near miss of a registered issuer, which it leaves out', async () => {
+    const events: ControlRowIgnoredEvent[] = [];
+    const a = await instance({ onEvent: (event) => events.push(event) });
+    await operator.query(`INSERT INTO ${TABLES.controls} (action, issuer) VALUES ('suspend_issuer', 'https://ACME.test/')`);
+    await operator.query(`INSERT INTO ${TABLES.controls} (action, issuer) VALUES ('suspend_issuer', 'https://other.test')`);
+    await a.controls.reload();
+    await a.controls.reload();
+    expect(await accepts(a.verifier, await acme.token())).toBe(true);
+    expect(events).toEqual([
+      {
+        type: 'control_row_ignored',
+        action: 'suspend_issuer',
+        issuer: 'https://ACME.test/',
+        kid: null,
+        rule: 'near_miss_issuer',
+        reason: expect.stringContaining(`nearly names registered issuer "${acme.issuer}"`),
+      },
+    ]);
   });
 
   it('applies the revocations and suspension of an issuer registered later, at the next read', async () => {
