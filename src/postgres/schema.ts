@@ -353,6 +353,30 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
         `ALTER TABLE ${TABLES.idempotency} ADD COLUMN link_id uuid`,
       ],
     },
+    {
+      version: 3,
+      description: 'a payment link row holds its own record, an idempotency response is an object',
+      statements: [
+        // What the stores write: a link's record is a JSON object naming the row's id, tenant and
+        // code, and a recorded response a JSON object. A row written by hand holding another
+        // tenant's link, or JSON null, was refused only when read. As for the registry: held at
+        // once for new rows; a validation that finds an older row breaking it is skipped (the
+        // readers refuse such a row as before).
+        `ALTER TABLE ${TABLES.links} ADD CONSTRAINT ${TABLES.links}_record CHECK (coalesce(
+           json_typeof(record) = 'object' AND lower(record ->> 'id') = id::text
+           AND record ->> 'tenant' = tenant AND record ->> 'link_code' = link_code, false)) NOT VALID`,
+        `ALTER TABLE ${TABLES.idempotency} ADD CONSTRAINT ${TABLES.idempotency}_response CHECK (
+           response IS NULL OR json_typeof(response) = 'object') NOT VALID`,
+        `DO $$ BEGIN
+           ALTER TABLE ${TABLES.links} VALIDATE CONSTRAINT ${TABLES.links}_record;
+         EXCEPTION WHEN check_violation THEN NULL;
+         END $$`,
+        `DO $$ BEGIN
+           ALTER TABLE ${TABLES.idempotency} VALIDATE CONSTRAINT ${TABLES.idempotency}_response;
+         EXCEPTION WHEN check_violation THEN NULL;
+         END $$`,
+      ],
+    },
   ],
   controls: [
     {
