@@ -92,6 +92,10 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
   const fixture = postgresFixture(() => pool);
   describeStoreContract('PostgreSQL', () => fixture);
 
+  /** A claim of the key `by-hand` of tenant A, with fingerprint `f`: the record written by hand. */
+  const claimByHand = () =>
+    new PostgresIdempotencyStore(pool).claim({ tenant: TENANT_A, key: 'by-hand', fingerprint: 'f', now: 1000, expiresAt: 2000 });
+
   /** Runs `work` as if before the links' constraints of links version 3: they are dropped, then restored `NOT VALID`. */
   async function writtenBeforeConstraints(work: () => Promise<void>): Promise<void> {
     const { rows } = await pool.query(
@@ -181,13 +185,7 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
          VALUES ($1, 'by-hand', 'completed', 'f', 9e12, '{"status":201,"headers":{}}', $2)`,
         [TENANT_A, theirs.id],
       );
-      const claimed = new PostgresIdempotencyStore(pool).claim({
-        tenant: TENANT_A,
-        key: 'by-hand',
-        fingerprint: 'f',
-        now: 1000,
-        expiresAt: 2000,
-      });
+      const claimed = claimByHand();
       await expect(claimed).rejects.toThrow(/names a payment link that is not stored/);
     });
 
@@ -214,13 +212,7 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
           [TENANT_A, response, linkId],
         );
       });
-      const claimed = new PostgresIdempotencyStore(pool).claim({
-        tenant: TENANT_A,
-        key: 'by-hand',
-        fingerprint: 'f',
-        now: 1000,
-        expiresAt: 2000,
-      });
+      const claimed = claimByHand();
       const failure = await claimed.catch((error: unknown) => error);
       expect((failure as Error).message).toMatch(/cannot be replayed/);
       expect((failure as Error).message).toContain(`got ${JSON.stringify(record === null ? response : record)}`);
