@@ -4,7 +4,7 @@
  * requests hold one key. A pending record names its holder's lease and when that lease ends; a
  * holder that died is replaced once its lease has ended.
  */
-import { numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { isJsonObject, numberOption, oneLineJson, optionNames, quote, rejectUnknownOptions } from '../internal/index.js';
 import {
   type ClaimRequest,
   type ClaimResult,
@@ -65,18 +65,31 @@ function randomLease(): string {
  * The response a completed record holds. One that names its link (written with the link by
  * `PostgresPaymentLinkStore`) has the link's own record as its body, read in the record's tenant.
  * @throws {Error} when the link it names is not stored in that tenant (deleted by hand, or a record
- *   written by hand naming another tenant's link): nothing to replay.
+ *   written by hand naming another tenant's link), or when the response or the link's record is
+ *   no JSON object (written by hand): nothing to replay.
  */
 function recorded(row: SqlRow, request: ClaimRequest): RecordedResponse {
-  const response = jsonColumn(row.response) as RecordedResponse;
-  if (row.names_link !== true) return response;
+  const response = jsonColumn(row.response);
+  if (!isJsonObject(response)) throw unreplayable(request, 'its response', response);
+  if (row.names_link !== true) return response as unknown as RecordedResponse;
+  // The link's own record, read as text: a JSON null stored there is not taken for no link.
   if (row.link === null || row.link === undefined) {
     throw new Error(
-      `${OWNER}: the Idempotency-Key record of tenant ${request.tenant} names a payment link that is not stored in this tenant; ` +
+      `${OWNER}: the Idempotency-Key record of tenant ${quote(request.tenant)} names a payment link that is not stored in this tenant; ` +
         'it cannot be replayed (was the link deleted, or the record written, by hand?). Use a new key.',
     );
   }
-  return { status: response.status, headers: response.headers, body: toPaymentLink(jsonColumn(row.link) as StoredPaymentLink) };
+  const link = jsonColumn(row.link);
+  if (!isJsonObject(link)) throw unreplayable(request, 'the record of the payment link it names', link);
+  const { status, headers } = response as unknown as RecordedResponse;
+  return { status, headers, body: toPaymentLink(link as unknown as StoredPaymentLink) };
+}
+
+/** The refusal to replay a completed record whose `part` holds `found`, no JSON object. */
+function unreplayable(request: ClaimRequest, part: string, found: unknown): Error {
+  return new Error(
+    `${OWNER}: the Idempotency-Key record of tenant ${quote(request.tenant)} cannot be replayed: ${part} must be a JSON object, got ${quote(oneLineJson(found))} (was it written by hand?). Use a new key.`,
+  );
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -153,9 +166,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
            WHERE r.expires_at <= $7 OR (r.state = 'pending' AND r.lease_expires_at <= $7)
          RETURNING r.lease
        )
-       SELECT 'claimed' AS state, NULL AS fingerprint, NULL::json AS response, lease, false AS names_link, NULL::json AS link FROM claimed
+       SELECT 'claimed' AS state, NULL AS fingerprint, NULL::json AS response, lease, false AS names_link, NULL::text AS link FROM claimed
        UNION ALL
-       SELECT state, fingerprint, response, NULL, link_id IS NOT NULL, (SELECT record FROM ${TABLES.links} WHERE id = link_id AND tenant = $1)
+       SELECT state, fingerprint, response, NULL, link_id IS NOT NULL, (SELECT record::text FROM ${TABLES.links} WHERE id = link_id AND tenant = $1)
          FROM ${TABLES.idempotency}
         WHERE tenant = $1 AND key = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`,
       [request.tenant, request.key, request.fingerprint, lease, now + this.#leaseTime, Math.floor(request.expiresAt), now],

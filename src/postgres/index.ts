@@ -37,6 +37,7 @@ export { PostgresIdempotencyStore, type PostgresIdempotencyStoreOptions } from '
 export type { NotificationConnection, NotificationMessage, NotificationSource } from './notification-connection.js';
 export { type PostgresListener, type PostgresListenerOptions, postgresListener } from './notification-listener.js';
 export {
+  type ControlRowIgnoredEvent,
   type ControlledVerifier,
   type PostgresControls,
   type PostgresControlsOptions,

@@ -19,6 +19,7 @@ import {
   optionNames,
 } from '../internal/index.js';
 import { TABLES } from './schema.js';
+import { MAX_CONTROL_TEXT } from './schema-names.js';
 import { type SqlClient, type SqlRow, checkClient, checkStatementTimeout, numberColumn, queryWithin } from './sql-client.js';
 
 /** The members of {@link ReadKeyHistoryOptions}: any other is refused, naming the nearest. */
@@ -38,10 +39,14 @@ export interface ReadKeyHistoryOptions {
 const COLUMNS = 'issuer, kid, first_seen, published_after, first_used, last_used, latest_expiry, withdrawn, breaches';
 
 /**
- * {@link COLUMNS} as read: a `kid` cut one character past the longest a token may name, so that a
- * row written by hand with a huge one costs a bounded read, and is still refused for its length.
+ * {@link COLUMNS} as read: a `kid` cut one character past the longest a token may name, and an
+ * issuer one past {@link MAX_CONTROL_TEXT}, so that a row written by hand with a huge one costs a
+ * bounded read, and is still refused for its length.
  */
-const READ_COLUMNS = COLUMNS.replace('kid', `left(kid, ${MAX_KID_LENGTH + 1}) AS kid`);
+const READ_COLUMNS = COLUMNS.replace('issuer', `left(issuer, ${MAX_CONTROL_TEXT + 1}) AS issuer`).replace(
+  'kid',
+  `left(kid, ${MAX_KID_LENGTH + 1}) AS kid`,
+);
 
 /**
  * One statement: the entries as arrays of columns (`unnest`), each inserted or merged into its
@@ -161,8 +166,16 @@ function checkRows(rows: readonly SqlRow[]): KeyHistoryRows {
   const refused: RefusedKeyRow[] = [];
   for (const row of rows) {
     const entry = toEntry(row);
+    const where = `row (${quote(entry.issuer)}, ${quote(entry.kid)})`;
     try {
-      entries.push(checkKeyHistoryEntry(`row (${quote(entry.issuer)}, ${quote(entry.kid)})`, entry));
+      // Longer than an operator control may name (so such an issuer could not be suspended
+      // either): a row written by hand, say, that would cost memory without bound.
+      if (entry.issuer.length > MAX_CONTROL_TEXT) {
+        throw new TypeError(
+          `${where}.issuer must be at most ${MAX_CONTROL_TEXT} characters, got ${entry.issuer.length} characters: delete the row`,
+        );
+      }
+      entries.push(checkKeyHistoryEntry(where, entry));
     } catch (error) {
       refused.push({ issuer: entry.issuer, kid: entry.kid, reason: capHint(error instanceof Error ? error.message : String(error)) });
     }

@@ -6,9 +6,19 @@
  * of the listening connection is bounded by `statementTimeout`. Verification never waits on the
  * database.
  */
-import { functionOption, methodsOption, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import {
+  capHint,
+  findNearMiss,
+  functionOption,
+  methodsOption,
+  numberOption,
+  optionNames,
+  quote,
+  rejectUnknownOptions,
+} from '../internal/index.js';
 import type { Verifier } from '../index.js';
 import {
+  type ControlAction,
   type ControlRecord,
   type ControlState,
   NO_CONTROLS,
@@ -32,6 +42,7 @@ const POSTGRES_CONTROLS_OPTION_NAMES = optionNames<PostgresControlsOptions>({
   reconnectDelay: true,
   statementTimeout: true,
   heartbeatInterval: true,
+  onEvent: true,
 });
 
 /** What the controls call on a verifier: its public operator methods and its registry. */
@@ -56,6 +67,30 @@ export interface PostgresControlsOptions extends FollowOptions {
    * @default one line to console.error when `onError` is not given either
    */
   readonly onRecovered?: () => void;
+  /**
+   * Receives each control left out because its issuer is a near miss of one the verifier
+   * registers (a {@link ControlRowIgnoredEvent}: letter case, a trailing slash, … written by hand
+   * in `psql`, say), once per action, issuer and `kid`. Must not throw (what it throws is ignored).
+   * @default one line to console.error
+   */
+  readonly onEvent?: (event: ControlRowIgnoredEvent) => void;
+}
+
+/**
+ * A control in force (a revocation, a suspension) or a key refresh just read, left out for a
+ * verifier because its issuer is not registered there but nearly names one that is: the action
+ * its writer meant does not happen. It is still applied if that exact issuer is registered later.
+ */
+export interface ControlRowIgnoredEvent {
+  readonly type: 'control_row_ignored';
+  readonly action: ControlAction;
+  /** The issuer as stored: hostile text (a row written by hand). */
+  readonly issuer: string;
+  /** The key of `revoke_key`, as stored; `null` for the other actions. */
+  readonly kid: string | null;
+  readonly rule: 'near_miss_issuer';
+  /** What is wrong, naming the registered issuer and how they differ, on one line (cut and escaped). */
+  readonly reason: string;
 }
 
 /** Controls shared by every instance on one database. */
@@ -103,6 +138,8 @@ interface Applied {
   readonly verifier: ControlledVerifier;
   readonly revoked: Set<string>;
   readonly suspended: Set<string>;
+  /** The controls left out here whose issuer was looked up among the near misses. */
+  readonly looked: Set<string>;
 }
 
 /** Most actions one read takes; more are read by the next. */
@@ -151,6 +188,9 @@ class Controls implements PostgresControls {
   readonly #timeout: number;
   readonly #compactInterval: number;
   readonly #onError: (error: unknown) => void;
+  readonly #onEvent: (event: ControlRowIgnoredEvent) => void;
+  /** The controls reported to `onEvent`: each once. */
+  readonly #reported = new Set<string>();
   readonly #attached = new Set<Applied>();
   readonly #appliedListeners = new Set<() => void>();
   #state: ControlState = NO_CONTROLS;
@@ -166,6 +206,11 @@ class Controls implements PostgresControls {
     });
     functionOption(OWNER, 'onError', options.onError);
     functionOption(OWNER, 'onRecovered', options.onRecovered);
+    functionOption(OWNER, 'onEvent', options.onEvent);
+    this.#onEvent = shielded(
+      options.onEvent ??
+        ((event) => console.error(`${LOG_PREFIX} control ${event.action} of issuer ${quote(event.issuer)} is left out: ${event.reason}`)),
+    );
     this.#onError = shielded(options.onError ?? ((error) => console.error(`${LOG_PREFIX} ${oneLine(error)} (retrying)`)));
     const onRecovered = shielded(
       options.onRecovered ??
@@ -263,13 +308,21 @@ class Controls implements PostgresControls {
     for (const { issuer, kid } of this.#state.revoked) {
       const id = `${issuer}\u0000${kid}`;
       // An issuer not registered here yet (a live registry may add it) gets it at a later read.
-      if (applied.revoked.has(id) || !known(issuer)) continue;
+      if (applied.revoked.has(id)) continue;
+      if (!known(issuer)) {
+        this.#lookForNearMiss(applied, 'revoke_key', issuer, kid);
+        continue;
+      }
       applied.revoked.add(id);
       this.#call(() => verifier.revokeKey(issuer, kid));
     }
     const suspended = new Set(this.#state.suspended);
     for (const issuer of suspended) {
-      if (applied.suspended.has(issuer) || !known(issuer)) continue;
+      if (applied.suspended.has(issuer)) continue;
+      if (!known(issuer)) {
+        this.#lookForNearMiss(applied, 'suspend_issuer', issuer, null);
+        continue;
+      }
       applied.suspended.add(issuer);
       this.#call(() => verifier.suspendIssuer(issuer));
     }
@@ -280,15 +333,38 @@ class Controls implements PostgresControls {
     }
     const refreshed = new Set<string>();
     for (const { action, issuer } of fresh) {
-      if (action !== 'refresh_keys' || refreshed.has(issuer) || !known(issuer)) continue;
+      if (action !== 'refresh_keys' || refreshed.has(issuer)) continue;
+      if (!known(issuer)) {
+        this.#lookForNearMiss(applied, action, issuer, null);
+        continue;
+      }
       refreshed.add(issuer);
       this.#call(() => verifier.refresh(issuer));
     }
   }
 
+  /**
+   * Reports the control left out for `applied`'s verifier when its issuer nearly names one the
+   * verifier registers: once per control, looked up once per verifier.
+   */
+  #lookForNearMiss(applied: Applied, action: ControlAction, issuer: string, kid: string | null): void {
+    const key = `${action}\u0000${issuer}\u0000${kid ?? ''}`;
+    if (applied.looked.has(key)) return;
+    applied.looked.add(key);
+    const registered: unknown = (applied.verifier.registry as { issuers?: unknown }).issuers;
+    if (this.#reported.has(key) || !Array.isArray(registered)) return;
+    const near = findNearMiss(issuer, registered as readonly string[]);
+    if (near === undefined) return;
+    this.#reported.add(key);
+    const reason = capHint(
+      `issuer ${quote(issuer)} is not registered but nearly names registered issuer ${quote(near.candidate)} (${near.difference}): record the action for the registered issuer`,
+    );
+    this.#onEvent({ type: 'control_row_ignored', action, issuer, kid, rule: 'near_miss_issuer', reason });
+  }
+
   attach(verifier: ControlledVerifier): () => void {
     this.#follower.refuseClosed('attach()');
-    const applied: Applied = { verifier: checkVerifier(verifier), revoked: new Set(), suspended: new Set() };
+    const applied: Applied = { verifier: checkVerifier(verifier), revoked: new Set(), suspended: new Set(), looked: new Set() };
     this.#apply(applied, []);
     this.#attached.add(applied);
     return () => {

@@ -111,6 +111,56 @@ function singleDrawControls({ schema }: MigrationContext): readonly string[] {
   ];
 }
 
+/**
+ * Controls version 7: an action, once recorded, is never changed. An `UPDATE` by hand (in `psql`)
+ * is refused, whoever runs it: one moving a row's id past the others made every running instance,
+ * which reads the actions past the last id it applied, skip each action recorded after it; one
+ * changing a revoked key left it revoked on the running instances and not on those started later.
+ * Rows written before are kept as they are. Record a new action instead (a resumption, say).
+ */
+function unchangedControls({ schema }: MigrationContext): readonly string[] {
+  return [
+    `CREATE FUNCTION paygate_operator_controls_unchanged() RETURNS trigger LANGUAGE plpgsql SET search_path = ${schema}, pg_temp AS $$
+     BEGIN
+       RAISE EXCEPTION '% holds recorded actions: UPDATE is refused (a changed id or key is missed by running instances); record a new action instead',
+         TG_TABLE_NAME USING ERRCODE = 'insufficient_privilege';
+     END $$`,
+    `CREATE TRIGGER paygate_operator_controls_unchanged BEFORE UPDATE ON ${TABLES.controls}
+       FOR EACH STATEMENT EXECUTE FUNCTION paygate_operator_controls_unchanged()`,
+  ];
+}
+
+/**
+ * Controls version 8: the compaction mark, however written, only moves forward and never past the
+ * newest id drawn; its row cannot be deleted. An instance that had not read up to a compaction
+ * reads the table whole when the mark is past what it applied: a mark moved back (or deleted) by
+ * hand hid a compaction, so that instance kept an issuer suspended after its resumption was folded
+ * away; a mark moved past every id made each read of every instance read the table whole. A mark
+ * written before is brought back to the newest id drawn, and a missing one put back there (safe:
+ * an instance then reads the compacted table whole once).
+ */
+function guardedCompactionMark({ schema }: MigrationContext): readonly string[] {
+  const drawn = `(SELECT last_value FROM ${TABLES.controls}_ids)`;
+  return [
+    `UPDATE ${TABLES.controlsCompacted} SET through = least(through, ${drawn})`,
+    `INSERT INTO ${TABLES.controlsCompacted} (through) SELECT ${drawn} WHERE NOT EXISTS (SELECT 1 FROM ${TABLES.controlsCompacted})`,
+    `CREATE FUNCTION paygate_operator_controls_mark() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path = ${schema}, pg_temp AS $$
+     BEGIN
+       IF TG_OP = 'UPDATE' THEN
+         NEW.through := greatest(OLD.through, least(NEW.through, ${drawn}));
+         RETURN NEW;
+       END IF;
+       RAISE EXCEPTION '% holds the compaction mark: % is refused (instances behind a compaction would miss it); run paygate_compact_controls() instead',
+         TG_TABLE_NAME, TG_OP USING ERRCODE = 'insufficient_privilege';
+     END $$`,
+    `CREATE TRIGGER paygate_operator_controls_mark BEFORE UPDATE ON ${TABLES.controlsCompacted}
+       FOR EACH ROW EXECUTE FUNCTION paygate_operator_controls_mark()`,
+    `CREATE TRIGGER paygate_operator_controls_mark_kept BEFORE DELETE OR TRUNCATE ON ${TABLES.controlsCompacted}
+       FOR EACH STATEMENT EXECUTE FUNCTION paygate_operator_controls_mark()`,
+  ];
+}
+
 /** The advisory lock each write of the key history holds until it commits ("pgkh"): taken by its stamp trigger. */
 export const KEY_HISTORY_LOCK = 1_885_825_896;
 
@@ -303,6 +353,30 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
         `ALTER TABLE ${TABLES.idempotency} ADD COLUMN link_id uuid`,
       ],
     },
+    {
+      version: 3,
+      description: 'a payment link row holds its own record, an idempotency response is an object',
+      statements: [
+        // What the stores write: a link's record is a JSON object naming the row's id, tenant and
+        // code, and a recorded response a JSON object. A row written by hand holding another
+        // tenant's link, or JSON null, was refused only when read. As for the registry: held at
+        // once for new rows; a validation that finds an older row breaking it is skipped (the
+        // readers refuse such a row as before).
+        `ALTER TABLE ${TABLES.links} ADD CONSTRAINT ${TABLES.links}_record CHECK (coalesce(
+           json_typeof(record) = 'object' AND lower(record ->> 'id') = id::text
+           AND record ->> 'tenant' = tenant AND record ->> 'link_code' = link_code, false)) NOT VALID`,
+        `ALTER TABLE ${TABLES.idempotency} ADD CONSTRAINT ${TABLES.idempotency}_response CHECK (
+           response IS NULL OR json_typeof(response) = 'object') NOT VALID`,
+        `DO $$ BEGIN
+           ALTER TABLE ${TABLES.links} VALIDATE CONSTRAINT ${TABLES.links}_record;
+         EXCEPTION WHEN check_violation THEN NULL;
+         END $$`,
+        `DO $$ BEGIN
+           ALTER TABLE ${TABLES.idempotency} VALIDATE CONSTRAINT ${TABLES.idempotency}_response;
+         EXCEPTION WHEN check_violation THEN NULL;
+         END $$`,
+      ],
+    },
   ],
   controls: [
     {
@@ -374,6 +448,12 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
       ],
     },
     { version: 6, description: 'one operator control id drawn per action', statements: singleDrawControls },
+    { version: 7, description: 'a recorded operator control is never changed', statements: unchangedControls },
+    {
+      version: 8,
+      description: 'the operator controls compaction mark only moves forward, to an id drawn',
+      statements: guardedCompactionMark,
+    },
   ],
   directory: [
     {

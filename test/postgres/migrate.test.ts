@@ -49,9 +49,13 @@ async function versionOneDatabase(pool: pg.Pool): Promise<void> {
   await pool.query(`DROP TABLE ${TABLES.controlsCompacted}`);
   await pool.query('DROP FUNCTION paygate_compact_controls()');
   await pool.query('DROP FUNCTION paygate_operator_controls_stamp() CASCADE');
+  await pool.query('DROP FUNCTION paygate_operator_controls_unchanged() CASCADE');
+  await pool.query('DROP FUNCTION paygate_operator_controls_mark() CASCADE');
   await pool.query(`DROP SEQUENCE ${TABLES.controls}_ids`);
   await pool.query(`ALTER TABLE ${TABLES.controls} ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY`);
   await pool.query(`ALTER TABLE ${TABLES.controls} DROP CONSTRAINT ${TABLES.controls}_text`);
+  await pool.query(`ALTER TABLE ${TABLES.links} DROP CONSTRAINT ${TABLES.links}_record`);
+  await pool.query(`ALTER TABLE ${TABLES.idempotency} DROP CONSTRAINT ${TABLES.idempotency}_response`);
   await pool.query(`ALTER TABLE ${TABLES.idempotency} DROP COLUMN link_id`);
   await pool.query(`DROP TABLE ${TABLES.migrations}`);
   await pool.query(
@@ -99,12 +103,15 @@ describe.skipIf(SKIP)('migrate', () => {
     expect(first.applied).toEqual([
       { area: 'links', version: 1 },
       { area: 'links', version: 2 },
+      { area: 'links', version: 3 },
       { area: 'controls', version: 1 },
       { area: 'controls', version: 2 },
       { area: 'controls', version: 3 },
       { area: 'controls', version: 4 },
       { area: 'controls', version: 5 },
       { area: 'controls', version: 6 },
+      { area: 'controls', version: 7 },
+      { area: 'controls', version: 8 },
       { area: 'directory', version: 1 },
       { area: 'directory', version: 2 },
       { area: 'registry', version: 1 },
@@ -155,10 +162,18 @@ describe.skipIf(SKIP)('migrate', () => {
         { area: 'controls', version: 4 },
         { area: 'controls', version: 5 },
         { area: 'controls', version: 6 },
+        { area: 'controls', version: 7 },
+        { area: 'controls', version: 8 },
       ],
-      versions: { controls: 6 },
+      versions: { controls: 8 },
     });
-    expect(await migrate(pool, { only: 'links' })).toEqual({ applied: [{ area: 'links', version: 2 }], versions: { links: 2 } });
+    expect(await migrate(pool, { only: 'links' })).toEqual({
+      applied: [
+        { area: 'links', version: 2 },
+        { area: 'links', version: 3 },
+      ],
+      versions: { links: 3 },
+    });
     expect(await tables(pool)).toEqual([...LINK_TABLES, ...CONTROL_TABLES].sort());
     const ledger = await pool.query(`SELECT area, version, applied_at FROM ${TABLES.migrations} ORDER BY area, version`);
     expect(
@@ -170,8 +185,11 @@ describe.skipIf(SKIP)('migrate', () => {
       ['controls', 4, false],
       ['controls', 5, false],
       ['controls', 6, false],
+      ['controls', 7, false],
+      ['controls', 8, false],
       ['links', 1, true],
       ['links', 2, false],
+      ['links', 3, false],
     ]);
     expect((await pool.query(`SELECT issuer FROM ${TABLES.controls}`)).rows).toEqual([{ issuer: 'https://acme.test' }]);
     // The id sequence taken over from the identity goes on past the row written before.

@@ -270,7 +270,11 @@ describe.skipIf(SKIP)('payment links on PostgreSQL, one commit each', () => {
     const holder = await admin.connect();
     try {
       await holder.query('BEGIN');
-      await holder.query(`INSERT INTO ${TABLES.links} (id, tenant, link_code, record) VALUES ($1, 'holder', $2, '{}')`, [id, randomUUID()]);
+      await holder.query(
+        `INSERT INTO ${TABLES.links} (id, tenant, link_code, record)
+         VALUES ($1::uuid, 'holder', $2, json_build_object('id', $1::uuid::text, 'tenant', 'holder', 'link_code', $2::text))`,
+        [id, randomUUID()],
+      );
       const answer = create(jsonRequest(auth, bodyFor(key), { 'idempotency-key': key }));
       const pid = await waitingCreation();
       await admin.query('SELECT pg_terminate_backend($1)', [pid]);
@@ -302,7 +306,11 @@ describe.skipIf(SKIP)('payment links on PostgreSQL, one commit each', () => {
     const holder = await admin.connect();
     try {
       await holder.query('BEGIN');
-      await holder.query(`INSERT INTO ${TABLES.links} (id, tenant, link_code, record) VALUES ($1, 'holder', $2, '{}')`, [id, randomUUID()]);
+      await holder.query(
+        `INSERT INTO ${TABLES.links} (id, tenant, link_code, record)
+         VALUES ($1::uuid, 'holder', $2, json_build_object('id', $1::uuid::text, 'tenant', 'holder', 'link_code', $2::text))`,
+        [id, randomUUID()],
+      );
       const answer = create(jsonRequest(auth, bodyFor(key), { 'idempotency-key': key }));
       const pid = await waitingCreation();
       expect((await linksWithKey(key)).keys).toEqual([{ state: 'pending', link: null }]);

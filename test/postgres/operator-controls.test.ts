@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { type Verifier, createVerifier } from '../../src/index.js';
 import {
   ClosedError,
+  type ControlRowIgnoredEvent,
   type PostgresControls,
   type PostgresControlsOptions,
   migrate,
@@ -136,6 +137,26 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     expect(a.controls.state().suspended).toEqual(['https://other.test']);
   });
 
+  it('reports once a control written by hand for a near miss of a registered issuer, which it leaves out', async () => {
+    const events: ControlRowIgnoredEvent[] = [];
+    const a = await instance({ onEvent: (event) => events.push(event) });
+    await operator.query(`INSERT INTO ${TABLES.controls} (action, issuer) VALUES ('suspend_issuer', 'https://ACME.test/')`);
+    await operator.query(`INSERT INTO ${TABLES.controls} (action, issuer) VALUES ('suspend_issuer', 'https://other.test')`);
+    await a.controls.reload();
+    await a.controls.reload();
+    expect(await accepts(a.verifier, await acme.token())).toBe(true);
+    expect(events).toEqual([
+      {
+        type: 'control_row_ignored',
+        action: 'suspend_issuer',
+        issuer: 'https://ACME.test/',
+        kid: null,
+        rule: 'near_miss_issuer',
+        reason: expect.stringContaining(`nearly names registered issuer "${acme.issuer}"`),
+      },
+    ]);
+  });
+
   it('applies the revocations and suspension of an issuer registered later, at the next read', async () => {
     const a = await instance();
     const other = { ...acme.entry, issuer: 'https://other.test' };
@@ -230,6 +251,21 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     });
   });
 
+  it.each([
+    ['moving its id past the others', 'id = id + 1000000'],
+    ['changing the key it revokes', `kid = 'acme-other'`],
+  ])('refuses an UPDATE by hand %s (SQLSTATE 42501), and a running instance still applies the next action', async (_, change) => {
+    const a = await instance({ listen: false });
+    await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-1' });
+    await expect(operator.query(`UPDATE ${TABLES.controls} SET ${change}`)).rejects.toMatchObject({ code: '42501' });
+    await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-2' });
+    await a.controls.reload();
+    expect(a.controls.state().revoked).toEqual([
+      { issuer: acme.issuer, kid: 'acme-1' },
+      { issuer: acme.issuer, kid: 'acme-2' },
+    ]);
+  });
+
   it('applies an action an operator inserted by hand even when a later action commits first: ids commit in their order', async () => {
     const a = await instance({ listen: false });
     const hand = await operator.connect();
@@ -292,6 +328,35 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     await behind.controls.reload();
     expect(await accepts(behind.verifier, token)).toBe(true);
     expect(behind.controls.state().revoked).toEqual([{ issuer: acme.issuer, kid: 'acme-old' }]);
+  });
+
+  it.each([
+    ['an UPDATE moving the compaction mark back to 0', `UPDATE ${TABLES.controlsCompacted} SET through = 0`],
+    ['a DELETE of the compaction mark', `DELETE FROM ${TABLES.controlsCompacted}`],
+  ])('still brings an instance behind a compaction to its state after %s by hand', async (_, statement) => {
+    const behind = await instance({ listen: false });
+    const token = await acme.token();
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    await behind.controls.reload();
+    await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-old' });
+    await recordControl(operator, { action: 'resume_issuer', issuer: acme.issuer });
+    await compactControls(operator);
+    const refused = await operator.query(statement).then(
+      () => undefined,
+      (error: { code?: string }) => error.code,
+    );
+    await behind.controls.reload();
+    expect(await accepts(behind.verifier, token)).toBe(true);
+    expect(refused).toBe(statement.startsWith('DELETE') ? '42501' : undefined);
+  });
+
+  it('keeps a compaction mark an UPDATE by hand moves past every id drawn at the newest id drawn', async () => {
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    const newest = await recordControl(operator, { action: 'resume_issuer', issuer: acme.issuer });
+    await compactControls(operator);
+    await operator.query(`UPDATE ${TABLES.controlsCompacted} SET through = 9000000000000000`);
+    const { rows } = await operator.query(`SELECT through FROM ${TABLES.controlsCompacted}`);
+    expect(Number(rows[0].through)).toBe(newest.id);
   });
 
   it('starts on a compacted table that keeps more controls than one read takes (1000)', async () => {

@@ -136,7 +136,7 @@ describe.skipIf(SKIP)('postgresFollowers on a real PostgreSQL', () => {
 
   beforeEach(async () => {
     await clearRegistry(operator);
-    await operator.query(`TRUNCATE ${TABLES.controls}, ${TABLES.controlsCompacted}, ${TABLES.keyHistory}`);
+    await operator.query(`TRUNCATE ${TABLES.controls}, ${TABLES.keyHistory}`);
   });
 
   afterEach(async () => {

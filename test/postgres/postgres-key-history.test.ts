@@ -255,6 +255,18 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
     expect(await readKeyHistory(db, { issuer: 'https://acme.test' })).toEqual([]);
   });
 
+  it('skips a row whose issuer is longer than 2048 characters, reporting it cut: a table writer cannot grow memory', async () => {
+    await db.query(`INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen) VALUES (repeat('i', 100000), 'k', 0)`);
+    const events: KeyHistoryRowRefusedEvent[] = [];
+    const { verifier } = await instance({ onEvent: (event) => events.push(event) });
+    expect(verifier.keyHistory()).toEqual([]);
+    expect(events).toHaveLength(1);
+    expect(events[0]?.issuer).toHaveLength(2049);
+    expect(events[0]?.reason).toContain('.issuer must be at most 2048 characters');
+    expect(events[0]?.reason).toContain('got 2049 characters');
+    expect(await readKeyHistory(db)).toEqual([]);
+  });
+
   it('refuses an empty issuer in readKeyHistory', async () => {
     await expect(readKeyHistory(db, { issuer: '' })).rejects.toThrow(TypeError);
   });

@@ -5,9 +5,15 @@
  */
 import type { PGlite } from '@electric-sql/pglite';
 import { createTestPglite } from './pglite.js';
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { InMemoryIdempotencyStore, InMemoryPaymentLinkStore, StorageUnavailableError } from '../../src/payment-links/index.js';
+import {
+  InMemoryIdempotencyStore,
+  InMemoryPaymentLinkStore,
+  StorageUnavailableError,
+  type StoredPaymentLink,
+} from '../../src/payment-links/index.js';
 import {
   PostgresDirectory,
   PostgresIdempotencyStore,
@@ -69,6 +75,11 @@ describe('PGlite', () => {
 });
 
 let pool: pg.Pool;
+/** A link's columns as `PostgresPaymentLinkStore` writes them. */
+function row(link: StoredPaymentLink): { id: string; tenant: string; link_code: string; record: string } {
+  return { id: link.id, tenant: link.tenant, link_code: link.link_code, record: JSON.stringify(link) };
+}
+
 describe.skipIf(SKIP)('PostgreSQL', () => {
   beforeAll(async () => {
     pool = openPool((await createTestDatabase('stores')).url, { max: 20 });
@@ -80,6 +91,27 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
 
   const fixture = postgresFixture(() => pool);
   describeStoreContract('PostgreSQL', () => fixture);
+
+  /** A claim of the key `by-hand` of tenant A, with fingerprint `f`: the record written by hand. */
+  const claimByHand = () =>
+    new PostgresIdempotencyStore(pool).claim({ tenant: TENANT_A, key: 'by-hand', fingerprint: 'f', now: 1000, expiresAt: 2000 });
+
+  /** Runs `work` as if before the links' constraints of links version 3: they are dropped, then restored `NOT VALID`. */
+  async function writtenBeforeConstraints(work: () => Promise<void>): Promise<void> {
+    const { rows } = await pool.query(
+      `SELECT conrelid::regclass::text AS owner, conname AS name, pg_get_constraintdef(oid) AS definition
+         FROM pg_constraint WHERE conname = ANY($1)`,
+      [['paygate_payment_links_record', 'paygate_idempotency_keys_response']],
+    );
+    for (const { owner, name } of rows) await pool.query(`ALTER TABLE ${owner} DROP CONSTRAINT ${name}`);
+    try {
+      await work();
+    } finally {
+      for (const { owner, name, definition } of rows) {
+        await pool.query(`ALTER TABLE ${owner} ADD CONSTRAINT ${name} ${String(definition).replace(/ NOT VALID$/, '')} NOT VALID`);
+      }
+    }
+  }
 
   describe('PostgresIdempotencyStore', () => {
     beforeEach(() => pool.query(`TRUNCATE ${TABLES.links}, ${TABLES.idempotency}`));
@@ -153,15 +185,66 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
          VALUES ($1, 'by-hand', 'completed', 'f', 9e12, '{"status":201,"headers":{}}', $2)`,
         [TENANT_A, theirs.id],
       );
-      const claimed = new PostgresIdempotencyStore(pool).claim({
-        tenant: TENANT_A,
-        key: 'by-hand',
-        fingerprint: 'f',
-        now: 1000,
-        expiresAt: 2000,
-      });
+      const claimed = claimByHand();
       await expect(claimed).rejects.toThrow(/names a payment link that is not stored/);
     });
+
+    it.each([
+      ['a response of JSON null', 'null', null],
+      ['a response that is a JSON array', '[201]', null],
+      ['a link record of JSON null', '{"status":201,"headers":{}}', 'null'],
+    ])('replays no completed record written by hand with %s, naming the value found', async (_, response, record) => {
+      let linkId: string | null = null;
+      await writtenBeforeConstraints(async () => {
+        if (record !== null) {
+          const link = storedLink(TENANT_A);
+          linkId = link.id;
+          await pool.query(`INSERT INTO ${TABLES.links} (id, tenant, link_code, record) VALUES ($1, $2, $3, $4)`, [
+            link.id,
+            TENANT_A,
+            link.link_code,
+            record,
+          ]);
+        }
+        await pool.query(
+          `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response, link_id)
+           VALUES ($1, 'by-hand', 'completed', 'f', 9e12, $2, $3)`,
+          [TENANT_A, response, linkId],
+        );
+      });
+      const claimed = claimByHand();
+      const failure = await claimed.catch((error: unknown) => error);
+      expect((failure as Error).message).toMatch(/cannot be replayed/);
+      expect((failure as Error).message).toContain(`got ${JSON.stringify(record === null ? response : record)}`);
+    });
+
+    it.each([
+      ['a link record of JSON null', () => ({ ...row(storedLink(TENANT_A)), record: 'null' })],
+      ["a link record naming another tenant's link", () => ({ ...row(storedLink(TENANT_B)), tenant: TENANT_A })],
+      ['a link record naming another link id', () => ({ ...row(storedLink(TENANT_A)), id: randomUUID() })],
+      ['a link record naming another link code', () => ({ ...row(storedLink(TENANT_A)), link_code: 'other-code' })],
+    ])('refuses a payment link written by hand with %s (constraint paygate_payment_links_record)', async (_, make) => {
+      const { id, tenant, link_code, record } = make();
+      await expect(
+        pool.query(`INSERT INTO ${TABLES.links} (id, tenant, link_code, record) VALUES ($1, $2, $3, $4)`, [id, tenant, link_code, record]),
+      ).rejects.toMatchObject({ code: '23514', constraint: 'paygate_payment_links_record' });
+    });
+
+    it.each([
+      ['JSON null', 'null'],
+      ['a JSON array', '[201]'],
+      ['a JSON string', '"201"'],
+    ])(
+      'refuses an idempotency record written by hand whose response is %s (constraint paygate_idempotency_keys_response)',
+      async (_, response) => {
+        await expect(
+          pool.query(
+            `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response) VALUES ($1, 'by-hand', 'completed', 'f', 9e12, $2)`,
+            [TENANT_A, response],
+          ),
+        ).rejects.toMatchObject({ code: '23514', constraint: 'paygate_idempotency_keys_response' });
+      },
+    );
 
     it.each([
       ['NaN', Number.NaN],
