@@ -97,11 +97,11 @@ export const LINK_FIELDS = Object.freeze([
 const FIELDS: ReadonlySet<string> = new Set(LINK_FIELDS);
 
 /**
- * A pragmatic address check: one `@`, a dot in the domain, and no spaces, control characters or
- * invisible format characters (zero-width spaces, bidirectional controls, soft hyphens: the
+ * A pragmatic address check: one `@`, a dot in the domain, and no spaces, control characters,
+ * lone surrogates or invisible format characters (zero-width spaces, bidirectional controls, soft hyphens: the
  * address shown would not be the one the link is sent to).
  */
-const EMAIL = /^[^\s@\p{Cc}\p{Cf}]+@[^\s@\p{Cc}\p{Cf}.]+(?:\.[^\s@\p{Cc}\p{Cf}.]+)+$/u;
+const EMAIL = /^[^\s@\p{Cc}\p{Cf}\p{Cs}]+@[^\s@\p{Cc}\p{Cf}\p{Cs}.]+(?:\.[^\s@\p{Cc}\p{Cf}\p{Cs}.]+)+$/u;
 
 /** Rules of a relative reference field: `//<collection>/<id>`. */
 export interface ReferenceRule extends TextRule {
