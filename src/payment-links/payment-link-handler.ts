@@ -342,7 +342,16 @@ async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body:
     throw error;
   }
   // Stored but not yet completed: a failure from here on must not release the key of a stored link.
-  if (!creation.completed) await deps.idempotency.complete(claim.lease, recordOf(creation.response));
+  if (!creation.completed) {
+    try {
+      await deps.idempotency.complete(claim.lease, recordOf(creation.response));
+    } catch (error) {
+      if (!(error instanceof StorageUnavailableError)) throw error;
+      // The link is stored: its 201 is sent all the same, as past a failing onLinkCreated. A 503
+      // would say nothing was written, and the client's retry would make a second link once the
+      // key's lease ended. The key stays pending until then.
+    }
+  }
   return creation;
 }
 
