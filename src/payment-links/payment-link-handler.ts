@@ -20,7 +20,7 @@ import { formatDecimal } from './decimal.js';
 import type { Directory } from './directory.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
 import { FieldErrors, MAX_LISTED_FIELD_ERRORS } from './field-errors.js';
-import { type JsonObject, isJsonObject } from './field-readers.js';
+import { type JsonObject, isJsonObject, jsonType } from './field-readers.js';
 import type { Handler, HandlerRequest, HandlerResponse } from './handler-request.js';
 import { type LinkCreatedEvent, type PaymentLinkHandlerDeps, type ResolvedDeps, resolveDeps } from './handler-deps.js';
 import { type ClaimRequest, type ClaimResult, IdempotencyCapacityError, type Lease, type RecordedResponse } from './idempotency-store.js';
@@ -183,7 +183,9 @@ interface CheckedBody {
  * directory answers; when it cannot, the other fields are reported without it.
  */
 async function checkBody(deps: ResolvedDeps, tenant: string, body: unknown): Promise<CheckedBody> {
-  if (!isJsonObject(body)) throw new PaymentLinkError('invalid_body', 'The body must be a JSON object.');
+  if (!isJsonObject(body)) {
+    throw new PaymentLinkError('invalid_body', `The body must be a JSON object of the link's fields, got ${jsonType(body)}.`);
+  }
   const errors = new FieldErrors();
   const request = readLinkRequest(body, errors);
   if (request !== undefined && errors.size === 0) return { body, request };

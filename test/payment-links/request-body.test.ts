@@ -70,6 +70,16 @@ describe('POST /payment-links/ body handling', () => {
     expect(['invalid_body', 'invalid_json']).toContain((response.body as { code: string }).code);
   });
 
+  it.each([
+    ['an array', '[]', 'got an array'],
+    ['a string', '"hello"', 'got a string'],
+    ['null', 'null', 'got null'],
+  ])('names the JSON type of a body that is %s in its 400 invalid_body', async (_label, body, found) => {
+    const { response } = await send({ headers: { 'content-type': 'application/json' }, body });
+    expect(response.body).toMatchObject({ code: 'invalid_body' });
+    expect((response.body as { detail: string }).detail).toContain(found);
+  });
+
   it('refuses a body over 64 KiB with 413', async () => {
     const body = JSON.stringify(validBody({ description: 'x'.repeat(65_536) }));
     const { response, stored } = await send({ headers: { 'content-type': 'application/json' }, body });
