@@ -80,6 +80,12 @@ describe('POST /payment-links/ body handling', () => {
     expect((response.body as { detail: string }).detail).toContain(found);
   });
 
+  it('reads a body that starts with a UTF-8 byte order mark as the JSON after it', async () => {
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(json)]);
+    const { response } = await send({ headers: { 'content-type': 'application/json' }, body: bytes });
+    expect(response.status).toBe(201);
+  });
+
   it('refuses a body over 64 KiB with 413', async () => {
     const body = JSON.stringify(validBody({ description: 'x'.repeat(65_536) }));
     const { response, stored } = await send({ headers: { 'content-type': 'application/json' }, body });
