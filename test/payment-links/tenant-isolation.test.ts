@@ -89,6 +89,24 @@ describe('GET /payment-links/:id', () => {
     }
   });
 
+  it("names the id asked for in a 404, in the same words for another tenant's link as for none", async () => {
+    const create = makeHandler();
+    const read = makeReadHandler({ store: create.store });
+    const link = (await create(jsonRequest(await callers.auth(), validBody()))).body as PaymentLink;
+    const unknown = '00000000-0000-4000-8000-999999999999';
+    const other = await read({ auth: await callers.auth({ tenant_ern: TENANT_B }), headers: {}, params: { id: link.id } });
+    const missing = await read({ auth: await callers.auth(), headers: {}, params: { id: unknown } });
+    const detail = (response: { body: unknown }): string => (response.body as { detail: string }).detail;
+    expect(detail(other)).toContain(`got "${link.id}"`);
+    expect(detail(other).replace(link.id, unknown)).toBe(detail(missing));
+  });
+
+  it('names a path id that is no UUID quoted and escaped in its 404', async () => {
+    const read = makeReadHandler({ store: makeHandler().store });
+    const response = await read({ auth: await callers.auth(), headers: {}, params: { id: '../etc\u0000' } });
+    expect((response.body as { detail: string }).detail).toContain('got "../etc\\u0000"');
+  });
+
   it('answers 404 for an id that is not a UUID', async () => {
     const read = makeReadHandler({ store: makeHandler().store });
     const response = await read({ auth: await callers.auth(), headers: {}, params: { id: '../etc' } });
