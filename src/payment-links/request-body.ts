@@ -2,7 +2,7 @@
  * The JSON body of a request: media type (415), size (413), syntax and repeated member names (400)
  * are decided here, before any field is looked at.
  */
-import { type MemberPath, findDuplicateMember, formatMemberPath, describeValue, quote } from '../internal/index.js';
+import { type MemberPath, findDuplicateMember, formatMemberPath, describeValue, quote, quoteList } from '../internal/index.js';
 import { PaymentLinkError } from './errors.js';
 import type { HandlerRequest } from './handler-request.js';
 import { headerValues } from './headers.js';
@@ -28,7 +28,9 @@ function tooLarge(maxBytes: number): PaymentLinkError {
 export function checkJsonContentType(request: HandlerRequest): void {
   const values = headerValues(request.headers, 'content-type');
   if (values.length === 0) throw unsupported('The body must be sent as Content-Type: application/json; the request has no Content-Type.');
-  if (values.length > 1) throw unsupported('The request carries more than one Content-Type header.');
+  if (values.length > 1) {
+    throw unsupported(`The request carries more than one Content-Type header, got ${quoteList(values)}; send one: application/json.`);
+  }
   const [mediaType = '', ...parameters] = (values[0] ?? '').split(';').map((part) => part.trim());
   if (mediaType.toLowerCase() !== 'application/json') {
     throw unsupported(`The body must be sent as Content-Type: application/json, got ${quote(mediaType)}.`);

@@ -288,6 +288,16 @@ describe('POST /payment-links/ with Idempotency-Key', () => {
     expect(response.body).toMatchObject({ code: 'invalid_idempotency_key' });
   });
 
+  it('names the repeated Idempotency-Key values it found, quoted and escaped', async () => {
+    const handler = makeHandler();
+    const response = await handler({
+      auth: await callers.auth(),
+      headers: { 'content-type': 'application/json', 'idempotency-key': ['k-1', 'k\u0000-2'] },
+      body: JSON.stringify(validBody()),
+    });
+    expect((response.body as { detail: string }).detail).toContain('got "k-1", "k\\u0000-2"');
+  });
+
   it('answers 503 when the idempotency store is full, rather than forgetting live keys', async () => {
     const handler = makeHandler({ idempotency: new InMemoryIdempotencyStore({ maxRecords: 1 }) });
     const auth = await callers.auth();

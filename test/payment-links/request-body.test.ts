@@ -34,6 +34,12 @@ describe('POST /payment-links/ body handling', () => {
     expect((response.body as { detail: string }).detail).toContain(found);
   });
 
+  it('names the repeated Content-Type values it found in a 415, quoted and escaped', async () => {
+    const { response } = await send({ headers: { 'content-type': ['application/json', 'text/plain\u001b[31m'] }, body: json });
+    expect(response.status).toBe(415);
+    expect((response.body as { detail: string }).detail).toContain('got "application/json", "text/plain\\u001b[31m"');
+  });
+
   it('refuses a body without Content-Type with 415', async () => {
     const { response } = await send({ headers: {}, body: json });
     expect(response.status).toBe(415);
