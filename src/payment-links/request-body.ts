@@ -17,8 +17,9 @@ function unsupported(message: string): PaymentLinkError {
   return new PaymentLinkError('unsupported_media_type', message);
 }
 
-function tooLarge(maxBytes: number): PaymentLinkError {
-  return new PaymentLinkError('payload_too_large', `The body is larger than ${maxBytes} bytes.`);
+/** The 413 of a body over `maxBytes`; `found` says what was seen of it ("got 70000 bytes"). */
+function tooLarge(maxBytes: number, found: string): PaymentLinkError {
+  return new PaymentLinkError('payload_too_large', `The body is larger than ${maxBytes} bytes, ${found}; send a smaller body.`);
 }
 
 /**
@@ -47,7 +48,10 @@ export function checkJsonContentType(request: HandlerRequest): void {
 /** Refuses early a body whose declared `Content-Length` is over the limit. */
 function checkDeclaredLength(request: HandlerRequest, maxBytes: number): void {
   const [declared] = headerValues(request.headers, 'content-length');
-  if (declared !== undefined && /^\d+$/.test(declared.trim()) && Number(declared.trim()) > maxBytes) throw tooLarge(maxBytes);
+  const length = declared?.trim();
+  if (length !== undefined && /^\d+$/.test(length) && Number(length) > maxBytes) {
+    throw tooLarge(maxBytes, `got Content-Length ${quote(length)}`);
+  }
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
@@ -92,7 +96,7 @@ async function readStream(stream: AsyncIterable<unknown>, maxBytes: number): Pro
     if (next.done === true) break;
     const bytes = chunkBytes(next.value);
     total += bytes.byteLength;
-    if (total > maxBytes) throw tooLarge(maxBytes);
+    if (total > maxBytes) throw tooLarge(maxBytes, `got more than ${maxBytes} bytes (the rest was not read)`);
     chunks.push(bytes);
   }
   const body = new Uint8Array(total);
@@ -109,7 +113,7 @@ async function rawBytes(body: unknown, maxBytes: number): Promise<Uint8Array | u
   if (body === undefined || body === null) return new Uint8Array(0);
   if (typeof body === 'string') {
     // Every UTF-16 code unit takes at least one UTF-8 byte: a longer string is over the limit.
-    if (body.length > maxBytes) throw tooLarge(maxBytes);
+    if (body.length > maxBytes) throw tooLarge(maxBytes, `got at least ${body.length} bytes`);
     return encoder.encode(body);
   }
   if (body instanceof Uint8Array) return body;
@@ -162,6 +166,6 @@ export async function readJsonBody(request: HandlerRequest, maxBytes: number): P
   checkDeclaredLength(request, maxBytes);
   const bytes = await rawBytes(request.body, maxBytes);
   if (bytes === undefined) return request.body;
-  if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
+  if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes, `got ${bytes.byteLength} bytes`);
   return parseJson(bytes);
 }

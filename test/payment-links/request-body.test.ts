@@ -100,6 +100,23 @@ describe('POST /payment-links/ body handling', () => {
     expect(stored).toEqual([]);
   });
 
+  it.each([
+    ['a declared Content-Length', { 'content-length': '70000' }, 'x', 'got Content-Length "70000"'],
+    ['a body of bytes', {}, new Uint8Array(70_000), 'got 70000 bytes'],
+    [
+      'a stream, read no further than the limit',
+      {},
+      (async function* () {
+        yield new Uint8Array(70_000);
+      })(),
+      'got more than 65536 bytes',
+    ],
+  ])('names what it found of %s in a 413', async (_label, headers, body, found) => {
+    const { response } = await send({ headers: { 'content-type': 'application/json', ...headers }, body });
+    expect(response.status).toBe(413);
+    expect((response.body as { detail: string }).detail).toContain(found);
+  });
+
   it('accepts a body of exactly the limit', async () => {
     const base = JSON.stringify(validBody({ description: '' }));
     const padded = `${base}${' '.repeat(2048 - Buffer.byteLength(base))}`;
