@@ -136,7 +136,7 @@ export const LINK_FIELD_RULES = Object.freeze({
     required: false,
     maxLength: 16,
     pattern: /^\+[1-9][0-9]{6,14}$/,
-    expected: 'a telephone number in international form: "+", then 7 to 15 digits, no spaces',
+    expected: 'a telephone number in international form: "+", then 7 to 15 digits, the first not 0, no spaces',
   },
   tokenize: { required: false, maxLength: 16 },
   duration: { required: false, min: LINK_LIMITS.minDuration, max: LINK_LIMITS.maxDuration },

@@ -421,6 +421,16 @@ describe('POST /payment-links/ naming an unknown department', () => {
   });
 });
 
+describe('POST /payment-links/ phone', () => {
+  it('says a country code never starts with 0 when refusing "+0…"', async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), validBody({ phone: '+04512345678' })));
+    const [error] = (response.body as { errors: { field: string; code: string; message: string }[] }).errors;
+    expect([error?.field, error?.code]).toEqual(['phone', 'invalid_format']);
+    expect(error?.message).toContain('the first not 0');
+  });
+});
+
 describe('POST /payment-links/ text no store can hold', () => {
   it('names the U+0000 and the lone surrogate found as escapes, never raw', async () => {
     const handler = makeHandler();
