@@ -144,7 +144,7 @@ export const LINK_FIELD_RULES = Object.freeze({
     required: false,
     maxLength: 5,
     pattern: /^[a-z]{2}-[A-Z]{2}$/,
-    expected: 'a language tag "<language>-<REGION>" such as "da-DK"',
+    expected: 'a language tag "<language>-<REGION>": two lower-case letters, "-", two upper-case letters, such as "da-DK"',
   },
   description: { required: false, maxLength: LINK_LIMITS.maxDescriptionLength },
   amount: { required: true, min: 0n, exclusiveMin: true, expected: 'greater than 0' },

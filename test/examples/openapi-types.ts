@@ -101,7 +101,7 @@ export interface components {
              * @default 20160
              */
             duration?: number | null;
-            /** @description a language tag "<language>-<REGION>" such as "da-DK". */
+            /** @description a language tag "<language>-<REGION>": two lower-case letters, "-", two upper-case letters, such as "da-DK". */
             locale?: string | null;
             /** @description Text shown on the pay-by-link page. */
             description?: string | null;

@@ -431,6 +431,16 @@ describe('POST /payment-links/ phone', () => {
   });
 });
 
+describe('POST /payment-links/ locale', () => {
+  it('says the language is two lower-case letters when refusing "EN-GB"', async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), validBody({ locale: 'EN-GB' })));
+    const [error] = (response.body as { errors: { field: string; code: string; message: string }[] }).errors;
+    expect([error?.field, error?.code]).toEqual(['locale', 'invalid_format']);
+    expect(error?.message).toContain('two lower-case letters');
+  });
+});
+
 describe('POST /payment-links/ text no store can hold', () => {
   it('names the U+0000 and the lone surrogate found as escapes, never raw', async () => {
     const handler = makeHandler();
