@@ -163,7 +163,7 @@ async function storeCompleting(deps: ResolvedDeps, stored: StoredPaymentLink, le
   if (outcome === 'lease_lost') {
     throw new PaymentLinkError(
       'idempotency_key_in_use',
-      'This request outlived its hold on the Idempotency-Key and created nothing; retry to get the outcome.',
+      `This request outlived its hold on the Idempotency-Key, got ${quote(lease.key)}, and created nothing; retry to get the outcome.`,
       { retryAfter: 1 },
     );
   }
@@ -323,13 +323,17 @@ async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body:
       return refused(
         new PaymentLinkError(
           'idempotency_key_reused',
-          'This Idempotency-Key was used with a different body; use a new key for a new request.',
+          `This Idempotency-Key was used with a different body, got ${quote(key)}; use a new key for a new request.`,
         ),
       );
     }
     if (claim.state === 'pending') {
       return refused(
-        new PaymentLinkError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed.', { retryAfter: 1 }),
+        new PaymentLinkError(
+          'idempotency_key_in_use',
+          `A request with this Idempotency-Key is still being processed, got ${quote(key)}; retry after Retry-After to get its outcome.`,
+          { retryAfter: 1 },
+        ),
       );
     }
     return { response: replay(deps, claim.response), event: null };
