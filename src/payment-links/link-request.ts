@@ -179,10 +179,24 @@ function readReference(body: JsonObject, name: 'department' | 'shopper', errors:
 }
 
 function readCurrency(body: JsonObject, errors: FieldErrors): string | undefined {
+  const sent = body.currency;
+  if (typeof sent === 'string' && sent.length === 3 && sent !== sent.toUpperCase() && isPaymentCurrency(sent.toUpperCase())) {
+    const { expected } = LINK_FIELD_RULES.currency;
+    errors.add(
+      'currency',
+      'invalid_format',
+      `currency must be ${expected}, got ${quote(sent)}; did you mean ${quote(sent.toUpperCase())}?`,
+    );
+    return undefined;
+  }
   const code = readPatterned(body, 'currency', 'currency', errors, LINK_FIELD_RULES.currency);
   if (code === undefined) return undefined;
   if (!isPaymentCurrency(code)) {
-    errors.add('currency', 'unknown_currency', `"${code}" is not an ISO 4217 currency a payment can be made in.`);
+    errors.add(
+      'currency',
+      'unknown_currency',
+      `currency must be an ISO 4217 code a payment can be made in (not XXX or XTS), got ${quote(code)}; send the code of the amount's currency, such as "EUR".`,
+    );
     return undefined;
   }
   return code;

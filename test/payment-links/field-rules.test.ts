@@ -431,6 +431,21 @@ describe('POST /payment-links/ phone', () => {
   });
 });
 
+describe('POST /payment-links/ currency', () => {
+  const messageFor = async (currency: string): Promise<string | undefined> => {
+    const response = await makeHandler()(jsonRequest(await callers.auth(), validBody({ currency })));
+    return (response.body as { errors: { message: string }[] }).errors[0]?.message;
+  };
+
+  it('names an unknown code with "got" and what to send instead', async () => {
+    expect(await messageFor('ABC')).toContain('got "ABC"');
+  });
+
+  it('offers the upper-case code for a known code sent in lower case', async () => {
+    expect(await messageFor('eur')).toContain('did you mean "EUR"?');
+  });
+});
+
 describe('POST /payment-links/ locale', () => {
   it('says the language is two lower-case letters when refusing "EN-GB"', async () => {
     const handler = makeHandler();
