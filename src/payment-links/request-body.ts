@@ -122,12 +122,59 @@ async function rawBytes(body: unknown, maxBytes: number): Promise<Uint8Array | u
   return undefined;
 }
 
+/** Whether a decoder refuses `bytes` from `start` to `end`, a character cut short at `end` aside. */
+function refuses(bytes: Uint8Array, start: number, end: number): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(start, end), { stream: true });
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** Bytes fed to one decoder at a time while looking for a fault. */
+const FAULT_CHUNK = 4096;
+
+/**
+ * Where `bytes` stop being UTF-8, for the refusal: the first byte a decoder refuses, or the end of
+ * the body when only the end cuts a character short. One decoder reads the chunks in turn up to the
+ * first it refuses; within that chunk (from the start of the character it began in) the fault is
+ * found by halving: linear in the body, on the refusal path only.
+ */
+function utf8Fault(bytes: Uint8Array): string {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let chunk = 0;
+  for (; chunk < bytes.byteLength; chunk += FAULT_CHUNK) {
+    try {
+      decoder.decode(bytes.subarray(chunk, chunk + FAULT_CHUNK), { stream: true });
+    } catch {
+      break;
+    }
+  }
+  if (chunk >= bytes.byteLength) return `a character is cut short by the end of the body, at byte ${bytes.byteLength}`;
+  // The character the chunk begins in starts at most 3 bytes before it: at the first byte from
+  // there that is no continuation byte (10xxxxxx), the prefix being UTF-8.
+  let start = Math.max(0, chunk - 3);
+  while (start < chunk && ((bytes[start] ?? 0) & 0xc0) === 0x80) start += 1;
+  let low = start;
+  let high = Math.min(chunk + FAULT_CHUNK, bytes.byteLength);
+  while (high - low > 1) {
+    const middle = (low + high) >>> 1;
+    if (refuses(bytes, start, middle)) high = middle;
+    else low = middle;
+  }
+  const at = high - 1;
+  return `at byte ${at} (0x${(bytes[at] ?? 0).toString(16).padStart(2, '0')})`;
+}
+
 function parseJson(bytes: Uint8Array): unknown {
   let text: string;
   try {
     text = decoder.decode(bytes);
   } catch (error) {
-    throw new PaymentLinkError('invalid_json', 'The body is not valid UTF-8.', { cause: error });
+    throw new PaymentLinkError('invalid_json', `The body is not valid UTF-8, ${utf8Fault(bytes)}; send it encoded as UTF-8.`, {
+      cause: error,
+    });
   }
   if (text.trim() === '') throw new PaymentLinkError('invalid_json', 'The body is empty; send a JSON object.');
   let value: unknown;

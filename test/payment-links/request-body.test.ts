@@ -77,6 +77,22 @@ describe('POST /payment-links/ body handling', () => {
   });
 
   it.each([
+    ['a byte that starts no character', [0x7b, 0xff, 0x7d], 'byte 1 (0xff)'],
+    ['a sequence cut by another start', [0x7b, 0x22, 0xc3, 0x41, 0x22, 0x7d], 'byte 3 (0x41)'],
+    ['a sequence cut by the end of the body', [0x7b, 0x7d, 0xe2, 0x82], 'byte 4'],
+    [
+      'a fault past the first 4096 bytes, in a character begun before them',
+      [...Array(4095).fill(0x20), 0xe2, 0x82, 0x41],
+      'byte 4097 (0x41)',
+    ],
+    ['a stray continuation byte after a 4-byte character', [...Array(4092).fill(0x20), 0xf0, 0x9f, 0x98, 0x80, 0x80], 'byte 4096 (0x80)'],
+  ])('names where the UTF-8 breaks in a 400 invalid_json: %s', async (_label, bytes, found) => {
+    const { response } = await send({ headers: { 'content-type': 'application/json' }, body: new Uint8Array(bytes) });
+    expect(response.body).toMatchObject({ code: 'invalid_json' });
+    expect((response.body as { detail: string }).detail).toContain(found);
+  });
+
+  it.each([
     ['an array', '[]', 'got an array'],
     ['a string', '"hello"', 'got a string'],
     ['null', 'null', 'got null'],
