@@ -181,7 +181,10 @@ function parseJson(bytes: Uint8Array): unknown {
   try {
     value = JSON.parse(text) as unknown;
   } catch (error) {
-    throw new PaymentLinkError('invalid_json', 'The body is not valid JSON.', { cause: error });
+    // The parser's own message is not repeated: it quotes the body as it is, unescaped.
+    throw new PaymentLinkError('invalid_json', `The body is not valid JSON, got ${quote(text)}; send one JSON object.`, {
+      cause: error,
+    });
   }
   const duplicate = findDuplicateMember(text, value);
   if (duplicate !== undefined) throw repeatedField(duplicate);

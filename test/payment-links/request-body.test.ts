@@ -76,6 +76,12 @@ describe('POST /payment-links/ body handling', () => {
     expect(['invalid_body', 'invalid_json']).toContain((response.body as { code: string }).code);
   });
 
+  it('names the start of a body that is not JSON, quoted and escaped, in a 400 invalid_json', async () => {
+    const { response } = await send({ headers: { 'content-type': 'application/json' }, body: "{'amount': '1'}" });
+    expect(response.body).toMatchObject({ code: 'invalid_json' });
+    expect((response.body as { detail: string }).detail).toContain(`got "{'amount': '1'}"`);
+  });
+
   it.each([
     ['a byte that starts no character', [0x7b, 0xff, 0x7d], 'byte 1 (0xff)'],
     ['a sequence cut by another start', [0x7b, 0x22, 0xc3, 0x41, 0x22, 0x7d], 'byte 3 (0x41)'],
