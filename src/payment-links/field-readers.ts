@@ -200,7 +200,9 @@ export function readDecimal(object: JsonObject, name: string, path: string, erro
   const value = member(object, name, path, errors, rule.required);
   if (value === undefined) return undefined;
   if (typeof value !== 'string') {
-    const hint = typeof value === 'number' ? ' (money is sent as a decimal string such as "12.50", never as a JSON number)' : '';
+    // A number is named as parsed (a long one already rounded: the very fault of money as a float).
+    const hint =
+      typeof value === 'number' ? `, got ${value} (money is sent as a decimal string such as "12.50", never as a JSON number)` : '';
     errors.add(path, 'invalid_type', `${name} must be a decimal string, not ${jsonType(value)}${hint}.`);
     return undefined;
   }

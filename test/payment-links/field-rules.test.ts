@@ -431,6 +431,20 @@ describe('POST /payment-links/ phone', () => {
   });
 });
 
+describe('POST /payment-links/ amount as a JSON number', () => {
+  it('names the number found, as it was parsed', async () => {
+    const response = await makeHandler()(
+      jsonRequest(
+        await callers.auth(),
+        '{"amount":12.50,"currency":"EUR","department":"//departments/cardiology","shopper":"//customers/c-100","email":"a@b.co"}',
+      ),
+    );
+    const [error] = (response.body as { errors: { field: string; code: string; message: string }[] }).errors;
+    expect([error?.field, error?.code]).toEqual(['amount', 'invalid_type']);
+    expect(error?.message).toContain('got 12.5');
+  });
+});
+
 describe('POST /payment-links/ currency', () => {
   const messageFor = async (currency: string): Promise<string | undefined> => {
     const response = await makeHandler()(jsonRequest(await callers.auth(), validBody({ currency })));
