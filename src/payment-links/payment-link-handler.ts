@@ -136,7 +136,11 @@ async function resolveDepartment(
   }
   const store = await directory.storeFor(tenant, department);
   if (store === null) {
-    errors.add('department', 'no_store', 'No store takes payments for this department.');
+    errors.add(
+      'department',
+      'no_store',
+      `No store takes payments for this department, got ${quote(ref)}; give the tenant a store, or use another department.`,
+    );
     return undefined;
   }
   return { departmentId: department.id, storeId: store.id };

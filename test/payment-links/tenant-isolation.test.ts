@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InMemoryPaymentLinkStore, type PaymentLink, type StoredPaymentLink } from '../../src/payment-links/index.js';
+import { InMemoryDirectory, InMemoryPaymentLinkStore, type PaymentLink, type StoredPaymentLink } from '../../src/payment-links/index.js';
 import {
   CARDIOLOGY_B,
   STORE_B,
@@ -54,6 +54,18 @@ describe('tenant isolation', () => {
     await handler(jsonRequest(await callers.auth({ tenant_ern: TENANT_B }), validBody()));
     expect((await handler.store.list(TENANT_A)).map((link) => link.id)).toEqual([inA.id]);
     expect(await handler.store.get(TENANT_B, inA.id)).toBeNull();
+  });
+});
+
+describe('a department without a store', () => {
+  it('is refused 400 no_store naming the department, and nothing is stored', async () => {
+    const directory = new InMemoryDirectory([{ tenant: TENANT_A, departments: [{ ref: 'cardiology' }] }]);
+    const handler = makeHandler({ directory });
+    const response = await handler(jsonRequest(await callers.auth(), validBody()));
+    const [error] = (response.body as { errors: { field: string; code: string; message: string }[] }).errors;
+    expect([error?.field, error?.code]).toEqual(['department', 'no_store']);
+    expect(error?.message).toContain('got "cardiology"');
+    expect(await handler.store.list(TENANT_A)).toEqual([]);
   });
 });
 
