@@ -445,6 +445,15 @@ describe('POST /payment-links/ amount as a JSON number', () => {
   });
 });
 
+describe('POST /payment-links/ a line whose parts do not add up', () => {
+  it('names the amount_including_tax found beside the sum expected', async () => {
+    const response = await makeHandler()(jsonRequest(await callers.auth(), withLines(line({ tax_amount: '25.0' }))));
+    const error = (response.body as { errors: { code: string; message: string }[] }).errors.find((e) => e.code === 'amount_mismatch');
+    expect(error?.message).toContain('125.4000');
+    expect(error?.message).toContain('got 125.5000');
+  });
+});
+
 describe('POST /payment-links/ currency', () => {
   const messageFor = async (currency: string): Promise<string | undefined> => {
     const response = await makeHandler()(jsonRequest(await callers.auth(), validBody({ currency })));
