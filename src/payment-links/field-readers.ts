@@ -102,6 +102,28 @@ export function withinLength(value: string, minLength: number, maxLength: number
   return length >= minLength && length <= maxLength;
 }
 
+/**
+ * Text a stored string can hold, as a regular expression's source (anchored): no U+0000 and no
+ * lone surrogate (half of a pair, from an escape such as `"\\ud800"`). No UTF-8 encodes a lone
+ * surrogate (raw bytes holding one are refused as not UTF-8; the escape must not let it in),
+ * strict JSON readers of the link and its `meta` refuse it, and PostgreSQL refuses both once the
+ * stored `json` is read as `jsonb` or text. It matches alike with and without the `u` flag, so
+ * schemas state it as it is.
+ */
+export const STORABLE_TEXT_PATTERN = '^(?:[^\\u0000\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*$';
+
+const STORABLE_TEXT = new RegExp(STORABLE_TEXT_PATTERN);
+
+/** `true` when `value` holds no U+0000 and no lone surrogate ({@link STORABLE_TEXT_PATTERN}). */
+export function isStorableText(value: string): boolean {
+  return STORABLE_TEXT.test(value);
+}
+
+/** The message of a text {@link isStorableText} refuses. */
+export function unstorableText(name: string, value: string): string {
+  return `${name} must be text without U+0000 or a lone surrogate (an unpaired "\\ud800"-style escape), got ${quote(value)}.`;
+}
+
 /** A string member within its length bounds. */
 export function readText(object: JsonObject, name: string, path: string, errors: FieldErrors, rule: TextRule): string | undefined {
   const value = member(object, name, path, errors, rule.required);
@@ -114,6 +136,10 @@ export function readText(object: JsonObject, name: string, path: string, errors:
   if (!withinLength(value, minLength, rule.maxLength)) {
     const bounds = minLength > 0 ? `${minLength} to ${rule.maxLength} characters` : `at most ${rule.maxLength} characters`;
     errors.add(path, 'invalid_length', `${name} must be ${bounds} long, got ${characterCount(value)}.`);
+    return undefined;
+  }
+  if (!isStorableText(value)) {
+    errors.add(path, 'invalid_format', unstorableText(name, value));
     return undefined;
   }
   return value;
@@ -174,7 +200,9 @@ export function readDecimal(object: JsonObject, name: string, path: string, erro
   const value = member(object, name, path, errors, rule.required);
   if (value === undefined) return undefined;
   if (typeof value !== 'string') {
-    const hint = typeof value === 'number' ? ' (money is sent as a decimal string such as "12.50", never as a JSON number)' : '';
+    // A number is named as parsed (a long one already rounded: the very fault of money as a float).
+    const hint =
+      typeof value === 'number' ? `, got ${value} (money is sent as a decimal string such as "12.50", never as a JSON number)` : '';
     errors.add(path, 'invalid_type', `${name} must be a decimal string, not ${jsonType(value)}${hint}.`);
     return undefined;
   }

@@ -80,8 +80,16 @@ export function createGetPaymentLinkHandler(options: GetPaymentLinkHandlerOption
       if (error instanceof StorageUnavailableError) return problemResponse(storageUnavailable(error));
       throw error;
     }
-    if (link === null || !isUuid(id))
-      return problemResponse(new PaymentLinkError('payment_link_not_found', 'No payment link of this tenant has this id.'));
+    if (link === null || !isUuid(id)) {
+      // The same words for another tenant's link as for none: a 404 must not tell them apart.
+      const found = typeof id === 'string' ? quote(id) : 'no id';
+      return problemResponse(
+        new PaymentLinkError(
+          'payment_link_not_found',
+          `No payment link of this tenant has this id, got ${found}; use the id of a link this tenant created (its Location).`,
+        ),
+      );
+    }
     return {
       status: 200,
       headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },

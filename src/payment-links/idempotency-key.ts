@@ -8,7 +8,7 @@
  * order, other whitespace, or an optional member as `null` rather than left out, is the same
  * request; any other difference is not.
  */
-import { quote, sha256Hex } from '../internal/index.js';
+import { quote, quoteList, sha256Hex } from '../internal/index.js';
 import { PaymentLinkError } from './errors.js';
 import type { HeadersLike } from './handler-request.js';
 import { headerValues } from './headers.js';
@@ -40,7 +40,12 @@ function withoutOws(value: string): string {
 export function readIdempotencyKey(headers: HeadersLike): string | null {
   const values = headerValues(headers, 'idempotency-key');
   if (values.length === 0) return null;
-  if (values.length > 1) throw new PaymentLinkError('invalid_idempotency_key', 'The request carries more than one Idempotency-Key header.');
+  if (values.length > 1) {
+    throw new PaymentLinkError(
+      'invalid_idempotency_key',
+      `The request carries more than one Idempotency-Key header, got ${quoteList(values)}; send one key per request.`,
+    );
+  }
   let key = withoutOws(values[0] ?? '');
   if (key.length >= 2 && key.startsWith('"') && key.endsWith('"')) key = key.slice(1, -1);
   if (!KEY.test(key)) {

@@ -112,7 +112,7 @@ function readLine(value: unknown, path: string, errors: FieldErrors): LineItem |
     errors.add(
       at('amount_including_tax'),
       'amount_mismatch',
-      `amount_including_tax must equal amount_excluding_tax + tax_amount (${formatDecimal(excluding + tax)}).`,
+      `amount_including_tax must equal amount_excluding_tax + tax_amount (${formatDecimal(excluding + tax)}), got ${formatDecimal(including)}.`,
     );
   }
   if (quantity === undefined || description === undefined || excluding === undefined || tax === undefined || including === undefined) {

@@ -97,11 +97,11 @@ export const LINK_FIELDS = Object.freeze([
 const FIELDS: ReadonlySet<string> = new Set(LINK_FIELDS);
 
 /**
- * A pragmatic address check: one `@`, a dot in the domain, and no spaces, control characters or
- * invisible format characters (zero-width spaces, bidirectional controls, soft hyphens: the
+ * A pragmatic address check: one `@`, a dot in the domain, and no spaces, control characters,
+ * lone surrogates or invisible format characters (zero-width spaces, bidirectional controls, soft hyphens: the
  * address shown would not be the one the link is sent to).
  */
-const EMAIL = /^[^\s@\p{Cc}\p{Cf}]+@[^\s@\p{Cc}\p{Cf}.]+(?:\.[^\s@\p{Cc}\p{Cf}.]+)+$/u;
+const EMAIL = /^[^\s@\p{Cc}\p{Cf}\p{Cs}]+@[^\s@\p{Cc}\p{Cf}\p{Cs}.]+(?:\.[^\s@\p{Cc}\p{Cf}\p{Cs}.]+)+$/u;
 
 /** Rules of a relative reference field: `//<collection>/<id>`. */
 export interface ReferenceRule extends TextRule {
@@ -136,7 +136,7 @@ export const LINK_FIELD_RULES = Object.freeze({
     required: false,
     maxLength: 16,
     pattern: /^\+[1-9][0-9]{6,14}$/,
-    expected: 'a telephone number in international form: "+", then 7 to 15 digits, no spaces',
+    expected: 'a telephone number in international form: "+", then 7 to 15 digits, the first not 0, no spaces',
   },
   tokenize: { required: false, maxLength: 16 },
   duration: { required: false, min: LINK_LIMITS.minDuration, max: LINK_LIMITS.maxDuration },
@@ -144,7 +144,7 @@ export const LINK_FIELD_RULES = Object.freeze({
     required: false,
     maxLength: 5,
     pattern: /^[a-z]{2}-[A-Z]{2}$/,
-    expected: 'a language tag "<language>-<REGION>" such as "da-DK"',
+    expected: 'a language tag "<language>-<REGION>": two lower-case letters, "-", two upper-case letters, such as "da-DK"',
   },
   description: { required: false, maxLength: LINK_LIMITS.maxDescriptionLength },
   amount: { required: true, min: 0n, exclusiveMin: true, expected: 'greater than 0' },
@@ -179,10 +179,24 @@ function readReference(body: JsonObject, name: 'department' | 'shopper', errors:
 }
 
 function readCurrency(body: JsonObject, errors: FieldErrors): string | undefined {
+  const sent = body.currency;
+  if (typeof sent === 'string' && sent.length === 3 && sent !== sent.toUpperCase() && isPaymentCurrency(sent.toUpperCase())) {
+    const { expected } = LINK_FIELD_RULES.currency;
+    errors.add(
+      'currency',
+      'invalid_format',
+      `currency must be ${expected}, got ${quote(sent)}; did you mean ${quote(sent.toUpperCase())}?`,
+    );
+    return undefined;
+  }
   const code = readPatterned(body, 'currency', 'currency', errors, LINK_FIELD_RULES.currency);
   if (code === undefined) return undefined;
   if (!isPaymentCurrency(code)) {
-    errors.add('currency', 'unknown_currency', `"${code}" is not an ISO 4217 currency a payment can be made in.`);
+    errors.add(
+      'currency',
+      'unknown_currency',
+      `currency must be an ISO 4217 code a payment can be made in (not XXX or XTS), got ${quote(code)}; send the code of the amount's currency, such as "EUR".`,
+    );
     return undefined;
   }
   return code;

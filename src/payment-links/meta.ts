@@ -3,7 +3,16 @@
  * notification hook (the `merchant_meta` of later transaction notifications).
  */
 import { type FieldErrors, memberPath } from './field-errors.js';
-import { type JsonObject, characterCount, isJsonObject, jsonType, member, withinLength } from './field-readers.js';
+import {
+  type JsonObject,
+  characterCount,
+  isJsonObject,
+  isStorableText,
+  jsonType,
+  member,
+  unstorableText,
+  withinLength,
+} from './field-readers.js';
 
 /** Bounds of `meta`. */
 export const META_LIMITS = Object.freeze({
@@ -39,6 +48,8 @@ export function readMeta(body: JsonObject, errors: FieldErrors): Readonly<Record
     const path = memberPath('meta', key);
     if (!withinLength(key, 1, META_LIMITS.maxKeyLength)) {
       errors.add(path, 'invalid_length', `meta keys must be 1 to ${META_LIMITS.maxKeyLength} characters long, got ${characterCount(key)}.`);
+    } else if (!isStorableText(key)) {
+      errors.add(path, 'invalid_format', unstorableText('meta keys', key));
     } else if (RESERVED_KEYS.has(key)) {
       errors.add(path, 'reserved_key', `"${key}" cannot be a meta key.`);
     } else if (typeof entry !== 'string') {
@@ -49,6 +60,8 @@ export function readMeta(body: JsonObject, errors: FieldErrors): Readonly<Record
         'invalid_length',
         `meta values must be at most ${META_LIMITS.maxValueLength} characters long, got ${characterCount(entry)}.`,
       );
+    } else if (!isStorableText(entry)) {
+      errors.add(path, 'invalid_format', unstorableText('meta values', entry));
     } else {
       pairs.push([key, entry]);
     }

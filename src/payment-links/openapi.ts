@@ -32,7 +32,7 @@ import { ISO_4217_CODES, isPaymentCurrency } from './currencies.js';
 import { FRACTION_DIGITS, decimalPattern } from './decimal.js';
 import { PAYMENT_LINK_ERROR_CODES, type PaymentLinkErrorCode } from './errors.js';
 import { FIELD_ERROR_CODES, MAX_LISTED_FIELD_ERRORS } from './field-errors.js';
-import type { DecimalRule, IntegerRule, PatternRule, TextRule } from './field-readers.js';
+import { type DecimalRule, type IntegerRule, type PatternRule, STORABLE_TEXT_PATTERN, type TextRule } from './field-readers.js';
 import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.js';
 import { LINE_ITEM_FIELDS, LINE_ITEM_LIMITS, LINE_ITEM_RULES } from './line-items.js';
 import { LINK_FIELDS, LINK_FIELD_RULES, LINK_LIMITS, type ReferenceRule, TOKENIZE_VALUES } from './link-request.js';
@@ -137,7 +137,7 @@ function textSchema(rule: TextRule | PatternRule, description?: string): Schema 
     type: 'string',
     ...((rule.minLength ?? 0) > 0 ? { minLength: rule.minLength ?? 0 } : {}),
     maxLength: rule.maxLength,
-    ...('pattern' in rule ? { pattern: rule.pattern.source, description: `${rule.expected}.` } : {}),
+    ...('pattern' in rule ? { pattern: rule.pattern.source, description: `${rule.expected}.` } : { pattern: STORABLE_TEXT_PATTERN }),
     ...(description === undefined ? {} : { description }),
   };
 }
@@ -236,8 +236,13 @@ function metaSchema(): Schema {
     type: 'object',
     description: "The caller's own string pairs, echoed in the link and carried as `merchant_meta` by later transaction notifications.",
     maxProperties: META_LIMITS.maxEntries,
-    propertyNames: { minLength: 1, maxLength: META_LIMITS.maxKeyLength, not: { enum: [...RESERVED_META_KEYS] } },
-    additionalProperties: { type: 'string', maxLength: META_LIMITS.maxValueLength },
+    propertyNames: {
+      minLength: 1,
+      maxLength: META_LIMITS.maxKeyLength,
+      pattern: STORABLE_TEXT_PATTERN,
+      not: { enum: [...RESERVED_META_KEYS] },
+    },
+    additionalProperties: { type: 'string', maxLength: META_LIMITS.maxValueLength, pattern: STORABLE_TEXT_PATTERN },
   };
 }
 

@@ -20,7 +20,7 @@ import { formatDecimal } from './decimal.js';
 import type { Directory } from './directory.js';
 import { PaymentLinkError, problemResponse } from './errors.js';
 import { FieldErrors, MAX_LISTED_FIELD_ERRORS } from './field-errors.js';
-import { type JsonObject, isJsonObject } from './field-readers.js';
+import { type JsonObject, isJsonObject, jsonType } from './field-readers.js';
 import type { Handler, HandlerRequest, HandlerResponse } from './handler-request.js';
 import { type LinkCreatedEvent, type PaymentLinkHandlerDeps, type ResolvedDeps, resolveDeps } from './handler-deps.js';
 import { type ClaimRequest, type ClaimResult, IdempotencyCapacityError, type Lease, type RecordedResponse } from './idempotency-store.js';
@@ -136,7 +136,11 @@ async function resolveDepartment(
   }
   const store = await directory.storeFor(tenant, department);
   if (store === null) {
-    errors.add('department', 'no_store', 'No store takes payments for this department.');
+    errors.add(
+      'department',
+      'no_store',
+      `No store takes payments for this department, got ${quote(ref)}; give the tenant a store, or use another department.`,
+    );
     return undefined;
   }
   return { departmentId: department.id, storeId: store.id };
@@ -163,7 +167,7 @@ async function storeCompleting(deps: ResolvedDeps, stored: StoredPaymentLink, le
   if (outcome === 'lease_lost') {
     throw new PaymentLinkError(
       'idempotency_key_in_use',
-      'This request outlived its hold on the Idempotency-Key and created nothing; retry to get the outcome.',
+      `This request outlived its hold on the Idempotency-Key, got ${quote(lease.key)}, and created nothing; retry to get the outcome.`,
       { retryAfter: 1 },
     );
   }
@@ -183,7 +187,9 @@ interface CheckedBody {
  * directory answers; when it cannot, the other fields are reported without it.
  */
 async function checkBody(deps: ResolvedDeps, tenant: string, body: unknown): Promise<CheckedBody> {
-  if (!isJsonObject(body)) throw new PaymentLinkError('invalid_body', 'The body must be a JSON object.');
+  if (!isJsonObject(body)) {
+    throw new PaymentLinkError('invalid_body', `The body must be a JSON object of the link's fields, got ${jsonType(body)}.`);
+  }
   const errors = new FieldErrors();
   const request = readLinkRequest(body, errors);
   if (request !== undefined && errors.size === 0) return { body, request };
@@ -321,13 +327,17 @@ async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body:
       return refused(
         new PaymentLinkError(
           'idempotency_key_reused',
-          'This Idempotency-Key was used with a different body; use a new key for a new request.',
+          `This Idempotency-Key was used with a different body, got ${quote(key)}; use a new key for a new request.`,
         ),
       );
     }
     if (claim.state === 'pending') {
       return refused(
-        new PaymentLinkError('idempotency_key_in_use', 'A request with this Idempotency-Key is still being processed.', { retryAfter: 1 }),
+        new PaymentLinkError(
+          'idempotency_key_in_use',
+          `A request with this Idempotency-Key is still being processed, got ${quote(key)}; retry after Retry-After to get its outcome.`,
+          { retryAfter: 1 },
+        ),
       );
     }
     return { response: replay(deps, claim.response), event: null };
@@ -342,7 +352,16 @@ async function createOnce(deps: ResolvedDeps, tenant: string, key: string, body:
     throw error;
   }
   // Stored but not yet completed: a failure from here on must not release the key of a stored link.
-  if (!creation.completed) await deps.idempotency.complete(claim.lease, recordOf(creation.response));
+  if (!creation.completed) {
+    try {
+      await deps.idempotency.complete(claim.lease, recordOf(creation.response));
+    } catch (error) {
+      if (!(error instanceof StorageUnavailableError)) throw error;
+      // The link is stored: its 201 is sent all the same, as past a failing onLinkCreated. A 503
+      // would say nothing was written, and the client's retry would make a second link once the
+      // key's lease ended. The key stays pending until then.
+    }
+  }
   return creation;
 }
 

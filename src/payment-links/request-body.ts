@@ -2,7 +2,7 @@
  * The JSON body of a request: media type (415), size (413), syntax and repeated member names (400)
  * are decided here, before any field is looked at.
  */
-import { type MemberPath, findDuplicateMember, formatMemberPath, describeValue, quote } from '../internal/index.js';
+import { type MemberPath, findDuplicateMember, formatMemberPath, describeValue, quote, quoteList } from '../internal/index.js';
 import { PaymentLinkError } from './errors.js';
 import type { HandlerRequest } from './handler-request.js';
 import { headerValues } from './headers.js';
@@ -17,8 +17,9 @@ function unsupported(message: string): PaymentLinkError {
   return new PaymentLinkError('unsupported_media_type', message);
 }
 
-function tooLarge(maxBytes: number): PaymentLinkError {
-  return new PaymentLinkError('payload_too_large', `The body is larger than ${maxBytes} bytes.`);
+/** The 413 of a body over `maxBytes`; `found` says what was seen of it ("got 70000 bytes"). */
+function tooLarge(maxBytes: number, found: string): PaymentLinkError {
+  return new PaymentLinkError('payload_too_large', `The body is larger than ${maxBytes} bytes, ${found}; send a smaller body.`);
 }
 
 /**
@@ -28,7 +29,9 @@ function tooLarge(maxBytes: number): PaymentLinkError {
 export function checkJsonContentType(request: HandlerRequest): void {
   const values = headerValues(request.headers, 'content-type');
   if (values.length === 0) throw unsupported('The body must be sent as Content-Type: application/json; the request has no Content-Type.');
-  if (values.length > 1) throw unsupported('The request carries more than one Content-Type header.');
+  if (values.length > 1) {
+    throw unsupported(`The request carries more than one Content-Type header, got ${quoteList(values)}; send one: application/json.`);
+  }
   const [mediaType = '', ...parameters] = (values[0] ?? '').split(';').map((part) => part.trim());
   if (mediaType.toLowerCase() !== 'application/json') {
     throw unsupported(`The body must be sent as Content-Type: application/json, got ${quote(mediaType)}.`);
@@ -45,7 +48,10 @@ export function checkJsonContentType(request: HandlerRequest): void {
 /** Refuses early a body whose declared `Content-Length` is over the limit. */
 function checkDeclaredLength(request: HandlerRequest, maxBytes: number): void {
   const [declared] = headerValues(request.headers, 'content-length');
-  if (declared !== undefined && /^\d+$/.test(declared.trim()) && Number(declared.trim()) > maxBytes) throw tooLarge(maxBytes);
+  const length = declared?.trim();
+  if (length !== undefined && /^\d+$/.test(length) && Number(length) > maxBytes) {
+    throw tooLarge(maxBytes, `got Content-Length ${quote(length)}`);
+  }
 }
 
 function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
@@ -90,7 +96,7 @@ async function readStream(stream: AsyncIterable<unknown>, maxBytes: number): Pro
     if (next.done === true) break;
     const bytes = chunkBytes(next.value);
     total += bytes.byteLength;
-    if (total > maxBytes) throw tooLarge(maxBytes);
+    if (total > maxBytes) throw tooLarge(maxBytes, `got more than ${maxBytes} bytes (the rest was not read)`);
     chunks.push(bytes);
   }
   const body = new Uint8Array(total);
@@ -107,7 +113,7 @@ async function rawBytes(body: unknown, maxBytes: number): Promise<Uint8Array | u
   if (body === undefined || body === null) return new Uint8Array(0);
   if (typeof body === 'string') {
     // Every UTF-16 code unit takes at least one UTF-8 byte: a longer string is over the limit.
-    if (body.length > maxBytes) throw tooLarge(maxBytes);
+    if (body.length > maxBytes) throw tooLarge(maxBytes, `got at least ${body.length} bytes`);
     return encoder.encode(body);
   }
   if (body instanceof Uint8Array) return body;
@@ -116,19 +122,69 @@ async function rawBytes(body: unknown, maxBytes: number): Promise<Uint8Array | u
   return undefined;
 }
 
+/** Whether a decoder refuses `bytes` from `start` to `end`, a character cut short at `end` aside. */
+function refuses(bytes: Uint8Array, start: number, end: number): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(start, end), { stream: true });
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/** Bytes fed to one decoder at a time while looking for a fault. */
+const FAULT_CHUNK = 4096;
+
+/**
+ * Where `bytes` stop being UTF-8, for the refusal: the first byte a decoder refuses, or the end of
+ * the body when only the end cuts a character short. One decoder reads the chunks in turn up to the
+ * first it refuses; within that chunk (from the start of the character it began in) the fault is
+ * found by halving: linear in the body, on the refusal path only.
+ */
+function utf8Fault(bytes: Uint8Array): string {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let chunk = 0;
+  for (; chunk < bytes.byteLength; chunk += FAULT_CHUNK) {
+    try {
+      decoder.decode(bytes.subarray(chunk, chunk + FAULT_CHUNK), { stream: true });
+    } catch {
+      break;
+    }
+  }
+  if (chunk >= bytes.byteLength) return `a character is cut short by the end of the body, at byte ${bytes.byteLength}`;
+  // The character the chunk begins in starts at most 3 bytes before it: at the first byte from
+  // there that is no continuation byte (10xxxxxx), the prefix being UTF-8.
+  let start = Math.max(0, chunk - 3);
+  while (start < chunk && ((bytes[start] ?? 0) & 0xc0) === 0x80) start += 1;
+  let low = start;
+  let high = Math.min(chunk + FAULT_CHUNK, bytes.byteLength);
+  while (high - low > 1) {
+    const middle = (low + high) >>> 1;
+    if (refuses(bytes, start, middle)) high = middle;
+    else low = middle;
+  }
+  const at = high - 1;
+  return `at byte ${at} (0x${(bytes[at] ?? 0).toString(16).padStart(2, '0')})`;
+}
+
 function parseJson(bytes: Uint8Array): unknown {
   let text: string;
   try {
     text = decoder.decode(bytes);
   } catch (error) {
-    throw new PaymentLinkError('invalid_json', 'The body is not valid UTF-8.', { cause: error });
+    throw new PaymentLinkError('invalid_json', `The body is not valid UTF-8, ${utf8Fault(bytes)}; send it encoded as UTF-8.`, {
+      cause: error,
+    });
   }
   if (text.trim() === '') throw new PaymentLinkError('invalid_json', 'The body is empty; send a JSON object.');
   let value: unknown;
   try {
     value = JSON.parse(text) as unknown;
   } catch (error) {
-    throw new PaymentLinkError('invalid_json', 'The body is not valid JSON.', { cause: error });
+    // The parser's own message is not repeated: it quotes the body as it is, unescaped.
+    throw new PaymentLinkError('invalid_json', `The body is not valid JSON, got ${quote(text)}; send one JSON object.`, {
+      cause: error,
+    });
   }
   const duplicate = findDuplicateMember(text, value);
   if (duplicate !== undefined) throw repeatedField(duplicate);
@@ -160,6 +216,6 @@ export async function readJsonBody(request: HandlerRequest, maxBytes: number): P
   checkDeclaredLength(request, maxBytes);
   const bytes = await rawBytes(request.body, maxBytes);
   if (bytes === undefined) return request.body;
-  if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes);
+  if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes, `got ${bytes.byteLength} bytes`);
   return parseJson(bytes);
 }

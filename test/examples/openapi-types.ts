@@ -79,7 +79,7 @@ export interface components {
             meta?: components["schemas"]["Meta"] | null;
             /** @description an e-mail address such as "jane@example.com". */
             email?: string | null;
-            /** @description a telephone number in international form: "+", then 7 to 15 digits, no spaces. */
+            /** @description a telephone number in international form: "+", then 7 to 15 digits, the first not 0, no spaces. */
             phone?: string | null;
             /**
              * @description A relative reference `//departments/<id>`: the id of letters, digits, "-", "_" and ".".
@@ -101,7 +101,7 @@ export interface components {
              * @default 20160
              */
             duration?: number | null;
-            /** @description a language tag "<language>-<REGION>" such as "da-DK". */
+            /** @description a language tag "<language>-<REGION>": two lower-case letters, "-", two upper-case letters, such as "da-DK". */
             locale?: string | null;
             /** @description Text shown on the pay-by-link page. */
             description?: string | null;

@@ -15,6 +15,15 @@ describe('POST /payment-links/ callers', () => {
     expect(await handler.store.list(TENANT_A)).toEqual([]);
   });
 
+  it("names the gateway's four scopes for a token holding none of them: the default policy is judged first", async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth({ scope: 'pay:readReports' }), validBody()));
+    expect(response.status).toBe(403);
+    expect(response.headers['www-authenticate']).toContain(
+      'scope="pay:processPayments pay:chargeToken pay:manageIntegration hub:subscribe"',
+    );
+  });
+
   it('uses the configured realm in the challenge', async () => {
     const handler = makeHandler({ realm: 'gateway' });
     const response = await handler(jsonRequest(await callers.auth({ scope: 'hub:subscribe' }), validBody()));

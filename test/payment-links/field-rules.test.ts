@@ -76,6 +76,10 @@ const cases: Case[] = [
   ['locale language only', validBody({ locale: 'da' }), 'locale', 'invalid_format'],
   ['description too long', validBody({ description: 'x'.repeat(LINK_LIMITS.maxDescriptionLength + 1) }), 'description', 'invalid_length'],
   ['description as an object', validBody({ description: { text: 'x' } }), 'description', 'invalid_type'],
+  // Text no stored text can hold (PostgreSQL's jsonb refuses both): a NUL, a lone surrogate from a "\\ud800" escape.
+  ['description holding U+0000', validBody({ description: 'a\u0000b' }), 'description', 'invalid_format'],
+  ['description holding a lone high surrogate', validBody({ description: 'a\ud800b' }), 'description', 'invalid_format'],
+  ['email holding a lone surrogate', validBody({ email: 'jane\udfff@example.com' }), 'email', 'invalid_format'],
   // meta
   ['meta as an array', validBody({ meta: ['a'] }), 'meta', 'invalid_type'],
   ['meta as a string', validBody({ meta: 'order=1' }), 'meta', 'invalid_type'],
@@ -89,6 +93,8 @@ const cases: Case[] = [
     'invalid_length',
   ],
   ['meta key empty', validBody({ meta: { '': 'v' } }), 'meta[""]', 'invalid_length'],
+  ['meta value holding a lone low surrogate', validBody({ meta: { note: '\udc00' } }), 'meta.note', 'invalid_format'],
+  ['meta key holding U+0000', validBody({ meta: { 'a\u0000': 'v' } }), 'meta["a\\u0000"]', 'invalid_format'],
   ['meta key "constructor"', validBody({ meta: { constructor: 'v' } }), 'meta.constructor', 'reserved_key'],
   [
     'meta with too many entries',
@@ -116,6 +122,12 @@ const cases: Case[] = [
   ['a line without description', withLines(line({ description: undefined })), 'payment_details.line_items[0].description', 'required'],
   ['a line with an empty description', withLines(line({ description: '' })), 'payment_details.line_items[0].description', 'invalid_length'],
   ['a line with a numeric id', withLines(line({ id: 7 })), 'payment_details.line_items[0].id', 'invalid_type'],
+  [
+    'a line description holding a lone surrogate',
+    withLines(line({ description: 'x\ud83d' })),
+    'payment_details.line_items[0].description',
+    'invalid_format',
+  ],
   [
     'a line amount as a JSON number',
     withLines(line({ amount_excluding_tax: 100.4 })),
@@ -406,5 +418,79 @@ describe('POST /payment-links/ naming an unknown department', () => {
     expect(error).toMatchObject({ field: 'department', code: 'not_found' });
     expect(error?.message).toContain(`"${'d'.repeat(80)}…"`);
     expect(error?.message).not.toContain('d'.repeat(81));
+  });
+});
+
+describe('POST /payment-links/ phone', () => {
+  it('says a country code never starts with 0 when refusing "+0…"', async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), validBody({ phone: '+04512345678' })));
+    const [error] = (response.body as { errors: { field: string; code: string; message: string }[] }).errors;
+    expect([error?.field, error?.code]).toEqual(['phone', 'invalid_format']);
+    expect(error?.message).toContain('the first not 0');
+  });
+});
+
+describe('POST /payment-links/ amount as a JSON number', () => {
+  it('names the number found, as it was parsed', async () => {
+    const response = await makeHandler()(
+      jsonRequest(
+        await callers.auth(),
+        '{"amount":12.50,"currency":"EUR","department":"//departments/cardiology","shopper":"//customers/c-100","email":"a@b.co"}',
+      ),
+    );
+    const [error] = (response.body as { errors: { field: string; code: string; message: string }[] }).errors;
+    expect([error?.field, error?.code]).toEqual(['amount', 'invalid_type']);
+    expect(error?.message).toContain('got 12.5');
+  });
+});
+
+describe('POST /payment-links/ a line whose parts do not add up', () => {
+  it('names the amount_including_tax found beside the sum expected', async () => {
+    const response = await makeHandler()(jsonRequest(await callers.auth(), withLines(line({ tax_amount: '25.0' }))));
+    const error = (response.body as { errors: { code: string; message: string }[] }).errors.find((e) => e.code === 'amount_mismatch');
+    expect(error?.message).toContain('125.4000');
+    expect(error?.message).toContain('got 125.5000');
+  });
+});
+
+describe('POST /payment-links/ currency', () => {
+  const messageFor = async (currency: string): Promise<string | undefined> => {
+    const response = await makeHandler()(jsonRequest(await callers.auth(), validBody({ currency })));
+    return (response.body as { errors: { message: string }[] }).errors[0]?.message;
+  };
+
+  it('names an unknown code with "got" and what to send instead', async () => {
+    expect(await messageFor('ABC')).toContain('got "ABC"');
+  });
+
+  it('offers the upper-case code for a known code sent in lower case', async () => {
+    expect(await messageFor('eur')).toContain('did you mean "EUR"?');
+  });
+});
+
+describe('POST /payment-links/ locale', () => {
+  it('says the language is two lower-case letters when refusing "EN-GB"', async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), validBody({ locale: 'EN-GB' })));
+    const [error] = (response.body as { errors: { field: string; code: string; message: string }[] }).errors;
+    expect([error?.field, error?.code]).toEqual(['locale', 'invalid_format']);
+    expect(error?.message).toContain('two lower-case letters');
+  });
+});
+
+describe('POST /payment-links/ text no store can hold', () => {
+  it('names the U+0000 and the lone surrogate found as escapes, never raw', async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), validBody({ description: 'a\u0000b', meta: { note: 'x\ud800' } })));
+    const messages = (response.body as { errors: { message: string }[] }).errors.map((error) => error.message);
+    expect(messages).toEqual([expect.stringContaining('got "a\\u0000b"'), expect.stringContaining('got "x\\ud800"')]);
+    expect(messages.join('')).not.toMatch(/\u0000|\ud800/);
+  });
+
+  it('accepts characters outside the BMP, whose surrogates come in pairs', async () => {
+    const handler = makeHandler();
+    const response = await handler(jsonRequest(await callers.auth(), validBody({ description: '😀\ud83d\ude00', meta: { '😀': '😀' } })));
+    expect(response.status).toBe(201);
   });
 });

@@ -185,6 +185,28 @@ describe('POST /payment-links/ with Idempotency-Key', () => {
     expect(await handler.store.list(TENANT_A)).toHaveLength(1);
   });
 
+  it("names the key in a 409 idempotency_key_reused, never the first body's values", async () => {
+    const handler = makeHandler();
+    const auth = await callers.auth();
+    await handler(jsonRequest(auth, validBody(), KEY));
+    const reused = await handler(jsonRequest(auth, validBody({ amount: '99' }), KEY));
+    const detail = (reused.body as { detail: string }).detail;
+    expect(detail).toContain(`got "${KEY['idempotency-key']}"`);
+    expect(detail).not.toContain('125.5');
+  });
+
+  it('names the key in a 409 idempotency_key_in_use', async () => {
+    const handler = makeHandler({
+      idempotency: {
+        claim: async (request) => ({ state: 'pending', fingerprint: request.fingerprint }),
+        complete: async () => {},
+        release: async () => {},
+      },
+    });
+    const response = await handler(jsonRequest(await callers.auth(), validBody(), KEY));
+    expect((response.body as { detail: string }).detail).toContain(`got "${KEY['idempotency-key']}"`);
+  });
+
   it('answers 409 idempotency_key_in_use, with Retry-After, when a store reports the same request still running elsewhere', async () => {
     const handler = makeHandler({
       idempotency: {
@@ -286,6 +308,16 @@ describe('POST /payment-links/ with Idempotency-Key', () => {
     });
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ code: 'invalid_idempotency_key' });
+  });
+
+  it('names the repeated Idempotency-Key values it found, quoted and escaped', async () => {
+    const handler = makeHandler();
+    const response = await handler({
+      auth: await callers.auth(),
+      headers: { 'content-type': 'application/json', 'idempotency-key': ['k-1', 'k\u0000-2'] },
+      body: JSON.stringify(validBody()),
+    });
+    expect((response.body as { detail: string }).detail).toContain('got "k-1", "k\\u0000-2"');
   });
 
   it('answers 503 when the idempotency store is full, rather than forgetting live keys', async () => {

@@ -34,6 +34,12 @@ describe('POST /payment-links/ body handling', () => {
     expect((response.body as { detail: string }).detail).toContain(found);
   });
 
+  it('names the repeated Content-Type values it found in a 415, quoted and escaped', async () => {
+    const { response } = await send({ headers: { 'content-type': ['application/json', 'text/plain\u001b[31m'] }, body: json });
+    expect(response.status).toBe(415);
+    expect((response.body as { detail: string }).detail).toContain('got "application/json", "text/plain\\u001b[31m"');
+  });
+
   it('refuses a body without Content-Type with 415', async () => {
     const { response } = await send({ headers: {}, body: json });
     expect(response.status).toBe(415);
@@ -70,12 +76,67 @@ describe('POST /payment-links/ body handling', () => {
     expect(['invalid_body', 'invalid_json']).toContain((response.body as { code: string }).code);
   });
 
+  it('names the start of a body that is not JSON, quoted and escaped, in a 400 invalid_json', async () => {
+    const { response } = await send({ headers: { 'content-type': 'application/json' }, body: "{'amount': '1'}" });
+    expect(response.body).toMatchObject({ code: 'invalid_json' });
+    expect((response.body as { detail: string }).detail).toContain(`got "{'amount': '1'}"`);
+  });
+
+  it.each([
+    ['a byte that starts no character', [0x7b, 0xff, 0x7d], 'byte 1 (0xff)'],
+    ['a sequence cut by another start', [0x7b, 0x22, 0xc3, 0x41, 0x22, 0x7d], 'byte 3 (0x41)'],
+    ['a sequence cut by the end of the body', [0x7b, 0x7d, 0xe2, 0x82], 'byte 4'],
+    [
+      'a fault past the first 4096 bytes, in a character begun before them',
+      [...Array(4095).fill(0x20), 0xe2, 0x82, 0x41],
+      'byte 4097 (0x41)',
+    ],
+    ['a stray continuation byte after a 4-byte character', [...Array(4092).fill(0x20), 0xf0, 0x9f, 0x98, 0x80, 0x80], 'byte 4096 (0x80)'],
+  ])('names where the UTF-8 breaks in a 400 invalid_json: %s', async (_label, bytes, found) => {
+    const { response } = await send({ headers: { 'content-type': 'application/json' }, body: new Uint8Array(bytes) });
+    expect(response.body).toMatchObject({ code: 'invalid_json' });
+    expect((response.body as { detail: string }).detail).toContain(found);
+  });
+
+  it.each([
+    ['an array', '[]', 'got an array'],
+    ['a string', '"hello"', 'got a string'],
+    ['null', 'null', 'got null'],
+  ])('names the JSON type of a body that is %s in its 400 invalid_body', async (_label, body, found) => {
+    const { response } = await send({ headers: { 'content-type': 'application/json' }, body });
+    expect(response.body).toMatchObject({ code: 'invalid_body' });
+    expect((response.body as { detail: string }).detail).toContain(found);
+  });
+
+  it('reads a body that starts with a UTF-8 byte order mark as the JSON after it', async () => {
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(json)]);
+    const { response } = await send({ headers: { 'content-type': 'application/json' }, body: bytes });
+    expect(response.status).toBe(201);
+  });
+
   it('refuses a body over 64 KiB with 413', async () => {
     const body = JSON.stringify(validBody({ description: 'x'.repeat(65_536) }));
     const { response, stored } = await send({ headers: { 'content-type': 'application/json' }, body });
     expect(response.status).toBe(413);
     expect(response.body).toMatchObject({ code: 'payload_too_large', status: 413 });
     expect(stored).toEqual([]);
+  });
+
+  it.each([
+    ['a declared Content-Length', { 'content-length': '70000' }, 'x', 'got Content-Length "70000"'],
+    ['a body of bytes', {}, new Uint8Array(70_000), 'got 70000 bytes'],
+    [
+      'a stream, read no further than the limit',
+      {},
+      (async function* () {
+        yield new Uint8Array(70_000);
+      })(),
+      'got more than 65536 bytes',
+    ],
+  ])('names what it found of %s in a 413', async (_label, headers, body, found) => {
+    const { response } = await send({ headers: { 'content-type': 'application/json', ...headers }, body });
+    expect(response.status).toBe(413);
+    expect((response.body as { detail: string }).detail).toContain(found);
   });
 
   it('accepts a body of exactly the limit', async () => {

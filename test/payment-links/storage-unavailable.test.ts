@@ -67,8 +67,21 @@ describe('a store that cannot reach its database', () => {
         release: async (lease) => void released.push(lease),
       },
     });
+    await handler(jsonRequest(await callers.auth(), validBody(), { 'idempotency-key': 'k-1' }));
+    expect([released, links.size]).toEqual([[], 1]);
+  });
+
+  it('answers 201 with the stored link when completing its key fails, not a 503 a client would retry into a second link', async () => {
+    const memory = new InMemoryIdempotencyStore();
+    const links = new InMemoryPaymentLinkStore();
+    const handler = makeHandler({
+      store: links,
+      idempotency: { claim: (request) => memory.claim(request), complete: down, release: (lease) => memory.release(lease) },
+    });
     const response = await handler(jsonRequest(await callers.auth(), validBody(), { 'idempotency-key': 'k-1' }));
-    expect([response.status, released, links.size]).toEqual([503, [], 1]);
+    const [stored] = await links.list(TENANT_A);
+    expect([response.status, (response.body as { id?: string }).id]).toEqual([201, stored?.id]);
+    expect(response.headers.location).toBe(`/payment-links/${stored?.id}`);
   });
 
   it.each([

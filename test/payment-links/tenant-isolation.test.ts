@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InMemoryPaymentLinkStore, type PaymentLink, type StoredPaymentLink } from '../../src/payment-links/index.js';
+import { InMemoryDirectory, InMemoryPaymentLinkStore, type PaymentLink, type StoredPaymentLink } from '../../src/payment-links/index.js';
 import {
   CARDIOLOGY_B,
   STORE_B,
@@ -57,6 +57,18 @@ describe('tenant isolation', () => {
   });
 });
 
+describe('a department without a store', () => {
+  it('is refused 400 no_store naming the department, and nothing is stored', async () => {
+    const directory = new InMemoryDirectory([{ tenant: TENANT_A, departments: [{ ref: 'cardiology' }] }]);
+    const handler = makeHandler({ directory });
+    const response = await handler(jsonRequest(await callers.auth(), validBody()));
+    const [error] = (response.body as { errors: { field: string; code: string; message: string }[] }).errors;
+    expect([error?.field, error?.code]).toEqual(['department', 'no_store']);
+    expect(error?.message).toContain('got "cardiology"');
+    expect(await handler.store.list(TENANT_A)).toEqual([]);
+  });
+});
+
 describe('GET /payment-links/:id', () => {
   it('returns a link of the caller tenant', async () => {
     const create = makeHandler();
@@ -87,6 +99,24 @@ describe('GET /payment-links/:id', () => {
       expect(response.status).toBe(404);
       expect(response.body).toMatchObject({ code: 'payment_link_not_found' });
     }
+  });
+
+  it("names the id asked for in a 404, in the same words for another tenant's link as for none", async () => {
+    const create = makeHandler();
+    const read = makeReadHandler({ store: create.store });
+    const link = (await create(jsonRequest(await callers.auth(), validBody()))).body as PaymentLink;
+    const unknown = '00000000-0000-4000-8000-999999999999';
+    const other = await read({ auth: await callers.auth({ tenant_ern: TENANT_B }), headers: {}, params: { id: link.id } });
+    const missing = await read({ auth: await callers.auth(), headers: {}, params: { id: unknown } });
+    const detail = (response: { body: unknown }): string => (response.body as { detail: string }).detail;
+    expect(detail(other)).toContain(`got "${link.id}"`);
+    expect(detail(other).replace(link.id, unknown)).toBe(detail(missing));
+  });
+
+  it('names a path id that is no UUID quoted and escaped in its 404', async () => {
+    const read = makeReadHandler({ store: makeHandler().store });
+    const response = await read({ auth: await callers.auth(), headers: {}, params: { id: '../etc\u0000' } });
+    expect((response.body as { detail: string }).detail).toContain('got "../etc\\u0000"');
   });
 
   it('answers 404 for an id that is not a UUID', async () => {
