@@ -107,7 +107,7 @@ export function withinLength(value: string, minLength: number, maxLength: number
  * lone surrogate (half of a pair, from an escape such as `"\\ud800"`). No UTF-8 encodes a lone
  * surrogate (raw bytes holding one are refused as not UTF-8; the escape must not let it in),
  * strict JSON readers of the link and its `meta` refuse it, and PostgreSQL refuses both once the
- * stored `json` is read as `jsonb` or text. It matches alike with and without the `u` flag, so
+ * stored `json` is cast to `jsonb` or a field of it is read as text (`->>`). It matches alike with and without the `u` flag, so
  * schemas state it as it is.
  */
 export const STORABLE_TEXT_PATTERN = '^(?:[^\\u0000\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*$';
