@@ -304,7 +304,7 @@ async function planUpdate(db: CliDatabase, parsed: ParsedOptions, given: IssuerE
  */
 async function currentRecord(db: CliDatabase, issuer: string, allowed: readonly string[]): Promise<IssuerRecord | undefined> {
   const find = async (hosts: readonly string[]) =>
-    (await readIssuers(db, { jwksAllowedHosts: hosts })).find((record) => record.issuer === issuer);
+    (await readIssuers(db, { jwksAllowedHosts: hosts, statementTimeout: db.statementTimeout })).find((record) => record.issuer === issuer);
   const record = await find(allowed);
   const host = record?.refused === null ? undefined : jwksHostOf(record?.entry);
   return host === undefined || allowed.includes(host) ? record : find([...allowed, host]);
@@ -360,7 +360,7 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
         now: (deps.now ?? Date.now)(),
         write: report,
       });
-      const options = { by, jwksAllowedHosts: allowedHosts };
+      const options = { by, jwksAllowedHosts: allowedHosts, statementTimeout: db.statementTimeout };
       const change = await asUsage(() =>
         action === 'add' ? addIssuer(db, entry, options) : updateIssuer(db, entry, { ...options, ...from }),
       );
@@ -376,9 +376,11 @@ async function runRemove(args: readonly string[], io: CliIo, deps: IssuersDeps):
   const by = await actor(parsed, deps);
   const bound = waitBound(parsed);
   return onDatabase(parsed, io, async (db) => {
-    const change = await asUsage(() => removeIssuer(db, issuer, { by })).catch(async (error: unknown) => {
-      throw error instanceof IssuerChangeError && error.code === 'issuer_not_found' ? await notRegisteredError(db, issuer) : error;
-    });
+    const change = await asUsage(() => removeIssuer(db, issuer, { by, statementTimeout: db.statementTimeout })).catch(
+      async (error: unknown) => {
+        throw error instanceof IssuerChangeError && error.code === 'issuer_not_found' ? await notRegisteredError(db, issuer) : error;
+      },
+    );
     return changed(db, change, parsed, io, bound);
   });
 }
@@ -388,8 +390,8 @@ async function runList(args: readonly string[], io: CliIo): Promise<number> {
   const jwksAllowedHosts = allowedJwksHosts(parsed);
   // The change id first: the rows read after it are as new as it, or newer (refused, never lost).
   const { last, records } = await onDatabase(parsed, io, async (db) => ({
-    last: await readLastIssuerChange(db),
-    records: await readIssuers(db, { jwksAllowedHosts }),
+    last: await readLastIssuerChange(db, { statementTimeout: db.statementTimeout }),
+    records: await readIssuers(db, { jwksAllowedHosts, statementTimeout: db.statementTimeout }),
   }));
   if (parsed.values.json === true) io.stdout(`${oneLineJson(records)}\n`);
   else if (records.length === 0) io.stdout('No issuer is registered in the database.\n');
@@ -413,8 +415,8 @@ async function runShow(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseOptions(args, { issuer: STRING, ...DATABASE_OPTIONS, json: FLAG }, 1);
   const issuer = parsed.positionals[0] ?? requiredValue(parsed, 'issuer');
   const { records, changes } = await onDatabase(parsed, io, async (db) => ({
-    records: await readIssuers(db),
-    changes: await readIssuerChanges(db, { issuer }),
+    records: await readIssuers(db, { statementTimeout: db.statementTimeout }),
+    changes: await readIssuerChanges(db, { issuer, statementTimeout: db.statementTimeout }),
   }));
   const record = records.find((item) => item.issuer === issuer);
   const issuers = records.map((item) => item.issuer);
@@ -436,7 +438,12 @@ async function runShow(args: readonly string[], io: CliIo): Promise<number> {
 async function runHistory(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseOptions(args, { ...DATABASE_OPTIONS, json: FLAG }, 1);
   const issuer = parsed.positionals[0];
-  const changes = await onDatabase(parsed, io, (db) => readIssuerChanges(db, issuer === undefined ? {} : { issuer }));
+  const changes = await onDatabase(parsed, io, (db) =>
+    readIssuerChanges(
+      db,
+      issuer === undefined ? { statementTimeout: db.statementTimeout } : { issuer, statementTimeout: db.statementTimeout },
+    ),
+  );
   if (parsed.values.json === true) io.stdout(`${oneLineJson(changes)}\n`);
   else if (changes.length === 0) io.stdout('No change is recorded.\n');
   else for (const change of changes) io.stdout(changeLine(change));
@@ -455,8 +462,10 @@ async function runImport(args: readonly string[], io: CliIo, deps: IssuersDeps):
   const by = await actor(parsed, deps);
   return onDatabase(parsed, io, async (db) => {
     // Made from the registry as of --unchanged-since, else as it is now.
-    const since = given ?? (await readLastIssuerChange(db));
-    const report = await asUsage(() => importIssuers(db, entries, { by, jwksAllowedHosts, unchangedSince: since }));
+    const since = given ?? (await readLastIssuerChange(db, { statementTimeout: db.statementTimeout }));
+    const report = await asUsage(() =>
+      importIssuers(db, entries, { by, jwksAllowedHosts, unchangedSince: since, statementTimeout: db.statementTimeout }),
+    );
     if (parsed.values.json === true) io.stdout(`${oneLineJson(report)}\n`);
     else {
       for (const change of report.changes) io.stdout(changeLine(change));
