@@ -45,6 +45,11 @@ export const DEFAULT_JWKS_TIMEOUT = 5;
 /** Longest `--jwks-timeout`, in seconds (the verifier's own limit). */
 export const MAX_JWKS_TIMEOUT = 120;
 
+/** What a JWKS download that timed out adds to its line: the bound, the setting and the option. */
+export function jwksTimeoutHint(seconds: number): string {
+  return ` (the bound: ${seconds} s, the gateway's jwksTimeout; --jwks-timeout <s> waits longer, up to ${MAX_JWKS_TIMEOUT})`;
+}
+
 /** `--jwks-timeout` in seconds, if given. @throws {UsageError} for a value not from 1 to 120. */
 export function jwksTimeoutValue(parsed: ParsedOptions): number | undefined {
   return secondsValue(parsed, 'jwks-timeout', MAX_JWKS_TIMEOUT);
@@ -220,8 +225,7 @@ function failureLine(error: AuthError, rule: RuleName, jwksFile: string | undefi
   const facts = error.facts;
   if (facts?.code === 'jwks_unavailable' && facts.expected.reason === 'timeout') {
     // The bound is the command's: say what sets it, so that an operator in a hurry can wait longer.
-    const bound = ` (the bound: ${jwksTimeout} s, the gateway's jwksTimeout; --jwks-timeout <s> waits longer, up to ${MAX_JWKS_TIMEOUT})`;
-    return line('✗', 'jwks', `${error.hint ?? error.message}${bound}`, error.code);
+    return line('✗', 'jwks', `${error.hint ?? error.message}${jwksTimeoutHint(jwksTimeout)}`, error.code);
   }
   if (jwksFile !== undefined && facts?.code === 'jwks_unavailable' && facts.expected.reason !== 'address') {
     const { issuer, failure } = facts.expected;

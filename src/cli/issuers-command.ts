@@ -25,7 +25,7 @@ import { type ParsedOptions, parseOptions, requiredValue, requiredValues, second
 import { type CliDatabase, DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { readEntries } from './entry-file.js';
 import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
-import { allowedJwksHosts, checkRegistry, shown } from './gateway-check.js';
+import { allowedJwksHosts, checkRegistry, jwksTimeoutValue, shown } from './gateway-check.js';
 import { checkCandidate } from './issuer-check.js';
 import { notRegisteredError, notRegisteredHint } from './registered-issuer.js';
 import { EXIT } from './run-cli.js';
@@ -67,6 +67,7 @@ const CHECK_OPTIONS = {
   audience: STRINGS,
   force: FLAG,
   'allow-jwks-host': STRINGS,
+  'jwks-timeout': STRING,
 } as const;
 const UPDATE_OPTIONS = { ...CHECK_OPTIONS, 'unchanged-since': STRING } as const;
 const IMPORT_OPTIONS = { ...CHANGE_OPTIONS, 'unchanged-since': STRING, 'allow-jwks-host': STRINGS } as const;
@@ -87,11 +88,13 @@ or
   --subject-must-equal-issuer <true|false>`;
 
 const CHECK_HELP = `The check (before anything is written): the gateway's own verifier, on a registry of just
-this entry, downloads its JWKS (256 KiB, 5 s, no redirect) and refuses one it would not use:
+this entry, downloads its JWKS (256 KiB, --jwks-timeout, no redirect) and refuses one it would not use:
 unreachable, not served as JSON, or no usable key (each ignored key named with the key rule it
 breaks, e.g. "k1" modulus of 1024 bits, under 2048). A JWKS host that is, or resolves to, a
 special-purpose address (loopback, private, link-local, cloud metadata…) is refused, even forced.
   --force                      write it even so (the reason is printed)
+  --jwks-timeout <s>           how long the download may take, as the gateway's jwksTimeout, in
+                               whole seconds, 1 to 120 (default 5)
   --allow-jwks-host <host>     a JWKS host allowed although special-purpose (repeatable); every
                                instance must allow it too (jwksAllowedHosts)
   --token <file|->             a sample token of the integration ("-": standard input): it must
@@ -334,6 +337,7 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
     const given =
       entryFile !== undefined ? await entryFromFile(parsed, entryFile) : action === 'add' ? entryFromFlags(parsed, undefined) : undefined;
     const allowedHosts = allowedJwksHosts(parsed);
+    const jwksTimeout = jwksTimeoutValue(parsed);
     if (given === undefined) requiredValue(parsed, 'issuer');
     else checkRegistry([given], allowedHosts);
     const token =
@@ -358,6 +362,7 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
         allowedHosts,
         fetch: deps.fetch,
         now: (deps.now ?? Date.now)(),
+        jwksTimeout,
         write: report,
       });
       const options = { by, jwksAllowedHosts: allowedHosts, statementTimeout: db.statementTimeout };
