@@ -86,6 +86,23 @@ const INSUFFICIENT_PRIVILEGE = '42501';
 const ROLE_REFUSALS = new Set(['upgrade_denied', 'ledger_denied']);
 
 /**
+ * Which bound of `tuning` `error` (or an error it was caused by) is, in words naming the variable
+ * that sets it: a statement's (`StatementTimeoutError`) or a connection attempt's (pg's own
+ * errors); `undefined` for any other error.
+ */
+function boundPassed(error, { statementTimeout, connectTimeout }) {
+  let current = error;
+  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth += 1) {
+    if (current.code === 'statement_timeout')
+      return `no answer within ${statementTimeout} ms (PAYGATE_STATEMENT_TIMEOUT_MS: raise it to wait longer), the network or the server may be down`;
+    if (/^(timeout exceeded when trying to connect|Connection terminated due to connection timeout)$/.test(String(current.message)))
+      return `no answer within ${connectTimeout} ms when connecting (PAYGATE_CONNECT_TIMEOUT_MS: raise it to wait longer), the network or the server may be down`;
+    current = current.cause;
+  }
+  return undefined;
+}
+
+/**
  * Migrates the schema; a refusal of `migrate` (a `MigrationError`, as `cause`) is a
  * {@link RoleRefusedError} when the role may not do it, else a {@link SchemaRefusedError}.
  */
@@ -100,9 +117,9 @@ async function migrateAs(pool, url, statementTimeout) {
 }
 
 /** Seeds the empty registry table with `issuers`; refused for lack of privilege, a {@link RoleRefusedError}. */
-async function seedRegistry(pool, url, issuers) {
+async function seedRegistry(pool, url, issuers, statementTimeout) {
   try {
-    return await importIssuers(pool, issuers, { by: SEEDED_BY });
+    return await importIssuers(pool, issuers, { by: SEEDED_BY, statementTimeout });
   } catch (error) {
     if (error?.code !== INSUFFICIENT_PRIVILEGE) throw error;
     const { rows } = await pool.query('SELECT session_user AS role');
@@ -156,7 +173,8 @@ export async function openStores(settings, { seeds, memoryDirectory, issuers }) 
     // Two instances starting at once may both find the table empty: the second import finds the
     // entries registered already and changes nothing.
     // The gateway's role of least privilege may not write the table: that is an operator's or the owner's.
-    const seeded = (await readIssuers(pool)).length === 0 ? await seedRegistry(pool, url, issuers) : undefined;
+    const seeded =
+      (await readIssuers(pool, { statementTimeout })).length === 0 ? await seedRegistry(pool, url, issuers, statementTimeout) : undefined;
     // The registry, the operator controls and the key history, on one LISTEN connection.
     const followers = await postgresFollowers(pool, {
       statementTimeout,
@@ -204,7 +222,13 @@ export async function openStores(settings, { seeds, memoryDirectory, issuers }) 
       },
     };
   } catch (error) {
-    await pool.end().catch(() => {});
+    // Not awaited: pg's end() waits for a connection attempt in flight, which on a silent network
+    // lasts the whole connect timeout; the gateway gives up within the bound that passed.
+    pool.end().catch(() => {});
+    // A bound passed: one line naming the host, the bound and the variable that sets it.
+    const bound = boundPassed(error, tuning);
+    if (bound !== undefined)
+      throw new DatabaseUnreachableError(`cannot reach the database at ${shownDatabase(url)}: ${bound}`, { cause: error });
     // Unreachable, not a fault of the schema: one line naming the host, for the operator.
     if (isUnavailable(error))
       throw new DatabaseUnreachableError(`cannot reach the database at ${shownDatabase(url)}: ${error.message}`, {

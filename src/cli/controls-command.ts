@@ -32,7 +32,7 @@ Exit codes: 0 listed, 1 the database failed, 2 usage.
 `,
   async run(args, io) {
     const options = parseOptions(args, { json: { type: 'boolean' }, ...DATABASE_OPTIONS }, 0);
-    const records = await withDatabase(databaseTarget(options, io.env), (db) => readControlRecords(db));
+    const records = await withDatabase(databaseTarget(options, io.env), (db) => readControlRecords(db, db.statementTimeout));
     const state = foldControls(records);
     if (options.values.json === true) {
       const actions = records.map((record) => ({ ...record, recordedAt: isoTime(record.recordedAt) }));

@@ -7,9 +7,6 @@ import { parseOptions } from './cli-options.js';
 import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { EXIT } from './run-cli.js';
 
-/** Milliseconds the compaction statement may take from the command line. */
-const COMPACT_TIMEOUT = 60_000;
-
 export const controlsCompactCommand: CliCommand = {
   name: 'controls compact',
   summary: 'fold the operator-controls table into one row per control in force (PostgreSQL)',
@@ -27,7 +24,7 @@ Exit codes: 0 compacted, 1 the database failed, 2 usage.
 `,
   async run(args, io) {
     const parsed = parseOptions(args, DATABASE_OPTIONS, 0);
-    const report = await withDatabase(databaseTarget(parsed, io.env), (db) => compactControls(db, COMPACT_TIMEOUT));
+    const report = await withDatabase(databaseTarget(parsed, io.env), (db) => compactControls(db, db.statementTimeout));
     io.stdout(`Compacted the operator controls: ${report.deleted} row${report.deleted === 1 ? '' : 's'} deleted, ${report.kept} kept.\n`);
     return EXIT.ok;
   },

@@ -5,7 +5,7 @@
  * every message names the host and port, never the user's password.
  */
 import { quote } from '../internal/index.js';
-import type { SqlClient } from '../postgres/index.js';
+import { type SqlClient, StatementTimeoutError } from '../postgres/index.js';
 import { type ParsedOptions, secondsValue, stringValue } from './cli-options.js';
 import { UsageError } from './command.js';
 
@@ -13,16 +13,20 @@ import { UsageError } from './command.js';
 export const DATABASE_OPTIONS = {
   'database-url': { type: 'string' },
   'connect-timeout': { type: 'string' },
+  'statement-timeout': { type: 'string' },
 } as const;
 
 /** Seconds to wait for the database to answer when connecting, unless `--connect-timeout` says. */
 export const DEFAULT_CONNECT_TIMEOUT = 10;
 
-/** Longest `--connect-timeout`, in seconds. */
+/** Longest `--connect-timeout` and `--statement-timeout`, in seconds. */
 const MAX_CONNECT_TIMEOUT = 600;
 
-/** Milliseconds one statement may take from the command line (a silent connection fails the command). */
-const QUERY_TIMEOUT = 60_000;
+/**
+ * Seconds one statement may take, unless `--statement-timeout` says: past it a connection that went
+ * silent fails the command, and the server ends the statement and the session's transaction.
+ */
+export const DEFAULT_STATEMENT_TIMEOUT = 60;
 
 /** The text every PostgreSQL command's `--help` ends with: the database options and DATABASE_URL. */
 export const DATABASE_HELP = `Database:
@@ -30,6 +34,9 @@ export const DATABASE_HELP = `Database:
                                out of the process list)
   --connect-timeout <s>        how long to wait for the database to answer when connecting, in
                                whole seconds, 1 to ${MAX_CONNECT_TIMEOUT} (default ${DEFAULT_CONNECT_TIMEOUT})
+  --statement-timeout <s>      how long to wait for each answer of the database once connected
+                               (a network gone silent fails the command after it, and the server
+                               ends the statement), in whole seconds, 1 to ${MAX_CONNECT_TIMEOUT} (default ${DEFAULT_STATEMENT_TIMEOUT})
 
 Environment:
   DATABASE_URL  the PostgreSQL database, e.g. postgres://gateway@db.internal:5432/payments
@@ -43,11 +50,15 @@ export interface DatabaseTarget {
   readonly from: '--database-url' | 'DATABASE_URL';
   /** Milliseconds to wait for the database to answer when connecting. */
   readonly connectTimeout: number;
+  /** Milliseconds to wait for each statement's answer (`--statement-timeout`). */
+  readonly statementTimeout: number;
 }
 
 /** An open connection; `end()` closes it. */
 export interface CliDatabase extends SqlClient {
   end(): Promise<void>;
+  /** The bound of each statement, in milliseconds: give it as the library's `statementTimeout`. */
+  readonly statementTimeout: number;
 }
 
 /** What `import('pg')` gives, ESM or CommonJS. */
@@ -56,9 +67,12 @@ interface PgModule {
     connectionString: string;
     connectionTimeoutMillis: number;
     query_timeout: number;
+    statement_timeout: number;
+    idle_in_transaction_session_timeout: number;
     keepAlive: boolean;
     application_name: string;
-  }) => CliDatabase & {
+  }) => SqlClient & {
+    end(): Promise<void>;
     connect(): Promise<void>;
     on(event: 'error', listener: (error: Error) => void): unknown;
   };
@@ -113,9 +127,14 @@ export function databaseTarget(parsed: ParsedOptions | undefined, env: Readonly<
     throw new UsageError(`${from} ${found}: give the PostgreSQL database as ${EXAMPLE}`);
   }
   checkUrl(url, from);
-  const seconds =
-    (parsed === undefined ? undefined : secondsValue(parsed, 'connect-timeout', MAX_CONNECT_TIMEOUT)) ?? DEFAULT_CONNECT_TIMEOUT;
-  return { url, from, connectTimeout: seconds * 1000 };
+  const seconds = (name: string, fallback: number) =>
+    (parsed === undefined ? undefined : secondsValue(parsed, name, MAX_CONNECT_TIMEOUT)) ?? fallback;
+  return {
+    url,
+    from,
+    connectTimeout: seconds('connect-timeout', DEFAULT_CONNECT_TIMEOUT) * 1000,
+    statementTimeout: seconds('statement-timeout', DEFAULT_STATEMENT_TIMEOUT) * 1000,
+  };
 }
 
 async function loadPg(): Promise<PgModule> {
@@ -149,10 +168,14 @@ function connectProblem(error: unknown, target: DatabaseTarget, elapsed: number)
 export async function openDatabase(target: DatabaseTarget): Promise<CliDatabase> {
   const { Client } = await loadPg();
   // Every wait is bounded: connecting, and each statement (a silent connection fails the command).
+  // The server is told the same bound, so that a session the command gave up on (its answers lost
+  // to a silent network) ends there too, its transaction rolled back and its locks freed.
   const client = new Client({
     connectionString: target.url,
     connectionTimeoutMillis: target.connectTimeout,
-    query_timeout: QUERY_TIMEOUT,
+    query_timeout: target.statementTimeout,
+    statement_timeout: target.statementTimeout,
+    idle_in_transaction_session_timeout: target.statementTimeout,
     keepAlive: true,
     application_name: 'paygate-auth-cli',
   });
@@ -167,7 +190,22 @@ export async function openDatabase(target: DatabaseTarget): Promise<CliDatabase>
     await client.end().catch(() => undefined);
     throw new Error(`cannot connect to the database at ${where(target.url)}: ${connectProblem(error, target, elapsed)}`, { cause: error });
   }
-  return client;
+  return Object.assign(client, { statementTimeout: target.statementTimeout });
+}
+
+/**
+ * `true` when `error`, or an error it was caused by, is a statement that got no answer in time:
+ * `pg`'s `query_timeout`, the library's {@link StatementTimeoutError}, or the server's cancel of
+ * a statement past `statement_timeout` (SQLSTATE 57014).
+ */
+function isStatementTimeout(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth += 1) {
+    const { code, message } = current as { code?: unknown; message?: unknown };
+    if (current instanceof StatementTimeoutError || code === '57014' || message === 'Query read timeout') return true;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /** Runs `work` on the database, closing it after; a missing schema is reported with its remedy. */
@@ -178,6 +216,12 @@ export async function withDatabase<T>(target: DatabaseTarget, work: (db: CliData
   } catch (error) {
     const state = (error as { code?: unknown } | null)?.code ?? (error as { cause?: { code?: unknown } } | null)?.cause?.code;
     if (state === '42P01') throw new Error('the tables are missing: run "paygate-auth migrate" first', { cause: error });
+    if (isStatementTimeout(error)) {
+      throw new Error(
+        `the database at ${where(target.url)} gave no answer within ${target.statementTimeout / 1000} s (the statement timeout; --statement-timeout <s> waits longer, up to ${MAX_CONNECT_TIMEOUT}): check the network to the database and that it is up, then run the command again`,
+        { cause: error },
+      );
+    }
     throw error;
   } finally {
     await db.end().catch(() => undefined);

@@ -13,7 +13,7 @@ import { type ParsedOptions, parseOptions, requiredValue, requiredValues, second
 import { readNow } from './doctor-time.js';
 import { describeFileError } from './file-errors.js';
 import { readEntries } from './entry-file.js';
-import { allowedJwksHosts, checkRegistry, gatewayCheck } from './gateway-check.js';
+import { allowedJwksHosts, checkRegistry, gatewayCheck, jwksTimeoutValue } from './gateway-check.js';
 import { EXIT } from './run-cli.js';
 import { type StdinReader, fingerprint, readProcessStdin, readToken } from './token-input.js';
 
@@ -43,8 +43,8 @@ The gateway's side, either
                              { "issuer", "jwksUri", "products", "tenants"?, "maxTokenLifetime"? }
   --jwks <url|file>          with --entry: read the keys here instead of the entry's jwksUri
                              (a URL is downloaded as the gateway does: https:, or http: on
-                             loopback; no special-purpose address; 256 KiB; 5 s; no redirect
-                             followed)
+                             loopback; no special-purpose address; 256 KiB; --jwks-timeout; no
+                             redirect followed)
 or
   --issuer <iss>             the registered issuer
   --product <name>           a product it is registered for (repeatable)
@@ -54,6 +54,9 @@ or
 and
   --audience <aud>           the gateway service's audience (repeatable; required)
   --now <date|seconds>       check as of this moment (ISO 8601 or seconds since the epoch)
+  --jwks-timeout <s>         how long a JWKS download may take, as the gateway's jwksTimeout,
+                             in whole seconds, 1 to 120 (default 5): a host that goes silent
+                             fails the download after it
   --allow-jwks-host <host>   a JWKS host to download from although it is, or resolves to, a
                              special-purpose address (loopback, private, link-local, cloud
                              metadata…), as the gateway's jwksAllowedHosts would (repeatable)
@@ -72,6 +75,7 @@ const OPTIONS = {
   audience: { type: 'string', multiple: true },
   now: { type: 'string' },
   'allow-jwks-host': { type: 'string', multiple: true },
+  'jwks-timeout': { type: 'string' },
 } as const;
 
 /** Where the keys come from when `--jwks` is a file and no entry names a URL. */
@@ -140,6 +144,7 @@ async function runDoctor(args: readonly string[], io: CliIo, deps: DoctorDeps): 
   const audiences = requiredValues(parsed, 'audience', 'https://payments.example', '(the gateway service the token is for)');
   const entries = await gatewayEntries(parsed);
   const registry = checkRegistry(entries, allowedJwksHosts(parsed));
+  const jwksTimeout = jwksTimeoutValue(parsed);
   const nowMs = readNow(stringValue(parsed, 'now'), deps.now ?? Date.now);
   const token = await readToken(
     parsed.positionals[0],
@@ -163,6 +168,7 @@ async function runDoctor(args: readonly string[], io: CliIo, deps: DoctorDeps): 
       fetch,
       where: (issuer) => (fromFile ? jwks : (registry.get(issuer)?.jwksUri ?? issuer)),
       jwksFile: fromFile ? jwks : undefined,
+      jwksTimeout,
     },
     io.stdout,
   );

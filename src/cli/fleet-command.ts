@@ -95,7 +95,9 @@ Exit codes: 0 listed, 1 the database failed, 2 usage.
       0,
     );
     const jwksAllowedHosts = allowedJwksHosts(parsed);
-    const fleet = await withDatabase(databaseTarget(parsed, io.env), (db) => readFleet(db, { statementTimeout: 60_000, jwksAllowedHosts }));
+    const fleet = await withDatabase(databaseTarget(parsed, io.env), (db) =>
+      readFleet(db, { statementTimeout: db.statementTimeout, jwksAllowedHosts }),
+    );
     const shown = parsed.values.all === true ? fleet.instances : fleet.instances.filter((instance) => instance.live);
     if (parsed.values.json === true) {
       io.stdout(`${oneLineJson({ registry: fleet.registry, control: fleet.control, instances: shown })}\n`);

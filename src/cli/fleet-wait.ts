@@ -4,7 +4,7 @@
  * past `--wait-timeout`, name the instances that have not, and fail (exit 1).
  */
 import { quote } from '../internal/index.js';
-import type { SqlClient } from '../postgres/index.js';
+import type { CliDatabase } from './database-url.js';
 import { type FleetWaitReport, type InstanceRecord, waitForFleet } from '../postgres/internal.js';
 import { UsageError } from './command.js';
 import { type ParsedOptions, secondsValue } from './cli-options.js';
@@ -78,7 +78,7 @@ export function describeWait(report: FleetWaitReport, bound: number): { line: st
  * An instance that goes silent is named when the bound passes, never assumed to have applied it.
  */
 export async function waitIfAsked(
-  db: SqlClient,
+  db: CliDatabase,
   bound: number | undefined,
   what: { readonly registryChange?: number; readonly control?: number },
   write: (text: string) => void,
@@ -88,7 +88,7 @@ export async function waitIfAsked(
     write('Nothing was changed: nothing to wait for.\n');
     return EXIT.ok;
   }
-  const report = await waitForFleet(db, { ...what, timeout: bound });
+  const report = await waitForFleet(db, { ...what, timeout: bound, statementTimeout: db.statementTimeout });
   const { line, code } = describeWait(report, bound);
   write(`${line}\n`);
   return code;

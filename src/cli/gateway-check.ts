@@ -24,7 +24,7 @@ import {
 } from '../index.js';
 import { checkAllowedHosts, isoSeconds, quote, quoteList, scopeFailure } from '../internal/index.js';
 import { UsageError } from './command.js';
-import { type ParsedOptions, flagMistake, stringValues } from './cli-options.js';
+import { type ParsedOptions, flagMistake, secondsValue, stringValues } from './cli-options.js';
 import { describeDuration, describeTime } from './doctor-time.js';
 
 /**
@@ -37,6 +37,22 @@ export function allowedJwksHosts(parsed: ParsedOptions): readonly string[] {
   } catch (error) {
     throw flagMistake(error, 'paygate-auth', { hosts: '--allow-jwks-host' }) ?? error;
   }
+}
+
+/** Seconds a JWKS download may take, as the gateway's `jwksTimeout` defaults to. */
+export const DEFAULT_JWKS_TIMEOUT = 5;
+
+/** Longest `--jwks-timeout`, in seconds (the verifier's own limit). */
+export const MAX_JWKS_TIMEOUT = 120;
+
+/** What a JWKS download that timed out adds to its line: the bound, the setting and the option. */
+export function jwksTimeoutHint(seconds: number): string {
+  return ` (the bound: ${seconds} s, the gateway's jwksTimeout; --jwks-timeout <s> waits longer, up to ${MAX_JWKS_TIMEOUT})`;
+}
+
+/** `--jwks-timeout` in seconds, if given. @throws {UsageError} for a value not from 1 to 120. */
+export function jwksTimeoutValue(parsed: ParsedOptions): number | undefined {
+  return secondsValue(parsed, 'jwks-timeout', MAX_JWKS_TIMEOUT);
 }
 
 /**
@@ -178,6 +194,8 @@ export interface GatewayCheckOptions {
   readonly jwksFile?: string | undefined;
   /** Hears every JWKS download the verifier makes. */
   readonly onDownload?: (event: JwksFetchEvent) => void;
+  /** Seconds a JWKS download may take, as the gateway's `jwksTimeout` (`--jwks-timeout`). @default the verifier's, 5 */
+  readonly jwksTimeout?: number | undefined;
 }
 
 /** Why the verifier rejected a token: its error, and the rule that failed. */
@@ -203,8 +221,12 @@ export interface GatewayCheck {
  * JWKS read from `jwksFile` that fails is named as that file, from the verifier's facts: its hint
  * would name the URL the file stands in for.
  */
-function failureLine(error: AuthError, rule: RuleName, jwksFile: string | undefined): string {
+function failureLine(error: AuthError, rule: RuleName, jwksFile: string | undefined, jwksTimeout: number): string {
   const facts = error.facts;
+  if (facts?.code === 'jwks_unavailable' && facts.expected.reason === 'timeout') {
+    // The bound is the command's: say what sets it, so that an operator in a hurry can wait longer.
+    return line('✗', 'jwks', `${error.hint ?? error.message}${jwksTimeoutHint(jwksTimeout)}`, error.code);
+  }
   if (jwksFile !== undefined && facts?.code === 'jwks_unavailable' && facts.expected.reason !== 'address') {
     const { issuer, failure } = facts.expected;
     const why = failure === null ? '' : ` (${failure})`;
@@ -220,12 +242,14 @@ function failureLine(error: AuthError, rule: RuleName, jwksFile: string | undefi
  */
 export function gatewayCheck(options: GatewayCheckOptions, write: (text: string) => void): GatewayCheck {
   const { now } = options;
+  const jwksTimeout = options.jwksTimeout ?? DEFAULT_JWKS_TIMEOUT;
   // Where the verification running records the rule that failed (the trace reports it before the throw).
   let attempt: { failed?: RuleOutcome } = {};
   const verifier: Verifier = createVerifier({
     registry: options.registry,
     audience: options.audience,
     now: () => now,
+    jwksTimeout,
     ...(options.fetch === undefined ? {} : { fetch: options.fetch }),
     trace: (outcome) => {
       if (outcome.passed) write(line('✓', NAMES[outcome.rule], passedDetail(outcome, now)));
@@ -256,7 +280,7 @@ export function gatewayCheck(options: GatewayCheckOptions, write: (text: string)
         error = caught;
       }
       const rule: RuleName = current.failed?.rule ?? error.facts?.rule ?? 'format';
-      write(failureLine(error, rule, options.jwksFile));
+      write(failureLine(error, rule, options.jwksFile, jwksTimeout));
       return { error, rule };
     },
   };

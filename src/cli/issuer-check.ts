@@ -5,7 +5,8 @@
  * verifier's reason, unless forced; a sample token, when given, must then verify.
  */
 import type { FetchLike, IssuerEntry, JwksFetchEvent } from '../index.js';
-import { checkRegistry, gatewayCheck, ignoredText } from './gateway-check.js';
+import { quote } from '../internal/index.js';
+import { DEFAULT_JWKS_TIMEOUT, checkRegistry, gatewayCheck, ignoredText, jwksTimeoutHint } from './gateway-check.js';
 
 /**
  * Why an entry was refused: `jwks_address_refused` (its JWKS host resolves to a special-purpose
@@ -43,6 +44,8 @@ export interface CandidateCheck {
   readonly fetch?: FetchLike | undefined;
   /** Milliseconds since the epoch. */
   readonly now: number;
+  /** Seconds the JWKS download may take (`--jwks-timeout`). @default 5, the gateway's jwksTimeout */
+  readonly jwksTimeout?: number | undefined;
   /** Where the check's lines go (the doctor's ✓/✗ lines). */
   readonly write: (text: string) => void;
 }
@@ -68,6 +71,7 @@ export async function checkCandidate(check: CandidateCheck): Promise<void> {
       audience: check.audience.length === 0 ? [NO_TOKEN_AUDIENCE] : check.audience,
       now: check.now,
       fetch: check.fetch,
+      jwksTimeout: check.jwksTimeout,
       where: () => entry.jwksUri,
       onDownload: (event) => {
         download = event;
@@ -83,7 +87,12 @@ export async function checkCandidate(check: CandidateCheck): Promise<void> {
   }
   if (report === undefined || !report.ok) {
     const reason = download?.reason === undefined ? '' : ` (${download.reason})`;
-    refusal = { code: 'jwks_unavailable', why: `the JWKS cannot be used: ${report?.error ?? 'it could not be loaded'}${reason}` };
+    // A timeout is the command's bound: say what sets it, so that an operator in a hurry can wait longer.
+    const bound = download?.reason === 'timeout' ? jwksTimeoutHint(check.jwksTimeout ?? DEFAULT_JWKS_TIMEOUT) : '';
+    refusal = {
+      code: 'jwks_unavailable',
+      why: `the JWKS cannot be used: ${quote(entry.jwksUri)}: ${report?.error ?? 'it could not be loaded'}${reason}${bound}`,
+    };
   } else if (report.keys === 0) {
     const ignored = download === undefined ? '' : ignoredText(download).replace(/^; /, ': ');
     refusal = { code: 'no_usable_key', why: `no usable key in the JWKS${ignored || ': it lists no key'}` };

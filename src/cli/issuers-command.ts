@@ -25,7 +25,7 @@ import { type ParsedOptions, parseOptions, requiredValue, requiredValues, second
 import { type CliDatabase, DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { readEntries } from './entry-file.js';
 import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
-import { allowedJwksHosts, checkRegistry, shown } from './gateway-check.js';
+import { allowedJwksHosts, checkRegistry, jwksTimeoutValue, shown } from './gateway-check.js';
 import { checkCandidate } from './issuer-check.js';
 import { notRegisteredError, notRegisteredHint } from './registered-issuer.js';
 import { EXIT } from './run-cli.js';
@@ -67,6 +67,7 @@ const CHECK_OPTIONS = {
   audience: STRINGS,
   force: FLAG,
   'allow-jwks-host': STRINGS,
+  'jwks-timeout': STRING,
 } as const;
 const UPDATE_OPTIONS = { ...CHECK_OPTIONS, 'unchanged-since': STRING } as const;
 const IMPORT_OPTIONS = { ...CHANGE_OPTIONS, 'unchanged-since': STRING, 'allow-jwks-host': STRINGS } as const;
@@ -87,11 +88,13 @@ or
   --subject-must-equal-issuer <true|false>`;
 
 const CHECK_HELP = `The check (before anything is written): the gateway's own verifier, on a registry of just
-this entry, downloads its JWKS (256 KiB, 5 s, no redirect) and refuses one it would not use:
+this entry, downloads its JWKS (256 KiB, --jwks-timeout, no redirect) and refuses one it would not use:
 unreachable, not served as JSON, or no usable key (each ignored key named with the key rule it
 breaks, e.g. "k1" modulus of 1024 bits, under 2048). A JWKS host that is, or resolves to, a
 special-purpose address (loopback, private, link-local, cloud metadata…) is refused, even forced.
   --force                      write it even so (the reason is printed)
+  --jwks-timeout <s>           how long the download may take, as the gateway's jwksTimeout, in
+                               whole seconds, 1 to 120 (default 5)
   --allow-jwks-host <host>     a JWKS host allowed although special-purpose (repeatable); every
                                instance must allow it too (jwksAllowedHosts)
   --token <file|->             a sample token of the integration ("-": standard input): it must
@@ -304,7 +307,7 @@ async function planUpdate(db: CliDatabase, parsed: ParsedOptions, given: IssuerE
  */
 async function currentRecord(db: CliDatabase, issuer: string, allowed: readonly string[]): Promise<IssuerRecord | undefined> {
   const find = async (hosts: readonly string[]) =>
-    (await readIssuers(db, { jwksAllowedHosts: hosts })).find((record) => record.issuer === issuer);
+    (await readIssuers(db, { jwksAllowedHosts: hosts, statementTimeout: db.statementTimeout })).find((record) => record.issuer === issuer);
   const record = await find(allowed);
   const host = record?.refused === null ? undefined : jwksHostOf(record?.entry);
   return host === undefined || allowed.includes(host) ? record : find([...allowed, host]);
@@ -334,6 +337,7 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
     const given =
       entryFile !== undefined ? await entryFromFile(parsed, entryFile) : action === 'add' ? entryFromFlags(parsed, undefined) : undefined;
     const allowedHosts = allowedJwksHosts(parsed);
+    const jwksTimeout = jwksTimeoutValue(parsed);
     if (given === undefined) requiredValue(parsed, 'issuer');
     else checkRegistry([given], allowedHosts);
     const token =
@@ -358,9 +362,10 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
         allowedHosts,
         fetch: deps.fetch,
         now: (deps.now ?? Date.now)(),
+        jwksTimeout,
         write: report,
       });
-      const options = { by, jwksAllowedHosts: allowedHosts };
+      const options = { by, jwksAllowedHosts: allowedHosts, statementTimeout: db.statementTimeout };
       const change = await asUsage(() =>
         action === 'add' ? addIssuer(db, entry, options) : updateIssuer(db, entry, { ...options, ...from }),
       );
@@ -376,9 +381,11 @@ async function runRemove(args: readonly string[], io: CliIo, deps: IssuersDeps):
   const by = await actor(parsed, deps);
   const bound = waitBound(parsed);
   return onDatabase(parsed, io, async (db) => {
-    const change = await asUsage(() => removeIssuer(db, issuer, { by })).catch(async (error: unknown) => {
-      throw error instanceof IssuerChangeError && error.code === 'issuer_not_found' ? await notRegisteredError(db, issuer) : error;
-    });
+    const change = await asUsage(() => removeIssuer(db, issuer, { by, statementTimeout: db.statementTimeout })).catch(
+      async (error: unknown) => {
+        throw error instanceof IssuerChangeError && error.code === 'issuer_not_found' ? await notRegisteredError(db, issuer) : error;
+      },
+    );
     return changed(db, change, parsed, io, bound);
   });
 }
@@ -388,8 +395,8 @@ async function runList(args: readonly string[], io: CliIo): Promise<number> {
   const jwksAllowedHosts = allowedJwksHosts(parsed);
   // The change id first: the rows read after it are as new as it, or newer (refused, never lost).
   const { last, records } = await onDatabase(parsed, io, async (db) => ({
-    last: await readLastIssuerChange(db),
-    records: await readIssuers(db, { jwksAllowedHosts }),
+    last: await readLastIssuerChange(db, { statementTimeout: db.statementTimeout }),
+    records: await readIssuers(db, { jwksAllowedHosts, statementTimeout: db.statementTimeout }),
   }));
   if (parsed.values.json === true) io.stdout(`${oneLineJson(records)}\n`);
   else if (records.length === 0) io.stdout('No issuer is registered in the database.\n');
@@ -413,8 +420,8 @@ async function runShow(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseOptions(args, { issuer: STRING, ...DATABASE_OPTIONS, json: FLAG }, 1);
   const issuer = parsed.positionals[0] ?? requiredValue(parsed, 'issuer');
   const { records, changes } = await onDatabase(parsed, io, async (db) => ({
-    records: await readIssuers(db),
-    changes: await readIssuerChanges(db, { issuer }),
+    records: await readIssuers(db, { statementTimeout: db.statementTimeout }),
+    changes: await readIssuerChanges(db, { issuer, statementTimeout: db.statementTimeout }),
   }));
   const record = records.find((item) => item.issuer === issuer);
   const issuers = records.map((item) => item.issuer);
@@ -436,7 +443,12 @@ async function runShow(args: readonly string[], io: CliIo): Promise<number> {
 async function runHistory(args: readonly string[], io: CliIo): Promise<number> {
   const parsed = parseOptions(args, { ...DATABASE_OPTIONS, json: FLAG }, 1);
   const issuer = parsed.positionals[0];
-  const changes = await onDatabase(parsed, io, (db) => readIssuerChanges(db, issuer === undefined ? {} : { issuer }));
+  const changes = await onDatabase(parsed, io, (db) =>
+    readIssuerChanges(
+      db,
+      issuer === undefined ? { statementTimeout: db.statementTimeout } : { issuer, statementTimeout: db.statementTimeout },
+    ),
+  );
   if (parsed.values.json === true) io.stdout(`${oneLineJson(changes)}\n`);
   else if (changes.length === 0) io.stdout('No change is recorded.\n');
   else for (const change of changes) io.stdout(changeLine(change));
@@ -455,8 +467,10 @@ async function runImport(args: readonly string[], io: CliIo, deps: IssuersDeps):
   const by = await actor(parsed, deps);
   return onDatabase(parsed, io, async (db) => {
     // Made from the registry as of --unchanged-since, else as it is now.
-    const since = given ?? (await readLastIssuerChange(db));
-    const report = await asUsage(() => importIssuers(db, entries, { by, jwksAllowedHosts, unchangedSince: since }));
+    const since = given ?? (await readLastIssuerChange(db, { statementTimeout: db.statementTimeout }));
+    const report = await asUsage(() =>
+      importIssuers(db, entries, { by, jwksAllowedHosts, unchangedSince: since, statementTimeout: db.statementTimeout }),
+    );
     if (parsed.values.json === true) io.stdout(`${oneLineJson(report)}\n`);
     else {
       for (const change of report.changes) io.stdout(changeLine(change));

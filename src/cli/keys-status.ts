@@ -5,17 +5,14 @@
  */
 import type { KeyHistoryEntry } from '../index.js';
 import { quote, quoteList } from '../internal/index.js';
-import { type SqlClient, readIssuers } from '../postgres/index.js';
+import { readIssuers } from '../postgres/index.js';
 import { isMissingTable, readKeyHistory } from '../postgres/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, stringValue } from './cli-options.js';
-import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
+import { type CliDatabase, DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { describeDuration, describeTime, isoSeconds, readNow } from './doctor-time.js';
 import { notRegisteredHint } from './registered-issuer.js';
 import { EXIT } from './run-cli.js';
-
-/** Milliseconds the read may take from the command line. */
-const READ_TIMEOUT = 60_000;
 
 /** A time in milliseconds, as a date and its distance from `now` (ms). */
 function at(ms: number, now: number): string {
@@ -45,10 +42,10 @@ function describeKey(key: KeyHistoryEntry, now: number): string[] {
  * `, which is not registered; the registry has "…" (a trailing slash): give that`. So a mistyped
  * issuer is never read as one whose keys broke no rule.
  */
-async function unregistered(db: SqlClient, issuer: string): Promise<string> {
+async function unregistered(db: CliDatabase, issuer: string): Promise<string> {
   let registered: string[];
   try {
-    registered = (await readIssuers(db, { statementTimeout: READ_TIMEOUT })).map((record) => record.issuer);
+    registered = (await readIssuers(db, { statementTimeout: db.statementTimeout })).map((record) => record.issuer);
   } catch (error) {
     if (isMissingTable(error)) return '';
     throw error;
@@ -102,7 +99,7 @@ Exit codes: 0 listed, 1 the database failed, 2 usage.
     const { keys, why } = await withDatabase(databaseTarget(parsed, io.env), async (db) => {
       const read = await readKeyHistory(
         db,
-        issuer === undefined ? { statementTimeout: READ_TIMEOUT } : { issuer, statementTimeout: READ_TIMEOUT },
+        issuer === undefined ? { statementTimeout: db.statementTimeout } : { issuer, statementTimeout: db.statementTimeout },
       );
       return { keys: read, why: issuer === undefined || read.length > 0 ? '' : await unregistered(db, issuer) };
     });

@@ -68,7 +68,7 @@ create a role, 2 usage.
     const roles = readRoles(parsed);
     const options: MigrateOptions = { ...(only === undefined ? {} : { only }), ...(roles === undefined ? {} : { roles }) };
     const report = await withDatabase(databaseTarget(parsed, io.env), (db) =>
-      migrate(db, options).catch((error: unknown) => {
+      migrate(db, { ...options, statementTimeout: db.statementTimeout }).catch((error: unknown) => {
         // A bad role name is the command line's mistake.
         if (error instanceof TypeError)
           throw new UsageError(

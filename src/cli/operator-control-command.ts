@@ -72,7 +72,7 @@ had not applied it within --wait-timeout, 2 usage.
       }
       return withDatabase(databaseTarget(options, io.env), async (db) => {
         if (options.values.force !== true) await requireRegistered(db, request.issuer);
-        const record = await recordControl(db, request);
+        const record = await recordControl(db, request, db.statementTimeout);
         io.stdout(`${spec.done(record)} (control #${record.id}, ${record.recordedAt.toISOString()}).\n`);
         return waitIfAsked(db, bound, { control: record.id }, io.stdout);
       });

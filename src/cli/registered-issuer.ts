@@ -5,7 +5,8 @@
  * stopped while the real one is still accepted.
  */
 import { findNearMiss, quote } from '../internal/index.js';
-import { type SqlClient, readIssuers } from '../postgres/index.js';
+import { readIssuers } from '../postgres/index.js';
+import type { CliDatabase } from './database-url.js';
 import { isMissingTable } from '../postgres/internal.js';
 
 /** An issuer named to a command is not one the instances register. */
@@ -20,10 +21,10 @@ const FORCE = 'give --force to record it all the same (a control ahead of its is
  * Resolves when `issuer` is a row every instance applies; else rejects with a
  * {@link NotRegisteredError} naming what the registry holds instead (a near miss) and the remedy.
  */
-export async function requireRegistered(db: SqlClient, issuer: string): Promise<void> {
+export async function requireRegistered(db: CliDatabase, issuer: string): Promise<void> {
   let records: Awaited<ReturnType<typeof readIssuers>>;
   try {
-    records = await readIssuers(db);
+    records = await readIssuers(db, { statementTimeout: db.statementTimeout });
   } catch (error) {
     if (!isMissingTable(error)) throw error;
     throw new NotRegisteredError(
@@ -57,7 +58,7 @@ export function notRegisteredHint(issuer: string, registered: readonly string[])
  * `issuer "…" is not registered; <what to give>`, naming the near miss among the issuers the
  * registry table holds now.
  */
-export async function notRegisteredError(db: SqlClient, issuer: string): Promise<NotRegisteredError> {
-  const registered = (await readIssuers(db)).map((held) => held.issuer);
+export async function notRegisteredError(db: CliDatabase, issuer: string): Promise<NotRegisteredError> {
+  const registered = (await readIssuers(db, { statementTimeout: db.statementTimeout })).map((held) => held.issuer);
   return new NotRegisteredError(`issuer ${quote(issuer)} is not registered; ${notRegisteredHint(issuer, registered)}`);
 }

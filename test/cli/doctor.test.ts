@@ -1,4 +1,5 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { type Server, createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -8,6 +9,8 @@ import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { AUTH_ERROR_CODES, type AuthErrorCode, IssuerRegistry, type RuleName, createVerifier, isAuthError } from '../../src/index.js';
 import { scopeFailure } from '../../src/internal/index.js';
 import { type TestIssuer, createTestIssuer, generateTestKey, signRawToken } from '../../src/testing/index.js';
+import { LOADED_MARGIN_MS } from '../support/loaded-machine.js';
+import { type TcpProxy, startProxy } from '../postgres/tcp-proxy.js';
 import { stubResolver } from '../support/resolver-stub.js';
 import { captureIo } from './cli-io.js';
 
@@ -548,5 +551,52 @@ describe('doctor screens the JWKS address as the gateway does', () => {
     expect(err).toContain('paygate-auth doctor: --allow-jwks-host must be a bare host name or IP address');
     expect(err).toContain('got "https://10.0.0.7/"');
     expect(err).not.toContain('paygate-auth doctor: paygate-auth:');
+  });
+});
+
+describe('doctor when the JWKS host goes silent (it takes the connection, then answers nothing)', () => {
+  let jwksServer: Server;
+  let proxy: TcpProxy;
+
+  beforeAll(async () => {
+    jwksServer = createServer((_request, response) => response.end(JSON.stringify(issuer.jwks)));
+    await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
+    proxy = await startProxy((jwksServer.address() as { port: number }).port);
+    proxy.silence();
+  });
+
+  afterAll(async () => {
+    await proxy.close();
+    await new Promise((resolve) => jwksServer.close(resolve));
+  });
+
+  it('fails (exit 1) within --jwks-timeout, its ✗ line naming the host, the bound and the option', async () => {
+    const started = performance.now();
+    const { code, out } = await runDoctor(await issuer.token(), [
+      '--jwks',
+      `http://127.0.0.1:${proxy.port}/keys.json`,
+      '--jwks-timeout',
+      '1',
+    ]);
+    const elapsed = performance.now() - started;
+    expect(code).toBe(EXIT.failed);
+    const failure = firstFailure(out);
+    expect(failure).toContain(`127.0.0.1:${proxy.port}`);
+    expect(failure).toContain('within 1 s');
+    expect(failure).toContain('--jwks-timeout');
+    expect(failure).toMatch(/→ jwks_unavailable$/);
+    // The bound is 1 s; the margin keeps it below the gateway's default of 5 s, which must not be what ended it.
+    expect(elapsed).toBeLessThan(1000 + LOADED_MARGIN_MS);
+  });
+
+  it.each(['0', '121', '1.5'])('refuses --jwks-timeout %s naming the range 1 to 120 and the text given', async (value) => {
+    const { code, err } = await runDoctor(await issuer.token(), [
+      '--jwks',
+      `http://127.0.0.1:${proxy.port}/keys.json`,
+      '--jwks-timeout',
+      value,
+    ]);
+    expect(code).toBe(EXIT.usage);
+    expect(err).toContain(`--jwks-timeout must be a whole number of seconds from 1 to 120, got "${value}"`);
   });
 });

@@ -14,6 +14,8 @@ import type { IssuerEntry } from '../../src/index.js';
 import { TABLES } from '../../src/postgres/schema-names.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, generateTestKey, serveJwks } from '../../src/testing/index.js';
 import { createTestDatabase, skipWithoutPostgres } from '../postgres/pg-server.js';
+import { LOADED_MARGIN_MS } from '../support/loaded-machine.js';
+import { startProxy } from '../postgres/tcp-proxy.js';
 import { stubResolver } from '../support/resolver-stub.js';
 import { captureIo } from './cli-io.js';
 
@@ -152,6 +154,37 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     expect(out).toContain('Added "https://alpha.example"');
     const [change] = await history('https://alpha.example');
     expect(change).toMatchObject({ action: 'add', before: null, after: entryOf('alpha', { tenants: ['t-1', 't-2'] }), actor: OS_USER });
+  });
+
+  it('refuses an issuer whose JWKS host goes silent within --jwks-timeout, naming the host, the bound and the option', async () => {
+    const proxy = await startProxy(Number(new URL(jwks.url).port));
+    proxy.silence();
+    try {
+      const silentUri = `http://127.0.0.1:${proxy.port}${new URL(jwks.url).pathname}`;
+      const started = performance.now();
+      const { code, err } = await cli(
+        'issuers',
+        'add',
+        '--issuer',
+        'https://silent.example',
+        '--jwks-uri',
+        silentUri,
+        '--product',
+        'acme',
+        '--jwks-timeout',
+        '1',
+      );
+      const elapsed = performance.now() - started;
+      expect(code).toBe(EXIT.failed);
+      expect(err).toContain(`127.0.0.1:${proxy.port}`);
+      expect(err).toContain('within 1 s');
+      expect(err).toContain('--jwks-timeout');
+      // The bound is 1 s; the margin keeps it below the gateway's default of 5 s.
+      expect(elapsed).toBeLessThan(1000 + LOADED_MARGIN_MS);
+      expect(await history('https://silent.example')).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it('refuses to add an issuer registered already (exit 1), writing nothing', async () => {
