@@ -38,12 +38,12 @@ declare module 'fastify' {
      * `{ allOf }` or `{ anyOf }`.
      * @default undefined
      */
-    scopes?: ScopeRequirement | NormalizedScopeRequirement;
+    scopes?: ScopeRequirement | NormalizedScopeRequirement | undefined;
     /**
      * `false` makes the route public: no verification, `request.auth` stays `null`.
      * @default true
      */
-    auth?: boolean;
+    auth?: boolean | undefined;
   }
 }
 
