@@ -110,19 +110,35 @@ export type RuleTrace = (outcome: RuleOutcome) => void;
 
 /** Extra facts an {@link AuthError} of code `C` may carry. */
 export interface AuthErrorOptions<C extends AuthErrorCode = AuthErrorCode> {
-  /** The claim at fault, for claim errors. */
+  /**
+   * The claim at fault, for claim errors.
+   * @default undefined
+   */
   readonly claim?: string;
-  /** Seconds the client should wait before retrying (`jwks_unavailable`). */
+  /**
+   * Seconds the client should wait before retrying (`jwks_unavailable`): the `Retry-After` sent.
+   * @default undefined (no `Retry-After`)
+   */
   readonly retryAfter?: number;
-  /** The scopes the route needs, for `insufficient_scope` (its `scope="…"` challenge). */
+  /**
+   * The scopes the route needs, for `insufficient_scope` (its `scope="…"` challenge).
+   * @default undefined (no `scope` in the challenge)
+   */
   readonly requiredScopes?: readonly string[];
-  /** The registered issuer the token named, once known (never sent to the client). */
+  /**
+   * The registered issuer the token named, once known (never sent to the client).
+   * @default undefined
+   */
   readonly issuer?: string;
-  /** The underlying failure (a network error, say); never sent to the client. */
+  /**
+   * The underlying failure (a network error, say); never sent to the client.
+   * @default undefined
+   */
   readonly cause?: unknown;
   /**
    * What the failing rule compared, the shape of code `C`'s facts (rendered into
    * {@link AuthError.hint} when read); `code`, when left out, is the error's.
+   * @default undefined (nothing compared: no `facts`, no `hint`)
    */
   readonly facts?: FailureFactsInput<Extract<C, FactCode>>;
 }

@@ -137,7 +137,10 @@ export type TestHeader = Readonly<Record<string, unknown>>;
 
 /** Options of {@link TestIssuer.addKey}. */
 export interface AddKeyOptions {
-  /** @default the next `<kid>-<n>` */
+  /**
+   * The `kid` of the new key.
+   * @default the next `<kid>-<n>`
+   */
   readonly kid?: string | undefined;
   /**
    * Modulus size in bits, as `generateTestKey`'s: a whole number of at least 512 (below 2048 only
@@ -156,7 +159,10 @@ export interface AddKeyOptions {
 
 /** Options of {@link TestIssuer.rotate}. */
 export interface RotateOptions {
-  /** @default the next `<kid>-<n>` */
+  /**
+   * The `kid` of the new key.
+   * @default the next `<kid>-<n>`
+   */
   readonly kid?: string | undefined;
   /**
    * Unpublish every other key (as after their tokens expired, or a compromise).

@@ -18,7 +18,10 @@ const TEST_VERIFIER_OPTION_NAMES: ReadonlySet<string> = new Set([
 
 /** Verifier options for {@link createTestVerifier}: `registry` comes from the issuers. */
 export type TestVerifierOptions = Omit<VerifierOptions, 'registry' | 'audience'> & {
-  /** @default the first issuer's audience */
+  /**
+   * The audience (or audiences) the verifier accepts, as `createVerifier`'s `audience`.
+   * @default the first issuer's audience
+   */
   readonly audience?: string | readonly string[] | undefined;
   /**
    * Keep up with the issuers. `true`: before a verification, the keys of every issuer whose JWKS
