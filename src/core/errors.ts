@@ -114,22 +114,22 @@ export interface AuthErrorOptions<C extends AuthErrorCode = AuthErrorCode> {
    * The claim at fault, for claim errors.
    * @default undefined
    */
-  readonly claim?: string;
+  readonly claim?: string | undefined;
   /**
    * Seconds the client should wait before retrying (`jwks_unavailable`): the `Retry-After` sent.
    * @default undefined (no `Retry-After`)
    */
-  readonly retryAfter?: number;
+  readonly retryAfter?: number | undefined;
   /**
    * The scopes the route needs, for `insufficient_scope` (its `scope="…"` challenge).
    * @default undefined (no `scope` in the challenge)
    */
-  readonly requiredScopes?: readonly string[];
+  readonly requiredScopes?: readonly string[] | undefined;
   /**
    * The registered issuer the token named, once known (never sent to the client).
    * @default undefined
    */
-  readonly issuer?: string;
+  readonly issuer?: string | undefined;
   /**
    * The underlying failure (a network error, say); never sent to the client.
    * @default undefined
@@ -140,7 +140,7 @@ export interface AuthErrorOptions<C extends AuthErrorCode = AuthErrorCode> {
    * {@link AuthError.hint} when read); `code`, when left out, is the error's.
    * @default undefined (nothing compared: no `facts`, no `hint`)
    */
-  readonly facts?: FailureFactsInput<Extract<C, FactCode>>;
+  readonly facts?: FailureFactsInput<Extract<C, FactCode>> | undefined;
 }
 
 /** `C`, inferred from the code alone: facts of another code are an error, not a wider `C`. */

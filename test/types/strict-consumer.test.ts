@@ -53,6 +53,7 @@ const OPTION_TYPES: readonly (readonly [string, string, string])[] = [
   ['VerifierOptions', 'paygate-auth', 'VerifierOptions'],
   ["VerifierOptions['jwksMaxAgeBounds']", 'paygate-auth', "Inner<VerifierOptions['jwksMaxAgeBounds']>"],
   ['IssuerEntry', 'paygate-auth', 'IssuerEntry'],
+  ['AuthErrorOptions', 'paygate-auth', 'AuthErrorOptions'],
   ['IssuerRegistryOptions', 'paygate-auth', 'IssuerRegistryOptions'],
   ['MergeKeyHistoryOptions', 'paygate-auth', 'MergeKeyHistoryOptions'],
   ['TestIssuerOptions', 'paygate-auth/testing', 'TestIssuerOptions'],
