@@ -166,6 +166,16 @@ export class AuthError<C extends AuthErrorCode = AuthErrorCode> extends Error {
   readonly facts: FailureFacts<Extract<C, FactCode>> | undefined;
   #hint: string | undefined | null = null;
 
+  /**
+   * `instanceof` as for any class, typed so that it narrows a caught value to
+   * `AuthError<AuthErrorCode>` (its `code` the union); a generic class's `prototype` would narrow
+   * it to `AuthError<any>`. TypeScript 5.3 or later reads it.
+   */
+  static override [Symbol.hasInstance](value: unknown): value is AuthError {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class `instanceof` names, a subclass included
+    return Function.prototype[Symbol.hasInstance].call(this, value);
+  }
+
   constructor(code: C, message: string, options: AuthErrorOptions<FromCode<C>> = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     const info = AUTH_ERROR_CODES[code];
