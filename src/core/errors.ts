@@ -110,21 +110,37 @@ export type RuleTrace = (outcome: RuleOutcome) => void;
 
 /** Extra facts an {@link AuthError} of code `C` may carry. */
 export interface AuthErrorOptions<C extends AuthErrorCode = AuthErrorCode> {
-  /** The claim at fault, for claim errors. */
-  readonly claim?: string;
-  /** Seconds the client should wait before retrying (`jwks_unavailable`). */
-  readonly retryAfter?: number;
-  /** The scopes the route needs, for `insufficient_scope` (its `scope="…"` challenge). */
-  readonly requiredScopes?: readonly string[];
-  /** The registered issuer the token named, once known (never sent to the client). */
-  readonly issuer?: string;
-  /** The underlying failure (a network error, say); never sent to the client. */
+  /**
+   * The claim at fault, for claim errors.
+   * @default undefined
+   */
+  readonly claim?: string | undefined;
+  /**
+   * Seconds the client should wait before retrying (`jwks_unavailable`): the `Retry-After` sent.
+   * @default undefined (no `Retry-After`)
+   */
+  readonly retryAfter?: number | undefined;
+  /**
+   * The scopes the route needs, for `insufficient_scope` (its `scope="…"` challenge).
+   * @default undefined (no `scope` in the challenge)
+   */
+  readonly requiredScopes?: readonly string[] | undefined;
+  /**
+   * The registered issuer the token named, once known (never sent to the client).
+   * @default undefined
+   */
+  readonly issuer?: string | undefined;
+  /**
+   * The underlying failure (a network error, say); never sent to the client.
+   * @default undefined
+   */
   readonly cause?: unknown;
   /**
    * What the failing rule compared, the shape of code `C`'s facts (rendered into
    * {@link AuthError.hint} when read); `code`, when left out, is the error's.
+   * @default undefined (nothing compared: no `facts`, no `hint`)
    */
-  readonly facts?: FailureFactsInput<Extract<C, FactCode>>;
+  readonly facts?: FailureFactsInput<Extract<C, FactCode>> | undefined;
 }
 
 /** `C`, inferred from the code alone: facts of another code are an error, not a wider `C`. */
@@ -149,6 +165,16 @@ export class AuthError<C extends AuthErrorCode = AuthErrorCode> extends Error {
   /** What the failing rule compared, as data; `undefined` where nothing was compared. */
   readonly facts: FailureFacts<Extract<C, FactCode>> | undefined;
   #hint: string | undefined | null = null;
+
+  /**
+   * `instanceof` as for any class, typed so that it narrows a caught value to
+   * `AuthError<AuthErrorCode>` (its `code` the union); a generic class's `prototype` would narrow
+   * it to `AuthError<any>`. TypeScript 5.3 or later reads it.
+   */
+  static override [Symbol.hasInstance](value: unknown): value is AuthError {
+    // biome-ignore lint/complexity/noThisInStatic: `this` is the class `instanceof` names, a subclass included
+    return Function.prototype[Symbol.hasInstance].call(this, value);
+  }
 
   constructor(code: C, message: string, options: AuthErrorOptions<FromCode<C>> = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });

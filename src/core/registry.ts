@@ -33,19 +33,19 @@ export interface IssuerEntry {
    * `public` is listed).
    * @default undefined (every tenant of its products)
    */
-  readonly tenants?: readonly string[];
+  readonly tenants?: readonly string[] | undefined;
   /**
    * Longest accepted token lifetime, `expiry − (nbf ?? iat)`, in seconds (above 0, at most 7 days);
    * overrides the verifier's.
    * @default the verifier's `maxTokenLifetime` (86 400 s)
    */
-  readonly maxTokenLifetime?: number;
+  readonly maxTokenLifetime?: number | undefined;
   /**
    * Require `sub` to equal `iss`, as the gateway's contract states. With `false`, `sub` may be any
    * string, but must still be present (a token without one is `subject_mismatch`).
    * @default true
    */
-  readonly subjectMustEqualIssuer?: boolean;
+  readonly subjectMustEqualIssuer?: boolean | undefined;
 }
 
 /** An entry as the registry holds it: checked, frozen, with sets for the lookups. */
@@ -78,7 +78,7 @@ export interface IssuerRegistryOptions {
    * database) whose every issuer may be removed. A registry written in code needs at least one.
    * @default false
    */
-  readonly allowEmpty?: boolean;
+  readonly allowEmpty?: boolean | undefined;
   /**
    * Hosts an entry's `jwksUri` may name although they are special-purpose addresses or names
    * (a JWKS served on a private network, say): each an exact host as a URL names it
@@ -89,7 +89,7 @@ export interface IssuerRegistryOptions {
    * Give the verifier's `jwksAllowedHosts` too when a host's name resolves to such an address.
    * @default [] (none)
    */
-  readonly jwksAllowedHosts?: readonly string[];
+  readonly jwksAllowedHosts?: readonly string[] | undefined;
 }
 
 /** Longest `maxTokenLifetime` an entry may set: 7 days. */

@@ -47,33 +47,33 @@ export interface VerifierOptions {
    * cooldown, back-off and stale window (not network timeouts).
    * @default () => Date.now() (read at each call, so fake timers installed later are honoured)
    */
-  readonly now?: () => number;
+  readonly now?: (() => number) | undefined;
   /**
    * Seconds of clock skew allowed on `exp`/`expt`, `iat` and `nbf`.
    * @default 30
    */
-  readonly clockTolerance?: number;
+  readonly clockTolerance?: number | undefined;
   /**
    * Largest token accepted, in bytes; a larger one is `token_too_large` before any parsing.
    * @default 8192
    */
-  readonly maxTokenBytes?: number;
+  readonly maxTokenBytes?: number | undefined;
   /**
    * Longest lifetime, `expiry − (nbf ?? iat)`, in seconds; an issuer entry may set its own.
    * @default 86400 (24 h)
    */
-  readonly maxTokenLifetime?: number;
+  readonly maxTokenLifetime?: number | undefined;
   /**
    * Accepted signature algorithms (RSA only: `none` and HMAC can never be enabled).
    * @default ['RS256']
    */
-  readonly algorithms?: readonly RsaAlgorithm[];
+  readonly algorithms?: readonly RsaAlgorithm[] | undefined;
   /**
    * Seconds a downloaded JWKS is used before it is reloaded (in the background; the held keys
    * verify meanwhile). Keep it under 1 h so that normal rotation never meets an unseen key.
    * @default 600
    */
-  readonly jwksMaxAge?: number;
+  readonly jwksMaxAge?: number | undefined;
   /**
    * Seconds a JWKS response's own `Cache-Control` max-age (less its `Age`) is clamped to: it
    * replaces `jwksMaxAge` for that download, at least `min` (also what `no-store` and `no-cache` mean) and at most `max`.
@@ -84,61 +84,61 @@ export interface VerifierOptions {
    * `min` ≤ `max`; an omitted bound keeps its default.
    * @default { min: the least of 60, jwksMaxAge and max, max: jwksMaxAge }
    */
-  readonly jwksMaxAgeBounds?: { readonly min?: number; readonly max?: number };
+  readonly jwksMaxAgeBounds?: { readonly min?: number | undefined; readonly max?: number | undefined } | undefined;
   /**
    * Seconds a new key must have been published before it verifies its first token: one used
    * sooner, counted from the last download that did not list it, is reported as a
    * `key_used_early` event (never for a key in the issuer's first download here).
    * @default 3600 (1 h)
    */
-  readonly keyPublishLead?: number;
+  readonly keyPublishLead?: number | undefined;
   /**
    * Seconds a key may sign for, counted from when this verifier first saw it in the JWKS to the
    * `iat` of a token it verified; beyond, a `key_rotation_overdue` event (rotation about every 48 h,
    * plus a day's margin).
    * @default 259200 (72 h)
    */
-  readonly keyMaxAge?: number;
+  readonly keyMaxAge?: number | undefined;
   /**
    * Seconds for one JWKS download, redirects and body included.
    * @default 5
    */
-  readonly jwksTimeout?: number;
+  readonly jwksTimeout?: number | undefined;
   /**
    * Largest JWKS document read, in bytes; reading stops there.
    * @default 262144 (256 KiB)
    */
-  readonly jwksMaxBytes?: number;
+  readonly jwksMaxBytes?: number | undefined;
   /**
    * Redirects followed per JWKS download, each only within the origin (scheme, host and port) of
    * the registered `jwksUri`. By default none is followed, as jose does: a redirect is a failed
    * download (`reason: 'redirects'`), and one off the origin always is (`'redirect_target'`).
    * @default 0
    */
-  readonly jwksMaxRedirects?: number;
+  readonly jwksMaxRedirects?: number | undefined;
   /**
    * Seconds the last good keys keep verifying past their max-age while they cannot be reloaded
    * (the endpoint fails or is slow); then they stop, and verifications answer `jwks_unavailable`.
    * @default 86400 (24 h)
    */
-  readonly jwksStaleWindow?: number;
+  readonly jwksStaleWindow?: number | undefined;
   /**
    * Seconds between two refetches caused by an unknown `kid`, per issuer (counted from the last
    * such refetch, not from scheduled loads).
    * @default 30
    */
-  readonly jwksCooldown?: number;
+  readonly jwksCooldown?: number | undefined;
   /**
    * Seconds to wait after a failed download before the next; doubles on each failure up to
    * `jwksBackoffMax`, which it must not exceed. A `Retry-After` from the endpoint lengthens it.
    * @default 1 (or `jwksBackoffMax`, when that is less)
    */
-  readonly jwksBackoff?: number;
+  readonly jwksBackoff?: number | undefined;
   /**
    * Longest back-off between failed downloads, in seconds.
    * @default 60
    */
-  readonly jwksBackoffMax?: number;
+  readonly jwksBackoffMax?: number | undefined;
   /**
    * Hosts JWKS may be downloaded from although they are special-purpose addresses or names (a
    * JWKS served on a private network, say): each an exact host as a URL names it
@@ -151,7 +151,7 @@ export interface VerifierOptions {
    * @default those of the registry in force: the `IssuerRegistry` given here, then each one that
    * `setRegistry()` installs (`postgresRegistry` passes its own on); [] (none) for entries
    */
-  readonly jwksAllowedHosts?: readonly string[];
+  readonly jwksAllowedHosts?: readonly string[] | undefined;
   /**
    * The `fetch` used for JWKS downloads, looked up on every download. It gets the checks of the
    * host as named (`jwksAllowedHosts`), not those of the address it connects to: inject one only
@@ -161,23 +161,23 @@ export interface VerifierOptions {
    * `http.request`, such as msw, are honoured); elsewhere `globalThis.fetch`, looked up on every
    * download
    */
-  readonly fetch?: FetchLike;
+  readonly fetch?: FetchLike | undefined;
   /**
    * Cache verified results, keyed on the exact token. A hit is still re-checked for time,
    * suspension, revocation and key removal.
    * @default true
    */
-  readonly cache?: boolean;
+  readonly cache?: boolean | undefined;
   /**
    * Most results cached.
    * @default 10000
    */
-  readonly cacheMaxEntries?: number;
+  readonly cacheMaxEntries?: number | undefined;
   /**
    * Most token bytes held by the result cache.
    * @default 33554432 (32 MiB)
    */
-  readonly cacheMaxBytes?: number;
+  readonly cacheMaxBytes?: number | undefined;
   /**
    * When a verified token's result enters the cache: `'second-use'`, on the token's second
    * verification (the first leaves a mark, one number in a fixed table of twice `cacheMaxEntries`
@@ -185,25 +185,25 @@ export interface VerifierOptions {
    * `'first-use'` when clients present each token exactly twice.
    * @default 'second-use'
    */
-  readonly cacheAdmission?: CacheAdmission;
+  readonly cacheAdmission?: CacheAdmission | undefined;
   /**
    * Keys to start with, from another verifier's `exportKeys()`; used as if downloaded at the
    * snapshot's `fetchedAt`.
    * @default undefined (keys are downloaded on first use)
    */
-  readonly keys?: KeySnapshot;
+  readonly keys?: KeySnapshot | undefined;
   /**
    * Which engine checks signatures: `node` (`crypto.verify`: at once when it is the only one in
    * flight, else in libuv's thread pool) or `webcrypto` (`crypto.subtle`). Chosen once, here.
    * @default 'node' where `node:crypto` is available, else 'webcrypto'
    */
-  readonly crypto?: SignatureEngineName;
+  readonly crypto?: SignatureEngineName | undefined;
   /**
    * Receives {@link VerifierEvent}s (each verification's outcome and duration, JWKS fetches, cache
    * hits…) for metrics, traces and logs. Must not throw.
    * @default undefined
    */
-  readonly onEvent?: VerifierEventListener;
+  readonly onEvent?: VerifierEventListener | undefined;
   /**
    * Receives each rule's outcome as a verification runs, in order: the rules passed, each with
    * what it compared, then the one that failed (with its code), or none. For tools that explain a
@@ -211,7 +211,7 @@ export interface VerifierOptions {
    * a trace is set, so that every rule runs. Must not throw.
    * @default undefined
    */
-  readonly trace?: RuleTrace;
+  readonly trace?: RuleTrace | undefined;
 }
 
 /** A configured verifier. Build one per process and share it. */
@@ -933,7 +933,7 @@ export interface MergeKeyHistoryOptions {
    * passes `true`): they do not count as changed here, so the store is not written them back.
    * @default false
    */
-  readonly stored?: boolean;
+  readonly stored?: boolean | undefined;
 }
 
 /**

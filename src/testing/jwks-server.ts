@@ -23,18 +23,18 @@ export interface ServeJwksOptions {
    * The path the JWKS is served at, starting with `/`; every other path is 404.
    * @default '/.well-known/jwks.json'
    */
-  readonly path?: string;
+  readonly path?: string | undefined;
   /**
    * Answers a request in place of the JWKS (to simulate a failing endpoint); return `false` to
    * serve the JWKS as usual.
    * @default undefined
    */
-  readonly respond?: (request: IncomingMessage, response: ServerResponse) => boolean | Promise<boolean>;
+  readonly respond?: ((request: IncomingMessage, response: ServerResponse) => boolean | Promise<boolean>) | undefined;
   /**
    * Called on every request, before it is answered.
    * @default undefined
    */
-  readonly onRequest?: () => void;
+  readonly onRequest?: (() => void) | undefined;
 }
 
 /**

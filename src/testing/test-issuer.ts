@@ -40,62 +40,62 @@ export interface TestIssuerOptions {
    * The ERN product the issuer acts for (its entry's `products`).
    * @default 'acme'
    */
-  readonly product?: string;
+  readonly product?: string | undefined;
   /**
    * The `aud` of its tokens.
    * @default 'https://payments.test'
    */
-  readonly audience?: string | readonly string[];
+  readonly audience?: string | readonly string[] | undefined;
   /**
    * Its `iss` (and `sub`).
    * @default 'https://issuer.test'
    */
-  readonly issuer?: string;
+  readonly issuer?: string | undefined;
   /**
    * The `tenant_ern` of its tokens: a tenant of `product` (the issuer's entry trusts no other).
    * @default `ern:<product>/tenants/t-1`
    */
-  readonly tenant?: string;
+  readonly tenant?: string | undefined;
   /**
    * The `scope` of its tokens.
    * @default 'pay:processPayments'
    */
-  readonly scope?: string;
+  readonly scope?: string | undefined;
   /**
    * The `tenant_name` of its tokens.
    * @default 'Test Tenant'
    */
-  readonly tenantName?: string;
+  readonly tenantName?: string | undefined;
   /**
    * Where its msw `handlers` serve its JWKS; while `listen()` serves it, `entry.jwksUri` is the
    * loopback URL instead.
    * @default `<issuer>/.well-known/jwks.json`
    */
-  readonly jwksUri?: string;
+  readonly jwksUri?: string | undefined;
   /**
    * Seconds from `iat` to `expt` of its tokens, from 0 to 366 days (31 622 400).
    * @default 300
    */
-  readonly lifetime?: number;
+  readonly lifetime?: number | undefined;
   /**
    * The clock its tokens are issued by, in milliseconds (share it with the verifier's `now`).
    * @default `() => Date.now()`, read at every call: vitest fake timers apply whenever installed
    */
-  readonly now?: () => number;
+  readonly now?: (() => number) | undefined;
   /**
    * The `kid` of its first key; later keys get `<kid>-2`, `<kid>-3`…
    * @default 'test-key'
    */
-  readonly kid?: string;
+  readonly kid?: string | undefined;
   /** Its entry's `tenants` (a limited integration). @default undefined */
-  readonly tenants?: readonly string[];
+  readonly tenants?: readonly string[] | undefined;
   /**
    * Its entry's `maxTokenLifetime`, in seconds (above 0, at most 7 days).
    * @default undefined (the verifier's `maxTokenLifetime`)
    */
-  readonly maxTokenLifetime?: number;
+  readonly maxTokenLifetime?: number | undefined;
   /** Its entry's `subjectMustEqualIssuer`. @default undefined (true) */
-  readonly subjectMustEqualIssuer?: boolean;
+  readonly subjectMustEqualIssuer?: boolean | undefined;
 }
 
 /** The members of {@link AddKeyOptions}: any other is refused, naming the nearest. */
@@ -137,39 +137,45 @@ export type TestHeader = Readonly<Record<string, unknown>>;
 
 /** Options of {@link TestIssuer.addKey}. */
 export interface AddKeyOptions {
-  /** @default the next `<kid>-<n>` */
-  readonly kid?: string;
+  /**
+   * The `kid` of the new key.
+   * @default the next `<kid>-<n>`
+   */
+  readonly kid?: string | undefined;
   /**
    * Modulus size in bits, as `generateTestKey`'s: a whole number of at least 512 (below 2048 only
    * to show that such keys are refused).
    * @default 2048
    */
-  readonly modulusLength?: number;
+  readonly modulusLength?: number | undefined;
   /** Members to set on (or remove from) the published JWK. @default {} */
-  readonly jwk?: Readonly<Record<string, unknown>>;
+  readonly jwk?: Readonly<Record<string, unknown>> | undefined;
   /**
    * Publish it in the JWKS.
    * @default true
    */
-  readonly publish?: boolean;
+  readonly publish?: boolean | undefined;
 }
 
 /** Options of {@link TestIssuer.rotate}. */
 export interface RotateOptions {
-  /** @default the next `<kid>-<n>` */
-  readonly kid?: string;
+  /**
+   * The `kid` of the new key.
+   * @default the next `<kid>-<n>`
+   */
+  readonly kid?: string | undefined;
   /**
    * Unpublish every other key (as after their tokens expired, or a compromise).
    * @default false
    */
-  readonly retire?: boolean;
+  readonly retire?: boolean | undefined;
   /**
    * Publish the new key without signing with it (pre-publication); {@link TestIssuer.promote}
    * makes it the signer later. The gateway's contract: a new key signs only once it has been
    * published for at least an hour.
    * @default false (the new key signs at once)
    */
-  readonly publishOnly?: boolean;
+  readonly publishOnly?: boolean | undefined;
 }
 
 /**
@@ -209,7 +215,7 @@ export interface TestIssuer {
   /** The claims a token gets, with `overrides` applied. */
   claims(overrides?: TestClaims): Record<string, unknown>;
   /** Mints a token: default claims and header, with overrides; signed by `key` or the signing key. */
-  token(claims?: TestClaims, header?: TestHeader, options?: { readonly key?: TestKey }): Promise<string>;
+  token(claims?: TestClaims, header?: TestHeader, options?: { readonly key?: TestKey | undefined }): Promise<string>;
   /** A new key, published (unless told otherwise) but not signing until {@link promote}d. */
   addKey(options?: AddKeyOptions): Promise<TestKey>;
   /**

@@ -44,18 +44,18 @@ export interface TestKeyOptions {
    * The key's `kid`.
    * @default the RFC 7638 thumbprint of its public JWK (`calculateJwkThumbprint`)
    */
-  readonly kid?: string;
+  readonly kid?: string | undefined;
   /**
    * Modulus size in bits. Below 2048 only to show that such keys are refused (`jose` will not
    * make or sign with them; the kit does, with WebCrypto).
    * @default 2048
    */
-  readonly modulusLength?: number;
+  readonly modulusLength?: number | undefined;
   /**
    * Members to set on (or, with `undefined`, remove from) the published JWK: `alg`, `use`, `kty`…
    * @default {} (the JWK carries `kty`, `n`, `e`, `kid`, `alg: 'RS256'`, `use: 'sig'`)
    */
-  readonly jwk?: Readonly<Record<string, unknown>>;
+  readonly jwk?: Readonly<Record<string, unknown>> | undefined;
 }
 
 /** Options of {@link signRawToken}. */
@@ -65,7 +65,7 @@ export interface SignRawTokenOptions {
    * @default the header's `alg` when it is an RSA algorithm, else RS256 (so a header with `none`
    * or `HS256` still carries a real signature, to show it is refused before any key is used)
    */
-  readonly alg?: TestSigningAlgorithm;
+  readonly alg?: TestSigningAlgorithm | undefined;
 }
 
 const SIGNING: Readonly<Record<TestSigningAlgorithm, { readonly name: string; readonly hash: string; readonly saltLength?: number }>> = {

@@ -18,8 +18,11 @@ const TEST_VERIFIER_OPTION_NAMES: ReadonlySet<string> = new Set([
 
 /** Verifier options for {@link createTestVerifier}: `registry` comes from the issuers. */
 export type TestVerifierOptions = Omit<VerifierOptions, 'registry' | 'audience'> & {
-  /** @default the first issuer's audience */
-  readonly audience?: string | readonly string[];
+  /**
+   * The audience (or audiences) the verifier accepts, as `createVerifier`'s `audience`.
+   * @default the first issuer's audience
+   */
+  readonly audience?: string | readonly string[] | undefined;
   /**
    * Keep up with the issuers. `true`: before a verification, the keys of every issuer whose JWKS
    * changed since (`rotate()`, `retire()`, `addKey()`, `publish()`, `unpublish()`) are reloaded,
@@ -31,7 +34,7 @@ export type TestVerifierOptions = Omit<VerifierOptions, 'registry' | 'audience'>
    * is now.
    * @default true
    */
-  readonly followIssuers?: boolean;
+  readonly followIssuers?: boolean | undefined;
 };
 
 interface Followed {

@@ -38,12 +38,12 @@ declare module 'fastify' {
      * `{ allOf }` or `{ anyOf }`.
      * @default undefined
      */
-    scopes?: ScopeRequirement | NormalizedScopeRequirement;
+    scopes?: ScopeRequirement | NormalizedScopeRequirement | undefined;
     /**
      * `false` makes the route public: no verification, `request.auth` stays `null`.
      * @default true
      */
-    auth?: boolean;
+    auth?: boolean | undefined;
   }
 }
 
@@ -129,14 +129,32 @@ const plugin: FastifyPluginAsync<PaygateAuthOptions> = async (fastify, options) 
 export const paygateAuth = fp(plugin, { fastify: '^4.23.0 || 5.x', name: 'paygate-auth' });
 export default paygateAuth;
 
+/**
+ * A request of any Fastify server (HTTP/1, HTTPS or HTTP/2), as far as `requireScopes` and
+ * `authOf` read it. `FastifyRequest` alone is the default server's (HTTP/1), whose requests an
+ * HTTP/2 server's are not.
+ */
+export type ScopedRequest = Pick<FastifyRequest, 'auth'> & { readonly raw: object };
+
+/**
+ * A reply of any Fastify server, as far as `requireScopes` uses it (its generics are ordered
+ * differently in Fastify 4 and 5, so they are not named here).
+ */
+export interface ScopedReply {
+  code(statusCode: number): unknown;
+}
+
 /** A preHandler: several scopes are all needed; or one scope, array, `{ allOf }` or `{ anyOf }`. */
 export function requireScopes(
   ...scopes: RequireScopesArguments
-): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined> {
+): <Reply extends ScopedReply>(request: ScopedRequest, reply: Reply) => Promise<Reply | undefined> {
   const requirement = requirementFromArguments(scopes);
-  return async (request, reply) => {
+  return async <Reply extends ScopedReply>(request: ScopedRequest, reply: Reply): Promise<Reply | undefined> => {
     const result = gateScopes(request.raw, request.auth, requirement);
-    return result.ok ? undefined : fail(result, reply);
+    if (result.ok) return undefined;
+    // Any server's reply has what `fail` uses; only its generics differ from the default server's.
+    fail(result, reply as unknown as FastifyReply);
+    return reply;
   };
 }
 
@@ -151,7 +169,7 @@ export function requireScopes(
  * app.post('/payments', { preHandler: requireScopes('pay:processPayments') }, (request) => authOf(request).tenant);
  * ```
  */
-export function authOf(request: FastifyRequest): AuthContext {
+export function authOf(request: Pick<FastifyRequest, 'auth'>): AuthContext {
   const verified = request.auth;
   if (verified == null) {
     throw new ConfigurationError(
