@@ -54,9 +54,13 @@ export interface DatabaseTarget {
   readonly statementTimeout: number;
 }
 
-/** An open connection; `end()` closes it. */
+/** An open connection; `end()` closes it (unbounded: the CLI closes through {@link closeDatabase}). */
 export interface CliDatabase extends SqlClient {
   end(): Promise<void>;
+  /** Drops the connection's socket at once, without waiting for the server. */
+  drop(): void;
+  /** Milliseconds {@link closeDatabase} waits for the server to close: the shorter of the two timeouts. */
+  readonly closeTimeout: number;
   /** The bound of each statement, in milliseconds: give it as the library's `statementTimeout`. */
   readonly statementTimeout: number;
 }
@@ -75,6 +79,8 @@ interface PgModule {
     end(): Promise<void>;
     connect(): Promise<void>;
     on(event: 'error', listener: (error: Error) => void): unknown;
+    /** pg's connection; its socket is dropped when a close goes unanswered ({@link closeDatabase}). */
+    readonly connection: { readonly stream: { destroy(): void } };
   };
 }
 
@@ -190,7 +196,31 @@ export async function openDatabase(target: DatabaseTarget): Promise<CliDatabase>
     await client.end().catch(() => undefined);
     throw new Error(`cannot connect to the database at ${where(target.url)}: ${connectProblem(error, target, elapsed)}`, { cause: error });
   }
-  return Object.assign(client, { statementTimeout: target.statementTimeout });
+  return Object.assign(client, {
+    statementTimeout: target.statementTimeout,
+    closeTimeout: Math.min(target.connectTimeout, target.statementTimeout),
+    drop: () => client.connection.stream.destroy(),
+  });
+}
+
+/**
+ * Closes `db`: pg sends the server its goodbye and waits for the server to close its side. Across a
+ * partition that answer never comes, so past `closeTimeout` milliseconds (the shorter of the
+ * connect and statement timeouts) the socket is dropped and the close is done.
+ */
+export async function closeDatabase(db: CliDatabase): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const unanswered = new Promise<void>((resolve) => {
+    timer = setTimeout(() => {
+      db.drop();
+      resolve();
+    }, db.closeTimeout);
+  });
+  try {
+    await Promise.race([db.end().catch(() => undefined), unanswered]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -224,6 +254,6 @@ export async function withDatabase<T>(target: DatabaseTarget, work: (db: CliData
     }
     throw error;
   } finally {
-    await db.end().catch(() => undefined);
+    await closeDatabase(db);
   }
 }

@@ -61,3 +61,19 @@ describe('the example gateway and hostile paths', () => {
     expect([response.status, log.code]).toEqual([401, 'missing_token']);
   });
 });
+
+describe('the example gateway and methods a path does not have', () => {
+  it.each([
+    ['DELETE', '/payment-links/', 'POST'],
+    ['GET', '/payment-links', 'POST'],
+    ['PUT', '/payment-links/pl_1', 'GET'],
+    ['POST', '/payment-links/pl_1', 'GET'],
+  ])('answers %s %s 405 method_not_allowed with Allow: %s, before authentication', async (method, path, allow) => {
+    const issuer = await createTestIssuer({ product: 'demo', tenant: 'ern:demo/tenants/clinic-1' });
+    const gateway = createGateway({ verifier: createTestVerifier(issuer), payPageUrl: 'https://pay.example/l' }) as Gateway;
+    const log: Record<string, unknown> = {};
+    const response = await gateway(new Request(`http://gateway.test${path}`, { method }), log);
+    expect([response.status, response.headers.get('allow'), log.code]).toEqual([405, allow, 'method_not_allowed']);
+    expect(await response.json()).toMatchObject({ status: 405, code: 'method_not_allowed' });
+  });
+});

@@ -10,6 +10,11 @@
  *   to a host that went away do.
  * - `reset()`: the silenced connections are cut (TCP reset), as a host that came back would answer,
  *   the server's sides of those the clients closed included.
+ *
+ * By default the proxy answers a client's FIN with its own, even on a silenced connection (Node's
+ * `allowHalfOpen: false`), so a client's close completes. Started with `{ halfOpen: true }`, a
+ * silenced connection leaves the client's FIN unanswered, as a black-holed network does: a client
+ * that waits for the server's FIN to finish its close waits until it gives up on its own.
  */
 import { type Server, type Socket, connect, createServer } from 'node:net';
 
@@ -38,14 +43,27 @@ function cut(socket: Socket | undefined): void {
   socket.resetAndDestroy();
 }
 
+export interface ProxyOptions {
+  /** `true`: a silenced connection never answers the client's FIN (see the module's notes). */
+  readonly halfOpen?: boolean;
+}
+
 /** Starts a proxy on a free port of 127.0.0.1 forwarding to `targetPort`. */
-export async function startProxy(targetPort: number): Promise<TcpProxy> {
+export async function startProxy(targetPort: number, options: ProxyOptions = {}): Promise<TcpProxy> {
+  const halfOpen = options.halfOpen === true;
   const pairs = new Set<Pair>();
   /** Server sides of silenced connections whose clients closed: the server was never told. */
   const stranded = new Set<Socket>();
   let silent = false;
-  const server: Server = createServer((client) => {
+  const pairOf = (client: Socket): Pair | undefined => [...pairs].find((pair) => pair.client === client);
+  const server: Server = createServer({ allowHalfOpen: halfOpen }, (client) => {
     client.on('error', () => undefined);
+    // Half-open sockets: answer the client's FIN as Node's default does, unless the pair is silent.
+    if (halfOpen) {
+      client.on('end', () => {
+        if (!pairOf(client)?.silent) client.end();
+      });
+    }
     if (silent) {
       const pair: Pair = { client, upstream: undefined, silent: true };
       pairs.add(pair);
