@@ -22,7 +22,15 @@ import {
   isAuthError,
   isKnownScope,
 } from '../index.js';
-import { checkAllowedHosts, isoSeconds, quote, quoteList, scopeFailure } from '../internal/index.js';
+import {
+  DEFAULT_JWKS_TIMEOUT,
+  MAX_JWKS_TIMEOUT,
+  checkAllowedHosts,
+  isoSeconds,
+  quote,
+  quoteList,
+  scopeFailure,
+} from '../internal/index.js';
 import { UsageError } from './command.js';
 import { type ParsedOptions, flagMistake, secondsValue, stringValues } from './cli-options.js';
 import { describeDuration, describeTime } from './doctor-time.js';
@@ -38,12 +46,6 @@ export function allowedJwksHosts(parsed: ParsedOptions): readonly string[] {
     throw flagMistake(error, 'paygate-auth', { hosts: '--allow-jwks-host' }) ?? error;
   }
 }
-
-/** Seconds a JWKS download may take, as the gateway's `jwksTimeout` defaults to. */
-export const DEFAULT_JWKS_TIMEOUT = 5;
-
-/** Longest `--jwks-timeout`, in seconds (the verifier's own limit). */
-export const MAX_JWKS_TIMEOUT = 120;
 
 /** What a JWKS download that timed out adds to its line: the bound, the setting and the option. */
 export function jwksTimeoutHint(seconds: number): string {

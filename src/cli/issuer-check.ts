@@ -5,8 +5,8 @@
  * verifier's reason, unless forced; a sample token, when given, must then verify.
  */
 import type { FetchLike, IssuerEntry, JwksFetchEvent } from '../index.js';
-import { quote } from '../internal/index.js';
-import { DEFAULT_JWKS_TIMEOUT, checkRegistry, gatewayCheck, ignoredText, jwksTimeoutHint } from './gateway-check.js';
+import { DEFAULT_JWKS_TIMEOUT, quote } from '../internal/index.js';
+import { checkRegistry, gatewayCheck, ignoredText, jwksTimeoutHint } from './gateway-check.js';
 
 /**
  * Why an entry was refused: `jwks_address_refused` (its JWKS host resolves to a special-purpose

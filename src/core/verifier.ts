@@ -214,6 +214,12 @@ export interface VerifierOptions {
   readonly trace?: RuleTrace | undefined;
 }
 
+/** Seconds a JWKS download may take by default (`jwksTimeout`). */
+export const DEFAULT_JWKS_TIMEOUT = 5;
+
+/** Longest `jwksTimeout`, in seconds. */
+export const MAX_JWKS_TIMEOUT = 120;
+
 /** A configured verifier. Build one per process and share it. */
 export interface Verifier {
   /**
@@ -536,7 +542,12 @@ class TokenVerifier implements Verifier {
     this.#keys = new JwksCache(this.#registry.registered(), {
       maxAge: jwksMaxAge,
       maxAgeBounds: checkMaxAgeBounds(o.jwksMaxAgeBounds, jwksMaxAge),
-      timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, 5, { min: 0, max: 120, exclusiveMin: true, unit: 'seconds' }),
+      timeout: numberOption(OWNER, 'jwksTimeout', o.jwksTimeout, DEFAULT_JWKS_TIMEOUT, {
+        min: 0,
+        max: MAX_JWKS_TIMEOUT,
+        exclusiveMin: true,
+        unit: 'seconds',
+      }),
       maxBytes: numberOption(OWNER, 'jwksMaxBytes', o.jwksMaxBytes, 262_144, {
         min: 1024,
         max: 16 * 1024 * 1024,

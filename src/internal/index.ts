@@ -29,7 +29,7 @@ export { findNearMiss, withoutTrailingSlashes } from '../core/near-miss.js';
 export { rejectReason as jwkRejectReason } from '../core/jwk.js';
 export { MAX_KID_LENGTH } from '../core/jose-header.js';
 export { normalizeScopeRequirement } from '../core/scopes.js';
-export { VERIFIER_OPTION_NAMES } from '../core/verifier.js';
+export { DEFAULT_JWKS_TIMEOUT, MAX_JWKS_TIMEOUT, VERIFIER_OPTION_NAMES } from '../core/verifier.js';
 export { scopeFailure } from '../http/authenticate.js';
 export { PROBLEM_TYPE_BASE, checkRealm, retryAfterHeader } from '../http/error-response.js';
 export { deepFreeze } from './deep-freeze.js';

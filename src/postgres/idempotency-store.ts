@@ -72,7 +72,8 @@ function recorded(row: SqlRow, request: ClaimRequest): RecordedResponse {
   const response = jsonColumn(row.response);
   if (!isJsonObject(response)) throw unreplayable(request, 'its response', response);
   if (row.names_link !== true) return response as unknown as RecordedResponse;
-  // The link's own record, read as text: a JSON null stored there is not taken for no link.
+  // The link's own record, read as text as the response is: a JSON null stored there is not taken
+  // for no link, and a JSON string is not parsed a second time (pg parses a json column itself).
   if (row.link === null || row.link === undefined) {
     throw new Error(
       `${OWNER}: the Idempotency-Key record of tenant ${quote(request.tenant)} names a payment link that is not stored in this tenant; ` +
@@ -166,9 +167,9 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
            WHERE r.expires_at <= $7 OR (r.state = 'pending' AND r.lease_expires_at <= $7)
          RETURNING r.lease
        )
-       SELECT 'claimed' AS state, NULL AS fingerprint, NULL::json AS response, lease, false AS names_link, NULL::text AS link FROM claimed
+       SELECT 'claimed' AS state, NULL AS fingerprint, NULL::text AS response, lease, false AS names_link, NULL::text AS link FROM claimed
        UNION ALL
-       SELECT state, fingerprint, response, NULL, link_id IS NOT NULL, (SELECT record::text FROM ${TABLES.links} WHERE id = link_id AND tenant = $1)
+       SELECT state, fingerprint, response::text, NULL, link_id IS NOT NULL, (SELECT record::text FROM ${TABLES.links} WHERE id = link_id AND tenant = $1)
          FROM ${TABLES.idempotency}
         WHERE tenant = $1 AND key = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`,
       [request.tenant, request.key, request.fingerprint, lease, now + this.#leaseTime, Math.floor(request.expiresAt), now],

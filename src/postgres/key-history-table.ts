@@ -172,7 +172,7 @@ function checkRows(rows: readonly SqlRow[]): KeyHistoryRows {
       // either): a row written by hand, say, that would cost memory without bound.
       if (entry.issuer.length > MAX_CONTROL_TEXT) {
         throw new TypeError(
-          `${where}.issuer must be at most ${MAX_CONTROL_TEXT} characters, got ${entry.issuer.length} characters: delete the row`,
+          `${where}.issuer must be at most ${MAX_CONTROL_TEXT} characters, got more than ${MAX_CONTROL_TEXT} characters (read cut at ${MAX_CONTROL_TEXT + 1}): delete the row`,
         );
       }
       entries.push(checkKeyHistoryEntry(where, entry));

@@ -361,7 +361,9 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
         // code, and a recorded response a JSON object. A row written by hand holding another
         // tenant's link, or JSON null, was refused only when read. As for the registry: held at
         // once for new rows; a validation that finds an older row breaking it is skipped (the
-        // readers refuse such a row as before).
+        // readers refuse such a row as before), as is one that cannot read a field of an older
+        // record: `->>` refuses a whole record holding U+0000 or a lone surrogate anywhere (a
+        // description the handler stored before it refused them), which reads back whole.
         `ALTER TABLE ${TABLES.links} ADD CONSTRAINT ${TABLES.links}_record CHECK (coalesce(
            json_typeof(record) = 'object' AND lower(record ->> 'id') = id::text
            AND record ->> 'tenant' = tenant AND record ->> 'link_code' = link_code, false)) NOT VALID`,
@@ -369,7 +371,7 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
            response IS NULL OR json_typeof(response) = 'object') NOT VALID`,
         `DO $$ BEGIN
            ALTER TABLE ${TABLES.links} VALIDATE CONSTRAINT ${TABLES.links}_record;
-         EXCEPTION WHEN check_violation THEN NULL;
+         EXCEPTION WHEN check_violation OR untranslatable_character OR invalid_text_representation THEN NULL;
          END $$`,
         `DO $$ BEGIN
            ALTER TABLE ${TABLES.idempotency} VALIDATE CONSTRAINT ${TABLES.idempotency}_response;

@@ -1,22 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
-
-/** Every subpath of package.json#exports, with the source file that tsup builds it from. */
-const SUBPATHS: Readonly<Record<string, string>> = {
-  'paygate-auth': 'src/index.ts',
-  'paygate-auth/express': 'src/adapters/express/index.ts',
-  'paygate-auth/fastify': 'src/adapters/fastify/index.ts',
-  'paygate-auth/koa': 'src/adapters/koa/index.ts',
-  'paygate-auth/fetch': 'src/adapters/fetch/index.ts',
-  'paygate-auth/hono': 'src/adapters/hono/index.ts',
-  'paygate-auth/payment-links': 'src/payment-links/index.ts',
-  'paygate-auth/postgres': 'src/postgres/index.ts',
-  'paygate-auth/otel': 'src/otel/index.ts',
-  'paygate-auth/testing': 'src/testing/index.ts',
-  'paygate-auth/testing/msw': 'src/testing/msw.ts',
-  'paygate-auth/issuer': 'src/issuer/index.ts',
-};
+import { SUBPATHS } from '../support/subpaths.js';
 
 /**
  * The package's internal entries, which no export of package.json reaches: the module every area

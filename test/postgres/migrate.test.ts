@@ -200,6 +200,24 @@ describe.skipIf(SKIP)('migrate', () => {
     expect((await pool.query(`SELECT link_code FROM ${TABLES.links}`)).rows).toEqual([{ link_code: 'code-1' }]);
   });
 
+  it.each([
+    ['U+0000', 'a\u0000b'],
+    ['a lone surrogate', 'a\ud800b'],
+  ])('applies links version 3 over a link stored before it whose description holds %s (which ->> cannot read)', async (_, description) => {
+    const pool = await freshPool('links_two');
+    await migrate(pool, { only: 'links' });
+    // Links version 2, as it was: the handler then stored such a description.
+    await pool.query(`ALTER TABLE ${TABLES.links} DROP CONSTRAINT ${TABLES.links}_record`);
+    await pool.query(`ALTER TABLE ${TABLES.idempotency} DROP CONSTRAINT ${TABLES.idempotency}_response`);
+    await pool.query(`DELETE FROM ${TABLES.migrations} WHERE area = 'links' AND version = 3`);
+    const id = '0b7c5a52-58a1-4a8e-9d62-1b1f6e0c2a11';
+    const record = JSON.stringify({ id, tenant: 't', link_code: 'code-1', description });
+    await pool.query(`INSERT INTO ${TABLES.links} (id, tenant, link_code, record) VALUES ($1, 't', 'code-1', $2)`, [id, record]);
+
+    expect(await migrate(pool, { only: 'links' })).toEqual({ applied: [{ area: 'links', version: 3 }], versions: { links: 3 } });
+    expect((await pool.query(`SELECT record::text AS record FROM ${TABLES.links}`)).rows).toEqual([{ record }]);
+  });
+
   it('upgrades a registry of version 1 forward: its rows and audit kept, later changes audited by the database', async () => {
     const pool = await freshPool('registry_one');
     await registryVersionOne(pool);

@@ -219,6 +219,22 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
     });
 
     it.each([
+      ['holding the text of an object', JSON.stringify(JSON.stringify({ status: 201, headers: {} }))],
+      ['holding text that is no JSON', '"201 Created"'],
+    ])('replays no completed record written by hand whose response is a JSON string %s', async (_, response) => {
+      await writtenBeforeConstraints(async () => {
+        await pool.query(
+          `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response)
+           VALUES ($1, 'by-hand', 'completed', 'f', 9e12, $2)`,
+          [TENANT_A, response],
+        );
+      });
+      const failure = await claimByHand().catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(Error);
+      expect((failure as Error).message).toMatch(/cannot be replayed: its response must be a JSON object, got /);
+    });
+
+    it.each([
       ['a link record of JSON null', () => ({ ...row(storedLink(TENANT_A)), record: 'null' })],
       ["a link record naming another tenant's link", () => ({ ...row(storedLink(TENANT_B)), tenant: TENANT_A })],
       ['a link record naming another link id', () => ({ ...row(storedLink(TENANT_A)), id: randomUUID() })],

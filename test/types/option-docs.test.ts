@@ -7,24 +7,9 @@
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { SUBPATHS } from '../support/subpaths.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-
-/** Every subpath of package.json#exports, with its source (as test/package/public-surface.test.ts). */
-const SUBPATHS: Readonly<Record<string, string>> = {
-  'paygate-auth': 'src/index.ts',
-  'paygate-auth/express': 'src/adapters/express/index.ts',
-  'paygate-auth/fastify': 'src/adapters/fastify/index.ts',
-  'paygate-auth/koa': 'src/adapters/koa/index.ts',
-  'paygate-auth/fetch': 'src/adapters/fetch/index.ts',
-  'paygate-auth/hono': 'src/adapters/hono/index.ts',
-  'paygate-auth/payment-links': 'src/payment-links/index.ts',
-  'paygate-auth/postgres': 'src/postgres/index.ts',
-  'paygate-auth/otel': 'src/otel/index.ts',
-  'paygate-auth/testing': 'src/testing/index.ts',
-  'paygate-auth/testing/msw': 'src/testing/msw.ts',
-  'paygate-auth/issuer': 'src/issuer/index.ts',
-};
 
 /** A numeric member named as a duration or a size. */
 const DURATION_OR_SIZE =
