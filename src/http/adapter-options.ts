@@ -96,7 +96,8 @@ export function stableRequirement(requirement: unknown, label: string): Normaliz
 }
 
 function verifierFrom(owner: string, options: Record<string, unknown>): AuthenticatingVerifier {
-  const flat = Object.keys(options).filter((key) => VERIFIER_OPTION_NAMES.has(key));
+  // A verifier option given as `undefined` is left out (its default), not the verifier's options.
+  const flat = Object.keys(options).filter((key) => VERIFIER_OPTION_NAMES.has(key) && options[key] !== undefined);
   if (options.verifier !== undefined) {
     if (flat.length > 0) {
       throw new TypeError(`${owner}: give verifier or the verifier's options, not both (found ${quote(flat[0] as string)}): remove one`);
