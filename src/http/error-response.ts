@@ -39,7 +39,7 @@ export interface ErrorResponseOptions {
    * The `realm` of every challenge.
    * @default 'paygate'
    */
-  readonly realm?: string;
+  readonly realm?: string | undefined;
   /**
    * Put the error's `hint` (what was compared: the audiences expected against the token's, the
    * kids held against the token's…) in the body as `hint`. Hints quote what the client sent and
@@ -48,7 +48,7 @@ export interface ErrorResponseOptions {
    * staging, a partner sandbox). Hints always reach `verify_failure` events and the error itself.
    * @default false
    */
-  readonly exposeHints?: boolean;
+  readonly exposeHints?: boolean | undefined;
 }
 
 /** The default challenge realm. */

@@ -44,9 +44,9 @@ export const PAYMENT_LINK_ERROR_CODES: Readonly<Record<PaymentLinkErrorCode, Cod
 /** Extra facts a {@link PaymentLinkError} may carry. */
 export interface PaymentLinkErrorOptions {
   /** Every invalid field (`validation_failed`). */
-  readonly errors?: readonly FieldError[];
+  readonly errors?: readonly FieldError[] | undefined;
   /** Seconds before a retry may succeed. */
-  readonly retryAfter?: number;
+  readonly retryAfter?: number | undefined;
   readonly cause?: unknown;
 }
 

@@ -11,7 +11,7 @@ export interface StorageUnavailableErrorOptions {
    * (a value that is no finite number as 1).
    * @default 1
    */
-  readonly retryAfter?: number;
+  readonly retryAfter?: number | undefined;
   readonly cause?: unknown;
 }
 

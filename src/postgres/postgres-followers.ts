@@ -35,11 +35,11 @@ type Followed<T> = Omit<T, 'listen' | 'heartbeatInterval'>;
  */
 export interface PostgresFollowersOptions extends PostgresListenerOptions {
   /** `postgresRegistry` options; `false` to keep the registry the verifier was made with. @default {} */
-  readonly registry?: Followed<PostgresRegistryOptions> | false;
+  readonly registry?: Followed<PostgresRegistryOptions> | false | undefined;
   /** `postgresControls` options; `false` for none. @default {} */
-  readonly controls?: Followed<PostgresControlsOptions> | false;
+  readonly controls?: Followed<PostgresControlsOptions> | false | undefined;
   /** `postgresKeyHistory` options; `false` for none. @default {} */
-  readonly keyHistory?: PostgresKeyHistoryOptions | false;
+  readonly keyHistory?: PostgresKeyHistoryOptions | false | undefined;
 }
 
 /** What a verifier attached to every follower must have. */
