@@ -102,9 +102,11 @@ function followed<T extends object>(
       throw new TypeError(`${OWNER}: ${name}.${key}: the followers share one listener; give ${key} beside ${name}, not in it`);
     }
   }
+  // The listener's bound unless the follower names its own: `statementTimeout: undefined` names none.
+  const own = options === undefined ? undefined : (options as { readonly statementTimeout?: unknown }).statementTimeout;
   return {
-    ...(statementTimeout === undefined ? {} : { statementTimeout }),
     ...options,
+    ...(own === undefined && statementTimeout !== undefined ? { statementTimeout } : {}),
     ...(listener === undefined ? {} : { listen: listener }),
   } as T & { listen?: PostgresListener };
 }
