@@ -39,8 +39,14 @@ export interface RotationOptions {
 
 /** {@link RotationOptions} with every default applied, in seconds. */
 export interface RotationPolicy {
+  /** Seconds between two keys starting to sign (see {@link RotationOptions.interval}). */
   readonly interval: number;
+  /** Seconds a new key is published before it signs (see {@link RotationOptions.publishLead}). */
   readonly publishLead: number;
+  /**
+   * Seconds a retired key stays published after the last token it signed has expired (see
+   * {@link RotationOptions.retentionMargin}).
+   */
   readonly retentionMargin: number;
 }
 

@@ -12,6 +12,11 @@ export interface StorageUnavailableErrorOptions {
    * @default 1
    */
   readonly retryAfter?: number | undefined;
+  /**
+   * The underlying failure (the driver's error, say), as the error's `cause`; never sent to the
+   * client.
+   * @default undefined
+   */
   readonly cause?: unknown;
 }
 
