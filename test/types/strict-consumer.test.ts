@@ -107,6 +107,7 @@ const OPTION_TYPES: readonly (readonly [string, string, string])[] = [
   ['RotationOptions', 'paygate-auth/issuer', 'RotationOptions'],
   ['RotationPolicy', 'paygate-auth/issuer', 'RotationPolicy'],
   ['SignTokenOptions', 'paygate-auth/issuer', 'SignTokenOptions'],
+  ['SignInput', 'paygate-auth/issuer', 'SignInput'],
 ];
 
 let dir: string;
