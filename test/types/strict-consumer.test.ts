@@ -108,6 +108,11 @@ const OPTION_TYPES: readonly (readonly [string, string, string])[] = [
   ['RotationPolicy', 'paygate-auth/issuer', 'RotationPolicy'],
   ['SignTokenOptions', 'paygate-auth/issuer', 'SignTokenOptions'],
   ['SignInput', 'paygate-auth/issuer', 'SignInput'],
+  ['TenantSeed', 'paygate-auth/payment-links', 'TenantSeed'],
+  ["TenantSeed['stores'] entries", 'paygate-auth/payment-links', "NonNullable<TenantSeed['stores']>[number]"],
+  ["TenantSeed['departments'] entries", 'paygate-auth/payment-links', "NonNullable<TenantSeed['departments']>[number]"],
+  ["TenantSeed['shoppers'] entries", 'paygate-auth/payment-links', "NonNullable<TenantSeed['shoppers']>[number]"],
+  ["TenantSeed['paymentMethods']", 'paygate-auth/payment-links', "Inner<TenantSeed['paymentMethods']>"],
 ];
 
 let dir: string;
@@ -121,7 +126,7 @@ beforeAll(async () => {
   const imports = new Map<string, Set<string>>();
   for (const [, from, expression] of OPTION_TYPES) {
     for (const name of expression.match(/\b[A-Z]\w+/g) ?? []) {
-      if (['Inner', 'Parameters', 'Extract', 'Exclude', 'FastifyContextConfig'].includes(name)) continue;
+      if (['Inner', 'Parameters', 'Extract', 'Exclude', 'NonNullable', 'FastifyContextConfig'].includes(name)) continue;
       imports.set(from, (imports.get(from) ?? new Set()).add(name));
     }
   }
