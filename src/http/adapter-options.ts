@@ -16,18 +16,18 @@ export interface AdapterBaseOptions {
    * must hold. Missing: 403 `insufficient_scope`.
    * @default undefined (the default policy only)
    */
-  readonly requiredScopes?: ScopeRequirement;
+  readonly requiredScopes?: ScopeRequirement | undefined;
   /**
    * The `realm` of every `WWW-Authenticate` challenge sent (printable ASCII, no `"` or `\`).
    * @default 'paygate'
    */
-  readonly realm?: string;
+  readonly realm?: string | undefined;
   /**
    * Let a real CORS preflight (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) reach
    * the app unverified, its auth `null`. Every other request, `OPTIONS` included, is verified.
    * @default false
    */
-  readonly allowPreflight?: boolean;
+  readonly allowPreflight?: boolean | undefined;
   /**
    * Hand failures to the framework's error path instead of answering them: Express `next(err)`,
    * Fastify's error handler, Koa's upstream middleware (thrown), or a rejected promise from
@@ -36,7 +36,7 @@ export interface AdapterBaseOptions {
    * answer from it.
    * @default false (failures are answered with `toErrorResponse(err, { realm, exposeHints })`)
    */
-  readonly forwardErrors?: boolean;
+  readonly forwardErrors?: boolean | undefined;
   /**
    * Put each failure's `hint` (what was compared: the audiences expected against the token's, the
    * kids held against the token's…) in the problem+json body as `hint`. Hints never quote a
@@ -45,7 +45,7 @@ export interface AdapterBaseOptions {
    * hint is always on the error and in `verify_failure` events, whatever this says.
    * @default false
    */
-  readonly exposeHints?: boolean;
+  readonly exposeHints?: boolean | undefined;
 }
 
 /** Options naming a verifier built elsewhere (share one verifier per process). */
@@ -56,10 +56,10 @@ export type AdapterOptionsWithVerifier = AdapterBaseOptions & {
    * @default none
    */
   readonly verifier: AuthenticatingVerifier;
-} & { readonly [K in keyof VerifierOptions]?: never };
+} & { readonly [K in keyof VerifierOptions]?: undefined };
 
 /** Options carrying the verifier's own options flat: the adapter builds one verifier, once. */
-export type AdapterOptionsWithVerifierOptions = AdapterBaseOptions & VerifierOptions & { readonly verifier?: never };
+export type AdapterOptionsWithVerifierOptions = AdapterBaseOptions & VerifierOptions & { readonly verifier?: undefined };
 
 /** Options of every adapter: a verifier, or the options to build one, and the adapter's own. */
 export type AdapterOptions = AdapterOptionsWithVerifier | AdapterOptionsWithVerifierOptions;
@@ -96,7 +96,8 @@ export function stableRequirement(requirement: unknown, label: string): Normaliz
 }
 
 function verifierFrom(owner: string, options: Record<string, unknown>): AuthenticatingVerifier {
-  const flat = Object.keys(options).filter((key) => VERIFIER_OPTION_NAMES.has(key));
+  // A verifier option given as `undefined` is left out (its default), not the verifier's options.
+  const flat = Object.keys(options).filter((key) => VERIFIER_OPTION_NAMES.has(key) && options[key] !== undefined);
   if (options.verifier !== undefined) {
     if (flat.length > 0) {
       throw new TypeError(`${owner}: give verifier or the verifier's options, not both (found ${quote(flat[0] as string)}): remove one`);

@@ -32,7 +32,7 @@ export interface AuthenticateInput {
    * of `normalizeScopeRequirement()` built once with the route.
    * @default undefined (the default policy only)
    */
-  readonly requiredScopes?: ScopeRequirement | NormalizedScopeRequirement;
+  readonly requiredScopes?: ScopeRequirement | NormalizedScopeRequirement | undefined;
 }
 
 /**

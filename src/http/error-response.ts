@@ -2,7 +2,7 @@
  * Failures as HTTP responses: one builder for the RFC 6750 `WWW-Authenticate` challenge and the
  * RFC 9457 `application/problem+json` body. Neither ever carries the token or key material.
  */
-import { AUTH_ERROR_CODES, type AuthError, ConfigurationError, isAuthError } from '../core/errors.js';
+import { AUTH_ERROR_CODES, type AuthError, type AuthErrorCode, ConfigurationError, isAuthError } from '../core/errors.js';
 import { capHint } from '../core/hint-text.js';
 import { booleanOption, describe, optionNames, rejectUnknownOptions } from '../core/options.js';
 import { isScopeToken } from '../core/scopes.js';
@@ -19,7 +19,11 @@ export interface ProblemDetails {
   readonly title: string;
   readonly status: number;
   readonly detail: string;
-  readonly code: string;
+  /**
+   * The failure's stable code: an {@link AuthError}'s, `configuration_error` for a
+   * {@link ConfigurationError}, `internal_error` for anything else (these two answered 500).
+   */
+  readonly code: AuthErrorCode | 'configuration_error' | 'internal_error';
   readonly claim?: string;
   /** What was compared (see `AuthError.hint`); present only when `exposeHints` is on. */
   readonly hint?: string;
@@ -39,7 +43,7 @@ export interface ErrorResponseOptions {
    * The `realm` of every challenge.
    * @default 'paygate'
    */
-  readonly realm?: string;
+  readonly realm?: string | undefined;
   /**
    * Put the error's `hint` (what was compared: the audiences expected against the token's, the
    * kids held against the token's…) in the body as `hint`. Hints quote what the client sent and
@@ -48,7 +52,7 @@ export interface ErrorResponseOptions {
    * staging, a partner sandbox). Hints always reach `verify_failure` events and the error itself.
    * @default false
    */
-  readonly exposeHints?: boolean;
+  readonly exposeHints?: boolean | undefined;
 }
 
 /** The default challenge realm. */
@@ -94,7 +98,14 @@ export function challenge(error: AuthError, realm: string): string | undefined {
   return value;
 }
 
-function problem(status: number, code: string, title: string, detail: string, claim?: string, hint?: string): ProblemDetails {
+function problem(
+  status: number,
+  code: ProblemDetails['code'],
+  title: string,
+  detail: string,
+  claim?: string,
+  hint?: string,
+): ProblemDetails {
   return {
     type: `${PROBLEM_TYPE_BASE}${code}`,
     title,

@@ -39,19 +39,19 @@ export interface FileKeyStoreOptions {
    * Either is read back whatever this says.
    * @default 'pkcs8'
    */
-  readonly format?: PrivateKeyFormat;
+  readonly format?: PrivateKeyFormat | undefined;
   /**
    * Modulus length of generated keys, in bits.
    * @default 2048
    */
-  readonly modulusLength?: 2048 | 3072 | 4096;
+  readonly modulusLength?: 2048 | 3072 | 4096 | undefined;
   /**
    * Seconds a key file that no schedule entry names is left alone by the sweep: another instance
    * sharing the directory may have just generated it and be about to save the schedule. `0` when
    * one process owns the directory.
    * @default 60
    */
-  readonly sweepAfter?: number;
+  readonly sweepAfter?: number | undefined;
 }
 
 type Fs = typeof import('node:fs/promises');

@@ -57,16 +57,16 @@ export interface IssuerOptions {
    * For a limited integration: the only tenant ids it may act for.
    * @default undefined (every tenant of its products)
    */
-  readonly tenants?: readonly string[];
+  readonly tenants?: readonly string[] | undefined;
   /** Where its keys and schedule live. */
   readonly keyStore: KeyStore;
   /**
    * The clock, in milliseconds since the epoch: drives `iat`, the schedule and the JWKS.
    * @default Date.now
    */
-  readonly now?: () => number;
+  readonly now?: (() => number) | undefined;
   /** The rotation schedule. @default 48 h interval, 1 h publication lead, 1 h retention margin */
-  readonly rotation?: RotationOptions;
+  readonly rotation?: RotationOptions | undefined;
   /**
    * Keep a standby key: published with each signing key, so that it has been published for
    * `rotation.publishLead` by the time that key signs, it takes over at once when the signing key
@@ -74,30 +74,30 @@ export interface IssuerOptions {
    * refuses (`key_not_ready`) until a replacement has been published for `rotation.publishLead`.
    * @default true
    */
-  readonly standby?: boolean;
+  readonly standby?: boolean | undefined;
   /**
    * Default token lifetime, a whole number of seconds above 0 and at most `maxLifetime`.
    * @default 300, or the whole seconds of `maxLifetime` when that is shorter
    */
-  readonly lifetime?: number;
+  readonly lifetime?: number | undefined;
   /**
    * Longest lifetime `sign()` accepts, seconds: the gateway's maximum for this issuer. Also how long
    * a retired key stays published (with `rotation.retentionMargin`).
    * @default 86400 (24 h)
    */
-  readonly maxLifetime?: number;
+  readonly maxLifetime?: number | undefined;
   /**
    * Also write the RFC 7519 `exp` claim, equal to `expt`, so that generic JWT libraries check the
    * expiry too. The gateway reads either and takes the earlier.
    * @default true
    */
-  readonly emitExp?: boolean;
+  readonly emitExp?: boolean | undefined;
   /**
    * The `max-age` of the JWKS's `Cache-Control`, seconds; at most `rotation.publishLead`, so that a
    * cache meets every new key before it signs.
    * @default 600, or `rotation.publishLead` when that is shorter
    */
-  readonly jwksMaxAge?: number;
+  readonly jwksMaxAge?: number | undefined;
 }
 
 /** The JWKS document with the headers to serve it with. */

@@ -26,12 +26,12 @@ export interface GenerateKeyFileOptions {
    * `alg` and `use`).
    * @default 'pkcs8'
    */
-  readonly format?: PrivateKeyFormat;
+  readonly format?: PrivateKeyFormat | undefined;
   /**
    * Modulus length of the key, in bits.
    * @default 2048
    */
-  readonly modulusLength?: 2048 | 3072 | 4096;
+  readonly modulusLength?: 2048 | 3072 | 4096 | undefined;
 }
 
 /** A private key read from a file, ready to sign, with the `kid` its tokens carry. */
@@ -49,7 +49,7 @@ export interface ReadPrivateKeyFileOptions {
    * @default the JWK's `kid` when the file is a JWK that has one, else the key's RFC 7638
    * SHA-256 thumbprint (the `kid` {@link generateKeyFile} and the key stores give it)
    */
-  readonly kid?: string;
+  readonly kid?: string | undefined;
 }
 
 const PRIVATE_FILE_MODE = 0o600;

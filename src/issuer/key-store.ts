@@ -93,7 +93,7 @@ export interface InMemoryKeyStoreOptions {
    * Modulus length of the keys it generates, in bits.
    * @default 2048
    */
-  readonly modulusLength?: 2048 | 3072 | 4096;
+  readonly modulusLength?: 2048 | 3072 | 4096 | undefined;
 }
 
 /**

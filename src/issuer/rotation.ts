@@ -22,25 +22,31 @@ export interface RotationOptions {
    * could first sign (its publication plus `publishLead`).
    * @default 172800 (48 h)
    */
-  readonly interval?: number;
+  readonly interval?: number | undefined;
   /**
    * Seconds a new key is published before it signs. The gateway's contract asks for at least an hour;
    * less is allowed for tests only.
    * @default 3600 (1 h)
    */
-  readonly publishLead?: number;
+  readonly publishLead?: number | undefined;
   /**
    * Seconds a retired key stays published after the last token it signed has expired (covers clock
    * skew and caches).
    * @default 3600 (1 h)
    */
-  readonly retentionMargin?: number;
+  readonly retentionMargin?: number | undefined;
 }
 
 /** {@link RotationOptions} with every default applied, in seconds. */
 export interface RotationPolicy {
+  /** Seconds between two keys starting to sign (see {@link RotationOptions.interval}). */
   readonly interval: number;
+  /** Seconds a new key is published before it signs (see {@link RotationOptions.publishLead}). */
   readonly publishLead: number;
+  /**
+   * Seconds a retired key stays published after the last token it signed has expired (see
+   * {@link RotationOptions.retentionMargin}).
+   */
   readonly retentionMargin: number;
 }
 

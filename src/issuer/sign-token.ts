@@ -39,22 +39,22 @@ export interface SignTokenOptions {
    * The product (or products) the issuer is registered for; a tenant of any other is refused.
    * @default the product of the input's tenant
    */
-  readonly product?: string | readonly string[];
+  readonly product?: string | readonly string[] | undefined;
   /**
    * The gateway's maximum token lifetime for this issuer, in seconds (above 0, at most 7 days).
    * @default 86400 (24 h)
    */
-  readonly maxLifetime?: number;
+  readonly maxLifetime?: number | undefined;
   /**
    * Also write `exp` (equal to `expt`); `false` writes only `expt`.
    * @default true
    */
-  readonly emitExp?: boolean;
+  readonly emitExp?: boolean | undefined;
   /**
    * The clock, in milliseconds since the epoch.
    * @default Date.now
    */
-  readonly now?: () => number;
+  readonly now?: (() => number) | undefined;
 }
 
 const OWNER = 'signToken';

@@ -18,14 +18,14 @@ export interface SignInput {
    * `ern:<product>/tenants/users/<user-id>` or `//users/<user-id>`.
    * @default the tenant's ERN for the public tenant (a system actor), else none
    */
-  readonly user?: string;
+  readonly user?: string | undefined;
   /** The tenant's display name (`tenant_name`). @default none */
-  readonly tenantName?: string;
+  readonly tenantName?: string | undefined;
   /**
    * Seconds from `iat` to its expiry; at most the issuer's `maxLifetime`.
    * @default the issuer's `lifetime`
    */
-  readonly lifetime?: number;
+  readonly lifetime?: number | undefined;
 }
 
 /** What the issuer fixes for every token. */

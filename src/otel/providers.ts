@@ -22,13 +22,13 @@ export interface TelemetryOptions {
    * @default the global meter provider (`metrics.getMeterProvider()`) when an SDK registered one
    * before this call; otherwise no metrics
    */
-  readonly meterProvider?: MeterProvider;
+  readonly meterProvider?: MeterProvider | undefined;
   /**
    * Where the spans go.
    * @default the global tracer provider (`trace.getTracerProvider()`) when an SDK registered one
    * before this call; otherwise no spans
    */
-  readonly tracerProvider?: TracerProvider;
+  readonly tracerProvider?: TracerProvider | undefined;
 }
 
 /** The meter and tracer to report to; `null` for each that has no SDK behind it. */

@@ -15,7 +15,7 @@ export const LINK_SCOPE = SCOPES.processPayments;
 /** What a route demands of its caller. */
 export interface CallerPolicy {
   /** Scopes on top of the default policy; `undefined` for the default policy only. */
-  readonly requiredScopes?: ScopeRequirement;
+  readonly requiredScopes?: ScopeRequirement | undefined;
   /** `false` refuses the public tenant (a product acting as itself). */
   readonly allowPublicTenant: boolean;
   readonly realm: string;

@@ -59,14 +59,18 @@ export interface Directory {
 export interface TenantSeed {
   /** The tenant ERN, `ern:<product>/tenants/<id>`. */
   readonly tenant: string;
-  /** Its stores; the first is the default store. */
-  readonly stores?: readonly { readonly id: string; readonly name?: string }[];
-  /** Its departments. `store` names one of `stores` by id; absent, the default store is used. */
-  readonly departments?: readonly { readonly ref: string; readonly id?: string; readonly store?: string }[];
-  /** Shoppers known beforehand. */
-  readonly shoppers?: readonly { readonly ref: string; readonly id?: string }[];
+  /** Its stores; the first is the default store. @default none */
+  readonly stores?: readonly { readonly id: string; readonly name?: string | undefined }[] | undefined;
+  /** Its departments. `store` names one of `stores` by id; absent, the default store is used. @default none */
+  readonly departments?:
+    | readonly { readonly ref: string; readonly id?: string | undefined; readonly store?: string | undefined }[]
+    | undefined;
+  /** Shoppers known beforehand. @default none */
+  readonly shoppers?: readonly { readonly ref: string; readonly id?: string | undefined }[] | undefined;
   /** @default { allowed: [], blocked: [] } */
-  readonly paymentMethods?: { readonly allowed?: readonly string[]; readonly blocked?: readonly string[] };
+  readonly paymentMethods?:
+    | { readonly allowed?: readonly string[] | undefined; readonly blocked?: readonly string[] | undefined }
+    | undefined;
 }
 
 interface TenantData {

@@ -43,10 +43,21 @@ export const PAYMENT_LINK_ERROR_CODES: Readonly<Record<PaymentLinkErrorCode, Cod
 
 /** Extra facts a {@link PaymentLinkError} may carry. */
 export interface PaymentLinkErrorOptions {
-  /** Every invalid field (`validation_failed`). */
-  readonly errors?: readonly FieldError[];
-  /** Seconds before a retry may succeed. */
-  readonly retryAfter?: number;
+  /**
+   * Every invalid field (`validation_failed`): the problem's `errors`.
+   * @default undefined (no `errors` in the problem)
+   */
+  readonly errors?: readonly FieldError[] | undefined;
+  /**
+   * Seconds before a retry may succeed (the 503s): `Retry-After` sends it in whole seconds from 1
+   * to a day.
+   * @default undefined (no `Retry-After`)
+   */
+  readonly retryAfter?: number | undefined;
+  /**
+   * The underlying failure (a store's error, say), as the error's `cause`; never sent to the client.
+   * @default undefined
+   */
   readonly cause?: unknown;
 }
 

@@ -23,7 +23,7 @@ export interface GetPaymentLinkHandlerOptions {
    * The `realm` of challenges (insufficient scope).
    * @default 'paygate'
    */
-  readonly realm?: string;
+  readonly realm?: string | undefined;
   /**
    * The verifier's `reportRefusal` (pass `verifier.reportRefusal`): a token this handler refuses
    * for a missing scope (403 `insufficient_scope`) then reaches the verifier's `onEvent` as a
@@ -31,7 +31,7 @@ export interface GetPaymentLinkHandlerOptions {
    * `onEvent`) reports nothing.
    * @default undefined
    */
-  readonly reportRefusal?: Verifier['reportRefusal'];
+  readonly reportRefusal?: Verifier['reportRefusal'] | undefined;
 }
 
 /**

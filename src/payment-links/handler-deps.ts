@@ -46,39 +46,39 @@ export interface PaymentLinkHandlerDeps {
    * Where links are stored.
    * @default new InMemoryPaymentLinkStore()
    */
-  readonly store?: PaymentLinkStore;
+  readonly store?: PaymentLinkStore | undefined;
   /**
    * Tenants' departments, stores, shoppers and payment methods.
    * @default new InMemoryDirectory() (no tenants: every department is `not_found`)
    */
-  readonly directory?: Directory;
+  readonly directory?: Directory | undefined;
   /**
    * Where `Idempotency-Key` records are kept.
    * @default new InMemoryIdempotencyStore()
    */
-  readonly idempotency?: IdempotencyStore;
+  readonly idempotency?: IdempotencyStore | undefined;
   /**
    * The clock: milliseconds since the epoch; a fraction fills the microseconds of `sent`.
    * @default Date.now
    */
-  readonly now?: () => number;
+  readonly now?: (() => number) | undefined;
   /**
    * Where link ids, shopper ids and link codes come from.
    * @default crypto.randomUUID() and 192-bit random codes
    */
-  readonly ids?: IdGenerator;
+  readonly ids?: IdGenerator | undefined;
   /**
    * Called once per new link, after it is stored and before the 201 is sent (awaited, for at most
    * `notificationTimeout`). A failure does not undo the link; it goes to `onNotificationError`.
    * @default undefined
    */
-  readonly onLinkCreated?: (event: LinkCreatedEvent) => void | Promise<void>;
+  readonly onLinkCreated?: ((event: LinkCreatedEvent) => void | Promise<void>) | undefined;
   /**
    * Receives a failure of `onLinkCreated`. What it throws, or its promise's rejection if it is
    * `async`, is ignored: the link is stored, and its 201 is sent.
    * @default writes one line to console.error
    */
-  readonly onNotificationError?: (error: unknown, event: LinkCreatedEvent) => void;
+  readonly onNotificationError?: ((error: unknown, event: LinkCreatedEvent) => void) | undefined;
   /**
    * Milliseconds the 201 waits for `onLinkCreated` to settle; 1 to 60 000. Past it the 201 of the
    * stored link is sent anyway (a 5xx would make the client retry and create the link twice), and
@@ -86,28 +86,28 @@ export interface PaymentLinkHandlerDeps {
    * the hook does later is dropped.
    * @default 5000
    */
-  readonly notificationTimeout?: number;
+  readonly notificationTimeout?: number | undefined;
   /**
    * Seconds an `Idempotency-Key` is remembered, counted from its first request; 60 to 2 592 000 (30 days).
    * @default 86400 (24 h)
    */
-  readonly idempotencyKeyTtl?: number;
+  readonly idempotencyKeyTtl?: number | undefined;
   /**
    * Largest request body, in bytes; a larger one is 413. 1024 to 1 048 576.
    * @default 65536 (64 KiB)
    */
-  readonly maxBodyBytes?: number;
+  readonly maxBodyBytes?: number | undefined;
   /**
    * The `Location` of a new link is this prefix followed by its id. Visible ASCII characters only
    * (percent-encode any other), without `"`, `<` or `>`.
    * @default '/payment-links/'
    */
-  readonly locationPrefix?: string;
+  readonly locationPrefix?: string | undefined;
   /**
    * The `realm` of challenges (insufficient scope).
    * @default 'paygate'
    */
-  readonly realm?: string;
+  readonly realm?: string | undefined;
   /**
    * The verifier's `reportRefusal` (pass `verifier.reportRefusal`): a token this handler refuses
    * for a missing scope (403 `insufficient_scope`) then reaches the verifier's `onEvent` as a
@@ -115,7 +115,7 @@ export interface PaymentLinkHandlerDeps {
    * `onEvent`) reports nothing.
    * @default undefined
    */
-  readonly reportRefusal?: Verifier['reportRefusal'];
+  readonly reportRefusal?: Verifier['reportRefusal'] | undefined;
 }
 
 /** {@link PaymentLinkHandlerDeps} with every default applied. */

@@ -82,20 +82,20 @@ export interface InMemoryIdempotencyStoreOptions {
    * (409 `idempotency_key_in_use`). Keep it above the slowest creation. 100 to 86 400 000.
    * @default 30000
    */
-  readonly leaseTime?: number;
+  readonly leaseTime?: number | undefined;
   /**
    * Most live records (pending and completed, all tenants); a new key beyond it is refused with
    * {@link IdempotencyCapacityError} rather than forgetting a live key early.
    * @default 100000
    */
-  readonly maxRecords?: number;
+  readonly maxRecords?: number | undefined;
   /**
    * Milliseconds a request waits for another request holding its key with the same body to finish,
    * then replays its response; past this, it is answered `pending` (409 `idempotency_key_in_use`,
    * `Retry-After: 1`), as by `PostgresIdempotencyStore`. `0` answers at once. 0 to 600 000.
    * @default 10000
    */
-  readonly pendingWait?: number;
+  readonly pendingWait?: number | undefined;
 }
 
 interface PendingRecord {

@@ -40,7 +40,7 @@ export interface InfoHandlerOptions {
    * The `realm` of the challenge when the scopes fall short.
    * @default 'paygate'
    */
-  readonly realm?: string;
+  readonly realm?: string | undefined;
   /**
    * The verifier's `reportRefusal` (pass `verifier.reportRefusal`): a token this handler refuses
    * for holding none of the gateway's scopes (403 `insufficient_scope`) then reaches the verifier's `onEvent` as a
@@ -48,7 +48,7 @@ export interface InfoHandlerOptions {
    * `onEvent`) reports nothing.
    * @default undefined
    */
-  readonly reportRefusal?: Verifier['reportRefusal'];
+  readonly reportRefusal?: Verifier['reportRefusal'] | undefined;
 }
 
 /** Creates the `GET /info/` handler. */

@@ -63,18 +63,18 @@ export interface OpenApiDocumentOptions {
    * Where the endpoints are served (`servers`).
    * @default none: a client resolves the paths against the document's own address
    */
-  readonly servers?: readonly { readonly url: string; readonly description?: string }[];
+  readonly servers?: readonly { readonly url: string; readonly description?: string }[] | undefined;
   /**
    * The body limit the `POST /payment-links/` handler was given (`maxBodyBytes`), in bytes: the 413
    * answer names it.
    * @default 65536 (the handler's default)
    */
-  readonly maxBodyBytes?: number;
+  readonly maxBodyBytes?: number | undefined;
   /**
    * `info.version`: the version of this description of the service.
    * @default '1'
    */
-  readonly version?: string;
+  readonly version?: string | undefined;
 }
 
 /** The operations described, by `operationId`. */

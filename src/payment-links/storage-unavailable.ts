@@ -11,7 +11,12 @@ export interface StorageUnavailableErrorOptions {
    * (a value that is no finite number as 1).
    * @default 1
    */
-  readonly retryAfter?: number;
+  readonly retryAfter?: number | undefined;
+  /**
+   * The underlying failure (the driver's error, say), as the error's `cause`; never sent to the
+   * client.
+   * @default undefined
+   */
   readonly cause?: unknown;
 }
 

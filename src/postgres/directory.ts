@@ -45,14 +45,14 @@ export interface PostgresDirectoryOptions extends FollowOptions {
    * notification cannot keep an answer longer. 100 to 600 000.
    * @default 60000
    */
-  readonly pollInterval?: number;
+  readonly pollInterval?: number | undefined;
   /**
    * Most answers (a tenant's payment methods, a department, a store, a shopper's UUID) kept in the
    * process once {@link PostgresDirectory.start} was called; the least recently used go first.
    * 1 to 10 000 000.
    * @default 10000
    */
-  readonly cacheSize?: number;
+  readonly cacheSize?: number | undefined;
   /**
    * Milliseconds each lookup may take, the wait for a pooled connection included; past it the
    * request is answered 503 `storage_unavailable` and the connection is destroyed. The same bound
@@ -61,7 +61,7 @@ export interface PostgresDirectoryOptions extends FollowOptions {
    * 10 to 600 000.
    * @default 5000
    */
-  readonly statementTimeout?: number;
+  readonly statementTimeout?: number | undefined;
 }
 
 function randomUuid(): string {

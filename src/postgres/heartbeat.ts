@@ -31,39 +31,39 @@ export interface PostgresHeartbeatOptions {
    * The instance's name, unique in the fleet: 1 to 200 characters, no control characters.
    * @default `<host name>:<process id>`
    */
-  readonly name?: string;
+  readonly name?: string | undefined;
   /** The instance's registry: its last change applied and digest are reported. @default none (`null`) */
-  readonly registry?: Pick<PostgresRegistry, 'through' | 'digest' | 'refused' | 'registry' | 'onApplied'>;
+  readonly registry?: Pick<PostgresRegistry, 'through' | 'digest' | 'refused' | 'registry' | 'onApplied'> | undefined;
   /** The instance's operator controls: the last action applied is reported. @default none (`null`) */
-  readonly controls?: Pick<PostgresControls, 'state' | 'onApplied'>;
+  readonly controls?: Pick<PostgresControls, 'state' | 'onApplied'> | undefined;
   /**
    * Milliseconds between heartbeats; a row unwritten for three of them and 2 s more is not live.
    * 100 to 600 000.
    * @default 2000
    */
-  readonly interval?: number;
+  readonly interval?: number | undefined;
   /**
    * Milliseconds after which a row no heartbeat wrote is deleted (by any instance's heartbeat):
    * the table's retention. 60 000 to 2 592 000 000 (30 days).
    * @default 86400000 (a day)
    */
-  readonly retention?: number;
+  readonly retention?: number | undefined;
   /**
    * Milliseconds each statement may take, the wait for a pooled connection included. 10 to 600 000.
    * @default 5000
    */
-  readonly statementTimeout?: number;
+  readonly statementTimeout?: number | undefined;
   /**
    * Receives each stall of the heartbeats (the first failure after a success), once; retried
    * after 250 ms, doubling up to `interval`. Must not throw (what it throws is ignored).
    * @default one line to console.error
    */
-  readonly onError?: (error: unknown) => void;
+  readonly onError?: ((error: unknown) => void) | undefined;
   /**
    * Called once when a heartbeat succeeds again after a stall reported to `onError`.
    * @default one line to console.error when `onError` is not given either
    */
-  readonly onRecovered?: () => void;
+  readonly onRecovered?: (() => void) | undefined;
 }
 
 /** An instance's heartbeat. */

@@ -33,26 +33,26 @@ export interface PostgresIdempotencyStoreOptions {
    * key can be claimed again this long after the claim. Keep it above the slowest creation.
    * @default 30000
    */
-  readonly leaseTime?: number;
+  readonly leaseTime?: number | undefined;
   /**
    * Milliseconds a request waits for another request holding its key with the same body to finish,
    * then replays its response; past this, it is answered `pending` (409 `idempotency_key_in_use`).
    * `0` answers at once.
    * @default 10000
    */
-  readonly pendingWait?: number;
+  readonly pendingWait?: number | undefined;
   /**
    * Most expired records {@link PostgresIdempotencyStore.purgeExpired} deletes in one statement.
    * @default 1000
    */
-  readonly purgeBatch?: number;
+  readonly purgeBatch?: number | undefined;
   /**
    * Milliseconds each statement may take, the wait for a pooled connection included; past it
    * the call fails with `StorageUnavailableError` (503 `storage_unavailable`) and the connection is
    * destroyed. Keep it below `leaseTime`. 10 to 600 000.
    * @default 5000
    */
-  readonly statementTimeout?: number;
+  readonly statementTimeout?: number | undefined;
 }
 
 const OWNER = 'PostgresIdempotencyStore';

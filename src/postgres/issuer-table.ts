@@ -111,14 +111,14 @@ export interface ChangeOptions {
    * Milliseconds each statement may take, the wait for a pooled connection included. 10 to 600 000.
    * @default 5000
    */
-  readonly statementTimeout?: number;
+  readonly statementTimeout?: number | undefined;
   /**
    * Hosts an entry's `jwksUri` may name although they are special-purpose addresses or names, as
    * `new IssuerRegistry(entries, { jwksAllowedHosts })` takes them; every instance must allow them
    * too (`postgresRegistry(db, { jwksAllowedHosts })`, and the verifier's `jwksAllowedHosts`).
    * @default [] (none)
    */
-  readonly jwksAllowedHosts?: readonly string[];
+  readonly jwksAllowedHosts?: readonly string[] | undefined;
 }
 
 /** The precondition of a change made from the registry as it was read. */
@@ -130,7 +130,7 @@ export interface UnchangedSinceOption {
    * undo a change made since. Give it whenever the entries were made from what the table held.
    * @default undefined (written whatever happened since)
    */
-  readonly unchangedSince?: number;
+  readonly unchangedSince?: number | undefined;
 }
 
 /** Options of {@link importIssuers}. */
@@ -144,7 +144,7 @@ export interface UpdateIssuerOptions extends ChangeOptions, UnchangedSinceOption
    * a change made since. Give it whenever the new entry is the old one edited.
    * @default undefined (the entry is replaced whatever it holds now)
    */
-  readonly expected?: IssuerEntry;
+  readonly expected?: IssuerEntry | undefined;
 }
 
 /** Options of the reads of the registry table. */
@@ -153,13 +153,13 @@ export interface ReadIssuersOptions {
    * Milliseconds the read may take, the wait for a pooled connection included. 10 to 600 000.
    * @default 5000
    */
-  readonly statementTimeout?: number;
+  readonly statementTimeout?: number | undefined;
   /**
    * Hosts an entry's `jwksUri` may name although special-purpose, as the instances allow them
    * (`postgresRegistry(db, { jwksAllowedHosts })`): a row naming another such host is marked refused.
    * @default [] (none)
    */
-  readonly jwksAllowedHosts?: readonly string[];
+  readonly jwksAllowedHosts?: readonly string[] | undefined;
 }
 
 /** Options of {@link readIssuerChanges}. */
@@ -168,7 +168,7 @@ export interface ReadIssuerChangesOptions extends ReadIssuersOptions {
    * Only the changes of this issuer (`iss`, exact).
    * @default every issuer's
    */
-  readonly issuer?: string;
+  readonly issuer?: string | undefined;
 }
 
 /** Why a change was refused: the stable `code`, and the issuer it names. */

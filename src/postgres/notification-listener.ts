@@ -31,31 +31,31 @@ export interface PostgresListenerOptions {
    * @default `() => db.connect()` when `db` is a `pg.Pool` (one connection kept out of it while
    * listening); PGlite's own `listen()`; otherwise none (polling only)
    */
-  readonly listen?: NotificationSource | false;
+  readonly listen?: NotificationSource | false | undefined;
   /**
    * Milliseconds between heartbeats (`SELECT 1`) on the `LISTEN` connection. One that gets no
    * answer within `statementTimeout` replaces the connection. 100 to 600 000.
    * @default 5000
    */
-  readonly heartbeatInterval?: number;
+  readonly heartbeatInterval?: number | undefined;
   /**
    * Milliseconds opening the connection, `LISTEN` (every channel at once) and each heartbeat may
    * take, the wait for a pooled connection included. 10 to 600 000.
    * @default 5000
    */
-  readonly statementTimeout?: number;
+  readonly statementTimeout?: number | undefined;
   /**
    * Milliseconds before opening a new connection after a drop; doubled at each failed attempt, up
    * to `maxReconnectDelay`. 10 to 60 000.
    * @default 250
    */
-  readonly reconnectDelay?: number;
+  readonly reconnectDelay?: number | undefined;
   /**
    * The longest wait between two attempts to open a new connection, in milliseconds. 100 to
    * 600 000.
    * @default 5000
    */
-  readonly maxReconnectDelay?: number;
+  readonly maxReconnectDelay?: number | undefined;
 }
 
 /** The one `LISTEN` connection of an instance, shared by its followers. */

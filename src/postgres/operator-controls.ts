@@ -55,25 +55,25 @@ export interface PostgresControlsOptions extends FollowOptions {
    * 0, or 1000 to 86 400 000.
    * @default 3600000
    */
-  readonly compactInterval?: number;
+  readonly compactInterval?: number | undefined;
   /**
    * Receives each stall of the background work (the first failed read, heartbeat or reconnection
    * after a success), once, and each failure of a verifier method. Must not throw (what it throws is ignored).
    * @default one line to console.error
    */
-  readonly onError?: (error: unknown) => void;
+  readonly onError?: ((error: unknown) => void) | undefined;
   /**
    * Called once when the background work succeeds again after a stall reported to `onError`.
    * @default one line to console.error when `onError` is not given either
    */
-  readonly onRecovered?: () => void;
+  readonly onRecovered?: (() => void) | undefined;
   /**
    * Receives each control left out because its issuer is a near miss of one the verifier
    * registers (a {@link ControlRowIgnoredEvent}: letter case, a trailing slash, … written by hand
    * in `psql`, say), once per action, issuer and `kid`. Must not throw (what it throws is ignored).
    * @default one line to console.error
    */
-  readonly onEvent?: (event: ControlRowIgnoredEvent) => void;
+  readonly onEvent?: ((event: ControlRowIgnoredEvent) => void) | undefined;
 }
 
 /**

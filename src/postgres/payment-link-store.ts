@@ -43,7 +43,7 @@ export interface PostgresPaymentLinkStoreOptions {
    * destroyed. 10 to 600 000.
    * @default 5000
    */
-  readonly statementTimeout?: number;
+  readonly statementTimeout?: number | undefined;
   /**
    * On a `pg.Pool`, the statement that stores a new link (and records its idempotency key) is a
    * named prepared statement: each connection has the server parse and plan it once, instead of
@@ -53,7 +53,7 @@ export interface PostgresPaymentLinkStoreOptions {
    * every statement after it, whole. `false` sends them whole from the start.
    * @default true
    */
-  readonly preparedStatements?: boolean;
+  readonly preparedStatements?: boolean | undefined;
 }
 
 const INSERT_LINK = `INSERT INTO ${TABLES.links} (id, tenant, link_code, record) VALUES ($1, $2, $3, $4)`;

@@ -15,17 +15,17 @@ export interface PoolSettingsOptions {
    * connection is destroyed) and the server cancels it (`statement_timeout`). 10 to 600 000.
    * @default 5000
    */
-  readonly statementTimeout?: number;
+  readonly statementTimeout?: number | undefined;
   /**
    * Milliseconds to wait for a connection: a new one to answer, or a free one in a full pool.
    * @default 2000
    */
-  readonly connectTimeout?: number;
+  readonly connectTimeout?: number | undefined;
   /**
    * Most connections of the pool.
    * @default 10
    */
-  readonly max?: number;
+  readonly max?: number | undefined;
 }
 
 /** What {@link poolSettings} returns: a `pg.PoolConfig` (its member names; every time in milliseconds). */

@@ -35,11 +35,11 @@ type Followed<T> = Omit<T, 'listen' | 'heartbeatInterval'>;
  */
 export interface PostgresFollowersOptions extends PostgresListenerOptions {
   /** `postgresRegistry` options; `false` to keep the registry the verifier was made with. @default {} */
-  readonly registry?: Followed<PostgresRegistryOptions> | false;
+  readonly registry?: Followed<PostgresRegistryOptions> | false | undefined;
   /** `postgresControls` options; `false` for none. @default {} */
-  readonly controls?: Followed<PostgresControlsOptions> | false;
+  readonly controls?: Followed<PostgresControlsOptions> | false | undefined;
   /** `postgresKeyHistory` options; `false` for none. @default {} */
-  readonly keyHistory?: PostgresKeyHistoryOptions | false;
+  readonly keyHistory?: PostgresKeyHistoryOptions | false | undefined;
 }
 
 /** What a verifier attached to every follower must have. */
@@ -102,9 +102,11 @@ function followed<T extends object>(
       throw new TypeError(`${OWNER}: ${name}.${key}: the followers share one listener; give ${key} beside ${name}, not in it`);
     }
   }
+  // The listener's bound unless the follower names its own: `statementTimeout: undefined` names none.
+  const own = options === undefined ? undefined : (options as { readonly statementTimeout?: unknown }).statementTimeout;
   return {
-    ...(statementTimeout === undefined ? {} : { statementTimeout }),
     ...options,
+    ...(own === undefined && statementTimeout !== undefined ? { statementTimeout } : {}),
     ...(listener === undefined ? {} : { listen: listener }),
   } as T & { listen?: PostgresListener };
 }

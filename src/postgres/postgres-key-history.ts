@@ -53,31 +53,31 @@ export interface PostgresKeyHistoryOptions {
    * 600 000.
    * @default 10000
    */
-  readonly flushInterval?: number;
+  readonly flushInterval?: number | undefined;
   /**
    * Milliseconds each statement may take, the wait for a pooled connection included; past it the
    * connection is destroyed. 10 to 600 000.
    * @default 5000
    */
-  readonly statementTimeout?: number;
+  readonly statementTimeout?: number | undefined;
   /**
    * Receives each stall of the flushes (the first failure after a success), once, such as a
    * database that is down or rows a verifier refuses; the flush is retried (after 250 ms,
    * doubling up to `flushInterval`). Must not throw (what it throws is ignored).
    * @default one line to console.error
    */
-  readonly onError?: (error: unknown) => void;
+  readonly onError?: ((error: unknown) => void) | undefined;
   /**
    * Called once when a flush succeeds again after a stall reported to `onError`.
    * @default one line to console.error when `onError` is not given either
    */
-  readonly onRecovered?: () => void;
+  readonly onRecovered?: (() => void) | undefined;
   /**
    * Receives each row of the table that is skipped (a {@link KeyHistoryRowRefusedEvent}), once
    * per row and reason. Must not throw (what it throws is ignored).
    * @default one line to console.error
    */
-  readonly onEvent?: (event: KeyHistoryRowRefusedEvent) => void;
+  readonly onEvent?: ((event: KeyHistoryRowRefusedEvent) => void) | undefined;
 }
 
 /** The key history of every attached verifier, kept in one table. */

@@ -87,14 +87,14 @@ export interface PostgresRegistryOptions extends FollowOptions {
    * Receives each {@link RegistryEvent}. Must not throw (what it throws is ignored).
    * @default one line to console.error for each event but `registry_loaded`
    */
-  readonly onEvent?: (event: RegistryEvent) => void;
+  readonly onEvent?: ((event: RegistryEvent) => void) | undefined;
   /**
    * Hosts a registered `jwksUri` may name although they are special-purpose addresses or names,
    * as `new IssuerRegistry(entries, { jwksAllowedHosts })` takes them. The registries loaded carry
    * them, and a verifier attached downloads by them unless it was given its own.
    * @default [] (none)
    */
-  readonly jwksAllowedHosts?: readonly string[];
+  readonly jwksAllowedHosts?: readonly string[] | undefined;
 }
 
 /** The registry of one instance, following the table. */

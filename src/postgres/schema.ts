@@ -633,7 +633,7 @@ export interface MigrateOptions {
    * The areas to create or upgrade; the others are left as they are.
    * @default every area (`SCHEMA_AREAS`)
    */
-  readonly only?: SchemaArea | readonly SchemaArea[];
+  readonly only?: SchemaArea | readonly SchemaArea[] | undefined;
   /**
    * Milliseconds each statement may take on a pool, the wait for its connection (first statement)
    * and for the migration lock included. Past it, the connection is destroyed, nothing is
@@ -642,7 +642,7 @@ export interface MigrateOptions {
    * by its own settings instead. Whole milliseconds, 10 to 600 000.
    * @default 5000
    */
-  readonly statementTimeout?: number;
+  readonly statementTimeout?: number | undefined;
   /**
    * Sets up the two roles of least privilege for the areas asked for: the gateway's (reads the
    * registry and the controls; writes links, idempotency keys, the directory and the key history)
@@ -652,7 +652,7 @@ export interface MigrateOptions {
    * them to the roles that log in. Run again after each upgrade, so new tables are granted too.
    * @default undefined (no role is created, nothing is granted)
    */
-  readonly roles?: boolean | SchemaRoles;
+  readonly roles?: boolean | SchemaRoles | undefined;
 }
 
 /** What {@link migrate} did. */

@@ -24,33 +24,33 @@ export interface FollowOptions {
    * @default a connection of its own: `() => db.connect()` when `db` is a `pg.Pool` (one
    * connection kept out of it while listening); PGlite's own `listen()`; otherwise polling only
    */
-  readonly listen?: PostgresListener | NotificationSource | false;
+  readonly listen?: PostgresListener | NotificationSource | false | undefined;
   /**
    * Milliseconds between reads of the table: with `statementTimeout`, the longest a missed
    * notification delays a change. 100 to 600 000.
    * @default 5000
    */
-  readonly pollInterval?: number;
+  readonly pollInterval?: number | undefined;
   /**
    * Milliseconds before reading again after a read failed, and (with a connection of its own)
    * before listening again after the connection dropped; doubled at each failure, up to
    * `pollInterval`. 10 to 60 000.
    * @default 250
    */
-  readonly reconnectDelay?: number;
+  readonly reconnectDelay?: number | undefined;
   /**
    * Milliseconds each read, write, `LISTEN` and heartbeat may take, the wait for a pooled
    * connection included; past it the connection is destroyed. 10 to 600 000.
    * @default 5000
    */
-  readonly statementTimeout?: number;
+  readonly statementTimeout?: number | undefined;
   /**
    * Milliseconds between heartbeats (`SELECT 1`) on a `LISTEN` connection of its own. One that
    * gets no answer within `statementTimeout` replaces the connection. 100 to 600 000. Not with a
    * shared listener (the listener's own).
    * @default 5000
    */
-  readonly heartbeatInterval?: number;
+  readonly heartbeatInterval?: number | undefined;
 }
 
 /** What a follower does, and whom it tells. */

@@ -18,6 +18,16 @@ describe('resolveAdapterOptions', () => {
     });
   });
 
+  it("keeps a given verifier beside verifier options left undefined (their defaults, not the verifier's options)", () => {
+    const settings = resolveAdapterOptions('auth', { verifier, audience: undefined, registry: undefined, jwksTimeout: undefined });
+    expect(settings.verifier).toBe(verifier);
+  });
+
+  it('builds a verifier from the flat options when verifier is undefined', () => {
+    const settings = resolveAdapterOptions('auth', { verifier: undefined, registry: [entry], audience: 'https://payments.test' });
+    expect(settings.verifier).not.toBe(verifier);
+  });
+
   it('keeps exposeHints when given', () => {
     expect(resolveAdapterOptions('auth', { verifier, exposeHints: true }).exposeHints).toBe(true);
   });

@@ -376,6 +376,29 @@ describe('postgresFollowers options', () => {
     );
   });
 
+  it("gives a follower the listener's statementTimeout when its own is undefined", async () => {
+    vi.useFakeTimers();
+    try {
+      const silent = { query: () => new Promise<never>(() => undefined) };
+      let failure: unknown;
+      const started = postgresFollowers(silent, {
+        listen: false,
+        statementTimeout: 50,
+        registry: { statementTimeout: undefined },
+        controls: false,
+        keyHistory: false,
+      }).catch((error: unknown) => {
+        failure = error;
+      });
+      await vi.advanceTimersByTimeAsync(50);
+      expect(failure).toMatchObject({ name: 'StatementTimeoutError', message: expect.stringMatching(/within 50 ms/) });
+      await vi.advanceTimersByTimeAsync(600_000);
+      await started;
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('refuses a channel name that is not a lower-case identifier', async () => {
     const listener = postgresListener(pool, { listen: false });
     await expect(

@@ -17,6 +17,11 @@ const ENTRIES: Readonly<Record<string, string>> = {
   'paygate-auth': 'src/index.ts',
   'paygate-auth/fastify': 'src/adapters/fastify/index.ts',
   'paygate-auth/testing': 'src/testing/index.ts',
+  'paygate-auth/express': 'src/adapters/express/index.ts',
+  'paygate-auth/payment-links': 'src/payment-links/index.ts',
+  'paygate-auth/postgres': 'src/postgres/index.ts',
+  'paygate-auth/otel': 'src/otel/index.ts',
+  'paygate-auth/issuer': 'src/issuer/index.ts',
 };
 
 /** The strictest settings a consumer may compile with. */
@@ -65,6 +70,49 @@ const OPTION_TYPES: readonly (readonly [string, string, string])[] = [
   ['SignRawTokenOptions', 'paygate-auth/testing', 'SignRawTokenOptions'],
   ["TestIssuer['token'] options", 'paygate-auth/testing', "Inner<Parameters<TestIssuer['token']>[2]>"],
   ['fastify route config', 'paygate-auth/fastify', "import('fastify').FastifyContextConfig"],
+  ['AuthenticateInput', 'paygate-auth', 'AuthenticateInput'],
+  ['ErrorResponseOptions', 'paygate-auth', 'ErrorResponseOptions'],
+  ['AuthOptions with a verifier', 'paygate-auth/express', 'Extract<AuthOptions, { readonly verifier: object }>'],
+  ["AuthOptions with the verifier's options", 'paygate-auth/express', 'Exclude<AuthOptions, { readonly verifier: object }>'],
+  ['PaymentLinkErrorOptions', 'paygate-auth/payment-links', 'PaymentLinkErrorOptions'],
+  ['StorageUnavailableErrorOptions', 'paygate-auth/payment-links', 'StorageUnavailableErrorOptions'],
+  ['InMemoryIdempotencyStoreOptions', 'paygate-auth/payment-links', 'InMemoryIdempotencyStoreOptions'],
+  ['OpenApiDocumentOptions', 'paygate-auth/payment-links', 'OpenApiDocumentOptions'],
+  ['PaymentLinkHandlerDeps', 'paygate-auth/payment-links', 'PaymentLinkHandlerDeps'],
+  ['GetPaymentLinkHandlerOptions', 'paygate-auth/payment-links', 'GetPaymentLinkHandlerOptions'],
+  ['InfoHandlerOptions', 'paygate-auth/payment-links', 'InfoHandlerOptions'],
+  ['ChangeOptions', 'paygate-auth/postgres', 'ChangeOptions'],
+  ['FollowOptions', 'paygate-auth/postgres', 'FollowOptions'],
+  ['ImportIssuersOptions', 'paygate-auth/postgres', 'ImportIssuersOptions'],
+  ['MigrateOptions', 'paygate-auth/postgres', 'MigrateOptions'],
+  ['PoolSettingsOptions', 'paygate-auth/postgres', 'PoolSettingsOptions'],
+  ['PostgresControlsOptions', 'paygate-auth/postgres', 'PostgresControlsOptions'],
+  ['PostgresDirectoryOptions', 'paygate-auth/postgres', 'PostgresDirectoryOptions'],
+  ['PostgresFollowersOptions', 'paygate-auth/postgres', 'PostgresFollowersOptions'],
+  ['PostgresHeartbeatOptions', 'paygate-auth/postgres', 'PostgresHeartbeatOptions'],
+  ['PostgresIdempotencyStoreOptions', 'paygate-auth/postgres', 'PostgresIdempotencyStoreOptions'],
+  ['PostgresKeyHistoryOptions', 'paygate-auth/postgres', 'PostgresKeyHistoryOptions'],
+  ['PostgresListenerOptions', 'paygate-auth/postgres', 'PostgresListenerOptions'],
+  ['PostgresPaymentLinkStoreOptions', 'paygate-auth/postgres', 'PostgresPaymentLinkStoreOptions'],
+  ['PostgresRegistryOptions', 'paygate-auth/postgres', 'PostgresRegistryOptions'],
+  ['ReadIssuerChangesOptions', 'paygate-auth/postgres', 'ReadIssuerChangesOptions'],
+  ['ReadIssuersOptions', 'paygate-auth/postgres', 'ReadIssuersOptions'],
+  ['UpdateIssuerOptions', 'paygate-auth/postgres', 'UpdateIssuerOptions'],
+  ['TelemetryOptions', 'paygate-auth/otel', 'TelemetryOptions'],
+  ['IssuerOptions', 'paygate-auth/issuer', 'IssuerOptions'],
+  ['FileKeyStoreOptions', 'paygate-auth/issuer', 'FileKeyStoreOptions'],
+  ['GenerateKeyFileOptions', 'paygate-auth/issuer', 'GenerateKeyFileOptions'],
+  ['InMemoryKeyStoreOptions', 'paygate-auth/issuer', 'InMemoryKeyStoreOptions'],
+  ['ReadPrivateKeyFileOptions', 'paygate-auth/issuer', 'ReadPrivateKeyFileOptions'],
+  ['RotationOptions', 'paygate-auth/issuer', 'RotationOptions'],
+  ['RotationPolicy', 'paygate-auth/issuer', 'RotationPolicy'],
+  ['SignTokenOptions', 'paygate-auth/issuer', 'SignTokenOptions'],
+  ['SignInput', 'paygate-auth/issuer', 'SignInput'],
+  ['TenantSeed', 'paygate-auth/payment-links', 'TenantSeed'],
+  ["TenantSeed['stores'] entries", 'paygate-auth/payment-links', "NonNullable<TenantSeed['stores']>[number]"],
+  ["TenantSeed['departments'] entries", 'paygate-auth/payment-links', "NonNullable<TenantSeed['departments']>[number]"],
+  ["TenantSeed['shoppers'] entries", 'paygate-auth/payment-links', "NonNullable<TenantSeed['shoppers']>[number]"],
+  ["TenantSeed['paymentMethods']", 'paygate-auth/payment-links', "Inner<TenantSeed['paymentMethods']>"],
 ];
 
 let dir: string;
@@ -78,7 +126,7 @@ beforeAll(async () => {
   const imports = new Map<string, Set<string>>();
   for (const [, from, expression] of OPTION_TYPES) {
     for (const name of expression.match(/\b[A-Z]\w+/g) ?? []) {
-      if (['Inner', 'Parameters', 'FastifyContextConfig'].includes(name)) continue;
+      if (['Inner', 'Parameters', 'Extract', 'Exclude', 'NonNullable', 'FastifyContextConfig'].includes(name)) continue;
       imports.set(from, (imports.get(from) ?? new Set()).add(name));
     }
   }
