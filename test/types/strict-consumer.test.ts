@@ -18,6 +18,7 @@ const ENTRIES: Readonly<Record<string, string>> = {
   'paygate-auth/fastify': 'src/adapters/fastify/index.ts',
   'paygate-auth/testing': 'src/testing/index.ts',
   'paygate-auth/express': 'src/adapters/express/index.ts',
+  'paygate-auth/fetch': 'src/adapters/fetch/index.ts',
   'paygate-auth/payment-links': 'src/payment-links/index.ts',
   'paygate-auth/postgres': 'src/postgres/index.ts',
   'paygate-auth/otel': 'src/otel/index.ts',
@@ -51,6 +52,20 @@ type RefusesUndefined<T> = {
   [K in keyof T]-?: {} extends Pick<T, K> ? ({ readonly [P in K]: undefined } extends Pick<T, K> ? never : K) : never;
 }[keyof T];
 type Inner<T> = T extends object ? T : never;
+`;
+
+/**
+ * Calls a consumer writes whose overload depends on an option: with `allowPreflight` left
+ * `undefined`, the fetch adapter's handler is still given an `AuthContext`, never `null`.
+ */
+const CALLS = `
+import { withAuth } from 'paygate-auth/fetch';
+import type { AuthContext, Verifier } from 'paygate-auth';
+declare const verifier: Verifier;
+export const preflightUndefined = withAuth((_request: Request, auth: AuthContext) => new Response(auth.tenant.id), {
+  verifier,
+  allowPreflight: undefined,
+});
 `;
 
 /** Each options type a consumer passes, as `[label, import, type expression]`. */
@@ -134,6 +149,7 @@ beforeAll(async () => {
     ...[...imports].map(([from, names]) => `import type { ${[...names].join(', ')} } from '${from}';`),
     "import 'paygate-auth/fastify';",
     PRELUDE,
+    CALLS,
     ...OPTION_TYPES.map(([, , expression], index) => `export type Refused${index} = RefusesUndefined<${expression}>;`),
   ];
   const file = join(dir, 'consumer.ts');

@@ -45,7 +45,7 @@ function answer(failure: GateFailure): Response {
  */
 export function withAuth<Args extends unknown[]>(
   handler: AuthenticatedHandler<Args>,
-  options: WithAuthOptions & { readonly allowPreflight?: false },
+  options: WithAuthOptions & { readonly allowPreflight?: false | undefined },
 ): FetchHandler<Args>;
 export function withAuth<Args extends unknown[]>(
   handler: AuthenticatedHandler<Args, AuthContext | null>,
