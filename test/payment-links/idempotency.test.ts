@@ -195,26 +195,24 @@ describe('POST /payment-links/ with Idempotency-Key', () => {
     expect(detail).not.toContain('125.5');
   });
 
-  it('names the key in a 409 idempotency_key_in_use', async () => {
-    const handler = makeHandler({
+  /** A handler whose store reports every key's request still running elsewhere. */
+  const pendingElsewhere = () =>
+    makeHandler({
       idempotency: {
         claim: async (request) => ({ state: 'pending', fingerprint: request.fingerprint }),
         complete: async () => {},
         release: async () => {},
       },
     });
+
+  it('names the key in a 409 idempotency_key_in_use', async () => {
+    const handler = pendingElsewhere();
     const response = await handler(jsonRequest(await callers.auth(), validBody(), KEY));
     expect((response.body as { detail: string }).detail).toContain(`got "${KEY['idempotency-key']}"`);
   });
 
   it('answers 409 idempotency_key_in_use, with Retry-After, when a store reports the same request still running elsewhere', async () => {
-    const handler = makeHandler({
-      idempotency: {
-        claim: async (request) => ({ state: 'pending', fingerprint: request.fingerprint }),
-        complete: async () => {},
-        release: async () => {},
-      },
-    });
+    const handler = pendingElsewhere();
     const response = await handler(jsonRequest(await callers.auth(), validBody(), KEY));
     expect(response.status).toBe(409);
     expect(response.body).toMatchObject({ code: 'idempotency_key_in_use' });
