@@ -153,7 +153,7 @@ function utf8Fault(bytes: Uint8Array): string {
   }
   if (chunk >= bytes.byteLength) return `a character is cut short by the end of the body, at byte ${bytes.byteLength}`;
   // The character the chunk begins in starts at most 3 bytes before it: at the first byte from
-  // there that is no continuation byte (10xxxxxx), the prefix being UTF-8.
+  // there that is no continuation byte (whose top two bits are 1 then 0), the prefix being UTF-8.
   let start = Math.max(0, chunk - 3);
   while (start < chunk && ((bytes[start] ?? 0) & 0xc0) === 0x80) start += 1;
   let low = start;
