@@ -53,9 +53,14 @@ export function cut(text: string, max: number): string {
   return `${text.slice(0, end)}…`;
 }
 
-/** `hint` cut to {@link MAX_HINT_CHARS} characters and made one safe line (unsafe characters escaped). */
+/**
+ * `hint` made one safe line (unsafe characters escaped) of at most {@link MAX_HINT_CHARS}
+ * characters: cut before escaping, so that the work is bounded, and after, as each character
+ * escaped takes six.
+ */
 export function capHint(hint: string): string {
-  return escapeUnsafe(hint.length <= MAX_HINT_CHARS ? hint : cut(hint, MAX_HINT_CHARS - 1), false);
+  const escaped = escapeUnsafe(hint.length <= MAX_HINT_CHARS ? hint : cut(hint, MAX_HINT_CHARS - 1), false);
+  return escaped.length <= MAX_HINT_CHARS ? escaped : cut(escaped, MAX_HINT_CHARS - 1);
 }
 
 /**

@@ -69,6 +69,12 @@ describe('hint text', () => {
     expect(quote('a\ud800b')).toBe('"a\\ud800b"');
   });
 
+  test('capHint holds a hint of invisible characters to the cap once they are escaped', () => {
+    const hint = capHint('\u200b'.repeat(MAX_HINT_CHARS));
+    expect(hint).toHaveLength(MAX_HINT_CHARS);
+    expect(hint.startsWith('\\u200b\\u200b')).toBe(true);
+  });
+
   test('capHint cuts a long hint and escapes what is unsafe in it', () => {
     expect(capHint('x'.repeat(MAX_HINT_CHARS + 5))).toHaveLength(MAX_HINT_CHARS);
     expect(capHint('a\u2028b\u202ec')).toBe('a\\u2028b\\u202ec');
