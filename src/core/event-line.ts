@@ -5,7 +5,13 @@
  * neither forge a second line nor make the line long.
  */
 import type { VerifierEvent } from './events.js';
+import type { IgnoredKey } from './jwk.js';
 import { capHint, isoSeconds, quote, quoteList } from './hint-text.js';
+
+/** A JWKS entry left out, as one quoted value: its `kid` (when it has one) and the rule it broke. */
+function ignoredText(key: IgnoredKey): string {
+  return quote(key.kid === undefined ? key.reason : `${key.kid}: ${key.reason}`);
+}
 
 /** The facts of `event` worth a log line, each already safe. */
 function facts(event: VerifierEvent): readonly (readonly [string, string | number | boolean | null])[] {
@@ -40,7 +46,14 @@ function facts(event: VerifierEvent): readonly (readonly [string, string | numbe
         ['trigger', event.trigger],
         ['outcome', event.outcome],
         ['reason', event.reason ?? null],
+        ['status', event.status ?? null],
+        ['host', event.address === undefined ? null : quote(event.address.host)],
+        ['address', event.address === undefined ? null : quote(event.address.address)],
+        ['rule', event.address?.rule ?? null],
+        ['range', event.address === undefined ? null : quote(event.address.range)],
         ['keys', event.keys ?? null],
+        ['ignored_keys', event.ignoredKeys ? event.ignoredKeys : null],
+        ['first_ignored', event.ignored?.[0] === undefined ? null : ignoredText(event.ignored[0])],
         ['ms', Math.round(event.durationMs)],
       ];
     case 'verify_failure':

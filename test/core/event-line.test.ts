@@ -29,6 +29,62 @@ describe('eventLine', () => {
     expect(eventLine(event)).toBe(line);
   });
 
+  it('writes a failed download with the HTTP status the JWKS endpoint answered', () => {
+    const line = eventLine({
+      type: 'jwks_fetch',
+      issuer: ISSUER,
+      trigger: 'max_age',
+      outcome: 'error',
+      reason: 'status',
+      status: 503,
+      durationMs: 41.6,
+    });
+    expect(line).toBe(`jwks_fetch issuer="${ISSUER}" trigger=max_age outcome=error reason=status status=503 ms=42`);
+  });
+
+  it('writes a refused address with the host, the address judged, the rule and the range', () => {
+    const address = { host: 'jwks.acme.example', address: '10.0.0.7', rule: 'private', range: '10.0.0.0/8' } as const;
+    const line = eventLine({
+      type: 'jwks_fetch',
+      issuer: ISSUER,
+      trigger: 'initial',
+      outcome: 'error',
+      reason: 'address',
+      address,
+      durationMs: 1,
+    });
+    expect(line).toContain(' host="jwks.acme.example" address="10.0.0.7" rule=private range="10.0.0.0/8" ');
+  });
+
+  it('writes a download that left keys out with their count and the first one, its kid escaped', () => {
+    const ignored = [{ kid: 'k\u202eold', reason: 'modulus of 1024 bits, under 2048' }, { reason: 'use is not sig' }];
+    const line = eventLine({
+      type: 'jwks_fetch',
+      issuer: ISSUER,
+      trigger: 'initial',
+      outcome: 'ok',
+      keys: 1,
+      ignoredKeys: 2,
+      ignored,
+      durationMs: 3,
+    });
+    expect(line).toContain(' keys=1 ignored_keys=2 first_ignored="k\\u202eold: modulus of 1024 bits, under 2048" ');
+    expect(line).not.toContain('\u202e');
+  });
+
+  it('leaves the ignored keys out of a download that ignored none', () => {
+    const line = eventLine({
+      type: 'jwks_fetch',
+      issuer: ISSUER,
+      trigger: 'initial',
+      outcome: 'ok',
+      keys: 2,
+      ignoredKeys: 0,
+      durationMs: 3,
+    });
+    expect(line).toBe(`jwks_fetch issuer="${ISSUER}" trigger=initial outcome=ok keys=2 ms=3`);
+  });
+
   it('ends a failure with its hint', () => {
     const event: VerifierEvent = {
       type: 'verify_failure',
