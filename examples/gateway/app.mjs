@@ -44,14 +44,18 @@ function decodeSegment(segment) {
   }
 }
 
+/** The methods of a path that reads: HEAD is GET without the body (node:http leaves the body out). */
+const READ = 'GET, HEAD';
+
 /** Finds the route of a request: `{ handler, params }`, `{ document }`, or a 404/405 response. */
 function route(routes, method, pathname) {
-  if (pathname === '/openapi.json') return method === 'GET' ? { document: routes.document } : { allow: 'GET' };
-  if (pathname === '/info' || pathname === '/info/') return method === 'GET' ? { handler: routes.info } : { allow: 'GET' };
+  const reads = method === 'GET' || method === 'HEAD';
+  if (pathname === '/openapi.json') return reads ? { document: routes.document } : { allow: READ };
+  if (pathname === '/info' || pathname === '/info/') return reads ? { handler: routes.info } : { allow: READ };
   if (pathname === '/payment-links' || pathname === '/payment-links/')
     return method === 'POST' ? { handler: routes.create } : { allow: 'POST' };
   const match = LINK_PATH.exec(pathname);
-  if (match !== null) return method === 'GET' ? { handler: routes.read, params: { id: decodeSegment(match[1]) } } : { allow: 'GET' };
+  if (match !== null) return reads ? { handler: routes.read, params: { id: decodeSegment(match[1]) } } : { allow: READ };
   return {};
 }
 

@@ -66,8 +66,10 @@ describe('the example gateway and methods a path does not have', () => {
   it.each([
     ['DELETE', '/payment-links/', 'POST'],
     ['GET', '/payment-links', 'POST'],
-    ['PUT', '/payment-links/pl_1', 'GET'],
-    ['POST', '/payment-links/pl_1', 'GET'],
+    ['PUT', '/payment-links/pl_1', 'GET, HEAD'],
+    ['POST', '/payment-links/pl_1', 'GET, HEAD'],
+    ['DELETE', '/info/', 'GET, HEAD'],
+    ['POST', '/openapi.json', 'GET, HEAD'],
   ])('answers %s %s 405 method_not_allowed with Allow: %s, before authentication', async (method, path, allow) => {
     const issuer = await createTestIssuer({ product: 'demo', tenant: 'ern:demo/tenants/clinic-1' });
     const gateway = createGateway({ verifier: createTestVerifier(issuer), payPageUrl: 'https://pay.example/l' }) as Gateway;
@@ -75,5 +77,32 @@ describe('the example gateway and methods a path does not have', () => {
     const response = await gateway(new Request(`http://gateway.test${path}`, { method }), log);
     expect([response.status, response.headers.get('allow'), log.code]).toEqual([405, allow, 'method_not_allowed']);
     expect(await response.json()).toMatchObject({ status: 405, code: 'method_not_allowed' });
+  });
+});
+
+describe('the example gateway and HEAD', () => {
+  it('answers HEAD /info/ as GET /info/ for the same token', async () => {
+    const issuer = await createTestIssuer({ product: 'demo', tenant: 'ern:demo/tenants/clinic-1' });
+    await issuer.listen();
+    onTestFinished(() => issuer.close());
+    const gateway = createGateway({ verifier: createTestVerifier(issuer), payPageUrl: 'https://pay.example/l' }) as Gateway;
+    const token = await issuer.token({ scope: 'pay:processPayments' });
+    const answer = async (method: string) => {
+      const response = await gateway(
+        new Request('http://gateway.test/info/', { method, headers: { authorization: `Bearer ${token}` } }),
+        {},
+      );
+      return [response.status, response.headers.get('content-type')];
+    };
+    expect(await answer('HEAD')).toEqual(await answer('GET'));
+    expect(await answer('HEAD')).toEqual([200, 'application/json']);
+  });
+
+  it('authenticates HEAD as it does GET: without a token, 401 missing_token', async () => {
+    const issuer = await createTestIssuer({ product: 'demo', tenant: 'ern:demo/tenants/clinic-1' });
+    const gateway = createGateway({ verifier: createTestVerifier(issuer), payPageUrl: 'https://pay.example/l' }) as Gateway;
+    const log: Record<string, unknown> = {};
+    const response = await gateway(new Request('http://gateway.test/payment-links/pl_1', { method: 'HEAD' }), log);
+    expect([response.status, log.code]).toEqual([401, 'missing_token']);
   });
 });

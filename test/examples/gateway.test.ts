@@ -402,6 +402,18 @@ describe('the OpenAPI document of the example gateway', () => {
     expect(await response.json()).toEqual(JSON.parse(JSON.stringify(createOpenApiDocument())));
   });
 
+  it('answers HEAD as GET, with the length of the body it leaves out', async () => {
+    const got = await fetch(`${gateway}/openapi.json`);
+    const head = await fetch(`${gateway}/openapi.json`, { method: 'HEAD' });
+    const length = Buffer.byteLength(await got.text());
+    expect([head.status, head.headers.get('content-type'), Number(head.headers.get('content-length'))]).toEqual([
+      200,
+      'application/json',
+      length,
+    ]);
+    expect(await head.text()).toBe('');
+  });
+
   it('has the types of test/examples/openapi-types.ts, as openapi-typescript generates them now', async () => {
     const current = await renderOpenApiTypes(createOpenApiDocument());
     expect(readFileSync(TYPES_FILE, 'utf8'), 'stale: run `npm run openapi:types`').toBe(current);
