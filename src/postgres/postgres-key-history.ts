@@ -11,6 +11,8 @@
 import type { KeyHistoryEntry, Verifier } from '../index.js';
 import { functionOption, methodsOption, numberOption, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import {
+  type ChangedKeyHistoryRows,
+  type KeyHistoryRows,
   type RefusedKeyRow,
   pruneKeyHistory,
   readChangedKeyHistory,
@@ -18,7 +20,7 @@ import {
   sweepKeyHistory,
   writeKeyHistory,
 } from './key-history-table.js';
-import { type SqlClient, checkClient } from './sql-client.js';
+import { type SqlClient, checkClient, withSession } from './sql-client.js';
 import { type TableFollower, poller } from './table-follower.js';
 import { shielded } from './hook.js';
 
@@ -107,6 +109,12 @@ const LOG_PREFIX = 'paygate-auth/postgres: key history:';
 /** Milliseconds between two sweeps of the keys of issuers no attached verifier trusts (a pass over the table). */
 const SWEEP_INTERVAL = 3_600_000;
 
+/**
+ * Milliseconds the retention's cut-off moves before a flush that withdrew no key runs the
+ * retention again: a key withdrawn past it stays in the table at most this much longer.
+ */
+const PRUNE_STEP = 60_000;
+
 /** Refused rows remembered as reported, at most (the oldest are forgotten, and reported again if read again). */
 const REPORTED_KEPT = 10_000;
 
@@ -145,6 +153,8 @@ class SharedKeyHistory implements PostgresKeyHistory {
   #through = -1;
   /** When the keys of issuers no verifier trusts were last swept (`Date.now()`). */
   #swept = Number.NEGATIVE_INFINITY;
+  /** The retention's cut-off when it last ran (ms, the verifiers' clock); -Infinity before the first flush. */
+  #prunedBefore = Number.NEGATIVE_INFINITY;
 
   constructor(db: SqlClient, options: PostgresKeyHistoryOptions) {
     this.#db = db;
@@ -215,29 +225,12 @@ class SharedKeyHistory implements PostgresKeyHistory {
 
   /**
    * Writes what changed in each attached verifier's history since it was last written, applies
-   * the retention, then reads the rows changed since the last read into every verifier (the
-   * table whole for a verifier attached since the last flush).
+   * the retention when it has work, then reads the rows changed since the last read into every
+   * verifier (the table whole for a verifier attached since the last flush). One connection for
+   * the whole flush, each statement bounded.
    */
   async #writeAndRead(): Promise<void> {
-    const timeout = this.#follower.timeout;
-    const written = new Set<string>();
-    let withdrawnBefore = Number.POSITIVE_INFINITY;
-    for (const verifier of [...this.#attached]) {
-      const changes = verifier.keyHistoryChanges(this.#written.get(verifier) ?? 0);
-      // One statement per verifier: one INSERT … ON CONFLICT may not touch a row twice.
-      await writeKeyHistory(this.#db, changes.entries, timeout);
-      // Detached during the write: nothing more is written for it, and it is not kept.
-      if (this.#attached.has(verifier)) this.#written.set(verifier, changes.through);
-      for (const entry of changes.entries) written.add(entry.issuer);
-      withdrawnBefore = Math.min(withdrawnBefore, changes.withdrawnBefore);
-    }
-    if (this.#attached.size > 0) {
-      await pruneKeyHistory(this.#db, withdrawnBefore, [...written], timeout);
-      await this.#sweep(withdrawnBefore, timeout);
-    }
-    const unread = [...this.#unread];
-    const all = unread.length > 0 ? await readKeyHistoryRows(this.#db, null, timeout) : null;
-    const changed = await readChangedKeyHistory(this.#db, this.#through, timeout);
+    const { all, changed } = await withSession(this.#db, this.#follower.timeout, (session) => this.#flushOn(session));
     if (this.#follower.closed) return;
     this.#report(changed.entries, changed.refused);
     this.#through = changed.through;
@@ -248,16 +241,62 @@ class SharedKeyHistory implements PostgresKeyHistory {
     }
   }
 
+  /** The statements of a flush, on `session`: the writes, the retention, the reads. */
+  async #flushOn(session: SqlClient): Promise<{ all: KeyHistoryRows | null; changed: ChangedKeyHistoryRows }> {
+    const timeout = this.#follower.timeout;
+    const written = new Set<string>();
+    const withdrawing = new Set<string>();
+    let withdrawnBefore = Number.POSITIVE_INFINITY;
+    for (const verifier of [...this.#attached]) {
+      const changes = verifier.keyHistoryChanges(this.#written.get(verifier) ?? 0);
+      // One statement per verifier: one INSERT … ON CONFLICT may not touch a row twice.
+      await writeKeyHistory(session, changes.entries, timeout);
+      // Detached during the write: nothing more is written for it, and it is not kept.
+      if (this.#attached.has(verifier)) this.#written.set(verifier, changes.through);
+      for (const entry of changes.entries) {
+        written.add(entry.issuer);
+        if (entry.withdrawn !== null) withdrawing.add(entry.issuer);
+      }
+      withdrawnBefore = Math.min(withdrawnBefore, changes.withdrawnBefore);
+    }
+    if (this.#attached.size > 0) {
+      await this.#prune(session, withdrawnBefore, written, withdrawing, timeout);
+      await this.#sweep(session, withdrawnBefore, timeout);
+    }
+    const all = this.#unread.size > 0 ? await readKeyHistoryRows(session, null, timeout) : null;
+    return { all, changed: await readChangedKeyHistory(session, this.#through, timeout) };
+  }
+
+  /**
+   * The retention, when it has work: at the first flush (for every issuer written: rows written
+   * by hand, say, or by an older version); after, for the issuers a key was just withdrawn of (only
+   * a withdrawal adds a withdrawn key), and once the retention's cut-off has moved by
+   * {@link PRUNE_STEP} since it last ran (keys withdrawn past it). A flush that only records uses
+   * sends no statement for it.
+   */
+  async #prune(
+    session: SqlClient,
+    withdrawnBefore: number,
+    written: ReadonlySet<string>,
+    withdrawing: ReadonlySet<string>,
+    timeout: number,
+  ): Promise<void> {
+    const first = this.#prunedBefore === Number.NEGATIVE_INFINITY;
+    if (!first && withdrawing.size === 0 && withdrawnBefore - this.#prunedBefore < PRUNE_STEP) return;
+    await pruneKeyHistory(session, withdrawnBefore, [...(first ? written : withdrawing)], timeout);
+    this.#prunedBefore = withdrawnBefore;
+  }
+
   /**
    * At most once per {@link SWEEP_INTERVAL}: deletes the keys of the issuers no attached verifier
    * trusts, unused since `unusedBefore` (the rows of removed issuers, and rows written for none).
    */
-  async #sweep(unusedBefore: number, timeout: number): Promise<void> {
+  async #sweep(session: SqlClient, unusedBefore: number, timeout: number): Promise<void> {
     const now = Date.now();
     if (now - this.#swept < SWEEP_INTERVAL) return;
     const trusted = new Set<string>();
     for (const verifier of this.#attached) for (const issuer of verifier.registry.issuers) trusted.add(issuer);
-    await sweepKeyHistory(this.#db, [...trusted], unusedBefore, timeout);
+    await sweepKeyHistory(session, [...trusted], unusedBefore, timeout);
     this.#swept = now;
   }
 

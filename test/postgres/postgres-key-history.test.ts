@@ -419,6 +419,67 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       expect(sizes).toEqual([16, 32, 48, 49, 49, 49]);
     });
 
+    it('runs a flush on one connection of its pool: its write, retention and read check out one', async () => {
+      const pool = openPool(server.url, { max: 2 });
+      const { verifier, keys } = await instance({}, pool);
+      let checkouts = 0;
+      pool.on('acquire', () => {
+        checkouts += 1;
+      });
+      await verifier.verify(await issuer.token());
+      await keys.flush();
+      expect(checkouts).toBe(1);
+    });
+
+    it('sends no retention statement in a flush that only records uses, once the first flush has run it', async () => {
+      const deletes: string[] = [];
+      const pool = openPool(server.url, { max: 2 });
+      const counted = {
+        query: async (text: string, params: unknown[] = []) => {
+          if (/^\s*(WITH expired AS \()?DELETE/.test(text)) deletes.push(text.includes('expired') ? 'retention' : 'sweep');
+          return pool.query(text, params);
+        },
+        end: () => pool.end(),
+      };
+      const { verifier, keys } = await instance({}, counted as unknown as pg.Pool);
+      await verifier.verify(await issuer.token());
+      await keys.flush();
+      expect(deletes).toEqual(['retention', 'sweep']);
+      clock.advance(1);
+      await verifier.verify(await issuer.token());
+      await keys.flush();
+      expect(deletes).toEqual(['retention', 'sweep']);
+    });
+
+    it('deletes a key withdrawn past the retention by hand once the cut-off has moved a minute since the retention last ran', async () => {
+      const { keys } = await instance();
+      await keys.flush();
+      const now = clock.now();
+      await rowsByHand(issuer.entry.issuer, ['expired'], now - RETENTION_MS - 60_000, now - RETENTION_MS - 1000);
+      await keys.flush();
+      expect(await count(`kid = 'expired'`)).toBe(1);
+      clock.advance(MINUTE);
+      await keys.flush();
+      expect(await count(`kid = 'expired'`)).toBe(0);
+    });
+
+    it(`holds an issuer's withdrawn keys to the ${WITHDRAWN_KEPT} latest at the flush that withdraws one of its keys`, async () => {
+      const { verifier, keys } = await instance();
+      await verifier.verify(await issuer.token());
+      await keys.flush();
+      const now = clock.now();
+      for (let index = 0; index < 40; index += 1)
+        await rowsByHand(issuer.entry.issuer, [`recent-${index}`], now - 60_000, now - 50_000 + index);
+      await keys.flush();
+      expect(await count('withdrawn IS NOT NULL')).toBe(40);
+      issuer.publish({ ...(issuer.jwks.keys[0] as Record<string, unknown>), kid: 'acme-2' });
+      issuer.unpublish('acme-1');
+      await verifier.refresh(issuer.entry.issuer);
+      await keys.flush();
+      expect(await count('withdrawn IS NOT NULL')).toBe(WITHDRAWN_KEPT);
+      expect(await count(`kid = 'acme-1' AND withdrawn IS NOT NULL`)).toBe(1);
+    });
+
     it(`deletes a key withdrawn past the retention, and an issuer's withdrawn keys past the ${WITHDRAWN_KEPT} latest, at the next flush`, async () => {
       const now = clock.now();
       await rowsByHand(issuer.entry.issuer, ['expired'], now - RETENTION_MS - 60_000, now - RETENTION_MS - 1000);
