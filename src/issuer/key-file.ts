@@ -118,7 +118,7 @@ export async function readPrivateKeyFile(file: string, options: ReadPrivateKeyFi
     if (typeof jwk.kid === 'string' && jwk.kid !== '') return { privateKey, kid: jwk.kid };
     ({ n, e } = jwk);
   } else {
-    ({ n, e } = await exportJWK(await importPKCS8(text, 'RS256', { extractable: true })));
+    ({ n, e } = await exportJWK(await importPKCS8(pkcs8Block(text), 'RS256', { extractable: true })));
   }
   return { privateKey, kid: await calculateJwkThumbprint({ kty: 'RSA', n: n as string, e: e as string }, 'sha256') };
 }
@@ -250,6 +250,21 @@ function whatKeyTextHolds(text: string, format: PrivateKeyFormat, damaged: strin
   }
 }
 
+const PKCS8_BEGIN = '-----BEGIN PRIVATE KEY-----';
+const PKCS8_END = '-----END PRIVATE KEY-----';
+
+/**
+ * The `PRIVATE KEY` block of a PEM text, without what surrounds it: white space, or the text
+ * before and after the block that a PEM file may hold (`openssl pkcs12` writes "Bag Attributes"
+ * first), which jose refuses. The text as it is when it holds no such block.
+ */
+function pkcs8Block(text: string): string {
+  const begin = text.indexOf(PKCS8_BEGIN);
+  if (begin === -1) return text;
+  const end = text.indexOf(PKCS8_END, begin);
+  return end === -1 ? text.slice(begin) : text.slice(begin, end + PKCS8_END.length);
+}
+
 /** What to do with a key file that holds no key, or a damaged one, when nothing else depends on it. */
 const GENERATE_ANOTHER = 'generate one with paygate-auth keys generate';
 
@@ -268,7 +283,7 @@ export async function importPrivateKey(
 ): Promise<CryptoKey> {
   let key: CryptoKey;
   try {
-    if (format === 'pkcs8') key = await importPKCS8(text, 'RS256', { extractable: false });
+    if (format === 'pkcs8') key = await importPKCS8(pkcs8Block(text), 'RS256', { extractable: false });
     else {
       const jwk = JSON.parse(text) as Record<string, unknown>;
       if (jwk.kty !== 'RSA' || typeof jwk.d !== 'string') throw new TypeError('not a private RSA JWK');

@@ -85,6 +85,22 @@ describe('readPrivateKeyFile', () => {
     expect((await readPrivateKeyFile(file)).kid).toBe('own');
   });
 
+  it.each([
+    ['a blank line and spaces before it', (pem: string) => `\n  ${pem}`],
+    ['CRLF line ends and a trailing blank line', (pem: string) => `${pem.replaceAll('\n', '\r\n')}\r\n\r\n`],
+    [
+      'the "Bag Attributes" openssl pkcs12 writes before it, and text after it',
+      (pem: string) => `Bag Attributes\n    localKeyID: 01 02\nKey Attributes: <No Attributes>\n${pem}trailing note\n`,
+    ],
+  ])('reads a PKCS#8 PEM with %s, as the kid of the key alone', async (_name, wrap) => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
+    const file = join(directory, `wrapped-${Math.random().toString(36).slice(2)}.pem`);
+    await writeFile(file, wrap(pem), { mode: 0o600 });
+    const { n, e } = publicKey.export({ format: 'jwk' });
+    expect((await readPrivateKeyFile(file)).kid).toBe(await calculateJwkThumbprint({ kty: 'RSA', n: n as string, e: e as string }));
+  });
+
   it('refuses a file that others may read (insecure_key_file)', async () => {
     const file = join(directory, 'loose');
     await generateKeyFile(file);
