@@ -33,5 +33,6 @@ export { DEFAULT_JWKS_TIMEOUT, MAX_JWKS_TIMEOUT, VERIFIER_OPTION_NAMES } from '.
 export { scopeFailure } from '../http/authenticate.js';
 export { PROBLEM_TYPE_BASE, checkRealm, retryAfterHeader } from '../http/error-response.js';
 export { deepFreeze } from './deep-freeze.js';
+export { STORABLE_TEXT_PATTERN, isStorableText } from './storable-text.js';
 export { hex, sha256, sha256Hex } from '../core/sha256.js';
 export { encodeBase64Url } from '../core/base64url.js';

@@ -2,7 +2,7 @@
  * Readers for the fields of a JSON object: each returns the valid value, or `undefined` after
  * recording why it is not valid, so that one pass reports every invalid field.
  */
-import { MAX_LISTED, isJsonObject as isPlainObject, nearestName, quote } from '../internal/index.js';
+import { MAX_LISTED, isJsonObject as isPlainObject, isStorableText, nearestName, quote } from '../internal/index.js';
 import { FRACTION_DIGITS, MAX_INTEGER_DIGITS, parseDecimal } from './decimal.js';
 import { type FieldErrors, memberPath } from './field-errors.js';
 
@@ -100,23 +100,6 @@ function characters(value: string, minLength: number, maxLength: number): number
 export function withinLength(value: string, minLength: number, maxLength: number): boolean {
   const length = characters(value, minLength, maxLength);
   return length >= minLength && length <= maxLength;
-}
-
-/**
- * Text a stored string can hold, as a regular expression's source (anchored): no U+0000 and no
- * lone surrogate (half of a pair, from an escape such as `"\\ud800"`). No UTF-8 encodes a lone
- * surrogate (raw bytes holding one are refused as not UTF-8; the escape must not let it in),
- * strict JSON readers of the link and its `meta` refuse it, and PostgreSQL refuses both once the
- * stored `json` is cast to `jsonb` or a field of it is read as text (`->>`). It matches alike with and without the `u` flag, so
- * schemas state it as it is.
- */
-export const STORABLE_TEXT_PATTERN = '^(?:[^\\u0000\\uD800-\\uDFFF]|[\\uD800-\\uDBFF][\\uDC00-\\uDFFF])*$';
-
-const STORABLE_TEXT = new RegExp(STORABLE_TEXT_PATTERN);
-
-/** `true` when `value` holds no U+0000 and no lone surrogate ({@link STORABLE_TEXT_PATTERN}). */
-export function isStorableText(value: string): boolean {
-  return STORABLE_TEXT.test(value);
 }
 
 /** The message of a text {@link isStorableText} refuses. */

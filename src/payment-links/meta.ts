@@ -2,17 +2,9 @@
  * `meta`: the caller's own string key/value pairs, echoed in the link and handed to the
  * notification hook (the `merchant_meta` of later transaction notifications).
  */
+import { isStorableText } from '../internal/index.js';
 import { type FieldErrors, memberPath } from './field-errors.js';
-import {
-  type JsonObject,
-  characterCount,
-  isJsonObject,
-  isStorableText,
-  jsonType,
-  member,
-  unstorableText,
-  withinLength,
-} from './field-readers.js';
+import { type JsonObject, characterCount, isJsonObject, jsonType, member, unstorableText, withinLength } from './field-readers.js';
 
 /** Bounds of `meta`. */
 export const META_LIMITS = Object.freeze({

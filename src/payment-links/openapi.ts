@@ -24,6 +24,7 @@ import {
   NAME_PART_PATTERN,
   numberOption,
   PROBLEM_TYPE_BASE,
+  STORABLE_TEXT_PATTERN,
   rejectUnknownOptions,
   optionNames,
 } from '../internal/index.js';
@@ -32,7 +33,7 @@ import { ISO_4217_CODES, isPaymentCurrency } from './currencies.js';
 import { FRACTION_DIGITS, decimalPattern } from './decimal.js';
 import { PAYMENT_LINK_ERROR_CODES, type PaymentLinkErrorCode } from './errors.js';
 import { FIELD_ERROR_CODES, MAX_LISTED_FIELD_ERRORS } from './field-errors.js';
-import { type DecimalRule, type IntegerRule, type PatternRule, STORABLE_TEXT_PATTERN, type TextRule } from './field-readers.js';
+import type { DecimalRule, IntegerRule, PatternRule, TextRule } from './field-readers.js';
 import { IDEMPOTENCY_KEY_PATTERN, MAX_IDEMPOTENCY_KEY_LENGTH } from './idempotency-key.js';
 import { LINE_ITEM_FIELDS, LINE_ITEM_LIMITS, LINE_ITEM_RULES } from './line-items.js';
 import { LINK_FIELDS, LINK_FIELD_RULES, LINK_LIMITS, type ReferenceRule, TOKENIZE_VALUES } from './link-request.js';

@@ -9,7 +9,15 @@
  * sharing, nothing else.
  */
 import type { KeyHistoryEntry, Verifier } from '../index.js';
-import { functionOption, methodsOption, numberOption, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import {
+  functionOption,
+  isStorableText,
+  methodsOption,
+  numberOption,
+  quote,
+  rejectUnknownOptions,
+  optionNames,
+} from '../internal/index.js';
 import {
   type ChangedKeyHistoryRows,
   type KeyHistoryRows,
@@ -41,7 +49,8 @@ export interface KeyHistoryRowRefusedEvent extends RefusedKeyRow {
   /**
    * A row of the table the verifier's rules refuse (written by hand, say): skipped, the others
    * shared. Reported by each instance when it reads the row (at start-up, or once it changed),
-   * once per row and reason.
+   * once per row and reason. Also a key of a verifier's history the table cannot hold (its
+   * `kid`, from a JWKS, holds U+0000 or a lone surrogate): not written, reported once.
    */
   readonly type: 'key_history_row_refused';
 }
@@ -250,7 +259,7 @@ class SharedKeyHistory implements PostgresKeyHistory {
     for (const verifier of [...this.#attached]) {
       const changes = verifier.keyHistoryChanges(this.#written.get(verifier) ?? 0);
       // One statement per verifier: one INSERT … ON CONFLICT may not touch a row twice.
-      await writeKeyHistory(session, changes.entries, timeout);
+      await writeKeyHistory(session, this.#storable(changes.entries), timeout);
       // Detached during the write: nothing more is written for it, and it is not kept.
       if (this.#attached.has(verifier)) this.#written.set(verifier, changes.through);
       for (const entry of changes.entries) {
@@ -298,6 +307,27 @@ class SharedKeyHistory implements PostgresKeyHistory {
     for (const verifier of this.#attached) for (const issuer of verifier.registry.issuers) trusted.add(issuer);
     await sweepKeyHistory(session, [...trusted], unusedBefore, timeout);
     this.#swept = now;
+  }
+
+  /**
+   * The entries the table can hold; each other one (a `kid` a JWKS wrote with `\u0000` or a lone
+   * surrogate: PostgreSQL refuses the statement that holds it, so one such key would stop every
+   * flush) is left out and reported, once, as a refused row.
+   */
+  #storable(entries: readonly KeyHistoryEntry[]): readonly KeyHistoryEntry[] {
+    if (entries.every((entry) => isStorableText(entry.issuer) && isStorableText(entry.kid))) return entries;
+    const kept: KeyHistoryEntry[] = [];
+    const refused: RefusedKeyRow[] = [];
+    for (const entry of entries) {
+      const field = isStorableText(entry.issuer) ? (isStorableText(entry.kid) ? null : 'kid') : 'issuer';
+      if (field === null) kept.push(entry);
+      else {
+        const reason = `not written: its ${field} holds U+0000 or a lone surrogate, which PostgreSQL cannot store; the verifier keeps it, and the other keys are shared`;
+        refused.push({ issuer: entry.issuer, kid: entry.kid, reason });
+      }
+    }
+    this.#report([], refused);
+    return kept;
   }
 
   /**

@@ -243,6 +243,33 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
     expect((await readKeyHistory(db, { issuer: 'https://acme.test' })).map((entry) => entry.kid)).toEqual(['acme-1']);
   });
 
+  it.each([
+    ['U+0000', 'k\u0000'],
+    ['a lone surrogate', 'k\ud800'],
+  ])(
+    'the attack: a JWKS kid holding %s, which PostgreSQL cannot store, is reported once and not written; every flush goes on',
+    async (_name, kid) => {
+      const errors: unknown[] = [];
+      const events: KeyHistoryRowRefusedEvent[] = [];
+      const { verifier, keys } = await instance({ onError: (error) => errors.push(error), onEvent: (event) => events.push(event) });
+      issuer.publish({ ...(issuer.jwks.keys[0] as Record<string, unknown>), kid });
+      await verifier.refresh(issuer.entry.issuer);
+      await keys.flush();
+      await verifier.verify(await issuer.token());
+      await keys.flush();
+      expect(errors).toEqual([]);
+      expect(events).toEqual([
+        {
+          type: 'key_history_row_refused',
+          issuer: 'https://acme.test',
+          kid,
+          reason: expect.stringContaining('its kid holds U+0000 or a lone surrogate'),
+        },
+      ]);
+      expect((await readKeyHistory(db)).map((entry) => [entry.kid, entry.firstUsed !== null])).toEqual([['acme-1', true]]);
+    },
+  );
+
   it('skips a row of a trusted issuer whose kid is longer than a token may name, reporting it cut: a table writer cannot grow memory', async () => {
     await db.query(`INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen) VALUES ('https://acme.test', repeat('k', 100000), 0)`);
     const events: KeyHistoryRowRefusedEvent[] = [];
@@ -371,7 +398,8 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       const counted = {
         query: async (text: string, params: unknown[] = []) => {
           const result = await pool.query(text, params);
-          if (text.startsWith(`INSERT INTO ${TABLES.keyHistory}`)) statements.push(`wrote ${(params[0] as unknown[]).length}`);
+          if (text.startsWith(`INSERT INTO ${TABLES.keyHistory}`))
+            statements.push(`wrote ${(params[0] as unknown[]).length}`);
           if (text.includes('WHERE changed >')) statements.push(`read ${result.rows.length}`);
           return result;
         },
