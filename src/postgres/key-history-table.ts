@@ -49,16 +49,17 @@ const READ_COLUMNS = COLUMNS.replace('issuer', `left(issuer, ${MAX_CONTROL_TEXT 
 );
 
 /**
- * One statement: the entries as arrays of columns (`unnest`), each inserted or merged into its
- * row, in key order (so that instances flushing at once lock rows in one order, never
- * deadlocking). Breaches travel as one comma-separated text per entry (the codes hold no comma)
- * and are united in the order found.
+ * One statement: the entries as one JSON array (`jsonb_to_recordset`), each inserted or merged
+ * into its row, in key order (so that instances flushing at once lock rows in one order, never
+ * deadlocking). The breaches are united in the order found. One text parameter, not nine arrays:
+ * `pg` builds an array parameter's text element by element, the largest part of a flush's
+ * garbage.
  */
 const UPSERT = `INSERT INTO ${TABLES.keyHistory} AS kept (${COLUMNS})
-  SELECT issuer, kid, first_seen, published_after, first_used, last_used, latest_expiry, withdrawn,
-         coalesce(string_to_array(nullif(breaches, ''), ','), '{}')
-  FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::text[])
-    AS given(issuer, kid, first_seen, published_after, first_used, last_used, latest_expiry, withdrawn, breaches)
+  SELECT issuer, kid, first_seen, published_after, first_used, last_used, latest_expiry, withdrawn, coalesce(breaches, '{}')
+  FROM jsonb_to_recordset($1::jsonb)
+    AS given(issuer text, kid text, first_seen bigint, published_after bigint, first_used bigint, last_used bigint,
+             latest_expiry bigint, withdrawn bigint, breaches text[])
   ORDER BY issuer, kid
   ON CONFLICT (issuer, kid) DO UPDATE SET
     published_after = CASE WHEN excluded.first_seen < kept.first_seen THEN excluded.published_after ELSE kept.published_after END,
@@ -72,21 +73,25 @@ const UPSERT = `INSERT INTO ${TABLES.keyHistory} AS kept (${COLUMNS})
       GROUP BY breach ORDER BY min(position)
     )`;
 
+/** The members of an entry in the statement's JSON: the table's column names. */
+function jsonEntry(entry: KeyHistoryEntry): Record<string, unknown> {
+  return {
+    issuer: entry.issuer,
+    kid: entry.kid,
+    first_seen: entry.firstSeen,
+    published_after: entry.publishedAfter,
+    first_used: entry.firstUsed,
+    last_used: entry.lastUsed,
+    latest_expiry: entry.latestExpiry,
+    withdrawn: entry.withdrawn,
+    breaches: entry.breaches,
+  };
+}
+
 /** Merges `entries` into the table in one statement (nothing to do for none). */
 export async function writeKeyHistory(db: SqlClient, entries: readonly KeyHistoryEntry[], timeout: number): Promise<void> {
   if (entries.length === 0) return;
-  const column = <T>(pick: (entry: KeyHistoryEntry) => T): T[] => entries.map(pick);
-  await queryWithin(db, timeout, UPSERT, [
-    column((entry) => entry.issuer),
-    column((entry) => entry.kid),
-    column((entry) => entry.firstSeen),
-    column((entry) => entry.publishedAfter),
-    column((entry) => entry.firstUsed),
-    column((entry) => entry.lastUsed),
-    column((entry) => entry.latestExpiry),
-    column((entry) => entry.withdrawn),
-    column((entry) => entry.breaches.join(',')),
-  ]);
+  await queryWithin(db, timeout, UPSERT, [JSON.stringify(entries.map(jsonEntry))]);
 }
 
 function nullableNumber(value: unknown): number | null {

@@ -399,7 +399,7 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
         query: async (text: string, params: unknown[] = []) => {
           const result = await pool.query(text, params);
           if (text.startsWith(`INSERT INTO ${TABLES.keyHistory}`))
-            statements.push(`wrote ${(params[0] as unknown[]).length}`);
+            statements.push(`wrote ${(JSON.parse(params[0] as string) as unknown[]).length}`);
           if (text.includes('WHERE changed >')) statements.push(`read ${result.rows.length}`);
           return result;
         },
