@@ -1,5 +1,5 @@
 import { createHmac, createPrivateKey, createPublicKey, sign } from 'node:crypto';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { encodeSegment, generateTestKey, signRawToken } from '../../src/testing/index.js';
 import { rejection, useFixture } from '../support/fixture.js';
 
@@ -107,6 +107,21 @@ describe('a segment that is not well-formed UTF-8 is malformed_token', () => {
       expect(error.facts).toMatchObject({ actual: { segment, problem: 'json' } });
     },
   );
+
+  test('without Buffer (Deno, workerd), a payload that is not UTF-8 is malformed_token too', async () => {
+    vi.resetModules();
+    vi.stubGlobal('Buffer', undefined);
+    let compact: typeof import('../../src/core/compact-jws.js');
+    try {
+      compact = await import('../../src/core/compact-jws.js');
+    } finally {
+      vi.unstubAllGlobals();
+      vi.resetModules();
+    }
+    const payloadOf = (token: string) => compact.decodeJwsPayload(token, compact.locateCompactJws(token));
+    expect(() => payloadOf(signedWithBytes('payload', [0xc0, 0xaf]))).toThrow(expect.objectContaining({ code: 'malformed_token' }));
+    expect(payloadOf(signedWithBytes('payload', [0xef, 0xbf, 0xbd]))).toMatchObject({ tenant_name: '\ufffd' });
+  });
 });
 
 describe('token alphabet: one stray character anywhere in a validly signed token is malformed_token', () => {
