@@ -1,7 +1,8 @@
 /**
  * The compact JWS serialization (RFC 7515 §7.1): three unpadded base64url segments separated by
- * dots, the first two JSON objects. Every segment must be canonical base64url (zero trailing
- * bits), so a token has exactly one accepted spelling. Anything else is `malformed_token`.
+ * dots, the first two JSON objects encoded as well-formed UTF-8. Every segment must be canonical
+ * base64url (zero trailing bits), so a token has exactly one accepted spelling. Anything else is
+ * `malformed_token`.
  */
 import { decodeCanonicalBase64Url, utf8Text } from './base64url.js';
 import { formatMemberPath } from './duplicate-members.js';
@@ -37,8 +38,36 @@ function segment(token: string, encoded: string, name: JwsSegment): Uint8Array {
   return bytes;
 }
 
+/** Reads UTF-8 strictly: bytes that are not well-formed UTF-8 throw, where a lenient reader puts U+FFFD. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * Whether `text`, decoded from `bytes`, is what they spell: a decoder puts U+FFFD for bytes that
+ * are not UTF-8, so only a text holding one (rare; never in ASCII, where the search costs nothing)
+ * is read again, strictly.
+ */
+function isWellFormed(text: string, bytes: Uint8Array): boolean {
+  if (!text.includes('\ufffd')) return true;
+  try {
+    strictUtf8.decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function jsonSegment(token: string, encoded: string, name: 'header' | 'payload'): Record<string, unknown> {
-  const text = utf8Text(segment(token, encoded, name));
+  const bytes = segment(token, encoded, name);
+  const text = utf8Text(bytes);
+  // Bytes that are not UTF-8 are no JSON text (RFC 8259 §8.1): readers would replace, refuse or
+  // reinterpret them, each seeing other claims in one signed token.
+  if (!isWellFormed(text, bytes)) {
+    throw malformed(
+      `The token ${name} is not UTF-8 text; a JWT's header and payload are JSON encoded as UTF-8.`,
+      { segment: name, problem: 'json' },
+      token,
+    );
+  }
   const value = parseJsonObject(text);
   if (value !== undefined) return value;
   const member = repeatedMember(text);

@@ -190,9 +190,14 @@ function satisfies(granted: ReadonlySet<string>, requirement: NormalizedScopeReq
 
 /**
  * `true` when `granted` satisfies `requirement` (a scope, all of an array, `{ allOf }` or `{ anyOf }`).
- * @throws {TypeError} when the requirement is malformed.
+ * @param granted the scopes granted (`auth.scopes`), any iterable of them, or a `scope` claim's
+ * text, read as {@link parseScopes} reads it (a string is never taken for its characters).
+ * @throws {TypeError} when the requirement is malformed, or {@link ScopeError} when `granted` is
+ * a string that is no scope list.
  */
 export function hasScopes(granted: ReadonlySet<string> | Iterable<string>, requirement: ScopeRequirement): boolean {
+  // A string is iterable, by character: `hasScopes('pay:processPayments', 'p')` would hold.
+  if (typeof granted === 'string') return satisfies(parseScopes(granted), normalizeScopeRequirement(requirement));
   const set = granted instanceof Set ? (granted as ReadonlySet<string>) : new Set(granted);
   return satisfies(set, normalizeScopeRequirement(requirement));
 }

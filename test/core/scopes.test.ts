@@ -117,6 +117,16 @@ describe('hasScopes', () => {
     expect(hasScopes(['a', 'b'], { allOf: ['a', 'b'] })).toBe(true);
   });
 
+  test('a scope list given as a string grants its scopes, not its characters (misuse: hasScopes(auth.claims.scope, …))', () => {
+    expect(hasScopes('pay:processPayments', 'p')).toBe(false);
+    expect(hasScopes('pay:processPayments hub:subscribe', { allOf: ['pay:processPayments', 'hub:subscribe'] })).toBe(true);
+    expect(hasScopes('', { anyOf: ['a'] })).toBe(false);
+  });
+
+  test('a scope list given as a string that is not one is a ScopeError', () => {
+    expect(() => hasScopes('pay:processPayments\thub:subscribe', 'hub:subscribe')).toThrow(ScopeError);
+  });
+
   test.each([
     ['an empty array', []],
     ['an empty anyOf', { anyOf: [] }],

@@ -1,5 +1,5 @@
 import { createHmac, createPrivateKey, createPublicKey, sign } from 'node:crypto';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { encodeSegment, generateTestKey, signRawToken } from '../../src/testing/index.js';
 import { rejection, useFixture } from '../support/fixture.js';
 
@@ -71,6 +71,57 @@ describe('a segment behind a UTF-8 byte order mark is malformed_token', () => {
       expect(error.facts).toMatchObject({ actual: { segment, problem: 'json' } });
     },
   );
+});
+
+describe('a segment that is not well-formed UTF-8 is malformed_token', () => {
+  /** A token signed with the issuer's key whose `segment` has `bytes` put in its `tenant_name` (payload) or `x` (header) string. */
+  function signedWithBytes(segment: 'header' | 'payload', bytes: number[]): string {
+    const encode = (value: unknown, inject: boolean) => {
+      const text = Buffer.from(JSON.stringify(value));
+      const at = text.indexOf('"<>"') + 1;
+      return (inject ? Buffer.concat([text.subarray(0, at), Buffer.from(bytes), text.subarray(at + 2)]) : text).toString('base64url');
+    };
+    const header = { alg: 'RS256', kid: fx.issuer.signingKey.kid, x: '<>' };
+    const input = `${encode(header, segment === 'header')}.${encode(fx.issuer.claims({ tenant_name: '<>' }), segment === 'payload')}`;
+    const key = createPrivateKey({ key: Buffer.from(fx.issuer.signingKey.privateKeyPkcs8), format: 'der', type: 'pkcs8' });
+    return `${input}.${sign('sha256', Buffer.from(input), key).toString('base64url')}`;
+  }
+
+  test('a U+FFFD written as its own UTF-8 bytes verifies (the control)', async () => {
+    const auth = await fx.verifier().verify(signedWithBytes('payload', [0xef, 0xbf, 0xbd]));
+    expect(auth.tenantName).toBe('\ufffd');
+  });
+
+  test.each([
+    ['header', 'a byte never in UTF-8 (0xFF)', [0xff]],
+    ['payload', 'a byte never in UTF-8 (0xFF)', [0xff]],
+    ['payload', 'an overlong "/" (0xC0 0xAF)', [0xc0, 0xaf]],
+    ['payload', 'an encoded surrogate (0xED 0xA0 0x80)', [0xed, 0xa0, 0x80]],
+    ['payload', 'a sequence cut short (0xE2 0x82)', [0xe2, 0x82]],
+    ['payload', 'a lone continuation byte (0x80)', [0x80]],
+  ])(
+    'a %s holding %s is malformed_token (attack: readers that replace, reject or reinterpret the bytes see other claims)',
+    async (segment, _name, bytes) => {
+      const error = await rejection(fx.verifier().verify(signedWithBytes(segment as 'header' | 'payload', bytes)));
+      expect(error.code).toBe('malformed_token');
+      expect(error.facts).toMatchObject({ actual: { segment, problem: 'json' } });
+    },
+  );
+
+  test('without Buffer (Deno, workerd), a payload that is not UTF-8 is malformed_token too', async () => {
+    vi.resetModules();
+    vi.stubGlobal('Buffer', undefined);
+    let compact: typeof import('../../src/core/compact-jws.js');
+    try {
+      compact = await import('../../src/core/compact-jws.js');
+    } finally {
+      vi.unstubAllGlobals();
+      vi.resetModules();
+    }
+    const payloadOf = (token: string) => compact.decodeJwsPayload(token, compact.locateCompactJws(token));
+    expect(() => payloadOf(signedWithBytes('payload', [0xc0, 0xaf]))).toThrow(expect.objectContaining({ code: 'malformed_token' }));
+    expect(payloadOf(signedWithBytes('payload', [0xef, 0xbf, 0xbd]))).toMatchObject({ tenant_name: '\ufffd' });
+  });
 });
 
 describe('token alphabet: one stray character anywhere in a validly signed token is malformed_token', () => {
