@@ -282,6 +282,13 @@ describe('createTestVerifier', () => {
     );
   });
 
+  test('refuses two issuers sharing one iss, naming both places and the issuer option to set', async () => {
+    const [first, second] = await Promise.all([createTestIssuer(), createTestIssuer()]);
+    expect(() => createTestVerifier([first, second])).toThrow(
+      /^createTestVerifier: issuers\[1\] has the iss of issuers\[0\], got "https:\/\/issuer\.test" for both: .*issuer option/,
+    );
+  });
+
   test('needs at least one issuer', () => {
     expect(() => createTestVerifier([])).toThrow(TypeError);
   });
