@@ -15,7 +15,7 @@ import {
 } from '../internal/index.js';
 import { type IssuerEntry, parseTenantErn } from '../index.js';
 import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
-import { type PublishedJwk, type TestKey, generateTestKey, signRawToken } from './test-key.js';
+import { type PublishedJwk, type TestKey, generateTestKey, isTestKey, signRawToken } from './test-key.js';
 
 /** The members of {@link TestIssuerOptions}: any other is refused, naming the nearest. */
 const TEST_ISSUER_OPTION_NAMES = optionNames<TestIssuerOptions>({
@@ -295,13 +295,6 @@ function withOverrides(
     else result[name] = value;
   }
   return result;
-}
-
-/** `true` for a key as `generateTestKey()` or `addKey()` makes one: what `token()` signs with. */
-function isTestKey(value: unknown): value is TestKey {
-  if (typeof value !== 'object' || value === null) return false;
-  const { kid, privateKeyPkcs8 } = value as Partial<TestKey>;
-  return typeof kid === 'string' && kid !== '' && privateKeyPkcs8 instanceof Uint8Array;
 }
 
 /**
