@@ -14,7 +14,7 @@ import {
   withoutTrailingSlashes,
 } from '../internal/index.js';
 import { type IssuerEntry, parseTenantErn } from '../index.js';
-import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
+import { type JwksServer, type ServeJwksOptions, checkServeJwksOptions, serveJwks } from './jwks-server.js';
 import { type PublishedJwk, type TestKey, generateTestKey, isTestKey, signRawToken } from './test-key.js';
 
 /** The members of {@link TestIssuerOptions}: any other is refused, naming the nearest. */
@@ -490,6 +490,8 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       setPublished(published.filter((jwk) => jwk.kid !== kid));
     },
     async listen(listenOptions = {}) {
+      // Checked here, under its own name: serveJwks() sees a copy, with an onRequest of the kit's.
+      checkServeJwksOptions('listen', listenOptions);
       // Checked here: serveJwks() sees only the wrapper below, and a bad one would throw in the server.
       const onRequest = functionOption<() => void>('listen', 'onRequest', listenOptions.onRequest);
       const server = await serveJwks(document, {

@@ -242,6 +242,19 @@ describe('TestIssuer.listen', () => {
     expect(issuer.jwksUri).toBe('https://issuer.test/.well-known/jwks.json');
   });
 
+  test('refuses a port under its own name, saying the port is ephemeral and where the URL is', async () => {
+    const issuer = await createTestIssuer();
+    await expect(issuer.listen({ port: 3000 } as never)).rejects.toThrow(
+      /^listen: port is not an option, got 3000: the server listens on 127\.0\.0\.1 at an ephemeral port.*server\.url/,
+    );
+    expect(issuer.jwksUri).toBe('https://issuer.test/.well-known/jwks.json');
+  });
+
+  test('refuses options that are not an object under its own name, naming the value found', async () => {
+    const issuer = await createTestIssuer();
+    await expect(issuer.listen('/keys' as never)).rejects.toThrow(/^listen: options must be an object, got "\/keys"$/);
+  });
+
   test('answers 404 on other paths', async () => {
     const issuer = await createTestIssuer();
     const server = await issuer.listen();
