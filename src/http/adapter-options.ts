@@ -104,7 +104,13 @@ function verifierFrom(owner: string, options: Record<string, unknown>): Authenti
     }
     return checkVerifier(owner, options.verifier);
   }
-  if (flat.length === 0) throw new TypeError(`${owner}: verifier is required (or the verifier's options: registry, audience, …)`);
+  if (flat.length === 0) {
+    const found = 'verifier' in options ? `verifier ${describe(options.verifier)}` : "no verifier and none of the verifier's options";
+    throw new TypeError(
+      `${owner}: verifier is required, got ${found}: pass { verifier } with a verifier from createVerifier(), ` +
+        "or the verifier's options flat (registry, audience, …)",
+    );
+  }
   return createVerifier(Object.fromEntries(flat.map((key) => [key, options[key]])) as unknown as VerifierOptions);
 }
 
@@ -130,7 +136,9 @@ export function refuseMountedFactory(owner: string, count: number, example: stri
  */
 export function resolveAdapterOptions(owner: string, options: unknown): AdapterSettings {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError(`${owner}: options must be an object, got ${describe(options)}`);
+    throw new TypeError(
+      `${owner}: options must be an object, got ${describe(options)}: pass { verifier } with a verifier from createVerifier()`,
+    );
   }
   rejectUnknownOptions(owner, options, KNOWN_OPTIONS);
   const o = options as Record<string, unknown>;

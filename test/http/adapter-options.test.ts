@@ -105,6 +105,21 @@ describe('resolveAdapterOptions', () => {
     expect(() => resolveAdapterOptions('auth', options)).toThrow(message);
   });
 
+  it('names what was found and what to pass when no verifier is given', () => {
+    expect(() => resolveAdapterOptions('auth', {})).toThrow(
+      /^auth: verifier is required, got no verifier and none of the verifier's options: pass \{ verifier \} with a verifier from createVerifier\(\)/,
+    );
+    expect(() => resolveAdapterOptions('auth', { verifier: undefined, realm: 'x' })).toThrow(
+      /^auth: verifier is required, got verifier undefined: pass \{ verifier \}/,
+    );
+  });
+
+  it('says to pass { verifier } when the options are missing', () => {
+    expect(() => resolveAdapterOptions('auth', undefined)).toThrow(
+      /^auth: options must be an object, got undefined: pass \{ verifier \} with a verifier from createVerifier\(\)$/,
+    );
+  });
+
   it('returns frozen settings', () => {
     expect(Object.isFrozen(resolveAdapterOptions('auth', { verifier }))).toBe(true);
   });
