@@ -13,7 +13,7 @@ import {
   rejectUnknownOptions,
   withoutTrailingSlashes,
 } from '../internal/index.js';
-import { type IssuerEntry, parseTenantErn } from '../index.js';
+import { type IssuerEntry, IssuerRegistry, parseTenantErn } from '../index.js';
 import { type JwksServer, type ServeJwksOptions, checkServeJwksOptions, serveJwks } from './jwks-server.js';
 import { type PublishedJwk, type TestKey, generateTestKey, isTestKey, signRawToken } from './test-key.js';
 
@@ -306,6 +306,22 @@ function checkKid(owner: string, name: string, kid: unknown): void {
   throw new TypeError(`${owner}: ${name} must be a kid (a string), got ${describeValue(kid)}: for a TestKey, pass key.kid`);
 }
 
+/**
+ * Checks the issuer's registry entry as the verifier's registry will, before any key is made.
+ * @throws {TypeError} naming `createTestIssuer` and the registry's reason (the entry's members
+ * bear the names of the options they come from).
+ */
+function checkEntry(entry: IssuerEntry): void {
+  try {
+    new IssuerRegistry([entry]);
+  } catch (error) {
+    throw new TypeError(
+      `createTestIssuer: its registry entry is refused (${(error as Error).message}): ` +
+        'fix the option of that name (issuer, jwksUri, tenants, maxTokenLifetime, subjectMustEqualIssuer)',
+    );
+  }
+}
+
 interface MswModule {
   readonly http: { get(path: string, resolver: () => Response): JwksRequestHandler };
 }
@@ -353,6 +369,15 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
   });
   const kidPrefix = textOption('kid', options.kid, 'test-key');
   const mswUri = textOption('jwksUri', options.jwksUri, `${withoutTrailingSlashes(issuer)}/.well-known/jwks.json`);
+  const entryAt = (uri: string): IssuerEntry => ({
+    issuer,
+    jwksUri: uri,
+    products: [product],
+    ...(options.tenants === undefined ? {} : { tenants: options.tenants }),
+    ...(options.maxTokenLifetime === undefined ? {} : { maxTokenLifetime: options.maxTokenLifetime }),
+    ...(options.subjectMustEqualIssuer === undefined ? {} : { subjectMustEqualIssuer: options.subjectMustEqualIssuer }),
+  });
+  checkEntry(entryAt(mswUri));
   let jwksUri = mswUri;
   /** Whether `entry` was read while it named the msw URL (a verifier may hold it). */
   let entryReadBeforeListen = false;
@@ -381,14 +406,6 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
   };
   let signingKey = await addKey();
   const document = () => ({ keys: published });
-  const entryAt = (uri: string): IssuerEntry => ({
-    issuer,
-    jwksUri: uri,
-    products: [product],
-    ...(options.tenants === undefined ? {} : { tenants: options.tenants }),
-    ...(options.maxTokenLifetime === undefined ? {} : { maxTokenLifetime: options.maxTokenLifetime }),
-    ...(options.subjectMustEqualIssuer === undefined ? {} : { subjectMustEqualIssuer: options.subjectMustEqualIssuer }),
-  });
   const claimsFor = (owner: string, overrides: TestClaims | undefined): Record<string, unknown> => {
     const iat = Math.floor(now() / 1000);
     const base: Record<string, unknown> = {

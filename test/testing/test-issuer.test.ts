@@ -110,6 +110,22 @@ describe('createTestIssuer option checks', () => {
     await expect(createTestIssuer({ [name]: value } as TestIssuerOptions)).rejects.toThrow(message);
   });
 
+  test.each([
+    [
+      'an http: issuer',
+      { issuer: 'http://issuer.test' },
+      /^createTestIssuer: its registry entry is refused \(.*issuer.*got "http:\/\/issuer\.test".*\): fix the option/,
+    ],
+    ['an issuer that is no URL', { issuer: 'issuer' }, /^createTestIssuer: its registry entry is refused \(.*got "issuer".*\)/],
+    [
+      'a jwksUri that is no URL',
+      { jwksUri: 'jwks.json' },
+      /^createTestIssuer: its registry entry is refused \(.*jwksUri.*got "jwks\.json".*\)/,
+    ],
+  ])('refuses %s when made, as the registry would later, naming createTestIssuer and the value', async (_name, options, message) => {
+    await expect(createTestIssuer(options)).rejects.toThrow(message);
+  });
+
   test('refuses a now that is not a function, naming it and the value', async () => {
     await expect(createTestIssuer({ now: Date.now() as unknown as () => number })).rejects.toThrow(
       /createTestIssuer: now must be a function, got \d+/,
