@@ -307,6 +307,21 @@ function checkKid(owner: string, name: string, kid: unknown): void {
 }
 
 /**
+ * The product of the `tenant` option.
+ * @throws {TypeError} naming `createTestIssuer`, `tenant` and the ERN parser's reason when it is no tenant ERN.
+ */
+function tenantProductOf(tenant: string): string {
+  try {
+    return parseTenantErn(tenant).product;
+  } catch (error) {
+    throw new TypeError(
+      `createTestIssuer: tenant must be a tenant ERN, ern:<product>/tenants/<id> (${(error as Error).message}): ` +
+        "give one such as 'ern:acme/tenants/t-1'",
+    );
+  }
+}
+
+/**
  * Checks the issuer's registry entry as the verifier's registry will, before any key is made.
  * @throws {TypeError} naming `createTestIssuer` and the registry's reason (the entry's members
  * bear the names of the options they come from).
@@ -351,7 +366,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
   const issuer = textOption('issuer', options.issuer, 'https://issuer.test');
   const audience = audienceOption(options.audience);
   const tenant = textOption('tenant', options.tenant, `ern:${product}/tenants/t-1`);
-  const tenantProduct = parseTenantErn(tenant).product;
+  const tenantProduct = tenantProductOf(tenant);
   if (tenantProduct !== product) {
     throw new TypeError(
       `createTestIssuer: tenant ${quote(tenant)} is of the product ${quote(tenantProduct)}, ` +

@@ -126,6 +126,12 @@ describe('createTestIssuer option checks', () => {
     await expect(createTestIssuer(options)).rejects.toThrow(message);
   });
 
+  test('refuses a tenant that is no tenant ERN, naming createTestIssuer, tenant and the value', async () => {
+    await expect(createTestIssuer({ tenant: 'acme/t-1' })).rejects.toThrow(
+      /^createTestIssuer: tenant must be a tenant ERN, ern:<product>\/tenants\/<id> \(.*"acme\/t-1".*\)/,
+    );
+  });
+
   test('refuses a now that is not a function, naming it and the value', async () => {
     await expect(createTestIssuer({ now: Date.now() as unknown as () => number })).rejects.toThrow(
       /createTestIssuer: now must be a function, got \d+/,
