@@ -232,7 +232,8 @@ export interface TestIssuer {
   /** Removes every JWKS entry whose `kid` is `kid`. */
   unpublish(kid: string): void;
   /**
-   * Serves the JWKS from a real HTTP server on 127.0.0.1; `entry.jwksUri` points there from now on.
+   * Serves the JWKS from a real HTTP server on 127.0.0.1; `entry.jwksUri` points there from now on,
+   * until that server is closed (its own `close()`, or the issuer's).
    * Verifiers from `createTestVerifier()` follow it whenever they were built; one built with
    * `createVerifier({ registry: [issuer.entry] })` keeps the URL it was given: build it after.
    */
@@ -539,7 +540,21 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
         entryReadBeforeListen = false;
         warnListenOrder(mswUri);
       }
-      return server;
+      // Closed on its own, it stops being where the JWKS is served: the issuer falls back on the
+      // server opened before it, or its msw URL, never a URL nothing answers.
+      const closeServer = (): Promise<void> => {
+        const index = servers.indexOf(server);
+        if (index !== -1) servers.splice(index, 1);
+        jwksUri = servers.at(-1)?.url ?? mswUri;
+        return server.close();
+      };
+      return {
+        url: server.url,
+        get requests() {
+          return server.requests;
+        },
+        close: closeServer,
+      };
     },
     async close() {
       await Promise.all(servers.splice(0).map((server) => server.close()));

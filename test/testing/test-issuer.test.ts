@@ -277,6 +277,29 @@ describe('TestIssuer.listen', () => {
     await expect(issuer.listen('/keys' as never)).rejects.toThrow(/^listen: options must be an object, got "\/keys"$/);
   });
 
+  test('points the issuer back at its msw URL when the listen() server is closed on its own', async () => {
+    const issuer = await createTestIssuer();
+    const server = await issuer.listen();
+    await server.close();
+    expect(issuer.jwksUri).toBe('https://issuer.test/.well-known/jwks.json');
+    expect(issuer.entry.jwksUri).toBe('https://issuer.test/.well-known/jwks.json');
+  });
+
+  test('points the issuer at the server still open when one of two listen() servers is closed', async () => {
+    const issuer = await createTestIssuer();
+    const first = await issuer.listen();
+    const second = await issuer.listen();
+    try {
+      await second.close();
+      expect(issuer.jwksUri).toBe(first.url);
+      const verifier = createTestVerifier(issuer);
+      await expect(verifier.verify(await issuer.token())).resolves.toBeDefined();
+      expect(first.requests).toBe(1);
+    } finally {
+      await issuer.close();
+    }
+  });
+
   test('answers 404 on other paths', async () => {
     const issuer = await createTestIssuer();
     const server = await issuer.listen();
