@@ -246,7 +246,7 @@ export interface TestIssuer {
 export interface IssuerLink {
   /** Its JWKS URL before any `listen()`: the one a kit verifier registers. */
   readonly registeredJwksUri: string;
-  /** Bumped on every change to the served JWKS. */
+  /** Bumped on every change to the served JWKS, or to where it is served. */
   revision(): number;
   /** The registry entry, with `registeredJwksUri`. */
   entry(): IssuerEntry;
@@ -408,6 +408,16 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     published = next;
     revision += 1;
   };
+  /**
+   * Serves the JWKS at `uri` from now on. A change for the verifiers that follow the issuer: they
+   * reload its keys from there before their next verification, rather than wait out the backoff
+   * of a download that failed where it was served before (or where nothing served it).
+   */
+  const moveTo = (uri: string): void => {
+    if (uri === jwksUri) return;
+    jwksUri = uri;
+    revision += 1;
+  };
   const nextKid = (): string => {
     keyCount += 1;
     return keyCount === 1 ? kidPrefix : `${kidPrefix}-${keyCount}`;
@@ -535,7 +545,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
         },
       });
       servers.push(server);
-      jwksUri = server.url;
+      moveTo(server.url);
       if (entryReadBeforeListen) {
         entryReadBeforeListen = false;
         warnListenOrder(mswUri);
@@ -545,7 +555,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       const closeServer = (): Promise<void> => {
         const index = servers.indexOf(server);
         if (index !== -1) servers.splice(index, 1);
-        jwksUri = servers.at(-1)?.url ?? mswUri;
+        moveTo(servers.at(-1)?.url ?? mswUri);
         return server.close();
       };
       return {
@@ -558,7 +568,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
     },
     async close() {
       await Promise.all(servers.splice(0).map((server) => server.close()));
-      jwksUri = mswUri;
+      moveTo(mswUri);
     },
   };
   links.set(testIssuer, {

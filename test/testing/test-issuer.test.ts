@@ -300,6 +300,21 @@ describe('TestIssuer.listen', () => {
     }
   });
 
+  test('lets a kit verifier whose download failed before listen() verify at once after it', async () => {
+    const issuer = await createTestIssuer();
+    // No msw: the download of the msw URL fails, as it would off this machine; loopback goes through.
+    const loopbackOnly = (input: string, init?: RequestInit) =>
+      new URL(input).hostname === '127.0.0.1' ? globalThis.fetch(input, init) : Promise.reject(new TypeError('fetch failed'));
+    const verifier = createTestVerifier(issuer, { fetch: loopbackOnly });
+    await expect(verifier.verify(await issuer.token())).rejects.toMatchObject({ code: 'jwks_unavailable' });
+    await issuer.listen();
+    try {
+      await expect(verifier.verify(await issuer.token())).resolves.toMatchObject({ issuer: 'https://issuer.test' });
+    } finally {
+      await issuer.close();
+    }
+  });
+
   test('answers 404 on other paths', async () => {
     const issuer = await createTestIssuer();
     const server = await issuer.listen();
