@@ -1,7 +1,7 @@
 /**
  * The one options object every framework adapter takes, checked once when the middleware is made.
  */
-import { quote } from '../core/hint-text.js';
+import { quote, quoteList } from '../core/hint-text.js';
 import { booleanOption, describe, rejectUnknownOptions } from '../core/options.js';
 import { type NormalizedScopeRequirement, type ScopeRequirement, normalizeScopeRequirement } from '../core/scopes.js';
 import { VERIFIER_OPTION_NAMES, type VerifierOptions, createVerifier } from '../core/verifier.js';
@@ -111,7 +111,19 @@ function verifierFrom(owner: string, options: Record<string, unknown>): Authenti
         "or the verifier's options flat (registry, audience, …)",
     );
   }
-  return createVerifier(Object.fromEntries(flat.map((key) => [key, options[key]])) as unknown as VerifierOptions);
+  if (options.registry === undefined) {
+    throw new TypeError(
+      `${owner}: registry is required with the verifier's options, got ${quoteList(flat)} without it: ` +
+        'add registry: new IssuerRegistry([...]), or pass { verifier } with a verifier from createVerifier()',
+    );
+  }
+  try {
+    return createVerifier(Object.fromEntries(flat.map((key) => [key, options[key]])) as unknown as VerifierOptions);
+  } catch (error) {
+    // Named as the adapter's: the caller wrote auth({...}), not createVerifier(...).
+    if (error instanceof TypeError) throw new TypeError(`${owner}: ${error.message}`, { cause: error });
+    throw error;
+  }
 }
 
 /**

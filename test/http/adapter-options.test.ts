@@ -120,6 +120,18 @@ describe('resolveAdapterOptions', () => {
     );
   });
 
+  it("refuses the verifier's options without a registry, naming registry and the options found", () => {
+    expect(() => resolveAdapterOptions('auth', { audience: 'https://payments.test' })).toThrow(
+      /^auth: registry is required with the verifier's options, got "audience" without it: add registry: new IssuerRegistry/,
+    );
+  });
+
+  it("names the adapter when the verifier's options it was given are refused", () => {
+    expect(() =>
+      resolveAdapterOptions('auth', { registry: new IssuerRegistry([entry]), audience: 'https://payments.test', jwksMaxAge: '600' }),
+    ).toThrow(/^auth: createVerifier: jwksMaxAge must be .*, got "600"$/);
+  });
+
   it('returns frozen settings', () => {
     expect(Object.isFrozen(resolveAdapterOptions('auth', { verifier }))).toBe(true);
   });
