@@ -1,7 +1,7 @@
 /**
  * The one options object every framework adapter takes, checked once when the middleware is made.
  */
-import { quote } from '../core/hint-text.js';
+import { quote, quoteList } from '../core/hint-text.js';
 import { booleanOption, describe, rejectUnknownOptions } from '../core/options.js';
 import { type NormalizedScopeRequirement, type ScopeRequirement, normalizeScopeRequirement } from '../core/scopes.js';
 import { VERIFIER_OPTION_NAMES, type VerifierOptions, createVerifier } from '../core/verifier.js';
@@ -104,8 +104,26 @@ function verifierFrom(owner: string, options: Record<string, unknown>): Authenti
     }
     return checkVerifier(owner, options.verifier);
   }
-  if (flat.length === 0) throw new TypeError(`${owner}: verifier is required (or the verifier's options: registry, audience, …)`);
-  return createVerifier(Object.fromEntries(flat.map((key) => [key, options[key]])) as unknown as VerifierOptions);
+  if (flat.length === 0) {
+    const found = 'verifier' in options ? `verifier ${describe(options.verifier)}` : "no verifier and none of the verifier's options";
+    throw new TypeError(
+      `${owner}: verifier is required, got ${found}: pass { verifier } with a verifier from createVerifier(), ` +
+        "or the verifier's options flat (registry, audience, …)",
+    );
+  }
+  if (options.registry === undefined) {
+    throw new TypeError(
+      `${owner}: registry is required with the verifier's options, got ${quoteList(flat)} without it: ` +
+        'add registry: new IssuerRegistry([...]), or pass { verifier } with a verifier from createVerifier()',
+    );
+  }
+  try {
+    return createVerifier(Object.fromEntries(flat.map((key) => [key, options[key]])) as unknown as VerifierOptions);
+  } catch (error) {
+    // Named as the adapter's: the caller wrote auth({...}), not createVerifier(...).
+    if (error instanceof TypeError) throw new TypeError(`${owner}: ${error.message}`, { cause: error });
+    throw error;
+  }
 }
 
 /**
@@ -130,7 +148,9 @@ export function refuseMountedFactory(owner: string, count: number, example: stri
  */
 export function resolveAdapterOptions(owner: string, options: unknown): AdapterSettings {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new TypeError(`${owner}: options must be an object, got ${describe(options)}`);
+    throw new TypeError(
+      `${owner}: options must be an object, got ${describe(options)}: pass { verifier } with a verifier from createVerifier()`,
+    );
   }
   rejectUnknownOptions(owner, options, KNOWN_OPTIONS);
   const o = options as Record<string, unknown>;

@@ -132,6 +132,15 @@ function judged(verifier: AuthenticatingVerifier, auth: AuthContext, requirement
  */
 export function checkVerifier(owner: string, value: unknown): AuthenticatingVerifier {
   const given = value as Partial<AuthenticatingVerifier> | null;
+  // A test issuer (paygate-auth/testing) given in the verifier's place: known by its shape, as
+  // this module may not import the kit.
+  const issuerLike = given as { token?: unknown; entry?: unknown } | null;
+  if (typeof issuerLike === 'object' && issuerLike !== null && typeof issuerLike.token === 'function' && given?.verify === undefined) {
+    throw new TypeError(
+      `${owner}: verifier must be a verifier from createVerifier(), got a test issuer (it has token(), no verify()): ` +
+        'pass createTestVerifier(issuer) from paygate-auth/testing',
+    );
+  }
   const methods = ['verify', ...(['verifyNow', 'holds'] as const).filter((name) => given?.[name] !== undefined)];
   return methodsOption<AuthenticatingVerifier>(owner, 'verifier', value, methods, 'a verifier from createVerifier()');
 }

@@ -97,7 +97,11 @@ function letThroughAsPreflight(request: object, auth: AuthContext | null | undef
   return auth === null && (request as Gated)[LET_THROUGH] === true && isCorsPreflight(request as GatedRequest);
 }
 
-function failure(error: unknown, settings: Pick<AdapterSettings, 'realm' | 'forwardErrors' | 'exposeHints'>): GateFailure {
+/**
+ * `error` as a failure of a request gated with `settings`: answered as they say, or forwarded.
+ * For an adapter's own refusals outside the gate (a route's malformed configuration, say).
+ */
+export function failure(error: unknown, settings: Pick<AdapterSettings, 'realm' | 'forwardErrors' | 'exposeHints'>): GateFailure {
   if (settings.forwardErrors) return { ok: false, error, response: undefined };
   return {
     ok: false,

@@ -16,7 +16,11 @@ export type RequireScopesArguments = readonly [requirement: ScopeRequirement] | 
  * @throws {TypeError} naming `requireScopes` when the arguments are not a valid requirement.
  */
 export function requirementFromArguments(args: readonly unknown[]): NormalizedScopeRequirement {
-  if (args.length === 0) throw new TypeError('requireScopes: give at least one scope');
+  if (args.length === 0) {
+    throw new TypeError(
+      "requireScopes: give at least one scope, got none: requireScopes('pay:processPayments'); for a route without a scope of its own, leave it out",
+    );
+  }
   if (args.length > 1) {
     const index = args.findIndex((arg) => typeof arg !== 'string');
     if (index !== -1) {

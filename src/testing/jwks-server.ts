@@ -37,6 +37,27 @@ export interface ServeJwksOptions {
   readonly onRequest?: (() => void) | undefined;
 }
 
+/** What a caller may take for an option of the server: it always listens on 127.0.0.1, at a port of its own. */
+const ADDRESS_OPTIONS = ['port', 'host', 'hostname'] as const;
+
+/**
+ * Checks the options of {@link serveJwks} (or of `issuer.listen()`, `owner`), before any server starts.
+ * @throws {TypeError} naming `owner`, the option at fault and the value found.
+ */
+export function checkServeJwksOptions(owner: string, options: unknown): void {
+  if (typeof options === 'object' && options !== null) {
+    for (const name of ADDRESS_OPTIONS) {
+      const value: unknown = (options as Record<string, unknown>)[name];
+      if (value === undefined) continue;
+      throw new TypeError(
+        `${owner}: ${name} is not an option, got ${describeValue(value)}: the server listens on 127.0.0.1 at an ephemeral port, ` +
+          'so servers never clash; read its URL from the server returned (server.url, or issuer.jwksUri)',
+      );
+    }
+  }
+  rejectUnknownOptions(owner, options as object, SERVE_JWKS_OPTION_NAMES);
+}
+
 /**
  * Serves `document()` as a JWKS on 127.0.0.1 at an ephemeral port.
  * @throws {TypeError} naming the argument or option at fault, before any server starts.
@@ -45,7 +66,7 @@ export async function serveJwks(document: () => unknown, options: ServeJwksOptio
   if (typeof document !== 'function') {
     throw new TypeError(`serveJwks: document must be a function returning the JWKS (() => jwks), got ${describeValue(document)}`);
   }
-  rejectUnknownOptions('serveJwks', options, SERVE_JWKS_OPTION_NAMES);
+  checkServeJwksOptions('serveJwks', options);
   const path = options.path ?? '/.well-known/jwks.json';
   if (typeof path !== 'string' || !path.startsWith('/')) {
     throw new TypeError(`serveJwks: path must start with "/", got ${describeValue(path)}`);

@@ -12,16 +12,26 @@
  * @module paygate-auth/testing/msw
  */
 import { type HttpHandler, http } from 'msw';
-import { describeValue, isLoopbackHost } from '../internal/index.js';
+import { describeValue, isLoopbackHost, quote } from '../internal/index.js';
 import { type TestIssuer, issuerLink } from './test-issuer.js';
 
 /** One msw handler per issuer, serving its JWKS at its msw URL and counting the requests (`jwksRequests`). */
 export function jwksHandlers(...issuers: readonly TestIssuer[]): HttpHandler[] {
+  const served = new Map<string, number>();
   return issuers.map((issuer, index) => {
     const link = issuerLink(issuer);
     if (link === undefined) {
       throw new TypeError(`jwksHandlers: issuers[${index}] must be a test issuer from createTestIssuer(), got ${describeValue(issuer)}`);
     }
+    // msw answers a URL with its first handler: the second issuer's verifiers would get the first one's keys.
+    const first = served.get(link.registeredJwksUri);
+    if (first !== undefined) {
+      throw new TypeError(
+        `jwksHandlers: issuers[${index}] serves its JWKS at the URL of issuers[${first}], got ${quote(link.registeredJwksUri)} for both: ` +
+          "msw would answer both with the first one's keys; give each createTestIssuer() its own issuer option (or jwksUri)",
+      );
+    }
+    served.set(link.registeredJwksUri, index);
     return http.get(link.registeredJwksUri, () => link.respond());
   });
 }

@@ -13,9 +13,9 @@ import {
   rejectUnknownOptions,
   withoutTrailingSlashes,
 } from '../internal/index.js';
-import { type IssuerEntry, parseTenantErn } from '../index.js';
-import { type JwksServer, type ServeJwksOptions, serveJwks } from './jwks-server.js';
-import { type PublishedJwk, type TestKey, generateTestKey, signRawToken } from './test-key.js';
+import { type IssuerEntry, IssuerRegistry, parseTenantErn } from '../index.js';
+import { type JwksServer, type ServeJwksOptions, checkServeJwksOptions, serveJwks } from './jwks-server.js';
+import { type PublishedJwk, type TestKey, generateTestKey, isTestKey, signRawToken } from './test-key.js';
 
 /** The members of {@link TestIssuerOptions}: any other is refused, naming the nearest. */
 const TEST_ISSUER_OPTION_NAMES = optionNames<TestIssuerOptions>({
@@ -232,7 +232,8 @@ export interface TestIssuer {
   /** Removes every JWKS entry whose `kid` is `kid`. */
   unpublish(kid: string): void;
   /**
-   * Serves the JWKS from a real HTTP server on 127.0.0.1; `entry.jwksUri` points there from now on.
+   * Serves the JWKS from a real HTTP server on 127.0.0.1; `entry.jwksUri` points there from now on,
+   * until that server is closed (its own `close()`, or the issuer's).
    * Verifiers from `createTestVerifier()` follow it whenever they were built; one built with
    * `createVerifier({ registry: [issuer.entry] })` keeps the URL it was given: build it after.
    */
@@ -245,7 +246,7 @@ export interface TestIssuer {
 export interface IssuerLink {
   /** Its JWKS URL before any `listen()`: the one a kit verifier registers. */
   readonly registeredJwksUri: string;
-  /** Bumped on every change to the served JWKS. */
+  /** Bumped on every change to the served JWKS, or to where it is served. */
   revision(): number;
   /** The registry entry, with `registeredJwksUri`. */
   entry(): IssuerEntry;
@@ -297,13 +298,6 @@ function withOverrides(
   return result;
 }
 
-/** `true` for a key as `generateTestKey()` or `addKey()` makes one: what `token()` signs with. */
-function isTestKey(value: unknown): value is TestKey {
-  if (typeof value !== 'object' || value === null) return false;
-  const { kid, privateKeyPkcs8 } = value as Partial<TestKey>;
-  return typeof kid === 'string' && kid !== '' && privateKeyPkcs8 instanceof Uint8Array;
-}
-
 /**
  * @throws {TypeError} naming `owner`, `name` and the value found unless `kid` is a string (a
  * `TestKey` given in its place would match no JWKS entry, and the call would do nothing).
@@ -311,6 +305,37 @@ function isTestKey(value: unknown): value is TestKey {
 function checkKid(owner: string, name: string, kid: unknown): void {
   if (typeof kid === 'string') return;
   throw new TypeError(`${owner}: ${name} must be a kid (a string), got ${describeValue(kid)}: for a TestKey, pass key.kid`);
+}
+
+/**
+ * The product of the `tenant` option.
+ * @throws {TypeError} naming `createTestIssuer`, `tenant` and the ERN parser's reason when it is no tenant ERN.
+ */
+function tenantProductOf(tenant: string): string {
+  try {
+    return parseTenantErn(tenant).product;
+  } catch (error) {
+    throw new TypeError(
+      `createTestIssuer: tenant must be a tenant ERN, ern:<product>/tenants/<id> (${(error as Error).message}): ` +
+        "give one such as 'ern:acme/tenants/t-1'",
+    );
+  }
+}
+
+/**
+ * Checks the issuer's registry entry as the verifier's registry will, before any key is made.
+ * @throws {TypeError} naming `createTestIssuer` and the registry's reason (the entry's members
+ * bear the names of the options they come from).
+ */
+function checkEntry(entry: IssuerEntry): void {
+  try {
+    new IssuerRegistry([entry]);
+  } catch (error) {
+    throw new TypeError(
+      `createTestIssuer: its registry entry is refused (${(error as Error).message}): ` +
+        'fix the option of that name (issuer, jwksUri, tenants, maxTokenLifetime, subjectMustEqualIssuer)',
+    );
+  }
 }
 
 interface MswModule {
@@ -342,7 +367,7 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
   const issuer = textOption('issuer', options.issuer, 'https://issuer.test');
   const audience = audienceOption(options.audience);
   const tenant = textOption('tenant', options.tenant, `ern:${product}/tenants/t-1`);
-  const tenantProduct = parseTenantErn(tenant).product;
+  const tenantProduct = tenantProductOf(tenant);
   if (tenantProduct !== product) {
     throw new TypeError(
       `createTestIssuer: tenant ${quote(tenant)} is of the product ${quote(tenantProduct)}, ` +
@@ -360,6 +385,15 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
   });
   const kidPrefix = textOption('kid', options.kid, 'test-key');
   const mswUri = textOption('jwksUri', options.jwksUri, `${withoutTrailingSlashes(issuer)}/.well-known/jwks.json`);
+  const entryAt = (uri: string): IssuerEntry => ({
+    issuer,
+    jwksUri: uri,
+    products: [product],
+    ...(options.tenants === undefined ? {} : { tenants: options.tenants }),
+    ...(options.maxTokenLifetime === undefined ? {} : { maxTokenLifetime: options.maxTokenLifetime }),
+    ...(options.subjectMustEqualIssuer === undefined ? {} : { subjectMustEqualIssuer: options.subjectMustEqualIssuer }),
+  });
+  checkEntry(entryAt(mswUri));
   let jwksUri = mswUri;
   /** Whether `entry` was read while it named the msw URL (a verifier may hold it). */
   let entryReadBeforeListen = false;
@@ -372,6 +406,16 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
   const msw = await loadMsw();
   const setPublished = (next: Readonly<Record<string, unknown>>[]): void => {
     published = next;
+    revision += 1;
+  };
+  /**
+   * Serves the JWKS at `uri` from now on. A change for the verifiers that follow the issuer: they
+   * reload its keys from there before their next verification, rather than wait out the backoff
+   * of a download that failed where it was served before (or where nothing served it).
+   */
+  const moveTo = (uri: string): void => {
+    if (uri === jwksUri) return;
+    jwksUri = uri;
     revision += 1;
   };
   const nextKid = (): string => {
@@ -388,14 +432,6 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
   };
   let signingKey = await addKey();
   const document = () => ({ keys: published });
-  const entryAt = (uri: string): IssuerEntry => ({
-    issuer,
-    jwksUri: uri,
-    products: [product],
-    ...(options.tenants === undefined ? {} : { tenants: options.tenants }),
-    ...(options.maxTokenLifetime === undefined ? {} : { maxTokenLifetime: options.maxTokenLifetime }),
-    ...(options.subjectMustEqualIssuer === undefined ? {} : { subjectMustEqualIssuer: options.subjectMustEqualIssuer }),
-  });
   const claimsFor = (owner: string, overrides: TestClaims | undefined): Record<string, unknown> => {
     const iat = Math.floor(now() / 1000);
     const base: Record<string, unknown> = {
@@ -497,6 +533,8 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
       setPublished(published.filter((jwk) => jwk.kid !== kid));
     },
     async listen(listenOptions = {}) {
+      // Checked here, under its own name: serveJwks() sees a copy, with an onRequest of the kit's.
+      checkServeJwksOptions('listen', listenOptions);
       // Checked here: serveJwks() sees only the wrapper below, and a bad one would throw in the server.
       const onRequest = functionOption<() => void>('listen', 'onRequest', listenOptions.onRequest);
       const server = await serveJwks(document, {
@@ -507,16 +545,30 @@ export async function createTestIssuer(options: TestIssuerOptions = {}): Promise
         },
       });
       servers.push(server);
-      jwksUri = server.url;
+      moveTo(server.url);
       if (entryReadBeforeListen) {
         entryReadBeforeListen = false;
         warnListenOrder(mswUri);
       }
-      return server;
+      // Closed on its own, it stops being where the JWKS is served: the issuer falls back on the
+      // server opened before it, or its msw URL, never a URL nothing answers.
+      const closeServer = (): Promise<void> => {
+        const index = servers.indexOf(server);
+        if (index !== -1) servers.splice(index, 1);
+        moveTo(servers.at(-1)?.url ?? mswUri);
+        return server.close();
+      };
+      return {
+        url: server.url,
+        get requests() {
+          return server.requests;
+        },
+        close: closeServer,
+      };
     },
     async close() {
       await Promise.all(servers.splice(0).map((server) => server.close()));
-      jwksUri = mswUri;
+      moveTo(mswUri);
     },
   };
   links.set(testIssuer, {

@@ -136,6 +136,13 @@ export async function generateTestKey(options: TestKeyOptions = {}): Promise<Tes
   return key;
 }
 
+/** `true` for a key as `generateTestKey()` or `addKey()` makes one: what `token()` and `signRawToken()` sign with. */
+export function isTestKey(value: unknown): value is TestKey {
+  if (typeof value !== 'object' || value === null) return false;
+  const { kid, privateKeyPkcs8 } = value as Partial<TestKey>;
+  return typeof kid === 'string' && kid !== '' && privateKeyPkcs8 instanceof Uint8Array;
+}
+
 /** The key's private JWK (no `alg`: `jose` imports it for whichever RSA algorithm signs). */
 function privateJwkOf(key: TestKey): Promise<Record<string, unknown>> {
   let jwk = privateJwks.get(key);
@@ -195,6 +202,11 @@ function joseSigns(key: TestKey, header: unknown, alg: TestSigningAlgorithm): he
  * `crit`, raw bytes, keys under 2048 bits) by WebCrypto over the same encoding.
  */
 export async function signRawToken(key: TestKey, header: unknown, payload: unknown, options: SignRawTokenOptions = {}): Promise<string> {
+  if (!isTestKey(key)) {
+    throw new TypeError(
+      `signRawToken: key must be a TestKey (from generateTestKey(), or issuer.signingKey, addKey(), rotate()), got ${describeValue(key)}`,
+    );
+  }
   rejectUnknownOptions('signRawToken', options, SIGN_RAW_TOKEN_OPTION_NAMES);
   const headerAlg = (header as { alg?: unknown } | null)?.alg;
   const alg: TestSigningAlgorithm = options.alg ?? (isSigningAlgorithm(headerAlg) ? headerAlg : 'RS256');

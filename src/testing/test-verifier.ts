@@ -4,7 +4,7 @@
  * JWKS is fetched wherever its issuer serves it now.
  */
 import { type FetchLike, IssuerRegistry, type Verifier, type VerifierOptions, createVerifier } from '../index.js';
-import { VERIFIER_OPTION_NAMES, booleanOption, describeValue, functionOption, rejectUnknownOptions } from '../internal/index.js';
+import { VERIFIER_OPTION_NAMES, booleanOption, describeValue, functionOption, quote, rejectUnknownOptions } from '../internal/index.js';
 import { type IssuerLink, type TestIssuer, issuerLink } from './test-issuer.js';
 
 /**
@@ -64,7 +64,29 @@ function issuerList(issuers: TestIssuer | readonly TestIssuer[]): readonly TestI
       );
     }
   });
+  refuseSharedIssuers(list);
   return list;
+}
+
+/**
+ * @throws {TypeError} naming both places and the `iss` when two issuers made by
+ * createTestIssuer() share one: each defaults to `https://issuer.test`, and the registry would
+ * refuse the second without saying which option to set.
+ */
+function refuseSharedIssuers(list: readonly TestIssuer[]): void {
+  const seen = new Map<string, number>();
+  list.forEach((issuer, index) => {
+    if (issuerLink(issuer) === undefined) return;
+    const first = seen.get(issuer.issuer);
+    if (first === undefined) {
+      seen.set(issuer.issuer, index);
+      return;
+    }
+    throw new TypeError(
+      `createTestVerifier: issuers[${index}] has the iss of issuers[${first}], got ${quote(issuer.issuer)} for both: ` +
+        "give each createTestIssuer() its own issuer option (createTestIssuer({ issuer: 'https://beta.test', product: 'beta' }))",
+    );
+  });
 }
 
 /**

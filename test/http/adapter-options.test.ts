@@ -105,6 +105,33 @@ describe('resolveAdapterOptions', () => {
     expect(() => resolveAdapterOptions('auth', options)).toThrow(message);
   });
 
+  it('names what was found and what to pass when no verifier is given', () => {
+    expect(() => resolveAdapterOptions('auth', {})).toThrow(
+      /^auth: verifier is required, got no verifier and none of the verifier's options: pass \{ verifier \} with a verifier from createVerifier\(\)/,
+    );
+    expect(() => resolveAdapterOptions('auth', { verifier: undefined, realm: 'x' })).toThrow(
+      /^auth: verifier is required, got verifier undefined: pass \{ verifier \}/,
+    );
+  });
+
+  it('says to pass { verifier } when the options are missing', () => {
+    expect(() => resolveAdapterOptions('auth', undefined)).toThrow(
+      /^auth: options must be an object, got undefined: pass \{ verifier \} with a verifier from createVerifier\(\)$/,
+    );
+  });
+
+  it("refuses the verifier's options without a registry, naming registry and the options found", () => {
+    expect(() => resolveAdapterOptions('auth', { audience: 'https://payments.test' })).toThrow(
+      /^auth: registry is required with the verifier's options, got "audience" without it: add registry: new IssuerRegistry/,
+    );
+  });
+
+  it("names the adapter when the verifier's options it was given are refused", () => {
+    expect(() =>
+      resolveAdapterOptions('auth', { registry: new IssuerRegistry([entry]), audience: 'https://payments.test', jwksMaxAge: '600' }),
+    ).toThrow(/^auth: createVerifier: jwksMaxAge must be .*, got "600"$/);
+  });
+
   it('returns frozen settings', () => {
     expect(Object.isFrozen(resolveAdapterOptions('auth', { verifier }))).toBe(true);
   });

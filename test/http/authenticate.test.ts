@@ -50,6 +50,13 @@ describe('authenticate', () => {
     expect(() => authenticate(verifier as unknown as AuthenticatingVerifier, { authorization })).toThrow(message);
   });
 
+  test('refuses a test issuer given as the verifier, saying to pass createTestVerifier(issuer)', async () => {
+    const authorization = `Bearer ${await fx.issuer.token()}`;
+    expect(() => authenticate(fx.issuer as unknown as AuthenticatingVerifier, { authorization })).toThrow(
+      /^authenticate: verifier must be a verifier from createVerifier\(\), got a test issuer .*: pass createTestVerifier\(issuer\)/,
+    );
+  });
+
   test('a token not in the cache comes as a promise', async () => {
     expect(authenticate(fx.verifier(), { authorization: `Bearer ${await fx.issuer.token()}` })).toBeInstanceOf(Promise);
   });

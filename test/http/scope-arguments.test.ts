@@ -9,6 +9,12 @@ describe('requirementFromArguments', () => {
     });
   });
 
+  it('refuses no argument, saying none was found and how to call it', () => {
+    expect(() => requirementFromArguments([])).toThrow(
+      /^requireScopes: give at least one scope, got none: requireScopes\('pay:processPayments'\)/,
+    );
+  });
+
   it('takes one scope as that scope', () => {
     expect(requirementFromArguments(['pay:chargeToken'])).toMatchObject({ mode: 'allOf', scopes: ['pay:chargeToken'] });
   });

@@ -12,6 +12,12 @@ describe('serveJwks', () => {
     await expect(serveJwks(() => ({ keys: [] }), { paht: '/keys' } as never)).rejects.toThrow(/unknown option "paht".*"path"/);
   });
 
+  test('refuses a port, saying the port is ephemeral and where the URL is', async () => {
+    await expect(serveJwks(() => ({ keys: [] }), { port: 8080 } as never)).rejects.toThrow(
+      /^serveJwks: port is not an option, got 8080: .*ephemeral port.*server\.url/,
+    );
+  });
+
   test('refuses a path that does not start with "/", naming path', async () => {
     // `http://127.0.0.1:<port>` and `keys.json` made a URL with no valid port.
     await expect(serveJwks(() => ({ keys: [] }), { path: 'keys.json' })).rejects.toThrow(/serveJwks: path must start with "\/"/);

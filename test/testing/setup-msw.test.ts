@@ -44,4 +44,11 @@ describe('msw', () => {
       /^jwksHandlers: issuers\[1\] must be a test issuer from createTestIssuer\(\), got undefined$/,
     );
   });
+
+  test('jwksHandlers refuse two issuers serving their JWKS at one URL, naming both places', async () => {
+    const twin = await createTestIssuer();
+    expect(() => jwksHandlers(acme, twin)).toThrow(
+      /^jwksHandlers: issuers\[1\] serves its JWKS at the URL of issuers\[0\], got "https:\/\/issuer\.test\/\.well-known\/jwks\.json"/,
+    );
+  });
 });

@@ -110,6 +110,28 @@ describe('createTestIssuer option checks', () => {
     await expect(createTestIssuer({ [name]: value } as TestIssuerOptions)).rejects.toThrow(message);
   });
 
+  test.each([
+    [
+      'an http: issuer',
+      { issuer: 'http://issuer.test' },
+      /^createTestIssuer: its registry entry is refused \(.*issuer.*got "http:\/\/issuer\.test".*\): fix the option/,
+    ],
+    ['an issuer that is no URL', { issuer: 'issuer' }, /^createTestIssuer: its registry entry is refused \(.*got "issuer".*\)/],
+    [
+      'a jwksUri that is no URL',
+      { jwksUri: 'jwks.json' },
+      /^createTestIssuer: its registry entry is refused \(.*jwksUri.*got "jwks\.json".*\)/,
+    ],
+  ])('refuses %s when made, as the registry would later, naming createTestIssuer and the value', async (_name, options, message) => {
+    await expect(createTestIssuer(options)).rejects.toThrow(message);
+  });
+
+  test('refuses a tenant that is no tenant ERN, naming createTestIssuer, tenant and the value', async () => {
+    await expect(createTestIssuer({ tenant: 'acme/t-1' })).rejects.toThrow(
+      /^createTestIssuer: tenant must be a tenant ERN, ern:<product>\/tenants\/<id> \(.*"acme\/t-1".*\)/,
+    );
+  });
+
   test('refuses a now that is not a function, naming it and the value', async () => {
     await expect(createTestIssuer({ now: Date.now() as unknown as () => number })).rejects.toThrow(
       /createTestIssuer: now must be a function, got \d+/,
@@ -242,6 +264,57 @@ describe('TestIssuer.listen', () => {
     expect(issuer.jwksUri).toBe('https://issuer.test/.well-known/jwks.json');
   });
 
+  test('refuses a port under its own name, saying the port is ephemeral and where the URL is', async () => {
+    const issuer = await createTestIssuer();
+    await expect(issuer.listen({ port: 3000 } as never)).rejects.toThrow(
+      /^listen: port is not an option, got 3000: the server listens on 127\.0\.0\.1 at an ephemeral port.*server\.url/,
+    );
+    expect(issuer.jwksUri).toBe('https://issuer.test/.well-known/jwks.json');
+  });
+
+  test('refuses options that are not an object under its own name, naming the value found', async () => {
+    const issuer = await createTestIssuer();
+    await expect(issuer.listen('/keys' as never)).rejects.toThrow(/^listen: options must be an object, got "\/keys"$/);
+  });
+
+  test('points the issuer back at its msw URL when the listen() server is closed on its own', async () => {
+    const issuer = await createTestIssuer();
+    const server = await issuer.listen();
+    await server.close();
+    expect(issuer.jwksUri).toBe('https://issuer.test/.well-known/jwks.json');
+    expect(issuer.entry.jwksUri).toBe('https://issuer.test/.well-known/jwks.json');
+  });
+
+  test('points the issuer at the server still open when one of two listen() servers is closed', async () => {
+    const issuer = await createTestIssuer();
+    const first = await issuer.listen();
+    const second = await issuer.listen();
+    try {
+      await second.close();
+      expect(issuer.jwksUri).toBe(first.url);
+      const verifier = createTestVerifier(issuer);
+      await expect(verifier.verify(await issuer.token())).resolves.toBeDefined();
+      expect(first.requests).toBe(1);
+    } finally {
+      await issuer.close();
+    }
+  });
+
+  test('lets a kit verifier whose download failed before listen() verify at once after it', async () => {
+    const issuer = await createTestIssuer();
+    // No msw: the download of the msw URL fails, as it would off this machine; loopback goes through.
+    const loopbackOnly = (input: string, init?: RequestInit) =>
+      new URL(input).hostname === '127.0.0.1' ? globalThis.fetch(input, init) : Promise.reject(new TypeError('fetch failed'));
+    const verifier = createTestVerifier(issuer, { fetch: loopbackOnly });
+    await expect(verifier.verify(await issuer.token())).rejects.toMatchObject({ code: 'jwks_unavailable' });
+    await issuer.listen();
+    try {
+      await expect(verifier.verify(await issuer.token())).resolves.toMatchObject({ issuer: 'https://issuer.test' });
+    } finally {
+      await issuer.close();
+    }
+  });
+
   test('answers 404 on other paths', async () => {
     const issuer = await createTestIssuer();
     const server = await issuer.listen();
@@ -279,6 +352,13 @@ describe('createTestVerifier', () => {
     const issuer = await createTestIssuer();
     expect(() => createTestVerifier(issuer, { registry: [issuer.entry] } as never)).toThrow(
       /^createTestVerifier: registry is made from the issuers given, got an array: pass the issuers .*createVerifier\(\{ registry \}\)/,
+    );
+  });
+
+  test('refuses two issuers sharing one iss, naming both places and the issuer option to set', async () => {
+    const [first, second] = await Promise.all([createTestIssuer(), createTestIssuer()]);
+    expect(() => createTestVerifier([first, second])).toThrow(
+      /^createTestVerifier: issuers\[1\] has the iss of issuers\[0\], got "https:\/\/issuer\.test" for both: .*issuer option/,
     );
   });
 

@@ -48,6 +48,13 @@ describe('generateTestKey', () => {
 });
 
 describe('signRawToken', () => {
+  test('refuses a key that is not a TestKey, naming the value found, before anything is signed', async () => {
+    await expect(signRawToken(undefined as never, { alg: 'RS256' }, {})).rejects.toThrow(
+      /^signRawToken: key must be a TestKey \(.*\), got undefined$/,
+    );
+    await expect(signRawToken({ kid: 'k-1' } as never, { alg: 'RS256' }, {})).rejects.toThrow(/^signRawToken: key must be a TestKey/);
+  });
+
   test.each(['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'] as const)(
     'signs %s tokens that jose verifies with the public JWK',
     async (alg) => {

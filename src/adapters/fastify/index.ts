@@ -18,8 +18,8 @@ import type { AuthContext } from '../../core/auth-context.js';
 import { ConfigurationError } from '../../core/errors.js';
 import { describe } from '../../core/options.js';
 import { type NormalizedScopeRequirement, type ScopeRequirement, normalizeScopeRequirement } from '../../core/scopes.js';
-import { type AdapterOptions, resolveAdapterOptions, stableRequirement } from '../../http/adapter-options.js';
-import { type GateFailure, type GateResult, gateRequest, gateScopes, remember } from '../../http/request-gate.js';
+import { type AdapterOptions, type AdapterSettings, resolveAdapterOptions, stableRequirement } from '../../http/adapter-options.js';
+import { type GateFailure, type GateResult, failure, gateRequest, gateScopes, remember } from '../../http/request-gate.js';
 import { type RequireScopesArguments, requirementFromArguments } from '../../http/scope-arguments.js';
 
 declare module 'fastify' {
@@ -65,6 +65,27 @@ function routeScopes(route: Pick<RouteOptions, 'method' | 'url' | 'config'>): No
   if (config.scopes === undefined) return undefined;
   if (config.auth === false) throw new TypeError(`${label}.scopes cannot apply to a route with config.auth false`);
   return stableRequirement(config.scopes, `${label}.scopes`);
+}
+
+/**
+ * The failure of a request to a route declared before the plugin loaded (before its `register()`,
+ * or while it was not awaited), whose `config.scopes` the `onRoute` hook never saw and is
+ * malformed: a `ConfigurationError` (500) naming the route and the value, never Fastify's own 500
+ * carrying the bare `TypeError`.
+ */
+function misconfiguredRoute(request: FastifyRequest, settings: AdapterSettings): GateFailure {
+  const { method, url, config } = request.routeOptions;
+  let reason = 'is malformed';
+  try {
+    routeScopes({ method: method as RouteOptions['method'], url: url ?? request.url, config });
+  } catch (error) {
+    reason = (error as Error).message;
+  }
+  const error = new ConfigurationError(
+    `paygateAuth: ${reason}: this route was declared before paygateAuth loaded, so its config was not checked at boot: ` +
+      'fix the value, and declare routes after await app.register(paygateAuth, { verifier })',
+  );
+  return failure(error, settings);
 }
 
 /**
@@ -117,8 +138,13 @@ const plugin: FastifyPluginAsync<PaygateAuthOptions> = async (fastify, options) 
       return done();
     }
     // Normalized by the onRoute hook when the route was built (so this returns them as they are),
-    // unless the route was registered before the plugin.
-    const scopes = config?.scopes === undefined ? undefined : normalizeScopeRequirement(config.scopes);
+    // unless the route was declared before the plugin loaded: its config is checked here instead.
+    let scopes: NormalizedScopeRequirement | undefined;
+    try {
+      scopes = config?.scopes === undefined ? undefined : normalizeScopeRequirement(config.scopes);
+    } catch {
+      return pass(misconfiguredRoute(request, settings), request, reply, done);
+    }
     const result = gateRequest(settings, request.raw, scopes);
     if (result instanceof Promise) void result.then((settled) => pass(settled, request, reply, done));
     else pass(result, request, reply, done);

@@ -52,7 +52,11 @@ export function withAuth<Args extends unknown[]>(
   options: WithAuthOptions,
 ): FetchHandler<Args>;
 export function withAuth<Args extends unknown[]>(handler: AuthenticatedHandler<Args>, options: WithAuthOptions): FetchHandler<Args> {
-  if (typeof handler !== 'function') throw new TypeError(`withAuth: handler must be a function, got ${describe(handler)}`);
+  if (typeof handler !== 'function') {
+    // withAuth(options, handler): the order of Express's and Koa's auth(options), swapped.
+    const swapped = typeof options === 'function' ? ': the arguments are swapped, write withAuth(handler, { verifier })' : '';
+    throw new TypeError(`withAuth: handler must be a function, got ${describe(handler)}${swapped}`);
+  }
   const settings = resolveAdapterOptions('withAuth', options);
   return async (request: Request, ...rest: Args) => {
     // A cached token is answered at once: the handler is called without waiting a turn.

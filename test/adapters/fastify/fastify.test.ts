@@ -258,6 +258,41 @@ describe('the Fastify adapter', () => {
     }
   });
 
+  it('answers a route declared before the plugin loaded whose config.scopes is malformed with 500 configuration_error, as problem+json', async () => {
+    const app = Fastify();
+    void app.register(paygateAuth, { verifier: fx.verifier });
+    app.get('/bad', { config: { scopes: 'bad scope' } }, me);
+    try {
+      const response = await app.inject({ url: '/bad', headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
+      expect(response.statusCode).toBe(500);
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(response.json().code).toBe('configuration_error');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('forwards the ConfigurationError of such a route, naming the route and the value found', async () => {
+    const app = Fastify();
+    let forwarded: { code?: unknown; message?: unknown } = {};
+    app.setErrorHandler(async (error: { code?: unknown; message?: unknown }, _request, reply: FastifyReply) => {
+      forwarded = error;
+      return reply.code(599).send();
+    });
+    void app.register(paygateAuth, { verifier: fx.verifier, forwardErrors: true });
+    app.get('/bad', { config: { scopes: 'bad scope' } }, me);
+    try {
+      const response = await app.inject({ url: '/bad', headers: { authorization: `Bearer ${await fx.issuer.token()}` } });
+      expect(response.statusCode).toBe(599);
+      expect(forwarded.code).toBe('configuration_error');
+      expect(forwarded.message).toContain('route GET /bad: config.scopes[0]');
+      expect(forwarded.message).toContain('got "bad scope"');
+      expect(forwarded.message).toContain('await app.register(paygateAuth');
+    } finally {
+      await app.close();
+    }
+  });
+
   it('answers an unknown route with 401 before 404, so that routes are not probed unauthenticated', async () => {
     const app = await started(() => undefined);
     try {

@@ -115,6 +115,12 @@ describe('the fetch adapter', () => {
     );
   });
 
+  it('says the arguments are swapped when given the options first and the handler second', () => {
+    expect(() => withAuth({ verifier: fx.verifier } as never, (() => new Response()) as never)).toThrow(
+      /^withAuth: handler must be a function, got object: the arguments are swapped, write withAuth\(handler, \{ verifier \}\)$/,
+    );
+  });
+
   it('rejects with the AuthError itself when forwardErrors is set', async () => {
     const handler = withAuth(() => new Response('reached'), { verifier: fx.verifier, forwardErrors: true });
     const rejection = await handler(new Request('http://127.0.0.1/')).catch((error: unknown) => error);
