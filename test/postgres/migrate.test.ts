@@ -117,6 +117,7 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'registry', version: 1 },
       { area: 'registry', version: 2 },
       { area: 'registry', version: 3 },
+      { area: 'registry', version: 4 },
       { area: 'keys', version: 1 },
       { area: 'keys', version: 2 },
       { area: 'keys', version: 3 },
@@ -216,6 +217,19 @@ describe.skipIf(SKIP)('migrate', () => {
 
     expect(await migrate(pool, { only: 'links' })).toEqual({ applied: [{ area: 'links', version: 3 }], versions: { links: 3 } });
     expect((await pool.query(`SELECT record::text AS record FROM ${TABLES.links}`)).rows).toEqual([{ record }]);
+  });
+
+  it('applies registry version 4 over a row whose issuer is longer than 2048 characters: the row kept, and left out', async () => {
+    const pool = await freshPool('registry_three');
+    await migrate(pool, { only: 'registry' });
+    await pool.query(`ALTER TABLE ${TABLES.issuers} DROP CONSTRAINT ${TABLES.issuers}_issuer_length`);
+    await pool.query(`DELETE FROM ${TABLES.migrations} WHERE area = 'registry' AND version = 4`);
+    const issuer = `https://acme.test/${'a'.repeat(3000 - 18)}`;
+    const entry = { issuer, jwksUri: 'https://acme.test/jwks.json', products: ['acme'] };
+    await pool.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ($1, $2)`, [issuer, JSON.stringify(entry)]);
+
+    expect(await migrate(pool, { only: 'registry' })).toEqual({ applied: [{ area: 'registry', version: 4 }], versions: { registry: 4 } });
+    expect((await readIssuers(pool)).map((record) => [record.issuer.length, record.refused?.rule])).toEqual([[3000, 'invalid_entry']]);
   });
 
   it('upgrades a registry of version 1 forward: its rows and audit kept, later changes audited by the database', async () => {
