@@ -162,6 +162,67 @@ function guardedCompactionMark({ schema }: MigrationContext): readonly string[] 
   ];
 }
 
+/**
+ * Controls version 9: a recorded action is deleted only when the table still adds up to the same
+ * controls without it (what the compaction deletes), however the delete is written; `TRUNCATE` is
+ * refused. A revocation or suspension deleted by hand in `psql` stayed in force on every running
+ * instance (which had applied it) and not on those started later: the fleet split. What a delete
+ * takes away counts as folded away: the compaction mark moves past it, so an instance that had
+ * not read it reads the table whole, as after a compaction. Rows deleted before are gone.
+ */
+function keptControls({ schema }: MigrationContext): readonly string[] {
+  const ids = `${TABLES.controls}_ids`;
+  const turns = `action IN ('suspend_issuer', 'resume_issuer')`;
+  return [
+    `CREATE FUNCTION paygate_operator_controls_kept() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path = ${schema}, pg_temp AS $$
+     DECLARE
+       lost record;
+       newest bigint;
+     BEGIN
+       IF TG_OP = 'TRUNCATE' THEN
+         RAISE EXCEPTION '% holds recorded actions: TRUNCATE is refused (instances that applied a revocation or suspension would keep it, those started later would not); run paygate_compact_controls() instead',
+           TG_TABLE_NAME USING ERRCODE = 'insufficient_privilege';
+       END IF;
+       SELECT g.issuer, g.kid INTO lost FROM gone g WHERE g.action = 'revoke_key' AND NOT EXISTS (
+         SELECT 1 FROM ${TABLES.controls} c WHERE c.action = 'revoke_key' AND c.issuer = g.issuer AND c.kid = g.kid) LIMIT 1;
+       IF FOUND THEN
+         RAISE EXCEPTION '% holds recorded actions: deleting the revocation of kid % of issuer % is refused (instances that applied it keep the key revoked, those started later would not); a revocation is never lifted',
+           TG_TABLE_NAME, quote_literal(left(lost.kid, 100)), quote_literal(left(lost.issuer, 200)) USING ERRCODE = 'insufficient_privilege';
+       END IF;
+       WITH touched AS (SELECT DISTINCT issuer FROM gone WHERE ${turns}),
+       was AS (
+         SELECT DISTINCT ON (issuer) issuer, action FROM (
+           SELECT id, issuer, action FROM ${TABLES.controls} WHERE ${turns} AND issuer IN (SELECT issuer FROM touched)
+           UNION ALL SELECT id, issuer, action FROM gone WHERE ${turns}
+         ) turned ORDER BY issuer, id DESC
+       ),
+       left_now AS (
+         SELECT DISTINCT ON (issuer) issuer, action FROM ${TABLES.controls}
+          WHERE ${turns} AND issuer IN (SELECT issuer FROM touched) ORDER BY issuer, id DESC
+       )
+       SELECT was.issuer, was.action = 'suspend_issuer' AS suspended INTO lost FROM was LEFT JOIN left_now USING (issuer)
+        WHERE (was.action = 'suspend_issuer') IS DISTINCT FROM coalesce(left_now.action = 'suspend_issuer', false) LIMIT 1;
+       IF FOUND THEN
+         RAISE EXCEPTION '% holds recorded actions: this delete would % issuer % (instances that applied its rows would not, those started later would); record a % instead',
+           TG_TABLE_NAME, CASE WHEN lost.suspended THEN 'lift the suspension of' ELSE 'suspend again' END, quote_literal(left(lost.issuer, 200)),
+           CASE WHEN lost.suspended THEN 'resume_issuer' ELSE 'suspend_issuer' END USING ERRCODE = 'insufficient_privilege';
+       END IF;
+       -- What was deleted counts as folded away: an instance that had not read it reads the table whole.
+       SELECT max(id) INTO newest FROM gone;
+       IF newest IS NOT NULL THEN
+         PERFORM setval('${ids}', newest) FROM ${ids} WHERE last_value < newest;
+         UPDATE ${TABLES.controlsCompacted} SET through = greatest(through, newest);
+       END IF;
+       RETURN NULL;
+     END $$`,
+    `CREATE TRIGGER paygate_operator_controls_kept AFTER DELETE ON ${TABLES.controls}
+       REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION paygate_operator_controls_kept()`,
+    `CREATE TRIGGER paygate_operator_controls_not_truncated BEFORE TRUNCATE ON ${TABLES.controls}
+       FOR EACH STATEMENT EXECUTE FUNCTION paygate_operator_controls_kept()`,
+  ];
+}
+
 /** The advisory lock each write of the key history holds until it commits ("pgkh"): taken by its stamp trigger. */
 export const KEY_HISTORY_LOCK = 1_885_825_896;
 
@@ -456,6 +517,11 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
       version: 8,
       description: 'the operator controls compaction mark only moves forward, to an id drawn',
       statements: guardedCompactionMark,
+    },
+    {
+      version: 9,
+      description: 'a recorded operator control is deleted only when the controls in force stay the same',
+      statements: keptControls,
     },
   ],
   directory: [

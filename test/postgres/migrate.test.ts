@@ -51,6 +51,7 @@ async function versionOneDatabase(pool: pg.Pool): Promise<void> {
   await pool.query('DROP FUNCTION paygate_operator_controls_stamp() CASCADE');
   await pool.query('DROP FUNCTION paygate_operator_controls_unchanged() CASCADE');
   await pool.query('DROP FUNCTION paygate_operator_controls_mark() CASCADE');
+  await pool.query('DROP FUNCTION paygate_operator_controls_kept() CASCADE');
   await pool.query(`DROP SEQUENCE ${TABLES.controls}_ids`);
   await pool.query(`ALTER TABLE ${TABLES.controls} ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY`);
   await pool.query(`ALTER TABLE ${TABLES.controls} DROP CONSTRAINT ${TABLES.controls}_text`);
@@ -112,6 +113,7 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'controls', version: 6 },
       { area: 'controls', version: 7 },
       { area: 'controls', version: 8 },
+      { area: 'controls', version: 9 },
       { area: 'directory', version: 1 },
       { area: 'directory', version: 2 },
       { area: 'registry', version: 1 },
@@ -165,8 +167,9 @@ describe.skipIf(SKIP)('migrate', () => {
         { area: 'controls', version: 6 },
         { area: 'controls', version: 7 },
         { area: 'controls', version: 8 },
+        { area: 'controls', version: 9 },
       ],
-      versions: { controls: 8 },
+      versions: { controls: 9 },
     });
     expect(await migrate(pool, { only: 'links' })).toEqual({
       applied: [
@@ -188,6 +191,7 @@ describe.skipIf(SKIP)('migrate', () => {
       ['controls', 6, false],
       ['controls', 7, false],
       ['controls', 8, false],
+      ['controls', 9, false],
       ['links', 1, true],
       ['links', 2, false],
       ['links', 3, false],
