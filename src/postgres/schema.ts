@@ -223,6 +223,60 @@ function keptControls({ schema }: MigrationContext): readonly string[] {
   ];
 }
 
+/**
+ * Controls version 10: an action's id is past every id an instance may have applied, even after
+ * the id sequence was moved back by hand (`setval`): an instance reads the actions past the last
+ * id it applied, so one drawn at or below it was never read by any running instance. Every id
+ * applied is a row's or at most the compaction mark (a delete moves the mark past what it takes
+ * away), so an id drawn at or below the greater of the two moves the sequence past it and is
+ * drawn again, under the lock the ids are drawn under.
+ */
+function unskippedControls({ schema }: MigrationContext): readonly string[] {
+  const ids = `${TABLES.controls}_ids`;
+  return [
+    `CREATE OR REPLACE FUNCTION paygate_operator_controls_stamp() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path = ${schema}, pg_temp AS $$
+     DECLARE
+       applied bigint;
+     BEGIN
+       PERFORM pg_advisory_xact_lock(${CONTROLS_LOCK});
+       NEW.id := nextval('${ids}');
+       SELECT greatest((SELECT max(id) FROM ${TABLES.controls}), (SELECT max(through) FROM ${TABLES.controlsCompacted})) INTO applied;
+       IF NEW.id <= applied THEN
+         PERFORM setval('${ids}', applied);
+         NEW.id := nextval('${ids}');
+       END IF;
+       RETURN NEW;
+     END $$`,
+  ];
+}
+
+/**
+ * Registry version 5: a change's id is past every id recorded, even after the audit's id sequence
+ * was moved back by hand (`setval`), which made every later change of the registry fail on the
+ * audit's primary key. The id is drawn by a function under the registry's lock (the audit trigger
+ * takes it first): one at or below the newest recorded moves the sequence past it.
+ */
+function unskippedRegistry({ schema }: MigrationContext): readonly string[] {
+  const ids = `${TABLES.issuerChanges}_id_seq`;
+  return [
+    `CREATE FUNCTION paygate_issuer_change_id() RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path = ${schema}, pg_temp AS $$
+     DECLARE
+       drawn bigint := nextval('${ids}');
+       newest bigint := (SELECT max(id) FROM ${TABLES.issuerChanges});
+     BEGIN
+       IF drawn <= newest THEN
+         PERFORM setval('${ids}', newest);
+         drawn := nextval('${ids}');
+       END IF;
+       RETURN drawn;
+     END $$`,
+    `REVOKE EXECUTE ON FUNCTION paygate_issuer_change_id() FROM PUBLIC`,
+    `ALTER TABLE ${TABLES.issuerChanges} ALTER COLUMN id SET DEFAULT paygate_issuer_change_id()`,
+  ];
+}
+
 /** The advisory lock each write of the key history holds until it commits ("pgkh"): taken by its stamp trigger. */
 export const KEY_HISTORY_LOCK = 1_885_825_896;
 
@@ -523,6 +577,11 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
       description: 'a recorded operator control is deleted only when the controls in force stay the same',
       statements: keptControls,
     },
+    {
+      version: 10,
+      description: "an operator control's id is past every id applied, the sequence moved back or not",
+      statements: unskippedControls,
+    },
   ],
   directory: [
     {
@@ -614,6 +673,11 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
          EXCEPTION WHEN check_violation THEN NULL;
          END $$`,
       ],
+    },
+    {
+      version: 5,
+      description: 'a registry change id is past every id recorded, the sequence moved back or not',
+      statements: unskippedRegistry,
     },
   ],
   keys: [

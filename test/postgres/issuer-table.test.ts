@@ -361,6 +361,15 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
     expect(await rowCounts()).toEqual({ issuers: 0, changes: 0 });
   });
 
+  it("keeps recording changes after the audit's id sequence was moved back (setval): the next id is past every one recorded", async () => {
+    await addIssuer(pool, ACME, BY);
+    const last = await removeIssuer(pool, ACME.issuer, BY);
+    await pool.query(`SELECT setval('${TABLES.issuerChanges}_id_seq', 1)`);
+    const added = await addIssuer(pool, BETA, BY);
+    expect(added.id).toBe(last.id + 1);
+    expect((await readIssuerChanges(pool)).map((change) => change.id)).toEqual([last.id - 1, last.id, last.id + 1]);
+  });
+
   it('refuses TRUNCATE of the registry table, whose removals would escape the audit', async () => {
     await addIssuer(pool, ACME, BY);
     await expect(pool.query(`TRUNCATE ${TABLES.issuers}`)).rejects.toMatchObject({ code: '42501' });

@@ -114,12 +114,14 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'controls', version: 7 },
       { area: 'controls', version: 8 },
       { area: 'controls', version: 9 },
+      { area: 'controls', version: 10 },
       { area: 'directory', version: 1 },
       { area: 'directory', version: 2 },
       { area: 'registry', version: 1 },
       { area: 'registry', version: 2 },
       { area: 'registry', version: 3 },
       { area: 'registry', version: 4 },
+      { area: 'registry', version: 5 },
       { area: 'keys', version: 1 },
       { area: 'keys', version: 2 },
       { area: 'keys', version: 3 },
@@ -168,8 +170,9 @@ describe.skipIf(SKIP)('migrate', () => {
         { area: 'controls', version: 7 },
         { area: 'controls', version: 8 },
         { area: 'controls', version: 9 },
+        { area: 'controls', version: 10 },
       ],
-      versions: { controls: 9 },
+      versions: { controls: 10 },
     });
     expect(await migrate(pool, { only: 'links' })).toEqual({
       applied: [
@@ -192,6 +195,7 @@ describe.skipIf(SKIP)('migrate', () => {
       ['controls', 7, false],
       ['controls', 8, false],
       ['controls', 9, false],
+      ['controls', 10, false],
       ['links', 1, true],
       ['links', 2, false],
       ['links', 3, false],
@@ -227,12 +231,17 @@ describe.skipIf(SKIP)('migrate', () => {
     const pool = await freshPool('registry_three');
     await migrate(pool, { only: 'registry' });
     await pool.query(`ALTER TABLE ${TABLES.issuers} DROP CONSTRAINT ${TABLES.issuers}_issuer_length`);
-    await pool.query(`DELETE FROM ${TABLES.migrations} WHERE area = 'registry' AND version = 4`);
+    await pool.query(`DELETE FROM ${TABLES.migrations} WHERE area = 'registry' AND version >= 4`);
+    await pool.query(`ALTER TABLE ${TABLES.issuerChanges} ALTER COLUMN id SET DEFAULT nextval('${TABLES.issuerChanges}_id_seq')`);
+    await pool.query('DROP FUNCTION paygate_issuer_change_id()');
     const issuer = `https://acme.test/${'a'.repeat(3000 - 18)}`;
     const entry = { issuer, jwksUri: 'https://acme.test/jwks.json', products: ['acme'] };
     await pool.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ($1, $2)`, [issuer, JSON.stringify(entry)]);
 
-    expect(await migrate(pool, { only: 'registry' })).toEqual({ applied: [{ area: 'registry', version: 4 }], versions: { registry: 4 } });
+    expect((await migrate(pool, { only: 'registry' })).applied).toEqual([
+      { area: 'registry', version: 4 },
+      { area: 'registry', version: 5 },
+    ]);
     expect((await readIssuers(pool)).map((record) => [record.issuer.length, record.refused?.rule])).toEqual([[3000, 'invalid_entry']]);
   });
 

@@ -401,6 +401,24 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     expect(behind.controls.state()).toEqual((await instance({ listen: false })).controls.state());
   });
 
+  it.each([
+    ['kept in the table', false],
+    ['compacted away', true],
+  ])('gives an action recorded after the id sequence was moved back (setval) an id past every one applied, %s', async (_, compact) => {
+    const running = await instance({ listen: false });
+    const token = await acme.token();
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    const resumed = await recordControl(operator, { action: 'resume_issuer', issuer: acme.issuer });
+    await running.controls.reload();
+    expect(running.controls.state().through).toBe(resumed.id);
+    if (compact) await compactControls(operator);
+    await operator.query(`SELECT setval('${TABLES.controls}_ids', 1)`);
+    const suspended = await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    expect(suspended.id).toBe(resumed.id + 1);
+    await running.controls.reload();
+    expect(await rejectsWith(running.verifier, token, 'issuer_suspended')).toBe(true);
+  });
+
   it('keeps a compaction mark an UPDATE by hand moves past every id drawn at the newest id drawn', async () => {
     await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
     const newest = await recordControl(operator, { action: 'resume_issuer', issuer: acme.issuer });
