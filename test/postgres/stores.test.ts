@@ -293,6 +293,41 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
     });
   });
 
+  describe('PostgresPaymentLinkStore, given a link PostgreSQL cannot read a field of', () => {
+    beforeEach(() => pool.query(`TRUNCATE ${TABLES.links}, ${TABLES.idempotency}`));
+
+    it.each([
+      ['U+0000 in its description', { description: 'a\u0000b' }, 'link.description', '22P05'],
+      ['a lone surrogate in a meta value', { meta: { order_id: 'a\ud800b' } }, 'link.meta.order_id', '22P02'],
+      ['U+0000 in a meta key', { meta: { 'k\u0000': '1' } }, 'link.meta member names', '22P05'],
+    ])(
+      'refuses a link with %s by insert with a TypeError naming the field, the server refusal as cause',
+      async (_, overrides, field, state) => {
+        const link = storedLink(TENANT_A, overrides);
+        const error = await new PostgresPaymentLinkStore(pool).insert(link).catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(TypeError);
+        expect((error as Error).message).toMatch(
+          new RegExp(`^PostgresPaymentLinkStore\\.insert: ${field.replaceAll('.', '\\.')} must be text without U\\+0000`),
+        );
+        expect((error as Error).cause).toMatchObject({ code: state });
+        expect(await new PostgresPaymentLinkStore(pool).get(TENANT_A, link.id)).toBeNull();
+      },
+    );
+
+    it('refuses such a link by insertClaiming with a TypeError naming the field, writing neither the link nor the key', async () => {
+      const idempotency = new PostgresIdempotencyStore(pool);
+      const link = storedLink(TENANT_A, { description: 'a\u0000b' });
+      const claim = { tenant: TENANT_A, key: 'k', fingerprint: 'f', now: 5_000_000, expiresAt: 5_000_000 + 86_400_000 };
+      const response = { status: 201, headers: {}, body: {} };
+      const error = await new PostgresPaymentLinkStore(pool)
+        .insertClaiming(link, { idempotency, claim, response })
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toMatch(/^PostgresPaymentLinkStore\.insertClaiming: link\.description must be text/);
+      expect((await pool.query(`SELECT count(*)::int AS n FROM ${TABLES.idempotency}`)).rows[0].n).toBe(0);
+    });
+  });
+
   describe('PostgresPaymentLinkStore.insertCompleting', () => {
     const links = () => new PostgresPaymentLinkStore(pool);
     beforeEach(() => pool.query(`TRUNCATE ${TABLES.links}, ${TABLES.idempotency}`));
