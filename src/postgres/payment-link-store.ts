@@ -24,7 +24,7 @@ import {
   isUuid,
 } from '../payment-links/index.js';
 import { errorState, storageFailure } from './database-errors.js';
-import { PostgresIdempotencyStore } from './idempotency-store.js';
+import { PostgresIdempotencyStore, recordExpiry } from './idempotency-store.js';
 import { TABLES } from './schema.js';
 import {
   type SqlClient,
@@ -278,7 +278,7 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
       request.tenant,
       request.key,
       request.fingerprint,
-      Math.floor(request.expiresAt),
+      recordExpiry(request),
       responseWithoutBody(response),
     ]);
     return stored ? 'stored' : 'key_taken';

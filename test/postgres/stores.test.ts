@@ -136,6 +136,54 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       expect((await store.claim({ ...request, fingerprint: 'f2', now: request.now + leaseTime })).state).toBe('claimed');
     });
 
+    const NOW = 5_000_000;
+    const TEN_YEARS = 315_360_000_000;
+
+    /** A record of key `k` written by hand: `state`, its lease end and expiry. */
+    async function handWritten(state: 'pending' | 'completed', leaseEnd: number | null, expiresAt: number): Promise<void> {
+      await pool.query(
+        `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, lease, lease_expires_at, expires_at, response)
+         VALUES ($1, 'k', $2, 'f1', 'hand', $3, $4, $5)`,
+        [TENANT_A, state, leaseEnd, expiresAt, state === 'completed' ? '{"status":201,"headers":{},"body":{}}' : null],
+      );
+    }
+
+    it('takes over a key whose record was written by hand to expire past the longest TTL (30 days): not kept for ever', async () => {
+      await handWritten('completed', null, NOW + TEN_YEARS);
+      const store = new PostgresIdempotencyStore(pool, { pendingWait: 0 });
+      const request = { tenant: TENANT_A, key: 'k', fingerprint: 'f2', now: NOW, expiresAt: NOW + 86_400_000 };
+      expect((await store.claim(request)).state).toBe('claimed');
+    });
+
+    it('takes over a pending key whose lease was written by hand to end past the longest lease: not held for ever', async () => {
+      await handWritten('pending', NOW + TEN_YEARS, NOW + 86_400_000);
+      const store = new PostgresIdempotencyStore(pool, { pendingWait: 0 });
+      const request = { tenant: TENANT_A, key: 'k', fingerprint: 'f1', now: NOW, expiresAt: NOW + 86_400_000 };
+      expect((await store.claim(request)).state).toBe('claimed');
+    });
+
+    it('still honours a lease ending within the longest lease (a day) and an expiry within 30 days', async () => {
+      await handWritten('pending', NOW + 86_400_000, NOW + 2_592_000_000);
+      const store = new PostgresIdempotencyStore(pool, { pendingWait: 0 });
+      const request = { tenant: TENANT_A, key: 'k', fingerprint: 'f2', now: NOW, expiresAt: NOW + 86_400_000 };
+      expect(await store.claim(request)).toEqual({ state: 'pending', fingerprint: 'f1' });
+    });
+
+    it('purges a record written by hand to expire far in the future, or to hold a lease as long', async () => {
+      await handWritten('completed', null, NOW + TEN_YEARS);
+      const store = new PostgresIdempotencyStore(pool);
+      expect(await store.purgeExpired(NOW)).toBe(1);
+      await handWritten('pending', NOW + TEN_YEARS, NOW - 1);
+      expect(await store.purgeExpired(NOW)).toBe(1);
+    });
+
+    it('writes a record to expire at most 30 days after the request, whatever expiresAt a caller gives', async () => {
+      const store = new PostgresIdempotencyStore(pool);
+      await store.claim({ tenant: TENANT_A, key: 'k', fingerprint: 'f1', now: NOW, expiresAt: NOW + TEN_YEARS });
+      const { rows } = await pool.query(`SELECT expires_at FROM ${TABLES.idempotency}`);
+      expect(Number(rows[0].expires_at)).toBe(NOW + 2_592_000_000);
+    });
+
     it('answers pending to the same body once pendingWait has passed', async () => {
       const store = new PostgresIdempotencyStore(pool, { pendingWait: 30 });
       const request = {
@@ -182,7 +230,7 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       await new PostgresPaymentLinkStore(pool).insert(theirs);
       await pool.query(
         `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response, link_id)
-         VALUES ($1, 'by-hand', 'completed', 'f', 9e12, '{"status":201,"headers":{}}', $2)`,
+         VALUES ($1, 'by-hand', 'completed', 'f', 1e9, '{"status":201,"headers":{}}', $2)`,
         [TENANT_A, theirs.id],
       );
       const claimed = claimByHand();
@@ -208,7 +256,7 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
         }
         await pool.query(
           `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response, link_id)
-           VALUES ($1, 'by-hand', 'completed', 'f', 9e12, $2, $3)`,
+           VALUES ($1, 'by-hand', 'completed', 'f', 1e9, $2, $3)`,
           [TENANT_A, response, linkId],
         );
       });
@@ -225,7 +273,7 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       await writtenBeforeConstraints(async () => {
         await pool.query(
           `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response)
-           VALUES ($1, 'by-hand', 'completed', 'f', 9e12, $2)`,
+           VALUES ($1, 'by-hand', 'completed', 'f', 1e9, $2)`,
           [TENANT_A, response],
         );
       });
@@ -255,7 +303,7 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       async (_, response) => {
         await expect(
           pool.query(
-            `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response) VALUES ($1, 'by-hand', 'completed', 'f', 9e12, $2)`,
+            `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response) VALUES ($1, 'by-hand', 'completed', 'f', 1e9, $2)`,
             [TENANT_A, response],
           ),
         ).rejects.toMatchObject({ code: '23514', constraint: 'paygate_idempotency_keys_response' });
