@@ -57,6 +57,39 @@ export interface PostgresIdempotencyStoreOptions {
 
 const OWNER = 'PostgresIdempotencyStore';
 
+/** The longest `leaseTime`, in milliseconds (a day). */
+const MAX_LEASE_TIME = 86_400_000;
+
+/**
+ * The longest a record is kept, in milliseconds: 30 days, the longest `idempotencyKeyTtl` the
+ * payment-link handler takes. The store writes no expiry later than this past the request's `now`.
+ */
+export const MAX_RECORD_LIFETIME = 2_592_000_000;
+
+/**
+ * How far ahead of `now` a stored lease end, and a stored expiry past {@link MAX_RECORD_LIFETIME},
+ * is still honoured, in milliseconds: the longest lease, as a margin for clocks out of step. A
+ * time later still was written by no store (by hand, say): it is read as passed, so the key is
+ * neither held nor kept for ever.
+ */
+const READ_MARGIN = MAX_LEASE_TIME;
+
+/** The expiry to write for `request`: its `expiresAt`, at most {@link MAX_RECORD_LIFETIME} past its `now`. */
+export function recordExpiry(request: ClaimRequest): number {
+  return Math.floor(Math.min(request.expiresAt, request.now + MAX_RECORD_LIFETIME));
+}
+
+/**
+ * SQL: the record `r` has expired, or its lease ended, at `$now` (milliseconds); a time further
+ * ahead than any store writes counts as passed.
+ */
+function passedSql(now: string): { expired: string; leaseEnded: string } {
+  return {
+    expired: `(r.expires_at <= ${now} OR r.expires_at > ${now} + ${MAX_RECORD_LIFETIME + READ_MARGIN})`,
+    leaseEnded: `(r.lease_expires_at <= ${now} OR r.lease_expires_at > ${now} + ${MAX_LEASE_TIME + READ_MARGIN})`,
+  };
+}
+
 function randomLease(): string {
   return globalThis.crypto.randomUUID();
 }
@@ -93,6 +126,11 @@ function unreplayable(request: ClaimRequest, part: string, found: unknown): Erro
   );
 }
 
+/** The claim's test of a record past its time, at `$7`. */
+const CLAIMABLE = passedSql('$7');
+/** The purge's, at `$1`. */
+const PURGEABLE = passedSql('$1');
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A claim that found the record taken, for another look. */
@@ -117,7 +155,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
     this.db = checkClient(db, OWNER);
     this.#leaseTime = numberOption(OWNER, 'leaseTime', options.leaseTime, 30_000, {
       min: 100,
-      max: 86_400_000,
+      max: MAX_LEASE_TIME,
       integer: true,
       unit: 'milliseconds',
     });
@@ -164,7 +202,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
          ON CONFLICT (tenant, key) DO UPDATE
            SET state = 'pending', fingerprint = EXCLUDED.fingerprint, lease = EXCLUDED.lease,
                lease_expires_at = EXCLUDED.lease_expires_at, expires_at = EXCLUDED.expires_at, response = NULL, link_id = NULL
-           WHERE r.expires_at <= $7 OR (r.state = 'pending' AND r.lease_expires_at <= $7)
+           WHERE ${CLAIMABLE.expired} OR (r.state = 'pending' AND ${CLAIMABLE.leaseEnded})
          RETURNING r.lease
        )
        SELECT 'claimed' AS state, NULL AS fingerprint, NULL::text AS response, lease, false AS names_link, NULL::text AS link FROM claimed
@@ -172,7 +210,7 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
        SELECT state, fingerprint, response::text, NULL, link_id IS NOT NULL, (SELECT record::text FROM ${TABLES.links} WHERE id = link_id AND tenant = $1)
          FROM ${TABLES.idempotency}
         WHERE tenant = $1 AND key = $2 AND NOT EXISTS (SELECT 1 FROM claimed)`,
-      [request.tenant, request.key, request.fingerprint, lease, now + this.#leaseTime, Math.floor(request.expiresAt), now],
+      [request.tenant, request.key, request.fingerprint, lease, now + this.#leaseTime, recordExpiry(request), now],
     );
     const row = rows[0];
     if (row === undefined) return LOOK_AGAIN;
@@ -213,8 +251,8 @@ export class PostgresIdempotencyStore implements IdempotencyStore {
       'purging idempotency keys',
       `WITH gone AS (
          DELETE FROM ${TABLES.idempotency} WHERE ctid IN (
-           SELECT ctid FROM ${TABLES.idempotency}
-            WHERE expires_at <= $1 AND (state = 'completed' OR lease_expires_at IS NULL OR lease_expires_at <= $1)
+           SELECT ctid FROM ${TABLES.idempotency} AS r
+            WHERE ${PURGEABLE.expired} AND (r.state = 'completed' OR r.lease_expires_at IS NULL OR ${PURGEABLE.leaseEnded})
             LIMIT $2 FOR UPDATE SKIP LOCKED)
          RETURNING 1)
        SELECT count(*)::int AS purged FROM gone`,

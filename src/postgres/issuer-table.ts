@@ -9,7 +9,7 @@
 import { type IssuerEntry, IssuerRegistry } from '../index.js';
 import { checkAllowedHosts, deepFreeze, describeValue, quote, rejectUnknownOptions, optionNames } from '../internal/index.js';
 import { storageFailure } from './database-errors.js';
-import { type RefusedRow, type RegistryRow, checkRegistryRows } from './registry-rows.js';
+import { type RefusedRow, type RegistryRow, checkRegistryRows, issuerTooLong } from './registry-rows.js';
 import { ACTOR_SETTING, MAX_ACTOR, REGISTRY_LOCK, TABLES } from './schema.js';
 import {
   type SqlClient,
@@ -250,10 +250,16 @@ function checkIssuer(where: string, issuer: unknown): string {
 
 /**
  * The registry's own checks of `entries` (a `TypeError` naming the entry and field), with the
- * change's `jwksAllowedHosts`; the frozen entries.
+ * change's `jwksAllowedHosts`, and the table's bound on an issuer's length (a `TypeError` from
+ * `where` naming the entry, the length found and the limit); the frozen entries.
  */
-function checkEntries(entries: readonly IssuerEntry[], options: ChangeOptions): readonly IssuerEntry[] {
-  return new IssuerRegistry(entries, { allowEmpty: true, jwksAllowedHosts: options.jwksAllowedHosts }).entries();
+function checkEntries(where: string, entries: readonly IssuerEntry[], options: ChangeOptions): readonly IssuerEntry[] {
+  const checked = new IssuerRegistry(entries, { allowEmpty: true, jwksAllowedHosts: options.jwksAllowedHosts }).entries();
+  for (const [index, entry] of checked.entries()) {
+    const long = issuerTooLong(`entries[${index}].issuer`, entry.issuer);
+    if (long !== undefined) throw new TypeError(`${where}: ${long}`);
+  }
+  return checked;
 }
 
 /**
@@ -390,7 +396,7 @@ export async function addIssuer(db: SqlClient, entry: IssuerEntry, options: Chan
   rejectUnknownOptions('addIssuer', options, CHANGE_OPTION_NAMES);
   checkClient(db, 'addIssuer');
   const { by, timeout } = checkActor('addIssuer', options);
-  const [checked] = checkEntries([entry], options) as [IssuerEntry];
+  const [checked] = checkEntries('addIssuer', [entry], options) as [IssuerEntry];
   return changing(db, timeout, 'adding an issuer', by, async (session) => {
     if ((await lockEntries(session, [checked.issuer])).has(checked.issuer)) throw new IssuerChangeError('issuer_exists', checked.issuer);
     return insertEntry(session, checked);
@@ -410,7 +416,7 @@ export async function updateIssuer(db: SqlClient, entry: IssuerEntry, options: U
   rejectUnknownOptions('updateIssuer', options, UPDATE_ISSUER_OPTION_NAMES);
   checkClient(db, 'updateIssuer');
   const { by, timeout } = checkActor('updateIssuer', options);
-  const [checked] = checkEntries([entry], options) as [IssuerEntry];
+  const [checked] = checkEntries('updateIssuer', [entry], options) as [IssuerEntry];
   // Only compared: where its JWKS may be was decided when it was written.
   const expected = options.expected === undefined ? undefined : comparable(options.expected).entries()[0];
   if (expected !== undefined && expected.issuer !== checked.issuer) {
@@ -460,7 +466,7 @@ export async function importIssuers(db: SqlClient, entries: readonly IssuerEntry
   checkClient(db, 'importIssuers');
   const { by, timeout } = checkActor('importIssuers', options);
   const since = checkUnchangedSince('importIssuers', options.unchangedSince);
-  const checked = checkEntries(entries, options);
+  const checked = checkEntries('importIssuers', entries, options);
   const report: ImportReport = { added: [], updated: [], unchanged: [], changes: [] };
   if (checked.length === 0) return report;
   return changing(db, timeout, 'importing issuers', by, async (session) => {

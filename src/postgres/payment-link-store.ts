@@ -2,7 +2,16 @@
  * {@link PostgresPaymentLinkStore}: payment links in PostgreSQL, one statement per call. Every
  * read by id or list is scoped by tenant in the statement itself.
  */
-import { booleanOption, deepFreeze, optionNames, rejectUnknownOptions, sha256Hex } from '../internal/index.js';
+import {
+  type MemberPath,
+  booleanOption,
+  deepFreeze,
+  formatMemberPath,
+  optionNames,
+  rejectUnknownOptions,
+  quote,
+  sha256Hex,
+} from '../internal/index.js';
 import {
   DuplicatePaymentLinkError,
   type LinkClaim,
@@ -15,7 +24,7 @@ import {
   isUuid,
 } from '../payment-links/index.js';
 import { errorState, storageFailure } from './database-errors.js';
-import { PostgresIdempotencyStore } from './idempotency-store.js';
+import { PostgresIdempotencyStore, recordExpiry } from './idempotency-store.js';
 import { TABLES } from './schema.js';
 import {
   type SqlClient,
@@ -114,6 +123,49 @@ const INSERT_COMPLETING: KeyedStatement = {
   ),
 };
 
+/**
+ * `true` when PostgreSQL can read `text` as a field of a JSON record: no U+0000 and no lone
+ * surrogate, the text the handler takes (a store called directly is given anything).
+ */
+function storable(text: string): boolean {
+  return !text.includes('\u0000') && (text as string & { isWellFormed(): boolean }).isWellFormed();
+}
+
+/** The path of the first text in `value` (a member name, `name`, or a string) PostgreSQL cannot read, and that text. */
+function unstorable(value: unknown, path: (string | number)[]): { path: MemberPath; text: string; name?: true } | undefined {
+  if (typeof value === 'string') return storable(value) ? undefined : { path, text: value };
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [name, member] of Object.entries(value)) {
+    const step = Array.isArray(value) ? Number(name) : name;
+    if (!storable(name)) return { path, text: name, name: true };
+    const found = unstorable(member, [...path, step]);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/**
+ * SQLSTATEs of a link PostgreSQL cannot read a field of: U+0000 (`22P05`) or a lone surrogate
+ * (`22P02`) in a member name or a string of its record (the table's constraint reads its fields).
+ */
+const UNREADABLE_TEXT: ReadonlySet<string> = new Set(['22P05', '22P02']);
+
+/**
+ * `error`, the server's refusal of `link`, as a `TypeError` naming the field that holds U+0000 or
+ * a lone surrogate (`link.description`, say) and the text found, the refusal as its `cause`; the
+ * handler refuses such a request, a store called directly names the field here. Looked for only
+ * once the server refused: nothing is added to a link stored.
+ */
+function unstorableLink(method: string, link: StoredPaymentLink, error: unknown): unknown {
+  if (!UNREADABLE_TEXT.has(errorState(error) ?? '')) return error;
+  const found = unstorable(link, ['link']);
+  if (found === undefined) return error;
+  return new TypeError(
+    `PostgresPaymentLinkStore.${method}: ${formatMemberPath(found.path)}${found.name ? ' member names' : ''} must be text without U+0000 or a lone surrogate (PostgreSQL cannot read a field of such a record), got ${quote(found.text)}: remove it from the link; nothing was stored`,
+    { cause: error },
+  );
+}
+
 function duplicate(link: StoredPaymentLink, cause: unknown): DuplicatePaymentLinkError {
   return new DuplicatePaymentLinkError(`A payment link with id ${link.id} or its link code exists already`, { cause });
 }
@@ -192,7 +244,7 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
       await this.#query('storing a payment link', INSERT_LINK, [link.id, link.tenant, link.link_code, JSON.stringify(link)]);
     } catch (error) {
       if (errorState(error) === UNIQUE_VIOLATION) throw duplicate(link, error);
-      throw error;
+      throw unstorableLink('insert', link, error);
     }
   }
 
@@ -203,7 +255,12 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
   async insertCompleting(link: StoredPaymentLink, completion: LinkCompletion): Promise<LinkCompletionOutcome> {
     const { idempotency, lease, response } = completion;
     if (!this.#joins(idempotency)) return 'unsupported';
-    const stored = await this.#insertWith(link, INSERT_COMPLETING, [lease.tenant, lease.key, responseWithoutBody(response), lease.id]);
+    const stored = await this.#insertWith('insertCompleting', link, INSERT_COMPLETING, [
+      lease.tenant,
+      lease.key,
+      responseWithoutBody(response),
+      lease.id,
+    ]);
     return stored ? 'stored' : 'lease_lost';
   }
 
@@ -217,11 +274,11 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
   async insertClaiming(link: StoredPaymentLink, claim: LinkClaim): Promise<LinkClaimOutcome> {
     const { idempotency, claim: request, response } = claim;
     if (!this.#joins(idempotency)) return 'unsupported';
-    const stored = await this.#insertWith(link, INSERT_CLAIMING, [
+    const stored = await this.#insertWith('insertClaiming', link, INSERT_CLAIMING, [
       request.tenant,
       request.key,
       request.fingerprint,
-      Math.floor(request.expiresAt),
+      recordExpiry(request),
       responseWithoutBody(response),
     ]);
     return stored ? 'stored' : 'key_taken';
@@ -236,14 +293,14 @@ export class PostgresPaymentLinkStore implements PaymentLinkStore {
    * One statement ({@link INSERT_CLAIMING}, {@link INSERT_COMPLETING}): `keyParams` are its
    * parameters from `$5`. Resolves whether it stored the link (and wrote the key's record).
    */
-  async #insertWith(link: StoredPaymentLink, statement: KeyedStatement, keyParams: unknown[]): Promise<boolean> {
+  async #insertWith(method: string, link: StoredPaymentLink, statement: KeyedStatement, keyParams: unknown[]): Promise<boolean> {
     let rows: SqlRow[];
     try {
       const params = [link.id, link.tenant, link.link_code, JSON.stringify(link), ...keyParams];
       rows = await this.#query('storing a payment link', statement, params);
     } catch (error) {
       if (errorState(error) === UNIQUE_VIOLATION) throw duplicate(link, error);
-      throw error;
+      throw unstorableLink(method, link, error);
     }
     return rows.length === 1;
   }

@@ -11,11 +11,22 @@
  */
 import { IssuerRegistry, type RegisteredIssuer, type RegistryChange } from '../index.js';
 import { capHint, checkIssuerEntry, deriveRegistry, quote } from '../internal/index.js';
+import { MAX_ISSUER_LENGTH } from './schema-names.js';
+
+/**
+ * Why `issuer` (found at `where`, such as `entries[0].issuer`) is too long for the registry table,
+ * naming its length and the limit; `undefined` when it is not. The one rule of the writers and of
+ * every follower.
+ */
+export function issuerTooLong(where: string, issuer: string): string | undefined {
+  if (issuer.length <= MAX_ISSUER_LENGTH) return undefined;
+  return `${where} must be at most ${MAX_ISSUER_LENGTH} characters (the longest issuer an operator control and the key history take), got ${issuer.length} characters: register the integration under a shorter issuer`;
+}
 
 /**
  * Why a row is left out:
  * - `invalid_entry`: its entry breaks a rule of the registry (a bad or unknown field, named in
- *   the reason);
+ *   the reason), or its key is longer than `MAX_ISSUER_LENGTH` (written before the table held it);
  * - `key_mismatch`: its key (the `issuer` column) is not its entry's issuer;
  * - `repeated_issuer`: another row, refused, names its issuer too.
  */
@@ -170,6 +181,8 @@ export class RegistryRows {
 
   #check(row: RegistryRow): OwnCheck {
     const where = `row ${quote(row.issuer)}`;
+    const long = issuerTooLong(`${where} key`, row.issuer);
+    if (long !== undefined) return { failure: { rule: 'invalid_entry', reason: capHint(long) }, named: namedIssuer(row.entry) };
     try {
       const checked = checkIssuerEntry(row.entry, where, this.#allowedHosts);
       if (checked.issuer === row.issuer) return { checked };

@@ -35,6 +35,13 @@ export const DIRECTORY_CHANNEL = 'paygate_directory';
 /** The longest issuer or `kid` an operator control may name (`recordControl`, and the table's constraint). */
 export const MAX_CONTROL_TEXT = 2048;
 
+/**
+ * The longest issuer the registry table holds (`addIssuer` and the others, the table's constraint,
+ * and every follower): the longest an operator control may name and the key history reads, so
+ * that every issuer registered can be suspended, revoked and followed.
+ */
+export const MAX_ISSUER_LENGTH = MAX_CONTROL_TEXT;
+
 /** The function that compacts the operator controls (see `compactControls`). */
 export const COMPACT_CONTROLS = 'paygate_compact_controls';
 

@@ -10,6 +10,7 @@ import {
   COMPACT_CONTROLS,
   DIRECTORY_CHANNEL,
   MAX_CONTROL_TEXT,
+  MAX_ISSUER_LENGTH,
   REGISTRY_CHANNEL,
   SCHEMA_AREAS,
   type SchemaArea,
@@ -158,6 +159,121 @@ function guardedCompactionMark({ schema }: MigrationContext): readonly string[] 
        FOR EACH ROW EXECUTE FUNCTION paygate_operator_controls_mark()`,
     `CREATE TRIGGER paygate_operator_controls_mark_kept BEFORE DELETE OR TRUNCATE ON ${TABLES.controlsCompacted}
        FOR EACH STATEMENT EXECUTE FUNCTION paygate_operator_controls_mark()`,
+  ];
+}
+
+/**
+ * Controls version 9: a recorded action is deleted only when the table still adds up to the same
+ * controls without it (what the compaction deletes), however the delete is written; `TRUNCATE` is
+ * refused. A revocation or suspension deleted by hand in `psql` stayed in force on every running
+ * instance (which had applied it) and not on those started later: the fleet split. What a delete
+ * takes away counts as folded away: the compaction mark moves past it, so an instance that had
+ * not read it reads the table whole, as after a compaction. Rows deleted before are gone.
+ */
+function keptControls({ schema }: MigrationContext): readonly string[] {
+  const ids = `${TABLES.controls}_ids`;
+  const turns = `action IN ('suspend_issuer', 'resume_issuer')`;
+  return [
+    `CREATE FUNCTION paygate_operator_controls_kept() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path = ${schema}, pg_temp AS $$
+     DECLARE
+       lost record;
+       newest bigint;
+     BEGIN
+       IF TG_OP = 'TRUNCATE' THEN
+         RAISE EXCEPTION '% holds recorded actions: TRUNCATE is refused (instances that applied a revocation or suspension would keep it, those started later would not); run paygate_compact_controls() instead',
+           TG_TABLE_NAME USING ERRCODE = 'insufficient_privilege';
+       END IF;
+       SELECT g.issuer, g.kid INTO lost FROM gone g WHERE g.action = 'revoke_key' AND NOT EXISTS (
+         SELECT 1 FROM ${TABLES.controls} c WHERE c.action = 'revoke_key' AND c.issuer = g.issuer AND c.kid = g.kid) LIMIT 1;
+       IF FOUND THEN
+         RAISE EXCEPTION '% holds recorded actions: deleting the revocation of kid % of issuer % is refused (instances that applied it keep the key revoked, those started later would not); a revocation is never lifted',
+           TG_TABLE_NAME, quote_literal(left(lost.kid, 100)), quote_literal(left(lost.issuer, 200)) USING ERRCODE = 'insufficient_privilege';
+       END IF;
+       WITH touched AS (SELECT DISTINCT issuer FROM gone WHERE ${turns}),
+       was AS (
+         SELECT DISTINCT ON (issuer) issuer, action FROM (
+           SELECT id, issuer, action FROM ${TABLES.controls} WHERE ${turns} AND issuer IN (SELECT issuer FROM touched)
+           UNION ALL SELECT id, issuer, action FROM gone WHERE ${turns}
+         ) turned ORDER BY issuer, id DESC
+       ),
+       left_now AS (
+         SELECT DISTINCT ON (issuer) issuer, action FROM ${TABLES.controls}
+          WHERE ${turns} AND issuer IN (SELECT issuer FROM touched) ORDER BY issuer, id DESC
+       )
+       SELECT was.issuer, was.action = 'suspend_issuer' AS suspended INTO lost FROM was LEFT JOIN left_now USING (issuer)
+        WHERE (was.action = 'suspend_issuer') IS DISTINCT FROM coalesce(left_now.action = 'suspend_issuer', false) LIMIT 1;
+       IF FOUND THEN
+         RAISE EXCEPTION '% holds recorded actions: this delete would % issuer % (instances that applied its rows would not, those started later would); record a % instead',
+           TG_TABLE_NAME, CASE WHEN lost.suspended THEN 'lift the suspension of' ELSE 'suspend again' END, quote_literal(left(lost.issuer, 200)),
+           CASE WHEN lost.suspended THEN 'resume_issuer' ELSE 'suspend_issuer' END USING ERRCODE = 'insufficient_privilege';
+       END IF;
+       -- What was deleted counts as folded away: an instance that had not read it reads the table whole.
+       SELECT max(id) INTO newest FROM gone;
+       IF newest IS NOT NULL THEN
+         PERFORM setval('${ids}', newest) FROM ${ids} WHERE last_value < newest;
+         UPDATE ${TABLES.controlsCompacted} SET through = greatest(through, newest);
+       END IF;
+       RETURN NULL;
+     END $$`,
+    `CREATE TRIGGER paygate_operator_controls_kept AFTER DELETE ON ${TABLES.controls}
+       REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION paygate_operator_controls_kept()`,
+    `CREATE TRIGGER paygate_operator_controls_not_truncated BEFORE TRUNCATE ON ${TABLES.controls}
+       FOR EACH STATEMENT EXECUTE FUNCTION paygate_operator_controls_kept()`,
+  ];
+}
+
+/**
+ * Controls version 10: an action's id is past every id an instance may have applied, even after
+ * the id sequence was moved back by hand (`setval`): an instance reads the actions past the last
+ * id it applied, so one drawn at or below it was never read by any running instance. Every id
+ * applied is a row's or at most the compaction mark (a delete moves the mark past what it takes
+ * away), so an id drawn at or below the greater of the two moves the sequence past it and is
+ * drawn again, under the lock the ids are drawn under.
+ */
+function unskippedControls({ schema }: MigrationContext): readonly string[] {
+  const ids = `${TABLES.controls}_ids`;
+  return [
+    `CREATE OR REPLACE FUNCTION paygate_operator_controls_stamp() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path = ${schema}, pg_temp AS $$
+     DECLARE
+       applied bigint;
+     BEGIN
+       PERFORM pg_advisory_xact_lock(${CONTROLS_LOCK});
+       NEW.id := nextval('${ids}');
+       SELECT greatest((SELECT max(id) FROM ${TABLES.controls}), (SELECT max(through) FROM ${TABLES.controlsCompacted})) INTO applied;
+       IF NEW.id <= applied THEN
+         PERFORM setval('${ids}', applied);
+         NEW.id := nextval('${ids}');
+       END IF;
+       RETURN NEW;
+     END $$`,
+  ];
+}
+
+/**
+ * Registry version 5: a change's id is past every id recorded, even after the audit's id sequence
+ * was moved back by hand (`setval`), which made every later change of the registry fail on the
+ * audit's primary key. The id is drawn by a function under the registry's lock (the audit trigger
+ * takes it first): one at or below the newest recorded moves the sequence past it.
+ */
+function unskippedRegistry({ schema }: MigrationContext): readonly string[] {
+  const ids = `${TABLES.issuerChanges}_id_seq`;
+  return [
+    `CREATE FUNCTION paygate_issuer_change_id() RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path = ${schema}, pg_temp AS $$
+     DECLARE
+       drawn bigint := nextval('${ids}');
+       newest bigint := (SELECT max(id) FROM ${TABLES.issuerChanges});
+     BEGIN
+       IF drawn <= newest THEN
+         PERFORM setval('${ids}', newest);
+         drawn := nextval('${ids}');
+       END IF;
+       RETURN drawn;
+     END $$`,
+    `REVOKE EXECUTE ON FUNCTION paygate_issuer_change_id() FROM PUBLIC`,
+    `ALTER TABLE ${TABLES.issuerChanges} ALTER COLUMN id SET DEFAULT paygate_issuer_change_id()`,
   ];
 }
 
@@ -456,6 +572,16 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
       description: 'the operator controls compaction mark only moves forward, to an id drawn',
       statements: guardedCompactionMark,
     },
+    {
+      version: 9,
+      description: 'a recorded operator control is deleted only when the controls in force stay the same',
+      statements: keptControls,
+    },
+    {
+      version: 10,
+      description: "an operator control's id is past every id applied, the sequence moved back or not",
+      statements: unskippedControls,
+    },
   ],
   directory: [
     {
@@ -531,6 +657,27 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
          EXCEPTION WHEN check_violation THEN NULL;
          END $$`,
       ],
+    },
+    {
+      version: 4,
+      description: "a registry row's issuer is at most as long as an operator control's",
+      statements: [
+        // 1 to MAX_ISSUER_LENGTH characters, as addIssuer checks it: an issuer registered longer
+        // could be neither suspended nor revoked (recordControl refuses it), and its key history
+        // was refused. As for version 3: held at once for new rows; a validation that finds an
+        // older row breaking it is skipped (every instance leaves such a row out).
+        `ALTER TABLE ${TABLES.issuers} ADD CONSTRAINT ${TABLES.issuers}_issuer_length
+           CHECK (length(issuer) BETWEEN 1 AND ${MAX_ISSUER_LENGTH}) NOT VALID`,
+        `DO $$ BEGIN
+           ALTER TABLE ${TABLES.issuers} VALIDATE CONSTRAINT ${TABLES.issuers}_issuer_length;
+         EXCEPTION WHEN check_violation THEN NULL;
+         END $$`,
+      ],
+    },
+    {
+      version: 5,
+      description: 'a registry change id is past every id recorded, the sequence moved back or not',
+      statements: unskippedRegistry,
     },
   ],
   keys: [

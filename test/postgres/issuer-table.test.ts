@@ -345,6 +345,31 @@ describe.skipIf(SKIP)('the issuer registry table on a real PostgreSQL', () => {
     expect(await readIssuerChanges(pool)).toEqual(before);
   });
 
+  it('refuses to add an issuer longer than an operator control may name, giving its length and the limit, writing nothing', async () => {
+    const long = { ...ACME, issuer: `https://acme.test/${'a'.repeat(3000 - 18)}` };
+    const error = await addIssuer(pool, long, BY).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toMatch(/^addIssuer: entries\[0\]\.issuer must be at most 2048 characters .*got 3000 characters/);
+    expect(await rowCounts()).toEqual({ issuers: 0, changes: 0 });
+  });
+
+  it('refuses a hand-made row whose issuer is longer than 2048 characters (constraint paygate_issuers_issuer_length)', async () => {
+    const issuer = `https://acme.test/${'a'.repeat(2049 - 18)}`;
+    await expect(
+      pool.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ($1, $2)`, [issuer, JSON.stringify({ ...ACME, issuer })]),
+    ).rejects.toMatchObject({ code: '23514', constraint: `${TABLES.issuers}_issuer_length` });
+    expect(await rowCounts()).toEqual({ issuers: 0, changes: 0 });
+  });
+
+  it("keeps recording changes after the audit's id sequence was moved back (setval): the next id is past every one recorded", async () => {
+    await addIssuer(pool, ACME, BY);
+    const last = await removeIssuer(pool, ACME.issuer, BY);
+    await pool.query(`SELECT setval('${TABLES.issuerChanges}_id_seq', 1)`);
+    const added = await addIssuer(pool, BETA, BY);
+    expect(added.id).toBe(last.id + 1);
+    expect((await readIssuerChanges(pool)).map((change) => change.id)).toEqual([last.id - 1, last.id, last.id + 1]);
+  });
+
   it('refuses TRUNCATE of the registry table, whose removals would escape the audit', async () => {
     await addIssuer(pool, ACME, BY);
     await expect(pool.query(`TRUNCATE ${TABLES.issuers}`)).rejects.toMatchObject({ code: '42501' });

@@ -51,6 +51,7 @@ async function versionOneDatabase(pool: pg.Pool): Promise<void> {
   await pool.query('DROP FUNCTION paygate_operator_controls_stamp() CASCADE');
   await pool.query('DROP FUNCTION paygate_operator_controls_unchanged() CASCADE');
   await pool.query('DROP FUNCTION paygate_operator_controls_mark() CASCADE');
+  await pool.query('DROP FUNCTION paygate_operator_controls_kept() CASCADE');
   await pool.query(`DROP SEQUENCE ${TABLES.controls}_ids`);
   await pool.query(`ALTER TABLE ${TABLES.controls} ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY`);
   await pool.query(`ALTER TABLE ${TABLES.controls} DROP CONSTRAINT ${TABLES.controls}_text`);
@@ -112,11 +113,15 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'controls', version: 6 },
       { area: 'controls', version: 7 },
       { area: 'controls', version: 8 },
+      { area: 'controls', version: 9 },
+      { area: 'controls', version: 10 },
       { area: 'directory', version: 1 },
       { area: 'directory', version: 2 },
       { area: 'registry', version: 1 },
       { area: 'registry', version: 2 },
       { area: 'registry', version: 3 },
+      { area: 'registry', version: 4 },
+      { area: 'registry', version: 5 },
       { area: 'keys', version: 1 },
       { area: 'keys', version: 2 },
       { area: 'keys', version: 3 },
@@ -164,8 +169,10 @@ describe.skipIf(SKIP)('migrate', () => {
         { area: 'controls', version: 6 },
         { area: 'controls', version: 7 },
         { area: 'controls', version: 8 },
+        { area: 'controls', version: 9 },
+        { area: 'controls', version: 10 },
       ],
-      versions: { controls: 8 },
+      versions: { controls: 10 },
     });
     expect(await migrate(pool, { only: 'links' })).toEqual({
       applied: [
@@ -187,6 +194,8 @@ describe.skipIf(SKIP)('migrate', () => {
       ['controls', 6, false],
       ['controls', 7, false],
       ['controls', 8, false],
+      ['controls', 9, false],
+      ['controls', 10, false],
       ['links', 1, true],
       ['links', 2, false],
       ['links', 3, false],
@@ -216,6 +225,24 @@ describe.skipIf(SKIP)('migrate', () => {
 
     expect(await migrate(pool, { only: 'links' })).toEqual({ applied: [{ area: 'links', version: 3 }], versions: { links: 3 } });
     expect((await pool.query(`SELECT record::text AS record FROM ${TABLES.links}`)).rows).toEqual([{ record }]);
+  });
+
+  it('applies registry version 4 over a row whose issuer is longer than 2048 characters: the row kept, and left out', async () => {
+    const pool = await freshPool('registry_three');
+    await migrate(pool, { only: 'registry' });
+    await pool.query(`ALTER TABLE ${TABLES.issuers} DROP CONSTRAINT ${TABLES.issuers}_issuer_length`);
+    await pool.query(`DELETE FROM ${TABLES.migrations} WHERE area = 'registry' AND version >= 4`);
+    await pool.query(`ALTER TABLE ${TABLES.issuerChanges} ALTER COLUMN id SET DEFAULT nextval('${TABLES.issuerChanges}_id_seq')`);
+    await pool.query('DROP FUNCTION paygate_issuer_change_id()');
+    const issuer = `https://acme.test/${'a'.repeat(3000 - 18)}`;
+    const entry = { issuer, jwksUri: 'https://acme.test/jwks.json', products: ['acme'] };
+    await pool.query(`INSERT INTO ${TABLES.issuers} (issuer, entry) VALUES ($1, $2)`, [issuer, JSON.stringify(entry)]);
+
+    expect((await migrate(pool, { only: 'registry' })).applied).toEqual([
+      { area: 'registry', version: 4 },
+      { area: 'registry', version: 5 },
+    ]);
+    expect((await readIssuers(pool)).map((record) => [record.issuer.length, record.refused?.rule])).toEqual([[3000, 'invalid_entry']]);
   });
 
   it('upgrades a registry of version 1 forward: its rows and audit kept, later changes audited by the database', async () => {

@@ -23,6 +23,7 @@ import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { authRejection } from '../support/jwks-rejection.js';
 import { verifyUntilCached } from '../support/result-cache.js';
 import { eventually } from './eventually.js';
+import { clearControls } from './roles.js';
 import { type TestDatabase, createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
 import { verifierFixture } from '../support/verifier-fixture.js';
 
@@ -81,7 +82,7 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     await acme?.close();
   });
 
-  beforeEach(() => operator.query(`TRUNCATE ${TABLES.controls}`));
+  beforeEach(() => clearControls(operator));
   afterEach(async () => {
     await Promise.all(running.map((controls) => controls.close()));
     running = [];
@@ -348,6 +349,74 @@ describe.skipIf(SKIP)('postgresControls on a real PostgreSQL', () => {
     await behind.controls.reload();
     expect(await accepts(behind.verifier, token)).toBe(true);
     expect(refused).toBe(statement.startsWith('DELETE') ? '42501' : undefined);
+  });
+
+  it.each([
+    ['a revocation', `DELETE FROM ${TABLES.controls} WHERE action = 'revoke_key'`, 'revocation of kid'],
+    ['the last suspension', `DELETE FROM ${TABLES.controls} WHERE action = 'suspend_issuer'`, 'lift the suspension of issuer'],
+    ['every row', `DELETE FROM ${TABLES.controls}`, 'revocation of kid'],
+    ['every row, by TRUNCATE', `TRUNCATE ${TABLES.controls}`, 'TRUNCATE is refused'],
+  ])(
+    'refuses a DELETE by hand of %s, to its owner too: a running instance and one started after hold the same controls',
+    async (_, statement, reason) => {
+      const running = await instance({ listen: false });
+      await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-1' });
+      await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+      await running.controls.reload();
+      await expect(operator.query(statement)).rejects.toMatchObject({ code: '42501', message: expect.stringContaining(reason) });
+      const later = await instance({ listen: false });
+      await running.controls.reload();
+      expect(later.controls.state()).toEqual(running.controls.state());
+      expect(later.controls.state()).toMatchObject({ revoked: [{ issuer: acme.issuer, kid: 'acme-1' }], suspended: [acme.issuer] });
+    },
+  );
+
+  it('refuses a DELETE by hand of the last resumption, which would suspend the issuer again on instances started after', async () => {
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    await recordControl(operator, { action: 'resume_issuer', issuer: acme.issuer });
+    await expect(operator.query(`DELETE FROM ${TABLES.controls} WHERE action = 'resume_issuer'`)).rejects.toMatchObject({
+      code: '42501',
+      message: expect.stringContaining('suspend again issuer'),
+    });
+    expect((await instance({ listen: false })).controls.state().suspended).toEqual([]);
+  });
+
+  it('lets a DELETE by hand through that leaves the controls in force as they were, moving the compaction mark past it', async () => {
+    const behind = await instance({ listen: false });
+    const token = await acme.token();
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    await behind.controls.reload();
+    await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-old' });
+    await recordControl(operator, { action: 'revoke_key', issuer: acme.issuer, kid: 'acme-old' });
+    const resumed = await recordControl(operator, { action: 'resume_issuer', issuer: acme.issuer });
+    // The suspension, superseded by the resumption, and the repeated revocation.
+    const { rowCount } = await operator.query(
+      `DELETE FROM ${TABLES.controls} WHERE action = 'suspend_issuer' OR id = (SELECT max(id) FROM ${TABLES.controls} WHERE action = 'revoke_key')`,
+    );
+    expect(rowCount).toBe(2);
+    const { rows } = await operator.query(`SELECT through FROM ${TABLES.controlsCompacted}`);
+    expect(Number(rows[0].through)).toBe(resumed.id - 1);
+    await behind.controls.reload();
+    expect(await accepts(behind.verifier, token)).toBe(true);
+    expect(behind.controls.state()).toEqual((await instance({ listen: false })).controls.state());
+  });
+
+  it.each([
+    ['kept in the table', false],
+    ['compacted away', true],
+  ])('gives an action recorded after the id sequence was moved back (setval) an id past every one applied, %s', async (_, compact) => {
+    const running = await instance({ listen: false });
+    const token = await acme.token();
+    await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    const resumed = await recordControl(operator, { action: 'resume_issuer', issuer: acme.issuer });
+    await running.controls.reload();
+    expect(running.controls.state().through).toBe(resumed.id);
+    if (compact) await compactControls(operator);
+    await operator.query(`SELECT setval('${TABLES.controls}_ids', 1)`);
+    const suspended = await recordControl(operator, { action: 'suspend_issuer', issuer: acme.issuer });
+    expect(suspended.id).toBe(resumed.id + 1);
+    await running.controls.reload();
+    expect(await rejectsWith(running.verifier, token, 'issuer_suspended')).toBe(true);
   });
 
   it('keeps a compaction mark an UPDATE by hand moves past every id drawn at the newest id drawn', async () => {

@@ -24,7 +24,7 @@ import { recordControl } from '../../src/postgres/internal.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
 import { eventually } from './eventually.js';
 import { type TestDatabase, createTestDatabase, openPool, skipWithoutPostgres } from './pg-server.js';
-import { clearRegistry } from './roles.js';
+import { clearControls, clearRegistry } from './roles.js';
 
 const SKIP = skipWithoutPostgres('test/postgres/postgres-followers.test.ts');
 const AUDIENCE = 'https://payments.test';
@@ -136,7 +136,7 @@ describe.skipIf(SKIP)('postgresFollowers on a real PostgreSQL', () => {
 
   beforeEach(async () => {
     await clearRegistry(operator);
-    await operator.query(`TRUNCATE ${TABLES.controls}, ${TABLES.keyHistory}`);
+    await clearControls(operator, TABLES.keyHistory);
   });
 
   afterEach(async () => {

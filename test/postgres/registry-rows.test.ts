@@ -47,6 +47,15 @@ describe('checkRegistryRows', () => {
     ]);
   });
 
+  it('leaves out a row whose issuer is longer than 2048 characters (written before the table held it), naming its length', () => {
+    const issuer = `https://acme.test/${'a'.repeat(3000 - 18)}`;
+    const { registry, refused } = checkRegistryRows([row({ ...ACME, issuer }), row(BETA)]);
+    expect(registry.issuers).toEqual([BETA.issuer]);
+    expect(refused).toEqual([
+      { row: issuer, rule: 'invalid_entry', reason: expect.stringMatching(/at most 2048 characters .*got 3000 characters/) },
+    ]);
+  });
+
   it('names a hostile key cut and escaped on one line', () => {
     const hostile = `https://x.test/\n\u202eINFO forged ${'a'.repeat(5000)}`;
     const [refusal] = checkRegistryRows([row(ACME, hostile)]).refused;

@@ -45,6 +45,23 @@ export async function clearRegistry(admin: pg.Pool): Promise<void> {
 }
 
 /**
+ * Empties the operator controls (and `more` tables), as only a superuser can: with the session's
+ * triggers off (`session_replication_role = replica`), for the controls refuse `TRUNCATE`, and a
+ * `DELETE` that changes the controls in force, to everyone else.
+ */
+export async function clearControls(admin: pg.Pool, ...more: string[]): Promise<void> {
+  const client = await admin.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query('SET LOCAL session_replication_role = replica');
+    await client.query(`TRUNCATE ${[TABLES.controls, ...more].join(', ')}`);
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
+}
+
+/**
  * Runs `work` with the registry's key check lifted, then puts it back (`NOT VALID`): the state of
  * a database whose rows were written before the schema held that check.
  */

@@ -136,6 +136,54 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       expect((await store.claim({ ...request, fingerprint: 'f2', now: request.now + leaseTime })).state).toBe('claimed');
     });
 
+    const NOW = 5_000_000;
+    const TEN_YEARS = 315_360_000_000;
+
+    /** A record of key `k` written by hand: `state`, its lease end and expiry. */
+    async function handWritten(state: 'pending' | 'completed', leaseEnd: number | null, expiresAt: number): Promise<void> {
+      await pool.query(
+        `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, lease, lease_expires_at, expires_at, response)
+         VALUES ($1, 'k', $2, 'f1', 'hand', $3, $4, $5)`,
+        [TENANT_A, state, leaseEnd, expiresAt, state === 'completed' ? '{"status":201,"headers":{},"body":{}}' : null],
+      );
+    }
+
+    it('takes over a key whose record was written by hand to expire past the longest TTL (30 days): not kept for ever', async () => {
+      await handWritten('completed', null, NOW + TEN_YEARS);
+      const store = new PostgresIdempotencyStore(pool, { pendingWait: 0 });
+      const request = { tenant: TENANT_A, key: 'k', fingerprint: 'f2', now: NOW, expiresAt: NOW + 86_400_000 };
+      expect((await store.claim(request)).state).toBe('claimed');
+    });
+
+    it('takes over a pending key whose lease was written by hand to end past the longest lease: not held for ever', async () => {
+      await handWritten('pending', NOW + TEN_YEARS, NOW + 86_400_000);
+      const store = new PostgresIdempotencyStore(pool, { pendingWait: 0 });
+      const request = { tenant: TENANT_A, key: 'k', fingerprint: 'f1', now: NOW, expiresAt: NOW + 86_400_000 };
+      expect((await store.claim(request)).state).toBe('claimed');
+    });
+
+    it('still honours a lease ending within the longest lease (a day) and an expiry within 30 days', async () => {
+      await handWritten('pending', NOW + 86_400_000, NOW + 2_592_000_000);
+      const store = new PostgresIdempotencyStore(pool, { pendingWait: 0 });
+      const request = { tenant: TENANT_A, key: 'k', fingerprint: 'f2', now: NOW, expiresAt: NOW + 86_400_000 };
+      expect(await store.claim(request)).toEqual({ state: 'pending', fingerprint: 'f1' });
+    });
+
+    it('purges a record written by hand to expire far in the future, or to hold a lease as long', async () => {
+      await handWritten('completed', null, NOW + TEN_YEARS);
+      const store = new PostgresIdempotencyStore(pool);
+      expect(await store.purgeExpired(NOW)).toBe(1);
+      await handWritten('pending', NOW + TEN_YEARS, NOW - 1);
+      expect(await store.purgeExpired(NOW)).toBe(1);
+    });
+
+    it('writes a record to expire at most 30 days after the request, whatever expiresAt a caller gives', async () => {
+      const store = new PostgresIdempotencyStore(pool);
+      await store.claim({ tenant: TENANT_A, key: 'k', fingerprint: 'f1', now: NOW, expiresAt: NOW + TEN_YEARS });
+      const { rows } = await pool.query(`SELECT expires_at FROM ${TABLES.idempotency}`);
+      expect(Number(rows[0].expires_at)).toBe(NOW + 2_592_000_000);
+    });
+
     it('answers pending to the same body once pendingWait has passed', async () => {
       const store = new PostgresIdempotencyStore(pool, { pendingWait: 30 });
       const request = {
@@ -182,7 +230,7 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       await new PostgresPaymentLinkStore(pool).insert(theirs);
       await pool.query(
         `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response, link_id)
-         VALUES ($1, 'by-hand', 'completed', 'f', 9e12, '{"status":201,"headers":{}}', $2)`,
+         VALUES ($1, 'by-hand', 'completed', 'f', 1e9, '{"status":201,"headers":{}}', $2)`,
         [TENANT_A, theirs.id],
       );
       const claimed = claimByHand();
@@ -208,7 +256,7 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
         }
         await pool.query(
           `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response, link_id)
-           VALUES ($1, 'by-hand', 'completed', 'f', 9e12, $2, $3)`,
+           VALUES ($1, 'by-hand', 'completed', 'f', 1e9, $2, $3)`,
           [TENANT_A, response, linkId],
         );
       });
@@ -225,7 +273,7 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       await writtenBeforeConstraints(async () => {
         await pool.query(
           `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response)
-           VALUES ($1, 'by-hand', 'completed', 'f', 9e12, $2)`,
+           VALUES ($1, 'by-hand', 'completed', 'f', 1e9, $2)`,
           [TENANT_A, response],
         );
       });
@@ -255,7 +303,7 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       async (_, response) => {
         await expect(
           pool.query(
-            `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response) VALUES ($1, 'by-hand', 'completed', 'f', 9e12, $2)`,
+            `INSERT INTO ${TABLES.idempotency} (tenant, key, state, fingerprint, expires_at, response) VALUES ($1, 'by-hand', 'completed', 'f', 1e9, $2)`,
             [TENANT_A, response],
           ),
         ).rejects.toMatchObject({ code: '23514', constraint: 'paygate_idempotency_keys_response' });
@@ -290,6 +338,41 @@ describe.skipIf(SKIP)('PostgreSQL', () => {
       expect(linkStore).toThrow(TypeError);
       expect(linkStore).toThrow(/^PostgresPaymentLinkStore: statementTimeout .*from 10 to 600000, got 0$/);
       expect(() => new PostgresDirectory(pool, { statementTimeout: 1.5 })).toThrow(/^PostgresDirectory: statementTimeout/);
+    });
+  });
+
+  describe('PostgresPaymentLinkStore, given a link PostgreSQL cannot read a field of', () => {
+    beforeEach(() => pool.query(`TRUNCATE ${TABLES.links}, ${TABLES.idempotency}`));
+
+    it.each([
+      ['U+0000 in its description', { description: 'a\u0000b' }, 'link.description', '22P05'],
+      ['a lone surrogate in a meta value', { meta: { order_id: 'a\ud800b' } }, 'link.meta.order_id', '22P02'],
+      ['U+0000 in a meta key', { meta: { 'k\u0000': '1' } }, 'link.meta member names', '22P05'],
+    ])(
+      'refuses a link with %s by insert with a TypeError naming the field, the server refusal as cause',
+      async (_, overrides, field, state) => {
+        const link = storedLink(TENANT_A, overrides);
+        const error = await new PostgresPaymentLinkStore(pool).insert(link).catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(TypeError);
+        expect((error as Error).message).toMatch(
+          new RegExp(`^PostgresPaymentLinkStore\\.insert: ${field.replaceAll('.', '\\.')} must be text without U\\+0000`),
+        );
+        expect((error as Error).cause).toMatchObject({ code: state });
+        expect(await new PostgresPaymentLinkStore(pool).get(TENANT_A, link.id)).toBeNull();
+      },
+    );
+
+    it('refuses such a link by insertClaiming with a TypeError naming the field, writing neither the link nor the key', async () => {
+      const idempotency = new PostgresIdempotencyStore(pool);
+      const link = storedLink(TENANT_A, { description: 'a\u0000b' });
+      const claim = { tenant: TENANT_A, key: 'k', fingerprint: 'f', now: 5_000_000, expiresAt: 5_000_000 + 86_400_000 };
+      const response = { status: 201, headers: {}, body: {} };
+      const error = await new PostgresPaymentLinkStore(pool)
+        .insertClaiming(link, { idempotency, claim, response })
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(TypeError);
+      expect((error as Error).message).toMatch(/^PostgresPaymentLinkStore\.insertClaiming: link\.description must be text/);
+      expect((await pool.query(`SELECT count(*)::int AS n FROM ${TABLES.idempotency}`)).rows[0].n).toBe(0);
     });
   });
 
