@@ -7,6 +7,7 @@ import {
   booleanOption,
   deepFreeze,
   formatMemberPath,
+  isStorableText,
   optionNames,
   rejectUnknownOptions,
   quote,
@@ -124,20 +125,16 @@ const INSERT_COMPLETING: KeyedStatement = {
 };
 
 /**
- * `true` when PostgreSQL can read `text` as a field of a JSON record: no U+0000 and no lone
- * surrogate, the text the handler takes (a store called directly is given anything).
+ * The path of the first text in `value` (a member name, `name`, or a string) PostgreSQL cannot read
+ * as a field of a JSON record ({@link isStorableText}: the text the handler takes; a store called
+ * directly is given anything), and that text.
  */
-function storable(text: string): boolean {
-  return !text.includes('\u0000') && (text as string & { isWellFormed(): boolean }).isWellFormed();
-}
-
-/** The path of the first text in `value` (a member name, `name`, or a string) PostgreSQL cannot read, and that text. */
 function unstorable(value: unknown, path: (string | number)[]): { path: MemberPath; text: string; name?: true } | undefined {
-  if (typeof value === 'string') return storable(value) ? undefined : { path, text: value };
+  if (typeof value === 'string') return isStorableText(value) ? undefined : { path, text: value };
   if (typeof value !== 'object' || value === null) return undefined;
   for (const [name, member] of Object.entries(value)) {
     const step = Array.isArray(value) ? Number(name) : name;
-    if (!storable(name)) return { path, text: name, name: true };
+    if (!isStorableText(name)) return { path, text: name, name: true };
     const found = unstorable(member, [...path, step]);
     if (found !== undefined) return found;
   }
