@@ -3,8 +3,8 @@
  * (`jwks-address.ts`), a time limit over the whole exchange (`AbortSignal.timeout`, kept even by
  * a `fetch` that ignores its signal), a size limit that stops reading, no redirect followed unless
  * allowed, and then only within the same origin (as jose, which follows none), and any answer
- * other than 200 with a JSON content type and a JSON object holding a `keys` array counted as a
- * failure.
+ * other than 200 with a JSON content type and a JSON object holding a `keys` array of at most
+ * `maxKeys` entries counted as a failure.
  */
 import { findDuplicateMember, formatMemberPath } from './duplicate-members.js';
 import { type JwksAddressRefusal, describeRefusal, screenJwksAddress, screenJwksHost } from './jwks-address.js';
@@ -20,6 +20,8 @@ export interface JwksFetchLimits {
   /** Seconds for the whole exchange, redirects and body included. */
   readonly timeout: number;
   readonly maxBytes: number;
+  /** Most entries the `keys` array may hold, usable or not (`jwksMaxKeys`); more is `too_many_keys`. */
+  readonly maxKeys: number;
   /** Redirects followed, each within the origin of the URL asked for; 0 follows none. */
   readonly maxRedirects: number;
   /** Hosts exempt from the address rules (`jwksAllowedHosts`), as URLs name them. */
@@ -48,7 +50,8 @@ export type JwksFailureReason =
   | 'content_type'
   | 'content_encoding'
   | 'invalid_json'
-  | 'no_keys';
+  | 'no_keys'
+  | 'too_many_keys';
 
 /** A failed download. `retryAfter` is the server's `Retry-After`, in seconds, when it sent one. */
 export class JwksFetchError extends Error {
@@ -301,7 +304,12 @@ function notJson(contentType: string | null): JwksFetchError {
   );
 }
 
-function parseDocument(text: string): readonly unknown[] {
+/**
+ * The `keys` of the JWKS `text`, when it is a JSON object holding a `keys` array of at most
+ * `maxKeys` entries. The count is checked before any entry is read: each usable key costs an
+ * import, so a set of thousands would hold the event loop for seconds at every download.
+ */
+function parseDocument(text: string, maxKeys: number): readonly unknown[] {
   let document: unknown;
   try {
     document = JSON.parse(text);
@@ -318,6 +326,12 @@ function parseDocument(text: string): readonly unknown[] {
   }
   if (!isJsonObject(document) || !Array.isArray(document.keys)) {
     throw new JwksFetchError('no_keys', 'The JWKS is not an object with a "keys" array.');
+  }
+  if (document.keys.length > maxKeys) {
+    throw new JwksFetchError(
+      'too_many_keys',
+      `The JWKS "keys" array holds at most ${maxKeys} entries here (jwksMaxKeys), got ${document.keys.length}: publish only the keys in use (the current and the next), or raise jwksMaxKeys.`,
+    );
   }
   return document.keys;
 }
@@ -369,7 +383,7 @@ async function exchange(
       await discard(response);
       throw error;
     }
-    const keys = parseDocument(await readLimited(response, limits.maxBytes, signal, coding));
+    const keys = parseDocument(await readLimited(response, limits.maxBytes, signal, coding), limits.maxKeys);
     const maxAge = freshnessLeft(parseCacheControlMaxAge(response.headers.get('cache-control')), response.headers.get('age'));
     return { keys, maxAge };
   }

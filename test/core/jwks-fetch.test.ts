@@ -15,7 +15,13 @@ import { type FaultyJwks, refusedUrl, serveFaultyJwks } from '../support/jwks-fa
 import { LOADED_MARGIN_MS } from '../support/loaded-machine.js';
 
 /** A good download on a loaded machine has the margin's time (`timeout` is in seconds); the tests of the limit itself use `quick`. */
-const LIMITS: JwksFetchLimits = { timeout: LOADED_MARGIN_MS / 1000, maxBytes: 16 * 1024, maxRedirects: 3, allowedHosts: new Set<string>() };
+const LIMITS: JwksFetchLimits = {
+  timeout: LOADED_MARGIN_MS / 1000,
+  maxBytes: 16 * 1024,
+  maxKeys: 100,
+  maxRedirects: 3,
+  allowedHosts: new Set<string>(),
+};
 const NOW = Date.UTC(2030, 0, 1);
 const realFetch: FetchLike = (input, init) => globalThis.fetch(input, init);
 
@@ -385,6 +391,35 @@ describe('the size limit (256 KiB by default) stops reading', () => {
     const headers = { ...JSON_TYPE, 'content-length': String(LIMITS.maxBytes + 1) };
     const fetchImpl = scripted(() => new Response('{"keys":[]}', { status: 200, headers }));
     expect((await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW))).reason).toBe('too_large');
+  });
+});
+
+describe('the key count limit (jwksMaxKeys) is checked before any entry is read', () => {
+  /** A JWKS whose `keys` array holds `count` copies of `entry`. */
+  const listing = (count: number, entry: unknown = {}) =>
+    scripted(() => Response.json({ keys: Array.from({ length: count }, () => entry) }));
+
+  test('a keys array of exactly maxKeys entries is read', async () => {
+    const document = await fetchJwks('https://issuer.example/jwks.json', listing(LIMITS.maxKeys), LIMITS, NOW);
+    expect(document.keys).toHaveLength(LIMITS.maxKeys);
+  });
+
+  test('a keys array of maxKeys + 1 entries is too_many_keys', async () => {
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', listing(LIMITS.maxKeys + 1), LIMITS, NOW));
+    expect(error.reason).toBe('too_many_keys');
+  });
+
+  test('too_many_keys names the count found, the limit and the option to raise', async () => {
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', listing(250), LIMITS, NOW));
+    expect(error.message).toContain(`at most ${LIMITS.maxKeys} entries`);
+    expect(error.message).toContain('got 250');
+    expect(error.message).toContain('raise jwksMaxKeys');
+  });
+
+  test('100,000 small entries within the size limit are too_many_keys (attack: a key set that costs the verifier per entry)', async () => {
+    const limits = { ...LIMITS, maxBytes: 1024 * 1024 };
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', listing(100_000, 0), limits, NOW));
+    expect([error.reason, error.message.includes('got 100000')]).toEqual(['too_many_keys', true]);
   });
 });
 
