@@ -208,6 +208,9 @@ function isDecodingError(error: unknown): boolean {
 /**
  * The body as text, decoded bytes counted: reading stops past `maxBytes`, however small the
  * compressed body was (a compression bomb is `too_large` after at most `maxBytes` decoded bytes).
+ * At the time limit the body is cancelled at once, even while a read waits on a body that has
+ * stalled and from a `fetch` that ignores its signal: an endpoint that sends headers and then
+ * nothing cannot keep one connection open per download.
  */
 async function readLimited(response: Response, maxBytes: number, signal: AbortSignal, coding: string | undefined): Promise<string> {
   const declared = Number(response.headers.get('content-length'));
@@ -217,6 +220,23 @@ async function readLimited(response: Response, maxBytes: number, signal: AbortSi
   }
   if (response.body === null) return '';
   const reader = response.body.getReader();
+  const cancel = () => {
+    reader.cancel(signal.reason).catch(() => undefined);
+  };
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    return await readChunks(reader, maxBytes, signal, coding);
+  } finally {
+    signal.removeEventListener('abort', cancel);
+  }
+}
+
+async function readChunks(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  maxBytes: number,
+  signal: AbortSignal,
+  coding: string | undefined,
+): Promise<string> {
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
@@ -232,11 +252,12 @@ async function readLimited(response: Response, maxBytes: number, signal: AbortSi
       );
     }
     const { done, value } = chunk;
-    if (done) break;
+    // Checked before `done`: a body cancelled at the time limit reads as ended, but is cut short.
     if (signal.aborted) {
       await reader.cancel().catch(() => undefined);
       throw signal.reason;
     }
+    if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
       await reader.cancel().catch(() => undefined);

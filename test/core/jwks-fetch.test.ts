@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import {
   type FetchLike,
   type JwksFailureReason,
@@ -12,7 +12,7 @@ import {
 } from '../../src/core/jwks-fetch.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, serveJwks } from '../../src/testing/index.js';
 import { type FaultyJwks, refusedUrl, serveFaultyJwks } from '../support/jwks-fault-server.js';
-import { LOADED_MARGIN_MS } from '../support/loaded-machine.js';
+import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
 
 /** A good download on a loaded machine has the margin's time (`timeout` is in seconds); the tests of the limit itself use `quick`. */
 const LIMITS: JwksFetchLimits = {
@@ -440,6 +440,21 @@ describe('the time limit covers the whole exchange (real time, not the verifier 
     });
     const fetchImpl = scripted(() => new Response(body, { status: 200, headers: JSON_TYPE }));
     expect((await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, quick, NOW))).reason).toBe('timeout');
+  });
+
+  test('a stalled body from a fetch that ignores its signal is cancelled at the time limit (no connection left open per download)', async () => {
+    let cancelled: unknown;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"keys":['));
+      },
+      cancel(reason) {
+        cancelled = reason ?? 'cancelled';
+      },
+    });
+    const fetchImpl = scripted(() => new Response(body, { status: 200, headers: JSON_TYPE }));
+    expect((await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, quick, NOW))).reason).toBe('timeout');
+    await vi.waitFor(() => expect(cancelled).toBeDefined(), { timeout: PATIENCE_MS });
   });
 
   test('a fetch that ignores its abort signal still times out (the download never hangs)', async () => {
