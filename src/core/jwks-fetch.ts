@@ -9,7 +9,7 @@
 import { findDuplicateMember, formatMemberPath } from './duplicate-members.js';
 import { type JwksAddressRefusal, describeRefusal, screenJwksAddress, screenJwksHost } from './jwks-address.js';
 import { DECODERS, contentCodings, nodeJwksFetch } from './jwks-node-fetch.js';
-import { quote } from './hint-text.js';
+import { kindOf, quote } from './hint-text.js';
 import { isJsonObject } from './json-object.js';
 
 /** The `fetch` this package calls: the global one, or one injected. */
@@ -205,6 +205,14 @@ function isDecodingError(error: unknown): boolean {
   return false;
 }
 
+/** The `too_large` failure: the limit, what was `found`, and what to do. */
+function tooLarge(maxBytes: number, found: string): JwksFetchError {
+  return new JwksFetchError(
+    'too_large',
+    `The JWKS is larger than ${maxBytes} bytes (jwksMaxBytes), ${found}: publish only the keys in use, or raise jwksMaxBytes.`,
+  );
+}
+
 /**
  * The body as text, decoded bytes counted: reading stops past `maxBytes`, however small the
  * compressed body was (a compression bomb is `too_large` after at most `maxBytes` decoded bytes).
@@ -216,7 +224,7 @@ async function readLimited(response: Response, maxBytes: number, signal: AbortSi
   const declared = Number(response.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await discard(response);
-    throw new JwksFetchError('too_large', `The JWKS is larger than ${maxBytes} bytes.`);
+    throw tooLarge(maxBytes, `got a Content-Length of ${declared}`);
   }
   if (response.body === null) return '';
   const reader = response.body.getReader();
@@ -261,7 +269,7 @@ async function readChunks(
     total += value.byteLength;
     if (total > maxBytes) {
       await reader.cancel().catch(() => undefined);
-      throw new JwksFetchError('too_large', `The JWKS is larger than ${maxBytes} bytes.`);
+      throw tooLarge(maxBytes, `got more: reading stopped at ${total} bytes${coding === undefined ? '' : ' decoded'}`);
     }
     chunks.push(value);
   }
@@ -276,6 +284,15 @@ function redirectTarget(location: string | null, target: URL | undefined): strin
   shown.username = '';
   shown.password = '';
   return `it leads to ${quote(shown.href)}`;
+}
+
+/** The `status` failure's message: the status found, the one expected, and what to check. */
+function statusMessage(status: number): string {
+  const next =
+    status >= 400 && status < 500 && status !== 408 && status !== 429
+      ? 'is the jwksUri the URL the key set is served at, and readable without credentials?'
+      : 'the download is tried again after the back-off.';
+  return `The JWKS endpoint answered ${status}, not 200: ${next}`;
 }
 
 const MOVED = "If the JWKS has moved, register its new URL as the issuer's jwksUri.";
@@ -335,7 +352,11 @@ function parseDocument(text: string, maxKeys: number): readonly unknown[] {
   try {
     document = JSON.parse(text);
   } catch (cause) {
-    throw new JwksFetchError('invalid_json', 'The JWKS is not JSON.', { cause });
+    // The parser's own message is not repeated: it quotes the body as it is, unescaped.
+    const found = text.trim() === '' ? `got an empty body (${text.length} characters)` : `got ${quote(text)}`;
+    throw new JwksFetchError('invalid_json', `The JWKS is not JSON, ${found}: is the jwksUri the key set itself, not a page?`, {
+      cause,
+    });
   }
   // A key whose "n" appears twice is one key to this reader and another to the next.
   const repeated = findDuplicateMember(text);
@@ -346,7 +367,11 @@ function parseDocument(text: string, maxKeys: number): readonly unknown[] {
     );
   }
   if (!isJsonObject(document) || !Array.isArray(document.keys)) {
-    throw new JwksFetchError('no_keys', 'The JWKS is not an object with a "keys" array.');
+    const found = isJsonObject(document) ? `an object whose "keys" is ${kindOf(document.keys)}` : kindOf(document);
+    throw new JwksFetchError(
+      'no_keys',
+      `The JWKS is not an object with a "keys" array, got ${found}: is the jwksUri the key set itself, not one key or a discovery document?`,
+    );
   }
   if (document.keys.length > maxKeys) {
     throw new JwksFetchError(
@@ -387,7 +412,7 @@ async function exchange(
     }
     if (response.status !== 200) {
       await discard(response);
-      throw new JwksFetchError('status', `The JWKS endpoint answered ${response.status}.`, {
+      throw new JwksFetchError('status', statusMessage(response.status), {
         status: response.status,
         retryAfter: parseRetryAfter(response.headers.get('retry-after'), nowMs),
       });

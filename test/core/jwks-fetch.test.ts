@@ -313,6 +313,60 @@ describe('answers that are failed downloads', () => {
   });
 });
 
+describe("each failure names what was found and what to do (the endpoint's text quoted and escaped)", () => {
+  const download = (response: () => Response) => failure(fetchJwks('https://issuer.example/jwks.json', scripted(response), LIMITS, NOW));
+
+  test('too_large from a Content-Length names the limit, the length declared and the option', async () => {
+    const body = JSON.stringify({ keys: [], padding: 'x'.repeat(LIMITS.maxBytes) });
+    const error = await download(() => new Response(body, { headers: { ...JSON_TYPE, 'content-length': String(body.length) } }));
+    expect(error.reason).toBe('too_large');
+    expect(error.message).toContain(`larger than ${LIMITS.maxBytes} bytes`);
+    expect(error.message).toContain(`got a Content-Length of ${body.length}`);
+    expect(error.message).toContain('raise jwksMaxBytes');
+  });
+
+  test('too_large from a streamed body names the bytes read when reading stopped', async () => {
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.enqueue(new Uint8Array(1024).fill(0x20));
+      },
+    });
+    const error = await download(() => new Response(body, { headers: JSON_TYPE }));
+    expect(error.reason).toBe('too_large');
+    expect(error.message).toContain(`reading stopped at ${LIMITS.maxBytes + 1024} bytes`);
+  });
+
+  test('invalid_json quotes the start of the body, escaped (a page served in place of the key set)', async () => {
+    const error = await download(() => new Response('<html>\u202e\n<body>', { headers: JSON_TYPE }));
+    expect(error.reason).toBe('invalid_json');
+    expect(error.message).toContain('got "<html>\\u202e\\u000a<body>"');
+  });
+
+  test('invalid_json names an empty body as such', async () => {
+    const error = await download(() => new Response('', { headers: JSON_TYPE }));
+    expect([error.reason, error.message.includes('got an empty body')]).toEqual(['invalid_json', true]);
+  });
+
+  test.each([
+    ['[]', 'got an array'],
+    ['{"kty":"RSA"}', 'got an object whose "keys" is missing'],
+    ['{"keys":{}}', 'got an object whose "keys" is an object'],
+  ])('no_keys for %s names what was found: %s', async (body, found) => {
+    const error = await download(() => new Response(body, { headers: JSON_TYPE }));
+    expect([error.reason, error.message.includes(found)]).toEqual(['no_keys', true]);
+  });
+
+  test.each([
+    [404, 'is the jwksUri the URL'],
+    [503, 'tried again after the back-off'],
+  ])('status %i names the status, the 200 expected and what to check', async (status, next) => {
+    const error = await download(() => new Response(null, { status }));
+    expect(error.reason).toBe('status');
+    expect(error.message).toContain(`answered ${status}, not 200`);
+    expect(error.message).toContain(next);
+  });
+});
+
 describe('the size limit (256 KiB by default) stops reading', () => {
   test('a declared Content-Length over the limit fails before the body is read', async () => {
     let pulled = 0;
