@@ -93,6 +93,12 @@ function defaultFetch(limits: JwksFetchLimits): FetchLike {
 }
 
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+/**
+ * The statuses whose `Retry-After` is read: 429 (too many requests) and 503 (unavailable), which
+ * say when to come back. On another failure (a 404, a 500) it is no such promise, and would hold
+ * back every download, unknown-kid refetches included, for up to a day.
+ */
+const RETRY_AFTER_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 const MAX_RETRY_AFTER = 86_400;
 
 /**
@@ -414,7 +420,7 @@ async function exchange(
       await discard(response);
       throw new JwksFetchError('status', statusMessage(response.status), {
         status: response.status,
-        retryAfter: parseRetryAfter(response.headers.get('retry-after'), nowMs),
+        retryAfter: RETRY_AFTER_STATUSES.has(response.status) ? parseRetryAfter(response.headers.get('retry-after'), nowMs) : undefined,
       });
     }
     const contentType = response.headers.get('content-type');

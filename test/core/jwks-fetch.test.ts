@@ -257,6 +257,18 @@ describe('answers that are failed downloads', () => {
     await faulty.setFault('none');
   });
 
+  test.each([404, 500, 403])('a %i ignores its Retry-After (only 429 and 503 say when to come back)', async (status) => {
+    const fetchImpl = scripted(() => new Response(null, { status, headers: { 'retry-after': '3600' } }));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect([error.reason, error.status, error.retryAfter]).toEqual(['status', status, undefined]);
+  });
+
+  test('a 503 carries its Retry-After in seconds', async () => {
+    const fetchImpl = scripted(() => new Response(null, { status: 503, headers: { 'retry-after': '120' } }));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect([error.reason, error.status, error.retryAfter]).toEqual(['status', 503, 120]);
+  });
+
   test('a 429 carries its Retry-After in seconds', async () => {
     await faulty.setFault('status_429');
     const error = await failure(fetchJwks(faulty.url, realFetch, LIMITS, NOW));
