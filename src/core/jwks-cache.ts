@@ -26,6 +26,8 @@ export interface JwksCacheSettings {
   readonly maxAgeBounds: MaxAgeBounds;
   readonly timeout: number;
   readonly maxBytes: number;
+  /** Most entries a JWKS `keys` array (or a snapshot's `keys`) may hold. */
+  readonly maxKeys: number;
   readonly maxRedirects: number;
   /** Hosts exempt from the address rules (`jwksAllowedHosts`). */
   readonly allowedHosts: ReadonlySet<string>;
@@ -504,8 +506,9 @@ export class JwksCache {
   /**
    * Installs keys from a snapshot, as if downloaded at its `fetchedAt` (a time in the future counts
    * as now), and its revocations. Issuers no longer registered are skipped; keys of an issuer now
-   * registered with another `jwksUri`, or past the stale window, too. The keys go through the rules
-   * of a download. The import runs in the background; verifications wait for it.
+   * registered with another `jwksUri`, or past the stale window, or more than `maxKeys`, too. The
+   * keys go through the rules of a download. The import runs in the background; verifications
+   * wait for it.
    */
   import(snapshot: KeySnapshot): void {
     const { now, maxAge, staleWindow } = this.#settings;
@@ -522,6 +525,9 @@ export class JwksCache {
   }
 
   async #importKeys(state: IssuerState, entries: readonly unknown[], fetchedAt: number): Promise<boolean> {
+    // More keys than a download may list: none imported (as a download listing them installs
+    // none); the first verification downloads the issuer's keys.
+    if (entries.length > this.#settings.maxKeys) return false;
     try {
       const selection = selectUsableKeys(entries, this.#settings.algorithms);
       const keys = await this.#prepare(state, selection.keys);

@@ -3,13 +3,13 @@
  * (`jwks-address.ts`), a time limit over the whole exchange (`AbortSignal.timeout`, kept even by
  * a `fetch` that ignores its signal), a size limit that stops reading, no redirect followed unless
  * allowed, and then only within the same origin (as jose, which follows none), and any answer
- * other than 200 with a JSON content type and a JSON object holding a `keys` array counted as a
- * failure.
+ * other than 200 with a JSON content type and a JSON object holding a `keys` array of at most
+ * `maxKeys` entries counted as a failure.
  */
 import { findDuplicateMember, formatMemberPath } from './duplicate-members.js';
 import { type JwksAddressRefusal, describeRefusal, screenJwksAddress, screenJwksHost } from './jwks-address.js';
 import { DECODERS, contentCodings, nodeJwksFetch } from './jwks-node-fetch.js';
-import { quote } from './hint-text.js';
+import { kindOf, quote } from './hint-text.js';
 import { isJsonObject } from './json-object.js';
 
 /** The `fetch` this package calls: the global one, or one injected. */
@@ -20,6 +20,8 @@ export interface JwksFetchLimits {
   /** Seconds for the whole exchange, redirects and body included. */
   readonly timeout: number;
   readonly maxBytes: number;
+  /** Most entries the `keys` array may hold, usable or not (`jwksMaxKeys`); more is `too_many_keys`. */
+  readonly maxKeys: number;
   /** Redirects followed, each within the origin of the URL asked for; 0 follows none. */
   readonly maxRedirects: number;
   /** Hosts exempt from the address rules (`jwksAllowedHosts`), as URLs name them. */
@@ -48,7 +50,8 @@ export type JwksFailureReason =
   | 'content_type'
   | 'content_encoding'
   | 'invalid_json'
-  | 'no_keys';
+  | 'no_keys'
+  | 'too_many_keys';
 
 /** A failed download. `retryAfter` is the server's `Retry-After`, in seconds, when it sent one. */
 export class JwksFetchError extends Error {
@@ -90,6 +93,12 @@ function defaultFetch(limits: JwksFetchLimits): FetchLike {
 }
 
 const REDIRECTS: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+/**
+ * The statuses whose `Retry-After` is read: 429 (too many requests) and 503 (unavailable), which
+ * say when to come back. On another failure (a 404, a 500) it is no such promise, and would hold
+ * back every download, unknown-kid refetches included, for up to a day.
+ */
+const RETRY_AFTER_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 const MAX_RETRY_AFTER = 86_400;
 
 /**
@@ -202,18 +211,46 @@ function isDecodingError(error: unknown): boolean {
   return false;
 }
 
+/** The `too_large` failure: the limit, what was `found`, and what to do. */
+function tooLarge(maxBytes: number, found: string): JwksFetchError {
+  return new JwksFetchError(
+    'too_large',
+    `The JWKS is larger than ${maxBytes} bytes (jwksMaxBytes), ${found}: publish only the keys in use, or raise jwksMaxBytes.`,
+  );
+}
+
 /**
  * The body as text, decoded bytes counted: reading stops past `maxBytes`, however small the
  * compressed body was (a compression bomb is `too_large` after at most `maxBytes` decoded bytes).
+ * At the time limit the body is cancelled at once, even while a read waits on a body that has
+ * stalled and from a `fetch` that ignores its signal: an endpoint that sends headers and then
+ * nothing cannot keep one connection open per download.
  */
 async function readLimited(response: Response, maxBytes: number, signal: AbortSignal, coding: string | undefined): Promise<string> {
   const declared = Number(response.headers.get('content-length'));
   if (Number.isFinite(declared) && declared > maxBytes) {
     await discard(response);
-    throw new JwksFetchError('too_large', `The JWKS is larger than ${maxBytes} bytes.`);
+    throw tooLarge(maxBytes, `got a Content-Length of ${declared}`);
   }
   if (response.body === null) return '';
   const reader = response.body.getReader();
+  const cancel = () => {
+    reader.cancel(signal.reason).catch(() => undefined);
+  };
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    return await readChunks(reader, maxBytes, signal, coding);
+  } finally {
+    signal.removeEventListener('abort', cancel);
+  }
+}
+
+async function readChunks(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  maxBytes: number,
+  signal: AbortSignal,
+  coding: string | undefined,
+): Promise<string> {
   const chunks: Uint8Array[] = [];
   let total = 0;
   for (;;) {
@@ -229,15 +266,16 @@ async function readLimited(response: Response, maxBytes: number, signal: AbortSi
       );
     }
     const { done, value } = chunk;
-    if (done) break;
+    // Checked before `done`: a body cancelled at the time limit reads as ended, but is cut short.
     if (signal.aborted) {
       await reader.cancel().catch(() => undefined);
       throw signal.reason;
     }
+    if (done) break;
     total += value.byteLength;
     if (total > maxBytes) {
       await reader.cancel().catch(() => undefined);
-      throw new JwksFetchError('too_large', `The JWKS is larger than ${maxBytes} bytes.`);
+      throw tooLarge(maxBytes, `got more: reading stopped at ${total} bytes${coding === undefined ? '' : ' decoded'}`);
     }
     chunks.push(value);
   }
@@ -252,6 +290,15 @@ function redirectTarget(location: string | null, target: URL | undefined): strin
   shown.username = '';
   shown.password = '';
   return `it leads to ${quote(shown.href)}`;
+}
+
+/** The `status` failure's message: the status found, the one expected, and what to check. */
+function statusMessage(status: number): string {
+  const next =
+    status >= 400 && status < 500 && status !== 408 && status !== 429
+      ? 'is the jwksUri the URL the key set is served at, and readable without credentials?'
+      : 'the download is tried again after the back-off.';
+  return `The JWKS endpoint answered ${status}, not 200: ${next}`;
 }
 
 const MOVED = "If the JWKS has moved, register its new URL as the issuer's jwksUri.";
@@ -301,12 +348,21 @@ function notJson(contentType: string | null): JwksFetchError {
   );
 }
 
-function parseDocument(text: string): readonly unknown[] {
+/**
+ * The `keys` of the JWKS `text`, when it is a JSON object holding a `keys` array of at most
+ * `maxKeys` entries. The count is checked before any entry is read: each usable key costs an
+ * import, so a set of thousands would hold the event loop for seconds at every download.
+ */
+function parseDocument(text: string, maxKeys: number): readonly unknown[] {
   let document: unknown;
   try {
     document = JSON.parse(text);
   } catch (cause) {
-    throw new JwksFetchError('invalid_json', 'The JWKS is not JSON.', { cause });
+    // The parser's own message is not repeated: it quotes the body as it is, unescaped.
+    const found = text.trim() === '' ? `got an empty body (${text.length} characters)` : `got ${quote(text)}`;
+    throw new JwksFetchError('invalid_json', `The JWKS is not JSON, ${found}: is the jwksUri the key set itself, not a page?`, {
+      cause,
+    });
   }
   // A key whose "n" appears twice is one key to this reader and another to the next.
   const repeated = findDuplicateMember(text);
@@ -317,7 +373,17 @@ function parseDocument(text: string): readonly unknown[] {
     );
   }
   if (!isJsonObject(document) || !Array.isArray(document.keys)) {
-    throw new JwksFetchError('no_keys', 'The JWKS is not an object with a "keys" array.');
+    const found = isJsonObject(document) ? `an object whose "keys" is ${kindOf(document.keys)}` : kindOf(document);
+    throw new JwksFetchError(
+      'no_keys',
+      `The JWKS is not an object with a "keys" array, got ${found}: is the jwksUri the key set itself, not one key or a discovery document?`,
+    );
+  }
+  if (document.keys.length > maxKeys) {
+    throw new JwksFetchError(
+      'too_many_keys',
+      `The JWKS "keys" array holds at most ${maxKeys} entries here (jwksMaxKeys), got ${document.keys.length}: publish only the keys in use (the current and the next), or raise jwksMaxKeys.`,
+    );
   }
   return document.keys;
 }
@@ -352,9 +418,9 @@ async function exchange(
     }
     if (response.status !== 200) {
       await discard(response);
-      throw new JwksFetchError('status', `The JWKS endpoint answered ${response.status}.`, {
+      throw new JwksFetchError('status', statusMessage(response.status), {
         status: response.status,
-        retryAfter: parseRetryAfter(response.headers.get('retry-after'), nowMs),
+        retryAfter: RETRY_AFTER_STATUSES.has(response.status) ? parseRetryAfter(response.headers.get('retry-after'), nowMs) : undefined,
       });
     }
     const contentType = response.headers.get('content-type');
@@ -369,7 +435,7 @@ async function exchange(
       await discard(response);
       throw error;
     }
-    const keys = parseDocument(await readLimited(response, limits.maxBytes, signal, coding));
+    const keys = parseDocument(await readLimited(response, limits.maxBytes, signal, coding), limits.maxKeys);
     const maxAge = freshnessLeft(parseCacheControlMaxAge(response.headers.get('cache-control')), response.headers.get('age'));
     return { keys, maxAge };
   }

@@ -110,6 +110,14 @@ export interface VerifierOptions {
    */
   readonly jwksMaxBytes?: number | undefined;
   /**
+   * Most entries a JWKS `keys` array may hold, usable or not: a set with more is a failed download
+   * (`reason: 'too_many_keys'`, naming the count), and a `keys` snapshot listing more for an issuer
+   * is not imported. Each usable key is imported at every download that changes it, so a set of
+   * thousands would hold the event loop for seconds. From 1 to 1000.
+   * @default 100 (keys)
+   */
+  readonly jwksMaxKeys?: number | undefined;
+  /**
    * Redirects followed per JWKS download, each only within the origin (scheme, host and port) of
    * the registered `jwksUri`. By default none is followed, as jose does: a redirect is a failed
    * download (`reason: 'redirects'`), and one off the origin always is (`'redirect_target'`).
@@ -327,6 +335,7 @@ const KNOWN_OPTIONS = optionNames<VerifierOptions>({
   keyMaxAge: true,
   jwksTimeout: true,
   jwksMaxBytes: true,
+  jwksMaxKeys: true,
   jwksMaxRedirects: true,
   jwksStaleWindow: true,
   jwksCooldown: true,
@@ -554,6 +563,7 @@ class TokenVerifier implements Verifier {
         integer: true,
         unit: 'bytes',
       }),
+      maxKeys: numberOption(OWNER, 'jwksMaxKeys', o.jwksMaxKeys, 100, { min: 1, max: 1000, integer: true, unit: 'keys' }),
       maxRedirects: numberOption(OWNER, 'jwksMaxRedirects', o.jwksMaxRedirects, 0, { min: 0, max: 10, integer: true, unit: 'redirects' }),
       get allowedHosts() {
         return verifier.#allowedHosts;

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import {
   type FetchLike,
   type JwksFailureReason,
@@ -12,10 +12,16 @@ import {
 } from '../../src/core/jwks-fetch.js';
 import { type JwksServer, type TestIssuer, createTestIssuer, serveJwks } from '../../src/testing/index.js';
 import { type FaultyJwks, refusedUrl, serveFaultyJwks } from '../support/jwks-fault-server.js';
-import { LOADED_MARGIN_MS } from '../support/loaded-machine.js';
+import { LOADED_MARGIN_MS, PATIENCE_MS } from '../support/loaded-machine.js';
 
 /** A good download on a loaded machine has the margin's time (`timeout` is in seconds); the tests of the limit itself use `quick`. */
-const LIMITS: JwksFetchLimits = { timeout: LOADED_MARGIN_MS / 1000, maxBytes: 16 * 1024, maxRedirects: 3, allowedHosts: new Set<string>() };
+const LIMITS: JwksFetchLimits = {
+  timeout: LOADED_MARGIN_MS / 1000,
+  maxBytes: 16 * 1024,
+  maxKeys: 100,
+  maxRedirects: 3,
+  allowedHosts: new Set<string>(),
+};
 const NOW = Date.UTC(2030, 0, 1);
 const realFetch: FetchLike = (input, init) => globalThis.fetch(input, init);
 
@@ -251,6 +257,18 @@ describe('answers that are failed downloads', () => {
     await faulty.setFault('none');
   });
 
+  test.each([404, 500, 403])('a %i ignores its Retry-After (only 429 and 503 say when to come back)', async (status) => {
+    const fetchImpl = scripted(() => new Response(null, { status, headers: { 'retry-after': '3600' } }));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect([error.reason, error.status, error.retryAfter]).toEqual(['status', status, undefined]);
+  });
+
+  test('a 503 carries its Retry-After in seconds', async () => {
+    const fetchImpl = scripted(() => new Response(null, { status: 503, headers: { 'retry-after': '120' } }));
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, LIMITS, NOW));
+    expect([error.reason, error.status, error.retryAfter]).toEqual(['status', 503, 120]);
+  });
+
   test('a 429 carries its Retry-After in seconds', async () => {
     await faulty.setFault('status_429');
     const error = await failure(fetchJwks(faulty.url, realFetch, LIMITS, NOW));
@@ -304,6 +322,60 @@ describe('answers that are failed downloads', () => {
     const cause = new TypeError('no route');
     const error = await failure(fetchJwks('https://issuer.example/jwks.json', () => Promise.reject(cause), LIMITS, NOW));
     expect([error.reason, error.cause]).toEqual(['network', cause]);
+  });
+});
+
+describe("each failure names what was found and what to do (the endpoint's text quoted and escaped)", () => {
+  const download = (response: () => Response) => failure(fetchJwks('https://issuer.example/jwks.json', scripted(response), LIMITS, NOW));
+
+  test('too_large from a Content-Length names the limit, the length declared and the option', async () => {
+    const body = JSON.stringify({ keys: [], padding: 'x'.repeat(LIMITS.maxBytes) });
+    const error = await download(() => new Response(body, { headers: { ...JSON_TYPE, 'content-length': String(body.length) } }));
+    expect(error.reason).toBe('too_large');
+    expect(error.message).toContain(`larger than ${LIMITS.maxBytes} bytes`);
+    expect(error.message).toContain(`got a Content-Length of ${body.length}`);
+    expect(error.message).toContain('raise jwksMaxBytes');
+  });
+
+  test('too_large from a streamed body names the bytes read when reading stopped', async () => {
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        controller.enqueue(new Uint8Array(1024).fill(0x20));
+      },
+    });
+    const error = await download(() => new Response(body, { headers: JSON_TYPE }));
+    expect(error.reason).toBe('too_large');
+    expect(error.message).toContain(`reading stopped at ${LIMITS.maxBytes + 1024} bytes`);
+  });
+
+  test('invalid_json quotes the start of the body, escaped (a page served in place of the key set)', async () => {
+    const error = await download(() => new Response('<html>\u202e\n<body>', { headers: JSON_TYPE }));
+    expect(error.reason).toBe('invalid_json');
+    expect(error.message).toContain('got "<html>\\u202e\\u000a<body>"');
+  });
+
+  test('invalid_json names an empty body as such', async () => {
+    const error = await download(() => new Response('', { headers: JSON_TYPE }));
+    expect([error.reason, error.message.includes('got an empty body')]).toEqual(['invalid_json', true]);
+  });
+
+  test.each([
+    ['[]', 'got an array'],
+    ['{"kty":"RSA"}', 'got an object whose "keys" is missing'],
+    ['{"keys":{}}', 'got an object whose "keys" is an object'],
+  ])('no_keys for %s names what was found: %s', async (body, found) => {
+    const error = await download(() => new Response(body, { headers: JSON_TYPE }));
+    expect([error.reason, error.message.includes(found)]).toEqual(['no_keys', true]);
+  });
+
+  test.each([
+    [404, 'is the jwksUri the URL'],
+    [503, 'tried again after the back-off'],
+  ])('status %i names the status, the 200 expected and what to check', async (status, next) => {
+    const error = await download(() => new Response(null, { status }));
+    expect(error.reason).toBe('status');
+    expect(error.message).toContain(`answered ${status}, not 200`);
+    expect(error.message).toContain(next);
   });
 });
 
@@ -388,6 +460,35 @@ describe('the size limit (256 KiB by default) stops reading', () => {
   });
 });
 
+describe('the key count limit (jwksMaxKeys) is checked before any entry is read', () => {
+  /** A JWKS whose `keys` array holds `count` copies of `entry`. */
+  const listing = (count: number, entry: unknown = {}) =>
+    scripted(() => Response.json({ keys: Array.from({ length: count }, () => entry) }));
+
+  test('a keys array of exactly maxKeys entries is read', async () => {
+    const document = await fetchJwks('https://issuer.example/jwks.json', listing(LIMITS.maxKeys), LIMITS, NOW);
+    expect(document.keys).toHaveLength(LIMITS.maxKeys);
+  });
+
+  test('a keys array of maxKeys + 1 entries is too_many_keys', async () => {
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', listing(LIMITS.maxKeys + 1), LIMITS, NOW));
+    expect(error.reason).toBe('too_many_keys');
+  });
+
+  test('too_many_keys names the count found, the limit and the option to raise', async () => {
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', listing(250), LIMITS, NOW));
+    expect(error.message).toContain(`at most ${LIMITS.maxKeys} entries`);
+    expect(error.message).toContain('got 250');
+    expect(error.message).toContain('raise jwksMaxKeys');
+  });
+
+  test('100,000 small entries within the size limit are too_many_keys (attack: a key set that costs the verifier per entry)', async () => {
+    const limits = { ...LIMITS, maxBytes: 1024 * 1024 };
+    const error = await failure(fetchJwks('https://issuer.example/jwks.json', listing(100_000, 0), limits, NOW));
+    expect([error.reason, error.message.includes('got 100000')]).toEqual(['too_many_keys', true]);
+  });
+});
+
 describe('the time limit covers the whole exchange (real time, not the verifier clock)', () => {
   const quick: JwksFetchLimits = { ...LIMITS, timeout: 0.2 };
 
@@ -405,6 +506,21 @@ describe('the time limit covers the whole exchange (real time, not the verifier 
     });
     const fetchImpl = scripted(() => new Response(body, { status: 200, headers: JSON_TYPE }));
     expect((await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, quick, NOW))).reason).toBe('timeout');
+  });
+
+  test('a stalled body from a fetch that ignores its signal is cancelled at the time limit (no connection left open per download)', async () => {
+    let cancelled: unknown;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"keys":['));
+      },
+      cancel(reason) {
+        cancelled = reason ?? 'cancelled';
+      },
+    });
+    const fetchImpl = scripted(() => new Response(body, { status: 200, headers: JSON_TYPE }));
+    expect((await failure(fetchJwks('https://issuer.example/jwks.json', fetchImpl, quick, NOW))).reason).toBe('timeout');
+    await vi.waitFor(() => expect(cancelled).toBeDefined(), { timeout: PATIENCE_MS });
   });
 
   test('a fetch that ignores its abort signal still times out (the download never hangs)', async () => {

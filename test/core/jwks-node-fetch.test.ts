@@ -242,7 +242,7 @@ describe('compressed bodies: decoded as fetch decodes them, decoded bytes counte
 
   afterAll(() => server.close());
 
-  const LIMITS = { timeout: PATIENCE_MS / 1000, maxBytes: 256 * 1024, maxRedirects: 0, allowedHosts: new Set<string>() };
+  const LIMITS = { timeout: PATIENCE_MS / 1000, maxBytes: 256 * 1024, maxKeys: 100, maxRedirects: 0, allowedHosts: new Set<string>() };
 
   test.each(Object.keys(ENCODE))('a JWKS served with Content-Encoding %s verifies with the default fetch', async (encoding) => {
     answer = { encoding, body: (ENCODE[encoding] as (data: Buffer) => Buffer)(Buffer.from(JSON.stringify(issuer.jwks))) };

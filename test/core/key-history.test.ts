@@ -298,7 +298,8 @@ describe('a bounded key history', () => {
   });
 
   test(`a JWKS listing 200 new kids per download holds the issuer to ${NEW_KIDS_RECORDED} new listed and ${WITHDRAWN_KEPT} withdrawn keys, the latest withdrawn`, async () => {
-    const gateway = verifier();
+    // A set this large is read only under a raised jwksMaxKeys (100 entries by default).
+    const gateway = verifier({ jwksMaxKeys: 1000 });
     for (let round = 0; round < 8; round += 1) {
       await download(gateway, round);
       clock.advance(MINUTE);

@@ -6,7 +6,14 @@
  */
 import type pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type IssuerEntry, type KeyBreachEvent, type KeyHistoryEntry, type Verifier, createVerifier } from '../../src/index.js';
+import {
+  type IssuerEntry,
+  type KeyBreachEvent,
+  type KeyHistoryEntry,
+  type Verifier,
+  type VerifierOptions,
+  createVerifier,
+} from '../../src/index.js';
 import {
   ClosedError,
   type KeyHistoryRowRefusedEvent,
@@ -46,12 +53,20 @@ let running: PostgresKeyHistory[] = [];
 async function instance(
   options: PostgresKeyHistoryOptions = {},
   pool = openPool(server.url, { max: 2 }),
+  verifierOptions: Partial<VerifierOptions> = {},
 ): Promise<{ verifier: Verifier; log: EventLog; keys: PostgresKeyHistory }> {
   opened.push(pool);
   const keys = await postgresKeyHistory(pool, { flushInterval: NO_FLUSH, onError: () => undefined, ...options });
   running.push(keys);
   const log = eventLog();
-  const verifier = createVerifier({ registry: [issuer.entry], audience: AUDIENCE, now: clock.now, onEvent: log.listener, cache: false });
+  const verifier = createVerifier({
+    registry: [issuer.entry],
+    audience: AUDIENCE,
+    now: clock.now,
+    onEvent: log.listener,
+    cache: false,
+    ...verifierOptions,
+  });
   keys.attach(verifier);
   return { verifier, log, keys };
 }
@@ -431,7 +446,8 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
     });
 
     it('the attack: a JWKS listing 200 new kids per download holds the table to the per-download and per-issuer limits', async () => {
-      const { verifier, keys } = await instance();
+      // A set this large is read only under a raised jwksMaxKeys (100 entries by default).
+      const { verifier, keys } = await instance({}, undefined, { jwksMaxKeys: 1000 });
       const jwk = issuer.jwks.keys[0] as Record<string, unknown>;
       const minted = (round: number) => Array.from({ length: 200 }, (_, index) => ({ ...jwk, kid: `round${round}-${index}` }));
       const sizes: number[] = [];
