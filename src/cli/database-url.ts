@@ -133,10 +133,13 @@ export function databaseTarget(parsed: ParsedOptions | undefined, env: Readonly<
     throw new UsageError(`${from} ${found}: give the PostgreSQL database as ${EXAMPLE}`);
   }
   checkUrl(url, from);
+  // White space around it (pasted, or from an env file) is no part of it: the URL is checked
+  // without it (WHATWG URL drops it), so pg is given it without it too, or pg reads another URL.
+  const trimmed = url.trim();
   const seconds = (name: string, fallback: number) =>
     (parsed === undefined ? undefined : secondsValue(parsed, name, MAX_CONNECT_TIMEOUT)) ?? fallback;
   return {
-    url,
+    url: trimmed,
     from,
     connectTimeout: seconds('connect-timeout', DEFAULT_CONNECT_TIMEOUT) * 1000,
     statementTimeout: seconds('statement-timeout', DEFAULT_STATEMENT_TIMEOUT) * 1000,

@@ -6,6 +6,7 @@
 import { type Server, type Socket, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands.js';
+import { databaseTarget } from '../../src/cli/database-url.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { captureIo } from './cli-io.js';
 
@@ -91,6 +92,13 @@ describe('--database-url on every command that reads the database', () => {
     const { code, err } = await cli(['controls', ...extra], env);
     expect(code).toBe(EXIT.usage);
     expect(err).toContain(`${name} is blank ("  ")`);
+  });
+
+  it.each([
+    ['a leading space', ' postgres://gateway:s3cret@db.internal:5432/payments'],
+    ['a trailing space and line break', 'postgres://gateway:s3cret@db.internal:5432/payments \r\n'],
+  ])('gives pg the URL it checked, without %s (pg would read another host or database)', (_case, url) => {
+    expect(databaseTarget(undefined, { DATABASE_URL: url }).url).toBe('postgres://gateway:s3cret@db.internal:5432/payments');
   });
 
   it.each(['0', '601', '1e3', '99999999999999999999999'])(
