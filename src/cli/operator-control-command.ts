@@ -4,12 +4,13 @@
  * registry table does not register (unless `--force`), record the action in the database
  * (`--database-url` or DATABASE_URL, which notifies every attached instance), and say what was done.
  */
+import { nearestName, quote, quoteList } from '../internal/index.js';
 import type { ControlRecord } from '../postgres/index.js';
-import { type ControlAction, checkControlRequest, recordControl } from '../postgres/internal.js';
+import { type ControlAction, checkControlRequest, isMissingTable, readKeyHistory, recordControl } from '../postgres/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue } from './cli-options.js';
-import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
+import { type CliDatabase, DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
 import { requireRegistered } from './registered-issuer.js';
 
 /** How one command is described. */
@@ -21,6 +22,43 @@ export interface ControlCommandSpec {
   readonly effect: string;
   /** The line printed once recorded. */
   readonly done: (record: ControlRecord) => string;
+}
+
+/** A kid named to `revoke-key` is not one the issuer's key history holds. */
+export class UnknownKidError extends Error {
+  override readonly name = 'UnknownKidError';
+  readonly code = 'kid_unknown' as const;
+}
+
+/**
+ * `value` as one shell word for a command to copy: as it is when it holds no character a shell
+ * reads, else in single quotes; any other text (a control character, a space) quoted as the
+ * package quotes a value, for reading.
+ */
+function shellWord(value: string): string {
+  if (/^[A-Za-z0-9_./:@%+=,-]+$/.test(value)) return value;
+  return /^[\x21-\x7e]+$/.test(value) ? `'${value.replaceAll("'", `'\\''`)}'` : quote(value);
+}
+
+/**
+ * Resolves when `kid` is a key the key history (postgresKeyHistory) holds for `issuer`, or when it
+ * holds none for it (nothing to judge by: not migrated, or the gateway keeps no history). Else
+ * rejects with an {@link UnknownKidError} naming the nearest kid and those held: a revocation is
+ * never lifted, and one of a mistyped kid stops nothing while the operator believes the key revoked.
+ */
+async function requireKnownKid(db: CliDatabase, issuer: string, kid: string): Promise<void> {
+  let kids: string[];
+  try {
+    kids = (await readKeyHistory(db, { issuer, statementTimeout: db.statementTimeout })).map((key) => key.kid);
+  } catch (error) {
+    if (isMissingTable(error)) return;
+    throw error;
+  }
+  if (kids.length === 0 || kids.includes(kid)) return;
+  const nearest = nearestName(kid, kids);
+  throw new UnknownKidError(
+    `kid ${quote(kid)} is not a key of ${quote(issuer)} in the key history, which holds ${kids.length} (${quoteList(kids)})${nearest === undefined ? '' : `: did you mean ${quote(nearest)}?`} A revocation is never lifted: give a kid it holds ("paygate-auth keys status ${shellWord(issuer)}"), or --force to record it all the same`,
+  );
 }
 
 const STRING = { type: 'string' } as const;
@@ -40,17 +78,17 @@ Every gateway instance attached to the database (postgresControls) applies it wi
 cached results and verifications in flight included; instances started later load it.
 
 An issuer the registry table does not register (a trailing slash, say) is refused, naming the
-issuer it nearly names: the control would stop nothing.
+issuer it nearly names: the control would stop nothing.${withKid ? '\nSo is a kid the key history (postgresKeyHistory) does not hold for the issuer, when it holds\nany, naming the nearest it holds.' : ''}
 
 Options:
   --issuer <iss>               the issuer as registered (its iss), e.g. https://auth.acme.example${withKid ? '\n  --kid <kid>                  the key id (kid) of the key' : ''}
   --force                      record it even for an issuer not registered (a control ahead of its
-                               issuer, applied once it is registered; or a registry kept in code)
+                               issuer, applied once it is registered; or a registry kept in code)${withKid ? ',\n                               or a kid the key history does not hold for the issuer' : ''}
 ${WAIT_HELP}
 
 ${DATABASE_HELP}
 
-Exit codes: 0 recorded, 1 not registered (without --force), the database failed, or an instance
+Exit codes: 0 recorded, 1 not registered${withKid ? ' or an unknown kid' : ''} (without --force), the database failed, or an instance
 had not applied it within --wait-timeout, 2 usage.
 `,
     async run(args, io) {
@@ -71,9 +109,12 @@ had not applied it within --wait-timeout, 2 usage.
         throw new UsageError(error instanceof Error ? error.message.replace(`${spec.name}: `, '') : String(error));
       }
       return withDatabase(databaseTarget(options, io.env), async (db) => {
-        if (options.values.force !== true) await requireRegistered(db, request.issuer);
+        if (options.values.force !== true) {
+          await requireRegistered(db, request.issuer);
+          if (request.kid !== undefined) await requireKnownKid(db, request.issuer, request.kid);
+        }
         const record = await recordControl(db, request, db.statementTimeout);
-        io.stdout(`${spec.done(record)} (control #${record.id}, ${record.recordedAt.toISOString()}).\n`);
+        io.stdout(`${spec.done(record)} (control #${record.id}, ${record.recordedAt.toISOString()})).\n`);
         return waitIfAsked(db, bound, { control: record.id }, io.stdout);
       });
     },

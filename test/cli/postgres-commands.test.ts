@@ -266,6 +266,28 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     expect(after.actions.map((action) => action.action)).toEqual(['revoke_key', 'suspend_issuer']);
   });
 
+  it('revoke-key refuses a kid the key history does not hold for the issuer (exit 1), naming the nearest, and records nothing', async () => {
+    await withDatabase(databaseTarget(undefined, env), async (db) => {
+      await addIssuer(db, ACME_ENTRY, { by: 'test' }).catch(() => undefined);
+      await db.query(`INSERT INTO paygate_key_history (issuer, kid, first_seen) VALUES ($1, 'acme-2026-a', 0), ($1, 'acme-2026-b', 0)`, [
+        ISSUER,
+      ]);
+    });
+    try {
+      const before = (await cli('controls', '--json')).out;
+      const refused = await cli('revoke-key', '--issuer', ISSUER, '--kid', 'acme-2026-c');
+      expect(refused.code).toBe(EXIT.failed);
+      expect(refused.err).toContain('kid "acme-2026-c" is not a key of "https://auth.acme.example" in the key history, which holds 2');
+      expect(refused.err).toContain('did you mean "acme-2026-a"?');
+      expect(refused.err).toContain('--force');
+      expect((await cli('controls', '--json')).out).toBe(before);
+      expect((await cli('revoke-key', '--issuer', ISSUER, '--kid', 'acme-2026-b')).code).toBe(EXIT.ok);
+      expect((await cli('revoke-key', '--issuer', ISSUER, '--kid', 'acme-2026-c', '--force')).code).toBe(EXIT.ok);
+    } finally {
+      await withDatabase(databaseTarget(undefined, env), (db) => db.query('DELETE FROM paygate_key_history WHERE issuer = $1', [ISSUER]));
+    }
+  });
+
   it('fails a command whose connection the server cuts between two queries, leaving nothing uncaught', async () => {
     const operator = await openDatabase(databaseTarget(undefined, env));
     const cut = withDatabase(databaseTarget(undefined, env), async (db) => {
