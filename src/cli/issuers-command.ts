@@ -235,6 +235,16 @@ function recordLine(record: IssuerRecord): string {
 
 const VERB = { add: 'Added', update: 'Updated', remove: 'Removed' } as const;
 
+/**
+ * How to undo `change`: remove what was added; add (update) back the entry removed (replaced),
+ * given whole, as JSON on one escaped line, for a file of `--entry`.
+ */
+function undoLine(change: IssuerChange): string {
+  if (change.action === 'add') return `To undo: paygate-auth issuers remove ${quote(change.issuer)}.`;
+  const command = change.action === 'remove' ? 'add' : 'update';
+  return `To undo: save the entry ${change.action === 'remove' ? 'removed' : 'before'} to a file and run "paygate-auth issuers ${command} --entry <file>": ${oneLineJson(change.before)}`;
+}
+
 function printChange(change: IssuerChange, parsed: ParsedOptions, io: CliIo): void {
   if (parsed.values.json === true) io.stdout(`${oneLineJson(change)}\n`);
   else {
@@ -242,6 +252,7 @@ function printChange(change: IssuerChange, parsed: ParsedOptions, io: CliIo): vo
     io.stdout(
       `${VERB[change.action]} ${quote(change.issuer)}: every instance following the database (postgresRegistry) applies it within a second.\n`,
     );
+    io.stdout(`${undoLine(change)}\n`);
   }
 }
 

@@ -22,6 +22,8 @@ export interface ControlCommandSpec {
   readonly effect: string;
   /** The line printed once recorded. */
   readonly done: (record: ControlRecord) => string;
+  /** How to undo it, printed after: the command that does, or why none does. */
+  readonly undo: (record: ControlRecord) => string;
 }
 
 /** A kid named to `revoke-key` is not one the issuer's key history holds. */
@@ -114,7 +116,7 @@ had not applied it within --wait-timeout, 2 usage.
           if (request.kid !== undefined) await requireKnownKid(db, request.issuer, request.kid);
         }
         const record = await recordControl(db, request, db.statementTimeout);
-        io.stdout(`${spec.done(record)} (control #${record.id}, ${record.recordedAt.toISOString()})).\n`);
+        io.stdout(`${spec.done(record)} (control #${record.id}, ${record.recordedAt.toISOString()}). ${spec.undo(record)}\n`);
         return waitIfAsked(db, bound, { control: record.id }, io.stdout);
       });
     },
@@ -130,6 +132,7 @@ export const CONTROL_COMMANDS: readonly CliCommand[] = [
     effect:
       'Revokes the key: tokens it signed are refused with key_revoked. A revocation is never lifted;\nthe issuer publishes a new key instead.',
     done: (record) => `Revoked key ${record.kid ?? ''} of ${record.issuer}`,
+    undo: () => 'This cannot be undone: a revocation is never lifted (the issuer publishes a new key instead).',
   }),
   controlCommand({
     name: 'suspend-issuer',
@@ -137,6 +140,7 @@ export const CONTROL_COMMANDS: readonly CliCommand[] = [
     summary: 'refuse every token of an issuer on every instance (PostgreSQL)',
     effect: 'Suspends the issuer: all its tokens are refused with issuer_suspended until resume-issuer.',
     done: (record) => `Suspended ${record.issuer}`,
+    undo: (record) => `To undo: paygate-auth resume-issuer --issuer ${shellWord(record.issuer)}`,
   }),
   controlCommand({
     name: 'resume-issuer',
@@ -144,6 +148,7 @@ export const CONTROL_COMMANDS: readonly CliCommand[] = [
     summary: 'lift suspend-issuer on every instance (PostgreSQL)',
     effect: 'Resumes the issuer: its tokens verify again (revoked keys stay revoked).',
     done: (record) => `Resumed ${record.issuer}`,
+    undo: (record) => `To undo: paygate-auth suspend-issuer --issuer ${shellWord(record.issuer)}`,
   }),
   controlCommand({
     name: 'refresh-keys',
@@ -151,5 +156,6 @@ export const CONTROL_COMMANDS: readonly CliCommand[] = [
     summary: "reload an issuer's published keys on every instance (PostgreSQL)",
     effect: "Reloads the issuer's JWKS now (after a key was replaced, say); results verified with keys no\nlonger published are dropped.",
     done: (record) => `Asked every instance to reload the keys of ${record.issuer}`,
+    undo: () => 'Nothing to undo: the keys published are reloaded, nothing else.',
   }),
 ];

@@ -396,6 +396,22 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     });
   });
 
+  it('remove prints how to undo it: the entry removed, which "issuers add --entry" adds back as it was', async () => {
+    await cli(...addArgs('echo', '--tenant', 't-9', '--max-token-lifetime', '600'));
+    const removed = await cli('issuers', 'remove', 'https://echo.example');
+    expect(removed.code).toBe(EXIT.ok);
+    const undo = /^To undo: save the entry removed to a file and run "paygate-auth issuers add --entry <file>": (.*)$/m.exec(removed.out);
+    expect(undo).not.toBeNull();
+    const file = join(directory, 'echo-undo.json');
+    await writeFile(file, (undo as RegExpExecArray)[1] as string);
+    expect((await cli('issuers', 'add', '--entry', file)).code).toBe(EXIT.ok);
+    expect((await history('https://echo.example')).at(-1)?.after).toEqual(entryOf('echo', { tenants: ['t-9'], maxTokenLifetime: 600 }));
+  });
+
+  it('add prints how to undo it: the remove command', async () => {
+    expect((await cli(...addArgs('foxtrot'))).out).toContain('To undo: paygate-auth issuers remove "https://foxtrot.example".\n');
+  });
+
   it.each([
     ['show', (name: string) => ['issuers', 'show', name]],
     ['update', (name: string) => ['issuers', 'update', '--issuer', name, '--tenant', 't-9']],

@@ -288,6 +288,13 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     }
   });
 
+  it('suspend-issuer and resume-issuer each print the command that undoes them; revoke-key that nothing does', async () => {
+    await withDatabase(databaseTarget(undefined, env), (db) => addIssuer(db, ACME_ENTRY, { by: 'test' }).catch(() => undefined));
+    expect((await cli('suspend-issuer', '--issuer', ISSUER)).out).toContain(`To undo: paygate-auth resume-issuer --issuer ${ISSUER}\n`);
+    expect((await cli('resume-issuer', '--issuer', ISSUER)).out).toContain(`To undo: paygate-auth suspend-issuer --issuer ${ISSUER}\n`);
+    expect((await cli('revoke-key', '--issuer', ISSUER, '--kid', 'acme-1')).out).toContain('This cannot be undone');
+  });
+
   it('fails a command whose connection the server cuts between two queries, leaving nothing uncaught', async () => {
     const operator = await openDatabase(databaseTarget(undefined, env));
     const cut = withDatabase(databaseTarget(undefined, env), async (db) => {
