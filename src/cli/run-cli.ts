@@ -98,6 +98,20 @@ function answerGroup(args: readonly string[], io: CliIo, word: string, group: re
   return EXIT.usage;
 }
 
+/**
+ * The command of `command`'s group (`controls compact` of `controls`) that `rest`'s first word
+ * misspells (`compct`), if any: such a word is no argument of `command`, which takes none.
+ */
+function misspeltSubcommand(command: CliCommand, rest: readonly string[], commands: readonly CliCommand[]): string | undefined {
+  const [word] = rest;
+  const group = groupOf(commands, command.name);
+  if (word === undefined || word.startsWith('-') || group.length === 0) return undefined;
+  return nearestName(
+    word,
+    group.map((member) => member.name.slice(command.name.length + 1)),
+  );
+}
+
 /** `: did you mean "keys generate"?` for the command `nearest` names, else the end of the sentence. */
 function meant(nearest: string | undefined, group = ''): string {
   return nearest === undefined ? '.' : `: did you mean ${quote(`${group}${nearest}`)}?`;
@@ -136,7 +150,8 @@ export async function runCli(args: readonly string[], io: CliIo, commands: reado
     if (first !== undefined && group.length > 0) return answerGroup(args, io, first, group);
     // The command as typed: `help extra` asked for `extra --help`, but the user typed `extra`.
     const typed = args.slice(0, 2).filter((arg) => !isHelp(arg));
-    const words = new Set(commands.map((command) => command.name.split(' ')[0] as string));
+    // `--verison`, `version` and `-V` meant `--version` (as `--hlp` meant `--help`).
+    const words = new Set([...commands.map((command) => command.name.split(' ')[0] as string), '--help', '--version']);
     const word = typed[0] === undefined ? undefined : nearestName(typed[0], words);
     // `isuers list` meant `issuers list`, when that is a command.
     const whole = `${word} ${typed[1]}`;
@@ -148,6 +163,14 @@ export async function runCli(args: readonly string[], io: CliIo, commands: reado
   if (asksCommandHelp(rest)) {
     io.stdout(helpOf(command, commands));
     return EXIT.ok;
+  }
+  // `controls compct` meant `controls compact`: a command that is a group's name too.
+  const sub = misspeltSubcommand(command, rest, commands);
+  if (sub !== undefined) {
+    io.stderr(
+      `paygate-auth: unknown command ${quote(`${command.name} ${rest[0]}`)}${meant(sub, `${command.name} `)}\n\n${groupListing(command.name, groupOf(commands, command.name))}`,
+    );
+    return EXIT.usage;
   }
   try {
     return await command.run(rest, io);

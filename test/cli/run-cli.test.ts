@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type CliCommand, type CliIo, UsageError } from '../../src/cli/command.js';
+import { COMMANDS as ALL_COMMANDS } from '../../src/cli/commands.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 
 function capture(): CliIo & { out: string[]; err: string[] } {
@@ -89,6 +90,19 @@ describe('runCli', () => {
     const far = capture();
     expect(await runCli(['keys', 'rotate'], far, COMMANDS)).toBe(EXIT.usage);
     expect(far.err.join('')).not.toContain('did you mean');
+  });
+
+  it.each(['--verison', 'version', '--vesrion'])('names --version when %s is given for it, and exits 2', async (typed) => {
+    const io = capture();
+    expect(await runCli([typed], io, COMMANDS)).toBe(EXIT.usage);
+    expect(io.err.join('')).toContain(`unknown command "${typed}": did you mean "--version"?`);
+  });
+
+  it('names "controls compact" for "controls compct" and runs nothing (exit 2), not an unexpected argument of controls', async () => {
+    const io = capture();
+    expect(await runCli(['controls', 'compct'], io, ALL_COMMANDS)).toBe(EXIT.usage);
+    expect(io.err.join('')).toContain('unknown command "controls compct": did you mean "controls compact"?');
+    expect(io.err.join('')).toContain('Commands of "controls":');
   });
 
   it('names an unknown command as typed when help comes first', async () => {
