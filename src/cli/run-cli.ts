@@ -4,7 +4,7 @@
  * `--version`, and turns failures into exit codes (0 done, 1 the command failed, 2 a usage
  * mistake). A failure is one line on standard error, never a stack trace.
  */
-import { capHint, nearestName, quote } from '../internal/index.js';
+import { capHint, nearestName, oneLineJson, quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { describeFileError } from './file-errors.js';
 import { VERSION } from './version.js';
@@ -172,14 +172,39 @@ export async function runCli(args: readonly string[], io: CliIo, commands: reado
     );
     return EXIT.usage;
   }
+  // Whether the command wrote its result: a failure after it adds no second JSON document.
+  let wrote = false;
+  const watched: CliIo = {
+    ...io,
+    stdout: (text) => {
+      wrote = true;
+      io.stdout(text);
+    },
+  };
   try {
-    return await command.run(rest, io);
+    return await command.run(rest, watched);
   } catch (error) {
-    if (error instanceof UsageError) {
-      io.stderr(`paygate-auth ${command.name}: ${error.message}\nRun "paygate-auth ${command.name} --help" for its options.\n`);
-      return EXIT.usage;
-    }
-    io.stderr(`paygate-auth ${command.name}: ${failureLine(error)}\n`);
-    return EXIT.failed;
+    const usage = error instanceof UsageError;
+    const line = usage ? error.message : failureLine(error);
+    io.stderr(`paygate-auth ${command.name}: ${line}\n${usage ? `Run "paygate-auth ${command.name} --help" for its options.\n` : ''}`);
+    const code = usage ? EXIT.usage : EXIT.failed;
+    if (!wrote && asksJson(command, rest)) io.stdout(`${jsonFailure(error, code, line)}\n`);
+    return code;
   }
+}
+
+/** `true` when `rest` gives `--json` to a command that takes it: its standard output is JSON. */
+function asksJson(command: CliCommand, rest: readonly string[]): boolean {
+  return rest.includes('--json') && command.help.includes('--json');
+}
+
+/**
+ * A failure as the JSON a script reading `--json` output gets on standard output (the line on
+ * standard error stays): `{"error":{"code","exit","message"}}`. The code is the error's stable
+ * `code` (`usage`, `issuer_not_registered`…), else `failed`.
+ */
+function jsonFailure(error: unknown, exit: number, message: string): string {
+  const own = (error as { code?: unknown } | null)?.code;
+  const code = typeof own === 'string' && /^[a-z][a-z_]{0,63}$/.test(own) ? own : 'failed';
+  return oneLineJson({ error: { code, exit, message } });
 }
