@@ -5,7 +5,8 @@
  * every message names the host and port, never the user's password.
  */
 import { quote } from '../internal/index.js';
-import { type SqlClient, StatementTimeoutError } from '../postgres/index.js';
+import { SCHEMA_VERSIONS, type SchemaArea, type SqlClient, StatementTimeoutError } from '../postgres/index.js';
+import { TABLES } from '../postgres/internal.js';
 import { type ParsedOptions, secondsValue, stringValue } from './cli-options.js';
 import { UsageError } from './command.js';
 
@@ -258,5 +259,40 @@ export async function withDatabase<T>(target: DatabaseTarget, work: (db: CliData
     throw error;
   } finally {
     await closeDatabase(db);
+  }
+}
+
+/** The database holds a schema newer than this paygate-auth knows: a change is refused. */
+export class SchemaNewerError extends Error {
+  override readonly name = 'SchemaNewerError';
+  readonly code = 'schema_newer' as const;
+}
+
+/**
+ * Resolves when no area of `areas` in the database is newer than this paygate-auth knows; else
+ * rejects with a {@link SchemaNewerError} naming the area and both versions. A command that
+ * changes the tables calls it first: an older command line than the one that migrated them
+ * may write what the newer schema means otherwise. A ledger it cannot read (missing, not
+ * granted) is left to the command itself.
+ */
+export async function requireKnownSchema(db: CliDatabase, areas: readonly SchemaArea[]): Promise<void> {
+  let rows: Record<string, unknown>[];
+  try {
+    ({ rows } = await db.query(`SELECT area, max(version) AS version FROM ${TABLES.migrations} GROUP BY area ORDER BY area`));
+  } catch (error) {
+    const state = (error as { code?: unknown } | null)?.code;
+    if (state === '42P01' || state === '42501' || state === '42703') return;
+    throw error;
+  }
+  const known = SCHEMA_VERSIONS as Readonly<Record<string, number>>;
+  for (const row of rows) {
+    const area = String(row.area);
+    const found = Number(row.version);
+    const newest = (areas as readonly string[]).includes(area) ? known[area] : undefined;
+    if (newest !== undefined && found > newest) {
+      throw new SchemaNewerError(
+        `the database has ${quote(area)} schema version ${found}, newer than ${newest}, the newest this paygate-auth knows: nothing was changed; run the paygate-auth that migrated it (or upgrade this one)`,
+      );
+    }
   }
 }

@@ -22,7 +22,7 @@ import type { FetchLike, IssuerEntry } from '../index.js';
 import { oneLineJson, quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { type ParsedOptions, parseOptions, requiredValue, requiredValues, secondsValue, stringValue, stringValues } from './cli-options.js';
-import { type CliDatabase, DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
+import { type CliDatabase, DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, requireKnownSchema, withDatabase } from './database-url.js';
 import { readEntries } from './entry-file.js';
 import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
 import { allowedJwksHosts, checkRegistry, jwksTimeoutValue, shown } from './gateway-check.js';
@@ -168,6 +168,14 @@ async function actor(parsed: ParsedOptions, deps: IssuersDeps): Promise<string> 
 /** Runs `work` on the database of `--database-url` or DATABASE_URL. */
 function onDatabase<T>(parsed: ParsedOptions, io: CliIo, work: (db: CliDatabase) => Promise<T>): Promise<T> {
   return withDatabase(databaseTarget(parsed, io.env), work);
+}
+
+/** {@link onDatabase} for a command that changes the registry: refused on a newer schema first. */
+function changeDatabase<T>(parsed: ParsedOptions, io: CliIo, work: (db: CliDatabase) => Promise<T>): Promise<T> {
+  return onDatabase(parsed, io, async (db) => {
+    await requireKnownSchema(db, ['registry']);
+    return work(db);
+  });
 }
 
 /** A change the table refuses for its options (an actor too long, say) is a usage mistake. */
@@ -362,7 +370,7 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
             '--token',
           );
     const report = reportTo(parsed, io);
-    return onDatabase(parsed, io, async (db) => {
+    return changeDatabase(parsed, io, async (db) => {
       // Written only if nobody changed the issuer since the state it was made from.
       const { entry, ...from } = action === 'add' ? { entry: given as IssuerEntry } : await planUpdate(db, parsed, given);
       await checkCandidate({
@@ -391,7 +399,7 @@ async function runRemove(args: readonly string[], io: CliIo, deps: IssuersDeps):
   if (parsed.positionals[0] !== undefined && parsed.values.issuer !== undefined) throw new UsageError('give the issuer once');
   const by = await actor(parsed, deps);
   const bound = waitBound(parsed);
-  return onDatabase(parsed, io, async (db) => {
+  return changeDatabase(parsed, io, async (db) => {
     const change = await asUsage(() => removeIssuer(db, issuer, { by, statementTimeout: db.statementTimeout })).catch(
       async (error: unknown) => {
         throw error instanceof IssuerChangeError && error.code === 'issuer_not_found' ? await notRegisteredError(db, issuer) : error;
@@ -476,7 +484,7 @@ async function runImport(args: readonly string[], io: CliIo, deps: IssuersDeps):
   const jwksAllowedHosts = allowedJwksHosts(parsed);
   checkRegistry(entries, jwksAllowedHosts);
   const by = await actor(parsed, deps);
-  return onDatabase(parsed, io, async (db) => {
+  return changeDatabase(parsed, io, async (db) => {
     // Made from the registry as of --unchanged-since, else as it is now.
     const since = given ?? (await readLastIssuerChange(db, { statementTimeout: db.statementTimeout }));
     const report = await asUsage(() =>

@@ -10,7 +10,7 @@ import { type ControlAction, checkControlRequest, isMissingTable, readKeyHistory
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue } from './cli-options.js';
 import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
-import { type CliDatabase, DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
+import { type CliDatabase, DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, requireKnownSchema, withDatabase } from './database-url.js';
 import { requireRegistered } from './registered-issuer.js';
 
 /** How one command is described. */
@@ -111,6 +111,7 @@ had not applied it within --wait-timeout, 2 usage.
         throw new UsageError(error instanceof Error ? error.message.replace(`${spec.name}: `, '') : String(error));
       }
       return withDatabase(databaseTarget(options, io.env), async (db) => {
+        await requireKnownSchema(db, ['controls']);
         if (options.values.force !== true) {
           await requireRegistered(db, request.issuer);
           if (request.kid !== undefined) await requireKnownKid(db, request.issuer, request.kid);

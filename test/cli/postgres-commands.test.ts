@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../src/cli/command.js';
 import { COMMANDS } from '../../src/cli/commands.js';
 import { databaseTarget, openDatabase, withDatabase } from '../../src/cli/database-url.js';
-import { addIssuer } from '../../src/postgres/index.js';
+import { SCHEMA_VERSIONS, addIssuer } from '../../src/postgres/index.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { eventually } from '../postgres/eventually.js';
 import { createTestDatabase, skipWithoutPostgres } from '../postgres/pg-server.js';
@@ -309,5 +309,42 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     });
     await expect(cut).rejects.toThrow(/connection|terminat/);
     await operator.end();
+  });
+});
+
+describe.skipIf(SKIP)('the PostgreSQL commands on a database migrated by a newer paygate-auth', () => {
+  let newer: Record<string, string>;
+  const run = async (...args: string[]) => {
+    const io = capture(newer);
+    return { code: await runCli(args, io, COMMANDS), out: io.out(), err: io.err() };
+  };
+
+  beforeAll(async () => {
+    newer = { DATABASE_URL: (await createTestDatabase('cli_newer')).url };
+    expect((await run('migrate')).code).toBe(EXIT.ok);
+    await withDatabase(databaseTarget(undefined, newer), (db) =>
+      db.query(`INSERT INTO paygate_schema_migrations (area, version, description) VALUES ('controls', $1, 'a later version')`, [
+        SCHEMA_VERSIONS.controls + 1,
+      ]),
+    );
+  });
+
+  it.each([
+    ['suspend-issuer', ['suspend-issuer', '--issuer', ISSUER, '--force']],
+    ['revoke-key', ['revoke-key', '--issuer', ISSUER, '--kid', 'k-1', '--force']],
+    ['controls compact', ['controls', 'compact']],
+  ])('%s changes nothing (exit 1), naming the area and both versions', async (_name, args) => {
+    const ran = await run(...args);
+    expect(ran.code).toBe(EXIT.failed);
+    expect(ran.err).toContain(`"controls" schema version ${SCHEMA_VERSIONS.controls + 1}, newer than ${SCHEMA_VERSIONS.controls}`);
+    const { rows } = await withDatabase(databaseTarget(undefined, newer), (db) =>
+      db.query('SELECT count(*)::int AS n FROM paygate_operator_controls'),
+    );
+    expect(rows[0]).toEqual({ n: 0 });
+  });
+
+  it('still lists the controls, and changes the registry, whose area is not newer', async () => {
+    expect((await run('controls')).code).toBe(EXIT.ok);
+    expect((await run('issuers', 'remove', ISSUER)).err).toContain('is not registered');
   });
 });
