@@ -21,7 +21,16 @@ import {
 import type { FetchLike, IssuerEntry } from '../index.js';
 import { oneLineJson, quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
-import { type ParsedOptions, parseOptions, requiredValue, requiredValues, secondsValue, stringValue, stringValues } from './cli-options.js';
+import {
+  type ParsedOptions,
+  flagMistake,
+  parseOptions,
+  requiredValue,
+  requiredValues,
+  secondsValue,
+  stringValue,
+  stringValues,
+} from './cli-options.js';
 import { type CliDatabase, DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, requireKnownSchema, withDatabase } from './database-url.js';
 import { readEntries } from './entry-file.js';
 import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
@@ -178,13 +187,24 @@ function changeDatabase<T>(parsed: ParsedOptions, io: CliIo, work: (db: CliDatab
   });
 }
 
-/** A change the table refuses for its options (an actor too long, say) is a usage mistake. */
+/** The flag each option of the registry's functions comes from, to name it in a usage mistake. */
+const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
+  by: '--by',
+  jwksAllowedHosts: '--allow-jwks-host',
+  unchangedSince: '--unchanged-since',
+};
+
+/**
+ * A change the table refuses for its options (an actor too long, say) is a usage mistake, named by
+ * its flag (`--by must be…`) rather than the function's option (`importIssuers: by must be…`).
+ */
 async function asUsage<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof TypeError) throw new UsageError(error.message);
-    throw error;
+    if (!(error instanceof TypeError)) throw error;
+    const owner = /^(\w+): /.exec(error.message)?.[1];
+    throw (owner === undefined ? undefined : flagMistake(error, owner, FLAG_OF_OPTION)) ?? new UsageError(error.message);
   }
 }
 

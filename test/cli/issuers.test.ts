@@ -408,6 +408,18 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     expect((await history('https://echo.example')).at(-1)?.after).toEqual(entryOf('echo', { tenants: ['t-9'], maxTokenLifetime: 600 }));
   });
 
+  it.each([
+    ['remove', ['issuers', 'remove', 'https://delta.example']],
+    ['import', ['issuers', 'import', 'no-need-to-exist.json']],
+  ])('names --by, not the function option, when %s is given one too long (exit 2)', async (name, args) => {
+    const file = join(directory, 'by-import.json');
+    await writeFile(file, JSON.stringify([entryOf('kilo')]));
+    const ran = await cli(...args.map((arg) => (arg === 'no-need-to-exist.json' ? file : arg)), '--by', 'x'.repeat(201));
+    expect(ran.code).toBe(EXIT.usage);
+    expect(ran.err).toContain(`paygate-auth issuers ${name}: --by must be 1 to 200 characters`);
+    expect(ran.err).not.toMatch(/Issuers?: by /);
+  });
+
   it('add prints how to undo it: the remove command', async () => {
     expect((await cli(...addArgs('foxtrot'))).out).toContain('To undo: paygate-auth issuers remove "https://foxtrot.example".\n');
   });
