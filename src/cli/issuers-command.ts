@@ -36,7 +36,7 @@ import { readEntries } from './entry-file.js';
 import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
 import { allowedJwksHosts, checkRegistry, jwksTimeoutValue, shown } from './gateway-check.js';
 import { checkCandidate } from './issuer-check.js';
-import { notRegisteredError, notRegisteredHint } from './registered-issuer.js';
+import { NotRegisteredError, notRegisteredError, notRegisteredHint } from './registered-issuer.js';
 import { EXIT } from './run-cli.js';
 import { type StdinReader, readProcessStdin, readToken } from './token-input.js';
 
@@ -413,6 +413,18 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
   };
 }
 
+/**
+ * The refusal of a second `remove` of `issuer`: when its last change removed it, that change (so a
+ * repeat reads as done already, not as a mistyped issuer); else `undefined`.
+ */
+async function removedAlready(db: CliDatabase, issuer: string): Promise<NotRegisteredError | undefined> {
+  const last = (await readIssuerChanges(db, { issuer, statementTimeout: db.statementTimeout })).at(-1);
+  if (last?.action !== 'remove') return undefined;
+  return new NotRegisteredError(
+    `issuer ${quote(issuer)} is not registered: it was removed already, by change #${last.id} (${time(last.at)}, ${author(last)}); nothing was changed`,
+  );
+}
+
 async function runRemove(args: readonly string[], io: CliIo, deps: IssuersDeps): Promise<number> {
   const parsed = parseOptions(args, { issuer: STRING, ...CHANGE_OPTIONS }, 1);
   const issuer = parsed.positionals[0] ?? requiredValue(parsed, 'issuer');
@@ -422,7 +434,8 @@ async function runRemove(args: readonly string[], io: CliIo, deps: IssuersDeps):
   return changeDatabase(parsed, io, async (db) => {
     const change = await asUsage(() => removeIssuer(db, issuer, { by, statementTimeout: db.statementTimeout })).catch(
       async (error: unknown) => {
-        throw error instanceof IssuerChangeError && error.code === 'issuer_not_found' ? await notRegisteredError(db, issuer) : error;
+        if (!(error instanceof IssuerChangeError && error.code === 'issuer_not_found')) throw error;
+        throw (await removedAlready(db, issuer)) ?? (await notRegisteredError(db, issuer));
       },
     );
     return changed(db, change, parsed, io, bound);

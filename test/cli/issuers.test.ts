@@ -396,6 +396,16 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     });
   });
 
+  it('a second remove says the issuer was removed already, naming the change that did, and changes nothing (exit 1)', async () => {
+    await cli(...addArgs('golf'));
+    expect((await cli('issuers', 'remove', 'https://golf.example', '--by', 'gina')).code).toBe(EXIT.ok);
+    const removal = (await history('https://golf.example')).at(-1) as JsonChange;
+    const again = await cli('issuers', 'remove', 'https://golf.example');
+    expect(again.code).toBe(EXIT.failed);
+    expect(again.err).toContain(`it was removed already, by change #${removal.id} (${removal.at}, by "gina"`);
+    expect((await history('https://golf.example')).at(-1)?.id).toBe(removal.id);
+  });
+
   it('remove prints how to undo it: the entry removed, which "issuers add --entry" adds back as it was', async () => {
     await cli(...addArgs('echo', '--tenant', 't-9', '--max-token-lifetime', '600'));
     const removed = await cli('issuers', 'remove', 'https://echo.example');
