@@ -6,7 +6,15 @@
  */
 import { nearestName, quote, quoteList } from '../internal/index.js';
 import type { ControlRecord } from '../postgres/index.js';
-import { type ControlAction, checkControlRequest, isMissingTable, readKeyHistory, recordControl } from '../postgres/internal.js';
+import {
+  type ControlAction,
+  checkControlRequest,
+  foldControls,
+  isMissingTable,
+  readControlRecords,
+  readKeyHistory,
+  recordControl,
+} from '../postgres/internal.js';
 import { type CliCommand, UsageError } from './command.js';
 import { parseOptions, requiredValue } from './cli-options.js';
 import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
@@ -63,6 +71,20 @@ async function requireKnownKid(db: CliDatabase, issuer: string, kid: string): Pr
   );
 }
 
+/**
+ * What was in force before `request` was recorded, when recording it changed nothing a gateway
+ * applies: ` (it was suspended already)`, ` (it was not suspended)`, ` (it was revoked already)`;
+ * else `''`. So a repeat reads as harmless, and a resumption of the wrong issuer as no resumption.
+ */
+async function stateBefore(db: CliDatabase, request: { action: ControlAction; issuer: string; kid?: string }): Promise<string> {
+  if (request.action === 'refresh_keys') return '';
+  const state = foldControls(await readControlRecords(db, db.statementTimeout));
+  const suspended = state.suspended.includes(request.issuer);
+  if (request.action === 'suspend_issuer') return suspended ? ' (it was suspended already)' : '';
+  if (request.action === 'resume_issuer') return suspended ? '' : ' (it was not suspended)';
+  return state.revoked.some((key) => key.issuer === request.issuer && key.kid === request.kid) ? ' (it was revoked already)' : '';
+}
+
 const STRING = { type: 'string' } as const;
 const FLAG = { type: 'boolean' } as const;
 
@@ -116,8 +138,11 @@ had not applied it within --wait-timeout, 2 usage.
           await requireRegistered(db, request.issuer);
           if (request.kid !== undefined) await requireKnownKid(db, request.issuer, request.kid);
         }
+        const before = await stateBefore(db, request);
         const record = await recordControl(db, request, db.statementTimeout);
-        io.stdout(`${spec.done(record)} (control #${record.id}, ${record.recordedAt.toISOString()}). ${spec.undo(record)}\n`);
+        // Undoing a repeat would lift the earlier control too (or suspend an issuer never suspended).
+        const undo = before === '' ? spec.undo(record) : 'Nothing in force changed: nothing to undo.';
+        io.stdout(`${spec.done(record)}${before} (control #${record.id}, ${record.recordedAt.toISOString()}). ${undo}\n`);
         return waitIfAsked(db, bound, { control: record.id }, io.stdout);
       });
     },

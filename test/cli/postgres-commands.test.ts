@@ -290,9 +290,25 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
 
   it('suspend-issuer and resume-issuer each print the command that undoes them; revoke-key that nothing does', async () => {
     await withDatabase(databaseTarget(undefined, env), (db) => addIssuer(db, ACME_ENTRY, { by: 'test' }).catch(() => undefined));
+    await cli('resume-issuer', '--issuer', ISSUER); // not suspended, whatever the tests before left
     expect((await cli('suspend-issuer', '--issuer', ISSUER)).out).toContain(`To undo: paygate-auth resume-issuer --issuer ${ISSUER}\n`);
     expect((await cli('resume-issuer', '--issuer', ISSUER)).out).toContain(`To undo: paygate-auth suspend-issuer --issuer ${ISSUER}\n`);
-    expect((await cli('revoke-key', '--issuer', ISSUER, '--kid', 'acme-1')).out).toContain('This cannot be undone');
+    expect((await cli('revoke-key', '--issuer', ISSUER, '--kid', 'acme-undo-1')).out).toContain('This cannot be undone');
+  });
+
+  it('says when a control changed nothing in force (a repeat, a resumption of an issuer not suspended), and offers no undo then', async () => {
+    await withDatabase(databaseTarget(undefined, env), (db) => addIssuer(db, ACME_ENTRY, { by: 'test' }).catch(() => undefined));
+    await cli('resume-issuer', '--issuer', ISSUER);
+    const resumed = await cli('resume-issuer', '--issuer', ISSUER);
+    expect(resumed.code).toBe(EXIT.ok);
+    expect(resumed.out).toMatch(/^Resumed https:\/\/auth\.acme\.example \(it was not suspended\) \(control #\d+, /);
+    expect(resumed.out).toContain('nothing to undo');
+    expect(resumed.out).not.toContain('suspend-issuer');
+    expect((await cli('suspend-issuer', '--issuer', ISSUER)).out).not.toContain('already');
+    const again = await cli('suspend-issuer', '--issuer', ISSUER);
+    expect(again.out).toContain('(it was suspended already)');
+    expect(again.out).not.toContain('resume-issuer');
+    await cli('resume-issuer', '--issuer', ISSUER);
   });
 
   it('fails a command whose connection the server cuts between two queries, leaving nothing uncaught', async () => {
