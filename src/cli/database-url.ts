@@ -4,7 +4,7 @@
  * sees it (a URL, of the `postgres:` scheme), connecting is bounded (`--connect-timeout`), and
  * every message names the host and port, never the user's password.
  */
-import { quote } from '../internal/index.js';
+import { capHint, quote } from '../internal/index.js';
 import { SCHEMA_VERSIONS, type SchemaArea, type SqlClient, StatementTimeoutError } from '../postgres/index.js';
 import { TABLES } from '../postgres/internal.js';
 import { type ParsedOptions, secondsValue, stringValue } from './cli-options.js';
@@ -87,14 +87,31 @@ interface PgModule {
 
 const EXAMPLE = 'postgres://user@host:5432/name';
 
+/** The parts of a database URL the messages and checks read. */
+type UrlParts = Pick<URL, 'protocol' | 'hostname' | 'port' | 'pathname' | 'searchParams'>;
+
+/**
+ * `url` parsed as pg parses it: a URL with a user and no host (`postgres://gateway@/payments?host=
+ * /var/run/postgresql`, libpq's form for a socket) is one, its host empty. `undefined` for text
+ * that is no URL.
+ */
+function parseUrl(url: string): UrlParts | undefined {
+  if (URL.canParse(url)) return new URL(url);
+  const socket = url.replace('@/', '@localhost/');
+  if (socket === url || !URL.canParse(socket)) return undefined;
+  const { protocol, port, pathname, searchParams } = new URL(socket);
+  return { protocol, hostname: '', port, pathname, searchParams };
+}
+
 /**
  * What a message may show of a URL: its scheme, host, port and path, never its user or password.
  * Text that is no URL is shown only past its last `@`, and not at all when it holds a `:` (a
  * password may be anywhere in it).
  */
 export function shownUrl(url: string): string {
-  if (URL.canParse(url)) {
-    const { protocol, hostname, port, pathname } = new URL(url);
+  const parts = parseUrl(url);
+  if (parts !== undefined) {
+    const { protocol, hostname, port, pathname } = parts;
     const special = protocol === 'postgres:' || protocol === 'postgresql:';
     return quote(`${protocol}//${hostname}${port === '' ? '' : `:${port}`}${special ? pathname : ''}`);
   }
@@ -103,16 +120,23 @@ export function shownUrl(url: string): string {
   return url.includes(':') ? '(not shown: it may hold a password)' : quote(url);
 }
 
-/** The host, port and database of `url`, for messages: `db.internal:5432/payments`. */
+/**
+ * The host, port and database of `url`, for messages: `db.internal:5432/payments`. A `host` or
+ * `port` parameter (`?host=/var/run/postgresql`, a socket's directory) is what pg connects to,
+ * in place of the URL's own, and is named so: escaped, as text of the URL may hold anything.
+ */
 function where(url: string): string {
-  const { hostname, port, pathname } = new URL(url);
-  return `${hostname === '' ? 'localhost' : hostname}:${port === '' ? '5432' : port}${pathname}`;
+  const { hostname, port, pathname, searchParams } = parseUrl(url) as UrlParts;
+  const host = searchParams.get('host') ?? (hostname === '' ? 'localhost' : hostname);
+  const named = `${host}:${searchParams.get('port') ?? (port === '' ? '5432' : port)}${pathname}`;
+  return named === capHint(named) ? named : quote(named);
 }
 
 /** @throws {UsageError} when `url` is not a `postgres:` URL, saying what it is instead. */
 function checkUrl(url: string, from: DatabaseTarget['from']): void {
-  if (!URL.canParse(url)) throw new UsageError(`${from} is not a URL, got ${shownUrl(url)}: give the database as ${EXAMPLE}`);
-  const { protocol } = new URL(url);
+  const parts = parseUrl(url);
+  if (parts === undefined) throw new UsageError(`${from} is not a URL, got ${shownUrl(url)}: give the database as ${EXAMPLE}`);
+  const { protocol } = parts;
   if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
     throw new UsageError(
       `${from} must be a postgres: or postgresql: URL, got a ${quote(protocol)} URL (${shownUrl(url)}): give ${EXAMPLE}`,

@@ -94,6 +94,19 @@ describe('--database-url on every command that reads the database', () => {
     expect(err).toContain(`${name} is blank ("  ")`);
   });
 
+  it("takes libpq's socket form (a user, no host, ?host=<directory>) as pg does, naming the directory it could not reach (exit 1)", async () => {
+    const { code, err } = await cli(['controls'], { DATABASE_URL: 'postgres://gateway:s3cret@/payments?host=/nonexistent-paygate-dir' });
+    expect(code).toBe(EXIT.failed);
+    expect(err).toContain('cannot connect to the database at /nonexistent-paygate-dir:5432/payments');
+    expect(err).not.toContain('is not a URL');
+    expect(err).not.toContain('s3cret');
+  });
+
+  it("names the host and port of ?host= and ?port=, which pg connects to in place of the URL's", async () => {
+    const { err } = await cli(['controls'], { DATABASE_URL: 'postgres://gateway@db.internal:5432/payments?host=127.0.0.1&port=1' });
+    expect(err).toContain('cannot connect to the database at 127.0.0.1:1/payments: the connection was refused (ECONNREFUSED)');
+  });
+
   it.each([
     ['a leading space', ' postgres://gateway:s3cret@db.internal:5432/payments'],
     ['a trailing space and line break', 'postgres://gateway:s3cret@db.internal:5432/payments \r\n'],
