@@ -360,6 +360,28 @@ function jwksHostOf(entry: unknown): string | undefined {
   return hostname === '' ? undefined : hostname;
 }
 
+/**
+ * Rejects an `add` of an issuer the table holds already (`issuer_exists`), saying whether the entry
+ * is the one registered (a repeat: nothing to do) or how it differs (use `issuers update`).
+ */
+async function refuseRegistered(db: CliDatabase, entry: IssuerEntry): Promise<void> {
+  const current = await currentRecord(db, entry.issuer, []);
+  if (current === undefined) return;
+  const held = { before: current.entry, after: entry } as unknown as IssuerChange;
+  const differs = describeChange(held);
+  const how =
+    differs === ''
+      ? 'with this same entry: nothing to do'
+      : `with another entry (${differs}): give the change to "paygate-auth issuers update" (--unchanged-since ${current.change})`;
+  throw new RegisteredAlreadyError(`issuer ${quote(entry.issuer)} is registered already (change #${current.change}), ${how}`);
+}
+
+/** `issuers add` of an issuer registered already. */
+class RegisteredAlreadyError extends Error {
+  override readonly name = 'RegisteredAlreadyError';
+  readonly code = 'issuer_exists' as const;
+}
+
 /** `add` or `update`: the entry checked by the gateway's verifier, then written. */
 function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand['run'] {
   return async (args, io) => {
@@ -393,6 +415,8 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
     return changeDatabase(parsed, io, async (db) => {
       // Written only if nobody changed the issuer since the state it was made from.
       const { entry, ...from } = action === 'add' ? { entry: given as IssuerEntry } : await planUpdate(db, parsed, given);
+      // Registered already: said before the JWKS is downloaded, with how the entries differ.
+      if (action === 'add') await refuseRegistered(db, entry);
       await checkCandidate({
         entry,
         token,

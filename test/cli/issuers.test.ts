@@ -195,6 +195,25 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     expect(await history('https://twice.example')).toHaveLength(1);
   });
 
+  it('refuses an add of the entry registered already as a repeat, before downloading the JWKS (exit 1)', async () => {
+    await cli(...addArgs('hotel'));
+    const before = jwks.requests;
+    const again = await cli(...addArgs('hotel'));
+    expect(again.code).toBe(EXIT.failed);
+    expect(again.err).toMatch(
+      /issuer "https:\/\/hotel\.example" is registered already \(change #\d+\), with this same entry: nothing to do/,
+    );
+    expect(jwks.requests).toBe(before);
+  });
+
+  it('refuses an add of another entry for an issuer registered already, naming how they differ and "issuers update"', async () => {
+    await cli(...addArgs('india'));
+    const other = await cli(...addArgs('india', '--tenant', 't-3'));
+    expect(other.code).toBe(EXIT.failed);
+    expect(other.err).toContain('with another entry (tenants absent → ["t-3"]): give the change to "paygate-auth issuers update"');
+    expect(await history('https://india.example')).toHaveLength(1);
+  });
+
   it('refuses a JWKS whose only key is 1024 bits, naming the kid and the rule, and writes nothing', async () => {
     served = { keys: [(await generateTestKey({ kid: 'k-weak', modulusLength: 1024 })).publicJwk] };
     try {
