@@ -266,6 +266,12 @@ function isStatementTimeout(error: unknown): boolean {
   return false;
 }
 
+/** The database lacks a table the command reads: it was not migrated (or not in this schema). */
+export class TablesMissingError extends Error {
+  override readonly name = 'TablesMissingError';
+  readonly code = 'tables_missing' as const;
+}
+
 /** Runs `work` on the database, closing it after; a missing schema is reported with its remedy. */
 export async function withDatabase<T>(target: DatabaseTarget, work: (db: CliDatabase) => Promise<T>): Promise<T> {
   const db = await openDatabase(target);
@@ -273,7 +279,7 @@ export async function withDatabase<T>(target: DatabaseTarget, work: (db: CliData
     return await work(db);
   } catch (error) {
     const state = (error as { code?: unknown } | null)?.code ?? (error as { cause?: { code?: unknown } } | null)?.cause?.code;
-    if (state === '42P01') throw new Error('the tables are missing: run "paygate-auth migrate" first', { cause: error });
+    if (state === '42P01') throw new TablesMissingError('the tables are missing: run "paygate-auth migrate" first', { cause: error });
     if (isStatementTimeout(error)) {
       throw new Error(
         `the database at ${where(target.url)} gave no answer within ${target.statementTimeout / 1000} s (the statement timeout; --statement-timeout <s> waits longer, up to ${MAX_CONNECT_TIMEOUT}): check the network to the database and that it is up, then run the command again`,

@@ -364,3 +364,13 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a database migrated by a newer
     expect((await run('issuers', 'remove', ISSUER)).err).toContain('is not registered');
   });
 });
+
+describe.skipIf(SKIP)('the PostgreSQL commands on a database never migrated', () => {
+  it('controls --json writes the error code tables_missing on stdout, and says to run migrate (exit 1)', async () => {
+    const io = capture({ DATABASE_URL: (await createTestDatabase('cli_bare')).url });
+    expect(await runCli(['controls', '--json'], io, COMMANDS)).toBe(EXIT.failed);
+    expect(JSON.parse(io.out())).toEqual({
+      error: { code: 'tables_missing', exit: 1, message: 'the tables are missing: run "paygate-auth migrate" first' },
+    });
+  });
+});
