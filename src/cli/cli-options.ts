@@ -49,7 +49,8 @@ interface OptionToken {
 
 /** `unknown option "--databse-url"`, and the option it is nearest to, if any (`did you mean --database-url?`). */
 function unknownOption(token: OptionToken, options: OptionSpec): UsageError {
-  const nearest = token.rawName.startsWith('--') ? nearestName(token.name, Object.keys(options)) : undefined;
+  // `--help` is every command's, answered before its options are parsed (`--hlp` meant it).
+  const nearest = token.rawName.startsWith('--') ? nearestName(token.name, [...Object.keys(options), 'help']) : undefined;
   return new UsageError(`unknown option ${quote(token.rawName)}${nearest === undefined ? '' : `: did you mean --${nearest}?`}`);
 }
 

@@ -4,7 +4,7 @@
 import { compactControls } from '../postgres/internal.js';
 import type { CliCommand } from './command.js';
 import { parseOptions } from './cli-options.js';
-import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
+import { DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, requireKnownSchema, withDatabase } from './database-url.js';
 import { EXIT } from './run-cli.js';
 
 export const controlsCompactCommand: CliCommand = {
@@ -24,7 +24,10 @@ Exit codes: 0 compacted, 1 the database failed, 2 usage.
 `,
   async run(args, io) {
     const parsed = parseOptions(args, DATABASE_OPTIONS, 0);
-    const report = await withDatabase(databaseTarget(parsed, io.env), (db) => compactControls(db, db.statementTimeout));
+    const report = await withDatabase(databaseTarget(parsed, io.env), async (db) => {
+      await requireKnownSchema(db, ['controls']);
+      return compactControls(db, db.statementTimeout);
+    });
     io.stdout(`Compacted the operator controls: ${report.deleted} row${report.deleted === 1 ? '' : 's'} deleted, ${report.kept} kept.\n`);
     return EXIT.ok;
   },

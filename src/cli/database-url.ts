@@ -4,8 +4,9 @@
  * sees it (a URL, of the `postgres:` scheme), connecting is bounded (`--connect-timeout`), and
  * every message names the host and port, never the user's password.
  */
-import { quote } from '../internal/index.js';
-import { type SqlClient, StatementTimeoutError } from '../postgres/index.js';
+import { capHint, quote } from '../internal/index.js';
+import { SCHEMA_VERSIONS, type SchemaArea, type SqlClient, StatementTimeoutError } from '../postgres/index.js';
+import { TABLES } from '../postgres/internal.js';
 import { type ParsedOptions, secondsValue, stringValue } from './cli-options.js';
 import { UsageError } from './command.js';
 
@@ -86,14 +87,31 @@ interface PgModule {
 
 const EXAMPLE = 'postgres://user@host:5432/name';
 
+/** The parts of a database URL the messages and checks read. */
+type UrlParts = Pick<URL, 'protocol' | 'hostname' | 'port' | 'pathname' | 'searchParams'>;
+
+/**
+ * `url` parsed as pg parses it: a URL with a user and no host (`postgres://gateway@/payments?host=
+ * /var/run/postgresql`, libpq's form for a socket) is one, its host empty. `undefined` for text
+ * that is no URL.
+ */
+function parseUrl(url: string): UrlParts | undefined {
+  if (URL.canParse(url)) return new URL(url);
+  const socket = url.replace('@/', '@localhost/');
+  if (socket === url || !URL.canParse(socket)) return undefined;
+  const { protocol, port, pathname, searchParams } = new URL(socket);
+  return { protocol, hostname: '', port, pathname, searchParams };
+}
+
 /**
  * What a message may show of a URL: its scheme, host, port and path, never its user or password.
  * Text that is no URL is shown only past its last `@`, and not at all when it holds a `:` (a
  * password may be anywhere in it).
  */
 export function shownUrl(url: string): string {
-  if (URL.canParse(url)) {
-    const { protocol, hostname, port, pathname } = new URL(url);
+  const parts = parseUrl(url);
+  if (parts !== undefined) {
+    const { protocol, hostname, port, pathname } = parts;
     const special = protocol === 'postgres:' || protocol === 'postgresql:';
     return quote(`${protocol}//${hostname}${port === '' ? '' : `:${port}`}${special ? pathname : ''}`);
   }
@@ -102,16 +120,23 @@ export function shownUrl(url: string): string {
   return url.includes(':') ? '(not shown: it may hold a password)' : quote(url);
 }
 
-/** The host, port and database of `url`, for messages: `db.internal:5432/payments`. */
+/**
+ * The host, port and database of `url`, for messages: `db.internal:5432/payments`. A `host` or
+ * `port` parameter (`?host=/var/run/postgresql`, a socket's directory) is what pg connects to,
+ * in place of the URL's own, and is named so: escaped, as text of the URL may hold anything.
+ */
 function where(url: string): string {
-  const { hostname, port, pathname } = new URL(url);
-  return `${hostname === '' ? 'localhost' : hostname}:${port === '' ? '5432' : port}${pathname}`;
+  const { hostname, port, pathname, searchParams } = parseUrl(url) as UrlParts;
+  const host = searchParams.get('host') ?? (hostname === '' ? 'localhost' : hostname);
+  const named = `${host}:${searchParams.get('port') ?? (port === '' ? '5432' : port)}${pathname}`;
+  return named === capHint(named) ? named : quote(named);
 }
 
 /** @throws {UsageError} when `url` is not a `postgres:` URL, saying what it is instead. */
 function checkUrl(url: string, from: DatabaseTarget['from']): void {
-  if (!URL.canParse(url)) throw new UsageError(`${from} is not a URL, got ${shownUrl(url)}: give the database as ${EXAMPLE}`);
-  const { protocol } = new URL(url);
+  const parts = parseUrl(url);
+  if (parts === undefined) throw new UsageError(`${from} is not a URL, got ${shownUrl(url)}: give the database as ${EXAMPLE}`);
+  const { protocol } = parts;
   if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
     throw new UsageError(
       `${from} must be a postgres: or postgresql: URL, got a ${quote(protocol)} URL (${shownUrl(url)}): give ${EXAMPLE}`,
@@ -133,10 +158,13 @@ export function databaseTarget(parsed: ParsedOptions | undefined, env: Readonly<
     throw new UsageError(`${from} ${found}: give the PostgreSQL database as ${EXAMPLE}`);
   }
   checkUrl(url, from);
+  // White space around it (pasted, or from an env file) is no part of it: the URL is checked
+  // without it (WHATWG URL drops it), so pg is given it without it too, or pg reads another URL.
+  const trimmed = url.trim();
   const seconds = (name: string, fallback: number) =>
     (parsed === undefined ? undefined : secondsValue(parsed, name, MAX_CONNECT_TIMEOUT)) ?? fallback;
   return {
-    url,
+    url: trimmed,
     from,
     connectTimeout: seconds('connect-timeout', DEFAULT_CONNECT_TIMEOUT) * 1000,
     statementTimeout: seconds('statement-timeout', DEFAULT_STATEMENT_TIMEOUT) * 1000,
@@ -238,6 +266,12 @@ function isStatementTimeout(error: unknown): boolean {
   return false;
 }
 
+/** The database lacks a table the command reads: it was not migrated (or not in this schema). */
+export class TablesMissingError extends Error {
+  override readonly name = 'TablesMissingError';
+  readonly code = 'tables_missing' as const;
+}
+
 /** Runs `work` on the database, closing it after; a missing schema is reported with its remedy. */
 export async function withDatabase<T>(target: DatabaseTarget, work: (db: CliDatabase) => Promise<T>): Promise<T> {
   const db = await openDatabase(target);
@@ -245,7 +279,7 @@ export async function withDatabase<T>(target: DatabaseTarget, work: (db: CliData
     return await work(db);
   } catch (error) {
     const state = (error as { code?: unknown } | null)?.code ?? (error as { cause?: { code?: unknown } } | null)?.cause?.code;
-    if (state === '42P01') throw new Error('the tables are missing: run "paygate-auth migrate" first', { cause: error });
+    if (state === '42P01') throw new TablesMissingError('the tables are missing: run "paygate-auth migrate" first', { cause: error });
     if (isStatementTimeout(error)) {
       throw new Error(
         `the database at ${where(target.url)} gave no answer within ${target.statementTimeout / 1000} s (the statement timeout; --statement-timeout <s> waits longer, up to ${MAX_CONNECT_TIMEOUT}): check the network to the database and that it is up, then run the command again`,
@@ -255,5 +289,40 @@ export async function withDatabase<T>(target: DatabaseTarget, work: (db: CliData
     throw error;
   } finally {
     await closeDatabase(db);
+  }
+}
+
+/** The database holds a schema newer than this paygate-auth knows: a change is refused. */
+export class SchemaNewerError extends Error {
+  override readonly name = 'SchemaNewerError';
+  readonly code = 'schema_newer' as const;
+}
+
+/**
+ * Resolves when no area of `areas` in the database is newer than this paygate-auth knows; else
+ * rejects with a {@link SchemaNewerError} naming the area and both versions. A command that
+ * changes the tables calls it first: an older command line than the one that migrated them
+ * may write what the newer schema means otherwise. A ledger it cannot read (missing, not
+ * granted) is left to the command itself.
+ */
+export async function requireKnownSchema(db: CliDatabase, areas: readonly SchemaArea[]): Promise<void> {
+  let rows: Record<string, unknown>[];
+  try {
+    ({ rows } = await db.query(`SELECT area, max(version) AS version FROM ${TABLES.migrations} GROUP BY area ORDER BY area`));
+  } catch (error) {
+    const state = (error as { code?: unknown } | null)?.code;
+    if (state === '42P01' || state === '42501' || state === '42703') return;
+    throw error;
+  }
+  const known = SCHEMA_VERSIONS as Readonly<Record<string, number>>;
+  for (const row of rows) {
+    const area = String(row.area);
+    const found = Number(row.version);
+    const newest = (areas as readonly string[]).includes(area) ? known[area] : undefined;
+    if (newest !== undefined && found > newest) {
+      throw new SchemaNewerError(
+        `the database has ${quote(area)} schema version ${found}, newer than ${newest}, the newest this paygate-auth knows: nothing was changed; run the paygate-auth that migrated it (or upgrade this one)`,
+      );
+    }
   }
 }

@@ -21,13 +21,22 @@ import {
 import type { FetchLike, IssuerEntry } from '../index.js';
 import { oneLineJson, quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
-import { type ParsedOptions, parseOptions, requiredValue, requiredValues, secondsValue, stringValue, stringValues } from './cli-options.js';
-import { type CliDatabase, DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, withDatabase } from './database-url.js';
+import {
+  type ParsedOptions,
+  flagMistake,
+  parseOptions,
+  requiredValue,
+  requiredValues,
+  secondsValue,
+  stringValue,
+  stringValues,
+} from './cli-options.js';
+import { type CliDatabase, DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, requireKnownSchema, withDatabase } from './database-url.js';
 import { readEntries } from './entry-file.js';
 import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
 import { allowedJwksHosts, checkRegistry, jwksTimeoutValue, shown } from './gateway-check.js';
 import { checkCandidate } from './issuer-check.js';
-import { notRegisteredError, notRegisteredHint } from './registered-issuer.js';
+import { NotRegisteredError, notRegisteredError, notRegisteredHint } from './registered-issuer.js';
 import { EXIT } from './run-cli.js';
 import { type StdinReader, readProcessStdin, readToken } from './token-input.js';
 
@@ -170,13 +179,32 @@ function onDatabase<T>(parsed: ParsedOptions, io: CliIo, work: (db: CliDatabase)
   return withDatabase(databaseTarget(parsed, io.env), work);
 }
 
-/** A change the table refuses for its options (an actor too long, say) is a usage mistake. */
+/** {@link onDatabase} for a command that changes the registry: refused on a newer schema first. */
+function changeDatabase<T>(parsed: ParsedOptions, io: CliIo, work: (db: CliDatabase) => Promise<T>): Promise<T> {
+  return onDatabase(parsed, io, async (db) => {
+    await requireKnownSchema(db, ['registry']);
+    return work(db);
+  });
+}
+
+/** The flag each option of the registry's functions comes from, to name it in a usage mistake. */
+const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
+  by: '--by',
+  jwksAllowedHosts: '--allow-jwks-host',
+  unchangedSince: '--unchanged-since',
+};
+
+/**
+ * A change the table refuses for its options (an actor too long, say) is a usage mistake, named by
+ * its flag (`--by must be…`) rather than the function's option (`importIssuers: by must be…`).
+ */
 async function asUsage<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof TypeError) throw new UsageError(error.message);
-    throw error;
+    if (!(error instanceof TypeError)) throw error;
+    const owner = /^(\w+): /.exec(error.message)?.[1];
+    throw (owner === undefined ? undefined : flagMistake(error, owner, FLAG_OF_OPTION)) ?? new UsageError(error.message);
   }
 }
 
@@ -235,6 +263,16 @@ function recordLine(record: IssuerRecord): string {
 
 const VERB = { add: 'Added', update: 'Updated', remove: 'Removed' } as const;
 
+/**
+ * How to undo `change`: remove what was added; add (update) back the entry removed (replaced),
+ * given whole, as JSON on one escaped line, for a file of `--entry`.
+ */
+function undoLine(change: IssuerChange): string {
+  if (change.action === 'add') return `To undo: paygate-auth issuers remove ${quote(change.issuer)}.`;
+  const command = change.action === 'remove' ? 'add' : 'update';
+  return `To undo: save the entry ${change.action === 'remove' ? 'removed' : 'before'} to a file and run "paygate-auth issuers ${command} --entry <file>": ${oneLineJson(change.before)}`;
+}
+
 function printChange(change: IssuerChange, parsed: ParsedOptions, io: CliIo): void {
   if (parsed.values.json === true) io.stdout(`${oneLineJson(change)}\n`);
   else {
@@ -242,6 +280,7 @@ function printChange(change: IssuerChange, parsed: ParsedOptions, io: CliIo): vo
     io.stdout(
       `${VERB[change.action]} ${quote(change.issuer)}: every instance following the database (postgresRegistry) applies it within a second.\n`,
     );
+    io.stdout(`${undoLine(change)}\n`);
   }
 }
 
@@ -321,6 +360,28 @@ function jwksHostOf(entry: unknown): string | undefined {
   return hostname === '' ? undefined : hostname;
 }
 
+/**
+ * Rejects an `add` of an issuer the table holds already (`issuer_exists`), saying whether the entry
+ * is the one registered (a repeat: nothing to do) or how it differs (use `issuers update`).
+ */
+async function refuseRegistered(db: CliDatabase, entry: IssuerEntry): Promise<void> {
+  const current = await currentRecord(db, entry.issuer, []);
+  if (current === undefined) return;
+  const held = { before: current.entry, after: entry } as unknown as IssuerChange;
+  const differs = describeChange(held);
+  const how =
+    differs === ''
+      ? 'with this same entry: nothing to do'
+      : `with another entry (${differs}): give the change to "paygate-auth issuers update" (--unchanged-since ${current.change})`;
+  throw new RegisteredAlreadyError(`issuer ${quote(entry.issuer)} is registered already (change #${current.change}), ${how}`);
+}
+
+/** `issuers add` of an issuer registered already. */
+class RegisteredAlreadyError extends Error {
+  override readonly name = 'RegisteredAlreadyError';
+  readonly code = 'issuer_exists' as const;
+}
+
 /** `add` or `update`: the entry checked by the gateway's verifier, then written. */
 function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand['run'] {
   return async (args, io) => {
@@ -351,9 +412,11 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
             '--token',
           );
     const report = reportTo(parsed, io);
-    return onDatabase(parsed, io, async (db) => {
+    return changeDatabase(parsed, io, async (db) => {
       // Written only if nobody changed the issuer since the state it was made from.
       const { entry, ...from } = action === 'add' ? { entry: given as IssuerEntry } : await planUpdate(db, parsed, given);
+      // Registered already: said before the JWKS is downloaded, with how the entries differ.
+      if (action === 'add') await refuseRegistered(db, entry);
       await checkCandidate({
         entry,
         token,
@@ -374,16 +437,29 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
   };
 }
 
+/**
+ * The refusal of a second `remove` of `issuer`: when its last change removed it, that change (so a
+ * repeat reads as done already, not as a mistyped issuer); else `undefined`.
+ */
+async function removedAlready(db: CliDatabase, issuer: string): Promise<NotRegisteredError | undefined> {
+  const last = (await readIssuerChanges(db, { issuer, statementTimeout: db.statementTimeout })).at(-1);
+  if (last?.action !== 'remove') return undefined;
+  return new NotRegisteredError(
+    `issuer ${quote(issuer)} is not registered: it was removed already, by change #${last.id} (${time(last.at)}, ${author(last)}); nothing was changed`,
+  );
+}
+
 async function runRemove(args: readonly string[], io: CliIo, deps: IssuersDeps): Promise<number> {
   const parsed = parseOptions(args, { issuer: STRING, ...CHANGE_OPTIONS }, 1);
   const issuer = parsed.positionals[0] ?? requiredValue(parsed, 'issuer');
   if (parsed.positionals[0] !== undefined && parsed.values.issuer !== undefined) throw new UsageError('give the issuer once');
   const by = await actor(parsed, deps);
   const bound = waitBound(parsed);
-  return onDatabase(parsed, io, async (db) => {
+  return changeDatabase(parsed, io, async (db) => {
     const change = await asUsage(() => removeIssuer(db, issuer, { by, statementTimeout: db.statementTimeout })).catch(
       async (error: unknown) => {
-        throw error instanceof IssuerChangeError && error.code === 'issuer_not_found' ? await notRegisteredError(db, issuer) : error;
+        if (!(error instanceof IssuerChangeError && error.code === 'issuer_not_found')) throw error;
+        throw (await removedAlready(db, issuer)) ?? (await notRegisteredError(db, issuer));
       },
     );
     return changed(db, change, parsed, io, bound);
@@ -465,7 +541,7 @@ async function runImport(args: readonly string[], io: CliIo, deps: IssuersDeps):
   const jwksAllowedHosts = allowedJwksHosts(parsed);
   checkRegistry(entries, jwksAllowedHosts);
   const by = await actor(parsed, deps);
-  return onDatabase(parsed, io, async (db) => {
+  return changeDatabase(parsed, io, async (db) => {
     // Made from the registry as of --unchanged-since, else as it is now.
     const since = given ?? (await readLastIssuerChange(db, { statementTimeout: db.statementTimeout }));
     const report = await asUsage(() =>

@@ -95,7 +95,8 @@ Exit codes: 0 listed, 1 the database failed, 2 usage.
     const parsed = parseOptions(args, { json: { type: 'boolean' }, now: { type: 'string' }, ...DATABASE_OPTIONS }, 1);
     const now = readNow(stringValue(parsed, 'now'), Date.now);
     const [issuer] = parsed.positionals;
-    if (issuer === '') throw new UsageError('the issuer must not be empty');
+    if (issuer === '')
+      throw new UsageError('the issuer must not be empty, got "": give an issuer (its iss), or none for every issuer\'s keys');
     const { keys, why } = await withDatabase(databaseTarget(parsed, io.env), async (db) => {
       const read = await readKeyHistory(
         db,

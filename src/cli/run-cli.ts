@@ -4,7 +4,7 @@
  * `--version`, and turns failures into exit codes (0 done, 1 the command failed, 2 a usage
  * mistake). A failure is one line on standard error, never a stack trace.
  */
-import { capHint, nearestName, quote } from '../internal/index.js';
+import { capHint, nearestName, oneLineJson, quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
 import { describeFileError } from './file-errors.js';
 import { VERSION } from './version.js';
@@ -98,6 +98,20 @@ function answerGroup(args: readonly string[], io: CliIo, word: string, group: re
   return EXIT.usage;
 }
 
+/**
+ * The command of `command`'s group (`controls compact` of `controls`) that `rest`'s first word
+ * misspells (`compct`), if any: such a word is no argument of `command`, which takes none.
+ */
+function misspeltSubcommand(command: CliCommand, rest: readonly string[], commands: readonly CliCommand[]): string | undefined {
+  const [word] = rest;
+  const group = groupOf(commands, command.name);
+  if (word === undefined || word.startsWith('-') || group.length === 0) return undefined;
+  return nearestName(
+    word,
+    group.map((member) => member.name.slice(command.name.length + 1)),
+  );
+}
+
 /** `: did you mean "keys generate"?` for the command `nearest` names, else the end of the sentence. */
 function meant(nearest: string | undefined, group = ''): string {
   return nearest === undefined ? '.' : `: did you mean ${quote(`${group}${nearest}`)}?`;
@@ -136,7 +150,8 @@ export async function runCli(args: readonly string[], io: CliIo, commands: reado
     if (first !== undefined && group.length > 0) return answerGroup(args, io, first, group);
     // The command as typed: `help extra` asked for `extra --help`, but the user typed `extra`.
     const typed = args.slice(0, 2).filter((arg) => !isHelp(arg));
-    const words = new Set(commands.map((command) => command.name.split(' ')[0] as string));
+    // `--verison`, `version` and `-V` meant `--version` (as `--hlp` meant `--help`).
+    const words = new Set([...commands.map((command) => command.name.split(' ')[0] as string), '--help', '--version']);
     const word = typed[0] === undefined ? undefined : nearestName(typed[0], words);
     // `isuers list` meant `issuers list`, when that is a command.
     const whole = `${word} ${typed[1]}`;
@@ -149,14 +164,47 @@ export async function runCli(args: readonly string[], io: CliIo, commands: reado
     io.stdout(helpOf(command, commands));
     return EXIT.ok;
   }
-  try {
-    return await command.run(rest, io);
-  } catch (error) {
-    if (error instanceof UsageError) {
-      io.stderr(`paygate-auth ${command.name}: ${error.message}\nRun "paygate-auth ${command.name} --help" for its options.\n`);
-      return EXIT.usage;
-    }
-    io.stderr(`paygate-auth ${command.name}: ${failureLine(error)}\n`);
-    return EXIT.failed;
+  // `controls compct` meant `controls compact`: a command that is a group's name too.
+  const sub = misspeltSubcommand(command, rest, commands);
+  if (sub !== undefined) {
+    io.stderr(
+      `paygate-auth: unknown command ${quote(`${command.name} ${rest[0]}`)}${meant(sub, `${command.name} `)}\n\n${groupListing(command.name, groupOf(commands, command.name))}`,
+    );
+    return EXIT.usage;
   }
+  // Whether the command wrote its result: a failure after it adds no second JSON document.
+  let wrote = false;
+  const watched: CliIo = {
+    ...io,
+    stdout: (text) => {
+      wrote = true;
+      io.stdout(text);
+    },
+  };
+  try {
+    return await command.run(rest, watched);
+  } catch (error) {
+    const usage = error instanceof UsageError;
+    const line = usage ? error.message : failureLine(error);
+    io.stderr(`paygate-auth ${command.name}: ${line}\n${usage ? `Run "paygate-auth ${command.name} --help" for its options.\n` : ''}`);
+    const code = usage ? EXIT.usage : EXIT.failed;
+    if (!wrote && asksJson(command, rest)) io.stdout(`${jsonFailure(error, code, line)}\n`);
+    return code;
+  }
+}
+
+/** `true` when `rest` gives `--json` to a command that takes it: its standard output is JSON. */
+function asksJson(command: CliCommand, rest: readonly string[]): boolean {
+  return rest.includes('--json') && command.help.includes('--json');
+}
+
+/**
+ * A failure as the JSON a script reading `--json` output gets on standard output (the line on
+ * standard error stays): `{"error":{"code","exit","message"}}`. The code is the error's stable
+ * `code` (`usage`, `issuer_not_registered`…), else `failed`.
+ */
+function jsonFailure(error: unknown, exit: number, message: string): string {
+  const own = (error as { code?: unknown } | null)?.code;
+  const code = typeof own === 'string' && /^[a-z][a-z_]{0,63}$/.test(own) ? own : 'failed';
+  return oneLineJson({ error: { code, exit, message } });
 }

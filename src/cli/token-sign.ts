@@ -79,14 +79,15 @@ export const tokenSignCommand: CliCommand = {
     const scopes = requiredValues(parsed, 'scope', 'pay:processPayments');
     const maxLifetime = secondsValue(parsed, 'max-lifetime');
     const products = stringValues(parsed, 'product');
-    const lifetime = stringValue(parsed, 'lifetime');
+    // Not a whole number of seconds is a usage mistake (exit 2), as for --max-lifetime; over the
+    // maximum is sign()'s refusal (exit 1, lifetime_exceeded).
+    const lifetime = secondsValue(parsed, 'lifetime');
     const input = {
       tenant,
       scopes,
       ...(stringValue(parsed, 'user') === undefined ? {} : { user: stringValue(parsed, 'user') }),
       ...(stringValue(parsed, 'tenant-name') === undefined ? {} : { tenantName: stringValue(parsed, 'tenant-name') }),
-      // Digits only are a number; anything else goes as the text given, which the refusal quotes.
-      ...(lifetime === undefined ? {} : { lifetime: /^\d+$/.test(lifetime) ? Number(lifetime) : (lifetime as unknown as number) }),
+      ...(lifetime === undefined ? {} : { lifetime }),
     };
     let token: string;
     try {

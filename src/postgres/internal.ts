@@ -17,3 +17,4 @@ export { type FleetState, type FleetWaitReport, type InstanceRecord, LIVE_MARGIN
 export { readKeyHistory } from './key-history-table.js';
 export { DEFAULT_ROLES } from './schema-roles.js';
 export { SCHEMA_AREAS } from './schema.js';
+export { TABLES } from './schema-names.js';

@@ -71,6 +71,10 @@ describe('parseOptions saying what to give', () => {
     expect(message).toContain('did you mean --database-url?');
   });
 
+  it.each(['--hlp', '--hepl', '--Help'])('names --help, which every command takes, for %s', (option) => {
+    expect(usageMessage(() => parseOptions([option], DATABASE, 0))).toBe(`unknown option "${option}": did you mean --help?`);
+  });
+
   it.each(['--constructor', '--toString', '--__proto__'])('refuses %s, a member of every object, as an unknown option', (option) => {
     expect(usageMessage(() => parseOptions([option, 'x'], DATABASE, 0))).toMatch(/^unknown option "--/);
   });

@@ -6,6 +6,7 @@
 import { type Server, type Socket, createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/commands.js';
+import { databaseTarget } from '../../src/cli/database-url.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { captureIo } from './cli-io.js';
 
@@ -91,6 +92,26 @@ describe('--database-url on every command that reads the database', () => {
     const { code, err } = await cli(['controls', ...extra], env);
     expect(code).toBe(EXIT.usage);
     expect(err).toContain(`${name} is blank ("  ")`);
+  });
+
+  it("takes libpq's socket form (a user, no host, ?host=<directory>) as pg does, naming the directory it could not reach (exit 1)", async () => {
+    const { code, err } = await cli(['controls'], { DATABASE_URL: 'postgres://gateway:s3cret@/payments?host=/nonexistent-paygate-dir' });
+    expect(code).toBe(EXIT.failed);
+    expect(err).toContain('cannot connect to the database at /nonexistent-paygate-dir:5432/payments');
+    expect(err).not.toContain('is not a URL');
+    expect(err).not.toContain('s3cret');
+  });
+
+  it("names the host and port of ?host= and ?port=, which pg connects to in place of the URL's", async () => {
+    const { err } = await cli(['controls'], { DATABASE_URL: 'postgres://gateway@db.internal:5432/payments?host=127.0.0.1&port=1' });
+    expect(err).toContain('cannot connect to the database at 127.0.0.1:1/payments: the connection was refused (ECONNREFUSED)');
+  });
+
+  it.each([
+    ['a leading space', ' postgres://gateway:s3cret@db.internal:5432/payments'],
+    ['a trailing space and line break', 'postgres://gateway:s3cret@db.internal:5432/payments \r\n'],
+  ])('gives pg the URL it checked, without %s (pg would read another host or database)', (_case, url) => {
+    expect(databaseTarget(undefined, { DATABASE_URL: url }).url).toBe('postgres://gateway:s3cret@db.internal:5432/payments');
   });
 
   it.each(['0', '601', '1e3', '99999999999999999999999'])(

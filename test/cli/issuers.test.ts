@@ -195,6 +195,25 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     expect(await history('https://twice.example')).toHaveLength(1);
   });
 
+  it('refuses an add of the entry registered already as a repeat, before downloading the JWKS (exit 1)', async () => {
+    await cli(...addArgs('hotel'));
+    const before = jwks.requests;
+    const again = await cli(...addArgs('hotel'));
+    expect(again.code).toBe(EXIT.failed);
+    expect(again.err).toMatch(
+      /issuer "https:\/\/hotel\.example" is registered already \(change #\d+\), with this same entry: nothing to do/,
+    );
+    expect(jwks.requests).toBe(before);
+  });
+
+  it('refuses an add of another entry for an issuer registered already, naming how they differ and "issuers update"', async () => {
+    await cli(...addArgs('india'));
+    const other = await cli(...addArgs('india', '--tenant', 't-3'));
+    expect(other.code).toBe(EXIT.failed);
+    expect(other.err).toContain('with another entry (tenants absent → ["t-3"]): give the change to "paygate-auth issuers update"');
+    expect(await history('https://india.example')).toHaveLength(1);
+  });
+
   it('refuses a JWKS whose only key is 1024 bits, naming the kid and the rule, and writes nothing', async () => {
     served = { keys: [(await generateTestKey({ kid: 'k-weak', modulusLength: 1024 })).publicJwk] };
     try {
@@ -394,6 +413,44 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
       code: EXIT.failed,
       err: expect.stringContaining('is not registered'),
     });
+  });
+
+  it('a second remove says the issuer was removed already, naming the change that did, and changes nothing (exit 1)', async () => {
+    await cli(...addArgs('golf'));
+    expect((await cli('issuers', 'remove', 'https://golf.example', '--by', 'gina')).code).toBe(EXIT.ok);
+    const removal = (await history('https://golf.example')).at(-1) as JsonChange;
+    const again = await cli('issuers', 'remove', 'https://golf.example');
+    expect(again.code).toBe(EXIT.failed);
+    expect(again.err).toContain(`it was removed already, by change #${removal.id} (${removal.at}, by "gina"`);
+    expect((await history('https://golf.example')).at(-1)?.id).toBe(removal.id);
+  });
+
+  it('remove prints how to undo it: the entry removed, which "issuers add --entry" adds back as it was', async () => {
+    await cli(...addArgs('echo', '--tenant', 't-9', '--max-token-lifetime', '600'));
+    const removed = await cli('issuers', 'remove', 'https://echo.example');
+    expect(removed.code).toBe(EXIT.ok);
+    const undo = /^To undo: save the entry removed to a file and run "paygate-auth issuers add --entry <file>": (.*)$/m.exec(removed.out);
+    expect(undo).not.toBeNull();
+    const file = join(directory, 'echo-undo.json');
+    await writeFile(file, (undo as RegExpExecArray)[1] as string);
+    expect((await cli('issuers', 'add', '--entry', file)).code).toBe(EXIT.ok);
+    expect((await history('https://echo.example')).at(-1)?.after).toEqual(entryOf('echo', { tenants: ['t-9'], maxTokenLifetime: 600 }));
+  });
+
+  it.each([
+    ['remove', ['issuers', 'remove', 'https://delta.example']],
+    ['import', ['issuers', 'import', 'no-need-to-exist.json']],
+  ])('names --by, not the function option, when %s is given one too long (exit 2)', async (name, args) => {
+    const file = join(directory, 'by-import.json');
+    await writeFile(file, JSON.stringify([entryOf('kilo')]));
+    const ran = await cli(...args.map((arg) => (arg === 'no-need-to-exist.json' ? file : arg)), '--by', 'x'.repeat(201));
+    expect(ran.code).toBe(EXIT.usage);
+    expect(ran.err).toContain(`paygate-auth issuers ${name}: --by must be 1 to 200 characters`);
+    expect(ran.err).not.toMatch(/Issuers?: by /);
+  });
+
+  it('add prints how to undo it: the remove command', async () => {
+    expect((await cli(...addArgs('foxtrot'))).out).toContain('To undo: paygate-auth issuers remove "https://foxtrot.example".\n');
   });
 
   it.each([

@@ -69,7 +69,7 @@ describe('keys status without a database', () => {
     ["--now is a day past its month's end, which Date.parse rolls over", ['--now', '2030-02-31'], '--now must be an ISO 8601 date'],
     ['--now is a time without its zone', ['--now', '2030-01-01T12:00'], 'a time without its zone: add Z'],
     ['--now is past the last date a clock can show', ['--now', '8640000000001'], '--now must be an ISO 8601 date'],
-    ['the issuer is empty', [''], 'the issuer must not be empty'],
+    ['the issuer is empty', [''], 'the issuer must not be empty, got "": give an issuer (its iss), or none'],
     ['DATABASE_URL is not set', [], 'DATABASE_URL is not set'],
   ])('exits 2 naming the rule when %s', async (_case, args, message) => {
     env = {};

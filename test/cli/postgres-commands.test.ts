@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { CliIo } from '../../src/cli/command.js';
 import { COMMANDS } from '../../src/cli/commands.js';
 import { databaseTarget, openDatabase, withDatabase } from '../../src/cli/database-url.js';
-import { addIssuer } from '../../src/postgres/index.js';
+import { SCHEMA_VERSIONS, addIssuer } from '../../src/postgres/index.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 import { eventually } from '../postgres/eventually.js';
 import { createTestDatabase, skipWithoutPostgres } from '../postgres/pg-server.js';
@@ -268,6 +268,51 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     expect(after.actions.map((action) => action.action)).toEqual(['revoke_key', 'suspend_issuer']);
   });
 
+  it('revoke-key refuses a kid the key history does not hold for the issuer (exit 1), naming the nearest, and records nothing', async () => {
+    await withDatabase(databaseTarget(undefined, env), async (db) => {
+      await addIssuer(db, ACME_ENTRY, { by: 'test' }).catch(() => undefined);
+      await db.query(`INSERT INTO paygate_key_history (issuer, kid, first_seen) VALUES ($1, 'acme-2026-a', 0), ($1, 'acme-2026-b', 0)`, [
+        ISSUER,
+      ]);
+    });
+    try {
+      const before = (await cli('controls', '--json')).out;
+      const refused = await cli('revoke-key', '--issuer', ISSUER, '--kid', 'acme-2026-c');
+      expect(refused.code).toBe(EXIT.failed);
+      expect(refused.err).toContain('kid "acme-2026-c" is not a key of "https://auth.acme.example" in the key history, which holds 2');
+      expect(refused.err).toContain('did you mean "acme-2026-a"?');
+      expect(refused.err).toContain('--force');
+      expect((await cli('controls', '--json')).out).toBe(before);
+      expect((await cli('revoke-key', '--issuer', ISSUER, '--kid', 'acme-2026-b')).code).toBe(EXIT.ok);
+      expect((await cli('revoke-key', '--issuer', ISSUER, '--kid', 'acme-2026-c', '--force')).code).toBe(EXIT.ok);
+    } finally {
+      await withDatabase(databaseTarget(undefined, env), (db) => db.query('DELETE FROM paygate_key_history WHERE issuer = $1', [ISSUER]));
+    }
+  });
+
+  it('suspend-issuer and resume-issuer each print the command that undoes them; revoke-key that nothing does', async () => {
+    await withDatabase(databaseTarget(undefined, env), (db) => addIssuer(db, ACME_ENTRY, { by: 'test' }).catch(() => undefined));
+    await cli('resume-issuer', '--issuer', ISSUER); // not suspended, whatever the tests before left
+    expect((await cli('suspend-issuer', '--issuer', ISSUER)).out).toContain(`To undo: paygate-auth resume-issuer --issuer ${ISSUER}\n`);
+    expect((await cli('resume-issuer', '--issuer', ISSUER)).out).toContain(`To undo: paygate-auth suspend-issuer --issuer ${ISSUER}\n`);
+    expect((await cli('revoke-key', '--issuer', ISSUER, '--kid', 'acme-undo-1')).out).toContain('This cannot be undone');
+  });
+
+  it('says when a control changed nothing in force (a repeat, a resumption of an issuer not suspended), and offers no undo then', async () => {
+    await withDatabase(databaseTarget(undefined, env), (db) => addIssuer(db, ACME_ENTRY, { by: 'test' }).catch(() => undefined));
+    await cli('resume-issuer', '--issuer', ISSUER);
+    const resumed = await cli('resume-issuer', '--issuer', ISSUER);
+    expect(resumed.code).toBe(EXIT.ok);
+    expect(resumed.out).toMatch(/^Resumed https:\/\/auth\.acme\.example \(it was not suspended\) \(control #\d+, /);
+    expect(resumed.out).toContain('nothing to undo');
+    expect(resumed.out).not.toContain('suspend-issuer');
+    expect((await cli('suspend-issuer', '--issuer', ISSUER)).out).not.toContain('already');
+    const again = await cli('suspend-issuer', '--issuer', ISSUER);
+    expect(again.out).toContain('(it was suspended already)');
+    expect(again.out).not.toContain('resume-issuer');
+    await cli('resume-issuer', '--issuer', ISSUER);
+  });
+
   it('fails a command whose connection the server cuts between two queries, leaving nothing uncaught', async () => {
     const operator = await openDatabase(databaseTarget(undefined, env));
     const cut = withDatabase(databaseTarget(undefined, env), async (db) => {
@@ -282,5 +327,52 @@ describe.skipIf(SKIP)('the PostgreSQL commands on a real database', () => {
     });
     await expect(cut).rejects.toThrow(/connection|terminat/);
     await operator.end();
+  });
+});
+
+describe.skipIf(SKIP)('the PostgreSQL commands on a database migrated by a newer paygate-auth', () => {
+  let newer: Record<string, string>;
+  const run = async (...args: string[]) => {
+    const io = capture(newer);
+    return { code: await runCli(args, io, COMMANDS), out: io.out(), err: io.err() };
+  };
+
+  beforeAll(async () => {
+    newer = { DATABASE_URL: (await createTestDatabase('cli_newer')).url };
+    expect((await run('migrate')).code).toBe(EXIT.ok);
+    await withDatabase(databaseTarget(undefined, newer), (db) =>
+      db.query(`INSERT INTO paygate_schema_migrations (area, version, description) VALUES ('controls', $1, 'a later version')`, [
+        SCHEMA_VERSIONS.controls + 1,
+      ]),
+    );
+  });
+
+  it.each([
+    ['suspend-issuer', ['suspend-issuer', '--issuer', ISSUER, '--force']],
+    ['revoke-key', ['revoke-key', '--issuer', ISSUER, '--kid', 'k-1', '--force']],
+    ['controls compact', ['controls', 'compact']],
+  ])('%s changes nothing (exit 1), naming the area and both versions', async (_name, args) => {
+    const ran = await run(...args);
+    expect(ran.code).toBe(EXIT.failed);
+    expect(ran.err).toContain(`"controls" schema version ${SCHEMA_VERSIONS.controls + 1}, newer than ${SCHEMA_VERSIONS.controls}`);
+    const { rows } = await withDatabase(databaseTarget(undefined, newer), (db) =>
+      db.query('SELECT count(*)::int AS n FROM paygate_operator_controls'),
+    );
+    expect(rows[0]).toEqual({ n: 0 });
+  });
+
+  it('still lists the controls, and changes the registry, whose area is not newer', async () => {
+    expect((await run('controls')).code).toBe(EXIT.ok);
+    expect((await run('issuers', 'remove', ISSUER)).err).toContain('is not registered');
+  });
+});
+
+describe.skipIf(SKIP)('the PostgreSQL commands on a database never migrated', () => {
+  it('controls --json writes the error code tables_missing on stdout, and says to run migrate (exit 1)', async () => {
+    const io = capture({ DATABASE_URL: (await createTestDatabase('cli_bare')).url });
+    expect(await runCli(['controls', '--json'], io, COMMANDS)).toBe(EXIT.failed);
+    expect(JSON.parse(io.out())).toEqual({
+      error: { code: 'tables_missing', exit: 1, message: 'the tables are missing: run "paygate-auth migrate" first' },
+    });
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type CliCommand, type CliIo, UsageError } from '../../src/cli/command.js';
+import { COMMANDS as ALL_COMMANDS } from '../../src/cli/commands.js';
 import { EXIT, runCli } from '../../src/cli/run-cli.js';
 
 function capture(): CliIo & { out: string[]; err: string[] } {
@@ -91,6 +92,19 @@ describe('runCli', () => {
     expect(far.err.join('')).not.toContain('did you mean');
   });
 
+  it.each(['--verison', 'version', '--vesrion'])('names --version when %s is given for it, and exits 2', async (typed) => {
+    const io = capture();
+    expect(await runCli([typed], io, COMMANDS)).toBe(EXIT.usage);
+    expect(io.err.join('')).toContain(`unknown command "${typed}": did you mean "--version"?`);
+  });
+
+  it('names "controls compact" for "controls compct" and runs nothing (exit 2), not an unexpected argument of controls', async () => {
+    const io = capture();
+    expect(await runCli(['controls', 'compct'], io, ALL_COMMANDS)).toBe(EXIT.usage);
+    expect(io.err.join('')).toContain('unknown command "controls compct": did you mean "controls compact"?');
+    expect(io.err.join('')).toContain('Commands of "controls":');
+  });
+
   it('names an unknown command as typed when help comes first', async () => {
     const io = capture();
     expect(await runCli(['--help', 'nope'], io, COMMANDS)).toBe(EXIT.usage);
@@ -138,6 +152,61 @@ describe('runCli', () => {
     const io = capture();
     expect(await runCli(['fail'], io, COMMANDS)).toBe(EXIT.failed);
     expect(io.err.join('')).toBe('paygate-auth fail: the database is unreachable\n');
+  });
+});
+
+describe('runCli: --json output on failure', () => {
+  /** A command taking --json that writes `written` (if any), then fails with `error`. */
+  function jsonCommand(error: Error, written?: string): CliCommand {
+    return {
+      name: 'listing',
+      summary: 'lists',
+      help: 'Usage: paygate-auth listing [--json]',
+      run: async (_args, io) => {
+        if (written !== undefined) io.stdout(written);
+        throw error;
+      },
+    };
+  }
+
+  it('writes one JSON document on stdout for a failure under --json: the error code, the exit code and the message (exit 1)', async () => {
+    const io = capture();
+    const failure = Object.assign(new Error('issuer "x" is not registered'), { code: 'issuer_not_registered' });
+    expect(await runCli(['listing', '--json'], io, [jsonCommand(failure)])).toBe(EXIT.failed);
+    expect(JSON.parse(io.out.join(''))).toEqual({
+      error: { code: 'issuer_not_registered', exit: 1, message: 'issuer "x" is not registered' },
+    });
+    expect(io.err.join('')).toBe('paygate-auth listing: issuer "x" is not registered\n');
+  });
+
+  it('writes the JSON document for a usage mistake under --json too, code "usage" (exit 2)', async () => {
+    const io = capture();
+    expect(await runCli(['listing', '--json'], io, [jsonCommand(new UsageError('unknown option "--bogus"'))])).toBe(EXIT.usage);
+    expect(JSON.parse(io.out.join(''))).toMatchObject({ error: { code: 'usage', exit: 2 } });
+  });
+
+  it('names a code that is no stable code (a SQLSTATE) "failed"', async () => {
+    const io = capture();
+    await runCli(['listing', '--json'], io, [jsonCommand(Object.assign(new Error('relation missing'), { code: '42P01' }))]);
+    expect(JSON.parse(io.out.join(''))).toMatchObject({ error: { code: 'failed', exit: 1 } });
+  });
+
+  it('adds no second document after a result already written, nor any without --json', async () => {
+    const after = capture();
+    await runCli(['listing', '--json'], after, [jsonCommand(new Error('lost'), '{"done":true}\n')]);
+    expect(after.out.join('')).toBe('{"done":true}\n');
+    const text = capture();
+    await runCli(['listing'], text, [jsonCommand(new Error('lost'))]);
+    expect(text.out).toEqual([]);
+  });
+
+  it('controls --json writes valid JSON on stdout when the database refuses the connection', async () => {
+    const io = { ...capture(), env: { DATABASE_URL: 'postgres://gateway:s3cret@127.0.0.1:1/payments' } };
+    expect(await runCli(['controls', '--json'], io, ALL_COMMANDS)).toBe(EXIT.failed);
+    const { error } = JSON.parse(io.out.join('')) as { error: { code: string; message: string } };
+    expect(error.code).toBe('failed');
+    expect(error.message).toContain('cannot connect to the database at 127.0.0.1:1/payments');
+    expect(io.out.join('')).not.toContain('s3cret');
   });
 });
 
