@@ -38,6 +38,7 @@ import { allowedJwksHosts, checkRegistry, jwksTimeoutValue, shown } from './gate
 import { checkCandidate } from './issuer-check.js';
 import { NotRegisteredError, notRegisteredError, notRegisteredHint } from './registered-issuer.js';
 import { EXIT } from './run-cli.js';
+import { shellWord } from './shell-word.js';
 import { type StdinReader, readProcessStdin, readToken } from './token-input.js';
 
 /** What the commands reach outside themselves; injected by tests. */
@@ -268,7 +269,7 @@ const VERB = { add: 'Added', update: 'Updated', remove: 'Removed' } as const;
  * given whole, as JSON on one escaped line, for a file of `--entry`.
  */
 function undoLine(change: IssuerChange): string {
-  if (change.action === 'add') return `To undo: paygate-auth issuers remove ${quote(change.issuer)}.`;
+  if (change.action === 'add') return `To undo: paygate-auth issuers remove ${shellWord(change.issuer)}`;
   const command = change.action === 'remove' ? 'add' : 'update';
   return `To undo: save the entry ${change.action === 'remove' ? 'removed' : 'before'} to a file and run "paygate-auth issuers ${command} --entry <file>": ${oneLineJson(change.before)}`;
 }

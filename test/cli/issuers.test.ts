@@ -450,7 +450,14 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
   });
 
   it('add prints how to undo it: the remove command', async () => {
-    expect((await cli(...addArgs('foxtrot'))).out).toContain('To undo: paygate-auth issuers remove "https://foxtrot.example".\n');
+    expect((await cli(...addArgs('foxtrot'))).out).toContain('To undo: paygate-auth issuers remove https://foxtrot.example\n');
+  });
+
+  it('add prints an undo command that names an issuer longer than 80 characters whole', async () => {
+    const issuer = `https://foxtrot.example/${'t'.repeat(100)}`;
+    const added = await cli('issuers', 'add', '--issuer', issuer, '--jwks-uri', jwks.url, '--product', 'acme');
+    expect(added.code).toBe(EXIT.ok);
+    expect(added.out).toContain(`To undo: paygate-auth issuers remove ${issuer}\n`);
   });
 
   it.each([
