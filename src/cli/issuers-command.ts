@@ -18,6 +18,7 @@ import {
   removeIssuer,
   updateIssuer,
 } from '../postgres/index.js';
+import { issuerTooLong } from '../postgres/internal.js';
 import type { FetchLike, IssuerEntry } from '../index.js';
 import { oneLineJson, quote } from '../internal/index.js';
 import { type CliCommand, type CliIo, UsageError } from './command.js';
@@ -38,6 +39,7 @@ import { allowedJwksHosts, checkRegistry, jwksTimeoutValue, shown } from './gate
 import { checkCandidate } from './issuer-check.js';
 import { NotRegisteredError, notRegisteredError, notRegisteredHint } from './registered-issuer.js';
 import { EXIT } from './run-cli.js';
+import { shellWord } from './shell-word.js';
 import { type StdinReader, readProcessStdin, readToken } from './token-input.js';
 
 /** What the commands reach outside themselves; injected by tests. */
@@ -161,6 +163,18 @@ async function entryFromFile(parsed: ParsedOptions, file: string): Promise<Issue
   return entries[0] as IssuerEntry;
 }
 
+/**
+ * @throws {UsageError} when an issuer of `entries` is longer than the registry table holds, named
+ * as the operator gave it (`name(index)`: `--issuer`, or its place in a file), before any
+ * connection or JWKS download: the table's own refusal names the library's function.
+ */
+function checkIssuerLengths(entries: readonly IssuerEntry[], name: (index: number) => string): void {
+  for (const [index, entry] of entries.entries()) {
+    const long = issuerTooLong(name(index), entry.issuer);
+    if (long !== undefined) throw new UsageError(long);
+  }
+}
+
 /** Who makes the change: `--by`, else the OS user. */
 async function actor(parsed: ParsedOptions, deps: IssuersDeps): Promise<string> {
   const by = stringValue(parsed, 'by');
@@ -268,7 +282,7 @@ const VERB = { add: 'Added', update: 'Updated', remove: 'Removed' } as const;
  * given whole, as JSON on one escaped line, for a file of `--entry`.
  */
 function undoLine(change: IssuerChange): string {
-  if (change.action === 'add') return `To undo: paygate-auth issuers remove ${quote(change.issuer)}.`;
+  if (change.action === 'add') return `To undo: paygate-auth issuers remove ${shellWord(change.issuer)}`;
   const command = change.action === 'remove' ? 'add' : 'update';
   return `To undo: save the entry ${change.action === 'remove' ? 'removed' : 'before'} to a file and run "paygate-auth issuers ${command} --entry <file>": ${oneLineJson(change.before)}`;
 }
@@ -400,7 +414,10 @@ function checkedChange(action: 'add' | 'update', deps: IssuersDeps): CliCommand[
     const allowedHosts = allowedJwksHosts(parsed);
     const jwksTimeout = jwksTimeoutValue(parsed);
     if (given === undefined) requiredValue(parsed, 'issuer');
-    else checkRegistry([given], allowedHosts);
+    else {
+      checkRegistry([given], allowedHosts);
+      checkIssuerLengths([given], () => (entryFile === undefined ? '--issuer' : `the issuer of --entry ${quote(entryFile)}`));
+    }
     const token =
       tokenSource === undefined
         ? undefined
@@ -540,6 +557,7 @@ async function runImport(args: readonly string[], io: CliIo, deps: IssuersDeps):
   const entries = await readEntries(file, 'the file of entries');
   const jwksAllowedHosts = allowedJwksHosts(parsed);
   checkRegistry(entries, jwksAllowedHosts);
+  checkIssuerLengths(entries, (index) => `entries[${index}].issuer of ${quote(file)}`);
   const by = await actor(parsed, deps);
   return changeDatabase(parsed, io, async (db) => {
     // Made from the registry as of --unchanged-since, else as it is now.

@@ -20,6 +20,7 @@ import { parseOptions, requiredValue } from './cli-options.js';
 import { WAIT_HELP, WAIT_OPTIONS, waitBound, waitIfAsked } from './fleet-wait.js';
 import { type CliDatabase, DATABASE_HELP, DATABASE_OPTIONS, databaseTarget, requireKnownSchema, withDatabase } from './database-url.js';
 import { requireRegistered } from './registered-issuer.js';
+import { shellWord } from './shell-word.js';
 
 /** How one command is described. */
 export interface ControlCommandSpec {
@@ -38,16 +39,6 @@ export interface ControlCommandSpec {
 export class UnknownKidError extends Error {
   override readonly name = 'UnknownKidError';
   readonly code = 'kid_unknown' as const;
-}
-
-/**
- * `value` as one shell word for a command to copy: as it is when it holds no character a shell
- * reads, else in single quotes; any other text (a control character, a space) quoted as the
- * package quotes a value, for reading.
- */
-function shellWord(value: string): string {
-  if (/^[A-Za-z0-9_./:@%+=,-]+$/.test(value)) return value;
-  return /^[\x21-\x7e]+$/.test(value) ? `'${value.replaceAll("'", `'\\''`)}'` : quote(value);
 }
 
 /**

@@ -167,9 +167,10 @@ export async function runCli(args: readonly string[], io: CliIo, commands: reado
   // `controls compct` meant `controls compact`: a command that is a group's name too.
   const sub = misspeltSubcommand(command, rest, commands);
   if (sub !== undefined) {
-    io.stderr(
-      `paygate-auth: unknown command ${quote(`${command.name} ${rest[0]}`)}${meant(sub, `${command.name} `)}\n\n${groupListing(command.name, groupOf(commands, command.name))}`,
-    );
+    const line = `unknown command ${quote(`${command.name} ${rest[0]}`)}${meant(sub, `${command.name} `)}`;
+    io.stderr(`paygate-auth: ${line}\n\n${groupListing(command.name, groupOf(commands, command.name))}`);
+    // A script reading --json gets its JSON document for this usage mistake too.
+    if (asksJson(command, rest)) io.stdout(`${jsonFailure(new UsageError(line), EXIT.usage, line)}\n`);
     return EXIT.usage;
   }
   // Whether the command wrote its result: a failure after it adds no second JSON document.

@@ -6,12 +6,19 @@
  */
 import type { VerifierEvent } from './events.js';
 import type { IgnoredKey } from './jwk.js';
-import { capHint, isoSeconds, quote, quoteList } from './hint-text.js';
+import { MAX_QUOTED_CHARS, capHint, cut, isoSeconds, quote, quoteList } from './hint-text.js';
 
-/** A JWKS entry left out, as one quoted value: its `kid` (when it has one) and the rule it broke. */
+/**
+ * A JWKS entry left out, as one quoted value: its `kid` (when it has one) and the rule it broke.
+ * The kid is the JWKS's text, of any length: cut first, so that the rule is never cut off.
+ */
 function ignoredText(key: IgnoredKey): string {
-  return quote(key.kid === undefined ? key.reason : `${key.kid}: ${key.reason}`);
+  if (key.kid === undefined) return quote(key.reason);
+  return quote(`${cut(key.kid, Math.max(MIN_KID_SHOWN, MAX_QUOTED_CHARS - key.reason.length - 3))}: ${key.reason}`);
 }
+
+/** The fewest characters of a kid shown beside a long rule. */
+const MIN_KID_SHOWN = 16;
 
 /** The facts of `event` worth a log line, each already safe. */
 function facts(event: VerifierEvent): readonly (readonly [string, string | number | boolean | null])[] {

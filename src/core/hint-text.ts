@@ -53,14 +53,21 @@ export function cut(text: string, max: number): string {
   return `${text.slice(0, end)}…`;
 }
 
+/** The start of a `\uXXXX` escape left at the end of a text cut short. */
+const PARTIAL_ESCAPE = /\\(?:u[0-9a-f]{0,3})?$/;
+
 /**
  * `hint` made one safe line (unsafe characters escaped) of at most {@link MAX_HINT_CHARS}
  * characters: cut before escaping, so that the work is bounded, and after, as each character
- * escaped takes six.
+ * escaped takes six (the cut falls between two escapes, never within one).
  */
 export function capHint(hint: string): string {
   const escaped = escapeUnsafe(hint.length <= MAX_HINT_CHARS ? hint : cut(hint, MAX_HINT_CHARS - 1), false);
-  return escaped.length <= MAX_HINT_CHARS ? escaped : cut(escaped, MAX_HINT_CHARS - 1);
+  if (escaped.length <= MAX_HINT_CHARS) return escaped;
+  // Never within an escape: `\u20…` would read as no character, or another one.
+  return `${cut(escaped, MAX_HINT_CHARS - 1)
+    .slice(0, -1)
+    .replace(PARTIAL_ESCAPE, '')}…`;
 }
 
 /**

@@ -18,3 +18,4 @@ export { readKeyHistory } from './key-history-table.js';
 export { DEFAULT_ROLES } from './schema-roles.js';
 export { SCHEMA_AREAS } from './schema.js';
 export { TABLES } from './schema-names.js';
+export { issuerTooLong } from './registry-rows.js';

@@ -323,13 +323,16 @@ function tenantProductOf(tenant: string): string {
 }
 
 /**
- * Checks the issuer's registry entry as the verifier's registry will, before any key is made.
+ * Checks the issuer's registry entry as the verifier's registry will, before any key is made:
+ * all but where its JWKS may be downloaded from, which the registry a test builds decides
+ * (`jwksAllowedHosts`: an msw URL on a private host, say).
  * @throws {TypeError} naming `createTestIssuer` and the registry's reason (the entry's members
  * bear the names of the options they come from).
  */
 function checkEntry(entry: IssuerEntry): void {
+  const host = URL.canParse(entry.jwksUri) ? new URL(entry.jwksUri).hostname : '';
   try {
-    new IssuerRegistry([entry]);
+    new IssuerRegistry([entry], host === '' ? {} : { jwksAllowedHosts: [host] });
   } catch (error) {
     throw new TypeError(
       `createTestIssuer: its registry entry is refused (${(error as Error).message}): ` +

@@ -65,6 +65,11 @@ describe('paygate-auth issuers without a database', () => {
       'rule private',
     ],
     ['--allow-jwks-host is not a bare host', [...ADD, '--allow-jwks-host', '10.0.0.7:443'], '--allow-jwks-host must be a bare host'],
+    [
+      'the issuer is longer than the registry table holds',
+      [...ADD.slice(0, 3), `https://a.example/${'i'.repeat(2048)}`, ...ADD.slice(4)],
+      '--issuer must be at most 2048 characters',
+    ],
     ['update names no issuer', ['issuers', 'update', '--tenant', 't-1'], '--issuer is required'],
     ['remove names no issuer', ['issuers', 'remove'], '--issuer is required'],
     ['import names no file', ['issuers', 'import'], 'give the file of entries'],
@@ -449,8 +454,25 @@ describe.skipIf(SKIP)('paygate-auth issuers on a real database', () => {
     expect(ran.err).not.toMatch(/Issuers?: by /);
   });
 
+  it('import names an issuer longer than the table holds by its place in the file, changing nothing (exit 2)', async () => {
+    const file = join(directory, 'long-import.json');
+    await writeFile(file, JSON.stringify([entryOf('lima'), { ...entryOf('mike'), issuer: `https://mike.example/${'i'.repeat(2048)}` }]));
+    const ran = await cli('issuers', 'import', file);
+    expect(ran.code).toBe(EXIT.usage);
+    expect(ran.err).toMatch(/entries\[1\]\.issuer of ".*long-import\.json" must be at most 2048 characters/);
+    expect(ran.err).not.toContain('importIssuers');
+    expect(await history('https://lima.example')).toEqual([]);
+  });
+
   it('add prints how to undo it: the remove command', async () => {
-    expect((await cli(...addArgs('foxtrot'))).out).toContain('To undo: paygate-auth issuers remove "https://foxtrot.example".\n');
+    expect((await cli(...addArgs('foxtrot'))).out).toContain('To undo: paygate-auth issuers remove https://foxtrot.example\n');
+  });
+
+  it('add prints an undo command that names an issuer longer than 80 characters whole', async () => {
+    const issuer = `https://foxtrot.example/${'t'.repeat(100)}`;
+    const added = await cli('issuers', 'add', '--issuer', issuer, '--jwks-uri', jwks.url, '--product', 'acme');
+    expect(added.code).toBe(EXIT.ok);
+    expect(added.out).toContain(`To undo: paygate-auth issuers remove ${issuer}\n`);
   });
 
   it.each([

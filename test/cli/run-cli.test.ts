@@ -200,6 +200,12 @@ describe('runCli: --json output on failure', () => {
     expect(text.out).toEqual([]);
   });
 
+  it('writes the JSON document for a misspelt command of a group under --json (controls compct --json, exit 2)', async () => {
+    const io = capture();
+    expect(await runCli(['controls', 'compct', '--json'], io, ALL_COMMANDS)).toBe(EXIT.usage);
+    expect(JSON.parse(io.out.join(''))).toMatchObject({ error: { code: 'usage', exit: 2 } });
+  });
+
   it('controls --json writes valid JSON on stdout when the database refuses the connection', async () => {
     const io = { ...capture(), env: { DATABASE_URL: 'postgres://gateway:s3cret@127.0.0.1:1/payments' } };
     expect(await runCli(['controls', '--json'], io, ALL_COMMANDS)).toBe(EXIT.failed);

@@ -72,6 +72,20 @@ describe('eventLine', () => {
     expect(line).not.toContain('\u202e');
   });
 
+  it('names the rule an ignored key broke even when its kid is long (the kid is cut, not the rule)', () => {
+    const line = eventLine({
+      type: 'jwks_fetch',
+      issuer: ISSUER,
+      trigger: 'initial',
+      outcome: 'ok',
+      keys: 1,
+      ignoredKeys: 1,
+      ignored: [{ kid: 'k'.repeat(200), reason: 'modulus of 1024 bits, under 2048' }],
+      durationMs: 3,
+    });
+    expect(line).toMatch(/ first_ignored="k+…: modulus of 1024 bits, under 2048" /);
+  });
+
   it('leaves the ignored keys out of a download that ignored none', () => {
     const line = eventLine({
       type: 'jwks_fetch',

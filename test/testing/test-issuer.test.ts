@@ -126,6 +126,15 @@ describe('createTestIssuer option checks', () => {
     await expect(createTestIssuer(options)).rejects.toThrow(message);
   });
 
+  test.each(['https://10.1.2.3/jwks.json', 'https://localhost/jwks.json'])(
+    'takes a jwksUri on a special-purpose host (%s), leaving it to the jwksAllowedHosts of the registry built from it',
+    async (jwksUri) => {
+      const issuer = await createTestIssuer({ jwksUri });
+      const host = new URL(jwksUri).hostname;
+      expect(new IssuerRegistry([issuer.entry], { jwksAllowedHosts: [host] }).entries()[0]?.jwksUri).toBe(jwksUri);
+    },
+  );
+
   test('refuses a tenant that is no tenant ERN, naming createTestIssuer, tenant and the value', async () => {
     await expect(createTestIssuer({ tenant: 'acme/t-1' })).rejects.toThrow(
       /^createTestIssuer: tenant must be a tenant ERN, ern:<product>\/tenants\/<id> \(.*"acme\/t-1".*\)/,
