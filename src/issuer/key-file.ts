@@ -242,6 +242,9 @@ function whatKeyTextHolds(text: string, format: PrivateKeyFormat, damaged: strin
     case 'ENCRYPTED PRIVATE KEY':
       return 'it is encrypted ("ENCRYPTED PRIVATE KEY"): decrypt it with openssl pkcs8 -in <file> -out <new file>';
     case 'PRIVATE KEY':
+      if (text.indexOf(PKCS8_BEGIN) !== text.lastIndexOf(PKCS8_BEGIN)) {
+        return 'it holds several "PRIVATE KEY" blocks, and which one is meant is not guessed: keep one key per file';
+      }
       return `it holds a "PRIVATE KEY" that is not an RSA key, or is damaged: ${damaged}`;
     default:
       return label.includes('PUBLIC KEY') || label === 'CERTIFICATE'
@@ -256,11 +259,12 @@ const PKCS8_END = '-----END PRIVATE KEY-----';
 /**
  * The `PRIVATE KEY` block of a PEM text, without what surrounds it: white space, or the text
  * before and after the block that a PEM file may hold (`openssl pkcs12` writes "Bag Attributes"
- * first), which jose refuses. The text as it is when it holds no such block.
+ * first), which jose refuses. The text as it is when it holds no such block, or several (which key
+ * is meant is not guessed: it is refused).
  */
 function pkcs8Block(text: string): string {
   const begin = text.indexOf(PKCS8_BEGIN);
-  if (begin === -1) return text;
+  if (begin === -1 || text.indexOf(PKCS8_BEGIN, begin + 1) !== -1) return text;
   const end = text.indexOf(PKCS8_END, begin);
   return end === -1 ? text.slice(begin) : text.slice(begin, end + PKCS8_END.length);
 }

@@ -101,6 +101,15 @@ describe('readPrivateKeyFile', () => {
     expect((await readPrivateKeyFile(file)).kid).toBe(await calculateJwkThumbprint({ kty: 'RSA', n: n as string, e: e as string }));
   });
 
+  it('refuses a PEM file holding two PRIVATE KEY blocks, naming them, rather than taking the first', async () => {
+    const pem = () => generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }) as string;
+    const file = join(directory, 'two-keys.pem');
+    await writeFile(file, `${pem()}${pem()}`, { mode: 0o600 });
+    const error = await readPrivateKeyFile(file).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ code: 'invalid_key_file' });
+    expect((error as Error).message).toContain('several "PRIVATE KEY" blocks');
+  });
+
   it('refuses a file that others may read (insecure_key_file)', async () => {
     const file = join(directory, 'loose');
     await generateKeyFile(file);
