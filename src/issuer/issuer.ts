@@ -33,11 +33,13 @@ import {
   nextKeyStart,
   promoteStandby,
   publishedKeys,
+  recordRetention,
   recordsOf,
   scheduleOf,
   settleRetirements,
   signerIndex,
   standbyLeavesAt,
+  unpublishAt,
   withoutDeparted,
 } from './rotation.js';
 import { type ClaimSettings, type SignInput, buildClaims } from './token-claims.js';
@@ -429,7 +431,14 @@ class RotatingIssuer implements Issuer {
     const publicJwk = publishedJwk(await this.#store.generate());
     checkPublishable(publicJwk);
     checkNewKid(publicJwk.kid, [...recordsOf(held), ...this.#compromised]);
-    const record: KeyRecord = { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom, ...(standby ? { standby: true as const } : {}) };
+    const record: KeyRecord = {
+      kid: publicJwk.kid,
+      publicJwk,
+      publishedAt,
+      signsFrom,
+      retainFor: this.#keep,
+      ...(standby ? { standby: true as const } : {}),
+    };
     // Probed before it is published, as the keys are at start-up: a store that signs with another
     // key or algorithm would otherwise be found only once every token of the key is refused.
     await this.#probe(record, true);
@@ -547,7 +556,7 @@ class RotatingIssuer implements Issuer {
       await this.load();
       const swept = await this.#sweep();
       const at = this.#now();
-      const settled = settleRetirements(this.#schedule, at);
+      const settled = recordRetention(settleRetirements(this.#schedule, at), at, this.#keep);
       const { schedule: kept, removed } = withoutDeparted(settled, at, this.#keep);
       const { schedule, published } = await this.#publishDue(kept, at);
       const before = recordsOf(this.#schedule);
@@ -565,7 +574,7 @@ class RotatingIssuer implements Issuer {
       // read the store, and a save from an older view would drop them (they would then be swept).
       await this.load();
       const at = this.#now();
-      const settled = settleRetirements(this.#schedule, at);
+      const settled = recordRetention(settleRetirements(this.#schedule, at), at, this.#keep);
       const waiting = settled.chain.find((record) => record.signsFrom > at);
       if (waiting !== undefined) return this.#info(waiting.kid, at);
       const key = await this.#newKey(settled, at, at + this.rotation.publishLead * 1000, false);
@@ -579,7 +588,7 @@ class RotatingIssuer implements Issuer {
     return this.#serial(async () => {
       await this.load(); // as rotate(): never save from an older view of a shared store
       const at = this.#now();
-      const settled = settleRetirements(this.#schedule, at);
+      const settled = recordRetention(settleRetirements(this.#schedule, at), at, this.#keep);
       const record = typeof kid === 'string' ? recordsOf(settled).find((candidate) => candidate.kid === kid) : undefined;
       if (record === undefined)
         throw new IssuerError(
@@ -638,7 +647,8 @@ class RotatingIssuer implements Issuer {
       ...chain.map((record, index) => {
         const retired = record.retiredAt ?? chain[index + 1]?.signsFrom;
         const state: KeyState = index === signing ? 'signing' : record.signsFrom > at ? 'published' : 'retired';
-        return info(record, state, retired, retired === undefined ? undefined : retired + this.#keep * 1000);
+        // The successor's start as the retirement, even before it has come: when the key will leave.
+        return info(record, state, retired, unpublishAt(chain, index, Number.POSITIVE_INFINITY, this.#keep));
       }),
       ...standbys.map((record, index) => info(record, 'standby', undefined, standbyLeavesAt(standbys, index))),
     ];

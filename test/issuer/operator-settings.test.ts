@@ -1,0 +1,58 @@
+/**
+ * An issuer run for a year by operators who change its settings between restarts: what was
+ * promised under the old settings still holds under the new ones.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FileKeyStore, InMemoryKeyStore, createIssuer } from '../../src/issuer/index.js';
+import { fakeClock } from '../support/jwks-clock.js';
+
+const HOUR = 3600;
+const BASE = { issuer: 'https://auth.acme.example', audience: 'https://payments.example', product: 'acme' } as const;
+
+describe('lowering maxLifetime or retentionMargin between restarts', () => {
+  it('keeps a key retired under the longer settings published until its tokens have expired', async () => {
+    const clock = fakeClock();
+    const store = new InMemoryKeyStore();
+    const before = await createIssuer({ ...BASE, keyStore: store, now: clock.now }); // 24 h tokens, 1 h margin
+    const first = before.keys().find((key) => key.state === 'published')?.kid as string;
+    clock.advance(48 * HOUR);
+    await before.tick(); // the next key is published
+    clock.advance(HOUR + 60);
+    expect((await before.tick()).signing).not.toBe(first); // the first key retired a minute ago
+
+    clock.advance(2 * HOUR);
+    const after = await createIssuer({
+      ...BASE,
+      keyStore: store,
+      now: clock.now,
+      maxLifetime: HOUR,
+      rotation: { retentionMargin: 60 },
+    });
+    expect(after.startReport.removed).toEqual([]);
+    expect(after.jwks().document.keys.map((key) => key.kid)).toContain(first);
+    expect(store.kids).toContain(first);
+    const [retired] = after.keys().filter((key) => key.kid === first);
+    expect(retired).toMatchObject({ state: 'retired' });
+    const { retiredAt, unpublishAt } = retired as { retiredAt: Date; unpublishAt: Date };
+    expect(unpublishAt.getTime() - retiredAt.getTime()).toBe((24 * HOUR + HOUR) * 1000);
+  });
+});
+
+describe('the retention recorded in a FileKeyStore', () => {
+  it('saves each key with the retention it was published under, and reads it back', async () => {
+    const directory = join(await mkdtemp(join(tmpdir(), 'paygate-keys-')), 'keys');
+    try {
+      const clock = fakeClock();
+      const store = new FileKeyStore({ directory, sweepAfter: 0 });
+      await createIssuer({ ...BASE, keyStore: store, now: clock.now, maxLifetime: 2 * HOUR });
+      const saved = JSON.parse(await readFile(join(directory, 'schedule.json'), 'utf8')) as { keys: { retainFor?: number }[] };
+      expect(saved.keys.map((key) => key.retainFor)).toEqual([3 * HOUR, 3 * HOUR]);
+      expect((await new FileKeyStore({ directory }).loadSchedule()).map((record) => record.retainFor)).toEqual([3 * HOUR, 3 * HOUR]);
+    } finally {
+      await rm(join(directory, '..'), { recursive: true, force: true });
+    }
+  });
+});
