@@ -149,6 +149,18 @@ export interface TickReport {
   readonly swept: SweepReport;
 }
 
+/** What `createIssuer` found and did at start-up: {@link Issuer.startReport}. */
+export interface StartReport extends TickReport {
+  /**
+   * The store's refusal to write (`code` `ENOSPC`: a full disk; `EDQUOT`; `EROFS`: a read-only
+   * mount) that kept the start-up from publishing or removing the keys then due; `null` when none
+   * did. The issuer started all the same, signing with the keys it had; the next `tick()` (of
+   * `startSchedule`, whose `onError` reports each failure) tries again. A store with no key signing
+   * fails the start-up instead.
+   */
+  readonly rotationFailed: Error | null;
+}
+
 /** What the sweep of {@link Issuer.tick} destroyed. */
 export interface SweepReport {
   /** Keys reported compromised whose destruction a crash interrupted. */
@@ -189,7 +201,7 @@ export interface Issuer {
   /** Longest token lifetime, seconds. */
   readonly maxLifetime: number;
   /** What `createIssuer` found and did at start-up: its first {@link tick}, the sweep included. */
-  readonly startReport: TickReport;
+  readonly startReport: StartReport;
   /** The JWKS to serve now, with its `Cache-Control`. */
   jwks(): JwksResponse;
   /**
@@ -232,6 +244,11 @@ export interface Issuer {
 }
 
 const OWNER = 'createIssuer';
+/**
+ * The codes of a store that cannot write now but still reads and signs: a full disk, a quota, a
+ * read-only mount. At start-up these defer the rotation to a later tick instead of failing.
+ */
+const WRITE_REFUSED: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
 const DAY = 86_400;
 const KNOWN_OPTIONS = optionNames<IssuerOptions>({
   issuer: true,
@@ -362,7 +379,7 @@ class RotatingIssuer implements Issuer {
   #schedule: Schedule = { chain: [], standbys: [] };
   /** Records of compromised keys whose private halves may not be destroyed yet. */
   #compromised: readonly KeyRecord[] = [];
-  #startReport: TickReport | undefined;
+  #startReport: StartReport | undefined;
   /** Serialises the operations that change the schedule. */
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -474,13 +491,14 @@ class RotatingIssuer implements Issuer {
     this.#compromised = saved.filter((record) => record.compromisedAt !== undefined);
   }
 
-  get startReport(): TickReport {
-    return this.#startReport as TickReport;
+  get startReport(): StartReport {
+    return this.#startReport as StartReport;
   }
 
   /** Starts: the first tick (sweep included), then a signature by every key of the schedule. */
   async start(): Promise<void> {
-    this.#startReport = await this.tick();
+    const { report, failure } = await this.#serial(() => this.#tick(true));
+    this.#startReport = { ...report, rotationFailed: failure };
     await Promise.all(recordsOf(this.#schedule).map((record) => this.#probe(record)));
   }
 
@@ -552,20 +570,52 @@ class RotatingIssuer implements Issuer {
   }
 
   tick(): Promise<TickReport> {
-    return this.#serial(async () => {
-      await this.load();
-      const swept = await this.#sweep();
-      const at = this.#now();
-      const settled = recordRetention(settleRetirements(this.#schedule, at), at, this.#keep);
-      const { schedule: kept, removed } = withoutDeparted(settled, at, this.#keep);
-      const { schedule, published } = await this.#publishDue(kept, at);
-      const before = recordsOf(this.#schedule);
-      const after = recordsOf(schedule);
-      if (after.length !== before.length || after.some((record, index) => record !== before[index])) await this.#save(schedule);
-      for (const kid of removed) await this.#store.destroy(kid);
-      const { chain } = this.#schedule;
-      return { published, removed, signing: chain[signerIndex(chain, at)]?.kid ?? null, standby: this.#readyStandby(at), swept };
-    });
+    return this.#serial(async () => (await this.#tick(false)).report);
+  }
+
+  /**
+   * One tick. At start-up (`startUp`), a store that refuses to write (a full disk, a read-only one)
+   * while a key signs is no failure: the schedule stays as it is, and the error is returned.
+   */
+  async #tick(startUp: boolean): Promise<{ report: TickReport; failure: Error | null }> {
+    await this.load();
+    const swept = await this.#sweep();
+    const at = this.#now();
+    const settled = recordRetention(settleRetirements(this.#schedule, at), at, this.#keep);
+    const { schedule: kept, removed } = withoutDeparted(settled, at, this.#keep);
+    let failure: Error | null = null;
+    let due: { schedule: Schedule; published: string[] } = { schedule: kept, published: [] };
+    try {
+      due = await this.#publishDue(kept, at);
+    } catch (error) {
+      failure = this.#deferred(startUp, error, at);
+    }
+    let destroyed = removed;
+    const before = recordsOf(this.#schedule);
+    const after = recordsOf(due.schedule);
+    try {
+      if (after.length !== before.length || after.some((record, index) => record !== before[index])) await this.#save(due.schedule);
+    } catch (error) {
+      failure ??= this.#deferred(startUp, error, at);
+      destroyed = [];
+      due = { schedule: this.#schedule, published: [] };
+    }
+    for (const kid of destroyed) await this.#store.destroy(kid);
+    const { chain } = this.#schedule;
+    const signing = chain[signerIndex(chain, at)]?.kid ?? null;
+    return { report: { published: due.published, removed: destroyed, signing, standby: this.#readyStandby(at), swept }, failure };
+  }
+
+  /**
+   * `error` when the start-up may go on without the change it failed to write: the store refused
+   * the write (see {@link WRITE_REFUSED}) and a key of the schedule signs now. @throws `error` otherwise.
+   */
+  #deferred(startUp: boolean, error: unknown, at: number): Error {
+    const code = (error as { code?: unknown } | null)?.code;
+    const { chain } = this.#schedule;
+    if (!startUp || !(error instanceof Error) || typeof code !== 'string' || !WRITE_REFUSED.has(code)) throw error;
+    if (chain[signerIndex(chain, at)] === undefined) throw error;
+    return error;
   }
 
   rotate(): Promise<KeyInfo> {

@@ -6,7 +6,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FileKeyStore, InMemoryKeyStore, createIssuer } from '../../src/issuer/index.js';
+import { decodeProtectedHeader } from 'jose';
+import type { RsaPublicJwk } from '../../src/index.js';
+import { FileKeyStore, InMemoryKeyStore, type KeyRecord, createIssuer } from '../../src/issuer/index.js';
 import { fakeClock } from '../support/jwks-clock.js';
 
 const HOUR = 3600;
@@ -54,5 +56,54 @@ describe('the retention recorded in a FileKeyStore', () => {
     } finally {
       await rm(join(directory, '..'), { recursive: true, force: true });
     }
+  });
+});
+
+/** Node's own error for a write to a full disk. */
+function diskFull(): Error {
+  return Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+}
+
+/** An in-memory store whose writes fail as on a full disk while `full` is set; it still reads and signs. */
+class FullDiskStore extends InMemoryKeyStore {
+  full = false;
+
+  override async generate(): Promise<RsaPublicJwk> {
+    if (this.full) throw diskFull();
+    return super.generate();
+  }
+
+  override async saveSchedule(records: readonly KeyRecord[]): Promise<void> {
+    if (this.full) throw diskFull();
+    return super.saveSchedule(records);
+  }
+}
+
+describe('a restart on a full disk when a rotation is due', () => {
+  it('starts, signs with the key it has, reports the failure, and rotates once a tick can write', async () => {
+    const clock = fakeClock();
+    const store = new FullDiskStore();
+    const first = await createIssuer({ ...BASE, keyStore: store, now: clock.now });
+    clock.advance(48 * HOUR + 60); // the next key is due
+    store.full = true;
+
+    const restarted = await createIssuer({ ...BASE, keyStore: store, now: clock.now });
+    expect((restarted.startReport.rotationFailed as { code?: unknown } | null)?.code).toBe('ENOSPC');
+    expect(restarted.startReport.published).toEqual([]);
+    const signing = restarted.startReport.signing as string;
+    expect(first.keys().find((key) => key.kid === signing)?.state).toBe('signing');
+    expect(decodeProtectedHeader(await restarted.sign({ tenant: 'ern:acme/tenants/t-1', scopes: ['pay:processPayments'] })).kid).toBe(
+      signing,
+    );
+    await expect(restarted.tick()).rejects.toMatchObject({ code: 'ENOSPC' }); // a later tick still reports it
+
+    store.full = false;
+    expect((await restarted.tick()).published).toHaveLength(2);
+  });
+
+  it('still fails the start-up when no key could sign', async () => {
+    const store = new FullDiskStore();
+    store.full = true;
+    await expect(createIssuer({ ...BASE, keyStore: store, now: fakeClock().now })).rejects.toMatchObject({ code: 'ENOSPC' });
   });
 });
