@@ -395,6 +395,7 @@ class RotatingIssuer implements Issuer {
     this.#store = checkKeyStore(`${OWNER}: keyStore`, o.keyStore);
     this.#now = functionOption<() => number>(OWNER, 'now', o.now) ?? Date.now;
     this.rotation = checkRotation(o.rotation);
+    if (this.rotation.publishLead < CONTRACT_PUBLISH_LEAD) warnShortPublishLead(this.rotation.publishLead);
     this.standby = booleanOption(OWNER, 'standby', o.standby, true);
     this.maxLifetime = numberOption(OWNER, 'maxLifetime', o.maxLifetime, DAY, {
       unit: 'seconds',
@@ -724,6 +725,25 @@ class RotatingIssuer implements Issuer {
     (timer as { unref?: () => void }).unref?.();
     return { stop: () => clearInterval(timer) };
   }
+}
+
+/** The publication lead the gateway's contract asks for, seconds: a key signs only once published this long. */
+const CONTRACT_PUBLISH_LEAD = 3600;
+
+/**
+ * Warns, once per issuer, of a publication lead under the contract's hour: fine in a test, but in
+ * production a new key signs before the gateway's cached JWKS lists it.
+ */
+function warnShortPublishLead(publishLead: number): void {
+  const message =
+    `createIssuer: rotation.publishLead is ${publishLead} s, under the ${CONTRACT_PUBLISH_LEAD} s the gateway's contract asks for. ` +
+    "A new key then signs before the gateways' cached JWKS (max-age up to 600 s) list it: a verifier refetches on an unknown kid " +
+    'at most once per its jwksCooldown (30 s by default) and refuses the tokens meanwhile (unknown_key), and its key history ' +
+    `reports the key as used early (key_used_early, keyPublishLead ${CONTRACT_PUBLISH_LEAD} s). Use a short lead in tests only; ` +
+    'leave rotation.publishLead at its default (3600) in production.';
+  const node = (globalThis as { process?: { emitWarning?: (text: string, options: { code: string }) => void } }).process;
+  if (typeof node?.emitWarning === 'function') node.emitWarning(message, { code: 'PAYGATE_AUTH_SHORT_PUBLISH_LEAD' });
+  else console.warn(`paygate-auth/issuer: ${message}`);
 }
 
 /**

@@ -5,7 +5,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decodeProtectedHeader } from 'jose';
 import type { RsaPublicJwk } from '../../src/index.js';
 import { FileKeyStore, InMemoryKeyStore, type KeyRecord, createIssuer } from '../../src/issuer/index.js';
@@ -105,5 +105,28 @@ describe('a restart on a full disk when a rotation is due', () => {
     const store = new FullDiskStore();
     store.full = true;
     await expect(createIssuer({ ...BASE, keyStore: store, now: fakeClock().now })).rejects.toMatchObject({ code: 'ENOSPC' });
+  });
+});
+
+describe("a publication lead under the contract's hour", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("warns at createIssuer, naming the lead, the hour and the verifier's refetch bound", async () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    await createIssuer({ ...BASE, keyStore: new InMemoryKeyStore(), rotation: { publishLead: 0 } });
+    expect(warn).toHaveBeenCalledTimes(1);
+    const [message, options] = warn.mock.calls[0] as [string, { code: string }];
+    expect(options.code).toBe('PAYGATE_AUTH_SHORT_PUBLISH_LEAD');
+    expect(message).toContain('rotation.publishLead is 0 s');
+    expect(message).toContain('3600 s');
+    expect(message).toContain('jwksCooldown (30 s');
+  });
+
+  it("does not warn with the hour's lead", async () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => undefined);
+    await createIssuer({ ...BASE, keyStore: new InMemoryKeyStore(), now: fakeClock().now });
+    expect(warn).not.toHaveBeenCalled();
   });
 });
