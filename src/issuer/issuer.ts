@@ -282,6 +282,29 @@ function checkAudience(value: unknown): string | readonly string[] {
 /** What a key of this issuer is published for: the verifier's key rule is judged against it. */
 const PUBLISHED_ALGORITHMS: ReadonlySet<string> = new Set(['RS256']);
 
+/** How far behind the newest publication of the schedule a clock may be and still publish, ms. */
+const CLOCK_TOLERANCE_MS = 60_000;
+
+/**
+ * Refuses to publish a key at `at` (ms) from a clock behind the one that published a key of
+ * `held`: the new key's times would be in the others' past, so that it would sign for them before
+ * it has been published for the lead. @throws {IssuerError} `clock_behind`.
+ */
+function checkClockNotBehind(held: readonly KeyRecord[], at: number): void {
+  const newest = held.reduce<KeyRecord | undefined>(
+    (found, record) => (found === undefined || record.publishedAt > found.publishedAt ? record : found),
+    undefined,
+  );
+  if (newest === undefined || newest.publishedAt - at <= CLOCK_TOLERANCE_MS) return;
+  throw new IssuerError(
+    'clock_behind',
+    `This instance's clock reads ${new Date(at).toISOString()}, ${Math.ceil((newest.publishedAt - at) / 1000)} s before key ${quote(newest.kid)} ` +
+      `of the schedule was published (${new Date(newest.publishedAt).toISOString()}), so its clock is behind the one that published it; ` +
+      'a key it published would sign for the other instances before it had been published for rotation.publishLead. ' +
+      "Nothing was published: set this host's clock (NTP), or let an instance whose clock is right run the schedule.",
+  );
+}
+
 /**
  * Refuses a key, from any store, that every gateway would ignore: under 2048 bits (`weak_key`,
  * naming its size), or breaking another of the verifier's own key rules (`unusable_key`: a kid
@@ -445,7 +468,8 @@ class RotatingIssuer implements Issuer {
   }
 
   /** A new key from the store, to join `held` (the schedule it is added to). */
-  async #newKey(held: Schedule, publishedAt: number, signsFrom: number, standby: boolean): Promise<KeyRecord> {
+  async #newKey(held: Schedule, publishedAt: number, signsFrom: number, standby: boolean, checkClock = true): Promise<KeyRecord> {
+    if (checkClock) checkClockNotBehind(recordsOf(held), publishedAt);
     const publicJwk = publishedJwk(await this.#store.generate());
     checkPublishable(publicJwk);
     checkNewKid(publicJwk.kid, [...recordsOf(held), ...this.#compromised]);
@@ -468,17 +492,17 @@ class RotatingIssuer implements Issuer {
    * within the publication lead (or nothing signs or waits), and a standby for the newest key of the
    * chain when it has none. The keys are generated, not yet saved.
    */
-  async #publishDue(schedule: Schedule, at: number): Promise<{ schedule: Schedule; published: string[] }> {
+  async #publishDue(schedule: Schedule, at: number, checkClock = true): Promise<{ schedule: Schedule; published: string[] }> {
     let { chain, standbys } = schedule;
     const published: string[] = [];
     const start = nextKeyStart(chain, at, this.rotation);
     if (start !== undefined) {
-      const key = await this.#newKey({ chain, standbys }, at, start, false);
+      const key = await this.#newKey({ chain, standbys }, at, start, false, checkClock);
       chain = [...chain, key];
       published.push(key.kid);
     }
     if (this.standby && needsStandby({ chain, standbys })) {
-      const key = await this.#newKey({ chain, standbys }, at, at + this.rotation.publishLead * 1000, true);
+      const key = await this.#newKey({ chain, standbys }, at, at + this.rotation.publishLead * 1000, true, checkClock);
       standbys = [...standbys, key];
       published.push(key.kid);
     }
@@ -614,7 +638,8 @@ class RotatingIssuer implements Issuer {
   #deferred(startUp: boolean, error: unknown, at: number): Error {
     const code = (error as { code?: unknown } | null)?.code;
     const { chain } = this.#schedule;
-    if (!startUp || !(error instanceof Error) || typeof code !== 'string' || !WRITE_REFUSED.has(code)) throw error;
+    const deferrable = error instanceof IssuerError ? code === 'clock_behind' : typeof code === 'string' && WRITE_REFUSED.has(code);
+    if (!startUp || !(error instanceof Error) || !deferrable) throw error;
     if (chain[signerIndex(chain, at)] === undefined) throw error;
     return error;
   }
@@ -660,7 +685,8 @@ class RotatingIssuer implements Issuer {
       // Signing moves to the standby with the first save, before any key is generated.
       await this.#save(schedule, [...this.#compromised, { ...record, compromisedAt: at }]);
       await this.#store.destroy(kid);
-      ({ schedule } = await this.#publishDue(schedule, at));
+      // A compromise is never held up by a clock behind the others': its replacement standby is due now.
+      ({ schedule } = await this.#publishDue(schedule, at, false));
       await this.#save(
         schedule,
         this.#compromised.filter((marked) => marked.kid !== kid),

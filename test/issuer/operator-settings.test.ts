@@ -130,3 +130,19 @@ describe("a publication lead under the contract's hour", () => {
     expect(warn).not.toHaveBeenCalled();
   });
 });
+
+describe('an instance whose clock is behind the one that wrote the schedule', () => {
+  it('refuses to publish a key (clock_behind) rather than publish one that would sign early for the others', async () => {
+    const clock = fakeClock();
+    const store = new InMemoryKeyStore();
+    const onTime = await createIssuer({ ...BASE, keyStore: store, now: clock.now });
+    clock.advance(2 * HOUR);
+    const [standby] = onTime.keys().filter((key) => key.state === 'standby');
+    await onTime.compromised((standby as { kid: string }).kid); // a new standby, published now
+    const before = (await store.loadSchedule()).map((record) => record.kid);
+
+    const behind = await createIssuer({ ...BASE, keyStore: store, now: () => clock.now() - 30 * 60_000 });
+    await expect(behind.rotate()).rejects.toMatchObject({ code: 'clock_behind' });
+    expect((await store.loadSchedule()).map((record) => record.kid)).toEqual(before);
+  });
+});
