@@ -153,8 +153,8 @@ export interface TickReport {
 export interface StartReport extends TickReport {
   /**
    * The store's refusal to write (`code` `ENOSPC`: a full disk; `EDQUOT`; `EROFS`: a read-only
-   * mount) that kept the start-up from publishing or removing the keys then due; `null` when none
-   * did. The issuer started all the same, signing with the keys it had; the next `tick()` (of
+   * mount) that kept the start-up from sweeping, publishing or removing keys, or `clock_behind`
+   * ({@link IssuerError}); `null` when none did. The issuer started all the same, signing with the keys it had; the next `tick()` (of
    * `startSchedule`, whose `onError` reports each failure) tries again. A store with no key signing
    * fails the start-up instead.
    */
@@ -604,16 +604,23 @@ class RotatingIssuer implements Issuer {
    */
   async #tick(startUp: boolean): Promise<{ report: TickReport; failure: Error | null }> {
     await this.load();
-    const swept = await this.#sweep();
+    let failure: Error | null = null;
+    let swept: SweepReport = { compromised: [], unnamed: [] };
+    try {
+      swept = await this.#sweep();
+    } catch (error) {
+      // A read-only mount: the keys a crash left stay until an instance that may write sweeps them.
+      failure = this.#deferred(startUp, error, this.#now());
+    }
     const at = this.#now();
     const settled = recordRetention(settleRetirements(this.#schedule, at), at, this.#keep);
     const { schedule: kept, removed } = withoutDeparted(settled, at, this.#keep);
-    let failure: Error | null = null;
     let due: { schedule: Schedule; published: string[] } = { schedule: kept, published: [] };
     try {
       due = await this.#publishDue(kept, at);
     } catch (error) {
-      failure = this.#deferred(startUp, error, at);
+      const deferred = this.#deferred(startUp, error, at); // throws what may not wait
+      failure ??= deferred;
     }
     let destroyed = removed;
     const before = recordsOf(this.#schedule);
@@ -621,7 +628,8 @@ class RotatingIssuer implements Issuer {
     try {
       if (after.length !== before.length || after.some((record, index) => record !== before[index])) await this.#save(due.schedule);
     } catch (error) {
-      failure ??= this.#deferred(startUp, error, at);
+      const deferred = this.#deferred(startUp, error, at); // throws what may not wait
+      failure ??= deferred;
       destroyed = [];
       due = { schedule: this.#schedule, published: [] };
     }

@@ -77,6 +77,14 @@ class FullDiskStore extends InMemoryKeyStore {
     if (this.full) throw diskFull();
     return super.saveSchedule(records);
   }
+
+  override async sweep(keep: readonly string[]): Promise<readonly string[]> {
+    if (this.readOnly) throw Object.assign(new Error('EROFS: read-only file system, unlink'), { code: 'EROFS', syscall: 'unlink' });
+    return super.sweep(keep);
+  }
+
+  /** Set: a read-only mount, whose sweep cannot delete the key a crash left. */
+  readOnly = false;
 }
 
 describe('a restart on a full disk when a rotation is due', () => {
@@ -144,5 +152,21 @@ describe('an instance whose clock is behind the one that wrote the schedule', ()
     const behind = await createIssuer({ ...BASE, keyStore: store, now: () => clock.now() - 30 * 60_000 });
     await expect(behind.rotate()).rejects.toMatchObject({ code: 'clock_behind' });
     expect((await store.loadSchedule()).map((record) => record.kid)).toEqual(before);
+  });
+});
+
+describe('a start-up on a read-only mount holding a key a crash left', () => {
+  it('starts and signs, the sweep reported as deferred', async () => {
+    const clock = fakeClock();
+    const store = new FullDiskStore();
+    await createIssuer({ ...BASE, keyStore: store, now: clock.now });
+    await store.generate(); // generated, then a crash before the schedule was saved
+    clock.advance(2 * HOUR);
+    store.readOnly = true;
+
+    const replica = await createIssuer({ ...BASE, keyStore: store, now: clock.now });
+    expect((replica.startReport.rotationFailed as { code?: unknown } | null)?.code).toBe('EROFS');
+    expect(replica.startReport.signing).not.toBeNull();
+    await expect(replica.sign({ tenant: 'ern:acme/tenants/t-1', scopes: ['pay:processPayments'] })).resolves.toMatch(/^ey/);
   });
 });
