@@ -299,9 +299,9 @@ function checkClockNotBehind(held: readonly KeyRecord[], at: number): void {
   throw new IssuerError(
     'clock_behind',
     `This instance's clock reads ${new Date(at).toISOString()}, ${Math.ceil((newest.publishedAt - at) / 1000)} s before key ${quote(newest.kid)} ` +
-      `of the schedule was published (${new Date(newest.publishedAt).toISOString()}), so its clock is behind the one that published it; ` +
+      `of the schedule was published (${new Date(newest.publishedAt).toISOString()}), so its clock is behind the one that published it (or that one was ahead); ` +
       'a key it published would sign for the other instances before it had been published for rotation.publishLead. ' +
-      "Nothing was published: set this host's clock (NTP), or let an instance whose clock is right run the schedule.",
+      "Nothing was published: check both hosts' clocks (NTP); the next tick() publishes once this clock has passed that time.",
   );
 }
 
