@@ -15,11 +15,13 @@ export type IssuerErrorCode =
   | 'lifetime_exceeded'
   | 'invalid_kid'
   | 'key_not_ready'
-  | 'unknown_key';
+  | 'unknown_key'
+  | 'clock_behind';
 
 /**
- * A token the gateway would refuse, refused before it is signed; or a key operation on a key the
- * issuer does not hold. `field` names the input at fault (`tenant`, `scopes`, `lifetime`…).
+ * A token the gateway would refuse, refused before it is signed; a key operation on a key the
+ * issuer does not hold; or a key publication from a clock behind the schedule's (`clock_behind`).
+ * `field` names the input at fault (`tenant`, `scopes`, `lifetime`…).
  */
 export class IssuerError extends Error {
   override readonly name = 'IssuerError';

@@ -123,6 +123,13 @@ function checkRecord(file: string, value: unknown, index: number): KeyRecord {
       throw damagedSchedule(file, `${where}.${time} is not a time in milliseconds`);
     }
   }
+  const retainFor = record.retainFor;
+  if (retainFor !== undefined && (typeof retainFor !== 'number' || !Number.isFinite(retainFor) || retainFor < 0)) {
+    throw damagedSchedule(
+      file,
+      `${where}.retainFor is ${describeValue(retainFor)}; it must be a number of seconds of at least 0, or absent`,
+    );
+  }
   // Absent in the schedules of versions without standbys: those load as they are.
   if (record.standby !== undefined && record.standby !== true) {
     const found =
@@ -140,6 +147,7 @@ function checkRecord(file: string, value: unknown, index: number): KeyRecord {
     publishedAt,
     signsFrom,
     ...(retiredAt === undefined ? {} : { retiredAt }),
+    ...(retainFor === undefined ? {} : { retainFor }),
     ...(standby === undefined ? {} : { standby }),
     ...(compromisedAt === undefined ? {} : { compromisedAt }),
   });

@@ -15,6 +15,7 @@ export {
   type KeyInfo,
   type KeyState,
   type ScheduleTimer,
+  type StartReport,
   type SweepReport,
   type TickReport,
   createIssuer,

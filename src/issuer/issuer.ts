@@ -33,11 +33,13 @@ import {
   nextKeyStart,
   promoteStandby,
   publishedKeys,
+  recordRetention,
   recordsOf,
   scheduleOf,
   settleRetirements,
   signerIndex,
   standbyLeavesAt,
+  unpublishAt,
   withoutDeparted,
 } from './rotation.js';
 import { type ClaimSettings, type SignInput, buildClaims } from './token-claims.js';
@@ -147,6 +149,18 @@ export interface TickReport {
   readonly swept: SweepReport;
 }
 
+/** What `createIssuer` found and did at start-up: {@link Issuer.startReport}. */
+export interface StartReport extends TickReport {
+  /**
+   * The store's refusal to write (`code` `ENOSPC`: a full disk; `EDQUOT`; `EROFS`: a read-only
+   * mount) that kept the start-up from sweeping, publishing or removing keys, or `clock_behind`
+   * ({@link IssuerError}); `null` when none did. The issuer started all the same, signing with the keys it had; the next `tick()` (of
+   * `startSchedule`, whose `onError` reports each failure) tries again. A store with no key signing
+   * fails the start-up instead.
+   */
+  readonly rotationFailed: Error | null;
+}
+
 /** What the sweep of {@link Issuer.tick} destroyed. */
 export interface SweepReport {
   /** Keys reported compromised whose destruction a crash interrupted. */
@@ -187,7 +201,7 @@ export interface Issuer {
   /** Longest token lifetime, seconds. */
   readonly maxLifetime: number;
   /** What `createIssuer` found and did at start-up: its first {@link tick}, the sweep included. */
-  readonly startReport: TickReport;
+  readonly startReport: StartReport;
   /** The JWKS to serve now, with its `Cache-Control`. */
   jwks(): JwksResponse;
   /**
@@ -230,6 +244,11 @@ export interface Issuer {
 }
 
 const OWNER = 'createIssuer';
+/**
+ * The codes of a store that cannot write now but still reads and signs: a full disk, a quota, a
+ * read-only mount. At start-up these defer the rotation to a later tick instead of failing.
+ */
+const WRITE_REFUSED: ReadonlySet<string> = new Set(['ENOSPC', 'EDQUOT', 'EROFS']);
 const DAY = 86_400;
 const KNOWN_OPTIONS = optionNames<IssuerOptions>({
   issuer: true,
@@ -262,6 +281,29 @@ function checkAudience(value: unknown): string | readonly string[] {
 
 /** What a key of this issuer is published for: the verifier's key rule is judged against it. */
 const PUBLISHED_ALGORITHMS: ReadonlySet<string> = new Set(['RS256']);
+
+/** How far behind the newest publication of the schedule a clock may be and still publish, ms. */
+const CLOCK_TOLERANCE_MS = 60_000;
+
+/**
+ * Refuses to publish a key at `at` (ms) from a clock behind the one that published a key of
+ * `held`: the new key's times would be in the others' past, so that it would sign for them before
+ * it has been published for the lead. @throws {IssuerError} `clock_behind`.
+ */
+function checkClockNotBehind(held: readonly KeyRecord[], at: number): void {
+  const newest = held.reduce<KeyRecord | undefined>(
+    (found, record) => (found === undefined || record.publishedAt > found.publishedAt ? record : found),
+    undefined,
+  );
+  if (newest === undefined || newest.publishedAt - at <= CLOCK_TOLERANCE_MS) return;
+  throw new IssuerError(
+    'clock_behind',
+    `This instance's clock reads ${new Date(at).toISOString()}, ${Math.ceil((newest.publishedAt - at) / 1000)} s before key ${quote(newest.kid)} ` +
+      `of the schedule was published (${new Date(newest.publishedAt).toISOString()}), so its clock is behind the one that published it (or that one was ahead); ` +
+      'a key it published would sign for the other instances before it had been published for rotation.publishLead. ' +
+      "Nothing was published: check both hosts' clocks (NTP); the next tick() publishes once this clock has passed that time.",
+  );
+}
 
 /**
  * Refuses a key, from any store, that every gateway would ignore: under 2048 bits (`weak_key`,
@@ -360,7 +402,7 @@ class RotatingIssuer implements Issuer {
   #schedule: Schedule = { chain: [], standbys: [] };
   /** Records of compromised keys whose private halves may not be destroyed yet. */
   #compromised: readonly KeyRecord[] = [];
-  #startReport: TickReport | undefined;
+  #startReport: StartReport | undefined;
   /** Serialises the operations that change the schedule. */
   #queue: Promise<unknown> = Promise.resolve();
 
@@ -376,6 +418,7 @@ class RotatingIssuer implements Issuer {
     this.#store = checkKeyStore(`${OWNER}: keyStore`, o.keyStore);
     this.#now = functionOption<() => number>(OWNER, 'now', o.now) ?? Date.now;
     this.rotation = checkRotation(o.rotation);
+    if (this.rotation.publishLead < CONTRACT_PUBLISH_LEAD) warnShortPublishLead(this.rotation.publishLead);
     this.standby = booleanOption(OWNER, 'standby', o.standby, true);
     this.maxLifetime = numberOption(OWNER, 'maxLifetime', o.maxLifetime, DAY, {
       unit: 'seconds',
@@ -425,11 +468,19 @@ class RotatingIssuer implements Issuer {
   }
 
   /** A new key from the store, to join `held` (the schedule it is added to). */
-  async #newKey(held: Schedule, publishedAt: number, signsFrom: number, standby: boolean): Promise<KeyRecord> {
+  async #newKey(held: Schedule, publishedAt: number, signsFrom: number, standby: boolean, checkClock = true): Promise<KeyRecord> {
+    if (checkClock) checkClockNotBehind(recordsOf(held), publishedAt);
     const publicJwk = publishedJwk(await this.#store.generate());
     checkPublishable(publicJwk);
     checkNewKid(publicJwk.kid, [...recordsOf(held), ...this.#compromised]);
-    const record: KeyRecord = { kid: publicJwk.kid, publicJwk, publishedAt, signsFrom, ...(standby ? { standby: true as const } : {}) };
+    const record: KeyRecord = {
+      kid: publicJwk.kid,
+      publicJwk,
+      publishedAt,
+      signsFrom,
+      retainFor: this.#keep,
+      ...(standby ? { standby: true as const } : {}),
+    };
     // Probed before it is published, as the keys are at start-up: a store that signs with another
     // key or algorithm would otherwise be found only once every token of the key is refused.
     await this.#probe(record, true);
@@ -441,17 +492,17 @@ class RotatingIssuer implements Issuer {
    * within the publication lead (or nothing signs or waits), and a standby for the newest key of the
    * chain when it has none. The keys are generated, not yet saved.
    */
-  async #publishDue(schedule: Schedule, at: number): Promise<{ schedule: Schedule; published: string[] }> {
+  async #publishDue(schedule: Schedule, at: number, checkClock = true): Promise<{ schedule: Schedule; published: string[] }> {
     let { chain, standbys } = schedule;
     const published: string[] = [];
     const start = nextKeyStart(chain, at, this.rotation);
     if (start !== undefined) {
-      const key = await this.#newKey({ chain, standbys }, at, start, false);
+      const key = await this.#newKey({ chain, standbys }, at, start, false, checkClock);
       chain = [...chain, key];
       published.push(key.kid);
     }
     if (this.standby && needsStandby({ chain, standbys })) {
-      const key = await this.#newKey({ chain, standbys }, at, at + this.rotation.publishLead * 1000, true);
+      const key = await this.#newKey({ chain, standbys }, at, at + this.rotation.publishLead * 1000, true, checkClock);
       standbys = [...standbys, key];
       published.push(key.kid);
     }
@@ -465,13 +516,14 @@ class RotatingIssuer implements Issuer {
     this.#compromised = saved.filter((record) => record.compromisedAt !== undefined);
   }
 
-  get startReport(): TickReport {
-    return this.#startReport as TickReport;
+  get startReport(): StartReport {
+    return this.#startReport as StartReport;
   }
 
   /** Starts: the first tick (sweep included), then a signature by every key of the schedule. */
   async start(): Promise<void> {
-    this.#startReport = await this.tick();
+    const { report, failure } = await this.#serial(() => this.#tick(true));
+    this.#startReport = { ...report, rotationFailed: failure };
     await Promise.all(recordsOf(this.#schedule).map((record) => this.#probe(record)));
   }
 
@@ -543,20 +595,61 @@ class RotatingIssuer implements Issuer {
   }
 
   tick(): Promise<TickReport> {
-    return this.#serial(async () => {
-      await this.load();
-      const swept = await this.#sweep();
-      const at = this.#now();
-      const settled = settleRetirements(this.#schedule, at);
-      const { schedule: kept, removed } = withoutDeparted(settled, at, this.#keep);
-      const { schedule, published } = await this.#publishDue(kept, at);
-      const before = recordsOf(this.#schedule);
-      const after = recordsOf(schedule);
-      if (after.length !== before.length || after.some((record, index) => record !== before[index])) await this.#save(schedule);
-      for (const kid of removed) await this.#store.destroy(kid);
-      const { chain } = this.#schedule;
-      return { published, removed, signing: chain[signerIndex(chain, at)]?.kid ?? null, standby: this.#readyStandby(at), swept };
-    });
+    return this.#serial(async () => (await this.#tick(false)).report);
+  }
+
+  /**
+   * One tick. At start-up (`startUp`), a store that refuses to write (a full disk, a read-only one)
+   * while a key signs is no failure: the schedule stays as it is, and the error is returned.
+   */
+  async #tick(startUp: boolean): Promise<{ report: TickReport; failure: Error | null }> {
+    await this.load();
+    let failure: Error | null = null;
+    let swept: SweepReport = { compromised: [], unnamed: [] };
+    try {
+      swept = await this.#sweep();
+    } catch (error) {
+      // A read-only mount: the keys a crash left stay until an instance that may write sweeps them.
+      failure = this.#deferred(startUp, error, this.#now());
+    }
+    const at = this.#now();
+    const settled = recordRetention(settleRetirements(this.#schedule, at), at, this.#keep);
+    const { schedule: kept, removed } = withoutDeparted(settled, at, this.#keep);
+    let due: { schedule: Schedule; published: string[] } = { schedule: kept, published: [] };
+    try {
+      due = await this.#publishDue(kept, at);
+    } catch (error) {
+      const deferred = this.#deferred(startUp, error, at); // throws what may not wait
+      failure ??= deferred;
+    }
+    let destroyed = removed;
+    const before = recordsOf(this.#schedule);
+    const after = recordsOf(due.schedule);
+    try {
+      if (after.length !== before.length || after.some((record, index) => record !== before[index])) await this.#save(due.schedule);
+    } catch (error) {
+      const deferred = this.#deferred(startUp, error, at); // throws what may not wait
+      failure ??= deferred;
+      destroyed = [];
+      due = { schedule: this.#schedule, published: [] };
+    }
+    for (const kid of destroyed) await this.#store.destroy(kid);
+    const { chain } = this.#schedule;
+    const signing = chain[signerIndex(chain, at)]?.kid ?? null;
+    return { report: { published: due.published, removed: destroyed, signing, standby: this.#readyStandby(at), swept }, failure };
+  }
+
+  /**
+   * `error` when the start-up may go on without the change it failed to write: the store refused
+   * the write (see {@link WRITE_REFUSED}) and a key of the schedule signs now. @throws `error` otherwise.
+   */
+  #deferred(startUp: boolean, error: unknown, at: number): Error {
+    const code = (error as { code?: unknown } | null)?.code;
+    const { chain } = this.#schedule;
+    const deferrable = error instanceof IssuerError ? code === 'clock_behind' : typeof code === 'string' && WRITE_REFUSED.has(code);
+    if (!startUp || !(error instanceof Error) || !deferrable) throw error;
+    if (chain[signerIndex(chain, at)] === undefined) throw error;
+    return error;
   }
 
   rotate(): Promise<KeyInfo> {
@@ -565,7 +658,7 @@ class RotatingIssuer implements Issuer {
       // read the store, and a save from an older view would drop them (they would then be swept).
       await this.load();
       const at = this.#now();
-      const settled = settleRetirements(this.#schedule, at);
+      const settled = recordRetention(settleRetirements(this.#schedule, at), at, this.#keep);
       const waiting = settled.chain.find((record) => record.signsFrom > at);
       if (waiting !== undefined) return this.#info(waiting.kid, at);
       const key = await this.#newKey(settled, at, at + this.rotation.publishLead * 1000, false);
@@ -579,7 +672,7 @@ class RotatingIssuer implements Issuer {
     return this.#serial(async () => {
       await this.load(); // as rotate(): never save from an older view of a shared store
       const at = this.#now();
-      const settled = settleRetirements(this.#schedule, at);
+      const settled = recordRetention(settleRetirements(this.#schedule, at), at, this.#keep);
       const record = typeof kid === 'string' ? recordsOf(settled).find((candidate) => candidate.kid === kid) : undefined;
       if (record === undefined)
         throw new IssuerError(
@@ -600,7 +693,8 @@ class RotatingIssuer implements Issuer {
       // Signing moves to the standby with the first save, before any key is generated.
       await this.#save(schedule, [...this.#compromised, { ...record, compromisedAt: at }]);
       await this.#store.destroy(kid);
-      ({ schedule } = await this.#publishDue(schedule, at));
+      // A compromise is never held up by a clock behind the others': its replacement standby is due now.
+      ({ schedule } = await this.#publishDue(schedule, at, false));
       await this.#save(
         schedule,
         this.#compromised.filter((marked) => marked.kid !== kid),
@@ -638,7 +732,8 @@ class RotatingIssuer implements Issuer {
       ...chain.map((record, index) => {
         const retired = record.retiredAt ?? chain[index + 1]?.signsFrom;
         const state: KeyState = index === signing ? 'signing' : record.signsFrom > at ? 'published' : 'retired';
-        return info(record, state, retired, retired === undefined ? undefined : retired + this.#keep * 1000);
+        // The successor's start as the retirement, even before it has come: when the key will leave.
+        return info(record, state, retired, unpublishAt(chain, index, Number.POSITIVE_INFINITY, this.#keep));
       }),
       ...standbys.map((record, index) => info(record, 'standby', undefined, standbyLeavesAt(standbys, index))),
     ];
@@ -664,6 +759,25 @@ class RotatingIssuer implements Issuer {
     (timer as { unref?: () => void }).unref?.();
     return { stop: () => clearInterval(timer) };
   }
+}
+
+/** The publication lead the gateway's contract asks for, seconds: a key signs only once published this long. */
+const CONTRACT_PUBLISH_LEAD = 3600;
+
+/**
+ * Warns, once per issuer, of a publication lead under the contract's hour: fine in a test, but in
+ * production a new key signs before the gateway's cached JWKS lists it.
+ */
+function warnShortPublishLead(publishLead: number): void {
+  const message =
+    `createIssuer: rotation.publishLead is ${publishLead} s, under the ${CONTRACT_PUBLISH_LEAD} s the gateway's contract asks for. ` +
+    "A new key then signs before the gateways' cached JWKS (max-age up to 600 s) list it: a verifier refetches on an unknown kid " +
+    'at most once per its jwksCooldown (30 s by default) and refuses the tokens meanwhile (unknown_key), and its key history ' +
+    `reports the key as used early (key_used_early, keyPublishLead ${CONTRACT_PUBLISH_LEAD} s). Use a short lead in tests only; ` +
+    'leave rotation.publishLead at its default (3600) in production.';
+  const node = (globalThis as { process?: { emitWarning?: (text: string, options: { code: string }) => void } }).process;
+  if (typeof node?.emitWarning === 'function') node.emitWarning(message, { code: 'PAYGATE_AUTH_SHORT_PUBLISH_LEAD' });
+  else console.warn(`paygate-auth/issuer: ${message}`);
 }
 
 /**

@@ -27,6 +27,13 @@ export interface KeyRecord {
   /** When its successor started signing: set once that has happened. */
   readonly retiredAt?: number;
   /**
+   * Seconds it stays published once retired: the longest token lifetime plus the retention margin
+   * of every issuer that held it while it could sign (the longest recorded wins). Lowering
+   * `maxLifetime` or `rotation.retentionMargin` and restarting then never drops a key whose tokens
+   * may still be valid. Absent from the records of earlier versions: the issuer's own settings apply.
+   */
+  readonly retainFor?: number;
+  /**
    * Set on a standby: a key that signs only when it takes the turn of a compromised key (it then
    * loses the mark, and `signsFrom` becomes that moment). Absent from the records of versions
    * without standbys, which load as they are.

@@ -139,10 +139,27 @@ export function retiredAt(chain: readonly KeyRecord[], index: number, at: number
   return next !== undefined && next.signsFrom <= at ? next.signsFrom : undefined;
 }
 
-/** When key `index` of the chain leaves the JWKS (ms), once it is known. `keep` is the longest lifetime plus the margin (s). */
+/**
+ * When key `index` of the chain leaves the JWKS (ms), once it is known. `keep` is this issuer's
+ * longest lifetime plus its margin (s); a longer `retainFor` recorded with the key wins.
+ */
 export function unpublishAt(chain: readonly KeyRecord[], index: number, at: number, keep: number): number | undefined {
   const retired = retiredAt(chain, index, at);
-  return retired === undefined ? undefined : retired + keep * 1000;
+  return retired === undefined ? undefined : retired + Math.max(keep, chain[index]?.retainFor ?? 0) * 1000;
+}
+
+/**
+ * The schedule with `keep` (s) recorded as `retainFor` on every key that may still sign (not yet
+ * retired at `at`, ms, or a standby) and records less: the tokens this issuer signs with it may
+ * live that long, whatever settings a later start has.
+ */
+export function recordRetention(schedule: Schedule, at: number, keep: number): Schedule {
+  const stamp = (record: KeyRecord): KeyRecord => ((record.retainFor ?? 0) >= keep ? record : { ...record, retainFor: keep });
+  const { chain, standbys } = schedule;
+  return {
+    chain: chain.map((record, index) => (retiredAt(chain, index, at) === undefined ? stamp(record) : record)),
+    standbys: standbys.map(stamp),
+  };
 }
 
 /** When standby `index` leaves the JWKS (ms): once the next younger standby may sign. */

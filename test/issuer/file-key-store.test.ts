@@ -374,7 +374,9 @@ describe('FileKeyStore: a directory written by the version without standbys', ()
       [standby, 'standby'],
     ]);
     const saved = JSON.parse(await readFile(join(directory, 'schedule.json'), 'utf8')) as { keys: object[] };
-    expect(saved.keys).toEqual([record, expect.objectContaining({ kid: standby, standby: true, publishedAt: clock.now() })]);
+    // The signing key gains the retention it is now held under (24 h tokens plus the 1 h margin).
+    const kept = { ...record, retainFor: 90_000 };
+    expect(saved.keys).toEqual([kept, expect.objectContaining({ kid: standby, standby: true, publishedAt: clock.now() })]);
     const sign = () => issuer.sign({ tenant: 'ern:acme/tenants/t-1', scopes: ['hub:subscribe'] });
     expect(decodeProtectedHeader(await sign()).kid).toBe(old.kid);
     clock.advance(3600);
