@@ -23,6 +23,7 @@
  * starts.
  */
 import { IssuerRegistry, quote } from 'paygate-auth';
+import { InMemoryIdempotencyStore } from 'paygate-auth/payment-links';
 import {
   MigrationError,
   PostgresDirectory,
@@ -81,6 +82,12 @@ export class SchemaRefusedError extends Error {
 }
 
 /** SQLSTATE of a statement the role has no privilege for. */
+/**
+ * Most live idempotency keys of one tenant in memory: one tenant creating links with a new key each
+ * cannot fill the store (100 000 keys) and have every other tenant's keys refused.
+ */
+export const MEMORY_KEYS_PER_TENANT = 10_000;
+
 /** Expired idempotency keys deleted per statement of a purge (`PostgresIdempotencyStore`'s `purgeBatch`). */
 export const PURGE_BATCH = 1000;
 
@@ -153,7 +160,8 @@ async function seedRegistry(pool, url, issuers, statementTimeout) {
  * Opens the stores `settings` (from `readSettings`, checked) ask for: `{ description, registry, store, idempotency, directory,
  * attach(verifier), close() }`. `registry` is the issuer registry to build the verifier with;
  * `attach` attaches what follows the database to it. In memory, `registry` holds `issuers`,
- * `store` and `idempotency` are `undefined` (the handler's defaults) and `directory` is
+ * `store` is `undefined` (the handler's default), `idempotency` an `InMemoryIdempotencyStore`
+ * holding each tenant to {@link MEMORY_KEYS_PER_TENANT} live keys, and `directory` is
  * `memoryDirectory`; with a database URL, `seeds` are written to the shared directory, and
  * `issuers` to the registry table if it holds none (by {@link SEEDED_BY}).
  * @throws {DatabaseUnreachableError} when the database cannot be reached.
@@ -166,7 +174,7 @@ export async function openStores(settings, { seeds, memoryDirectory, issuers }) 
       registry: new IssuerRegistry(issuers),
       registryDescription: undefined,
       store: undefined,
-      idempotency: undefined,
+      idempotency: new InMemoryIdempotencyStore({ maxRecordsPerTenant: MEMORY_KEYS_PER_TENANT }),
       directory: memoryDirectory,
       attach() {},
       async close() {},
