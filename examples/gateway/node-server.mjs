@@ -100,18 +100,30 @@ async function send(request, response, answer, closing) {
   request.resume();
 }
 
+/**
+ * How long a request may take to arrive, head and body, by default: a client dripping its body a
+ * byte at a time holds its connection (and the handler reading it) this long at most, not Node's
+ * own 300 s. The handler's whole body (64 KiB) arrives well within it on any working link.
+ */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
 /** How long `close()` lets the requests in flight finish, by default, before it cuts them. */
 export const DEFAULT_DRAIN_MS = 10_000;
 
 /**
  * Listens on `host:port` (port 0: any free port) and resolves `{ url, port, close }` once
- * listening; rejects with the listen error (`EADDRINUSE` when the port is taken). `close({ drainMs })`
+ * listening; rejects with the listen error (`EADDRINUSE` when the port is taken). A request whose head
+ * and body have not arrived within `requestTimeoutMs` (default {@link DEFAULT_REQUEST_TIMEOUT_MS}) is
+ * answered 408 by Node and its connection closed. `close({ drainMs })`
  * stops taking connections, closes the idle ones, lets the requests in flight finish, and cuts
  * those still open after `drainMs` (default {@link DEFAULT_DRAIN_MS}); it resolves once every
  * connection is closed.
  * @param {(request: Request, log: { tenant: string, code: string }) => Promise<Response>} handler
  */
-export function serve(handler, { host = '127.0.0.1', port = 3000, logLine = (line) => console.log(line) } = {}) {
+export function serve(
+  handler,
+  { host = '127.0.0.1', port = 3000, logLine = (line) => console.log(line), requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS } = {},
+) {
   const answer = async (request, response, expectContinue) => {
     const started = performance.now();
     const log = { tenant: '-', code: '-' };
@@ -128,7 +140,15 @@ export function serve(handler, { host = '127.0.0.1', port = 3000, logLine = (lin
     logLine(`${new Date().toISOString()} ${request.method} ${path} ${result.status} tenant=${log.tenant} code=${log.code} ${ms}ms`);
     await send(request, response, result, !server.listening);
   };
-  const server = createServer((request, response) => answer(request, response, false));
+  // Node cuts a request still arriving after requestTimeout (408), looking every connectionsCheckingInterval.
+  const server = createServer(
+    {
+      requestTimeout: requestTimeoutMs,
+      headersTimeout: Math.min(requestTimeoutMs, 60_000),
+      connectionsCheckingInterval: Math.min(requestTimeoutMs, 1_000),
+    },
+    (request, response) => answer(request, response, false),
+  );
   server.on('checkContinue', (request, response) => answer(request, response, true));
   return new Promise((resolve, reject) => {
     server.once('error', reject);

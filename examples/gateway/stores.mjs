@@ -10,7 +10,8 @@
  *   migrated at start (safe from several instances at once), the demo tenants are seeded into the
  *   shared directory (a customer gets one shopper UUID on every instance and across restarts),
  *   operator controls are attached to the verifier (`npx paygate-auth revoke-key …` reaches every
- *   instance within a second), and expired idempotency keys are purged every minute. The issuer
+ *   instance within a second), and expired idempotency keys are purged every minute (all of them, a
+ *   batch of 1000 per statement). The issuer
  *   registry is the table's: seeded with the demo issuer when it holds none, and followed, so
  *   `npx paygate-auth issuers add|update|remove …` reaches every instance within a second, with no
  *   restart. The verifier's key history is shared through the database too, so
@@ -22,6 +23,7 @@
  * starts.
  */
 import { IssuerRegistry, quote } from 'paygate-auth';
+import { InMemoryIdempotencyStore } from 'paygate-auth/payment-links';
 import {
   MigrationError,
   PostgresDirectory,
@@ -80,6 +82,30 @@ export class SchemaRefusedError extends Error {
 }
 
 /** SQLSTATE of a statement the role has no privilege for. */
+/**
+ * Most live idempotency keys of one tenant in memory: one tenant creating links with a new key each
+ * cannot fill the store (100 000 keys) and have every other tenant's keys refused.
+ */
+export const MEMORY_KEYS_PER_TENANT = 10_000;
+
+/** Expired idempotency keys deleted per statement of a purge (`PostgresIdempotencyStore`'s `purgeBatch`). */
+export const PURGE_BATCH = 1000;
+
+/**
+ * Deletes every idempotency key expired now, {@link PURGE_BATCH} per statement: `purgeExpired()`
+ * deletes one batch, and a batch full means more are left. Resolves how many were deleted; a
+ * failure ends the purge (the next one, a minute later, goes on).
+ * @param {{ purgeExpired(): Promise<number> }} idempotency
+ */
+export async function purgeAllExpired(idempotency) {
+  let purged = 0;
+  for (;;) {
+    const count = await idempotency.purgeExpired();
+    purged += count;
+    if (count < PURGE_BATCH) return purged;
+  }
+}
+
 const INSUFFICIENT_PRIVILEGE = '42501';
 
 /** The codes of `migrate`'s refusals of the role's rights (the others are of the schema's state). */
@@ -134,7 +160,8 @@ async function seedRegistry(pool, url, issuers, statementTimeout) {
  * Opens the stores `settings` (from `readSettings`, checked) ask for: `{ description, registry, store, idempotency, directory,
  * attach(verifier), close() }`. `registry` is the issuer registry to build the verifier with;
  * `attach` attaches what follows the database to it. In memory, `registry` holds `issuers`,
- * `store` and `idempotency` are `undefined` (the handler's defaults) and `directory` is
+ * `store` is `undefined` (the handler's default), `idempotency` an `InMemoryIdempotencyStore`
+ * holding each tenant to {@link MEMORY_KEYS_PER_TENANT} live keys, and `directory` is
  * `memoryDirectory`; with a database URL, `seeds` are written to the shared directory, and
  * `issuers` to the registry table if it holds none (by {@link SEEDED_BY}).
  * @throws {DatabaseUnreachableError} when the database cannot be reached.
@@ -147,7 +174,7 @@ export async function openStores(settings, { seeds, memoryDirectory, issuers }) 
       registry: new IssuerRegistry(issuers),
       registryDescription: undefined,
       store: undefined,
-      idempotency: undefined,
+      idempotency: new InMemoryIdempotencyStore({ maxRecordsPerTenant: MEMORY_KEYS_PER_TENANT }),
       directory: memoryDirectory,
       attach() {},
       async close() {},
@@ -163,7 +190,7 @@ export async function openStores(settings, { seeds, memoryDirectory, issuers }) 
   // followers hold a connection, the pool cannot be ended.
   let idempotency;
   try {
-    idempotency = new PostgresIdempotencyStore(pool, { leaseTime, pendingWait, statementTimeout });
+    idempotency = new PostgresIdempotencyStore(pool, { leaseTime, pendingWait, statementTimeout, purgeBatch: PURGE_BATCH });
   } catch (error) {
     await pool.end();
     throw error;
@@ -203,7 +230,17 @@ export async function openStores(settings, { seeds, memoryDirectory, issuers }) 
       await followers.close();
       throw error;
     });
-    const purge = setInterval(() => idempotency.purgeExpired().catch(() => {}), 60_000);
+    // One purge at a time: a purge still deleting a backlog when the next minute comes is not doubled.
+    let purging = false;
+    const purge = setInterval(() => {
+      if (purging) return;
+      purging = true;
+      purgeAllExpired(idempotency)
+        .catch(() => {})
+        .finally(() => {
+          purging = false;
+        });
+    }, 60_000);
     purge.unref();
     return {
       description: `PostgreSQL ${shownDatabase(url)} (links, idempotency keys, directory, operator controls, issuer registry, key history and heartbeats shared)`,

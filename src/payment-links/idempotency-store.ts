@@ -9,6 +9,7 @@ import { describeValue, numberOption, rejectUnknownOptions, optionNames } from '
 const IN_MEMORY_IDEMPOTENCY_STORE_OPTION_NAMES = optionNames<InMemoryIdempotencyStoreOptions>({
   leaseTime: true,
   maxRecords: true,
+  maxRecordsPerTenant: true,
   pendingWait: true,
 });
 
@@ -90,6 +91,14 @@ export interface InMemoryIdempotencyStoreOptions {
    */
   readonly maxRecords?: number | undefined;
   /**
+   * Most live records of one tenant; a new key of a tenant holding this many is refused with
+   * {@link IdempotencyCapacityError} (503 `idempotency_unavailable` for that tenant only). Below
+   * `maxRecords`, one tenant creating links with a new key each cannot fill the store and refuse
+   * every other tenant's keys. 1 to `maxRecords`.
+   * @default maxRecords (no limit of its own)
+   */
+  readonly maxRecordsPerTenant?: number | undefined;
+  /**
    * Milliseconds a request waits for another request holding its key with the same body to finish,
    * then replays its response; past this, it is answered `pending` (409 `idempotency_key_in_use`,
    * `Retry-After: 1`), as by `PostgresIdempotencyStore`. `0` answers at once. 0 to 600 000.
@@ -100,6 +109,7 @@ export interface InMemoryIdempotencyStoreOptions {
 
 interface PendingRecord {
   readonly state: 'pending';
+  readonly tenant: string;
   readonly lease: string;
   /** When the lease ends and the key may be taken over, in milliseconds since the epoch. */
   readonly leaseExpiresAt: number;
@@ -111,6 +121,7 @@ interface PendingRecord {
 
 interface CompletedRecord {
   readonly state: 'completed';
+  readonly tenant: string;
   readonly fingerprint: string;
   readonly expiresAt: number;
   readonly response: RecordedResponse;
@@ -118,12 +129,12 @@ interface CompletedRecord {
 
 type IdempotencyRecord = PendingRecord | CompletedRecord;
 
-function pending(lease: string, leaseExpiresAt: number, fingerprint: string, expiresAt: number): PendingRecord {
+function pending(tenant: string, lease: string, leaseExpiresAt: number, fingerprint: string, expiresAt: number): PendingRecord {
   let settle = (): void => {};
   const settled = new Promise<void>((resolve) => {
     settle = resolve;
   });
-  return { state: 'pending', lease, leaseExpiresAt, fingerprint, expiresAt, settled, settle };
+  return { state: 'pending', tenant, lease, leaseExpiresAt, fingerprint, expiresAt, settled, settle };
 }
 
 /** Whether `record` may be claimed at `now`: expired, or pending under a lease that has ended. */
@@ -150,6 +161,9 @@ let completeHeld: (store: InMemoryIdempotencyStore, lease: Lease, response: Reco
 export class InMemoryIdempotencyStore implements IdempotencyStore {
   readonly #records = new Map<string, IdempotencyRecord>();
   readonly #maxRecords: number;
+  readonly #maxPerTenant: number;
+  /** Live records per tenant. */
+  readonly #perTenant = new Map<string, number>();
   readonly #pendingWait: number;
   readonly #leaseTime: number;
   #leases = 0;
@@ -165,6 +179,12 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
       throw new TypeError(`InMemoryIdempotencyStore: maxRecords must be a whole number of at least 1, got ${describeValue(max)}`);
     }
     this.#maxRecords = max;
+    this.#maxPerTenant = numberOption('InMemoryIdempotencyStore', 'maxRecordsPerTenant', options.maxRecordsPerTenant, max, {
+      min: 1,
+      max,
+      integer: true,
+      unit: 'records',
+    });
     this.#pendingWait = numberOption('InMemoryIdempotencyStore', 'pendingWait', options.pendingWait, 10_000, {
       min: 0,
       max: 600_000,
@@ -195,12 +215,17 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
           if (record === undefined && this.#records.size >= this.#maxRecords) {
             throw new IdempotencyCapacityError(`More than ${this.#maxRecords} idempotency keys are live`);
           }
+          const held = this.#perTenant.get(request.tenant) ?? 0;
+          if (record === undefined && held >= this.#maxPerTenant) {
+            throw new IdempotencyCapacityError(`More than ${this.#maxPerTenant} idempotency keys of one tenant are live`);
+          }
+          if (record === undefined) this.#perTenant.set(request.tenant, held + 1);
           this.#records.delete(id);
           // A request still running past its lease or its record's expiry loses the key; its waiters look again.
           if (record?.state === 'pending') record.settle();
           this.#leases += 1;
           const lease = String(this.#leases);
-          this.#records.set(id, pending(lease, now + this.#leaseTime, request.fingerprint, request.expiresAt));
+          this.#records.set(id, pending(request.tenant, lease, now + this.#leaseTime, request.fingerprint, request.expiresAt));
           return { state: 'claimed', lease: { tenant: request.tenant, key: request.key, id: lease } };
         }
         if (record.state === 'completed') {
@@ -241,6 +266,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     write?.();
     this.#records.set(id, {
       state: 'completed',
+      tenant: record.tenant,
       fingerprint: record.fingerprint,
       expiresAt: record.expiresAt,
       response: structuredClone(response),
@@ -253,8 +279,16 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     const id = `${lease.tenant}\u0000${lease.key}`;
     const record = this.#records.get(id);
     if (record?.state !== 'pending' || record.lease !== lease.id) return;
-    this.#records.delete(id);
+    this.#forget(id, record);
     record.settle();
+  }
+
+  /** Deletes the record `id`, counting it out of its tenant's. */
+  #forget(id: string, record: IdempotencyRecord): void {
+    this.#records.delete(id);
+    const held = (this.#perTenant.get(record.tenant) ?? 1) - 1;
+    if (held > 0) this.#perTenant.set(record.tenant, held);
+    else this.#perTenant.delete(record.tenant);
   }
 
   /** Live records, all tenants together. */
@@ -267,7 +301,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     for (const [id, record] of this.#records) {
       if (record.expiresAt > now) break;
       if (record.state === 'pending' && record.leaseExpiresAt > now) continue;
-      this.#records.delete(id);
+      this.#forget(id, record);
       if (record.state === 'pending') record.settle();
     }
   }

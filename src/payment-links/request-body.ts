@@ -45,6 +45,22 @@ export function checkJsonContentType(request: HandlerRequest): void {
   }
 }
 
+/**
+ * Refuses a body sent with a `Content-Encoding` other than `identity` (RFC 9110 §8.4): the handler
+ * reads the bytes as sent and decodes none, so a gzip body would be read as its compressed bytes,
+ * and bytes labelled gzip that are plain JSON would be taken as JSON that a proxy or a log honouring
+ * the label reads otherwise. Applied to a raw body only: a framework that parsed the body has
+ * decoded it already.
+ */
+function checkContentEncoding(request: HandlerRequest): void {
+  const values = headerValues(request.headers, 'content-encoding');
+  const codings = values.flatMap((value) => value.split(',')).map((coding) => coding.trim());
+  if (codings.every((coding) => coding === '' || coding.toLowerCase() === 'identity')) return;
+  throw unsupported(
+    `The body must be sent without Content-Encoding (or as identity), got ${quoteList(values)}; send the JSON uncompressed.`,
+  );
+}
+
 /** Refuses early a body whose declared `Content-Length` is over the limit. */
 function checkDeclaredLength(request: HandlerRequest, maxBytes: number): void {
   const [declared] = headerValues(request.headers, 'content-length');
@@ -106,6 +122,18 @@ async function readStream(stream: AsyncIterable<unknown>, maxBytes: number): Pro
     offset += chunk.byteLength;
   }
   return body;
+}
+
+/** Whether `body` is raw (absent, text, bytes or a stream), not a value a framework parsed already. */
+function isRaw(body: unknown): boolean {
+  return (
+    body === undefined ||
+    body === null ||
+    typeof body === 'string' ||
+    body instanceof Uint8Array ||
+    body instanceof ArrayBuffer ||
+    isAsyncIterable(body)
+  );
 }
 
 /** The raw body as bytes, or `undefined` when `body` is an already parsed value. */
@@ -205,7 +233,8 @@ function repeatedField(path: MemberPath): PaymentLinkError {
 
 /**
  * The request's JSON body.
- * @throws {PaymentLinkError} `unsupported_media_type` (415), `payload_too_large` (413), `invalid_json`
+ * @throws {PaymentLinkError} `unsupported_media_type` (415: also a raw body with a `Content-Encoding`
+ * other than `identity`), `payload_too_large` (413), `invalid_json`
  * (400: also a body stream that fails before its end) or `validation_failed` (400) with a
  * `duplicate_field` error naming a repeated member. A body already parsed by the framework (not
  * bytes, text or a stream) cannot be checked for repeated members: the parser has already dropped
@@ -214,6 +243,7 @@ function repeatedField(path: MemberPath): PaymentLinkError {
 export async function readJsonBody(request: HandlerRequest, maxBytes: number): Promise<unknown> {
   checkJsonContentType(request);
   checkDeclaredLength(request, maxBytes);
+  if (isRaw(request.body)) checkContentEncoding(request);
   const bytes = await rawBytes(request.body, maxBytes);
   if (bytes === undefined) return request.body;
   if (bytes.byteLength > maxBytes) throw tooLarge(maxBytes, `got ${bytes.byteLength} bytes`);

@@ -329,6 +329,40 @@ describe('POST /payment-links/ with Idempotency-Key', () => {
     expect((await handler(jsonRequest(auth, validBody(), { 'idempotency-key': 'one' }))).headers['idempotent-replayed']).toBe('true');
   });
 
+  it("answers 503 to a tenant holding maxRecordsPerTenant live keys, and still takes another tenant's keys", async () => {
+    const handler = makeHandler({ idempotency: new InMemoryIdempotencyStore({ maxRecords: 10, maxRecordsPerTenant: 2 }) });
+    const a = await callers.auth();
+    const b = await callers.auth({ tenant_ern: TENANT_B });
+    for (const key of ['a-1', 'a-2']) expect((await handler(jsonRequest(a, validBody(), { 'idempotency-key': key }))).status).toBe(201);
+    const full = await handler(jsonRequest(a, validBody(), { 'idempotency-key': 'a-3' }));
+    expect([full.status, (full.body as { code: string }).code]).toEqual([503, 'idempotency_unavailable']);
+    expect((await handler(jsonRequest(b, validBody(), { 'idempotency-key': 'b-1' }))).status).toBe(201);
+    expect((await handler(jsonRequest(a, validBody(), { 'idempotency-key': 'a-1' }))).headers['idempotent-replayed']).toBe('true');
+  });
+
+  it("gives a tenant's quota back as its keys expire", async () => {
+    const store = new InMemoryIdempotencyStore({ maxRecords: 10, maxRecordsPerTenant: 1 });
+    const claim = { tenant: TENANT_A, fingerprint: 'f', now: 1000, expiresAt: 2000 };
+    const first = await store.claim({ ...claim, key: 'a' });
+    if (first.state !== 'claimed') throw new Error('expected a claim');
+    await store.complete(first.lease, { status: 201, headers: {}, body: {} });
+    await expect(store.claim({ ...claim, key: 'b' })).rejects.toMatchObject({ code: 'idempotency_capacity' });
+    expect(await store.claim({ ...claim, key: 'b', now: 2000, expiresAt: 3000 })).toMatchObject({ state: 'claimed' });
+  });
+
+  it("gives a tenant's quota back when a key is released", async () => {
+    const store = new InMemoryIdempotencyStore({ maxRecords: 10, maxRecordsPerTenant: 1 });
+    const claim = { tenant: TENANT_A, fingerprint: 'f', now: 1000, expiresAt: 2000 };
+    const first = await store.claim({ ...claim, key: 'a' });
+    if (first.state !== 'claimed') throw new Error('expected a claim');
+    await store.release(first.lease);
+    expect(await store.claim({ ...claim, key: 'b' })).toMatchObject({ state: 'claimed' });
+  });
+
+  it.each([0, 11, 1.5])('refuses a maxRecordsPerTenant of %j, naming it', (value) => {
+    expect(() => new InMemoryIdempotencyStore({ maxRecords: 10, maxRecordsPerTenant: value })).toThrow(/maxRecordsPerTenant/);
+  });
+
   it('releases the key when storing the link fails, so a retry can succeed', async () => {
     let fail = true;
     const base = makeHandler();

@@ -40,6 +40,32 @@ describe('POST /payment-links/ body handling', () => {
     expect((response.body as { detail: string }).detail).toContain('got "application/json", "text/plain\\u001b[31m"');
   });
 
+  it.each([
+    ['gzip', 'gzip'],
+    ['deflate in upper case', 'DEFLATE'],
+    ['identity followed by br', 'identity, br'],
+  ])('refuses a raw body sent with Content-Encoding %s with 415, storing nothing', async (_label, coding) => {
+    const { response, stored } = await send({ headers: { 'content-type': 'application/json', 'content-encoding': coding }, body: json });
+    expect(response.status).toBe(415);
+    expect(response.body).toMatchObject({ code: 'unsupported_media_type' });
+    expect(stored).toEqual([]);
+  });
+
+  it('names the Content-Encoding found in its 415, quoted and escaped', async () => {
+    const { response } = await send({ headers: { 'content-type': 'application/json', 'content-encoding': 'gzip\u001b[31m' }, body: json });
+    expect((response.body as { detail: string }).detail).toContain('got "gzip\\u001b[31m"');
+  });
+
+  it.each(['identity', 'Identity', ''])('accepts a raw body sent with Content-Encoding %j', async (coding) => {
+    const { response } = await send({ headers: { 'content-type': 'application/json', 'content-encoding': coding }, body: json });
+    expect(response.status).toBe(201);
+  });
+
+  it('takes a body a framework parsed (and decoded) already whatever its Content-Encoding', async () => {
+    const { response } = await send({ headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: validBody() });
+    expect(response.status).toBe(201);
+  });
+
   it('refuses a body without Content-Type with 415', async () => {
     const { response } = await send({ headers: {}, body: json });
     expect(response.status).toBe(415);
