@@ -33,6 +33,7 @@ export { DEFAULT_JWKS_TIMEOUT, MAX_JWKS_TIMEOUT, VERIFIER_OPTION_NAMES } from '.
 export { scopeFailure } from '../http/authenticate.js';
 export { PROBLEM_TYPE_BASE, checkRealm, retryAfterHeader } from '../http/error-response.js';
 export { deepFreeze } from './deep-freeze.js';
+export { MAX_IDEMPOTENCY_KEY_TTL_SECONDS, MAX_IDEMPOTENCY_LEASE_MS } from './idempotency-limits.js';
 export { STORABLE_TEXT_PATTERN, isStorableText } from './storable-text.js';
 export { hex, sha256, sha256Hex } from '../core/sha256.js';
 export { encodeBase64Url } from '../core/base64url.js';

@@ -5,6 +5,7 @@
 import {
   capHint,
   checkRealm,
+  MAX_IDEMPOTENCY_KEY_TTL_SECONDS,
   describeValue,
   functionOption,
   isLoopbackHost,
@@ -242,7 +243,7 @@ export function resolveDeps(deps: PaymentLinkHandlerDeps): ResolvedDeps {
     idempotencyKeyTtl:
       numberOption(OWNER, 'idempotencyKeyTtl', deps.idempotencyKeyTtl, 86_400, {
         min: 60,
-        max: 2_592_000,
+        max: MAX_IDEMPOTENCY_KEY_TTL_SECONDS,
         integer: true,
         unit: 'seconds',
       }) * 1000,

@@ -3,7 +3,7 @@
  * are per tenant. A database implements {@link IdempotencyStore} with one atomic
  * insert-if-absent (`claim`) and two updates.
  */
-import { describeValue, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
+import { MAX_IDEMPOTENCY_LEASE_MS, describeValue, numberOption, rejectUnknownOptions, optionNames } from '../internal/index.js';
 
 /** The members of {@link InMemoryIdempotencyStoreOptions}: any other is refused, naming the nearest. */
 const IN_MEMORY_IDEMPOTENCY_STORE_OPTION_NAMES = optionNames<InMemoryIdempotencyStoreOptions>({
@@ -193,7 +193,7 @@ export class InMemoryIdempotencyStore implements IdempotencyStore {
     });
     this.#leaseTime = numberOption('InMemoryIdempotencyStore', 'leaseTime', options.leaseTime, 30_000, {
       min: 100,
-      max: 86_400_000,
+      max: MAX_IDEMPOTENCY_LEASE_MS,
       integer: true,
       unit: 'milliseconds',
     });

@@ -4,7 +4,16 @@
  * requests hold one key. A pending record names its holder's lease and when that lease ends; a
  * holder that died is replaced once its lease has ended.
  */
-import { isJsonObject, numberOption, oneLineJson, optionNames, quote, rejectUnknownOptions } from '../internal/index.js';
+import {
+  MAX_IDEMPOTENCY_KEY_TTL_SECONDS,
+  MAX_IDEMPOTENCY_LEASE_MS,
+  isJsonObject,
+  numberOption,
+  oneLineJson,
+  optionNames,
+  quote,
+  rejectUnknownOptions,
+} from '../internal/index.js';
 import {
   type ClaimRequest,
   type ClaimResult,
@@ -58,13 +67,13 @@ export interface PostgresIdempotencyStoreOptions {
 const OWNER = 'PostgresIdempotencyStore';
 
 /** The longest `leaseTime`, in milliseconds (a day). */
-const MAX_LEASE_TIME = 86_400_000;
+const MAX_LEASE_TIME = MAX_IDEMPOTENCY_LEASE_MS;
 
 /**
  * The longest a record is kept, in milliseconds: 30 days, the longest `idempotencyKeyTtl` the
  * payment-link handler takes. The store writes no expiry later than this past the request's `now`.
  */
-export const MAX_RECORD_LIFETIME = 2_592_000_000;
+export const MAX_RECORD_LIFETIME = MAX_IDEMPOTENCY_KEY_TTL_SECONDS * 1000;
 
 /**
  * How far ahead of `now` a stored lease end, and a stored expiry past {@link MAX_RECORD_LIFETIME},
