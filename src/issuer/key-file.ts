@@ -259,12 +259,14 @@ const PKCS8_END = '-----END PRIVATE KEY-----';
 /**
  * The `PRIVATE KEY` block of a PEM text, without what surrounds it: white space, or the text
  * before and after the block that a PEM file may hold (`openssl pkcs12` writes "Bag Attributes"
- * first), which jose refuses. The text as it is when it holds no such block, or several (which key
- * is meant is not guessed: it is refused).
+ * first), which jose refuses. The text as it is when it holds no such block.
+ * @throws {TypeError} when it holds several: which key is meant is not guessed.
  */
 function pkcs8Block(text: string): string {
   const begin = text.indexOf(PKCS8_BEGIN);
-  if (begin === -1 || text.indexOf(PKCS8_BEGIN, begin + 1) !== -1) return text;
+  // Two keys read as one could still import (the first, with the second's bytes after it).
+  if (begin !== -1 && text.indexOf(PKCS8_BEGIN, begin + 1) !== -1) throw new TypeError('several PRIVATE KEY blocks');
+  if (begin === -1) return text;
   const end = text.indexOf(PKCS8_END, begin);
   return end === -1 ? text.slice(begin) : text.slice(begin, end + PKCS8_END.length);
 }
