@@ -573,6 +573,24 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       expect(verifier.keyHistory()).toEqual([]);
     });
 
+    it.each([
+      ['kept in the table', false],
+      ['deleted since', true],
+    ])(
+      'gives a row written after the change sequence was moved back (setval) an id past every one read, the newest row %s',
+      async (_, deleted) => {
+        const one = await instance();
+        await rowsByHand(issuer.entry.issuer, ['newest'], clock.now(), null);
+        await one.keys.flush();
+        expect(one.verifier.keyHistory().map((entry) => entry.kid)).toEqual(['newest']);
+        if (deleted) await db.query(`DELETE FROM ${TABLES.keyHistory} WHERE kid = 'newest'`);
+        await db.query(`SELECT setval('${TABLES.keyHistory}_changes', 1, false)`);
+        await rowsByHand(issuer.entry.issuer, ['after-setval'], clock.now(), null);
+        await one.keys.flush();
+        expect(one.verifier.keyHistory().map((entry) => entry.kid)).toContain('after-setval');
+      },
+    );
+
     it('a forged row cannot stop a flush: its change id is the trigger’s, and a refused row is skipped while the rows after it are shared', async () => {
       const events: KeyHistoryRowRefusedEvent[] = [];
       const otherEvents: KeyHistoryRowRefusedEvent[] = [];
