@@ -779,6 +779,18 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
       description: "a key history row's change id is past every id read, the sequence moved back or not",
       statements: unskippedKeyHistory,
     },
+    {
+      version: 5,
+      description: "a key history row holds its key's thumbprint, so a new key under an old kid is a new key",
+      statements: [
+        // NULL for the rows written before (and by older versions): their key is their kid's.
+        `ALTER TABLE ${TABLES.keyHistory} ADD COLUMN thumbprint text`,
+        // What keyThumbprint gives (43 base64url characters). As for the times: held at once for
+        // new rows; the column is new, so no row written before breaks it.
+        `ALTER TABLE ${TABLES.keyHistory} ADD CONSTRAINT ${TABLES.keyHistory}_thumbprint
+           CHECK (thumbprint ~ '^[A-Za-z0-9_-]{43}$')`,
+      ],
+    },
   ],
   fleet: [
     {

@@ -109,6 +109,7 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       {
         issuer: 'https://acme.test',
         kid: 'acme-1',
+        thumbprint: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
         firstSeen: start,
         publishedAfter: null,
         firstUsed: start,
@@ -151,12 +152,39 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
     ]);
   });
 
+  it('keeps the newer key under a kid: a stale instance still using the old key neither brings it back nor moves its first sighting', async () => {
+    const stale = await instance();
+    const swapped = await instance();
+    await stale.verifier.verify(await issuer.token());
+    await stale.keys.flush();
+    await swapped.keys.flush();
+    const [old] = stale.verifier.keyHistory();
+    expect(old?.thumbprint).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // The other instance's download listed other key material under acme-1 a day later.
+    const newer = { ...(old as KeyHistoryEntry), thumbprint: 'B'.repeat(43), firstSeen: clock.now() + DAY * 1000, breaches: [] };
+    swapped.verifier.mergeKeyHistory([newer]);
+    await swapped.keys.flush();
+    clock.advance(MINUTE);
+    await stale.verifier.verify(await issuer.token());
+    await stale.keys.flush();
+    const rows = await readKeyHistory(db);
+    expect(rows).toEqual([expect.objectContaining({ kid: 'acme-1', thumbprint: 'B'.repeat(43), firstSeen: newer.firstSeen })]);
+    expect(stale.verifier.keyHistory()).toEqual([expect.objectContaining({ thumbprint: 'B'.repeat(43), firstSeen: newer.firstSeen })]);
+  });
+
+  it('refuses a thumbprint that is not 43 base64url characters in the table itself (its constraint)', async () => {
+    await expect(
+      db.query(`INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen, thumbprint) VALUES ('https://acme.test', 'k', 0, 'x')`),
+    ).rejects.toMatchObject({ code: '23514', constraint: `${TABLES.keyHistory}_thumbprint` });
+  });
+
   it('merges rows: earliest sighting (with its publication) and first use, latest use and expiry, earliest withdrawal, breaches united', async () => {
     // Times from now, so that the withdrawal is within the retention.
     const t = clock.now();
     const entry: KeyHistoryEntry = {
       issuer: 'https://acme.test',
       kid: 'k',
+      thumbprint: null,
       firstSeen: t + 5000,
       publishedAfter: t + 4000,
       firstUsed: t + 6000,
