@@ -332,7 +332,10 @@ export class KeyHistory {
       const before = slot === undefined ? null : held.thumbprint(slot);
       if (slot !== undefined && before !== null && thumbprint !== null && before !== thumbprint) {
         // Two keys under one kid: the one first seen later is the kid's key now, the other gone.
-        if (entry.firstSeen <= (held.time(slot, FIRST_SEEN) as number)) continue;
+        if (entry.firstSeen <= (held.time(slot, FIRST_SEEN) as number)) {
+          if (stored) this.#changed(held, slot);
+          continue;
+        }
         held.forget(slot);
         this.#unlog(held, slot);
         slot = undefined;
@@ -350,8 +353,28 @@ export class KeyHistory {
       }
       if (!stored) this.#changed(held, slot);
       if (this.#mergeInto(held, slot, entry)) merged.add(held);
+      // The store's row lacks what is known here (deleted by hand, say, and written again by an
+      // instance that met the key since): written back, so that every instance converges.
+      else if (stored && this.#ahead(held, slot, entry)) this.#changed(held, slot);
     }
     for (const held of merged) if (this.#issuers.get(held.issuer) === held) this.#trim(held);
+  }
+
+  /** Whether `slot` holds what `entry` (of its key) lacks: an earlier sighting, use or withdrawal, a later use or expiry, a breach. */
+  #ahead(held: IssuerKeys, slot: number, entry: KeyHistoryEntry): boolean {
+    const firstUsed = held.time(slot, FIRST_USED);
+    const lastUsed = held.time(slot, LAST_USED);
+    const expiry = held.time(slot, LATEST_EXPIRY);
+    const withdrawn = held.time(slot, WITHDRAWN);
+    return (
+      (held.time(slot, FIRST_SEEN) as number) < entry.firstSeen ||
+      (held.thumbprint(slot) !== null && (entry.thumbprint ?? null) === null) ||
+      (firstUsed !== null && (entry.firstUsed === null || firstUsed < entry.firstUsed)) ||
+      (lastUsed !== null && (entry.lastUsed === null || lastUsed > entry.lastUsed)) ||
+      (expiry !== null && (entry.latestExpiry === null || expiry > entry.latestExpiry)) ||
+      (withdrawn !== null && (entry.withdrawn === null || withdrawn < entry.withdrawn)) ||
+      held.breaches(slot).some((breach) => !entry.breaches.includes(breach))
+    );
   }
 
   /** Merges `entry`'s uses, expiry, withdrawal and breaches into `slot`: whether it withdrew the key. */

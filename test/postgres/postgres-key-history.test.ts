@@ -178,6 +178,28 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
     ).rejects.toMatchObject({ code: '23514', constraint: `${TABLES.keyHistory}_thumbprint` });
   });
 
+  it('converges after a row is deleted by hand: a running instance writes back what it knows, and one started since takes it in', async () => {
+    const running = await instance();
+    const start = clock.now();
+    await running.verifier.verify(await issuer.token());
+    clock.advance(4 * DAY);
+    await running.verifier.verify(await issuer.token());
+    await running.keys.flush();
+    await db.query(`DELETE FROM ${TABLES.keyHistory} WHERE kid = 'acme-1'`);
+    const started = await instance();
+    await started.verifier.verify(await issuer.token());
+    await started.keys.flush();
+    await running.keys.flush();
+    await running.keys.flush();
+    await started.keys.flush();
+    const converged = expect.objectContaining({ kid: 'acme-1', firstSeen: start, breaches: ['key_rotation_overdue'] });
+    expect(await readKeyHistory(db)).toEqual([converged]);
+    expect(started.verifier.keyHistory()).toEqual([converged]);
+    await started.verifier.verify(await issuer.token());
+    expect(breaches(running.log)).toEqual(['key_rotation_overdue acme-1']);
+    expect(breaches(started.log)).toEqual([]);
+  });
+
   it('merges rows: earliest sighting (with its publication) and first use, latest use and expiry, earliest withdrawal, breaches united', async () => {
     // Times from now, so that the withdrawal is within the retention.
     const t = clock.now();
