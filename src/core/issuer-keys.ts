@@ -44,6 +44,8 @@ export class IssuerKeys {
   readonly #slots = new Map<string, number>();
   /** The kid in each slot (`undefined`: a free slot). */
   readonly #kids: (string | undefined)[] = [];
+  /** The thumbprint of the key in each slot (`null`: not known). */
+  readonly #prints: (string | null)[] = [];
   /** Slots freed by forgotten keys, reused before the columns grow. */
   readonly #free: number[] = [];
   #columns = new Float64Array(FIRST_CAPACITY * COLUMNS);
@@ -72,10 +74,14 @@ export class IssuerKeys {
     return this.#slots.values();
   }
 
-  /** Takes in `kid` (not held) with no times but `firstSeen` and `publishedAfter`, no breach, version 0: its slot. */
-  add(kid: string, firstSeen: number, publishedAfter: number | null): number {
+  /**
+   * Takes in `kid` (not held) with no times but `firstSeen` and `publishedAfter`, its key's
+   * `thumbprint`, no breach, version 0: its slot.
+   */
+  add(kid: string, firstSeen: number, publishedAfter: number | null, thumbprint: string | null): number {
     const slot = this.#free.pop() ?? this.#grow();
     this.#kids[slot] = kid;
+    this.#prints[slot] = thumbprint;
     this.#slots.set(kid, slot);
     this.#columns.fill(Number.NaN, slot * COLUMNS, (slot + 1) * COLUMNS);
     this.setTime(slot, FIRST_SEEN, firstSeen);
@@ -94,6 +100,7 @@ export class IssuerKeys {
       this.#columns = grown;
     }
     this.#kids.push(undefined);
+    this.#prints.push(null);
     return slot;
   }
 
@@ -103,7 +110,17 @@ export class IssuerKeys {
     if (kid === undefined) return;
     this.#slots.delete(kid);
     this.#kids[slot] = undefined;
+    this.#prints[slot] = null;
     this.#free.push(slot);
+  }
+
+  /** The RFC 7638 thumbprint of the key in `slot`, `null` when not known. */
+  thumbprint(slot: number): string | null {
+    return this.#prints[slot] ?? null;
+  }
+
+  setThumbprint(slot: number, thumbprint: string | null): void {
+    this.#prints[slot] = thumbprint;
   }
 
   time(slot: number, column: TimeColumn): number | null {
@@ -154,6 +171,7 @@ export class IssuerKeys {
     return Object.freeze({
       issuer: this.issuer,
       kid: this.#kids[slot] as string,
+      thumbprint: this.#prints[slot] ?? null,
       firstSeen: this.time(slot, FIRST_SEEN) as number,
       publishedAfter: this.time(slot, PUBLISHED_AFTER),
       firstUsed: this.time(slot, FIRST_USED),

@@ -9,6 +9,7 @@
 import type { TokenTimes } from './claims.js';
 import { emit, type KeyBreach, type VerifierEventListener } from './events.js';
 import { MAX_KID_LENGTH } from './jose-header.js';
+import { loadNodeCrypto } from './node-crypto.js';
 import { FIRST_SEEN, FIRST_USED, IssuerKeys, LAST_USED, LATEST_EXPIRY, PUBLISHED_AFTER, WITHDRAWN } from './issuer-keys.js';
 import { describe as describeValue } from './options.js';
 import type { PreparedKey } from './signature.js';
@@ -17,6 +18,14 @@ import type { PreparedKey } from './signature.js';
 export interface KeyHistoryEntry {
   readonly issuer: string;
   readonly kid: string;
+  /**
+   * The key's RFC 7638 SHA-256 thumbprint (base64url), which tells a new key under an old `kid`
+   * from the one before: a download listing other key material under the kid starts a new
+   * history for it (first seen then), the old key withdrawn. `null` (or absent, in an entry from
+   * an older version) when not known: on a runtime without `node:crypto`, a key's kid alone
+   * names it.
+   */
+  readonly thumbprint?: string | null | undefined;
   /** When a download first listed the key, in milliseconds since the epoch (the verifier's clock). */
   readonly firstSeen: number;
   /**
@@ -73,12 +82,30 @@ export interface KeyRules {
   readonly retention: () => number;
 }
 
-/** A prepared key's place in the history: its issuer's keys and its kid (and the slot it had then, checked before use). */
+/**
+ * A prepared key's place in the history: its issuer's keys and its kid (and the slot it had then,
+ * checked before use), and its thumbprint (computed once per prepared key).
+ */
 interface KeyPlace {
   readonly keys: IssuerKeys;
   readonly kid: string;
   readonly slot: number;
+  readonly thumbprint: string | null;
 }
+
+/**
+ * The RFC 7638 SHA-256 thumbprint of `key` in base64url, by Node's hash (at once, as a download
+ * is installed); `null` on a runtime without `node:crypto`.
+ */
+export function keyThumbprint(key: PreparedKey): string | null {
+  const nodeCrypto = loadNodeCrypto();
+  if (nodeCrypto === undefined) return null;
+  const members = `{"e":${JSON.stringify(key.jwk.e)},"kty":"RSA","n":${JSON.stringify(key.jwk.n)}}`;
+  return nodeCrypto.createHash('sha256').update(members).digest('base64url');
+}
+
+/** A thumbprint as {@link keyThumbprint} gives it: 43 base64url characters. */
+const THUMBPRINT = /^[A-Za-z0-9_-]{43}$/;
 
 /** Withdrawn keys remembered per issuer, the latest withdrawn; older ones are forgotten (a JWKS may list many kids). */
 export const WITHDRAWN_KEPT = 32;
@@ -130,19 +157,29 @@ export class KeyHistory {
     const held = this.#keysOf(issuer);
     let added = 0;
     for (const [kid, key] of keys) {
+      const place = this.#byKey.get(key);
+      const thumbprint = place === undefined ? keyThumbprint(key) : place.thumbprint;
       let slot = held.slot(kid);
+      if (slot !== undefined) {
+        const before = held.thumbprint(slot);
+        if (before === null && thumbprint !== null) {
+          held.setThumbprint(slot, thumbprint);
+          this.#changed(held, slot);
+        } else if (before !== null && thumbprint !== null && before !== thumbprint) {
+          slot = this.#replaced(held, slot, at, previous, thumbprint);
+        }
+      }
       if (slot === undefined) {
         if (added >= NEW_KIDS_RECORDED || held.size >= KEYS_KEPT) continue;
         added += 1;
-        slot = held.add(kid, at, previous === 0 ? null : previous);
+        slot = held.add(kid, at, previous === 0 ? null : previous, thumbprint);
         this.#changed(held, slot);
       }
       if (held.time(slot, WITHDRAWN) !== null) {
         held.setTime(slot, WITHDRAWN, null);
         this.#changed(held, slot);
       }
-      const place = this.#byKey.get(key);
-      if (place?.keys !== held || place.kid !== kid || place.slot !== slot) this.#byKey.set(key, { keys: held, kid, slot });
+      if (place?.keys !== held || place.kid !== kid || place.slot !== slot) this.#byKey.set(key, { keys: held, kid, slot, thumbprint });
     }
     for (const slot of held.slots()) {
       if (keys.has(held.kid(slot) as string) || held.time(slot, WITHDRAWN) !== null) continue;
@@ -152,6 +189,25 @@ export class KeyHistory {
       if (expiry !== null && expiry * 1000 > at) this.#breach(held, slot, 'key_withdrawn');
     }
     this.#trim(held);
+  }
+
+  /**
+   * A download at `at` lists other key material (`thumbprint`) under the kid in `slot`: the key
+   * before is withdrawn then (`key_withdrawn` when a token it verified is still valid), and the
+   * kid's history starts again, as a new key's: its slot.
+   */
+  #replaced(held: IssuerKeys, slot: number, at: number, previous: number, thumbprint: string): number {
+    const kid = held.kid(slot) as string;
+    if (held.time(slot, WITHDRAWN) === null) {
+      held.setTime(slot, WITHDRAWN, at);
+      const expiry = held.time(slot, LATEST_EXPIRY);
+      if (expiry !== null && expiry * 1000 > at) this.#breach(held, slot, 'key_withdrawn');
+    }
+    held.forget(slot);
+    const fresh = held.add(kid, at, previous === 0 ? null : previous, thumbprint);
+    if (fresh !== slot) this.#unlog(held, slot);
+    this.#changed(held, fresh);
+    return fresh;
   }
 
   /**
@@ -223,7 +279,10 @@ export class KeyHistory {
     const { keys: held, kid } = place;
     // The slot it had when listed, unless the key was forgotten since (then its kid's slot now, if any).
     const slot = held.kid(place.slot) === kid ? place.slot : held.slot(kid);
+    // Another key under the kid now (its history taken in from another instance): not this one's.
     if (slot === undefined) return;
+    const thumbprint = held.thumbprint(slot);
+    if (thumbprint !== null && place.thumbprint !== null && thumbprint !== place.thumbprint) return;
     this.#changed(held, slot);
     held.setTime(slot, LAST_USED, at);
     const expiry = held.time(slot, LATEST_EXPIRY);
@@ -269,18 +328,53 @@ export class KeyHistory {
     for (const entry of entries) {
       const held = this.#keysOf(entry.issuer);
       let slot = held.slot(entry.kid);
+      const thumbprint = entry.thumbprint ?? null;
+      const before = slot === undefined ? null : held.thumbprint(slot);
+      if (slot !== undefined && before !== null && thumbprint !== null && before !== thumbprint) {
+        // Two keys under one kid: the one first seen later is the kid's key now, the other gone.
+        if (entry.firstSeen <= (held.time(slot, FIRST_SEEN) as number)) {
+          if (stored) this.#changed(held, slot);
+          continue;
+        }
+        held.forget(slot);
+        this.#unlog(held, slot);
+        slot = undefined;
+      }
       if (slot === undefined) {
         if (held.size >= KEYS_KEPT) continue;
-        slot = held.add(entry.kid, entry.firstSeen, entry.publishedAfter);
+        slot = held.add(entry.kid, entry.firstSeen, entry.publishedAfter, thumbprint);
         merged.add(held);
-      } else if (entry.firstSeen < (held.time(slot, FIRST_SEEN) as number)) {
+      } else if (before === null && thumbprint !== null) {
+        held.setThumbprint(slot, thumbprint);
+      }
+      if (entry.firstSeen < (held.time(slot, FIRST_SEEN) as number)) {
         held.setTime(slot, FIRST_SEEN, entry.firstSeen);
         held.setTime(slot, PUBLISHED_AFTER, entry.publishedAfter);
       }
       if (!stored) this.#changed(held, slot);
       if (this.#mergeInto(held, slot, entry)) merged.add(held);
+      // The store's row lacks what is known here (deleted by hand, say, and written again by an
+      // instance that met the key since): written back, so that every instance converges.
+      else if (stored && this.#ahead(held, slot, entry)) this.#changed(held, slot);
     }
     for (const held of merged) if (this.#issuers.get(held.issuer) === held) this.#trim(held);
+  }
+
+  /** Whether `slot` holds what `entry` (of its key) lacks: an earlier sighting, use or withdrawal, a later use or expiry, a breach. */
+  #ahead(held: IssuerKeys, slot: number, entry: KeyHistoryEntry): boolean {
+    const firstUsed = held.time(slot, FIRST_USED);
+    const lastUsed = held.time(slot, LAST_USED);
+    const expiry = held.time(slot, LATEST_EXPIRY);
+    const withdrawn = held.time(slot, WITHDRAWN);
+    return (
+      (held.time(slot, FIRST_SEEN) as number) < entry.firstSeen ||
+      (held.thumbprint(slot) !== null && (entry.thumbprint ?? null) === null) ||
+      (firstUsed !== null && (entry.firstUsed === null || firstUsed < entry.firstUsed)) ||
+      (lastUsed !== null && (entry.lastUsed === null || lastUsed > entry.lastUsed)) ||
+      (expiry !== null && (entry.latestExpiry === null || expiry > entry.latestExpiry)) ||
+      (withdrawn !== null && (entry.withdrawn === null || withdrawn < entry.withdrawn)) ||
+      held.breaches(slot).some((breach) => !entry.breaches.includes(breach))
+    );
   }
 
   /** Merges `entry`'s uses, expiry, withdrawal and breaches into `slot`: whether it withdrew the key. */
@@ -392,6 +486,12 @@ export function checkKeyHistoryEntry(where: string, raw: unknown): KeyHistoryEnt
   if ((entry.kid as string).length > MAX_KID_LENGTH) {
     throw new TypeError(
       `${where}.kid must be at most ${MAX_KID_LENGTH} characters (the longest kid a token may name), got ${(entry.kid as string).length} characters: leave the entry out`,
+    );
+  }
+  const thumbprint = entry.thumbprint;
+  if (thumbprint !== undefined && thumbprint !== null && (typeof thumbprint !== 'string' || !THUMBPRINT.test(thumbprint))) {
+    throw new TypeError(
+      `${where}.thumbprint must be an RFC 7638 SHA-256 thumbprint (43 base64url characters), or null; got ${describeValue(thumbprint)}`,
     );
   }
   checkTime(where, 'firstSeen', entry.firstSeen, false);

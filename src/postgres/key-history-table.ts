@@ -36,42 +36,56 @@ export interface ReadKeyHistoryOptions {
   readonly statementTimeout?: number;
 }
 
-const COLUMNS = 'issuer, kid, first_seen, published_after, first_used, last_used, latest_expiry, withdrawn, breaches';
+const COLUMNS = 'issuer, kid, first_seen, published_after, first_used, last_used, latest_expiry, withdrawn, breaches, thumbprint';
 
 /**
  * {@link COLUMNS} as read: a `kid` cut one character past the longest a token may name, and an
  * issuer one past {@link MAX_CONTROL_TEXT}, so that a row written by hand with a huge one costs a
  * bounded read, and is still refused for its length.
  */
-const READ_COLUMNS = COLUMNS.replace('issuer', `left(issuer, ${MAX_CONTROL_TEXT + 1}) AS issuer`).replace(
-  'kid',
-  `left(kid, ${MAX_KID_LENGTH + 1}) AS kid`,
-);
+const READ_COLUMNS = COLUMNS.replace('issuer', `left(issuer, ${MAX_CONTROL_TEXT + 1}) AS issuer`)
+  .replace('kid', `left(kid, ${MAX_KID_LENGTH + 1}) AS kid`)
+  .replace('thumbprint', 'left(thumbprint, 44) AS thumbprint');
+
+/**
+ * Another key under the row's kid (both thumbprints known, and different): the entry's, first
+ * seen later, replaces the row whole (the `WHERE` keeps the row when the entry's key is the older).
+ */
+const NEWER = 'coalesce(kept.thumbprint <> excluded.thumbprint, false)';
+
+/** `column` merged by `merged`, or the entry's when it is {@link NEWER}. */
+const set = (column: string, merged: string): string => `${column} = CASE WHEN ${NEWER} THEN excluded.${column} ELSE ${merged} END`;
 
 /**
  * One statement: the entries as one JSON array (`jsonb_to_recordset`), each inserted or merged
  * into its row, in key order (so that instances flushing at once lock rows in one order, never
- * deadlocking). The breaches are united in the order found. One text parameter, not nine arrays:
- * `pg` builds an array parameter's text element by element, the largest part of a flush's
- * garbage.
+ * deadlocking). The breaches are united in the order found. An entry of another key under the
+ * kid (another thumbprint) replaces the row when first seen later, and is left out otherwise.
+ * One text parameter, not ten arrays: `pg` builds an array parameter's text element by element,
+ * the largest part of a flush's garbage.
  */
 const UPSERT = `INSERT INTO ${TABLES.keyHistory} AS kept (${COLUMNS})
-  SELECT issuer, kid, first_seen, published_after, first_used, last_used, latest_expiry, withdrawn, coalesce(breaches, '{}')
+  SELECT issuer, kid, first_seen, published_after, first_used, last_used, latest_expiry, withdrawn, coalesce(breaches, '{}'), thumbprint
   FROM jsonb_to_recordset($1::jsonb)
     AS given(issuer text, kid text, first_seen bigint, published_after bigint, first_used bigint, last_used bigint,
-             latest_expiry bigint, withdrawn bigint, breaches text[])
+             latest_expiry bigint, withdrawn bigint, breaches text[], thumbprint text)
   ORDER BY issuer, kid
   ON CONFLICT (issuer, kid) DO UPDATE SET
-    published_after = CASE WHEN excluded.first_seen < kept.first_seen THEN excluded.published_after ELSE kept.published_after END,
-    first_seen = least(kept.first_seen, excluded.first_seen),
-    first_used = least(kept.first_used, excluded.first_used),
-    last_used = greatest(kept.last_used, excluded.last_used),
-    latest_expiry = greatest(kept.latest_expiry, excluded.latest_expiry),
-    withdrawn = least(kept.withdrawn, excluded.withdrawn),
-    breaches = ARRAY(
+    ${set('published_after', 'CASE WHEN excluded.first_seen < kept.first_seen THEN excluded.published_after ELSE kept.published_after END')},
+    ${set('first_seen', 'least(kept.first_seen, excluded.first_seen)')},
+    ${set('first_used', 'least(kept.first_used, excluded.first_used)')},
+    ${set('last_used', 'greatest(kept.last_used, excluded.last_used)')},
+    ${set('latest_expiry', 'greatest(kept.latest_expiry, excluded.latest_expiry)')},
+    ${set('withdrawn', 'least(kept.withdrawn, excluded.withdrawn)')},
+    ${set(
+      'breaches',
+      `ARRAY(
       SELECT breach FROM unnest(kept.breaches || excluded.breaches) WITH ORDINALITY AS found(breach, position)
       GROUP BY breach ORDER BY min(position)
-    )`;
+    )`,
+    )},
+    thumbprint = coalesce(excluded.thumbprint, kept.thumbprint)
+  WHERE NOT (${NEWER} AND excluded.first_seen <= kept.first_seen)`;
 
 /** The members of an entry in the statement's JSON: the table's column names. */
 function jsonEntry(entry: KeyHistoryEntry): Record<string, unknown> {
@@ -85,6 +99,7 @@ function jsonEntry(entry: KeyHistoryEntry): Record<string, unknown> {
     latest_expiry: entry.latestExpiry,
     withdrawn: entry.withdrawn,
     breaches: entry.breaches,
+    thumbprint: entry.thumbprint ?? null,
   };
 }
 
@@ -102,6 +117,7 @@ function toEntry(row: SqlRow): KeyHistoryEntry {
   return Object.freeze({
     issuer: String(row.issuer),
     kid: String(row.kid),
+    thumbprint: row.thumbprint === null || row.thumbprint === undefined ? null : String(row.thumbprint),
     firstSeen: numberColumn(row.first_seen),
     publishedAfter: nullableNumber(row.published_after),
     firstUsed: nullableNumber(row.first_used),

@@ -305,6 +305,59 @@ function changeStampedKeyHistory({ schema }: MigrationContext): readonly string[
   ];
 }
 
+/**
+ * Key history version 4: a row's change id is past every id a reader may have read, even after
+ * the change sequence was moved back by hand (`setval`): a reader reads the rows changed past the
+ * last id it read, so a row stamped at or below it was skipped by every running instance. Every
+ * id read is a row's, or one deleted since: a delete (or truncate) moves a second sequence, the
+ * high-water mark of the ids deleted, past them. An id drawn at or below the greater of the
+ * newest row's and that mark moves the change sequence past it and is drawn again, under the lock
+ * the ids are drawn under. Rows written before are kept as they are.
+ */
+function unskippedKeyHistory({ schema }: MigrationContext): readonly string[] {
+  const ids = `${TABLES.keyHistory}_changes`;
+  const deleted = `${TABLES.keyHistory}_deleted`;
+  return [
+    `CREATE SEQUENCE ${deleted} MINVALUE 0 START 0`,
+    // Ids drawn before this version may belong to rows deleted since: the mark starts at the
+    // newest id drawn (or the newest row's, the sequence moved back already).
+    `SELECT setval('${deleted}', greatest(
+       (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM ${ids}),
+       (SELECT coalesce(max(changed), 0) FROM ${TABLES.keyHistory})))`,
+    `CREATE OR REPLACE FUNCTION paygate_key_history_stamp() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path = ${schema}, pg_temp AS $$
+     DECLARE
+       read_up_to bigint;
+     BEGIN
+       PERFORM pg_advisory_xact_lock(${KEY_HISTORY_LOCK});
+       NEW.changed := nextval('${ids}');
+       SELECT greatest((SELECT max(changed) FROM ${TABLES.keyHistory}), (SELECT last_value FROM ${deleted})) INTO read_up_to;
+       IF NEW.changed <= read_up_to THEN
+         PERFORM setval('${ids}', read_up_to);
+         NEW.changed := nextval('${ids}');
+       END IF;
+       RETURN NEW;
+     END $$`,
+    `CREATE FUNCTION paygate_key_history_deleted() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+       SET search_path = ${schema}, pg_temp AS $$
+     DECLARE
+       newest bigint;
+     BEGIN
+       IF TG_OP = 'TRUNCATE' THEN
+         SELECT max(changed) INTO newest FROM ${TABLES.keyHistory};
+       ELSE
+         SELECT max(changed) INTO newest FROM gone;
+       END IF;
+       PERFORM setval('${deleted}', newest) FROM ${deleted} WHERE last_value < newest;
+       RETURN NULL;
+     END $$`,
+    `CREATE TRIGGER paygate_key_history_deleted AFTER DELETE ON ${TABLES.keyHistory}
+       REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION paygate_key_history_deleted()`,
+    `CREATE TRIGGER paygate_key_history_truncated BEFORE TRUNCATE ON ${TABLES.keyHistory}
+       FOR EACH STATEMENT EXECUTE FUNCTION paygate_key_history_deleted()`,
+  ];
+}
+
 /** The longest operator name the audit keeps (`paygate.actor`); longer ones are cut. */
 export const MAX_ACTOR = 200;
 
@@ -720,6 +773,23 @@ const MIGRATIONS: Readonly<Record<SchemaArea, readonly Migration[]>> = {
       version: 3,
       description: 'key history rows stamped with their last change, for reads of what changed',
       statements: changeStampedKeyHistory,
+    },
+    {
+      version: 4,
+      description: "a key history row's change id is past every id read, the sequence moved back or not",
+      statements: unskippedKeyHistory,
+    },
+    {
+      version: 5,
+      description: "a key history row holds its key's thumbprint, so a new key under an old kid is a new key",
+      statements: [
+        // NULL for the rows written before (and by older versions): their key is their kid's.
+        `ALTER TABLE ${TABLES.keyHistory} ADD COLUMN thumbprint text`,
+        // What keyThumbprint gives (43 base64url characters). As for the times: held at once for
+        // new rows; the column is new, so no row written before breaks it.
+        `ALTER TABLE ${TABLES.keyHistory} ADD CONSTRAINT ${TABLES.keyHistory}_thumbprint
+           CHECK (thumbprint ~ '^[A-Za-z0-9_-]{43}$')`,
+      ],
     },
   ],
   fleet: [

@@ -28,12 +28,13 @@ function history(start = 10 * DAY_MS) {
   return { clock, keys };
 }
 
-/** A prepared key stands only as the history's lookup key here. */
-const preparedKey = (): PreparedKey => ({}) as PreparedKey;
+/** A prepared key stands as the history's lookup key here, with key material `n` (one key's unless told). */
+const preparedKey = (n = 'n1'): PreparedKey => ({ jwk: { kty: 'RSA', kid: 'k', n, e: 'AQAB' } }) as PreparedKey;
 
 const entry = (fields: Partial<KeyHistoryEntry>): KeyHistoryEntry => ({
   issuer: ISSUER,
   kid: 'k1',
+  thumbprint: null,
   firstSeen: 1000,
   publishedAfter: null,
   firstUsed: null,
@@ -47,20 +48,20 @@ const entry = (fields: Partial<KeyHistoryEntry>): KeyHistoryEntry => ({
 describe('IssuerKeys', () => {
   test('a key taken in has no times but its first sighting and publication, no breach', () => {
     const held = new IssuerKeys(ISSUER);
-    const slot = held.add('k1', 5000, null);
+    const slot = held.add('k1', 5000, null, null);
     expect(held.entry(slot)).toEqual(entry({ firstSeen: 5000 }));
   });
 
   test('a time of 0 is kept as 0, not taken for null', () => {
     const held = new IssuerKeys(ISSUER);
-    const slot = held.add('k1', 0, 0);
+    const slot = held.add('k1', 0, 0, null);
     for (const column of [FIRST_USED, LAST_USED, LATEST_EXPIRY, WITHDRAWN] as const) held.setTime(slot, column, 0);
     expect(held.entry(slot)).toEqual(entry({ firstSeen: 0, publishedAfter: 0, firstUsed: 0, lastUsed: 0, latestExpiry: 0, withdrawn: 0 }));
   });
 
   test('a time set back to null reads null', () => {
     const held = new IssuerKeys(ISSUER);
-    const slot = held.add('k1', 5000, 4000);
+    const slot = held.add('k1', 5000, 4000, null);
     held.setTime(slot, WITHDRAWN, 6000);
     held.setTime(slot, WITHDRAWN, null);
     expect(held.time(slot, WITHDRAWN)).toBeNull();
@@ -68,7 +69,7 @@ describe('IssuerKeys', () => {
 
   test('breaches keep the order found, each once', () => {
     const held = new IssuerKeys(ISSUER);
-    const slot = held.add('k1', 5000, null);
+    const slot = held.add('k1', 5000, null, null);
     expect(held.addBreach(slot, 'key_withdrawn')).toBe(true);
     expect(held.addBreach(slot, 'key_used_early')).toBe(true);
     expect(held.addBreach(slot, 'key_withdrawn')).toBe(false);
@@ -79,12 +80,12 @@ describe('IssuerKeys', () => {
 
   test('a slot freed by a forgotten key and reused carries none of its times or breaches', () => {
     const held = new IssuerKeys(ISSUER);
-    const first = held.add('old', 1000, 500);
+    const first = held.add('old', 1000, 500, null);
     for (const column of [FIRST_USED, LAST_USED, LATEST_EXPIRY, WITHDRAWN] as const) held.setTime(first, column, 2000);
     held.addBreach(first, 'key_withdrawn');
     held.setVersion(first, 7);
     held.forget(first);
-    const reused = held.add('new', 3000, null);
+    const reused = held.add('new', 3000, null, null);
     expect(reused).toBe(first);
     expect(held.entry(reused)).toEqual(entry({ kid: 'new', firstSeen: 3000 }));
     expect(held.version(reused)).toBe(0);
@@ -94,7 +95,7 @@ describe('IssuerKeys', () => {
   test('keys past the first slots keep their values as the columns grow, in the order taken in', () => {
     const held = new IssuerKeys(ISSUER);
     for (let index = 0; index < 100; index += 1) {
-      const slot = held.add(`k${index}`, index, null);
+      const slot = held.add(`k${index}`, index, null, null);
       held.setTime(slot, LAST_USED, index * 10);
     }
     expect([...held.slots()].map((slot) => held.entry(slot))).toEqual(

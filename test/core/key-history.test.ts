@@ -3,6 +3,7 @@
  * frozen clock: `key_used_early`, `key_rotation_overdue` and `key_withdrawn`, each once per kid,
  * and the history `keyHistory()` reports.
  */
+import { type JWK, calculateJwkThumbprint } from 'jose';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { KeyBreachEvent, KeyHistoryEntry, Verifier } from '../../src/index.js';
 import { type TestIssuer, createTestIssuer } from '../../src/testing/index.js';
@@ -155,6 +156,8 @@ describe('keyHistory()', () => {
       {
         issuer: issuer.entry.issuer,
         kid: issuer.signingKey.kid,
+        // RFC 7638, as jose computes it from the published JWK.
+        thumbprint: await calculateJwkThumbprint(issuer.jwks.keys[0] as JWK),
         firstSeen: start,
         publishedAfter: null,
         firstUsed: start,

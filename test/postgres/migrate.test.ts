@@ -125,6 +125,8 @@ describe.skipIf(SKIP)('migrate', () => {
       { area: 'keys', version: 1 },
       { area: 'keys', version: 2 },
       { area: 'keys', version: 3 },
+      { area: 'keys', version: 4 },
+      { area: 'keys', version: 5 },
       { area: 'fleet', version: 1 },
       { area: 'fleet', version: 2 },
       { area: 'fleet', version: 3 },

@@ -109,6 +109,7 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       {
         issuer: 'https://acme.test',
         kid: 'acme-1',
+        thumbprint: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
         firstSeen: start,
         publishedAfter: null,
         firstUsed: start,
@@ -151,12 +152,61 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
     ]);
   });
 
+  it('keeps the newer key under a kid: a stale instance still using the old key neither brings it back nor moves its first sighting', async () => {
+    const stale = await instance();
+    const swapped = await instance();
+    await stale.verifier.verify(await issuer.token());
+    await stale.keys.flush();
+    await swapped.keys.flush();
+    const [old] = stale.verifier.keyHistory();
+    expect(old?.thumbprint).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // The other instance's download listed other key material under acme-1 a day later.
+    const newer = { ...(old as KeyHistoryEntry), thumbprint: 'B'.repeat(43), firstSeen: clock.now() + DAY * 1000, breaches: [] };
+    swapped.verifier.mergeKeyHistory([newer]);
+    await swapped.keys.flush();
+    clock.advance(MINUTE);
+    await stale.verifier.verify(await issuer.token());
+    await stale.keys.flush();
+    const rows = await readKeyHistory(db);
+    expect(rows).toEqual([expect.objectContaining({ kid: 'acme-1', thumbprint: 'B'.repeat(43), firstSeen: newer.firstSeen })]);
+    expect(stale.verifier.keyHistory()).toEqual([expect.objectContaining({ thumbprint: 'B'.repeat(43), firstSeen: newer.firstSeen })]);
+  });
+
+  it('refuses a thumbprint that is not 43 base64url characters in the table itself (its constraint)', async () => {
+    await expect(
+      db.query(`INSERT INTO ${TABLES.keyHistory} (issuer, kid, first_seen, thumbprint) VALUES ('https://acme.test', 'k', 0, 'x')`),
+    ).rejects.toMatchObject({ code: '23514', constraint: `${TABLES.keyHistory}_thumbprint` });
+  });
+
+  it('converges after a row is deleted by hand: a running instance writes back what it knows, and one started since takes it in', async () => {
+    const running = await instance();
+    const start = clock.now();
+    await running.verifier.verify(await issuer.token());
+    clock.advance(4 * DAY);
+    await running.verifier.verify(await issuer.token());
+    await running.keys.flush();
+    await db.query(`DELETE FROM ${TABLES.keyHistory} WHERE kid = 'acme-1'`);
+    const started = await instance();
+    await started.verifier.verify(await issuer.token());
+    await started.keys.flush();
+    await running.keys.flush();
+    await running.keys.flush();
+    await started.keys.flush();
+    const converged = expect.objectContaining({ kid: 'acme-1', firstSeen: start, breaches: ['key_rotation_overdue'] });
+    expect(await readKeyHistory(db)).toEqual([converged]);
+    expect(started.verifier.keyHistory()).toEqual([converged]);
+    await started.verifier.verify(await issuer.token());
+    expect(breaches(running.log)).toEqual(['key_rotation_overdue acme-1']);
+    expect(breaches(started.log)).toEqual([]);
+  });
+
   it('merges rows: earliest sighting (with its publication) and first use, latest use and expiry, earliest withdrawal, breaches united', async () => {
     // Times from now, so that the withdrawal is within the retention.
     const t = clock.now();
     const entry: KeyHistoryEntry = {
       issuer: 'https://acme.test',
       kid: 'k',
+      thumbprint: null,
       firstSeen: t + 5000,
       publishedAfter: t + 4000,
       firstUsed: t + 6000,
@@ -572,6 +622,24 @@ describe.skipIf(SKIP)('postgresKeyHistory on a real PostgreSQL', () => {
       await keys.flush();
       expect(verifier.keyHistory()).toEqual([]);
     });
+
+    it.each([
+      ['kept in the table', false],
+      ['deleted since', true],
+    ])(
+      'gives a row written after the change sequence was moved back (setval) an id past every one read, the newest row %s',
+      async (_, deleted) => {
+        const one = await instance();
+        await rowsByHand(issuer.entry.issuer, ['newest'], clock.now(), null);
+        await one.keys.flush();
+        expect(one.verifier.keyHistory().map((entry) => entry.kid)).toEqual(['newest']);
+        if (deleted) await db.query(`DELETE FROM ${TABLES.keyHistory} WHERE kid = 'newest'`);
+        await db.query(`SELECT setval('${TABLES.keyHistory}_changes', 1, false)`);
+        await rowsByHand(issuer.entry.issuer, ['after-setval'], clock.now(), null);
+        await one.keys.flush();
+        expect(one.verifier.keyHistory().map((entry) => entry.kid)).toContain('after-setval');
+      },
+    );
 
     it('a forged row cannot stop a flush: its change id is the trigger’s, and a refused row is skipped while the rows after it are shared', async () => {
       const events: KeyHistoryRowRefusedEvent[] = [];
