@@ -41,10 +41,13 @@ export function requireBuild(): void {
   }
 }
 
+/** The last line of the banner the example gateway prints once started. */
+const BANNER_END = 'Request log (method, path, status, tenant, error code):';
+
 /**
  * Starts `examples/gateway/server.mjs` on a free port with `env` added to this process's
- * environment, and resolves once it answers `GET /info/` (401 without a token). The process is
- * pushed onto `children` as soon as it is spawned, for the caller to stop.
+ * environment, and resolves once it answers `GET /info/` (401 without a token) and has printed its
+ * banner. The process is pushed onto `children` as soon as it is spawned, for the caller to stop.
  */
 export async function startGateway(env: Readonly<Record<string, string>>, children: ChildProcess[]): Promise<Gateway> {
   const port = await freePort();
@@ -67,6 +70,8 @@ export async function startGateway(env: Readonly<Record<string, string>>, childr
       () => false,
     );
   });
+  // It answers before it prints its banner (which waits for the demo tokens): wait for the banner's end too.
+  await eventually(`the gateway on port ${port} prints its banner`, () => gateway.output.includes(BANNER_END));
   return gateway;
 }
 
